@@ -1,0 +1,104 @@
+/*
+ * platform.h - the port interface of libmdcom.
+ *
+ * The portable core (src/core) touches the outside world only through this
+ * table. It is cut into independent axes so that a board can mix them (e.g. the
+ * Linux region mapping with a UART doorbell to a core under QEMU):
+ *
+ *   region    map / unmap the shared region           (Linux: /dev/shm file)
+ *   doorbell  wait on / ring a shared 32-bit word     (Linux: futex; pluggable)
+ *   lock      inter-domain lock on a shared word      (Linux: atomics + owner;
+ *                                                      boards: HW semaphore)
+ *   clock     monotonic nanoseconds, cpu relax
+ *   cache     clean / invalidate a range of block data (coherent: NULL)
+ *   process   identity and liveness of attached processes
+ *
+ * The build selects one port (CMake option MDCOM_PORT) which provides
+ * mdcom_platform_default(). ports/template/ is the skeleton for a new one and
+ * tests/conformance/ the suite every port must pass.
+ *
+ * Shared words are 32-bit, naturally aligned, and must be accessed atomically
+ * (a Cortex-M peer has no 64-bit atomics).
+ */
+#ifndef MDCOM_PLATFORM_H
+#define MDCOM_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#include <atomic>
+typedef std::atomic<uint32_t> mdcom_aword;
+extern "C" {
+#else
+typedef _Atomic uint32_t mdcom_aword;
+#endif
+
+/* A mapped region. */
+typedef struct mdcom_region_map {
+    void *base;
+    uint32_t size;
+    intptr_t handle; /* port private (fd on Linux) */
+} mdcom_region_map;
+
+/* Region open flags. */
+#define MDCOM_REGION_CREATE 0x1u /* master: create (or re-use its own stale) */
+
+typedef struct mdcom_doorbell {
+    /* Sleep while *word == expected, at most timeout_ns (MDCOM_FOREVER: no
+     * limit; never called with 0). Returns 0 when woken or the word differs
+     * (spurious returns are allowed), -ETIMEDOUT, -EINTR. */
+    int (*wait)(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns);
+    /* Wake every sleeper on word. The caller has already changed *word.
+     * chan is the channel index (or UINT32_MAX), for doorbells that signal per
+     * channel (an interrupt line, a UART byte). */
+    void (*ring)(void *ctx, mdcom_aword *word, uint32_t chan);
+    void *ctx;
+} mdcom_doorbell;
+
+typedef struct mdcom_platform {
+    const char *name;
+    void *ctx;
+
+    /* region: open (and with MDCOM_REGION_CREATE create, size bytes, mode
+     * bits, group or -1) the region called name. A non-creating open waits up
+     * to timeout_ns for the region to exist with at least size bytes.
+     * Returns 0 or a negative errno (-ETIMEDOUT, -EPERM, -EACCES, ...). */
+    int (*region_open)(void *ctx, const char *name, uint32_t size, uint32_t flags,
+                       uint32_t mode, int32_t group, int64_t timeout_ns,
+                       mdcom_region_map *out);
+    /* Unmap; with remove != 0 also delete the region (master at term). */
+    void (*region_close)(void *ctx, mdcom_region_map *map, int remove);
+
+    /* doorbell: the default one for every channel. */
+    mdcom_doorbell doorbell;
+
+    /* lock: try to change *word from 0 to owner (non-zero). 0 or -EBUSY.
+     * NULL = the core's portable atomic version. */
+    int (*lock_try)(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner);
+    /* release a lock held by owner. 0 or -EPERM. NULL = portable version. */
+    int (*lock_release)(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner);
+
+    /* clock */
+    uint64_t (*now_ns)(void *ctx);
+    void (*relax)(void *ctx); /* cpu pause inside spin loops; may be NULL */
+
+    /* cache maintenance of block data; NULL where memory is coherent. */
+    void (*cache_clean)(void *ctx, const void *addr, size_t len);
+    void (*cache_invalidate)(void *ctx, const void *addr, size_t len);
+
+    /* process identity: a pid and a token that changes when the pid is
+     * reused (Linux: start time). 0 or negative errno. */
+    int (*proc_self)(void *ctx, uint32_t *pid, uint32_t *token);
+    /* 1 alive, 0 dead, negative errno if unknown. */
+    int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
+} mdcom_platform;
+
+/* The port selected by the build. */
+const mdcom_platform *mdcom_platform_default(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MDCOM_PLATFORM_H */

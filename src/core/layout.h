@@ -1,0 +1,269 @@
+/*
+ * layout.h - the wire format of an mdcom shared region. This file and layout.c
+ * are the only places that know where anything lives.
+ *
+ * All fields are 32-bit, little-endian (every supported core is), naturally
+ * aligned; positions are byte offsets from the region base, never pointers.
+ * CL = 64 bytes (the largest cache line of the supported cores): every word
+ * written by one party on a hot path sits alone on its cache line.
+ *
+ *  Region
+ *  0        +--------------------------------------------------------------+
+ *           | header (256 B): magic 'MDCM', version, hdr_size, region_size, |
+ *           | layout_hash, generation*, state*, n_domains, n_channels,      |
+ *           | dom_off, proc_off, dir_off, n_procs, data_off, master_domain  |
+ *  256      +--------------------------------------------------------------+
+ *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
+ *  proc_off | process table: MDCOM_MAX_PROCS x 16 B                         |
+ *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
+ *           |    heartbeat*}                                                |
+ *  dir_off  | channel directory: n_channels x 64 B                          |
+ *           |   {name[32], type, off, size, block_size, block_count,        |
+ *           |    queue_depth, senders, receivers}   (SMEM: users in both)   |
+ *  data_off +--------------------------------------------------------------+
+ *           | channel areas, each CL-aligned, in directory order            |
+ *           +--------------------------------------------------------------+
+ *  (* = written after formatting, atomically)
+ *
+ *  FIFO channel area (off .. off+size)
+ *  +0     | enq_pos*                    | CL  producers of the queue
+ *  +64    | deq_pos*                    | CL  consumers of the queue
+ *  +128   | pool_enq*                   | CL  freers (return blocks)
+ *  +192   | pool_deq*                   | CL  allocators
+ *  +256   | ev_seq*, ev_waiters*        | CL  notify / wait
+ *  +320   | filtered*, errors*          | CL  counters
+ *  +384   | queue slots: qcap x 16 B {seq*, id, len, rsv}  qcap = queue_depth
+ *  qend   | pool slots:  pcap x  8 B {seq*, id}    pcap = pow2 >= block_count
+ *  pend   | block states: block_count x 4 B*  (state | owner << 8)
+ *  bl_off | blocks: block_count x stride, stride = block_size rounded to CL
+ *
+ *  Both rings are bounded MPMC queues with a sequence word per slot
+ *  (Vyukov): a slot at position p is free for the producer when seq == p and
+ *  full for the consumer when seq == p + 1. Positions are free-running u32
+ *  and compared with wrap-around differences.
+ *
+ *  SMEM channel area
+ *  +0     | lock* (0 free, else owner), lock_waiters*   | CL
+ *  +64    | data: size bytes                              |
+ */
+#ifndef MDCOM_LAYOUT_H
+#define MDCOM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mdcom/mdcom.h"
+#include "mdcom/platform.h"
+
+#define MDCOM_CL 64u
+#define MDCOM_MAGIC 0x4d43444du /* "MDCM" little-endian */
+#define MDCOM_HDR_SIZE 256u
+
+/* Region states (hdr.state). */
+enum {
+    MDCOM_ST_EMPTY = 0,
+    MDCOM_ST_FORMATTING = 0x464f524du, /* "MROF" */
+    MDCOM_ST_READY = 0x59444552u,      /* "REDY" */
+    MDCOM_ST_TERMINATED = 0x4d524554u  /* "TERM" */
+};
+
+/* Process slot owner values. */
+#define MDCOM_PROC_FREE 0u
+#define MDCOM_PROC_CLAIMING 1u
+#define MDCOM_PROC_DOMAIN_BASE 2u /* owner = 2 + domain id */
+
+/* Block states (low 8 bits of a block state word; owner slot+1 above). */
+enum {
+    MDCOM_BLK_FREE = 0x11,
+    MDCOM_BLK_ALLOC = 0x22,
+    MDCOM_BLK_QUEUED = 0x33,
+    MDCOM_BLK_HELD = 0x44
+};
+#define MDCOM_BLK_STATE(w) ((w)&0xffu)
+#define MDCOM_BLK_OWNER(w) ((w) >> 8)
+#define MDCOM_BLK_MAKE(st, owner) ((uint32_t)(st) | ((uint32_t)(owner) << 8))
+
+typedef struct mdcom_wire_hdr {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t hdr_size;
+    uint32_t region_size;
+    uint32_t layout_hash;
+    mdcom_aword generation;
+    mdcom_aword state;
+    uint32_t n_domains;
+    uint32_t n_channels;
+    uint32_t dom_off;
+    uint32_t proc_off;
+    uint32_t dir_off;
+    uint32_t n_procs;
+    uint32_t data_off;
+    uint32_t master_domain;
+    uint32_t reserved0;
+    uint8_t reserved[192];
+} mdcom_wire_hdr;
+
+typedef struct mdcom_wire_domain {
+    char name[MDCOM_DOMAIN_NAME_MAX];
+    uint32_t id;
+    uint32_t role;
+    uint32_t reserved[2];
+} mdcom_wire_domain;
+
+typedef struct mdcom_wire_proc {
+    mdcom_aword owner;
+    uint32_t pid;
+    uint32_t token;
+    mdcom_aword heartbeat;
+} mdcom_wire_proc;
+
+typedef struct mdcom_wire_dirent {
+    char name[MDCOM_NAME_MAX];
+    uint32_t type;
+    uint32_t off;
+    uint32_t size;
+    uint32_t block_size;
+    uint32_t block_count;
+    uint32_t queue_depth;
+    uint32_t senders;
+    uint32_t receivers;
+} mdcom_wire_dirent;
+
+typedef struct mdcom_wire_line {
+    mdcom_aword w[MDCOM_CL / 4];
+} mdcom_wire_line;
+
+typedef struct mdcom_wire_fifo_ctl {
+    mdcom_wire_line enq;   /* w[0] = enq_pos                    */
+    mdcom_wire_line deq;   /* w[0] = deq_pos                    */
+    mdcom_wire_line penq;  /* w[0] = pool_enq                   */
+    mdcom_wire_line pdeq;  /* w[0] = pool_deq                   */
+    mdcom_wire_line event; /* w[0] = ev_seq, w[1] = ev_waiters  */
+    mdcom_wire_line stats; /* w[0] = filtered, w[1] = errors    */
+} mdcom_wire_fifo_ctl;
+
+typedef struct mdcom_wire_qslot {
+    mdcom_aword seq;
+    uint32_t id;
+    uint32_t len;
+    uint32_t reserved;
+} mdcom_wire_qslot;
+
+typedef struct mdcom_wire_pslot {
+    mdcom_aword seq;
+    uint32_t id;
+} mdcom_wire_pslot;
+
+typedef struct mdcom_wire_smem_ctl {
+    mdcom_wire_line lock; /* w[0] = lock owner, w[1] = waiters */
+} mdcom_wire_smem_ctl;
+
+/* The wire format is fixed: any change here is a new MDCOM_WIRE_VERSION. */
+_Static_assert(sizeof(mdcom_aword) == 4, "32-bit shared atomics");
+_Static_assert(sizeof(mdcom_wire_hdr) == MDCOM_HDR_SIZE, "header size");
+_Static_assert(offsetof(mdcom_wire_hdr, magic) == 0, "hdr.magic");
+_Static_assert(offsetof(mdcom_wire_hdr, version) == 4, "hdr.version");
+_Static_assert(offsetof(mdcom_wire_hdr, hdr_size) == 8, "hdr.hdr_size");
+_Static_assert(offsetof(mdcom_wire_hdr, region_size) == 12, "hdr.region_size");
+_Static_assert(offsetof(mdcom_wire_hdr, layout_hash) == 16, "hdr.layout_hash");
+_Static_assert(offsetof(mdcom_wire_hdr, generation) == 20, "hdr.generation");
+_Static_assert(offsetof(mdcom_wire_hdr, state) == 24, "hdr.state");
+_Static_assert(offsetof(mdcom_wire_hdr, n_domains) == 28, "hdr.n_domains");
+_Static_assert(offsetof(mdcom_wire_hdr, n_channels) == 32, "hdr.n_channels");
+_Static_assert(offsetof(mdcom_wire_hdr, dom_off) == 36, "hdr.dom_off");
+_Static_assert(offsetof(mdcom_wire_hdr, proc_off) == 40, "hdr.proc_off");
+_Static_assert(offsetof(mdcom_wire_hdr, dir_off) == 44, "hdr.dir_off");
+_Static_assert(offsetof(mdcom_wire_hdr, n_procs) == 48, "hdr.n_procs");
+_Static_assert(offsetof(mdcom_wire_hdr, data_off) == 52, "hdr.data_off");
+_Static_assert(offsetof(mdcom_wire_hdr, master_domain) == 56, "hdr.master_domain");
+_Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
+_Static_assert(offsetof(mdcom_wire_domain, id) == 16, "domain.id");
+_Static_assert(offsetof(mdcom_wire_domain, role) == 20, "domain.role");
+_Static_assert(sizeof(mdcom_wire_proc) == 16, "process entry");
+_Static_assert(offsetof(mdcom_wire_proc, pid) == 4, "proc.pid");
+_Static_assert(offsetof(mdcom_wire_proc, token) == 8, "proc.token");
+_Static_assert(offsetof(mdcom_wire_proc, heartbeat) == 12, "proc.heartbeat");
+_Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
+_Static_assert(offsetof(mdcom_wire_dirent, type) == 32, "dirent.type");
+_Static_assert(offsetof(mdcom_wire_dirent, off) == 36, "dirent.off");
+_Static_assert(offsetof(mdcom_wire_dirent, size) == 40, "dirent.size");
+_Static_assert(offsetof(mdcom_wire_dirent, block_size) == 44, "dirent.block_size");
+_Static_assert(offsetof(mdcom_wire_dirent, block_count) == 48, "dirent.block_count");
+_Static_assert(offsetof(mdcom_wire_dirent, queue_depth) == 52, "dirent.queue_depth");
+_Static_assert(offsetof(mdcom_wire_dirent, senders) == 56, "dirent.senders");
+_Static_assert(offsetof(mdcom_wire_dirent, receivers) == 60, "dirent.receivers");
+_Static_assert(sizeof(mdcom_wire_line) == MDCOM_CL, "cache line");
+_Static_assert(sizeof(mdcom_wire_fifo_ctl) == 384, "fifo control");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, deq) == 64, "fifo.deq");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, penq) == 128, "fifo.pool_enq");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, pdeq) == 192, "fifo.pool_deq");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, event) == 256, "fifo.event");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, stats) == 320, "fifo.stats");
+_Static_assert(sizeof(mdcom_wire_qslot) == 16, "queue slot");
+_Static_assert(offsetof(mdcom_wire_qslot, id) == 4, "qslot.id");
+_Static_assert(offsetof(mdcom_wire_qslot, len) == 8, "qslot.len");
+_Static_assert(sizeof(mdcom_wire_pslot) == 8, "pool slot");
+_Static_assert(offsetof(mdcom_wire_pslot, id) == 4, "pslot.id");
+_Static_assert(sizeof(mdcom_wire_smem_ctl) == MDCOM_CL, "smem control");
+
+/* Geometry of one channel, computed by mdcom_layout_compute() from the
+ * config alone (never read back from the region). */
+typedef struct mdcom_chan_layout {
+    uint32_t type;
+    uint32_t off;  /* channel area offset in the region */
+    uint32_t size; /* channel area bytes                */
+    /* FIFO: offsets relative to off */
+    uint32_t qslots_off, qcap;
+    uint32_t pslots_off, pcap;
+    uint32_t bstate_off;
+    uint32_t blocks_off, stride;
+    uint32_t block_size, block_count;
+    /* SMEM */
+    uint32_t data_off, data_size;
+    uint32_t senders, receivers; /* SMEM: users in both */
+} mdcom_chan_layout;
+
+typedef struct mdcom_layout {
+    uint32_t dom_off, proc_off, dir_off, data_off;
+    uint32_t needed;      /* bytes the layout needs           */
+    uint32_t region_size; /* bytes the region has (>= needed) */
+    uint32_t hash;        /* FNV-1a over the whole geometry   */
+    uint32_t master_domain;
+} mdcom_layout;
+
+/* Bounded error-message builder (no libc). */
+typedef struct mdcom_err {
+    char *buf;
+    size_t cap;
+    size_t pos;
+} mdcom_err;
+void mdcom_err_str(mdcom_err *e, const char *s);
+void mdcom_err_u32(mdcom_err *e, uint32_t v);
+/* Convenience: "region 'R': " prefix + msg; returns code. */
+int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg);
+
+size_t mdcom_strnlen(const char *s, size_t max);
+int mdcom_streq(const char *a, const char *b, size_t max);
+uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n);
+
+/* Validate cfg and compute the region layout. chans (may be NULL) receives
+ * n_channels entries. Returns 0, -EINVAL (config invalid: e says which key)
+ * or -ENOSPC (region_size too small; e says how much is needed). */
+int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
+                         mdcom_err *e);
+
+/* Write header, tables and empty channels for cfg into base (master). The
+ * state word is left FORMATTING; the caller publishes READY. */
+void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
+                         const mdcom_chan_layout *chans, uint32_t generation);
+
+/* (Re)initialise one channel's area to its empty state. */
+void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl);
+
+/* Check a formatted region against the layout computed from our own config.
+ * Reads every shared header/directory field once. Returns 0, -EBADMSG,
+ * -EPROTONOSUPPORT, -ESTALE (with e saying which field differs). */
+int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg,
+                        const mdcom_layout *lay, const mdcom_chan_layout *chans, mdcom_err *e);
+
+#endif /* MDCOM_LAYOUT_H */
