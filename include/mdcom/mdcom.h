@@ -31,8 +31,18 @@
 #ifndef MDCOM_MDCOM_H
 #define MDCOM_MDCOM_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Error codes used by mdcom that some C libraries (newlib without its Linux
+ * extensions) lack; defined outside every libc's range there. */
+#ifndef ESHUTDOWN
+#define ESHUTDOWN 2001
+#endif
+#ifndef EUSERS
+#define EUSERS 2002
+#endif
 
 #ifdef __cplusplus
 extern "C" {

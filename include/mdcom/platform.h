@@ -94,8 +94,12 @@ typedef struct mdcom_platform {
     int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
 } mdcom_platform;
 
-/* The port selected by the build. */
+/* The port selected by the build (CMake MDCOM_PORT). */
 const mdcom_platform *mdcom_platform_default(void);
+
+/* Ports shipped with mdcom; only those built into the library link. */
+const mdcom_platform *mdcom_platform_linux(void);    /* ports/linux    */
+const mdcom_platform *mdcom_platform_template(void); /* ports/template */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,289 @@
+/*
+ * port_linux.c - the Linux port of libmdcom.
+ *
+ *   region    a file under /dev/shm (or $MDCOM_SHM_DIR), created by the master
+ *             with O_EXCL and mode 0600 (or the configured mode/group), never
+ *             followed through a symlink, mapped MAP_SHARED.
+ *   doorbell  futex(2) on the shared word (not FUTEX_PRIVATE: other processes)
+ *   lock      the core's portable atomic owner-word lock
+ *   clock     CLOCK_MONOTONIC
+ *   cache     coherent: no hooks
+ *   process   pid + start time from /proc/<pid>/stat (changes when a pid is reused)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mdcom/mdcom.h"
+#include "mdcom/platform.h"
+
+static uint64_t lx_now_ns(void *ctx)
+{
+    struct timespec ts;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void lx_relax(void *ctx)
+{
+    (void)ctx;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static void sleep_ns(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+}
+
+static int region_path(const char *name, char *buf, size_t cap)
+{
+    const char *dir = getenv("MDCOM_SHM_DIR");
+    int n;
+    if (!dir || !*dir)
+        dir = "/dev/shm";
+    n = snprintf(buf, cap, "%s/%s", dir, name);
+    return (n < 0 || (size_t)n >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int map_fd(int fd, uint32_t size, mdcom_region_map *out)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    out->base = p;
+    out->size = size;
+    out->handle = fd;
+    return 0;
+}
+
+static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
+                          uint32_t mode, int32_t group, int64_t timeout_ns,
+                          mdcom_region_map *out)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int fd, r;
+    (void)ctx;
+    if ((r = region_path(name, path, sizeof(path))) != 0)
+        return r;
+    if (mode & 0007u)
+        return -EINVAL; /* never world-accessible */
+    if (group >= 0)
+        mode |= 0060u;
+
+    if (flags & MDCOM_REGION_CREATE) {
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+        if (fd < 0 && errno == EEXIST) {
+            /* a stale region (crashed or restarted master): re-use it only if
+             * it is a regular file that we own */
+            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+            if (fd < 0)
+                return -errno;
+            if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+            }
+            if (st.st_uid != geteuid()) {
+                close(fd);
+                return -EPERM;
+            }
+        } else if (fd < 0) {
+            return -errno;
+        }
+        /* umask may have removed bits; a stale file may have had others */
+        if (fchmod(fd, (mode_t)mode) != 0 || (group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) != 0) ||
+            fstat(fd, &st) != 0) {
+            r = -errno;
+            close(fd);
+            return r;
+        }
+        if ((uint64_t)st.st_size != size && ftruncate(fd, (off_t)size) != 0) {
+            r = -errno;
+            close(fd);
+            return r;
+        }
+        r = map_fd(fd, size, out);
+        if (r)
+            close(fd);
+        return r;
+    }
+
+    /* remote: wait for the master to create the file and give it its size */
+    {
+        uint64_t start = lx_now_ns(NULL);
+        for (;;) {
+            fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+            if (fd >= 0) {
+                if (fstat(fd, &st) != 0) {
+                    r = -errno;
+                    close(fd);
+                    return r;
+                }
+                if (!S_ISREG(st.st_mode)) {
+                    close(fd);
+                    return -EINVAL;
+                }
+                if ((uint64_t)st.st_size >= size && (uint64_t)st.st_size <= 0xffffffffull) {
+                    r = map_fd(fd, (uint32_t)st.st_size, out);
+                    if (r)
+                        close(fd);
+                    return r;
+                }
+                if ((uint64_t)st.st_size > 0xffffffffull) {
+                    close(fd);
+                    return -EFBIG;
+                }
+                close(fd);
+            } else if (errno != ENOENT) {
+                return -errno;
+            }
+            if (timeout_ns >= 0 && lx_now_ns(NULL) - start >= (uint64_t)timeout_ns)
+                return -ETIMEDOUT;
+            sleep_ns(1000000); /* 1 ms */
+        }
+    }
+}
+
+static void lx_region_close(void *ctx, mdcom_region_map *map, int remove)
+{
+    (void)ctx;
+    if (map->base)
+        munmap(map->base, map->size);
+    if (map->handle > 0) {
+        if (remove) {
+            /* unlink by the fd's path only if it is still our file */
+            char link[64], path[PATH_MAX];
+            ssize_t n;
+            snprintf(link, sizeof(link), "/proc/self/fd/%d", (int)map->handle);
+            n = readlink(link, path, sizeof(path) - 1);
+            if (n > 0 && n < (ssize_t)sizeof(path)) {
+                path[n] = '\0';
+                unlink(path);
+            }
+        }
+        close((int)map->handle);
+    }
+    map->base = NULL;
+    map->size = 0;
+    map->handle = -1;
+}
+
+static int lx_futex_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
+{
+    struct timespec ts, *tp = NULL;
+    long r;
+    (void)ctx;
+    if (timeout_ns >= 0) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000);
+        tp = &ts;
+    }
+    r = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, tp, NULL, 0);
+    if (r == 0 || errno == EAGAIN)
+        return 0;
+    if (errno == ETIMEDOUT)
+        return -ETIMEDOUT;
+    if (errno == EINTR)
+        return -EINTR;
+    return -errno;
+}
+
+static void lx_futex_ring(void *ctx, mdcom_aword *word, uint32_t chan)
+{
+    (void)ctx;
+    (void)chan;
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Field 3 (state) and 22 (starttime) of /proc/<pid>/stat. */
+static int read_stat(uint32_t pid, char *state, uint64_t *start)
+{
+    char path[64], buf[1024];
+    const char *p;
+    ssize_t n;
+    int fd, field;
+    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -EIO;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the command name may contain spaces and ')' */
+    if (!p || p[1] != ' ')
+        return -EIO;
+    p += 2;
+    *state = *p;
+    for (field = 3; field < 22 && *p; p++)
+        if (*p == ' ')
+            field++;
+    if (field != 22)
+        return -EIO;
+    *start = strtoull(p, NULL, 10);
+    return 0;
+}
+
+static int lx_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
+{
+    char st;
+    uint64_t start;
+    int r;
+    (void)ctx;
+    *pid = (uint32_t)getpid();
+    r = read_stat(*pid, &st, &start);
+    *token = r == 0 ? (uint32_t)start : 0;
+    return 0;
+}
+
+static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
+{
+    char st;
+    uint64_t start;
+    (void)ctx;
+    if (pid == 0 || pid > (uint32_t)INT_MAX)
+        return 0;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    if (read_stat(pid, &st, &start) != 0)
+        return kill((pid_t)pid, 0) == 0 || errno == EPERM ? 1 : 0;
+    if (st == 'Z' || st == 'X')
+        return 0; /* exited, not yet reaped */
+    return token == 0 || (uint32_t)start == token;
+}
+
+static const mdcom_platform linux_platform = {
+    .name = "linux",
+    .ctx = NULL,
+    .region_open = lx_region_open,
+    .region_close = lx_region_close,
+    .doorbell = {.wait = lx_futex_wait, .ring = lx_futex_ring, .ctx = NULL},
+    .lock_try = NULL,
+    .lock_release = NULL,
+    .now_ns = lx_now_ns,
+    .relax = lx_relax,
+    .cache_clean = NULL,
+    .cache_invalidate = NULL,
+    .proc_self = lx_proc_self,
+    .proc_alive = lx_proc_alive,
+};
+
+const mdcom_platform *mdcom_platform_linux(void) { return &linux_platform; }

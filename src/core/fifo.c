@@ -1,0 +1,571 @@
+/*
+ * fifo.c - FIFO channels: a block pool and a FIFO of block IDs, both bounded
+ * MPMC rings (see the diagram in layout.h), plus a per-block state word.
+ *
+ * Block life cycle (state word = state | owner << 8, owner = process slot + 1)
+ *
+ *     FREE --alloc--> ALLOC --enqueue--> QUEUED --dequeue--> HELD
+ *       ^               |                                      |
+ *       +-----free------+--------------------free--------------+
+ *
+ * Every transition is a CAS on the expected state, so a duplicated, forged or
+ * double-freed block ID from a peer is caught (-EPROTO / -EALREADY) instead of
+ * giving one block two owners. Ordering of block *data* comes from the rings:
+ * the producer's release store of a slot's seq pairs with the consumer's
+ * acquire load of it; the state word itself needs no ordering of its own.
+ *
+ * Untrusted region: every position is masked before indexing, every ID and
+ * length read from a slot is copied once into a local and range-checked, and
+ * every retry loop is bounded (MDCOM_RETRY_MAX -> -EPROTO).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------- */
+/* bounded MPMC ring (positions free-running u32, one seq per slot)   */
+/* ---------------------------------------------------------------- */
+
+static inline mdcom_aword *slot_seq(uint8_t *slots, uint32_t stride, uint32_t i)
+{
+    return (mdcom_aword *)(slots + (size_t)i * stride);
+}
+
+/* Push (id, len). 0, -EAGAIN (full) or -EPROTO (indices never settle). */
+static inline int ring_push(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask,
+                            uint32_t id, uint32_t len)
+{
+    /* relaxed: the position is only a hint; the slot's seq is authoritative */
+    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
+    uint32_t tries;
+    for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
+        uint8_t *s = slots + (size_t)(pos & mask) * stride; /* masked: always in bounds */
+        /* acquire: the consumer's reads of this slot finished before it freed it */
+        uint32_t seq = atomic_load_explicit(slot_seq(slots, stride, pos & mask),
+                                            memory_order_acquire);
+        int32_t d = (int32_t)(seq - pos);
+        if (d == 0) {
+            /* relaxed: claiming the position; publication is the seq store */
+            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                ((uint32_t *)s)[1] = id;
+                if (stride >= 12)
+                    ((uint32_t *)s)[2] = len;
+                /* release: id/len and the block's data are visible before the slot reads full */
+                atomic_store_explicit((mdcom_aword *)s, pos + 1, memory_order_release);
+                return 0;
+            }
+        } else if (d < 0) {
+            return -EAGAIN;
+        } else {
+            pos = atomic_load_explicit(posw, memory_order_relaxed);
+        }
+    }
+    return -EPROTO;
+}
+
+/* Pop into *id, *len. 0, -EAGAIN (empty) or -EPROTO. */
+static inline int ring_pop(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask,
+                           uint32_t *id, uint32_t *len)
+{
+    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
+    uint32_t tries;
+    for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
+        uint8_t *s = slots + (size_t)(pos & mask) * stride;
+        /* acquire: pairs with the producer's release; id/len/data are complete */
+        uint32_t seq = atomic_load_explicit((mdcom_aword *)s, memory_order_acquire);
+        int32_t d = (int32_t)(seq - (pos + 1));
+        if (d == 0) {
+            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                *id = ((volatile uint32_t *)s)[1]; /* read once */
+                *len = stride >= 12 ? ((volatile uint32_t *)s)[2] : 0;
+                /* release: our reads of the slot are done before producers reuse it */
+                atomic_store_explicit((mdcom_aword *)s, pos + mask + 1, memory_order_release);
+                return 0;
+            }
+        } else if (d < 0) {
+            return -EAGAIN;
+        } else {
+            pos = atomic_load_explicit(posw, memory_order_relaxed);
+        }
+    }
+    return -EPROTO;
+}
+
+/* 1 when the ring has an entry at the consumer position (or moved: maybe). */
+static inline int ring_ready(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask)
+{
+    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
+    /* acquire: a positive answer must let the caller see the entry */
+    uint32_t seq = atomic_load_explicit((mdcom_aword *)(slots + (size_t)(pos & mask) * stride),
+                                        memory_order_acquire);
+    return (int32_t)(seq - (pos + 1)) >= 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* helpers                                                            */
+/* ---------------------------------------------------------------- */
+
+static inline int valid_fifo(const struct mdcom_fifoch *ch)
+{
+    return ch && ch->tag == MDCOM_TAG_FIFO;
+}
+
+static void count_error(struct mdcom_fifoch *ch)
+{
+    atomic_fetch_add_explicit(&ch->ctl->stats.w[1], 1, memory_order_relaxed);
+}
+
+static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
+{
+    return ch->blocks + (size_t)id * ch->stride;
+}
+
+void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
+{
+    struct mdcom_fifoch *f = &m->ch[index].f;
+    const mdcom_chan_layout *cl = &m->cl[index];
+    uint8_t *a = m->base + cl->off;
+    memset(f, 0, sizeof(*f));
+    f->index = index;
+    f->m = m;
+    f->ctl = (mdcom_wire_fifo_ctl *)a;
+    f->q = (mdcom_wire_qslot *)(a + cl->qslots_off);
+    f->pool = (mdcom_wire_pslot *)(a + cl->pslots_off);
+    f->bstate = (mdcom_aword *)(a + cl->bstate_off);
+    f->blocks = a + cl->blocks_off;
+    f->qmask = cl->qcap - 1;
+    f->pmask = cl->pcap - 1;
+    f->block_size = cl->block_size;
+    f->block_count = cl->block_count;
+    f->stride = cl->stride;
+    f->can_tx = (cl->senders >> m->domain) & 1u;
+    f->can_rx = (cl->receivers >> m->domain) & 1u;
+    atomic_init(&f->spin_max, m->spin_ns);
+    atomic_init(&f->spin_cur, m->spin_ns == MDCOM_NO_SPIN ? 0 : m->spin_ns);
+    atomic_init(&f->last_ev, atomic_load_explicit(&f->ctl->event.w[0], memory_order_relaxed));
+    f->tag = MDCOM_TAG_FIFO;
+}
+
+static int pool_put_block(struct mdcom_fifoch *ch, uint32_t id)
+{
+    int r = ring_push(&ch->ctl->penq.w[0], (uint8_t *)ch->pool, sizeof(mdcom_wire_pslot),
+                      ch->pmask, id, 0);
+    if (r) { /* the pool can hold every block: full means corrupted indices */
+        count_error(ch);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* Release (id) held by owner back to the pool. */
+static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+{
+    mdcom_aword *bs = &ch->bstate[id];
+    uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
+    uint32_t st = MDCOM_BLK_STATE(s);
+    if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
+        return -EALREADY;
+    /* relaxed: the pool ring's release orders our use of the data before reuse */
+    if (!atomic_compare_exchange_strong_explicit(bs, &s, MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return -EALREADY;
+    return pool_put_block(ch, id);
+}
+
+void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner)
+{
+    uint32_t i, id;
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        struct mdcom_fifoch *ch = &m->ch[i].f;
+        if (ch->tag != MDCOM_TAG_FIFO)
+            continue;
+        for (id = 0; id < ch->block_count; id++)
+            (void)block_release(ch, id, owner);
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* API                                                                */
+/* ---------------------------------------------------------------- */
+
+static int open_common(mdcom_t *m, uint32_t index, mdcom_fifoch_t **out)
+{
+    struct mdcom_fifoch *f;
+    if (!mdcom_valid_inst(m) || !out || index >= m->cfg->n_channels)
+        return -EINVAL;
+    f = &m->ch[index].f;
+    if (f->tag != MDCOM_TAG_FIFO)
+        return -ENOENT;
+    if (!f->can_tx && !f->can_rx)
+        return -EPERM;
+    *out = f;
+    return 0;
+}
+
+int mdcom_fifoch_at(mdcom_t *m, uint32_t index, mdcom_fifoch_t **out)
+{
+    return open_common(m, index, out);
+}
+
+int mdcom_fifoch_open(mdcom_t *m, const char *name, mdcom_fifoch_t **out)
+{
+    uint32_t i;
+    if (!mdcom_valid_inst(m) || !name || !out)
+        return -EINVAL;
+    for (i = 0; i < m->cfg->n_channels; i++)
+        if (mdcom_streq(m->cfg->channels[i].name, name, MDCOM_NAME_MAX))
+            return open_common(m, i, out);
+    return -ENOENT;
+}
+
+int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
+{
+    uint32_t e, d, pe, pd;
+    if (!valid_fifo(ch) || !st)
+        return -EINVAL;
+    e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed);
+    pe = atomic_load_explicit(&ch->ctl->penq.w[0], memory_order_relaxed);
+    pd = atomic_load_explicit(&ch->ctl->pdeq.w[0], memory_order_relaxed);
+    st->block_size = ch->block_size;
+    st->block_count = ch->block_count;
+    st->queue_depth = ch->qmask + 1;
+    st->queued = e - d;
+    st->free_blocks = pe - pd;
+    st->filtered = atomic_load_explicit(&ch->ctl->stats.w[0], memory_order_relaxed);
+    st->errors = atomic_load_explicit(&ch->ctl->stats.w[1], memory_order_relaxed);
+    /* a snapshot of racing counters may be off by the in-flight ops; beyond
+     * capacity (or "negative") it is corrupted */
+    if (st->queued > st->queue_depth || st->free_blocks > ch->block_count) {
+        st->queued = st->queued > st->queue_depth ? st->queue_depth : st->queued;
+        st->free_blocks = st->free_blocks > ch->block_count ? ch->block_count : st->free_blocks;
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
+{
+    uint32_t v, unused, s;
+    int r;
+    if (!valid_fifo(ch) || !id)
+        return -EINVAL;
+    if (!ch->can_tx)
+        return -EPERM;
+    r = ring_pop(&ch->ctl->pdeq.w[0], (uint8_t *)ch->pool, sizeof(mdcom_wire_pslot), ch->pmask,
+                 &v, &unused);
+    if (r == -EAGAIN)
+        return -ENOBUFS;
+    if (r) {
+        count_error(ch);
+        return r;
+    }
+    if (v >= ch->block_count) {
+        count_error(ch);
+        return -EPROTO;
+    }
+    s = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
+    /* relaxed: the pool ring's acquire already ordered the previous owner's use */
+    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
+                                                 MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
+                                                 memory_order_relaxed, memory_order_relaxed)) {
+        count_error(ch); /* an ID in the pool that is not free: forged or duplicated */
+        return -EPROTO;
+    }
+    *id = v;
+    return 0;
+}
+
+int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
+{
+    if (!valid_fifo(ch) || id >= ch->block_count)
+        return -EINVAL;
+    return block_release(ch, id, ch->m->owner);
+}
+
+int mdcom_fifoch_get(mdcom_fifoch_t *ch, uint32_t id, void **ptr, uint32_t *size)
+{
+    if (!valid_fifo(ch) || id >= ch->block_count || !ptr)
+        return -EINVAL;
+    *ptr = block_ptr(ch, id);
+    if (size)
+        *size = ch->block_size;
+    return 0;
+}
+
+static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+{
+    /* acquire: pairs with mdcom_filter_set's release so fn/arg/n are complete */
+    uint32_t type = atomic_load_explicit(&ch->filter_type, memory_order_acquire);
+    if (type == MDCOM_FILTER_NONE)
+        return 1;
+    if (type == MDCOM_FILTER_EVERY_NTH) {
+        uint32_t n = atomic_load_explicit(&ch->filter_n, memory_order_relaxed);
+        uint32_t c = atomic_fetch_add_explicit(&ch->filter_count, 1, memory_order_relaxed) + 1;
+        return n <= 1 || c % n == 0;
+    }
+    {
+        mdcom_filter_fn fn = atomic_load_explicit(&ch->filter_fn, memory_order_relaxed);
+        void *arg = atomic_load_explicit(&ch->filter_arg, memory_order_relaxed);
+        return !fn || fn(arg, block_ptr(ch, id), len) != 0;
+    }
+}
+
+int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+{
+    const mdcom_platform *p;
+    uint32_t s;
+    int r;
+    if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
+        return -EINVAL;
+    if (!ch->can_tx)
+        return -EPERM;
+    s = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner);
+    if (atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) != s)
+        return -EALREADY;
+    if (!filter_pass(ch, id, len)) {
+        r = block_release(ch, id, ch->m->owner);
+        if (r)
+            return r;
+        atomic_fetch_add_explicit(&ch->ctl->stats.w[0], 1, memory_order_relaxed);
+        return MDCOM_FILTERED;
+    }
+    /* relaxed: the queue ring's release store publishes the new state too */
+    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
+                                                 MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner),
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return -EALREADY;
+    p = ch->m->plat;
+    if (p->cache_clean)
+        p->cache_clean(p->ctx, block_ptr(ch, id), len);
+    r = ring_push(&ch->ctl->enq.w[0], (uint8_t *)ch->q, sizeof(mdcom_wire_qslot), ch->qmask, id,
+                  len);
+    if (r) {
+        /* not queued: give the block back to the caller */
+        s = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
+        atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
+                                                MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
+                                                memory_order_relaxed, memory_order_relaxed);
+        if (r == -EPROTO)
+            count_error(ch);
+    }
+    return r;
+}
+
+int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
+{
+    const mdcom_platform *p;
+    uint32_t v, l, s;
+    int r;
+    if (!valid_fifo(ch) || !id)
+        return -EINVAL;
+    if (!ch->can_rx)
+        return -EPERM;
+    r = ring_pop(&ch->ctl->deq.w[0], (uint8_t *)ch->q, sizeof(mdcom_wire_qslot), ch->qmask, &v,
+                 &l);
+    if (r) {
+        if (r == -EPROTO)
+            count_error(ch);
+        return r;
+    }
+    if (v >= ch->block_count) {
+        count_error(ch);
+        return -EPROTO;
+    }
+    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
+    /* relaxed: the queue ring's acquire already ordered the block's data */
+    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED ||
+        !atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
+                                                 MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
+                                                 memory_order_relaxed, memory_order_relaxed)) {
+        count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
+        return -EPROTO;
+    }
+    if (l > ch->block_size) {
+        count_error(ch);
+        (void)block_release(ch, v, ch->m->owner);
+        return -EBADMSG;
+    }
+    p = ch->m->plat;
+    if (p->cache_invalidate)
+        p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
+    *id = v;
+    if (len)
+        *len = l;
+    return 0;
+}
+
+int mdcom_fifoch_notify(mdcom_fifoch_t *ch)
+{
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    /* relaxed: the fence in mdcom_ring_word orders it with the waiter check */
+    atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
+    mdcom_ring_word(ch->m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], ch->index);
+    return 0;
+}
+
+struct wait_arg {
+    struct mdcom_fifoch *ch;
+    uint32_t events;
+};
+
+static int fifo_cond(void *p)
+{
+    struct wait_arg *a = (struct wait_arg *)p;
+    struct mdcom_fifoch *ch = a->ch;
+    int got = 0;
+    if ((a->events & MDCOM_EV_RX) && ring_ready(&ch->ctl->deq.w[0], (uint8_t *)ch->q,
+                                                sizeof(mdcom_wire_qslot), ch->qmask))
+        got |= MDCOM_EV_RX;
+    if ((a->events & MDCOM_EV_TX) && ring_ready(&ch->ctl->pdeq.w[0], (uint8_t *)ch->pool,
+                                                sizeof(mdcom_wire_pslot), ch->pmask))
+        got |= MDCOM_EV_TX;
+    if (a->events & MDCOM_EV_NOTIFY) {
+        /* acquire: what the notifier published before notify is visible */
+        uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_acquire);
+        if (ev != atomic_load_explicit(&ch->last_ev, memory_order_relaxed))
+            got |= MDCOM_EV_NOTIFY;
+    }
+    return got;
+}
+
+int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
+{
+    struct wait_arg a;
+    int r;
+    if (!valid_fifo(ch) || !events || (events & ~(MDCOM_EV_RX | MDCOM_EV_TX | MDCOM_EV_NOTIFY)))
+        return -EINVAL;
+    a.ch = ch;
+    a.events = events;
+    r = mdcom_wait_word(ch->m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], &ch->spin_cur,
+                        atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
+                        timeout_ns);
+    if (r > 0 && (events & MDCOM_EV_NOTIFY))
+        atomic_store_explicit(&ch->last_ev,
+                              atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed),
+                              memory_order_relaxed);
+    return r;
+}
+
+static int64_t remaining(struct mdcom *m, uint64_t deadline)
+{
+    uint64_t now;
+    if (deadline == UINT64_MAX)
+        return MDCOM_FOREVER;
+    now = mdcom_now(m);
+    return now >= deadline ? 0 : (int64_t)(deadline - now);
+}
+
+int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
+{
+    uint64_t deadline;
+    uint32_t id;
+    int r;
+    if (!valid_fifo(ch) || (!buf && len))
+        return -EINVAL;
+    if (len > ch->block_size)
+        return -EMSGSIZE;
+    deadline = mdcom_deadline(ch->m, timeout_ns);
+    while ((r = mdcom_fifoch_alloc(ch, &id)) == -ENOBUFS) {
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, deadline));
+        if (r < 0)
+            return r;
+    }
+    if (r)
+        return r;
+    if (len)
+        memcpy(block_ptr(ch, id), buf, len);
+    while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
+        /* queue shallower than the pool and full: receivers notify as they drain */
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_NOTIFY, remaining(ch->m, deadline));
+        if (r < 0)
+            break;
+    }
+    if (r < 0) {
+        (void)mdcom_fifoch_free(ch, id);
+        return r;
+    }
+    mdcom_fifoch_notify(ch);
+    return r;
+}
+
+int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns)
+{
+    uint64_t deadline;
+    uint32_t id, len;
+    int r;
+    if (!valid_fifo(ch) || (!buf && cap))
+        return -EINVAL;
+    deadline = mdcom_deadline(ch->m, timeout_ns);
+    while ((r = mdcom_fifoch_dequeue(ch, &id, &len)) == -EAGAIN) {
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, remaining(ch->m, deadline));
+        if (r < 0)
+            return r;
+    }
+    if (r)
+        return r;
+    memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
+    r = block_release(ch, id, ch->m->owner);
+    mdcom_fifoch_notify(ch);
+    if (len > cap) {
+        count_error(ch);
+        return -EMSGSIZE;
+    }
+    return r ? r : (int)len;
+}
+
+int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
+{
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    if (f && (f->type > MDCOM_FILTER_FUNC || (f->type == MDCOM_FILTER_EVERY_NTH && f->n == 0) ||
+              (f->type == MDCOM_FILTER_FUNC && !f->fn)))
+        return -EINVAL;
+    if (!ch->can_tx)
+        return -EPERM;
+    if (!f || f->type == MDCOM_FILTER_NONE) {
+        atomic_store_explicit(&ch->filter_type, MDCOM_FILTER_NONE, memory_order_release);
+        return 0;
+    }
+    atomic_store_explicit(&ch->filter_n, f->n, memory_order_relaxed);
+    atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&ch->filter_fn, f->fn, memory_order_relaxed);
+    atomic_store_explicit(&ch->filter_arg, f->arg, memory_order_relaxed);
+    /* release: n/fn/arg are visible to enqueuers that see the new type */
+    atomic_store_explicit(&ch->filter_type, f->type, memory_order_release);
+    return 0;
+}
+
+int mdcom_fifoch_init(mdcom_fifoch_t *ch)
+{
+    struct mdcom *m;
+    uint32_t ev, waiters;
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    m = ch->m;
+    if (!m->is_master)
+        return -EPERM;
+    ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
+    waiters = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
+    mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
+    /* keep sleepers' bookkeeping, and change the word so they wake */
+    atomic_store_explicit(&ch->ctl->event.w[1], waiters, memory_order_relaxed);
+    atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
+    atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
+    mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], ch->index);
+    return 0;
+}
+
+int mdcom_fifoch_set_spin(mdcom_fifoch_t *ch, uint32_t spin_ns)
+{
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    atomic_store_explicit(&ch->spin_max, spin_ns, memory_order_relaxed);
+    atomic_store_explicit(&ch->spin_cur, spin_ns == MDCOM_NO_SPIN ? 0 : spin_ns,
+                          memory_order_relaxed);
+    return 0;
+}

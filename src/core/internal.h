@@ -1,0 +1,132 @@
+/*
+ * internal.h - process-private state of the portable core.
+ *
+ * Everything here lives in this process' memory and is derived from our own
+ * configuration (never from the region), so a peer cannot change it: these are
+ * the "private copies" of geometry that every shared access is checked against.
+ */
+#ifndef MDCOM_INTERNAL_H
+#define MDCOM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "mdcom/mdcom.h"
+#include "mdcom/platform.h"
+
+#ifndef MDCOM_MAX_INSTANCES
+#define MDCOM_MAX_INSTANCES 4
+#endif
+#ifndef MDCOM_MAX_CHANNELS
+#define MDCOM_MAX_CHANNELS 64
+#endif
+
+#define MDCOM_SPIN_DEFAULT_NS 20000u /* adaptive spin starts here        */
+#define MDCOM_SPIN_MIN_NS 500u
+#define MDCOM_SPIN_MAX_NS 200000u
+#define MDCOM_RETRY_MAX 4096u /* CAS retries before calling a ring corrupt */
+
+/* Magic tags telling a live handle from garbage passed by the caller. */
+#define MDCOM_TAG_INST 0x6d64434fu
+#define MDCOM_TAG_FIFO 0x6d644649u
+#define MDCOM_TAG_SMEM 0x6d64534du
+
+struct mdcom;
+
+struct mdcom_fifoch {
+    uint32_t tag;
+    uint32_t index;
+    struct mdcom *m;
+    mdcom_wire_fifo_ctl *ctl;
+    mdcom_wire_qslot *q;
+    mdcom_wire_pslot *pool;
+    mdcom_aword *bstate;
+    uint8_t *blocks;
+    uint32_t qmask, pmask; /* capacity - 1 (powers of two)     */
+    uint32_t block_size, block_count, stride;
+    uint32_t can_tx, can_rx;
+    /* filter: written by mdcom_filter_set, read at enqueue */
+    _Atomic uint32_t filter_type;
+    _Atomic uint32_t filter_n;
+    _Atomic uint32_t filter_count;
+    mdcom_filter_fn _Atomic filter_fn;
+    void *_Atomic filter_arg;
+    /* waits */
+    _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
+    _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
+    _Atomic uint32_t last_ev;  /* ev_seq seen by the last wait     */
+};
+
+struct mdcom_smemch {
+    uint32_t tag;
+    uint32_t index;
+    struct mdcom *m;
+    mdcom_wire_smem_ctl *ctl;
+    uint8_t *data;
+    uint32_t size;
+    uint32_t can_use;
+    _Atomic uint32_t spin_cur; /* adaptive spin limit for lock waits */
+};
+
+union mdcom_chan {
+    uint32_t tag;
+    struct mdcom_fifoch f;
+    struct mdcom_smemch s;
+};
+
+struct mdcom {
+    uint32_t tag;
+    uint32_t domain;
+    uint32_t is_master;
+    uint32_t proc_slot;  /* index in the process table           */
+    uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
+    uint32_t generation; /* generation we attached to            */
+    uint32_t keep_region;
+    uint32_t spin_ns;
+    const mdcom_config *cfg;
+    const mdcom_platform *plat;
+    mdcom_region_map map;
+    uint8_t *base;
+    mdcom_wire_hdr *hdr;
+    mdcom_wire_proc *procs;
+    mdcom_layout lay;
+    mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
+    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
+};
+
+/* time helpers */
+static inline uint64_t mdcom_now(const struct mdcom *m) { return m->plat->now_ns(m->plat->ctx); }
+static inline void mdcom_relax(const struct mdcom *m)
+{
+    if (m->plat->relax)
+        m->plat->relax(m->plat->ctx);
+}
+/* deadline for a timeout; UINT64_MAX for FOREVER */
+static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
+{
+    if (timeout_ns < 0)
+        return UINT64_MAX;
+    return mdcom_now(m) + (uint64_t)timeout_ns;
+}
+
+/* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET. */
+int mdcom_region_check(struct mdcom *m);
+
+/* wait on a shared word until cond(arg) > 0 or deadline; shared by FIFO and
+ * SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
+typedef int (*mdcom_cond_fn)(void *arg);
+int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
+                    _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
+                    void *arg, int64_t timeout_ns);
+void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
+
+/* 1 when m is a live instance of this process' pool. */
+int mdcom_valid_inst(const struct mdcom *m);
+
+/* reclaim every block held by owner on every FIFO channel (term). */
+void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner);
+void mdcom_fifo_bind(struct mdcom *m, uint32_t index);
+void mdcom_smem_bind(struct mdcom *m, uint32_t index);
+
+#endif /* MDCOM_INTERNAL_H */

@@ -1,0 +1,473 @@
+/*
+ * mdcom.c - attach/detach, process table, region liveness, the shared
+ * wait/wake protocol, error names.
+ *
+ * Attach protocol
+ *   master: open(create) -> state = FORMATTING -> write header, tables,
+ *           channels -> generation = old + 1 -> state = READY (release) -> ring
+ *   remote: open (waits for the file) -> wait for state == READY (acquire)
+ *           -> verify every header/directory field against the layout computed
+ *           from its own config -> claim a process slot
+ *
+ * Wait/wake protocol (used by FIFO events and SMEM locks)
+ *   waker:  publish (release) ; change word ; fence ; if waiters: ring(word)
+ *   waiter: snap = word ; waiters++ ; fence ; if cond: done ;
+ *           else sleep while word == snap (bounded slices) ; waiters--
+ *   The two seq_cst fences make it impossible for the waiter to miss the
+ *   publication while the waker misses the waiter (store-buffering pattern).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static struct mdcom g_pool[MDCOM_MAX_INSTANCES];
+static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
+
+#define SLEEP_SLICE_NS 100000000ull /* re-check region state every 100 ms */
+
+/* ---------------------------------------------------------------- */
+/* errors                                                             */
+/* ---------------------------------------------------------------- */
+
+const char *mdcom_strerror(int err)
+{
+    switch (err < 0 ? -err : err) {
+    case 0: return "success";
+    case EINVAL: return "EINVAL: invalid argument or configuration";
+    case ENOENT: return "ENOENT: no such channel or region";
+    case EPERM: return "EPERM: this domain/process is not allowed to do that";
+    case EACCES: return "EACCES: permission denied on the region";
+    case ENOSPC: return "ENOSPC: region or instance pool too small";
+    case ETIMEDOUT: return "ETIMEDOUT: timed out";
+    case EAGAIN: return "EAGAIN: nothing to dequeue / queue full";
+    case ENOBUFS: return "ENOBUFS: no free block in the pool";
+    case EBUSY: return "EBUSY: lock held by another process";
+    case EDEADLK: return "EDEADLK: lock already held by this process";
+    case EALREADY: return "EALREADY: block not held by this process";
+    case EMSGSIZE: return "EMSGSIZE: message larger than the block or buffer";
+    case EPROTO: return "EPROTO: the peer violated the protocol (corrupted index or state)";
+    case EBADMSG: return "EBADMSG: corrupted message or region header";
+    case EPROTONOSUPPORT: return "EPROTONOSUPPORT: region has another wire version";
+    case ESTALE: return "ESTALE: region layout does not match this configuration";
+    case ESHUTDOWN: return "ESHUTDOWN: the master terminated the region";
+    case ECONNRESET: return "ECONNRESET: the master re-formatted the region";
+    case EUSERS: return "EUSERS: all process slots of the region are in use";
+    case EADDRINUSE: return "EADDRINUSE: a live master already serves this region";
+    case EINTR: return "EINTR: interrupted by a signal";
+    case ENOSYS: return "ENOSYS: not supported by this platform port";
+    default: return "unknown error";
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* wait / wake                                                        */
+/* ---------------------------------------------------------------- */
+
+int mdcom_region_check(struct mdcom *m)
+{
+    /* acquire: a TERMINATED/READY state orders what the master wrote before it */
+    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    if (st == MDCOM_ST_TERMINATED)
+        return -ESHUTDOWN;
+    if (st != MDCOM_ST_READY || gen != m->generation)
+        return -ECONNRESET;
+    return 0;
+}
+
+void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
+{
+    /* fence: our publication (queue slot, lock release) must be globally
+     * visible before we read the waiter count (pairs with the waiter's fence) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(waiters, memory_order_relaxed) != 0)
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
+}
+
+int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
+                    _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
+                    void *arg, int64_t timeout_ns)
+{
+    uint64_t deadline, now;
+    int r = cond(arg);
+    if (r != 0)
+        return r;
+    if (timeout_ns == 0)
+        return -ETIMEDOUT;
+    now = mdcom_now(m);
+    deadline = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
+
+    /* adaptive spin: grow the limit when spinning pays off, shrink when not */
+    if (spin_max != MDCOM_NO_SPIN && spin_max != 0) {
+        uint32_t lim = atomic_load_explicit(spin_cur, memory_order_relaxed);
+        uint64_t end = now + lim;
+        uint32_t n = 0;
+        if (end > deadline)
+            end = deadline;
+        for (;;) {
+            mdcom_relax(m);
+            r = cond(arg);
+            if (r != 0) {
+                if (r > 0 && lim < spin_max)
+                    atomic_store_explicit(spin_cur, lim * 2 > spin_max ? spin_max : lim * 2,
+                                          memory_order_relaxed);
+                return r;
+            }
+            if ((++n & 31u) == 0 && mdcom_now(m) >= end)
+                break;
+        }
+        if (lim / 2 >= MDCOM_SPIN_MIN_NS)
+            atomic_store_explicit(spin_cur, lim / 2, memory_order_relaxed);
+    }
+
+    for (;;) {
+        uint32_t snap;
+        int64_t slice;
+        int wr;
+        r = mdcom_region_check(m);
+        if (r)
+            return r;
+        /* acquire: a waker that changed the word before our snapshot also
+         * published its data before it, so the cond() below will see it */
+        snap = atomic_load_explicit(word, memory_order_acquire);
+        atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+        /* fence: announce the waiter before the final check (pairs with the
+         * waker's fence in mdcom_ring_word) */
+        atomic_thread_fence(memory_order_seq_cst);
+        r = cond(arg);
+        if (r != 0) {
+            atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+            return r;
+        }
+        now = mdcom_now(m);
+        if (now >= deadline) {
+            atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+            return -ETIMEDOUT;
+        }
+        slice = (deadline - now) > SLEEP_SLICE_NS ? (int64_t)SLEEP_SLICE_NS
+                                                  : (int64_t)(deadline - now);
+        wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, word, snap, slice);
+        atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+        if (wr == -EINTR)
+            return -EINTR;
+        r = cond(arg);
+        if (r != 0)
+            return r;
+        if (mdcom_now(m) >= deadline)
+            return -ETIMEDOUT;
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* attach                                                             */
+/* ---------------------------------------------------------------- */
+
+static int domain_role(const mdcom_config *cfg, uint32_t id)
+{
+    uint32_t i;
+    for (i = 0; i < cfg->n_domains; i++)
+        if (cfg->domains[i].id == id)
+            return (int)cfg->domains[i].role;
+    return 0;
+}
+
+static struct mdcom *pool_get(void)
+{
+    uint32_t i;
+    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
+        uint32_t z = 0;
+        /* acq_rel: the slot's previous user finished before we reuse it */
+        if (atomic_compare_exchange_strong_explicit(&g_pool_used[i], &z, 1,
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            return &g_pool[i];
+    }
+    return 0;
+}
+
+static void pool_put(struct mdcom *m)
+{
+    uint32_t i = (uint32_t)(m - g_pool);
+    memset(m, 0, sizeof(*m));
+    /* release: our clearing is done before another init takes the slot */
+    atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
+}
+
+static int valid_inst(const struct mdcom *m)
+{
+    return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
+}
+
+/* Claim a process slot; reclaims slots of dead processes. */
+static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
+{
+    uint32_t pass, i;
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+            mdcom_wire_proc *p = &m->procs[i];
+            uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+            if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
+                o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS && m->plat->proc_alive &&
+                m->plat->proc_alive(m->plat->ctx, p->pid, p->token) == 0) {
+                /* dead owner: give its blocks back, then take the slot */
+                mdcom_fifo_release_owner(m, i + 1);
+                if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
+                                                             memory_order_acquire,
+                                                             memory_order_relaxed))
+                    continue;
+            } else if (o != MDCOM_PROC_FREE ||
+                       !atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
+                                                                memory_order_acquire,
+                                                                memory_order_relaxed)) {
+                continue;
+            }
+            p->pid = pid;
+            p->token = token;
+            atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
+            /* release: pid/token are visible before the slot reads as live */
+            atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
+                                  memory_order_release);
+            m->proc_slot = i;
+            m->owner = i + 1;
+            return 0;
+        }
+    }
+    return -EUSERS;
+}
+
+/* Master: refuse to format a region another live master serves. */
+static int live_master_present(struct mdcom *m, mdcom_err *e)
+{
+    const mdcom_wire_hdr *h = (const mdcom_wire_hdr *)m->base;
+    mdcom_err scratch = {0, 0, 0};
+    uint32_t i;
+    (void)e;
+    if (m->map.size < m->lay.region_size ||
+        atomic_load_explicit(&((mdcom_wire_hdr *)m->base)->state, memory_order_acquire) !=
+            MDCOM_ST_READY ||
+        mdcom_layout_verify(h, m->map.size, m->cfg, &m->lay, m->cl, &scratch) != 0)
+        return 0;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        if (o == MDCOM_PROC_DOMAIN_BASE + m->domain && m->plat->proc_alive &&
+            m->plat->proc_alive(m->plat->ctx, p->pid, p->token) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void bind_channels(struct mdcom *m)
+{
+    uint32_t i;
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        if (m->cl[i].type == MDCOM_CHAN_FIFO)
+            mdcom_fifo_bind(m, i);
+        else
+            mdcom_smem_bind(m, i);
+    }
+}
+
+int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
+               const mdcom_init_opts *opts)
+{
+    static const mdcom_init_opts no_opts;
+    const mdcom_platform *plat;
+    struct mdcom *m;
+    mdcom_err e;
+    uint32_t pid = 0, token = 0;
+    uint64_t deadline;
+    int role, r;
+
+    if (!opts)
+        opts = &no_opts;
+    e.buf = opts->errbuf;
+    e.cap = opts->errbuf_len;
+    e.pos = 0;
+    if (e.buf && e.cap)
+        e.buf[0] = '\0';
+    if (!out)
+        return mdcom_err_set(&e, -EINVAL, 0, "out is NULL");
+    *out = 0;
+    plat = opts->platform ? opts->platform : mdcom_platform_default();
+    if (!plat || !plat->region_open || !plat->region_close || !plat->now_ns ||
+        !plat->doorbell.wait || !plat->doorbell.ring)
+        return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
+    m = pool_get();
+    if (!m)
+        return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
+    memset(m, 0, sizeof(*m));
+
+    if (cfg && cfg->n_channels > MDCOM_MAX_CHANNELS) {
+        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
+                          "more channels than this build's MDCOM_MAX_CHANNELS");
+        goto fail_pool;
+    }
+    r = mdcom_layout_compute(cfg, &m->lay, m->cl, &e);
+    if (r)
+        goto fail_pool;
+    role = domain_role(cfg, domain_id);
+    if (!role) {
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
+        goto fail_pool;
+    }
+    m->cfg = cfg;
+    m->plat = plat;
+    m->domain = domain_id;
+    m->is_master = role == MDCOM_ROLE_MASTER;
+    m->keep_region = opts->keep_region;
+    m->spin_ns = opts->spin_ns ? opts->spin_ns : MDCOM_SPIN_DEFAULT_NS;
+    if (plat->proc_self && (r = plat->proc_self(plat->ctx, &pid, &token)) != 0) {
+        mdcom_err_set(&e, r, cfg->region_name, "platform cannot identify this process");
+        goto fail_pool;
+    }
+    deadline = mdcom_deadline(m, opts->attach_timeout_ns);
+
+    if (m->is_master) {
+        uint32_t gen = 1;
+        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
+                              MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
+                              &m->map);
+        if (r) {
+            mdcom_err_set(&e, r, cfg->region_name, "cannot create the region: ");
+            mdcom_err_str(&e, mdcom_strerror(r));
+            goto fail_pool;
+        }
+        m->base = (uint8_t *)m->map.base;
+        m->hdr = (mdcom_wire_hdr *)m->base;
+        m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
+        if (m->map.size < m->lay.region_size) {
+            r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "mapped region is too small");
+            goto fail_map;
+        }
+        if (live_master_present(m, &e)) {
+            r = mdcom_err_set(&e, -EADDRINUSE, cfg->region_name,
+                              "a live master process already serves this region");
+            goto fail_map_keep;
+        }
+        if (m->hdr->magic == MDCOM_MAGIC)
+            gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
+        if (gen == 0)
+            gen = 1;
+        mdcom_layout_format(m->base, cfg, &m->lay, m->cl, gen);
+        m->generation = gen;
+        bind_channels(m);
+        r = claim_proc(m, pid, token);
+        if (r) {
+            mdcom_err_set(&e, r, cfg->region_name, "no free process slot");
+            goto fail_map;
+        }
+        /* release: every formatted byte is visible before a remote sees READY */
+        atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
+        plat->doorbell.ring(plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+    } else {
+        int64_t left = opts->attach_timeout_ns;
+        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, -1, left,
+                              &m->map);
+        if (r) {
+            if (r == -ETIMEDOUT)
+                mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
+            else {
+                mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
+                mdcom_err_str(&e, mdcom_strerror(r));
+            }
+            goto fail_pool;
+        }
+        m->base = (uint8_t *)m->map.base;
+        m->hdr = (mdcom_wire_hdr *)m->base;
+        m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
+        for (;;) {
+            /* acquire: pairs with the master's READY release */
+            uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+            uint64_t now;
+            if (st == MDCOM_ST_READY)
+                break;
+            now = mdcom_now(m);
+            if (now >= deadline) {
+                r = mdcom_err_set(&e, -ETIMEDOUT, cfg->region_name,
+                                  "the master did not format the region in time");
+                goto fail_map_keep;
+            }
+            {
+                uint64_t rem = deadline - now;
+                int64_t slice = rem > 1000000ull ? 1000000 : (int64_t)rem; /* 1 ms */
+                plat->doorbell.wait(plat->doorbell.ctx, &m->hdr->state, st, slice);
+            }
+        }
+        r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, &e);
+        if (r)
+            goto fail_map_keep;
+        m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+        bind_channels(m);
+        r = claim_proc(m, pid, token);
+        if (r) {
+            mdcom_err_set(&e, r, cfg->region_name, "all process slots are in use");
+            goto fail_map_keep;
+        }
+    }
+    m->tag = MDCOM_TAG_INST;
+    *out = m;
+    return 0;
+
+fail_map:
+    plat->region_close(plat->ctx, &m->map, m->is_master);
+    pool_put(m);
+    return r;
+fail_map_keep:
+    plat->region_close(plat->ctx, &m->map, 0);
+fail_pool:
+    pool_put(m);
+    return r;
+}
+
+int mdcom_term(mdcom_t *m)
+{
+    uint32_t i;
+    if (!valid_inst(m))
+        return -EINVAL;
+    if (mdcom_region_check(m) == 0) {
+        mdcom_fifo_release_owner(m, m->owner);
+        if (m->is_master) {
+            /* release: everything before is visible to whoever sees TERMINATED */
+            atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+            for (i = 0; i < m->cfg->n_channels; i++) {
+                union mdcom_chan *c = &m->ch[i];
+                if (c->tag == MDCOM_TAG_FIFO) {
+                    atomic_fetch_add_explicit(&c->f.ctl->event.w[0], 1, memory_order_relaxed);
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.w[0], i);
+                } else {
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.w[0], i);
+                }
+            }
+            m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+        }
+        /* release: our last uses of the region happen before the slot is free */
+        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                              memory_order_release);
+    }
+    m->plat->region_close(m->plat->ctx, &m->map, m->is_master && !m->keep_region);
+    pool_put(m);
+    return 0;
+}
+
+int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
+{
+    uint32_t i;
+    int n = 0;
+    if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
+        return -EINVAL;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
+            continue;
+        if (!m->plat->proc_alive || m->plat->proc_alive(m->plat->ctx, p->pid, p->token) != 0)
+            n++;
+    }
+    return n;
+}
+
+uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
+
+int mdcom_valid_inst(const struct mdcom *m) { return valid_inst(m); }

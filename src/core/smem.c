@@ -1,0 +1,150 @@
+/*
+ * smem.c - SMEM channels: a shared area guarded by an inter-domain lock.
+ *
+ * The lock word holds 0 (free) or the owner token of the holding process
+ * (process slot + 1), so a dead owner can be identified. Ports with a hardware
+ * semaphore (STM32 HSEM, i.MX SEMA4) replace lock_try/lock_release; the word
+ * is still what waiters sleep on.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static inline int valid_smem(const struct mdcom_smemch *ch)
+{
+    return ch && ch->tag == MDCOM_TAG_SMEM;
+}
+
+void mdcom_smem_bind(struct mdcom *m, uint32_t index)
+{
+    struct mdcom_smemch *s = &m->ch[index].s;
+    const mdcom_chan_layout *cl = &m->cl[index];
+    uint8_t *a = m->base + cl->off;
+    memset(s, 0, sizeof(*s));
+    s->index = index;
+    s->m = m;
+    s->ctl = (mdcom_wire_smem_ctl *)a;
+    s->data = a + cl->data_off;
+    s->size = cl->data_size;
+    s->can_use = (cl->senders >> m->domain) & 1u;
+    atomic_init(&s->spin_cur, m->spin_ns == MDCOM_NO_SPIN ? 0 : m->spin_ns);
+    s->tag = MDCOM_TAG_SMEM;
+}
+
+static int open_common(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
+{
+    struct mdcom_smemch *s;
+    if (!mdcom_valid_inst(m) || !out || index >= m->cfg->n_channels)
+        return -EINVAL;
+    s = &m->ch[index].s;
+    if (s->tag != MDCOM_TAG_SMEM)
+        return -ENOENT;
+    if (!s->can_use)
+        return -EPERM;
+    *out = s;
+    return 0;
+}
+
+int mdcom_smemch_at(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
+{
+    return open_common(m, index, out);
+}
+
+int mdcom_smemch_open(mdcom_t *m, const char *name, mdcom_smemch_t **out)
+{
+    uint32_t i;
+    if (!mdcom_valid_inst(m) || !name || !out)
+        return -EINVAL;
+    for (i = 0; i < m->cfg->n_channels; i++)
+        if (mdcom_streq(m->cfg->channels[i].name, name, MDCOM_NAME_MAX))
+            return open_common(m, i, out);
+    return -ENOENT;
+}
+
+int mdcom_smemch_get(mdcom_smemch_t *ch, void **ptr, uint32_t *size)
+{
+    if (!valid_smem(ch) || !ptr)
+        return -EINVAL;
+    *ptr = ch->data;
+    if (size)
+        *size = ch->size;
+    return 0;
+}
+
+static int lock_try(struct mdcom_smemch *ch)
+{
+    const mdcom_platform *p = ch->m->plat;
+    mdcom_aword *w = &ch->ctl->lock.w[0];
+    uint32_t owner = ch->m->owner;
+    int r;
+    if (p->lock_try) {
+        r = p->lock_try(p->ctx, ch->index, w, owner);
+    } else {
+        uint32_t z = 0;
+        /* acquire: see everything the previous holder wrote before unlocking */
+        r = atomic_compare_exchange_strong_explicit(w, &z, owner, memory_order_acquire,
+                                                    memory_order_relaxed)
+                ? 0
+                : -EBUSY;
+    }
+    if (r == -EBUSY && atomic_load_explicit(w, memory_order_relaxed) == owner)
+        return -EDEADLK;
+    if (r == 0 && p->cache_invalidate)
+        p->cache_invalidate(p->ctx, ch->data, ch->size);
+    return r;
+}
+
+int mdcom_smemch_trylock(mdcom_smemch_t *ch)
+{
+    if (!valid_smem(ch))
+        return -EINVAL;
+    return lock_try(ch);
+}
+
+static int lock_cond(void *p)
+{
+    int r = lock_try((struct mdcom_smemch *)p);
+    return r == 0 ? 1 : r == -EBUSY ? 0 : r;
+}
+
+int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns)
+{
+    int r;
+    if (!valid_smem(ch))
+        return -EINVAL;
+    r = mdcom_wait_word(ch->m, &ch->ctl->lock.w[0], &ch->ctl->lock.w[1], &ch->spin_cur,
+                        ch->m->spin_ns, lock_cond, ch, timeout_ns);
+    if (r == -ETIMEDOUT || r < 0)
+        return r;
+    return 0;
+}
+
+int mdcom_smemch_unlock(mdcom_smemch_t *ch)
+{
+    const mdcom_platform *p;
+    mdcom_aword *w;
+    uint32_t owner;
+    int r;
+    if (!valid_smem(ch))
+        return -EINVAL;
+    p = ch->m->plat;
+    w = &ch->ctl->lock.w[0];
+    owner = ch->m->owner;
+    if (p->cache_clean)
+        p->cache_clean(p->ctx, ch->data, ch->size);
+    if (p->lock_release) {
+        r = p->lock_release(p->ctx, ch->index, w, owner);
+    } else {
+        uint32_t o = owner;
+        /* release: our writes to the area are visible before the lock reads free */
+        r = atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
+                                                    memory_order_relaxed)
+                ? 0
+                : -EPERM;
+    }
+    if (r)
+        return r;
+    mdcom_ring_word(ch->m, w, &ch->ctl->lock.w[1], ch->index);
+    return 0;
+}
