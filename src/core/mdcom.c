@@ -209,12 +209,13 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
                 o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS && m->plat->proc_alive &&
                 m->plat->proc_alive(m->plat->ctx, p->pid, p->token) == 0) {
-                /* dead owner: give its blocks back, then take the slot */
-                mdcom_fifo_release_owner(m, i + 1);
+                /* dead owner: take the slot first (so no one else reuses its
+                 * owner token meanwhile), then give its blocks back */
                 if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
                                                              memory_order_acquire,
                                                              memory_order_relaxed))
                     continue;
+                mdcom_fifo_release_owner(m, i + 1);
             } else if (o != MDCOM_PROC_FREE ||
                        !atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
                                                                 memory_order_acquire,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what building and testing mdcom needs, when it is missing (Debian/Ubuntu).
+# Usage: scripts/deps.sh [--cross]   (--cross: also the arm-none-eabi toolchain)
+set -euo pipefail
+want=(cmake ninja-build g++ libgtest-dev python3)
+[[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi)
+
+missing=()
+for p in "${want[@]}"; do
+  case "$p" in
+    cmake) command -v cmake >/dev/null || missing+=("$p") ;;
+    ninja-build) command -v ninja >/dev/null || missing+=("$p") ;;
+    g++) command -v g++ >/dev/null || missing+=("$p") ;;
+    python3) python3 -c 'import sys, tomllib; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || missing+=(python3) ;;
+    libgtest-dev) [[ -f /usr/include/gtest/gtest.h ]] || missing+=("$p") ;;
+    gcc-arm-none-eabi) command -v arm-none-eabi-gcc >/dev/null || missing+=("$p") ;;
+    binutils-arm-none-eabi) command -v arm-none-eabi-size >/dev/null || missing+=("$p") ;;
+    libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;
+  esac
+done
+if ((${#missing[@]})); then
+  echo "mdcom: installing ${missing[*]}" >&2
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
