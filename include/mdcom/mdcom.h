@@ -223,13 +223,18 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len);
 int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len);
 
 /* Signal the channel's event: wakes processes blocked in mdcom_fifoch_wait()
- * on it, in any domain. Cheap when nobody sleeps. 0 or -EINVAL. */
+ * on it, in any domain. When nobody sleeps it writes nothing to shared memory
+ * (one fence and one load). Senders call it after enqueue (once per batch is
+ * enough); receivers after free, to wake senders waiting for blocks or space.
+ * 0 or -EINVAL. */
 int mdcom_fifoch_notify(mdcom_fifoch_t *ch);
 
-/* Events for mdcom_fifoch_wait (level-triggered, except NOTIFY). */
-#define MDCOM_EV_RX 0x1u     /* a block is queued (dequeue will succeed)  */
-#define MDCOM_EV_TX 0x2u     /* a block is free (alloc will succeed)      */
-#define MDCOM_EV_NOTIFY 0x4u /* notify() was called since this handle's last wait */
+/* Events for mdcom_fifoch_wait. RX, TX and SPACE are levels (true while the
+ * condition holds); NOTIFY is an edge. */
+#define MDCOM_EV_RX 0x1u     /* a block is queued (dequeue will succeed)       */
+#define MDCOM_EV_TX 0x2u     /* a block is free (alloc will succeed)           */
+#define MDCOM_EV_NOTIFY 0x4u /* mdcom_fifoch_notify() was called during this wait */
+#define MDCOM_EV_SPACE 0x8u  /* the FIFO has a free slot (enqueue will not -EAGAIN) */
 
 /* Wait until one of events holds. Returns the mask of events that hold (> 0),
  * -ETIMEDOUT, -EINVAL (events 0), -ESHUTDOWN, -EINTR (signal, Linux).

@@ -145,7 +145,6 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
     f->can_rx = (cl->receivers >> m->domain) & 1u;
     atomic_init(&f->spin_max, m->spin_ns);
     atomic_init(&f->spin_cur, m->spin_ns == MDCOM_NO_SPIN ? 0 : m->spin_ns);
-    atomic_init(&f->last_ev, atomic_load_explicit(&f->ctl->event.w[0], memory_order_relaxed));
     f->tag = MDCOM_TAG_FIFO;
 }
 
@@ -400,17 +399,27 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 
 int mdcom_fifoch_notify(mdcom_fifoch_t *ch)
 {
+    mdcom_aword *ev, *waiters;
     if (!valid_fifo(ch))
         return -EINVAL;
-    /* relaxed: the fence in mdcom_ring_word orders it with the waiter check */
-    atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
-    mdcom_ring_word(ch->m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], ch->index);
+    ev = &ch->ctl->event.w[0];
+    waiters = &ch->ctl->event.w[1];
+    /* fence: what we published (queue/pool slots) is visible before we read
+     * the waiter count; pairs with the waiter's fence (store-buffering) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(waiters, memory_order_relaxed) != 0) {
+        /* only sleepers look at the event word: change it so their futex
+         * compare fails, then wake them (no write at all when nobody waits) */
+        atomic_fetch_add_explicit(ev, 1, memory_order_relaxed);
+        ch->m->plat->doorbell.ring(ch->m->plat->doorbell.ctx, ev, ch->index);
+    }
     return 0;
 }
 
 struct wait_arg {
     struct mdcom_fifoch *ch;
     uint32_t events;
+    uint32_t ev_snap; /* event word when an EV_NOTIFY wait began */
 };
 
 static int fifo_cond(void *p)
@@ -424,30 +433,45 @@ static int fifo_cond(void *p)
     if ((a->events & MDCOM_EV_TX) && ring_ready(&ch->ctl->pdeq.w[0], (uint8_t *)ch->pool,
                                                 sizeof(mdcom_wire_pslot), ch->pmask))
         got |= MDCOM_EV_TX;
-    if (a->events & MDCOM_EV_NOTIFY) {
-        /* acquire: what the notifier published before notify is visible */
-        uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_acquire);
-        if (ev != atomic_load_explicit(&ch->last_ev, memory_order_relaxed))
-            got |= MDCOM_EV_NOTIFY;
+    if (a->events & MDCOM_EV_SPACE) {
+        uint32_t pos = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+        /* acquire: the consumer finished with the slot it handed back */
+        uint32_t seq = atomic_load_explicit(&ch->q[pos & ch->qmask].seq, memory_order_acquire);
+        if ((int32_t)(seq - pos) >= 0)
+            got |= MDCOM_EV_SPACE;
     }
+    /* acquire: what the notifier published before notify() is visible */
+    if ((a->events & MDCOM_EV_NOTIFY) &&
+        atomic_load_explicit(&ch->ctl->event.w[0], memory_order_acquire) != a->ev_snap)
+        got |= MDCOM_EV_NOTIFY;
     return got;
 }
 
 int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
 {
+    const uint32_t all = MDCOM_EV_RX | MDCOM_EV_TX | MDCOM_EV_SPACE | MDCOM_EV_NOTIFY;
+    mdcom_aword *waiters;
     struct wait_arg a;
     int r;
-    if (!valid_fifo(ch) || !events || (events & ~(MDCOM_EV_RX | MDCOM_EV_TX | MDCOM_EV_NOTIFY)))
+    if (!valid_fifo(ch) || !events || (events & ~all))
         return -EINVAL;
+    waiters = &ch->ctl->event.w[1];
     a.ch = ch;
     a.events = events;
-    r = mdcom_wait_word(ch->m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], &ch->spin_cur,
+    a.ev_snap = 0;
+    if (events & MDCOM_EV_NOTIFY) {
+        /* notifiers change the event word only when someone waits: announce
+         * for the whole wait so that every later notify() is seen */
+        atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+        /* fence: the announcement is visible before we take the snapshot */
+        atomic_thread_fence(memory_order_seq_cst);
+        a.ev_snap = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
+    }
+    r = mdcom_wait_word(ch->m, &ch->ctl->event.w[0], waiters, &ch->spin_cur,
                         atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
                         timeout_ns);
-    if (r > 0 && (events & MDCOM_EV_NOTIFY))
-        atomic_store_explicit(&ch->last_ev,
-                              atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed),
-                              memory_order_relaxed);
+    if (events & MDCOM_EV_NOTIFY)
+        atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
     return r;
 }
 
@@ -481,7 +505,7 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
         memcpy(block_ptr(ch, id), buf, len);
     while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
         /* queue shallower than the pool and full: receivers notify as they drain */
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_NOTIFY, remaining(ch->m, deadline));
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, deadline));
         if (r < 0)
             break;
     }
@@ -556,7 +580,9 @@ int mdcom_fifoch_init(mdcom_fifoch_t *ch)
     atomic_store_explicit(&ch->ctl->event.w[1], waiters, memory_order_relaxed);
     atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
     atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
-    mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], ch->index);
+    /* fence: the re-formatted channel is visible before sleepers are woken */
+    atomic_thread_fence(memory_order_seq_cst);
+    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], ch->index);
     return 0;
 }
 

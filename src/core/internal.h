@@ -55,7 +55,6 @@ struct mdcom_fifoch {
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
-    _Atomic uint32_t last_ev;  /* ev_seq seen by the last wait     */
 };
 
 struct mdcom_smemch {
