@@ -102,7 +102,8 @@ typedef struct mdcom_config {
     uint32_t region_size;     /* bytes; 0 = exactly what the layout needs */
     uint32_t mode;            /* region file permission bits (Linux);
                                  0 = 0600; never world-accessible      */
-    int32_t group;            /* gid allowed to attach (mode g+rw); -1 none */
+    int32_t group;            /* gid allowed to attach: the port sets the
+                                 region's group and adds g+rw; -1 none  */
     const mdcom_domain_cfg *domains;
     uint32_t n_domains;
     const mdcom_channel_cfg *channels;
@@ -165,7 +166,7 @@ int mdcom_term(mdcom_t *m);
 /* Number of live processes attached as domain domain_id (>= 0), or -EINVAL. */
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id);
 
-/* The domain id and process slot of this attachment. */
+/* The domain id of this attachment (UINT32_MAX for an invalid handle). */
 uint32_t mdcom_domain_id(const mdcom_t *m);
 
 /* Name of an mdcom error code (e.g. "EPROTO: peer violated the protocol"). */

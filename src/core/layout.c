@@ -240,8 +240,10 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
             cl.senders = c->senders;
             cl.receivers = c->receivers;
         } else if (c->type == MDCOM_CHAN_SMEM) {
-            if (c->size == 0 || c->size > 0xffffffffu - 2u * MDCOM_CL)
+            if (c->size == 0)
                 return cfg_fail(e, cfg, "channels", i, c->name, "size: must be >= 1");
+            if (c->size > 0xffffffffu - 2u * MDCOM_CL)
+                return cfg_fail(e, cfg, "channels", i, c->name, "size: region would exceed 4 GiB");
             if (!c->users || (c->users & ~dom_mask))
                 return cfg_fail(e, cfg, "channels", i, c->name,
                                 "users: must name one or more configured domains");

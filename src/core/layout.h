@@ -19,7 +19,8 @@
  *           |    heartbeat*}                                                |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
- *           |    queue_depth, senders, receivers}   (SMEM: users in both)   |
+ *           |    queue_depth, senders, receivers}                          |
+ *           |   (SMEM: block_size = data size, users in senders+receivers) |
  *  data_off +--------------------------------------------------------------+
  *           | channel areas, each CL-aligned, in directory order            |
  *           +--------------------------------------------------------------+
@@ -54,6 +55,12 @@
 
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
+
+#ifdef __cplusplus
+/* C++ tests include this header to find shared words; same asserts there. */
+#define _Static_assert static_assert
+extern "C" {
+#endif
 
 #define MDCOM_CL 64u
 #define MDCOM_MAGIC 0x4d43444du /* "MDCM" little-endian */
@@ -265,5 +272,10 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl);
  * -EPROTONOSUPPORT, -ESTALE (with e saying which field differs). */
 int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg,
                         const mdcom_layout *lay, const mdcom_chan_layout *chans, mdcom_err *e);
+
+#ifdef __cplusplus
+}
+#undef _Static_assert
+#endif
 
 #endif /* MDCOM_LAYOUT_H */

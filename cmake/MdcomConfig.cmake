@@ -1,0 +1,107 @@
+# MdcomConfig.cmake - build an MDCOM configuration from a TOML description.
+#
+#   mdcom_generate_config(<target> <toml-file> [PREFIX <sym>])
+#
+# At build time runs `mdcom-cfg generate <toml-file>` (again whenever the TOML
+# file or the tool changes) into ${CMAKE_CURRENT_BINARY_DIR}/<target>/ and
+# creates the STATIC library <target> from the generated <sym>_cfg.c. Linking
+# <target> gives the include path of <sym>_cfg.h and of mdcom/mdcom.h:
+#
+#   mdcom_generate_config(demo_cfg ${PROJECT_SOURCE_DIR}/examples/demo.toml)
+#   target_link_libraries(app PRIVATE demo_cfg mdcom::mdcom)
+#   /* app.c */ #include "demo_cfg.h"  ... mdcom_init(&m, &demo_config, DEMO_DOM_LINUX, 0);
+#
+# <sym> defaults to the region name as a C identifier (what `mdcom-cfg
+# generate` uses); finding it requires reading the TOML at configure time, so
+# the project is re-configured when the TOML changes. With PREFIX the TOML is
+# only read at build time.
+#
+# Needs Python >= 3.11 on the build host (Python3_EXECUTABLE, found by the top
+# CMakeLists); works unchanged when cross-compiling (the generated C is
+# freestanding). Including this file never fails: only calling the function
+# without a Python interpreter does. See docs/configuration.md.
+
+include_guard(GLOBAL)
+
+get_filename_component(_mdcom_cfg_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set_property(GLOBAL PROPERTY MDCOM_CFG_ROOT "${_mdcom_cfg_root}")
+unset(_mdcom_cfg_root)
+if(Python3_EXECUTABLE)
+  set_property(GLOBAL PROPERTY MDCOM_CFG_PYTHON "${Python3_EXECUTABLE}")
+endif()
+
+# _mdcom_cfg_python(<out-var>): the interpreter to run mdcom-cfg with.
+function(_mdcom_cfg_python out)
+  if(Python3_EXECUTABLE)
+    set(py "${Python3_EXECUTABLE}")
+  else()
+    get_property(py GLOBAL PROPERTY MDCOM_CFG_PYTHON)
+  endif()
+  if(NOT py)
+    find_package(Python3 3.11 COMPONENTS Interpreter)
+    set(py "${Python3_EXECUTABLE}")
+  endif()
+  if(NOT py)
+    message(FATAL_ERROR "mdcom_generate_config: needs Python >= 3.11 on the build host "
+                        "(set Python3_EXECUTABLE)")
+  endif()
+  set(${out} "${py}" PARENT_SCOPE)
+endfunction()
+
+# _mdcom_cfg_default_prefix(<out-var> <python> <tool> <toml>): the default
+# symbol prefix of <toml>, read with `mdcom-cfg dump --json` (also validates).
+function(_mdcom_cfg_default_prefix out py tool toml)
+  execute_process(
+    COMMAND "${py}" "${tool}" dump "${toml}" --json
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE json
+    ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    string(STRIP "${err}" err)
+    message(FATAL_ERROR "mdcom_generate_config: invalid configuration:\n${err}")
+  endif()
+  string(JSON sym GET "${json}" prefix)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${toml}")
+  set(${out} "${sym}" PARENT_SCOPE)
+endfunction()
+
+function(mdcom_generate_config target toml)
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "PREFIX" "")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "mdcom_generate_config(${target}): unexpected arguments "
+                        "'${ARG_UNPARSED_ARGUMENTS}' (usage: <target> <toml> [PREFIX <sym>])")
+  endif()
+  get_property(root GLOBAL PROPERTY MDCOM_CFG_ROOT)
+  set(tool "${root}/tools/mdcom-cfg")
+  _mdcom_cfg_python(py)
+
+  get_filename_component(toml "${toml}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${toml}")
+    message(FATAL_ERROR "mdcom_generate_config(${target}): no such file: ${toml}")
+  endif()
+  if(ARG_PREFIX)
+    set(sym "${ARG_PREFIX}")
+  else()
+    _mdcom_cfg_default_prefix(sym "${py}" "${tool}" "${toml}")
+  endif()
+
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}")
+  get_filename_component(toml_name "${toml}" NAME)
+  add_custom_command(
+    OUTPUT "${out}/${sym}_cfg.h" "${out}/${sym}_cfg.c"
+    COMMAND "${py}" "${tool}" generate "${toml}" --out-dir "${out}" --prefix "${sym}"
+    DEPENDS "${toml}" "${tool}" "${root}/tools/mdcom_cfg.py"
+    COMMENT "mdcom-cfg: generating ${sym}_cfg.c from ${toml_name}"
+    VERBATIM)
+
+  add_library(${target} STATIC "${out}/${sym}_cfg.c" "${out}/${sym}_cfg.h")
+  target_include_directories(${target} PUBLIC "${out}" "${root}/include")
+  set_target_properties(${target} PROPERTIES
+    C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF LINKER_LANGUAGE C)
+  if(NOT CMAKE_CROSSCOMPILING)
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
+  if(DEFINED MDCOM_WARNINGS)
+    target_compile_options(${target} PRIVATE ${MDCOM_WARNINGS})
+  endif()
+endfunction()
