@@ -1,0 +1,149 @@
+/*
+ * bench.h - shared pieces of mdcom-bench.
+ *
+ * mdcom-bench is one executable with subcommands. Each subcommand is one file
+ * (cmd_<name>.c) defining a `const bench_cmd bench_cmd_<name>` and one line in
+ * the table of main.c. Round-trip transports (transport.h) are one file each
+ * too. Everything else here is small plumbing: clock, CPU pinning, argument
+ * parsing, number formatting, statistics (stats.c) and a JSON writer (json.c).
+ */
+#ifndef MDCOM_BENCH_H
+#define MDCOM_BENCH_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Subcommands                                                          */
+/* ------------------------------------------------------------------ */
+typedef struct bench_cmd {
+    const char *name;
+    const char *summary; /* one line for `mdcom-bench --help`        */
+    /* argv[0] is the subcommand name. Returns the process exit code:
+     * 0 ok, 1 integrity or API error, 2 usage error, 3 a target missed
+     * (only when the subcommand was asked to be strict). */
+    int (*main)(int argc, char **argv);
+    void (*usage)(FILE *out); /* full help for `mdcom-bench NAME --help` */
+} bench_cmd;
+
+#define BENCH_EXIT_OK 0
+#define BENCH_EXIT_ERROR 1
+#define BENCH_EXIT_USAGE 2
+#define BENCH_EXIT_MISSED 3
+#define BENCH_EXIT_INTERRUPTED 130
+
+/* Set by SIGINT/SIGTERM once bench_catch_signals() ran: measuring loops stop
+ * at the next round trip, and everything is torn down (no region left behind
+ * in /dev/shm). */
+extern volatile sig_atomic_t bench_interrupted;
+void bench_catch_signals(void);
+
+/* ------------------------------------------------------------------ */
+/* Clock and CPU                                                         */
+/* ------------------------------------------------------------------ */
+static inline uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* One pause inside a spin loop. */
+static inline void bench_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* Mean cost of one bench_now_ns() call, in ns (measured once). */
+double bench_timer_overhead_ns(void);
+
+/* CPUs for a two-sided benchmark: the first two CPUs in this process'
+ * affinity mask. */
+typedef struct bench_cpus {
+    int n_online;   /* sysconf(_SC_NPROCESSORS_ONLN)                    */
+    int n_allowed;  /* CPUs in the affinity mask at start              */
+    int pinned;     /* 1 when two distinct CPUs were found             */
+    int cpu[2];     /* [0] the measuring side, [1] the peer; -1 unpinned */
+} bench_cpus;
+
+void bench_cpus_detect(bench_cpus *c);
+/* Pin the calling process to cpu (no-op for cpu < 0). 0 or -errno. */
+int bench_pin_self(int cpu);
+
+/* ------------------------------------------------------------------ */
+/* Errors and messages                                                   */
+/* ------------------------------------------------------------------ */
+/* Print "mdcom-bench: <fmt>\n" to stderr. */
+void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "mdcom-bench: <what>: <mdcom_strerror(rc)> (<rc>)\n". */
+void bench_err_mdcom(const char *what, int rc);
+
+/* ------------------------------------------------------------------ */
+/* Argument parsing and formatting                                       */
+/* ------------------------------------------------------------------ */
+/* "64", "4K", "4KiB", "1M", "1MiB", "512B": binary multiples. 0 or -1. */
+int bench_parse_size(const char *s, uint64_t *out);
+/* Comma separated sizes, at most max entries. Count or -1 (message printed). */
+int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi);
+/* Unsigned integer with optional k/M suffix (decimal: 100k = 100000). */
+int bench_parse_count(const char *s, uint64_t *out);
+int bench_parse_double(const char *s, double *out);
+
+/* "64 B", "4 KiB", "1 MiB", "1536 B". buf >= 16 bytes. */
+const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes);
+/* A duration in ns with a unit: "812 ns", "12.3 us", "1.25 ms", "2.00 s". */
+const char *bench_fmt_ns(char *buf, size_t len, double ns);
+
+/* A name unique to this process and call: "<prefix>-<pid>-<n>". */
+void bench_unique_name(char *buf, size_t len, const char *prefix);
+
+/* ------------------------------------------------------------------ */
+/* Statistics (stats.c)                                                  */
+/* ------------------------------------------------------------------ */
+typedef struct bench_stats {
+    size_t n;
+    uint64_t min, p50, p90, p99, p999, max; /* ns, nearest-rank percentiles */
+    double mean, stddev;                    /* ns, sample standard deviation */
+} bench_stats;
+
+/* Sort samples in place (ascending) and summarise them. n may be 0. */
+void bench_stats_compute(uint64_t *samples, size_t n, bench_stats *out);
+/* Nearest-rank percentile of sorted samples (0 < p <= 100). */
+uint64_t bench_percentile(const uint64_t *sorted, size_t n, double p);
+
+/* ------------------------------------------------------------------ */
+/* JSON writer (json.c): streaming, handles commas and nesting.          */
+/* ------------------------------------------------------------------ */
+#define BENCH_JSON_DEPTH 16
+typedef struct bench_json {
+    FILE *f;
+    int depth;
+    int count[BENCH_JSON_DEPTH]; /* members written at each level */
+} bench_json;
+
+void bench_json_init(bench_json *j, FILE *f);
+/* key is NULL inside arrays (and for the top level value). */
+void bench_json_obj_begin(bench_json *j, const char *key);
+void bench_json_obj_end(bench_json *j);
+void bench_json_arr_begin(bench_json *j, const char *key);
+void bench_json_arr_end(bench_json *j);
+void bench_json_str(bench_json *j, const char *key, const char *val); /* NULL -> null */
+void bench_json_u64(bench_json *j, const char *key, uint64_t val);
+void bench_json_i64(bench_json *j, const char *key, int64_t val);
+void bench_json_dbl(bench_json *j, const char *key, double val); /* NaN/inf -> null */
+void bench_json_bool(bench_json *j, const char *key, int val);
+void bench_json_null(bench_json *j, const char *key);
+/* Write a bench_stats as an object with *_ns members. */
+void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
+
+#endif /* MDCOM_BENCH_H */

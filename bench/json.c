@@ -1,0 +1,140 @@
+/*
+ * json.c - a minimal streaming JSON writer (objects, arrays, scalars).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "bench.h"
+
+void bench_json_init(bench_json *j, FILE *f)
+{
+    j->f = f;
+    j->depth = 0;
+    j->count[0] = 0;
+}
+
+static void indent(bench_json *j)
+{
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
+}
+
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Separator, indentation and key of the next member. */
+static void member(bench_json *j, const char *key)
+{
+    if (j->depth > 0) {
+        if (j->count[j->depth] > 0)
+            fputc(',', j->f);
+        fputc('\n', j->f);
+        j->count[j->depth]++;
+        indent(j);
+    }
+    if (key) {
+        put_string(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+static void json_open(bench_json *j, const char *key, char c)
+{
+    member(j, key);
+    fputc(c, j->f);
+    if (j->depth + 1 < BENCH_JSON_DEPTH) {
+        j->depth++;
+        j->count[j->depth] = 0;
+    }
+}
+
+static void json_close(bench_json *j, char c)
+{
+    int had = j->count[j->depth] > 0;
+    if (j->depth > 0)
+        j->depth--;
+    if (had) {
+        fputc('\n', j->f);
+        indent(j);
+    }
+    fputc(c, j->f);
+    if (j->depth == 0)
+        fputc('\n', j->f);
+}
+
+void bench_json_obj_begin(bench_json *j, const char *key) { json_open(j, key, '{'); }
+void bench_json_obj_end(bench_json *j) { json_close(j, '}'); }
+void bench_json_arr_begin(bench_json *j, const char *key) { json_open(j, key, '['); }
+void bench_json_arr_end(bench_json *j) { json_close(j, ']'); }
+
+void bench_json_str(bench_json *j, const char *key, const char *val)
+{
+    member(j, key);
+    if (val)
+        put_string(j->f, val);
+    else
+        fputs("null", j->f);
+}
+
+void bench_json_u64(bench_json *j, const char *key, uint64_t val)
+{
+    member(j, key);
+    fprintf(j->f, "%" PRIu64, val);
+}
+
+void bench_json_i64(bench_json *j, const char *key, int64_t val)
+{
+    member(j, key);
+    fprintf(j->f, "%" PRId64, val);
+}
+
+void bench_json_dbl(bench_json *j, const char *key, double val)
+{
+    member(j, key);
+    if (isfinite(val))
+        fprintf(j->f, "%.6g", val);
+    else
+        fputs("null", j->f);
+}
+
+void bench_json_bool(bench_json *j, const char *key, int val)
+{
+    member(j, key);
+    fputs(val ? "true" : "false", j->f);
+}
+
+void bench_json_null(bench_json *j, const char *key)
+{
+    member(j, key);
+    fputs("null", j->f);
+}
+
+void bench_json_stats(bench_json *j, const char *key, const bench_stats *s)
+{
+    bench_json_obj_begin(j, key);
+    bench_json_u64(j, "n", s->n);
+    bench_json_u64(j, "min_ns", s->min);
+    bench_json_u64(j, "p50_ns", s->p50);
+    bench_json_u64(j, "p90_ns", s->p90);
+    bench_json_u64(j, "p99_ns", s->p99);
+    bench_json_u64(j, "p999_ns", s->p999);
+    bench_json_u64(j, "max_ns", s->max);
+    bench_json_dbl(j, "mean_ns", s->mean);
+    bench_json_dbl(j, "stddev_ns", s->stddev);
+    bench_json_obj_end(j);
+}

@@ -1,0 +1,255 @@
+/*
+ * util.c - clock, CPU pinning, messages, argument parsing and formatting.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "mdcom/mdcom.h"
+
+volatile sig_atomic_t bench_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    bench_interrupted = 1;
+}
+
+void bench_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+double bench_timer_overhead_ns(void)
+{
+    static double cached = -1.0;
+    if (cached >= 0.0)
+        return cached;
+    /* Best of a few short runs: the cost of the call itself, not of the
+     * interrupts that happened to land in one of them. */
+    double best = 1e9;
+    for (int r = 0; r < 5; r++) {
+        enum { N = 20000 };
+        volatile uint64_t sink = 0;
+        uint64_t t0 = bench_now_ns();
+        for (int i = 0; i < N; i++)
+            sink += bench_now_ns();
+        uint64_t t1 = bench_now_ns();
+        (void)sink;
+        double per = (double)(t1 - t0) / N;
+        if (per < best)
+            best = per;
+    }
+    cached = best;
+    return cached;
+}
+
+void bench_cpus_detect(bench_cpus *c)
+{
+    cpu_set_t set;
+    memset(c, 0, sizeof(*c));
+    c->cpu[0] = c->cpu[1] = -1;
+    long on = sysconf(_SC_NPROCESSORS_ONLN);
+    c->n_online = on > 0 ? (int)on : 1;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        c->n_allowed = c->n_online;
+        return;
+    }
+    c->n_allowed = CPU_COUNT(&set);
+    int found = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
+        if (CPU_ISSET(cpu, &set))
+            c->cpu[found++] = cpu;
+    }
+    if (found == 2) {
+        c->pinned = 1;
+    } else {
+        c->cpu[0] = c->cpu[1] = -1;
+    }
+}
+
+int bench_pin_self(int cpu)
+{
+    if (cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        return -errno;
+    return 0;
+}
+
+void bench_err(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    /* one write so that messages of the two processes do not interleave */
+    fprintf(stderr, "mdcom-bench: %s\n", buf);
+}
+
+void bench_err_mdcom(const char *what, int rc)
+{
+    const char *s = mdcom_strerror(rc);
+    bench_err("%s: %s (%d)", what, s ? s : "?", rc);
+}
+
+int bench_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K') {
+        mul = 1024u;
+        end++;
+    } else if (*end == 'm' || *end == 'M') {
+        mul = 1024u * 1024u;
+        end++;
+    } else if (*end == 'g' || *end == 'G') {
+        mul = 1024u * 1024u * 1024u;
+        end++;
+    }
+    if (mul != 1 && (*end == 'i' || *end == 'I'))
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0')
+        return -1;
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
+}
+
+int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
+{
+    char tmp[512];
+    if (!s || strlen(s) >= sizeof(tmp)) {
+        bench_err("size list too long");
+        return -1;
+    }
+    strcpy(tmp, s);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (bench_parse_size(tok, &v) != 0) {
+            bench_err("bad size '%s' (examples: 64, 4K, 1M)", tok);
+            return -1;
+        }
+        if (v < lo || v > hi) {
+            bench_err("size '%s' out of range %u..%u bytes", tok, lo, hi);
+            return -1;
+        }
+        if (n == max) {
+            bench_err("at most %d sizes", max);
+            return -1;
+        }
+        out[n++] = (uint32_t)v;
+    }
+    if (n == 0) {
+        bench_err("empty size list");
+        return -1;
+    }
+    return n;
+}
+
+int bench_parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    uint64_t mul = 1;
+    if (*end == 'k' || *end == 'K') {
+        mul = 1000u;
+        end++;
+    } else if (*end == 'm' || *end == 'M') {
+        mul = 1000000u;
+        end++;
+    }
+    if (*end != '\0' || v > UINT64_MAX / mul)
+        return -1;
+    *out = (uint64_t)v * mul;
+    return 0;
+}
+
+int bench_parse_double(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+    if (bytes >= 1024u * 1024u && bytes % (1024u * 1024u) == 0)
+        snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+    else if (bytes >= 1024u && bytes % 1024u == 0)
+        snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes >> 10));
+    else
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    return buf;
+}
+
+const char *bench_fmt_ns(char *buf, size_t len, double ns)
+{
+    /* three significant digits, unit chosen per value */
+    if (!isfinite(ns) || ns < 0)
+        snprintf(buf, len, "-");
+    else if (ns < 1000.0)
+        snprintf(buf, len, "%.0f ns", ns);
+    else if (ns < 10e3)
+        snprintf(buf, len, "%.2f us", ns / 1e3);
+    else if (ns < 100e3)
+        snprintf(buf, len, "%.1f us", ns / 1e3);
+    else if (ns < 1e6)
+        snprintf(buf, len, "%.0f us", ns / 1e3);
+    else if (ns < 10e6)
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    else if (ns < 100e6)
+        snprintf(buf, len, "%.1f ms", ns / 1e6);
+    else if (ns < 1e9)
+        snprintf(buf, len, "%.0f ms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.2f s", ns / 1e9);
+    return buf;
+}
+
+void bench_unique_name(char *buf, size_t len, const char *prefix)
+{
+    static unsigned counter;
+    snprintf(buf, len, "%s-%ld-%u", prefix, (long)getpid(), counter++);
+}
