@@ -1,6 +1,6 @@
 /*
- * fifo.c - FIFO channels: a block pool and a FIFO of block IDs, both bounded
- * MPMC rings (see the diagram in layout.h), plus a per-block state word.
+ * fifo.c - FIFO channels: a pool of blocks (one state word per block) and a
+ * FIFO of block IDs (a bounded MPMC ring); see the diagram in layout.h.
  *
  * Block life cycle (state word = state | owner << 8, owner = process slot + 1)
  *
@@ -10,9 +10,9 @@
  *
  * Every transition is a CAS on the expected state, so a duplicated, forged or
  * double-freed block ID from a peer is caught (-EPROTO / -EALREADY) instead of
- * giving one block two owners. Ordering of block *data* comes from the rings:
- * the producer's release store of a slot's seq pairs with the consumer's
- * acquire load of it; the state word itself needs no ordering of its own.
+ * giving one block two owners. Ordering of block *data*: sender -> receiver by
+ * the queue (release store of a slot's seq, acquire load of it); receiver ->
+ * next sender by the state word (free is a release CAS, alloc an acquire CAS).
  *
  * Untrusted region: every position is masked before indexing, every ID and
  * length read from a slot is copied once into a local and range-checked, and
@@ -24,36 +24,29 @@
 #include "internal.h"
 
 /* ---------------------------------------------------------------- */
-/* bounded MPMC ring (positions free-running u32, one seq per slot)   */
+/* the queue: bounded MPMC ring (free-running u32 positions, a seq per slot) */
 /* ---------------------------------------------------------------- */
 
-static inline mdcom_aword *slot_seq(uint8_t *slots, uint32_t stride, uint32_t i)
-{
-    return (mdcom_aword *)(slots + (size_t)i * stride);
-}
-
 /* Push (id, len). 0, -EAGAIN (full) or -EPROTO (indices never settle). */
-static inline int ring_push(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask,
+static inline int ring_push(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
                             uint32_t id, uint32_t len)
 {
     /* relaxed: the position is only a hint; the slot's seq is authoritative */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
-        uint8_t *s = slots + (size_t)(pos & mask) * stride; /* masked: always in bounds */
+        mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
         /* acquire: the consumer's reads of this slot finished before it freed it */
-        uint32_t seq = atomic_load_explicit(slot_seq(slots, stride, pos & mask),
-                                            memory_order_acquire);
+        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
         int32_t d = (int32_t)(seq - pos);
         if (d == 0) {
             /* relaxed: claiming the position; publication is the seq store */
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
-                ((uint32_t *)s)[1] = id;
-                if (stride >= 12)
-                    ((uint32_t *)s)[2] = len;
+                s->id = id;
+                s->len = len;
                 /* release: id/len and the block's data are visible before the slot reads full */
-                atomic_store_explicit((mdcom_aword *)s, pos + 1, memory_order_release);
+                atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
                 return 0;
             }
         } else if (d < 0) {
@@ -66,23 +59,23 @@ static inline int ring_push(mdcom_aword *posw, uint8_t *slots, uint32_t stride, 
 }
 
 /* Pop into *id, *len. 0, -EAGAIN (empty) or -EPROTO. */
-static inline int ring_pop(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask,
+static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
                            uint32_t *id, uint32_t *len)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
-        uint8_t *s = slots + (size_t)(pos & mask) * stride;
+        mdcom_wire_qslot *s = &slots[pos & mask];
         /* acquire: pairs with the producer's release; id/len/data are complete */
-        uint32_t seq = atomic_load_explicit((mdcom_aword *)s, memory_order_acquire);
+        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
         int32_t d = (int32_t)(seq - (pos + 1));
         if (d == 0) {
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
-                *id = ((volatile uint32_t *)s)[1]; /* read once */
-                *len = stride >= 12 ? ((volatile uint32_t *)s)[2] : 0;
+                *id = ((volatile mdcom_wire_qslot *)s)->id; /* read once */
+                *len = ((volatile mdcom_wire_qslot *)s)->len;
                 /* release: our reads of the slot are done before producers reuse it */
-                atomic_store_explicit((mdcom_aword *)s, pos + mask + 1, memory_order_release);
+                atomic_store_explicit(&s->seq, pos + mask + 1, memory_order_release);
                 return 0;
             }
         } else if (d < 0) {
@@ -94,14 +87,13 @@ static inline int ring_pop(mdcom_aword *posw, uint8_t *slots, uint32_t stride, u
     return -EPROTO;
 }
 
-/* 1 when the ring has an entry at the consumer position (or moved: maybe). */
-static inline int ring_ready(mdcom_aword *posw, uint8_t *slots, uint32_t stride, uint32_t mask)
+/* 1 when the slot at the consumer (or producer, full = 0) position is ready. */
+static inline int ring_ready(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask, int full)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
-    /* acquire: a positive answer must let the caller see the entry */
-    uint32_t seq = atomic_load_explicit((mdcom_aword *)(slots + (size_t)(pos & mask) * stride),
-                                        memory_order_acquire);
-    return (int32_t)(seq - (pos + 1)) >= 0;
+    /* acquire: a positive answer must let the caller see the entry / free slot */
+    uint32_t seq = atomic_load_explicit(&slots[pos & mask].seq, memory_order_acquire);
+    return (int32_t)(seq - (pos + (full ? 1u : 0u))) >= 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -133,11 +125,9 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
     f->m = m;
     f->ctl = (mdcom_wire_fifo_ctl *)a;
     f->q = (mdcom_wire_qslot *)(a + cl->qslots_off);
-    f->pool = (mdcom_wire_pslot *)(a + cl->pslots_off);
     f->bstate = (mdcom_aword *)(a + cl->bstate_off);
     f->blocks = a + cl->blocks_off;
     f->qmask = cl->qcap - 1;
-    f->pmask = cl->pcap - 1;
     f->block_size = cl->block_size;
     f->block_count = cl->block_count;
     f->stride = cl->stride;
@@ -148,17 +138,6 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
     f->tag = MDCOM_TAG_FIFO;
 }
 
-static int pool_put_block(struct mdcom_fifoch *ch, uint32_t id)
-{
-    int r = ring_push(&ch->ctl->penq.w[0], (uint8_t *)ch->pool, sizeof(mdcom_wire_pslot),
-                      ch->pmask, id, 0);
-    if (r) { /* the pool can hold every block: full means corrupted indices */
-        count_error(ch);
-        return -EPROTO;
-    }
-    return 0;
-}
-
 /* Release (id) held by owner back to the pool. */
 static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
 {
@@ -167,11 +146,38 @@ static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
     uint32_t st = MDCOM_BLK_STATE(s);
     if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return -EALREADY;
-    /* relaxed: the pool ring's release orders our use of the data before reuse */
+    /* release: our use of the block's data is done before the next owner's alloc */
     if (!atomic_compare_exchange_strong_explicit(bs, &s, MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                                                 memory_order_relaxed, memory_order_relaxed))
+                                                 memory_order_release, memory_order_relaxed))
         return -EALREADY;
-    return pool_put_block(ch, id);
+    return 0;
+}
+
+/* Number of free blocks (a racy snapshot). */
+static uint32_t count_free(struct mdcom_fifoch *ch)
+{
+    uint32_t id, n = 0;
+    for (id = 0; id < ch->block_count; id++)
+        n += atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) ==
+             MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
+    return n;
+}
+
+/* 1 when some block is free, scanning from the alloc hint. */
+static int any_free(struct mdcom_fifoch *ch)
+{
+    uint32_t n = ch->block_count, k;
+    uint32_t id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    if (id >= n)
+        id = 0;
+    for (k = 0; k < n; k++) {
+        if (atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) ==
+            MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
+            return 1;
+        if (++id == n)
+            id = 0;
+    }
+    return 0;
 }
 
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner)
@@ -222,25 +228,22 @@ int mdcom_fifoch_open(mdcom_t *m, const char *name, mdcom_fifoch_t **out)
 
 int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
 {
-    uint32_t e, d, pe, pd;
+    uint32_t e, d;
     if (!valid_fifo(ch) || !st)
         return -EINVAL;
     e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
     d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed);
-    pe = atomic_load_explicit(&ch->ctl->penq.w[0], memory_order_relaxed);
-    pd = atomic_load_explicit(&ch->ctl->pdeq.w[0], memory_order_relaxed);
     st->block_size = ch->block_size;
     st->block_count = ch->block_count;
     st->queue_depth = ch->qmask + 1;
     st->queued = e - d;
-    st->free_blocks = pe - pd;
+    st->free_blocks = count_free(ch);
     st->filtered = atomic_load_explicit(&ch->ctl->stats.w[0], memory_order_relaxed);
     st->errors = atomic_load_explicit(&ch->ctl->stats.w[1], memory_order_relaxed);
     /* a snapshot of racing counters may be off by the in-flight ops; beyond
      * capacity (or "negative") it is corrupted */
-    if (st->queued > st->queue_depth || st->free_blocks > ch->block_count) {
-        st->queued = st->queued > st->queue_depth ? st->queue_depth : st->queued;
-        st->free_blocks = st->free_blocks > ch->block_count ? ch->block_count : st->free_blocks;
+    if (st->queued > st->queue_depth) {
+        st->queued = st->queue_depth;
         return -EPROTO;
     }
     return 0;
@@ -248,34 +251,33 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
 
 int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
 {
-    uint32_t v, unused, s;
-    int r;
+    const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
+    uint32_t n, k, v;
     if (!valid_fifo(ch) || !id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = ring_pop(&ch->ctl->pdeq.w[0], (uint8_t *)ch->pool, sizeof(mdcom_wire_pslot), ch->pmask,
-                 &v, &unused);
-    if (r == -EAGAIN)
-        return -ENOBUFS;
-    if (r) {
-        count_error(ch);
-        return r;
+    n = ch->block_count;
+    /* relaxed: a private hint; blocks are usually freed in the order sent */
+    v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    if (v >= n)
+        v = 0;
+    for (k = 0; k < n; k++) {
+        uint32_t s = free_word;
+        /* acquire: the previous owner's use of the data (its release in
+         * free) happens before we hand the block out */
+        if (atomic_load_explicit(&ch->bstate[v], memory_order_relaxed) == free_word &&
+            atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
+                                                    MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+            *id = v;
+            return 0;
+        }
+        if (++v == n)
+            v = 0;
     }
-    if (v >= ch->block_count) {
-        count_error(ch);
-        return -EPROTO;
-    }
-    s = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
-    /* relaxed: the pool ring's acquire already ordered the previous owner's use */
-    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
-                                                 MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
-                                                 memory_order_relaxed, memory_order_relaxed)) {
-        count_error(ch); /* an ID in the pool that is not free: forged or duplicated */
-        return -EPROTO;
-    }
-    *id = v;
-    return 0;
+    return -ENOBUFS;
 }
 
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
@@ -340,8 +342,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     p = ch->m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
-    r = ring_push(&ch->ctl->enq.w[0], (uint8_t *)ch->q, sizeof(mdcom_wire_qslot), ch->qmask, id,
-                  len);
+    r = ring_push(&ch->ctl->enq.w[0], ch->q, ch->qmask, id, len);
     if (r) {
         /* not queued: give the block back to the caller */
         s = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
@@ -363,8 +364,7 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         return -EINVAL;
     if (!ch->can_rx)
         return -EPERM;
-    r = ring_pop(&ch->ctl->deq.w[0], (uint8_t *)ch->q, sizeof(mdcom_wire_qslot), ch->qmask, &v,
-                 &l);
+    r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, &v, &l);
     if (r) {
         if (r == -EPROTO)
             count_error(ch);
@@ -404,7 +404,7 @@ int mdcom_fifoch_notify(mdcom_fifoch_t *ch)
         return -EINVAL;
     ev = &ch->ctl->event.w[0];
     waiters = &ch->ctl->event.w[1];
-    /* fence: what we published (queue/pool slots) is visible before we read
+    /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(waiters, memory_order_relaxed) != 0) {
@@ -427,19 +427,12 @@ static int fifo_cond(void *p)
     struct wait_arg *a = (struct wait_arg *)p;
     struct mdcom_fifoch *ch = a->ch;
     int got = 0;
-    if ((a->events & MDCOM_EV_RX) && ring_ready(&ch->ctl->deq.w[0], (uint8_t *)ch->q,
-                                                sizeof(mdcom_wire_qslot), ch->qmask))
+    if ((a->events & MDCOM_EV_RX) && ring_ready(&ch->ctl->deq.w[0], ch->q, ch->qmask, 1))
         got |= MDCOM_EV_RX;
-    if ((a->events & MDCOM_EV_TX) && ring_ready(&ch->ctl->pdeq.w[0], (uint8_t *)ch->pool,
-                                                sizeof(mdcom_wire_pslot), ch->pmask))
+    if ((a->events & MDCOM_EV_TX) && any_free(ch))
         got |= MDCOM_EV_TX;
-    if (a->events & MDCOM_EV_SPACE) {
-        uint32_t pos = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
-        /* acquire: the consumer finished with the slot it handed back */
-        uint32_t seq = atomic_load_explicit(&ch->q[pos & ch->qmask].seq, memory_order_acquire);
-        if ((int32_t)(seq - pos) >= 0)
-            got |= MDCOM_EV_SPACE;
-    }
+    if ((a->events & MDCOM_EV_SPACE) && ring_ready(&ch->ctl->enq.w[0], ch->q, ch->qmask, 0))
+        got |= MDCOM_EV_SPACE;
     /* acquire: what the notifier published before notify() is visible */
     if ((a->events & MDCOM_EV_NOTIFY) &&
         atomic_load_explicit(&ch->ctl->event.w[0], memory_order_acquire) != a->ev_snap)

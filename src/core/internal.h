@@ -40,10 +40,9 @@ struct mdcom_fifoch {
     struct mdcom *m;
     mdcom_wire_fifo_ctl *ctl;
     mdcom_wire_qslot *q;
-    mdcom_wire_pslot *pool;
-    mdcom_aword *bstate;
+    mdcom_aword *bstate; /* block states = the pool            */
     uint8_t *blocks;
-    uint32_t qmask, pmask; /* capacity - 1 (powers of two)     */
+    uint32_t qmask; /* queue capacity - 1 (power of two)       */
     uint32_t block_size, block_count, stride;
     uint32_t can_tx, can_rx;
     /* filter: written by mdcom_filter_set, read at enqueue */
@@ -52,6 +51,7 @@ struct mdcom_fifoch {
     _Atomic uint32_t filter_count;
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
+    _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */

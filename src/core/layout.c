@@ -223,13 +223,11 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
             cl.block_size = c->block_size;
             cl.block_count = c->block_count;
             cl.qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
-            cl.pcap = pow2_ceil(c->block_count);
             cl.stride = (uint32_t)align_up(c->block_size, MDCOM_CL);
             if (cl.stride < c->block_size)
                 return cfg_fail(e, cfg, "channels", i, c->name, "block_size: too large");
             cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
-            cl.pslots_off = cl.qslots_off + cl.qcap * 16u;
-            cl.bstate_off = cl.pslots_off + cl.pcap * 8u;
+            cl.bstate_off = cl.qslots_off + cl.qcap * 16u;
             cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * 4u,
                                                MDCOM_CL);
             sz = cl.blocks_off + (uint64_t)cl.stride * cl.block_count;
@@ -322,20 +320,13 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
     if (cl->type == MDCOM_CHAN_FIFO) {
         mdcom_wire_fifo_ctl *ctl = (mdcom_wire_fifo_ctl *)a;
         mdcom_wire_qslot *q = (mdcom_wire_qslot *)(a + cl->qslots_off);
-        mdcom_wire_pslot *p = (mdcom_wire_pslot *)(a + cl->pslots_off);
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
+        (void)ctl;
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         for (i = 0; i < cl->qcap; i++)
             q[i].seq = i; /* slot i is free for the producer at position i */
-        for (i = 0; i < cl->pcap; i++) {
-            /* the pool starts full: slot i holds block i at position i */
-            p[i].id = i < cl->block_count ? i : 0;
-            p[i].seq = i < cl->block_count ? i + 1 : i;
-        }
         for (i = 0; i < cl->block_count; i++)
-            bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
-        ctl->penq.w[0] = cl->block_count;
-        ctl->pdeq.w[0] = 0;
+            bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
