@@ -25,8 +25,11 @@
  *   - All functions are thread-safe and multi-process safe unless stated.
  *
  * Errors common to every function taking a handle: -EINVAL for a NULL or foreign
- * handle or argument out of range, -ESHUTDOWN once the master terminated the
- * region, -ECONNRESET when the master re-formatted the region (generation changed).
+ * handle or argument out of range. Calls that start a message (alloc, send) or
+ * wait (wait, send, recv, lock) also return -ESHUTDOWN once the master
+ * terminated the region and -ECONNRESET once it re-formatted it (generation
+ * changed; re-attach with mdcom_term + mdcom_init). Calls that finish a
+ * message (enqueue, dequeue, free) still work, so what is queued can be drained.
  */
 #ifndef MDCOM_MDCOM_H
 #define MDCOM_MDCOM_H
@@ -141,9 +144,11 @@ typedef struct mdcom_init_opts {
 #define MDCOM_NO_SPIN 0xffffffffu
 
 /* Attach this process to the system described by cfg as domain domain_id.
- * The master creates and formats the region (re-using and re-formatting a
- * stale one it owns, with a new generation); a remote waits up to
- * opts->attach_timeout_ns for the master, then checks the region against cfg.
+ * A process of the master domain creates and formats the region (re-using and
+ * re-formatting a stale one, with generation + 1); further processes of the
+ * master domain join it like remotes, and only the formatting process ends the
+ * region at mdcom_term. A remote waits up to opts->attach_timeout_ns for the
+ * master, then checks the region against cfg. Attach order does not matter.
  * opts may be NULL (attach timeout 0, default platform).
  * Returns 0 and *out, or:
  *   -EINVAL   invalid config or domain_id (errbuf says which key)
@@ -153,14 +158,16 @@ typedef struct mdcom_init_opts {
  *   -ESTALE   region geometry/layout does not match cfg (errbuf says where)
  *   -EBADMSG  region header corrupted (bad magic or fields)
  *   -EUSERS   all MDCOM_MAX_PROCS process slots in use
+ *   -EADDRINUSE (master domain) a live master serves the region with another
+ *             layout (-ESTALE is returned instead when verification names it)
  *   -EPERM/-EACCES region file owned by someone else or too permissive
  *   other negative errno from the platform's region mapping. */
 int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                const mdcom_init_opts *opts);
 
-/* Detach. The master marks the region terminated (waiters elsewhere return
- * -ESHUTDOWN) and removes it unless keep_region. Blocks this process still
- * holds are returned to their pools. Returns 0 or -EINVAL. */
+/* Detach. The process that formatted the region marks it terminated (waiters
+ * elsewhere return -ESHUTDOWN) and removes it unless keep_region. Blocks this
+ * process still holds are returned to their pools. Returns 0 or -EINVAL. */
 int mdcom_term(mdcom_t *m);
 
 /* Number of live processes attached as domain domain_id (>= 0), or -EINVAL. */
@@ -197,7 +204,7 @@ typedef struct mdcom_fifo_state {
 int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st);
 
 /* Take a free block. 0 and *id, -ENOBUFS if the pool is empty, -EPERM if this
- * domain may not send, -EPROTO if the pool ring is corrupted. Never blocks;
+ * domain may not send, -ESHUTDOWN / -ECONNRESET (see above). Never blocks;
  * wait for MDCOM_EV_TX to block. */
 int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id);
 

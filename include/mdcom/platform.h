@@ -60,9 +60,11 @@ typedef struct mdcom_platform {
     const char *name;
     void *ctx;
 
-    /* region: open (and with MDCOM_REGION_CREATE create, size bytes, mode
-     * bits, group or -1) the region called name. A non-creating open waits up
-     * to timeout_ns for the region to exist with at least size bytes.
+    /* region: open the region called name and map all of it.
+     * With MDCOM_REGION_CREATE (master domain): create it with mode bits and
+     * group (or -1), or re-use an existing one (of this user, never through a
+     * symlink), growing it to at least size bytes, never shrinking it.
+     * Without: wait up to timeout_ns for it to exist with at least size bytes.
      * Returns 0 or a negative errno (-ETIMEDOUT, -EPERM, -EACCES, ...). */
     int (*region_open)(void *ctx, const char *name, uint32_t size, uint32_t flags,
                        uint32_t mode, int32_t group, int64_t timeout_ns,

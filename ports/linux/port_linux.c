@@ -114,12 +114,18 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
             close(fd);
             return r;
         }
-        if ((uint64_t)st.st_size != size && ftruncate(fd, (off_t)size) != 0) {
+        /* grow only: shrinking would fault processes still mapping a stale,
+         * larger region; the core checks what it finds there */
+        if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) != 0) {
             r = -errno;
             close(fd);
             return r;
         }
-        r = map_fd(fd, size, out);
+        if ((uint64_t)st.st_size > 0xffffffffull) {
+            close(fd);
+            return -EFBIG;
+        }
+        r = map_fd(fd, (uint64_t)st.st_size > size ? (uint32_t)st.st_size : size, out);
         if (r)
             close(fd);
         return r;

@@ -253,10 +253,14 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
 {
     const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     uint32_t n, k, v;
+    int r;
     if (!valid_fifo(ch) || !id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
+    r = mdcom_region_check(ch->m); /* no new message into a dead region */
+    if (r)
+        return r;
     n = ch->block_count;
     /* relaxed: a private hint; blocks are usually freed in the order sent */
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);

@@ -77,7 +77,8 @@ union mdcom_chan {
 struct mdcom {
     uint32_t tag;
     uint32_t domain;
-    uint32_t is_master;
+    uint32_t is_master;   /* this domain is the master domain          */
+    uint32_t owns_region; /* this process formatted the region         */
     uint32_t proc_slot;  /* index in the process table           */
     uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
     uint32_t generation; /* generation we attached to            */

@@ -340,8 +340,6 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     mdcom_wire_dirent *de = (mdcom_wire_dirent *)((uint8_t *)base + lay->dir_off);
     uint32_t i;
 
-    /* A remote that sees a state other than READY ignores everything else. */
-    h->state = MDCOM_ST_FORMATTING;
     h->magic = MDCOM_MAGIC;
     h->version = MDCOM_WIRE_VERSION;
     h->hdr_size = MDCOM_HDR_SIZE;
@@ -356,7 +354,6 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     h->n_procs = MDCOM_MAX_PROCS;
     h->data_off = lay->data_off;
     h->master_domain = lay->master_domain;
-    h->reserved0 = 0;
     memset(h->reserved, 0, sizeof(h->reserved));
     for (i = 0; i < cfg->n_domains; i++) {
         memset(&d[i], 0, sizeof(d[i]));
@@ -428,12 +425,9 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
     }
     if ((v = h->hdr_size) != MDCOM_HDR_SIZE)
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "hdr_size", v, MDCOM_HDR_SIZE);
-    if ((v = h->region_size) != lay->region_size)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "region_size", v,
-                              lay->region_size);
-    if (mapped_size < lay->region_size)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "mapped size", mapped_size,
-                              lay->region_size);
+    /* Configured values first, derived ones (offsets, sizes) last, so that the
+     * message names what differs in the configurations. The tables' offsets
+     * depend only on the domain and channel counts, checked first. */
     if ((v = h->n_domains) != cfg->n_domains)
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "n_domains", v, cfg->n_domains);
     if ((v = h->n_channels) != cfg->n_channels)
@@ -447,11 +441,12 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "dir_off", v, lay->dir_off);
     if ((v = h->n_procs) != MDCOM_MAX_PROCS)
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "n_procs", v, MDCOM_MAX_PROCS);
-    if ((v = h->data_off) != lay->data_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "data_off", v, lay->data_off);
     if ((v = h->master_domain) != lay->master_domain)
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "master_domain", v,
                               lay->master_domain);
+    if ((uint64_t)mapped_size < (uint64_t)lay->data_off)
+        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "mapped size", mapped_size,
+                              lay->region_size);
 
     /* Offsets below come from our own layout, which fits in region_size. */
     for (i = 0; i < cfg->n_domains; i++) {
@@ -497,10 +492,6 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
         }
         if ((v = d->type) != cl->type)
             return field_mismatch(e, cfg, "channels", i, cn, "type", v, cl->type);
-        if ((v = d->off) != cl->off)
-            return field_mismatch(e, cfg, "channels", i, cn, "offset", v, cl->off);
-        if ((v = d->size) != cl->size)
-            return field_mismatch(e, cfg, "channels", i, cn, "size", v, cl->size);
         if (cl->type == MDCOM_CHAN_FIFO) {
             if ((v = d->block_size) != cl->block_size)
                 return field_mismatch(e, cfg, "channels", i, cn, "block_size", v, cl->block_size);
@@ -516,7 +507,19 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
             return field_mismatch(e, cfg, "channels", i, cn, "senders", v, cl->senders);
         if ((v = d->receivers) != cl->receivers)
             return field_mismatch(e, cfg, "channels", i, cn, "receivers", v, cl->receivers);
+        if ((v = d->off) != cl->off)
+            return field_mismatch(e, cfg, "channels", i, cn, "offset", v, cl->off);
+        if ((v = d->size) != cl->size)
+            return field_mismatch(e, cfg, "channels", i, cn, "size", v, cl->size);
     }
+    if ((v = h->region_size) != lay->region_size)
+        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "region_size", v,
+                              lay->region_size);
+    if (mapped_size < lay->region_size)
+        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "mapped size", mapped_size,
+                              lay->region_size);
+    if ((v = h->data_off) != lay->data_off)
+        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "data_off", v, lay->data_off);
     if ((v = h->layout_hash) != lay->hash)
         return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "layout_hash", v, lay->hash);
     return 0;

@@ -11,7 +11,8 @@
  *  0        +--------------------------------------------------------------+
  *           | header (256 B): magic 'MDCM', version, hdr_size, region_size, |
  *           | layout_hash, generation*, state*, n_domains, n_channels,      |
- *           | dom_off, proc_off, dir_off, n_procs, data_off, master_domain  |
+ *           | dom_off, proc_off, dir_off, n_procs, data_off, master_domain, |
+ *           | fmt_pid*, fmt_token (the formatting process)                  |
  *  256      +--------------------------------------------------------------+
  *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
  *  proc_off | process table: MDCOM_MAX_PROCS x 16 B                         |
@@ -106,8 +107,9 @@ typedef struct mdcom_wire_hdr {
     uint32_t n_procs;
     uint32_t data_off;
     uint32_t master_domain;
-    uint32_t reserved0;
-    uint8_t reserved[192];
+    mdcom_aword fmt_pid; /* process that formats (FORMATTING) / formatted */
+    uint32_t fmt_token;
+    uint8_t reserved[188];
 } mdcom_wire_hdr;
 
 typedef struct mdcom_wire_domain {
@@ -176,6 +178,8 @@ _Static_assert(offsetof(mdcom_wire_hdr, dir_off) == 44, "hdr.dir_off");
 _Static_assert(offsetof(mdcom_wire_hdr, n_procs) == 48, "hdr.n_procs");
 _Static_assert(offsetof(mdcom_wire_hdr, data_off) == 52, "hdr.data_off");
 _Static_assert(offsetof(mdcom_wire_hdr, master_domain) == 56, "hdr.master_domain");
+_Static_assert(offsetof(mdcom_wire_hdr, fmt_pid) == 60, "hdr.fmt_pid");
+_Static_assert(offsetof(mdcom_wire_hdr, fmt_token) == 64, "hdr.fmt_token");
 _Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
 _Static_assert(offsetof(mdcom_wire_domain, id) == 16, "domain.id");
 _Static_assert(offsetof(mdcom_wire_domain, role) == 20, "domain.role");
@@ -248,7 +252,8 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
                          mdcom_err *e);
 
 /* Write header, tables and empty channels for cfg into base (master). The
- * state word is left FORMATTING; the caller publishes READY. */
+ * state and fmt_pid/fmt_token words are left alone: the caller owns the
+ * region through state == FORMATTING and publishes READY. */
 void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
                          const mdcom_chan_layout *chans, uint32_t generation);
 

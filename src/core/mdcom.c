@@ -236,23 +236,22 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
     return -EUSERS;
 }
 
-/* Master: refuse to format a region another live master serves. */
-static int live_master_present(struct mdcom *m, mdcom_err *e)
+/* 1 when a live process of domain dom is in the process table at proc_off
+ * (an offset read from the region: checked against the mapping first). */
+static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
 {
-    const mdcom_wire_hdr *h = (const mdcom_wire_hdr *)m->base;
-    mdcom_err scratch = {0, 0, 0};
     uint32_t i;
-    (void)e;
-    if (m->map.size < m->lay.region_size ||
-        atomic_load_explicit(&((mdcom_wire_hdr *)m->base)->state, memory_order_acquire) !=
-            MDCOM_ST_READY ||
-        mdcom_layout_verify(h, m->map.size, m->cfg, &m->lay, m->cl, &scratch) != 0)
+    if (proc_off % 4u || proc_off < MDCOM_HDR_SIZE ||
+        (uint64_t)proc_off + MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc) > m->map.size)
         return 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-        mdcom_wire_proc *p = &m->procs[i];
+        mdcom_wire_proc *p = (mdcom_wire_proc *)(m->base + proc_off) + i;
+        /* acquire: pairs with claim_proc's release, so pid/token are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
-        if (o == MDCOM_PROC_DOMAIN_BASE + m->domain && m->plat->proc_alive &&
-            m->plat->proc_alive(m->plat->ctx, p->pid, p->token) != 0)
+        if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
+            (!m->plat->proc_alive ||
+             m->plat->proc_alive(m->plat->ctx, ((volatile mdcom_wire_proc *)p)->pid,
+                                 ((volatile mdcom_wire_proc *)p)->token) != 0))
             return 1;
     }
     return 0;
@@ -266,6 +265,132 @@ static void bind_channels(struct mdcom *m)
             mdcom_fifo_bind(m, i);
         else
             mdcom_smem_bind(m, i);
+    }
+}
+
+/* Master-domain process: format the region (we won state -> FORMATTING). */
+static int format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+{
+    uint32_t gen = 1;
+    int r;
+    m->hdr->fmt_pid = pid; /* who formats: lets others take over if we die */
+    m->hdr->fmt_token = token;
+    if (m->hdr->magic == MDCOM_MAGIC)
+        gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
+    if (gen == 0)
+        gen = 1;
+    mdcom_layout_format(m->base, m->cfg, &m->lay, m->cl, gen);
+    m->generation = gen;
+    m->owns_region = 1;
+    bind_channels(m);
+    r = claim_proc(m, pid, token);
+    if (r) {
+        atomic_store_explicit(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
+        return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
+    }
+    /* release: every formatted byte is visible before anyone sees READY */
+    atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
+    m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+    return 0;
+}
+
+/* Join a READY region that matches our layout. */
+static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+{
+    int r;
+    m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    bind_channels(m);
+    r = claim_proc(m, pid, token);
+    if (r)
+        return mdcom_err_set(e, r, m->cfg->region_name, "all process slots are in use");
+    /* the region may have been re-formatted while we bound it */
+    if (mdcom_region_check(m) != 0) {
+        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                              memory_order_release);
+        return 1; /* look again */
+    }
+    return 0;
+}
+
+/*
+ * Attach state machine. Every process of the master domain may format the
+ * region, but only one does: the one whose CAS moves the state to FORMATTING.
+ * The others (and remotes) wait for READY and join. A READY region whose
+ * master domain has no live process, or an unknown state, is stale and
+ * re-formatted by the next master-domain process (generation + 1).
+ */
+static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
+{
+    const mdcom_config *cfg = m->cfg;
+    int stale = 0; /* last verify error of a READY region without a live master */
+    for (;;) {
+        /* acquire: a READY state orders everything its formatter wrote before it */
+        uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+        uint64_t now;
+        int r;
+        stale = 0;
+        if (st == MDCOM_ST_READY) {
+            mdcom_err scratch = {0, 0, 0};
+            uint32_t proc_off = ((volatile mdcom_wire_hdr *)m->hdr)->proc_off;
+            r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl,
+                                    m->is_master ? &scratch : e);
+            if (r == 0 && (!m->is_master || live_proc_of_domain(m, m->lay.proc_off, m->domain))) {
+                r = join_region(m, pid, token, e);
+                if (r <= 0)
+                    return r;
+                continue;
+            }
+            if (!m->is_master) {
+                /* a region of a live master with another layout: refuse now;
+                 * a stale one (its master gone): wait for a new master */
+                if (live_proc_of_domain(m, proc_off, m->lay.master_domain))
+                    return r;
+                stale = r;
+            } else if (r != 0 && live_proc_of_domain(m, proc_off, m->lay.master_domain)) {
+                /* a live system with another layout: never clobber it */
+                r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
+                mdcom_err_str(e, " (a live master process serves this region)");
+                return r ? r : -EADDRINUSE;
+            }
+        } else if (st == MDCOM_ST_FORMATTING) {
+            if (m->is_master && m->plat->proc_alive) {
+                uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
+                uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
+                if (fp != 0 && m->plat->proc_alive(m->plat->ctx, fp, ft) == 0) {
+                    /* the formatter died: take its place; the CAS on fmt_pid
+                     * makes one taker win. acquire: see what it had written. */
+                    if (atomic_compare_exchange_strong_explicit(
+                            (mdcom_aword *)&m->hdr->fmt_pid, &fp, pid, memory_order_acquire,
+                            memory_order_relaxed))
+                        return format_region(m, pid, token, e);
+                    continue;
+                }
+            }
+        }
+        if (m->is_master && st != MDCOM_ST_FORMATTING) {
+            /* EMPTY, TERMINATED, garbage, or a stale READY: format it.
+             * acq_rel: exclusive ownership of the header from here on */
+            if (atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
+                                                        memory_order_acq_rel,
+                                                        memory_order_relaxed))
+                return format_region(m, pid, token, e);
+            continue;
+        }
+        now = mdcom_now(m);
+        if (now >= deadline) {
+            if (st == MDCOM_ST_FORMATTING)
+                return mdcom_err_set(e, -ETIMEDOUT, cfg->region_name,
+                                     "the region stayed in FORMATTING (formatter busy or dead)");
+            if (stale)
+                return mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
+            return mdcom_err_set(e, -ETIMEDOUT, cfg->region_name,
+                                 "the master did not format the region in time");
+        }
+        {
+            uint64_t rem = deadline - now;
+            int64_t slice = rem > 1000000ull ? 1000000 : (int64_t)rem; /* 1 ms */
+            m->plat->doorbell.wait(m->plat->doorbell.ctx, &m->hdr->state, st, slice);
+        }
     }
 }
 
@@ -324,97 +449,37 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     }
     deadline = mdcom_deadline(m, opts->attach_timeout_ns);
 
-    if (m->is_master) {
-        uint32_t gen = 1;
+    if (m->is_master)
         r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
                               MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
                               &m->map);
-        if (r) {
-            mdcom_err_set(&e, r, cfg->region_name, "cannot create the region: ");
+    else
+        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, -1,
+                              opts->attach_timeout_ns, &m->map);
+    if (r) {
+        if (r == -ETIMEDOUT) {
+            mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
+        } else {
+            mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
             mdcom_err_str(&e, mdcom_strerror(r));
-            goto fail_pool;
         }
-        m->base = (uint8_t *)m->map.base;
-        m->hdr = (mdcom_wire_hdr *)m->base;
-        m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
-        if (m->map.size < m->lay.region_size) {
-            r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "mapped region is too small");
-            goto fail_map;
-        }
-        if (live_master_present(m, &e)) {
-            r = mdcom_err_set(&e, -EADDRINUSE, cfg->region_name,
-                              "a live master process already serves this region");
-            goto fail_map_keep;
-        }
-        if (m->hdr->magic == MDCOM_MAGIC)
-            gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
-        if (gen == 0)
-            gen = 1;
-        mdcom_layout_format(m->base, cfg, &m->lay, m->cl, gen);
-        m->generation = gen;
-        bind_channels(m);
-        r = claim_proc(m, pid, token);
-        if (r) {
-            mdcom_err_set(&e, r, cfg->region_name, "no free process slot");
-            goto fail_map;
-        }
-        /* release: every formatted byte is visible before a remote sees READY */
-        atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
-        plat->doorbell.ring(plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
-    } else {
-        int64_t left = opts->attach_timeout_ns;
-        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, -1, left,
-                              &m->map);
-        if (r) {
-            if (r == -ETIMEDOUT)
-                mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
-            else {
-                mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
-                mdcom_err_str(&e, mdcom_strerror(r));
-            }
-            goto fail_pool;
-        }
-        m->base = (uint8_t *)m->map.base;
-        m->hdr = (mdcom_wire_hdr *)m->base;
-        m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
-        for (;;) {
-            /* acquire: pairs with the master's READY release */
-            uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
-            uint64_t now;
-            if (st == MDCOM_ST_READY)
-                break;
-            now = mdcom_now(m);
-            if (now >= deadline) {
-                r = mdcom_err_set(&e, -ETIMEDOUT, cfg->region_name,
-                                  "the master did not format the region in time");
-                goto fail_map_keep;
-            }
-            {
-                uint64_t rem = deadline - now;
-                int64_t slice = rem > 1000000ull ? 1000000 : (int64_t)rem; /* 1 ms */
-                plat->doorbell.wait(plat->doorbell.ctx, &m->hdr->state, st, slice);
-            }
-        }
-        r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, &e);
-        if (r)
-            goto fail_map_keep;
-        m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
-        bind_channels(m);
-        r = claim_proc(m, pid, token);
-        if (r) {
-            mdcom_err_set(&e, r, cfg->region_name, "all process slots are in use");
-            goto fail_map_keep;
-        }
+        goto fail_pool;
     }
+    m->base = (uint8_t *)m->map.base;
+    m->hdr = (mdcom_wire_hdr *)m->base;
+    m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
+    if (m->map.size < MDCOM_HDR_SIZE || (m->is_master && m->map.size < m->lay.region_size)) {
+        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "mapped region is too small");
+        goto fail_map;
+    }
+    r = attach(m, pid, token, deadline, &e);
+    if (r)
+        goto fail_map;
     m->tag = MDCOM_TAG_INST;
     *out = m;
     return 0;
 
 fail_map:
-    plat->region_close(plat->ctx, &m->map, m->is_master);
-    pool_put(m);
-    return r;
-fail_map_keep:
     plat->region_close(plat->ctx, &m->map, 0);
 fail_pool:
     pool_put(m);
@@ -428,7 +493,7 @@ int mdcom_term(mdcom_t *m)
         return -EINVAL;
     if (mdcom_region_check(m) == 0) {
         mdcom_fifo_release_owner(m, m->owner);
-        if (m->is_master) {
+        if (m->owns_region) {
             /* release: everything before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
             for (i = 0; i < m->cfg->n_channels; i++) {
@@ -446,7 +511,7 @@ int mdcom_term(mdcom_t *m)
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
                               memory_order_release);
     }
-    m->plat->region_close(m->plat->ctx, &m->map, m->is_master && !m->keep_region);
+    m->plat->region_close(m->plat->ctx, &m->map, m->owns_region && !m->keep_region);
     pool_put(m);
     return 0;
 }

@@ -1,0 +1,130 @@
+/*
+ * mp_sys.h - building mdcom configurations at run time and attaching to them,
+ * for the multi-process tests.
+ */
+#ifndef MDCOM_TESTS_MP_SYS_H
+#define MDCOM_TESTS_MP_SYS_H
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "mdcom/mdcom.h"
+#include "mp/mp_util.h"
+
+namespace mdt {
+
+inline mdcom_channel_cfg fifo_cfg(const char *name, uint32_t block_size, uint32_t block_count,
+                                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
+{
+    mdcom_channel_cfg c{};
+    c.name = name;
+    c.type = MDCOM_CHAN_FIFO;
+    c.block_size = block_size;
+    c.block_count = block_count;
+    c.queue_depth = queue_depth;
+    c.senders = senders;
+    c.receivers = receivers;
+    return c;
+}
+
+inline mdcom_channel_cfg smem_cfg(const char *name, uint32_t size, uint32_t users)
+{
+    mdcom_channel_cfg c{};
+    c.name = name;
+    c.type = MDCOM_CHAN_SMEM;
+    c.size = size;
+    c.users = users;
+    return c;
+}
+
+/* A configuration that owns its storage. Build it before fork(): children
+ * get a copy of everything. */
+struct System {
+    std::string region;
+    std::vector<mdcom_domain_cfg> domains;
+    std::vector<mdcom_channel_cfg> channels;
+    uint32_t region_size = 0;
+    mdcom_config cfg{};
+
+    /* The two-domain system of most tests: "a" (id 0) master, "b" (id 1) remote. */
+    static System two_domains(const std::string &region)
+    {
+        System s;
+        s.region = region;
+        s.domains = {{"a", 0, MDCOM_ROLE_MASTER}, {"b", 1, MDCOM_ROLE_REMOTE}};
+        return s;
+    }
+
+    const mdcom_config *get()
+    {
+        cfg = mdcom_config{};
+        cfg.region_name = region.c_str();
+        cfg.region_size = region_size;
+        cfg.mode = 0;
+        cfg.group = -1;
+        cfg.domains = domains.data();
+        cfg.n_domains = (uint32_t)domains.size();
+        cfg.channels = channels.data();
+        cfg.n_channels = (uint32_t)channels.size();
+        return &cfg;
+    }
+};
+
+/* mdcom_init with the options the tests vary. */
+inline int attach(mdcom_t **m, const mdcom_config *cfg, uint32_t domain, int64_t attach_timeout_ns,
+                  uint32_t spin_ns = 0, std::string *err = nullptr)
+{
+    char buf[256] = "";
+    mdcom_init_opts o{};
+    o.attach_timeout_ns = attach_timeout_ns;
+    o.errbuf = buf;
+    o.errbuf_len = sizeof(buf);
+    o.spin_ns = spin_ns;
+    int r = mdcom_init(m, cfg, domain, &o);
+    if (err)
+        *err = buf;
+    if (r != 0)
+        fprintf(stderr, "[pid %ld] mdcom_init(domain %u): %d (%s): %s\n", (long)getpid(), domain,
+                r, mdcom_strerror(r), buf);
+    return r;
+}
+
+/* An attachment of the test's main process, detached at scope exit even when
+ * an assertion fails (so a failed test does not leak an instance slot). */
+struct Inst {
+    mdcom_t *m = nullptr;
+    Inst() = default;
+    Inst(const Inst &) = delete;
+    Inst &operator=(const Inst &) = delete;
+    ~Inst() { term(); }
+    int term()
+    {
+        int r = 0;
+        if (m)
+            r = mdcom_term(m);
+        m = nullptr;
+        return r;
+    }
+    operator mdcom_t *() const { return m; }
+};
+
+/* Test fixture base: a unique region name, children killed and the region
+ * file removed at the end whatever happened. */
+class MpFixture : public ::testing::Test {
+protected:
+    std::string region_;
+    Children kids_;
+
+    void SetUp() override { region_ = unique_region("mdmp"); }
+    void TearDown() override
+    {
+        kids_.kill_all();
+        region_remove(region_);
+    }
+};
+
+} // namespace mdt
+
+#endif /* MDCOM_TESTS_MP_SYS_H */
