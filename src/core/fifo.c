@@ -196,34 +196,14 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner)
 /* API                                                                */
 /* ---------------------------------------------------------------- */
 
-static int open_common(mdcom_t *m, uint32_t index, mdcom_fifoch_t **out)
-{
-    struct mdcom_fifoch *f;
-    if (!mdcom_valid_inst(m) || !out || index >= m->cfg->n_channels)
-        return -EINVAL;
-    f = &m->ch[index].f;
-    if (f->tag != MDCOM_TAG_FIFO)
-        return -ENOENT;
-    if (!f->can_tx && !f->can_rx)
-        return -EPERM;
-    *out = f;
-    return 0;
-}
-
 int mdcom_fifoch_at(mdcom_t *m, uint32_t index, mdcom_fifoch_t **out)
 {
-    return open_common(m, index, out);
+    return mdcom_chan_open(m, 0, index, MDCOM_TAG_FIFO, (void **)out);
 }
 
 int mdcom_fifoch_open(mdcom_t *m, const char *name, mdcom_fifoch_t **out)
 {
-    uint32_t i;
-    if (!mdcom_valid_inst(m) || !name || !out)
-        return -EINVAL;
-    for (i = 0; i < m->cfg->n_channels; i++)
-        if (mdcom_streq(m->cfg->channels[i].name, name, MDCOM_NAME_MAX))
-            return open_common(m, i, out);
-    return -ENOENT;
+    return mdcom_chan_open(m, name, 0, MDCOM_TAG_FIFO, (void **)out);
 }
 
 int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)

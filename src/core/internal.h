@@ -124,6 +124,10 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
 
+/* The channel named name (or, name NULL, at index) if it has type tag and
+ * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
+int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out);
+
 /* reclaim every block held by owner on every FIFO channel (term). */
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner);
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index);

@@ -534,6 +534,29 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     return n;
 }
 
+int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out)
+{
+    const mdcom_chan_layout *cl;
+    if (!valid_inst(m) || !out)
+        return -EINVAL;
+    if (name) {
+        for (index = 0; index < m->cfg->n_channels; index++)
+            if (mdcom_streq(m->cfg->channels[index].name, name, MDCOM_NAME_MAX))
+                break;
+        if (index == m->cfg->n_channels)
+            return -ENOENT;
+    } else if (index >= m->cfg->n_channels) {
+        return -EINVAL;
+    }
+    if (m->ch[index].tag != tag)
+        return -ENOENT;
+    cl = &m->cl[index];
+    if (!(((cl->senders | cl->receivers) >> m->domain) & 1u))
+        return -EPERM;
+    *out = &m->ch[index];
+    return 0;
+}
+
 uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
 
 int mdcom_valid_inst(const struct mdcom *m) { return valid_inst(m); }

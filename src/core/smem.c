@@ -32,34 +32,14 @@ void mdcom_smem_bind(struct mdcom *m, uint32_t index)
     s->tag = MDCOM_TAG_SMEM;
 }
 
-static int open_common(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
-{
-    struct mdcom_smemch *s;
-    if (!mdcom_valid_inst(m) || !out || index >= m->cfg->n_channels)
-        return -EINVAL;
-    s = &m->ch[index].s;
-    if (s->tag != MDCOM_TAG_SMEM)
-        return -ENOENT;
-    if (!s->can_use)
-        return -EPERM;
-    *out = s;
-    return 0;
-}
-
 int mdcom_smemch_at(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
 {
-    return open_common(m, index, out);
+    return mdcom_chan_open(m, 0, index, MDCOM_TAG_SMEM, (void **)out);
 }
 
 int mdcom_smemch_open(mdcom_t *m, const char *name, mdcom_smemch_t **out)
 {
-    uint32_t i;
-    if (!mdcom_valid_inst(m) || !name || !out)
-        return -EINVAL;
-    for (i = 0; i < m->cfg->n_channels; i++)
-        if (mdcom_streq(m->cfg->channels[i].name, name, MDCOM_NAME_MAX))
-            return open_common(m, i, out);
-    return -ENOENT;
+    return mdcom_chan_open(m, name, 0, MDCOM_TAG_SMEM, (void **)out);
 }
 
 int mdcom_smemch_get(mdcom_smemch_t *ch, void **ptr, uint32_t *size)
