@@ -27,6 +27,13 @@
 /* the queue: bounded MPMC ring (free-running u32 positions, a seq per slot) */
 /* ---------------------------------------------------------------- */
 
+/* Slot sequence values: at position p a slot reads 2p when free for the
+ * producer and 2p + 1 when full for the consumer; the consumer frees it for
+ * the next lap with 2(p + capacity). Doubling keeps "full at p" and "free at
+ * p + 1" distinct even for a one-slot queue. */
+#define SEQ_FREE(p) ((uint32_t)((p) << 1))
+#define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
+
 /* Push (id, len). 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
                             uint32_t id, uint32_t len)
@@ -38,7 +45,7 @@ static inline int ring_push(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t
         mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
         /* acquire: the consumer's reads of this slot finished before it freed it */
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int32_t d = (int32_t)(seq - pos);
+        int32_t d = (int32_t)(seq - SEQ_FREE(pos));
         if (d == 0) {
             /* relaxed: claiming the position; publication is the seq store */
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
@@ -46,7 +53,7 @@ static inline int ring_push(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t
                 s->id = id;
                 s->len = len;
                 /* release: id/len and the block's data are visible before the slot reads full */
-                atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+                atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
                 return 0;
             }
         } else if (d < 0) {
@@ -68,14 +75,14 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
         mdcom_wire_qslot *s = &slots[pos & mask];
         /* acquire: pairs with the producer's release; id/len/data are complete */
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int32_t d = (int32_t)(seq - (pos + 1));
+        int32_t d = (int32_t)(seq - SEQ_FULL(pos));
         if (d == 0) {
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 *id = ((volatile mdcom_wire_qslot *)s)->id; /* read once */
                 *len = ((volatile mdcom_wire_qslot *)s)->len;
                 /* release: our reads of the slot are done before producers reuse it */
-                atomic_store_explicit(&s->seq, pos + mask + 1, memory_order_release);
+                atomic_store_explicit(&s->seq, SEQ_FREE(pos + mask + 1), memory_order_release);
                 return 0;
             }
         } else if (d < 0) {
@@ -93,7 +100,7 @@ static inline int ring_ready(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
     /* acquire: a positive answer must let the caller see the entry / free slot */
     uint32_t seq = atomic_load_explicit(&slots[pos & mask].seq, memory_order_acquire);
-    return (int32_t)(seq - (pos + (full ? 1u : 0u))) >= 0;
+    return (int32_t)(seq - (full ? SEQ_FULL(pos) : SEQ_FREE(pos))) >= 0;
 }
 
 /* ---------------------------------------------------------------- */
@@ -203,6 +210,8 @@ int mdcom_fifoch_at(mdcom_t *m, uint32_t index, mdcom_fifoch_t **out)
 
 int mdcom_fifoch_open(mdcom_t *m, const char *name, mdcom_fifoch_t **out)
 {
+    if (!name)
+        return -EINVAL;
     return mdcom_chan_open(m, name, 0, MDCOM_TAG_FIFO, (void **)out);
 }
 
@@ -328,6 +337,11 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], ch->q, ch->qmask, id, len);
     if (r) {
+        /* not sent: a retry of the same message must meet the filter as this
+         * attempt did, so the every-nth count goes back */
+        if (atomic_load_explicit(&ch->filter_type, memory_order_relaxed) ==
+            MDCOM_FILTER_EVERY_NTH)
+            atomic_fetch_sub_explicit(&ch->filter_count, 1, memory_order_relaxed);
         /* not queued: give the block back to the caller */
         s = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
         atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
@@ -509,7 +523,8 @@ int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeo
     }
     if (r)
         return r;
-    memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
+    if (cap && len)
+        memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
     r = block_release(ch, id, ch->m->owner);
     mdcom_fifoch_notify(ch);
     if (len > cap) {

@@ -130,6 +130,8 @@ int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t 
 
 /* reclaim every block held by owner on every FIFO channel (term). */
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner);
+/* release every SMEM lock held by owner (term, dead owner). */
+void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner);
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
 

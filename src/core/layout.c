@@ -324,7 +324,7 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         (void)ctl;
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         for (i = 0; i < cl->qcap; i++)
-            q[i].seq = i; /* slot i is free for the producer at position i */
+            q[i].seq = 2u * i; /* slot i is free for the producer at position i */
         for (i = 0; i < cl->block_count; i++)
             bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
     } else {

@@ -36,10 +36,11 @@
  *  bst    | block states: block_count x 4 B*  (state | owner << 8) = the pool
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to CL
  *
- *  The queue is a bounded MPMC ring with a sequence word per slot (Vyukov):
- *  the slot at position p is free for a producer when seq == p and full for
- *  a consumer when seq == p + 1. Positions are free-running u32 compared
- *  with wrap-around differences. The pool is the block state array itself: a
+ *  The queue is a bounded MPMC ring with a sequence word per slot (after
+ *  Vyukov): the slot at position p is free for a producer when seq == 2p and
+ *  full for a consumer when seq == 2p + 1; the consumer hands it to the next
+ *  lap with seq = 2(p + qcap). Positions are free-running u32 compared with
+ *  wrap-around differences. The pool is the block state array itself: a
  *  block is free when its state word is FREE, and alloc claims one by CAS,
  *  scanning from a private hint (no pool ring: one cache line less to move
  *  between the cores per message).

@@ -93,8 +93,10 @@ int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
     int r = cond(arg);
     if (r != 0)
         return r;
-    if (timeout_ns == 0)
-        return -ETIMEDOUT;
+    if (timeout_ns == 0) {
+        r = mdcom_region_check(m); /* a poller must learn of a shutdown too */
+        return r ? r : -ETIMEDOUT;
+    }
     now = mdcom_now(m);
     deadline = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
 
@@ -216,6 +218,7 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                                                              memory_order_relaxed))
                     continue;
                 mdcom_fifo_release_owner(m, i + 1);
+                mdcom_smem_release_owner(m, i + 1);
             } else if (o != MDCOM_PROC_FREE ||
                        !atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
                                                                 memory_order_acquire,
@@ -312,6 +315,17 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     return 0;
 }
 
+static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
+{
+    if (st == MDCOM_ST_FORMATTING)
+        return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
+                             "the region stayed in FORMATTING (formatter busy or dead)");
+    if (stale) /* the region of a master that is gone, laid out for another config */
+        return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+    return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
+                         "the master did not format the region in time");
+}
+
 /*
  * Attach state machine. Every process of the master domain may format the
  * region, but only one does: the one whose CAS moves the state to FORMATTING.
@@ -323,11 +337,15 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
 {
     const mdcom_config *cfg = m->cfg;
     int stale = 0; /* last verify error of a READY region without a live master */
+    uint32_t rounds = 0;
     for (;;) {
         /* acquire: a READY state orders everything its formatter wrote before it */
         uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
         uint64_t now;
         int r;
+        /* a state that keeps changing under us must not extend the timeout */
+        if (rounds++ > 0 && mdcom_now(m) >= deadline)
+            return attach_timeout(m, st, stale, e);
         stale = 0;
         if (st == MDCOM_ST_READY) {
             mdcom_err scratch = {0, 0, 0};
@@ -377,15 +395,8 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             continue;
         }
         now = mdcom_now(m);
-        if (now >= deadline) {
-            if (st == MDCOM_ST_FORMATTING)
-                return mdcom_err_set(e, -ETIMEDOUT, cfg->region_name,
-                                     "the region stayed in FORMATTING (formatter busy or dead)");
-            if (stale)
-                return mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
-            return mdcom_err_set(e, -ETIMEDOUT, cfg->region_name,
-                                 "the master did not format the region in time");
-        }
+        if (now >= deadline)
+            return attach_timeout(m, st, stale, e);
         {
             uint64_t rem = deadline - now;
             int64_t slice = rem > 1000000ull ? 1000000 : (int64_t)rem; /* 1 ms */
@@ -424,14 +435,15 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
 
-    if (cfg && cfg->n_channels > MDCOM_MAX_CHANNELS) {
+    r = mdcom_layout_compute(cfg, &m->lay, 0, &e); /* validate before capacity */
+    if (r)
+        goto fail_pool;
+    if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
         r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
                           "more channels than this build's MDCOM_MAX_CHANNELS");
         goto fail_pool;
     }
-    r = mdcom_layout_compute(cfg, &m->lay, m->cl, &e);
-    if (r)
-        goto fail_pool;
+    (void)mdcom_layout_compute(cfg, &m->lay, m->cl, &e);
     role = domain_role(cfg, domain_id);
     if (!role) {
         r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
@@ -492,10 +504,11 @@ int mdcom_term(mdcom_t *m)
     if (!valid_inst(m))
         return -EINVAL;
     if (mdcom_region_check(m) == 0) {
-        mdcom_fifo_release_owner(m, m->owner);
-        if (m->owns_region) {
-            /* release: everything before is visible to whoever sees TERMINATED */
+        if (m->owns_region) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+        mdcom_fifo_release_owner(m, m->owner);
+        mdcom_smem_release_owner(m, m->owner);
+        if (m->owns_region) {
             for (i = 0; i < m->cfg->n_channels; i++) {
                 union mdcom_chan *c = &m->ch[i];
                 if (c->tag == MDCOM_TAG_FIFO) {

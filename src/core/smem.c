@@ -32,6 +32,30 @@ void mdcom_smem_bind(struct mdcom *m, uint32_t index)
     s->tag = MDCOM_TAG_SMEM;
 }
 
+void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
+{
+    uint32_t i;
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        struct mdcom_smemch *ch = &m->ch[i].s;
+        const mdcom_platform *p = m->plat;
+        mdcom_aword *w;
+        uint32_t o = owner;
+        int r;
+        if (ch->tag != MDCOM_TAG_SMEM)
+            continue;
+        w = &ch->ctl->lock.w[0];
+        if (p->lock_release)
+            r = p->lock_release(p->ctx, ch->index, w, owner);
+        else /* release: the holder's writes are visible to the next holder */
+            r = atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
+                                                        memory_order_relaxed)
+                    ? 0
+                    : -EPERM;
+        if (r == 0)
+            mdcom_ring_word(m, w, &ch->ctl->lock.w[1], ch->index);
+    }
+}
+
 int mdcom_smemch_at(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
 {
     return mdcom_chan_open(m, 0, index, MDCOM_TAG_SMEM, (void **)out);
@@ -39,6 +63,8 @@ int mdcom_smemch_at(mdcom_t *m, uint32_t index, mdcom_smemch_t **out)
 
 int mdcom_smemch_open(mdcom_t *m, const char *name, mdcom_smemch_t **out)
 {
+    if (!name)
+        return -EINVAL;
     return mdcom_chan_open(m, name, 0, MDCOM_TAG_SMEM, (void **)out);
 }
 
@@ -84,7 +110,11 @@ int mdcom_smemch_trylock(mdcom_smemch_t *ch)
 
 static int lock_cond(void *p)
 {
-    int r = lock_try((struct mdcom_smemch *)p);
+    struct mdcom_smemch *ch = (struct mdcom_smemch *)p;
+    int r = mdcom_region_check(ch->m); /* a terminated region is not locked */
+    if (r)
+        return r;
+    r = lock_try(ch);
     return r == 0 ? 1 : r == -EBUSY ? 0 : r;
 }
 

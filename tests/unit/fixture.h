@@ -1,0 +1,442 @@
+/*
+ * fixture.h - shared helpers of the mdcom unit tests (C++17, GoogleTest).
+ *
+ *   ut::Config   a run-time mdcom_config with a unique region name
+ *                ("ut-<pid>-<counter>"), so parallel ctest runs never collide;
+ *                removes its /dev/shm file when destroyed
+ *   ut::Inst     an attachment (mdcom_init / mdcom_term, RAII)
+ *   ut::Shm      a third, "hostile" mapping of a region file, to corrupt it
+ *   ut::Geometry mdcom_layout_compute() of a config: where every shared word is
+ *   ut::FifoView the shared words of one FIFO channel inside a mapping
+ *   ut::SmemView the same for an SMEM channel
+ *   UT_EXPECT_ONE_OF(expr, v...)   result is one of a documented set
+ *   ut::crc32    CRC-32 (IEEE) for message integrity checks
+ *
+ * Declare Config objects before the Inst objects that use them: instances keep
+ * a pointer to the config and must be terminated first (reverse destruction).
+ */
+#ifndef MDCOM_UT_FIXTURE_H
+#define MDCOM_UT_FIXTURE_H
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "mdcom/mdcom.h"
+#include "mdcom/platform.h"
+
+#include "layout.h"
+#include "ut_internal.h"
+
+namespace ut {
+
+/* Domain ids used by most tests. */
+constexpr uint32_t kMaster = 0, kR1 = 1, kR2 = 2, kR3 = 3;
+constexpr uint32_t bit(uint32_t d) { return 1u << d; }
+
+inline uint64_t now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+constexpr int64_t ms(int64_t v) { return v * 1000000; }
+constexpr int64_t us(int64_t v) { return v * 1000; }
+
+inline void sleep_ms(long v)
+{
+    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+    nanosleep(&ts, nullptr);
+}
+
+inline std::string unique_name(const char *tag = "ut")
+{
+    static std::atomic<unsigned> counter{0};
+    char buf[MDCOM_NAME_MAX];
+    std::snprintf(buf, sizeof(buf), "%s-%d-%u", tag, (int)getpid(), counter.fetch_add(1) + 1);
+    return buf;
+}
+
+inline std::string shm_path(const std::string &name)
+{
+    const char *dir = std::getenv("MDCOM_SHM_DIR");
+    return std::string(dir && *dir ? dir : "/dev/shm") + "/" + name;
+}
+
+inline bool shm_exists(const std::string &name)
+{
+    struct stat st;
+    return lstat(shm_path(name).c_str(), &st) == 0;
+}
+
+/* Remove region files "ut...-<pid>-<n>" left by test processes that died
+ * (e.g. a sanitizer abort skips destructors). Files of live processes, such
+ * as a parallel ctest run, are kept. Runs once per test binary, at start-up. */
+inline int remove_stale_regions()
+{
+    const char *dir = std::getenv("MDCOM_SHM_DIR");
+    std::string d = dir && *dir ? dir : "/dev/shm";
+    DIR *dp = opendir(d.c_str());
+    int removed = 0;
+    if (!dp)
+        return 0;
+    while (struct dirent *de = readdir(dp)) {
+        std::string n = de->d_name;
+        if (n.compare(0, 2, "ut") != 0)
+            continue;
+        size_t last = n.rfind('-');
+        if (last == std::string::npos || last == 0)
+            continue;
+        size_t prev = n.rfind('-', last - 1);
+        if (prev == std::string::npos)
+            continue;
+        std::string pid_s = n.substr(prev + 1, last - prev - 1);
+        if (pid_s.empty() || pid_s.find_first_not_of("0123456789") != std::string::npos ||
+            pid_s.size() > 9)
+            continue;
+        long pid = std::strtol(pid_s.c_str(), nullptr, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+            unlink((d + "/" + n).c_str()) == 0)
+            removed++;
+    }
+    closedir(dp);
+    return removed;
+}
+inline const int stale_regions_removed = remove_stale_regions();
+
+/* "EPROTO: ..." for messages. */
+inline std::string errname(int r)
+{
+    if (r > 0)
+        return "+" + std::to_string(r);
+    return std::to_string(r) + " (" + mdcom_strerror(r) + ")";
+}
+
+inline ::testing::AssertionResult one_of(const char *expr, int r, std::initializer_list<int> ok)
+{
+    for (int v : ok)
+        if (r == v)
+            return ::testing::AssertionSuccess();
+    std::string set;
+    for (int v : ok)
+        set += (set.empty() ? "" : ", ") + errname(v);
+    return ::testing::AssertionFailure()
+           << expr << " returned " << errname(r) << ", expected one of {" << set << "}";
+}
+#define UT_EXPECT_ONE_OF(expr, ...)                                                              \
+    do {                                                                                         \
+        EXPECT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                 \
+    } while (0)
+#define UT_ASSERT_ONE_OF(expr, ...)                                                              \
+    do {                                                                                         \
+        ASSERT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                 \
+    } while (0)
+
+inline bool contains(const char *hay, const char *needle)
+{
+    return hay && std::strstr(hay, needle) != nullptr;
+}
+
+/* A run-time configuration. Build it completely, then call get(). */
+class Config {
+public:
+    explicit Config(const char *tag = "ut") : Config(unique_name(tag), 0) {}
+    /* Same region name as another config (a mismatching peer). */
+    Config(const std::string &region, int) : region_(region)
+    {
+        std::memset(&cfg_, 0, sizeof(cfg_));
+        cfg_.group = -1;
+    }
+    ~Config() { unlink(shm_path(region_).c_str()); }
+    Config(const Config &) = delete;
+    Config &operator=(const Config &) = delete;
+
+    Config &domain(const std::string &name, uint32_t id, uint32_t role)
+    {
+        mdcom_domain_cfg d;
+        std::memset(&d, 0, sizeof(d));
+        d.name = keep(name);
+        d.id = id;
+        d.role = role;
+        doms.push_back(d);
+        return *this;
+    }
+    /* master(0), r1(1), r2(2), r3(3) */
+    Config &std_domains(uint32_t n = 4)
+    {
+        static const char *names[] = {"master", "r1", "r2", "r3"};
+        for (uint32_t i = 0; i < n && i < 4; i++)
+            domain(names[i], i, i == 0 ? MDCOM_ROLE_MASTER : MDCOM_ROLE_REMOTE);
+        return *this;
+    }
+    Config &fifo(const std::string &name, uint32_t block_size, uint32_t block_count,
+                 uint32_t queue_depth, uint32_t senders, uint32_t receivers)
+    {
+        mdcom_channel_cfg c;
+        std::memset(&c, 0, sizeof(c));
+        c.name = keep(name);
+        c.type = MDCOM_CHAN_FIFO;
+        c.block_size = block_size;
+        c.block_count = block_count;
+        c.queue_depth = queue_depth;
+        c.senders = senders;
+        c.receivers = receivers;
+        chans.push_back(c);
+        return *this;
+    }
+    Config &smem(const std::string &name, uint32_t size, uint32_t users)
+    {
+        mdcom_channel_cfg c;
+        std::memset(&c, 0, sizeof(c));
+        c.name = keep(name);
+        c.type = MDCOM_CHAN_SMEM;
+        c.size = size;
+        c.users = users;
+        chans.push_back(c);
+        return *this;
+    }
+    Config &region_size(uint32_t v)
+    {
+        cfg_.region_size = v;
+        return *this;
+    }
+    Config &mode(uint32_t v)
+    {
+        cfg_.mode = v;
+        return *this;
+    }
+    /* The config with pointers refreshed; valid until the next builder call. */
+    mdcom_config *get()
+    {
+        cfg_.region_name = region_.c_str();
+        cfg_.domains = doms.empty() ? nullptr : doms.data();
+        cfg_.n_domains = (uint32_t)doms.size();
+        cfg_.channels = chans.empty() ? nullptr : chans.data();
+        cfg_.n_channels = (uint32_t)chans.size();
+        return &cfg_;
+    }
+    const std::string &name() const { return region_; }
+    std::string path() const { return shm_path(region_); }
+    /* stable storage for strings the tests put into the config */
+    const char *keep(const std::string &s)
+    {
+        strings_.push_back(s);
+        return strings_.back().c_str();
+    }
+
+    std::vector<mdcom_domain_cfg> doms;
+    std::vector<mdcom_channel_cfg> chans;
+
+private:
+    std::string region_;
+    std::deque<std::string> strings_;
+    mdcom_config cfg_;
+};
+
+/* One attachment. */
+class Inst {
+public:
+    Inst() = default;
+    ~Inst() { term(); }
+    Inst(const Inst &) = delete;
+    Inst &operator=(const Inst &) = delete;
+
+    int init(const mdcom_config *cfg, uint32_t domain, int64_t attach_timeout = 0,
+             uint32_t spin_ns = 0, uint32_t keep_region = 0)
+    {
+        mdcom_init_opts o;
+        std::memset(&o, 0, sizeof(o));
+        o.attach_timeout_ns = attach_timeout;
+        o.errbuf = err;
+        o.errbuf_len = sizeof(err);
+        o.spin_ns = spin_ns;
+        o.keep_region = keep_region;
+        std::memset(err, 'X', sizeof(err)); /* init must terminate it */
+        err[sizeof(err) - 1] = '\0';
+        return mdcom_init(&m, cfg, domain, &o);
+    }
+    int term()
+    {
+        int r = 0;
+        if (m)
+            r = mdcom_term(m);
+        m = nullptr;
+        return r;
+    }
+    /* Forget the handle without terminating (the test terminated it). */
+    void release() { m = nullptr; }
+    operator mdcom_t *() const { return m; }
+
+    mdcom_fifoch_t *fifo(const char *name)
+    {
+        mdcom_fifoch_t *c = nullptr;
+        int r = mdcom_fifoch_open(m, name, &c);
+        EXPECT_EQ(0, r) << "mdcom_fifoch_open(" << name << "): " << errname(r);
+        return c;
+    }
+    mdcom_smemch_t *smem(const char *name)
+    {
+        mdcom_smemch_t *c = nullptr;
+        int r = mdcom_smemch_open(m, name, &c);
+        EXPECT_EQ(0, r) << "mdcom_smemch_open(" << name << "): " << errname(r);
+        return c;
+    }
+    /* The library's own mapping of the region for this attachment. */
+    bool inside(const void *p, size_t len) const
+    {
+        void *base;
+        uint32_t size;
+        ut_mapping(m, &base, &size);
+        const uint8_t *b = (const uint8_t *)base, *q = (const uint8_t *)p;
+        return q >= b && len <= size && (size_t)(q - b) <= size - len;
+    }
+
+    mdcom_t *m = nullptr;
+    char err[512] = {};
+};
+
+/* Layout of a config, computed like the library does. */
+struct Geometry {
+    explicit Geometry(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
+    {
+        std::memset(&lay, 0, sizeof(lay));
+        rc = mdcom_layout_compute(cfg, &lay, cl.data(), nullptr);
+    }
+    int rc;
+    mdcom_layout lay;
+    std::vector<mdcom_chan_layout> cl;
+};
+
+/* Relaxed atomic access to a shared 32-bit word (any mapping). */
+inline uint32_t rd32(const void *p) { return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED); }
+inline void wr32(void *p, uint32_t v) { __atomic_store_n((uint32_t *)p, v, __ATOMIC_RELAXED); }
+
+/* A separate read/write mapping of a region file: the hostile peer. */
+class Shm {
+public:
+    explicit Shm(const std::string &region)
+    {
+        fd_ = open(shm_path(region).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd_ < 0)
+            return;
+        struct stat st;
+        if (fstat(fd_, &st) != 0 || st.st_size <= 0)
+            return;
+        void *p = mmap(nullptr, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+        if (p == MAP_FAILED)
+            return;
+        base = (uint8_t *)p;
+        size = (size_t)st.st_size;
+    }
+    ~Shm()
+    {
+        if (base)
+            munmap(base, size);
+        if (fd_ >= 0)
+            close(fd_);
+    }
+    Shm(const Shm &) = delete;
+    Shm &operator=(const Shm &) = delete;
+    bool ok() const { return base != nullptr; }
+    uint32_t r32(size_t off) const { return rd32(base + off); }
+    void w32(size_t off, uint32_t v) { wr32(base + off, v); }
+    mdcom_wire_hdr *hdr() { return (mdcom_wire_hdr *)base; }
+
+    uint8_t *base = nullptr;
+    size_t size = 0;
+
+private:
+    int fd_ = -1;
+};
+
+/* The shared words of one FIFO channel inside some mapping. */
+struct FifoView {
+    FifoView(uint8_t *region_base, const mdcom_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    mdcom_wire_fifo_ctl *ctl() const { return (mdcom_wire_fifo_ctl *)a; }
+    uint32_t *enq() const { return (uint32_t *)&ctl()->enq.w[0]; }
+    uint32_t *deq() const { return (uint32_t *)&ctl()->deq.w[0]; }
+    uint32_t *ev_seq() const { return (uint32_t *)&ctl()->event.w[0]; }
+    uint32_t *ev_waiters() const { return (uint32_t *)&ctl()->event.w[1]; }
+    uint32_t *filtered() const { return (uint32_t *)&ctl()->stats.w[0]; }
+    uint32_t *errors() const { return (uint32_t *)&ctl()->stats.w[1]; }
+    /* queue slot at position pos (masked like the library does) */
+    mdcom_wire_qslot *qslot(uint32_t pos) const
+    {
+        return (mdcom_wire_qslot *)(a + cl.qslots_off) + (pos & (cl.qcap - 1));
+    }
+    uint32_t *qseq(uint32_t pos) const { return (uint32_t *)&qslot(pos)->seq; }
+    uint32_t *qid(uint32_t pos) const { return &qslot(pos)->id; }
+    uint32_t *qlen(uint32_t pos) const { return &qslot(pos)->len; }
+    /* block state words: the pool */
+    uint32_t *bstate(uint32_t id) const { return (uint32_t *)((mdcom_aword *)(a + cl.bstate_off) + id); }
+    uint8_t *block(uint32_t id) const { return a + cl.blocks_off + (size_t)id * cl.stride; }
+
+    /* Queue block id as a well-behaved producer would (hostile injection). */
+    void inject_queue(uint32_t id, uint32_t len)
+    {
+        uint32_t p = rd32(enq());
+        wr32(qid(p), id);
+        wr32(qlen(p), len);
+        wr32(qseq(p), 2 * p + 1); /* full at p */
+        wr32(enq(), p + 1);
+    }
+
+    uint8_t *a;
+    mdcom_chan_layout cl;
+};
+
+/* The shared words of one SMEM channel inside some mapping. */
+struct SmemView {
+    SmemView(uint8_t *region_base, const mdcom_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    mdcom_wire_smem_ctl *ctl() const { return (mdcom_wire_smem_ctl *)a; }
+    uint32_t *lock() const { return (uint32_t *)&ctl()->lock.w[0]; }
+    uint32_t *waiters() const { return (uint32_t *)&ctl()->lock.w[1]; }
+    uint8_t *data() const { return a + cl.data_off; }
+
+    uint8_t *a;
+    mdcom_chan_layout cl;
+};
+
+/* Standard CRC-32 (IEEE 802.3, reflected, poly 0xEDB88320). */
+struct Crc32Table {
+    uint32_t t[256];
+    Crc32Table()
+    {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+    }
+};
+inline uint32_t crc32(const void *data, size_t n, uint32_t crc = 0)
+{
+    static const Crc32Table tab; /* thread-safe initialisation */
+    const uint8_t *p = (const uint8_t *)data;
+    crc = ~crc;
+    while (n--)
+        crc = tab.t[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+} // namespace ut
+
+#endif /* MDCOM_UT_FIXTURE_H */

@@ -1,0 +1,769 @@
+/*
+ * test_layout.cpp - the wire format: struct sizes/offsets, the layout computed
+ * from a config, config validation, the geometry hash, and format/verify.
+ */
+#include "fixture.h"
+
+#include <cstdlib>
+#include <functional>
+#include <memory>
+
+using namespace ut;
+
+namespace {
+
+uint32_t pow2_ceil(uint32_t v)
+{
+    uint32_t p = 1;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+
+/* A small valid config: two domains, a FIFO and an SMEM channel. */
+void base_config(Config &c)
+{
+    c.domain("master", 0, MDCOM_ROLE_MASTER).domain("r1", 1, MDCOM_ROLE_REMOTE);
+    c.fifo("f0", 100, 10, 0, bit(0), bit(1));
+    c.smem("s0", 1000, bit(0) | bit(1));
+}
+
+struct Computed {
+    int rc;
+    mdcom_layout lay;
+    std::vector<mdcom_chan_layout> cl;
+    char err[256];
+};
+
+Computed compute(const mdcom_config *cfg)
+{
+    Computed r;
+    std::memset(&r.lay, 0, sizeof(r.lay));
+    r.cl.resize(cfg && cfg->n_channels ? (cfg->n_channels > 2048 ? 2048 : cfg->n_channels) : 1);
+    std::memset(r.err, 0, sizeof(r.err));
+    mdcom_err e = {r.err, sizeof(r.err), 0};
+    r.rc = mdcom_layout_compute(cfg, &r.lay, r.cl.data(), &e);
+    return r;
+}
+
+/* 64-byte aligned buffer for a formatted region image. */
+struct Image {
+    explicit Image(size_t n) : size(n)
+    {
+        mem = (uint8_t *)std::aligned_alloc(64, align64(n));
+        std::memset(mem, 0xA5, align64(n));
+    }
+    ~Image() { std::free(mem); }
+    Image(const Image &) = delete;
+    Image &operator=(const Image &) = delete;
+    uint8_t *mem;
+    size_t size;
+};
+
+} // namespace
+
+/* ------------------------------------------------------------------ */
+/* wire structs                                                         */
+/* ------------------------------------------------------------------ */
+
+TEST(LayoutWire, StructSizesAndOffsets)
+{
+    EXPECT_EQ(sizeof(mdcom_aword), 4u);
+    EXPECT_EQ(sizeof(mdcom_wire_hdr), 256u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, magic), 0u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, version), 4u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, hdr_size), 8u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, region_size), 12u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, layout_hash), 16u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, generation), 20u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, state), 24u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_domains), 28u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_channels), 32u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, dom_off), 36u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, proc_off), 40u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, dir_off), 44u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_procs), 48u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, data_off), 52u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, master_domain), 56u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, fmt_pid), 60u);
+    EXPECT_EQ(offsetof(mdcom_wire_hdr, fmt_token), 64u);
+    EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
+    EXPECT_EQ(offsetof(mdcom_wire_domain, id), 16u);
+    EXPECT_EQ(offsetof(mdcom_wire_domain, role), 20u);
+    EXPECT_EQ(sizeof(mdcom_wire_proc), 16u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, owner), 0u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, pid), 4u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, heartbeat), 12u);
+    EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, size), 40u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, block_size), 44u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, block_count), 48u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, queue_depth), 52u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, senders), 56u);
+    EXPECT_EQ(offsetof(mdcom_wire_dirent, receivers), 60u);
+    EXPECT_EQ(sizeof(mdcom_wire_line), 64u);
+    EXPECT_EQ(sizeof(mdcom_wire_fifo_ctl), 256u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, enq), 0u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, deq), 64u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, event), 128u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, stats), 192u);
+    EXPECT_EQ(sizeof(mdcom_wire_qslot), 16u);
+    EXPECT_EQ(offsetof(mdcom_wire_qslot, seq), 0u);
+    EXPECT_EQ(offsetof(mdcom_wire_qslot, id), 4u);
+    EXPECT_EQ(offsetof(mdcom_wire_qslot, len), 8u);
+    EXPECT_EQ(sizeof(mdcom_wire_smem_ctl), 64u);
+    EXPECT_EQ(MDCOM_MAGIC, 0x4d43444du);
+    EXPECT_EQ(0, std::memcmp("MDCM", "MDCM", 4));
+    uint32_t m = MDCOM_MAGIC;
+    EXPECT_EQ(0, std::memcmp(&m, "MDCM", 4)) << "magic reads 'MDCM' in memory (little-endian)";
+}
+
+TEST(LayoutWire, BlockStateWord)
+{
+    uint32_t w = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, 7);
+    EXPECT_EQ(MDCOM_BLK_STATE(w), (uint32_t)MDCOM_BLK_HELD);
+    EXPECT_EQ(MDCOM_BLK_OWNER(w), 7u);
+    EXPECT_EQ(MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), (uint32_t)MDCOM_BLK_FREE);
+}
+
+/* ------------------------------------------------------------------ */
+/* mdcom_layout_compute                                                 */
+/* ------------------------------------------------------------------ */
+
+TEST(LayoutCompute, TablesAndChannelOffsets)
+{
+    Config c;
+    c.std_domains(3);
+    c.fifo("a", 100, 10, 0, bit(0), bit(1));
+    c.smem("b", 1000, bit(0) | bit(2));
+    c.fifo("c", 1, 1, 0, bit(1), bit(0));
+    c.fifo("d", 64, 65, 4, bit(0), bit(1) | bit(2));
+    c.smem("e", 1, bit(1));
+    c.fifo("f", 4096, 3, 8, bit(0), bit(1));
+    const mdcom_config *cfg = c.get();
+    Computed r = compute(cfg);
+    ASSERT_EQ(0, r.rc) << r.err;
+
+    EXPECT_EQ(r.lay.dom_off, 256u);
+    EXPECT_EQ(r.lay.proc_off % 64, 0u);
+    EXPECT_GE(r.lay.proc_off, r.lay.dom_off + 3 * 32);
+    EXPECT_EQ(r.lay.proc_off, align64(256 + 3 * 32));
+    EXPECT_EQ(r.lay.dir_off % 64, 0u);
+    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 16));
+    EXPECT_EQ(r.lay.data_off % 64, 0u);
+    EXPECT_EQ(r.lay.data_off, align64(r.lay.dir_off + cfg->n_channels * 64));
+    EXPECT_EQ(r.lay.master_domain, 0u);
+
+    uint64_t expect_off = r.lay.data_off;
+    for (uint32_t i = 0; i < cfg->n_channels; i++) {
+        const mdcom_channel_cfg &ch = cfg->channels[i];
+        const mdcom_chan_layout &l = r.cl[i];
+        SCOPED_TRACE(ch.name);
+        EXPECT_EQ(l.type, ch.type);
+        EXPECT_EQ(l.off % 64, 0u) << "channel areas are CL-aligned";
+        EXPECT_EQ(l.off, expect_off) << "channels follow each other in directory order";
+        if (ch.type == MDCOM_CHAN_FIFO) {
+            uint32_t qcap = ch.queue_depth ? ch.queue_depth : pow2_ceil(ch.block_count);
+            EXPECT_EQ(l.block_size, ch.block_size);
+            EXPECT_EQ(l.block_count, ch.block_count);
+            EXPECT_EQ(l.qcap, qcap);
+            EXPECT_EQ(l.qslots_off, 256u) << "queue slots follow the four control lines";
+            EXPECT_EQ(l.bstate_off, 256u + qcap * 16);
+            EXPECT_EQ(l.blocks_off % 64, 0u);
+            EXPECT_EQ(l.blocks_off, align64(l.bstate_off + ch.block_count * 4));
+            EXPECT_EQ(l.stride, align64(ch.block_size));
+            EXPECT_GE(l.stride, l.block_size);
+            EXPECT_EQ(l.size, l.blocks_off + l.stride * ch.block_count);
+            EXPECT_EQ(l.senders, ch.senders);
+            EXPECT_EQ(l.receivers, ch.receivers);
+            EXPECT_EQ((l.off + l.blocks_off) % 64, 0u) << "blocks start on a cache line";
+        } else {
+            EXPECT_EQ(l.data_off, 64u);
+            EXPECT_EQ(l.data_size, ch.size);
+            EXPECT_EQ(l.size, align64(64 + ch.size));
+            EXPECT_EQ(l.senders, ch.users);
+            EXPECT_EQ(l.receivers, ch.users);
+        }
+        expect_off = align64(l.off + (uint64_t)l.size);
+    }
+    EXPECT_EQ(r.lay.needed, expect_off);
+    EXPECT_EQ(r.lay.region_size, r.lay.needed) << "region_size 0 = exactly what is needed";
+}
+
+TEST(LayoutCompute, AutoQueueDepthIsPow2AtLeastBlockCount)
+{
+    for (uint32_t bc : {1u, 2u, 3u, 5u, 8u, 63u, 64u, 65u, 1000u, 4096u, 65535u, 65536u}) {
+        Config c;
+        c.std_domains(2).fifo("f", 8, bc, 0, bit(0), bit(1));
+        Computed r = compute(c.get());
+        ASSERT_EQ(0, r.rc) << bc << ": " << r.err;
+        EXPECT_EQ(r.cl[0].qcap, pow2_ceil(bc)) << "block_count " << bc;
+        EXPECT_GE(r.cl[0].qcap, bc);
+        EXPECT_EQ(r.cl[0].qcap & (r.cl[0].qcap - 1), 0u);
+    }
+    /* an explicit depth may be smaller or larger than the pool */
+    for (uint32_t qd : {1u, 2u, 4u, 64u, 65536u}) {
+        Config c;
+        c.std_domains(2).fifo("f", 8, 10, qd, bit(0), bit(1));
+        Computed r = compute(c.get());
+        ASSERT_EQ(0, r.rc) << qd << ": " << r.err;
+        EXPECT_EQ(r.cl[0].qcap, qd);
+        EXPECT_EQ(r.cl[0].bstate_off, 256u + qd * 16);
+    }
+}
+
+TEST(LayoutCompute, RegionSize)
+{
+    Config c;
+    base_config(c);
+    Computed r0 = compute(c.get());
+    ASSERT_EQ(0, r0.rc) << r0.err;
+    uint32_t needed = r0.lay.needed;
+
+    c.region_size(needed);
+    Computed r1 = compute(c.get());
+    ASSERT_EQ(0, r1.rc) << r1.err;
+    EXPECT_EQ(r1.lay.region_size, needed);
+    EXPECT_EQ(r1.lay.hash, r0.lay.hash) << "region_size 0 and explicit needed size are the same geometry";
+
+    c.region_size(needed + 4096);
+    Computed r2 = compute(c.get());
+    ASSERT_EQ(0, r2.rc) << r2.err;
+    EXPECT_EQ(r2.lay.region_size, needed + 4096);
+    EXPECT_EQ(r2.lay.needed, needed);
+
+    c.region_size(needed - 1);
+    Computed r3 = compute(c.get());
+    EXPECT_EQ(-ENOSPC, r3.rc);
+    EXPECT_TRUE(contains(r3.err, "needs")) << r3.err;
+    EXPECT_TRUE(contains(r3.err, std::to_string(needed).c_str())) << r3.err;
+    EXPECT_TRUE(contains(r3.err, c.name().c_str())) << r3.err;
+
+    c.region_size(1);
+    EXPECT_EQ(-ENOSPC, compute(c.get()).rc);
+}
+
+TEST(LayoutCompute, LargeButValid)
+{
+    Config c;
+    c.std_domains(2).fifo("big", 4u << 20, 2, 0, bit(0), bit(1));
+    c.fifo("many", 1, MDCOM_MAX_BLOCKS, 0, bit(0), bit(1));
+    c.fifo("deep", 8, 4, MDCOM_MAX_BLOCKS, bit(0), bit(1));
+    Computed r = compute(c.get());
+    ASSERT_EQ(0, r.rc) << r.err;
+    EXPECT_EQ(r.cl[0].stride, 4u << 20);
+    EXPECT_EQ(r.cl[1].qcap, MDCOM_MAX_BLOCKS);
+    EXPECT_EQ(r.cl[1].blocks_off, align64(256 + MDCOM_MAX_BLOCKS * 16 + MDCOM_MAX_BLOCKS * 4));
+    EXPECT_EQ(r.cl[2].qcap, MDCOM_MAX_BLOCKS);
+}
+
+TEST(LayoutCompute, NullArgumentsAndNoErrbuf)
+{
+    mdcom_layout lay;
+    char buf[64] = "x";
+    mdcom_err e = {buf, sizeof(buf), 0};
+    EXPECT_EQ(-EINVAL, mdcom_layout_compute(nullptr, &lay, nullptr, &e));
+    Config c;
+    base_config(c);
+    EXPECT_EQ(-EINVAL, mdcom_layout_compute(c.get(), nullptr, nullptr, &e));
+    /* no chans array and no error buffer are both fine */
+    EXPECT_EQ(0, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+    c.region_size(1);
+    EXPECT_EQ(-ENOSPC, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+}
+
+TEST(LayoutCompute, ErrorBufferIsBounded)
+{
+    Config c;
+    base_config(c);
+    c.chans[0].block_count = 0;
+    for (size_t cap : {1u, 2u, 8u, 17u}) {
+        std::vector<char> buf(cap + 8, '#');
+        mdcom_err e = {buf.data(), cap, 0};
+        mdcom_layout lay;
+        EXPECT_EQ(-EINVAL, mdcom_layout_compute(c.get(), &lay, nullptr, &e));
+        EXPECT_LT(std::strlen(buf.data()), cap) << "terminated inside the buffer";
+        for (size_t i = cap; i < cap + 8; i++)
+            EXPECT_EQ(buf[i], '#') << "no write past the buffer";
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* invalid configurations                                               */
+/* ------------------------------------------------------------------ */
+
+struct BadCase {
+    const char *what;
+    std::function<void(Config &)> mutate;
+    const char *key; /* must appear in the error text */
+    const char *region = nullptr; /* region name override */
+    bool null_region = false;
+};
+
+TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
+{
+    static const std::string s16(16, 'd'), s32(32, 'c');
+    const std::vector<BadCase> cases = {
+        {"empty region name", [](Config &) {}, "region.name", ""},
+        {"null region name", [](Config &) {}, "region.name", nullptr, true},
+        {"region name starting with a dot", [](Config &) {}, "region.name", ".hidden"},
+        {"region name with a slash", [](Config &) {}, "region.name", "a/b"},
+        {"region name with a space", [](Config &) {}, "region.name", "a b"},
+        {"region name 32 chars", [](Config &) {}, "region.name", s32.c_str()},
+        {"no domains", [](Config &c) { c.doms.clear(); }, "domains"},
+        {"33 domains",
+         [](Config &c) {
+             for (uint32_t i = 2; i < 33; i++)
+                 c.domain("x" + std::to_string(i), i % 32, MDCOM_ROLE_REMOTE);
+         },
+         "domains"},
+        {"domain name empty", [](Config &c) { c.doms[1].name = ""; }, "domains[1]"},
+        {"domain name null", [](Config &c) { c.doms[1].name = nullptr; }, "name"},
+        {"domain name 16 chars", [](Config &c) { c.doms[1].name = s16.c_str(); }, "name"},
+        {"domain name bad char", [](Config &c) { c.doms[1].name = "r/1"; }, "name"},
+        {"domain id 32", [](Config &c) { c.doms[1].id = 32; }, "id"},
+        {"domain id huge", [](Config &c) { c.doms[1].id = 0xffffffffu; }, "id"},
+        {"duplicate domain id", [](Config &c) { c.doms[1].id = 0; }, "duplicate domain id"},
+        {"duplicate domain name", [](Config &c) { c.doms[1].name = "master"; }, "duplicate domain name"},
+        {"role 0", [](Config &c) { c.doms[1].role = 0; }, "role"},
+        {"role 3", [](Config &c) { c.doms[1].role = 3; }, "role"},
+        {"no master", [](Config &c) { c.doms[0].role = MDCOM_ROLE_REMOTE; }, "master"},
+        {"two masters", [](Config &c) { c.doms[1].role = MDCOM_ROLE_MASTER; }, "master"},
+        {"channel name empty", [](Config &c) { c.chans[0].name = ""; }, "channels[0]"},
+        {"channel name null", [](Config &c) { c.chans[0].name = nullptr; }, "name"},
+        {"channel name 32 chars", [](Config &c) { c.chans[0].name = s32.c_str(); }, "name"},
+        {"channel name bad char", [](Config &c) { c.chans[1].name = "a:b"; }, "channels[1]"},
+        {"duplicate channel name", [](Config &c) { c.chans[1].name = "f0"; }, "duplicate channel name"},
+        {"channel type 0", [](Config &c) { c.chans[0].type = 0; }, "type"},
+        {"channel type 3", [](Config &c) { c.chans[1].type = 3; }, "type"},
+        {"block_size 0", [](Config &c) { c.chans[0].block_size = 0; }, "block_size"},
+        {"block_size 4 GiB - 1", [](Config &c) { c.chans[0].block_size = 0xffffffffu; }, "block_size"},
+        {"block_count 0", [](Config &c) { c.chans[0].block_count = 0; }, "block_count"},
+        {"block_count 65537", [](Config &c) { c.chans[0].block_count = MDCOM_MAX_BLOCKS + 1; }, "block_count"},
+        {"block_count huge", [](Config &c) { c.chans[0].block_count = 0xffffffffu; }, "block_count"},
+        {"queue_depth 3", [](Config &c) { c.chans[0].queue_depth = 3; }, "queue_depth"},
+        {"queue_depth 12", [](Config &c) { c.chans[0].queue_depth = 12; }, "queue_depth"},
+        {"queue_depth 131072", [](Config &c) { c.chans[0].queue_depth = 131072; }, "queue_depth"},
+        {"queue_depth 2^31", [](Config &c) { c.chans[0].queue_depth = 0x80000000u; }, "queue_depth"},
+        {"region over 4 GiB",
+         [](Config &c) {
+             c.chans[0].block_size = 1u << 20;
+             c.chans[0].block_count = 8192;
+         },
+         "block_size x block_count"},
+        {"no senders", [](Config &c) { c.chans[0].senders = 0; }, "senders"},
+        {"sender not a domain", [](Config &c) { c.chans[0].senders = bit(5); }, "senders"},
+        {"sender domain 31 unknown", [](Config &c) { c.chans[0].senders = bit(0) | bit(31); }, "senders"},
+        {"no receivers", [](Config &c) { c.chans[0].receivers = 0; }, "receivers"},
+        {"receiver not a domain", [](Config &c) { c.chans[0].receivers = bit(1) | bit(2); }, "receivers"},
+        {"smem size 0", [](Config &c) { c.chans[1].size = 0; }, "size"},
+        {"smem size 4 GiB - 1", [](Config &c) { c.chans[1].size = 0xffffffffu; }, "size"},
+        {"smem no users", [](Config &c) { c.chans[1].users = 0; }, "users"},
+        {"smem user not a domain", [](Config &c) { c.chans[1].users = bit(3); }, "users"},
+        {"mode world-readable", [](Config &c) { c.mode(0604); }, "region.mode"},
+        {"mode world-writable", [](Config &c) { c.mode(0602); }, "region.mode"},
+        {"mode world-executable", [](Config &c) { c.mode(0601); }, "region.mode"},
+        {"mode 0777", [](Config &c) { c.mode(0777); }, "region.mode"},
+        {"mode setuid", [](Config &c) { c.mode(04600); }, "region.mode"},
+        {"mode sticky", [](Config &c) { c.mode(01600); }, "region.mode"},
+        {"mode not permission bits", [](Config &c) { c.mode(0x10000 | 0600); }, "region.mode"},
+    };
+    for (const BadCase &bc : cases) {
+        SCOPED_TRACE(bc.what);
+        Config c;
+        base_config(c);
+        bc.mutate(c);
+        mdcom_config *cfg = c.get();
+        if (bc.region)
+            cfg->region_name = bc.region;
+        if (bc.null_region)
+            cfg->region_name = nullptr;
+        Computed r = compute(cfg);
+        EXPECT_EQ(-EINVAL, r.rc) << bc.what << ": " << r.err;
+        EXPECT_TRUE(contains(r.err, bc.key)) << bc.what << ": error text '" << r.err
+                                             << "' does not name '" << bc.key << "'";
+    }
+}
+
+TEST(LayoutCompute, ErrorTextNamesRegionAndChannel)
+{
+    Config c;
+    base_config(c);
+    c.chans[0].block_count = 0;
+    Computed r = compute(c.get());
+    ASSERT_EQ(-EINVAL, r.rc);
+    EXPECT_TRUE(contains(r.err, c.name().c_str())) << r.err;
+    EXPECT_TRUE(contains(r.err, "'f0'")) << r.err;
+    EXPECT_TRUE(contains(r.err, "block_count")) << r.err;
+}
+
+TEST(LayoutCompute, TooManyChannels)
+{
+    Config c;
+    c.std_domains(2);
+    for (uint32_t i = 0; i < MDCOM_MAX_DIR + 1; i++)
+        c.smem("s" + std::to_string(i), 1, bit(0));
+    Computed r = compute(c.get());
+    EXPECT_EQ(-EINVAL, r.rc);
+    EXPECT_TRUE(contains(r.err, "channels")) << r.err;
+
+    /* exactly MDCOM_MAX_DIR is fine */
+    c.chans.pop_back();
+    mdcom_layout lay;
+    EXPECT_EQ(0, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+
+    /* n_channels without a channel array */
+    Config d;
+    d.std_domains(2);
+    mdcom_config *cfg = d.get();
+    cfg->n_channels = 1;
+    Computed r2 = compute(cfg);
+    EXPECT_EQ(-EINVAL, r2.rc);
+    EXPECT_TRUE(contains(r2.err, "channels")) << r2.err;
+}
+
+TEST(LayoutCompute, ValidEdgeCases)
+{
+    Config c;
+    std::string n31(31, 'n'), d15(15, 'd');
+    c.get();
+    c.domain(d15, 31, MDCOM_ROLE_MASTER).domain("x.y-z_0", 0, MDCOM_ROLE_REMOTE);
+    c.fifo(n31, 1, 1, 1, bit(31), bit(0));
+    c.smem("s", 1, bit(31) | bit(0));
+    c.mode(0660);
+    Computed r = compute(c.get());
+    EXPECT_EQ(0, r.rc) << r.err;
+    EXPECT_EQ(r.lay.master_domain, 31u);
+    /* zero channels is a valid (if useless) system */
+    Config e;
+    e.std_domains(1);
+    Computed r2 = compute(e.get());
+    EXPECT_EQ(0, r2.rc) << r2.err;
+    /* a region name may contain dots after the first character */
+    Config f("ut-a.b", 0);
+    f.std_domains(1);
+    EXPECT_EQ(0, compute(f.get()).rc);
+}
+
+/* ------------------------------------------------------------------ */
+/* geometry hash                                                        */
+/* ------------------------------------------------------------------ */
+
+TEST(LayoutHash, ChangesWithEveryGeometryField)
+{
+    auto hash_of = [](const std::function<void(Config &)> &mutate) {
+        Config c("ut-hash", 0); /* same region name for every variant */
+        base_config(c);
+        c.fifo("f1", 32, 4, 4, bit(1), bit(0) | bit(1));
+        mutate(c);
+        Computed r = compute(c.get());
+        EXPECT_EQ(0, r.rc) << r.err;
+        return r.lay.hash;
+    };
+    const uint32_t h0 = hash_of([](Config &) {});
+    EXPECT_EQ(h0, hash_of([](Config &) {})) << "deterministic";
+    EXPECT_EQ(h0, hash_of([](Config &c) { c.mode(0660); })) << "mode is not geometry";
+    EXPECT_EQ(h0, hash_of([](Config &c) { c.chans[0].queue_depth = 16; }))
+        << "explicit queue_depth equal to the automatic one";
+
+    const std::vector<std::pair<const char *, std::function<void(Config &)>>> changes = {
+        {"region_size", [](Config &c) { c.region_size(1u << 20); }},
+        {"domain name", [](Config &c) { c.doms[1].name = "r2"; }},
+        {"domain id", [](Config &c) { c.doms[1].id = 5; c.chans[0].receivers = bit(5);
+                                      c.chans[1].users = bit(0) | bit(5); c.chans[2].senders = bit(5);
+                                      c.chans[2].receivers = bit(0) | bit(5); }},
+        {"domain role", [](Config &c) { c.doms[0].role = MDCOM_ROLE_REMOTE; c.doms[1].role = MDCOM_ROLE_MASTER; }},
+        {"domain added", [](Config &c) { c.domain("r9", 9, MDCOM_ROLE_REMOTE); }},
+        {"channel name", [](Config &c) { c.chans[0].name = "g0"; }},
+        {"channel type", [](Config &c) { c.chans[1].type = MDCOM_CHAN_FIFO; c.chans[1].block_size = 1000;
+                                         c.chans[1].block_count = 1; c.chans[1].senders = bit(0);
+                                         c.chans[1].receivers = bit(1); }},
+        {"block_size", [](Config &c) { c.chans[0].block_size = 101; }},
+        {"block_count", [](Config &c) { c.chans[0].block_count = 11; }},
+        {"queue_depth", [](Config &c) { c.chans[0].queue_depth = 32; }},
+        {"queue_depth (smaller)", [](Config &c) { c.chans[2].queue_depth = 2; }},
+        {"senders", [](Config &c) { c.chans[0].senders = bit(0) | bit(1); }},
+        {"receivers", [](Config &c) { c.chans[0].receivers = bit(0) | bit(1); }},
+        {"smem size", [](Config &c) { c.chans[1].size = 1001; }},
+        {"smem users", [](Config &c) { c.chans[1].users = bit(0); }},
+        {"channel added", [](Config &c) { c.smem("s9", 8, bit(0)); }},
+        {"channel order", [](Config &c) { std::swap(c.chans[0], c.chans[2]); }},
+    };
+    for (const auto &ch : changes)
+        EXPECT_NE(h0, hash_of(ch.second)) << "hash did not change with " << ch.first;
+}
+
+/* ------------------------------------------------------------------ */
+/* format + verify                                                      */
+/* ------------------------------------------------------------------ */
+
+class LayoutVerify : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        c_.std_domains(3);
+        c_.fifo("f0", 100, 10, 0, bit(0), bit(1));
+        c_.smem("s0", 1000, bit(0) | bit(1));
+        c_.fifo("f1", 8, 3, 2, bit(1) | bit(2), bit(0));
+        cfg_ = c_.get();
+        r_ = compute(cfg_);
+        ASSERT_EQ(0, r_.rc) << r_.err;
+        img_.reset(new Image(r_.lay.region_size));
+        mdcom_wire_hdr *h = (mdcom_wire_hdr *)img_->mem;
+        h->state.store(0x5157a7e5u); /* format leaves state and fmt_* to its caller */
+        h->fmt_pid.store(4242);
+        h->fmt_token = 77;
+        mdcom_layout_format(img_->mem, cfg_, &r_.lay, r_.cl.data(), 7);
+        pristine_.assign(img_->mem, img_->mem + r_.lay.region_size);
+    }
+    void restore() { std::memcpy(img_->mem, pristine_.data(), pristine_.size()); }
+    int verify(uint32_t mapped = 0)
+    {
+        std::memset(err_, 0, sizeof(err_));
+        mdcom_err e = {err_, sizeof(err_), 0};
+        return mdcom_layout_verify(img_->mem, mapped ? mapped : r_.lay.region_size, cfg_, &r_.lay,
+                                   r_.cl.data(), &e);
+    }
+    uint32_t &word(size_t off) { return *(uint32_t *)(img_->mem + off); }
+
+    Config c_;
+    mdcom_config *cfg_ = nullptr;
+    Computed r_;
+    std::unique_ptr<Image> img_;
+    std::vector<uint8_t> pristine_;
+    char err_[256];
+};
+
+TEST_F(LayoutVerify, FormattedRegion)
+{
+    const mdcom_wire_hdr *h = (const mdcom_wire_hdr *)img_->mem;
+    EXPECT_EQ(h->magic, MDCOM_MAGIC);
+    EXPECT_EQ(h->version, MDCOM_WIRE_VERSION);
+    EXPECT_EQ(h->hdr_size, 256u);
+    EXPECT_EQ(h->region_size, r_.lay.region_size);
+    EXPECT_EQ(h->layout_hash, r_.lay.hash);
+    EXPECT_EQ(h->generation.load(), 7u);
+    EXPECT_EQ(h->state.load(), 0x5157a7e5u) << "the caller owns state (FORMATTING) and publishes READY";
+    EXPECT_EQ(h->fmt_pid.load(), 4242u);
+    EXPECT_EQ(h->fmt_token, 77u);
+    EXPECT_EQ(h->n_domains, 3u);
+    EXPECT_EQ(h->n_channels, 3u);
+    EXPECT_EQ(h->dom_off, r_.lay.dom_off);
+    EXPECT_EQ(h->proc_off, r_.lay.proc_off);
+    EXPECT_EQ(h->dir_off, r_.lay.dir_off);
+    EXPECT_EQ(h->n_procs, MDCOM_MAX_PROCS);
+    EXPECT_EQ(h->data_off, r_.lay.data_off);
+    EXPECT_EQ(h->master_domain, 0u);
+
+    const mdcom_wire_domain *d = (const mdcom_wire_domain *)(img_->mem + r_.lay.dom_off);
+    EXPECT_STREQ(d[1].name, "r1");
+    EXPECT_EQ(d[1].id, 1u);
+    EXPECT_EQ(d[1].role, (uint32_t)MDCOM_ROLE_REMOTE);
+    for (uint32_t i = 0; i < MDCOM_MAX_PROCS * 16; i++)
+        ASSERT_EQ(img_->mem[r_.lay.proc_off + i], 0) << "process table cleared";
+
+    const mdcom_wire_dirent *de = (const mdcom_wire_dirent *)(img_->mem + r_.lay.dir_off);
+    EXPECT_STREQ(de[0].name, "f0");
+    EXPECT_EQ(de[0].type, (uint32_t)MDCOM_CHAN_FIFO);
+    EXPECT_EQ(de[0].off, r_.cl[0].off);
+    EXPECT_EQ(de[0].size, r_.cl[0].size);
+    EXPECT_EQ(de[0].block_size, 100u);
+    EXPECT_EQ(de[0].block_count, 10u);
+    EXPECT_EQ(de[0].queue_depth, 16u);
+    EXPECT_EQ(de[1].block_size, 1000u) << "SMEM: size in block_size";
+    EXPECT_EQ(de[1].senders, bit(0) | bit(1));
+    EXPECT_EQ(de[1].receivers, bit(0) | bit(1));
+
+    /* empty FIFO: queue empty, every block free (= in the pool) */
+    for (uint32_t ci : {0u, 2u}) {
+        FifoView f(img_->mem, r_.cl[ci]);
+        const mdcom_chan_layout &l = r_.cl[ci];
+        EXPECT_EQ(*f.enq(), 0u);
+        EXPECT_EQ(*f.deq(), 0u);
+        EXPECT_EQ(*f.ev_waiters(), 0u);
+        EXPECT_EQ(*f.filtered(), 0u);
+        EXPECT_EQ(*f.errors(), 0u);
+        for (uint32_t i = 0; i < l.qcap; i++)
+            EXPECT_EQ(*f.qseq(i), 2 * i) /* free for the producer at position i */;
+        for (uint32_t i = 0; i < l.block_count; i++)
+            EXPECT_EQ(*f.bstate(i), (uint32_t)MDCOM_BLK_FREE);
+    }
+    EXPECT_EQ(0, verify()) << err_;
+}
+
+TEST_F(LayoutVerify, FormatChannelResetsOnlyThatChannel)
+{
+    FifoView f(img_->mem, r_.cl[0]);
+    *f.enq() = 5;
+    *f.bstate(3) = 0xdeadbeef;
+    std::memset(f.block(0), 0x5a, 100);
+    FifoView g(img_->mem, r_.cl[2]);
+    *g.enq() = 9;
+    mdcom_layout_format_channel(img_->mem, &r_.cl[0]);
+    EXPECT_EQ(*f.enq(), 0u);
+    EXPECT_EQ(*f.bstate(3), (uint32_t)MDCOM_BLK_FREE);
+    EXPECT_EQ(f.block(0)[99], 0x5a) << "block data is not cleared";
+    EXPECT_EQ(*g.enq(), 9u) << "other channels untouched";
+}
+
+TEST_F(LayoutVerify, HeaderFieldsAreChecked)
+{
+    struct H {
+        size_t off;
+        const char *field;
+    };
+    const H fields[] = {
+        {offsetof(mdcom_wire_hdr, hdr_size), "hdr_size"},
+        {offsetof(mdcom_wire_hdr, region_size), "region_size"},
+        {offsetof(mdcom_wire_hdr, layout_hash), "layout_hash"},
+        {offsetof(mdcom_wire_hdr, n_domains), "n_domains"},
+        {offsetof(mdcom_wire_hdr, n_channels), "n_channels"},
+        {offsetof(mdcom_wire_hdr, dom_off), "dom_off"},
+        {offsetof(mdcom_wire_hdr, proc_off), "proc_off"},
+        {offsetof(mdcom_wire_hdr, dir_off), "dir_off"},
+        {offsetof(mdcom_wire_hdr, n_procs), "n_procs"},
+        {offsetof(mdcom_wire_hdr, data_off), "data_off"},
+        {offsetof(mdcom_wire_hdr, master_domain), "master_domain"},
+    };
+    for (const H &f : fields) {
+        for (uint32_t delta : {1u, 0x80000000u, 0xffffffffu}) {
+            restore();
+            word(f.off) += delta;
+            EXPECT_EQ(-ESTALE, verify()) << f.field;
+            EXPECT_TRUE(contains(err_, f.field)) << f.field << ": " << err_;
+            EXPECT_TRUE(contains(err_, "in the region")) << err_;
+            EXPECT_TRUE(contains(err_, "in this config")) << err_;
+        }
+    }
+    /* generation and state are not geometry */
+    restore();
+    word(offsetof(mdcom_wire_hdr, generation)) = 12345;
+    word(offsetof(mdcom_wire_hdr, state)) = 0xffffffffu;
+    EXPECT_EQ(0, verify()) << err_;
+}
+
+TEST_F(LayoutVerify, MagicVersionAndMappedSize)
+{
+    word(offsetof(mdcom_wire_hdr, magic)) ^= 1;
+    EXPECT_EQ(-EBADMSG, verify());
+    EXPECT_TRUE(contains(err_, "magic")) << err_;
+    restore();
+    word(offsetof(mdcom_wire_hdr, magic)) = 0;
+    EXPECT_EQ(-EBADMSG, verify());
+
+    restore();
+    word(offsetof(mdcom_wire_hdr, version)) = MDCOM_WIRE_VERSION + 1;
+    EXPECT_EQ(-EPROTONOSUPPORT, verify());
+    EXPECT_TRUE(contains(err_, "version")) << err_;
+    restore();
+    word(offsetof(mdcom_wire_hdr, version)) = 0;
+    EXPECT_EQ(-EPROTONOSUPPORT, verify());
+
+    restore();
+    EXPECT_EQ(-EBADMSG, verify(255)) << "smaller than a header";
+    EXPECT_EQ(-EBADMSG, verify(1));
+    EXPECT_EQ(-ESTALE, verify(r_.lay.region_size - 1));
+    EXPECT_TRUE(contains(err_, "mapped size")) << err_;
+    EXPECT_EQ(0, verify(r_.lay.region_size + 4096)) << "a larger mapping is fine";
+}
+
+TEST_F(LayoutVerify, DomainFieldsAreChecked)
+{
+    const size_t d1 = r_.lay.dom_off + 32;
+    word(d1 + 16) = 9;
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "id")) << err_;
+    EXPECT_TRUE(contains(err_, "domains[1]")) << err_;
+    restore();
+    word(d1 + 20) = MDCOM_ROLE_MASTER;
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "role")) << err_;
+    restore();
+    img_->mem[d1] = 'X';
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "domains[1]")) << err_;
+    EXPECT_TRUE(contains(err_, "named")) << err_;
+    restore();
+    std::memset(img_->mem + d1, 'Z', 16); /* no terminator in the region */
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_LT(std::strlen(err_), sizeof(err_));
+}
+
+TEST_F(LayoutVerify, DirectoryFieldsAreChecked)
+{
+    struct D {
+        size_t off;
+        const char *field;
+    };
+    const D fields[] = {
+        {offsetof(mdcom_wire_dirent, type), "type"},
+        {offsetof(mdcom_wire_dirent, off), "offset"},
+        {offsetof(mdcom_wire_dirent, size), "size"},
+        {offsetof(mdcom_wire_dirent, block_size), "block_size"},
+        {offsetof(mdcom_wire_dirent, block_count), "block_count"},
+        {offsetof(mdcom_wire_dirent, queue_depth), "queue_depth"},
+        {offsetof(mdcom_wire_dirent, senders), "senders"},
+        {offsetof(mdcom_wire_dirent, receivers), "receivers"},
+    };
+    for (uint32_t ch : {0u, 2u}) {
+        for (const D &f : fields) {
+            restore();
+            word(r_.lay.dir_off + ch * 64 + f.off) ^= 0x10;
+            EXPECT_EQ(-ESTALE, verify()) << "channel " << ch << " " << f.field;
+            EXPECT_TRUE(contains(err_, f.field)) << f.field << ": " << err_;
+            EXPECT_TRUE(contains(err_, ("channels[" + std::to_string(ch) + "]").c_str())) << err_;
+            EXPECT_TRUE(contains(err_, cfg_->channels[ch].name)) << err_;
+        }
+    }
+    /* SMEM: its size lives in block_size; block_count/queue_depth unused */
+    const size_t s = r_.lay.dir_off + 64;
+    restore();
+    word(s + offsetof(mdcom_wire_dirent, block_size)) = 999;
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "size")) << err_;
+    restore();
+    word(s + offsetof(mdcom_wire_dirent, senders)) = bit(2);
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "senders")) << err_;
+    /* the name */
+    restore();
+    img_->mem[r_.lay.dir_off] = 'g';
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_TRUE(contains(err_, "named 'g0'")) << err_;
+    restore();
+    std::memset(img_->mem + r_.lay.dir_off, 'A', 32);
+    EXPECT_EQ(-ESTALE, verify());
+    EXPECT_LT(std::strlen(err_), sizeof(err_));
+}
+
+TEST_F(LayoutVerify, ChannelContentsAreNotGeometry)
+{
+    /* verify looks at header/tables only; channel state is checked at use */
+    FifoView f(img_->mem, r_.cl[0]);
+    *f.enq() = 0xdeadbeef;
+    *f.bstate(0) = 0;
+    std::memset(img_->mem + r_.lay.proc_off, 0xff, 64);
+    EXPECT_EQ(0, verify()) << err_;
+}
+
+TEST_F(LayoutVerify, OtherConfigIsStale)
+{
+    Config other(c_.name(), 0);
+    other.std_domains(3);
+    other.fifo("f0", 100, 10, 0, bit(0), bit(1));
+    other.smem("s0", 1000, bit(0) | bit(1));
+    other.fifo("f1", 8, 3, 2, bit(1) | bit(2), bit(0) | bit(2)); /* receivers differ */
+    other.region_size(r_.lay.region_size);
+    const mdcom_config *ocfg = other.get();
+    Computed o = compute(ocfg);
+    ASSERT_EQ(0, o.rc) << o.err;
+    mdcom_err e = {err_, sizeof(err_), 0};
+    EXPECT_EQ(-ESTALE, mdcom_layout_verify(img_->mem, r_.lay.region_size, ocfg, &o.lay,
+                                           o.cl.data(), &e));
+    EXPECT_TRUE(contains(err_, "receivers")) << err_;
+}
