@@ -257,7 +257,8 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns);
  * Returns the message length (>= 0), or -EMSGSIZE if cap is too small: the
  * message is consumed, its first cap bytes copied, and the channel's error
  * counter incremented (use the zero-copy API to size buffers first), or the
- * errors of wait/dequeue. */
+ * errors of wait/dequeue, or -EALREADY if a peer changed the received block's
+ * state while we held it (the data was copied). */
 int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns);
 int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns);
 
@@ -276,8 +277,11 @@ typedef struct mdcom_filter {
 } mdcom_filter;
 
 /* Set (or clear with NULL / MDCOM_FILTER_NONE) this process' filter on the
- * channel's send side. 0, -EINVAL (bad type, n == 0, FUNC without fn),
- * -EPERM not a sender. */
+ * channel's send side. It runs in mdcom_fifoch_enqueue(): EVERY_NTH counts
+ * messages (an enqueue that fails with -EAGAIN does not count, so a retry
+ * meets the same decision); a FUNC filter is called on every attempt and
+ * should decide from the message alone. 0, -EINVAL (bad type, n == 0, FUNC
+ * without fn), -EPERM not a sender. */
 int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f);
 
 /* Re-initialise a FIFO channel: all blocks back in the pool, queue empty,
