@@ -8,11 +8,14 @@
  *       ^               |                                      |
  *       +-----free------+--------------------free--------------+
  *
- * Every transition is a CAS on the expected state, so a duplicated, forged or
- * double-freed block ID from a peer is caught (-EPROTO / -EALREADY) instead of
- * giving one block two owners. Ordering of block *data*: sender -> receiver by
- * the queue (release store of a slot's seq, acquire load of it); receiver ->
- * next sender by the state word (free is a release CAS, alloc an acquire CAS).
+ * Every transition checks the expected state, so a duplicated, forged or
+ * double-freed block ID from a peer is caught (-EPROTO / -EALREADY). Only
+ * alloc, where processes compete for free blocks, needs a CAS; the other
+ * transitions are made by the block's single owner and are plain atomic
+ * stores, keeping locked instructions out of the message path.
+ * Ordering of block *data*: sender -> receiver by the queue (release store of
+ * a slot's seq, acquire load of it); receiver -> next sender by the state
+ * word (free is a release store, alloc an acquire CAS).
  *
  * Untrusted region: every position is masked before indexing, every ID and
  * length read from a slot is copied once into a local and range-checked, and
@@ -153,10 +156,11 @@ static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
     uint32_t st = MDCOM_BLK_STATE(s);
     if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return -EALREADY;
-    /* release: our use of the block's data is done before the next owner's alloc */
-    if (!atomic_compare_exchange_strong_explicit(bs, &s, MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                                                 memory_order_release, memory_order_relaxed))
-        return -EALREADY;
+    /* A plain store, not a CAS: the block is ours, and a locked instruction
+     * here would stall on the store buffer in every message's path. A peer
+     * racing us on this word can only confuse its own channel.
+     * release: our use of the block's data is done before the next owner's alloc */
+    atomic_store_explicit(bs, MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_release);
     return 0;
 }
 
@@ -327,11 +331,10 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         atomic_fetch_add_explicit(&ch->ctl->stats.w[0], 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
-    /* relaxed: the queue ring's release store publishes the new state too */
-    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
-                                                 MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner),
-                                                 memory_order_relaxed, memory_order_relaxed))
-        return -EALREADY;
+    /* ours (checked above): a store, as in block_release. relaxed: the queue
+     * ring's release store publishes the new state with the slot */
+    atomic_store_explicit(&ch->bstate[id], MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner),
+                          memory_order_relaxed);
     p = ch->m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
@@ -343,10 +346,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
             MDCOM_FILTER_EVERY_NTH)
             atomic_fetch_sub_explicit(&ch->filter_count, 1, memory_order_relaxed);
         /* not queued: give the block back to the caller */
-        s = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
-        atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
-                                                MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
-                                                memory_order_relaxed, memory_order_relaxed);
+        atomic_store_explicit(&ch->bstate[id], s, memory_order_relaxed);
         if (r == -EPROTO)
             count_error(ch);
     }
@@ -372,15 +372,15 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         count_error(ch);
         return -EPROTO;
     }
-    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
     /* relaxed: the queue ring's acquire already ordered the block's data */
-    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED ||
-        !atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
-                                                 MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
-                                                 memory_order_relaxed, memory_order_relaxed)) {
+    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
+    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
     }
+    /* the queue slot made it ours: a store, as in block_release */
+    atomic_store_explicit(&ch->bstate[v], MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
+                          memory_order_relaxed);
     if (l > ch->block_size) {
         count_error(ch);
         (void)block_release(ch, v, ch->m->owner);
