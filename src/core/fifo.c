@@ -466,27 +466,35 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
     return r;
 }
 
-static int64_t remaining(struct mdcom *m, uint64_t deadline)
+/* Time left of a call's timeout. The clock is read only once a call has to
+ * wait (a poll or a message already there costs no clock read). */
+struct budget {
+    int64_t timeout_ns;
+    uint64_t deadline; /* 0 = not started */
+};
+
+static int64_t remaining(struct mdcom *m, struct budget *b)
 {
     uint64_t now;
-    if (deadline == UINT64_MAX)
-        return MDCOM_FOREVER;
+    if (b->timeout_ns <= 0)
+        return b->timeout_ns; /* MDCOM_POLL or MDCOM_FOREVER */
     now = mdcom_now(m);
-    return now >= deadline ? 0 : (int64_t)(deadline - now);
+    if (!b->deadline)
+        b->deadline = now + (uint64_t)b->timeout_ns;
+    return now >= b->deadline ? 0 : (int64_t)(b->deadline - now);
 }
 
 int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
 {
-    uint64_t deadline;
+    struct budget b = {timeout_ns, 0};
     uint32_t id;
     int r;
     if (!valid_fifo(ch) || (!buf && len))
         return -EINVAL;
     if (len > ch->block_size)
         return -EMSGSIZE;
-    deadline = mdcom_deadline(ch->m, timeout_ns);
     while ((r = mdcom_fifoch_alloc(ch, &id)) == -ENOBUFS) {
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, deadline));
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, &b));
         if (r < 0)
             return r;
     }
@@ -496,7 +504,7 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
         memcpy(block_ptr(ch, id), buf, len);
     while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
         /* queue shallower than the pool and full: receivers notify as they drain */
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, deadline));
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, &b));
         if (r < 0)
             break;
     }
@@ -510,14 +518,13 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
 
 int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns)
 {
-    uint64_t deadline;
+    struct budget b = {timeout_ns, 0};
     uint32_t id, len;
     int r;
     if (!valid_fifo(ch) || (!buf && cap))
         return -EINVAL;
-    deadline = mdcom_deadline(ch->m, timeout_ns);
     while ((r = mdcom_fifoch_dequeue(ch, &id, &len)) == -EAGAIN) {
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, remaining(ch->m, deadline));
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, remaining(ch->m, &b));
         if (r < 0)
             return r;
     }
