@@ -22,7 +22,8 @@
  *     -EBADMSG (bad length/ID in a message). They never cause an out-of-bounds
  *     access here.
  *   - Handles are opaque. Channel handles live as long as their mdcom_t.
- *   - All functions are thread-safe and multi-process safe unless stated.
+ *   - All functions are thread-safe and multi-process safe, except that
+ *     mdcom_term() must not race with other calls on the same mdcom_t.
  *
  * Errors common to every function taking a handle: -EINVAL for a NULL or foreign
  * handle or argument out of range. Calls that start a message (alloc, send) or
