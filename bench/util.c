@@ -112,7 +112,9 @@ void bench_err_mdcom(const char *what, int rc)
     bench_err("%s: %s (%d)", what, s ? s : "?", rc);
 }
 
-int bench_parse_size(const char *s, uint64_t *out)
+/* A decimal number with an optional k/m (and, for byte sizes, g) multiplier
+ * of unit, unit^2, unit^3. Byte sizes also accept "Ki"/"KiB"/"KB"-style tails. */
+static int parse_scaled(const char *s, uint64_t unit, int bytes, uint64_t *out)
 {
     char *end;
     if (!s || !isdigit((unsigned char)*s))
@@ -123,26 +125,26 @@ int bench_parse_size(const char *s, uint64_t *out)
         return -1;
     uint64_t mul = 1;
     if (*end == 'k' || *end == 'K') {
-        mul = 1024u;
+        mul = unit;
         end++;
     } else if (*end == 'm' || *end == 'M') {
-        mul = 1024u * 1024u;
+        mul = unit * unit;
         end++;
-    } else if (*end == 'g' || *end == 'G') {
-        mul = 1024u * 1024u * 1024u;
+    } else if (bytes && (*end == 'g' || *end == 'G')) {
+        mul = unit * unit * unit;
         end++;
     }
-    if (mul != 1 && (*end == 'i' || *end == 'I'))
+    if (bytes && mul != 1 && (*end == 'i' || *end == 'I'))
         end++;
-    if (*end == 'b' || *end == 'B')
+    if (bytes && (*end == 'b' || *end == 'B'))
         end++;
-    if (*end != '\0')
-        return -1;
-    if (v > UINT64_MAX / mul)
+    if (*end != '\0' || v > UINT64_MAX / mul)
         return -1;
     *out = (uint64_t)v * mul;
     return 0;
 }
+
+int bench_parse_size(const char *s, uint64_t *out) { return parse_scaled(s, 1024u, 1, out); }
 
 int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
 {
@@ -177,28 +179,7 @@ int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, ui
     return n;
 }
 
-int bench_parse_count(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    uint64_t mul = 1;
-    if (*end == 'k' || *end == 'K') {
-        mul = 1000u;
-        end++;
-    } else if (*end == 'm' || *end == 'M') {
-        mul = 1000000u;
-        end++;
-    }
-    if (*end != '\0' || v > UINT64_MAX / mul)
-        return -1;
-    *out = (uint64_t)v * mul;
-    return 0;
-}
+int bench_parse_count(const char *s, uint64_t *out) { return parse_scaled(s, 1000u, 0, out); }
 
 int bench_parse_double(const char *s, double *out)
 {
