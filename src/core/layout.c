@@ -318,10 +318,8 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
     uint8_t *a = (uint8_t *)base + cl->off;
     uint32_t i;
     if (cl->type == MDCOM_CHAN_FIFO) {
-        mdcom_wire_fifo_ctl *ctl = (mdcom_wire_fifo_ctl *)a;
         mdcom_wire_qslot *q = (mdcom_wire_qslot *)(a + cl->qslots_off);
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
-        (void)ctl;
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         for (i = 0; i < cl->qcap; i++)
             q[i].seq = 2u * i; /* slot i is free for the producer at position i */

@@ -435,7 +435,10 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
 
-    r = mdcom_layout_compute(cfg, &m->lay, 0, &e); /* validate before capacity */
+    /* validate first (an invalid config is -EINVAL whatever its size), and
+     * keep the channel layouts only when they fit this build's capacity */
+    r = mdcom_layout_compute(cfg, &m->lay,
+                             cfg && cfg->n_channels <= MDCOM_MAX_CHANNELS ? m->cl : 0, &e);
     if (r)
         goto fail_pool;
     if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
@@ -443,7 +446,6 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                           "more channels than this build's MDCOM_MAX_CHANNELS");
         goto fail_pool;
     }
-    (void)mdcom_layout_compute(cfg, &m->lay, m->cl, &e);
     role = domain_role(cfg, domain_id);
     if (!role) {
         r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
