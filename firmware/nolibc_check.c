@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "mdcom/mdcom.h"
+#include "mdcom/rpmsg.h"
 
 void *memcpy(void *d, const void *s, size_t n);
 void *memset(void *d, int c, size_t n);
@@ -75,6 +76,17 @@ void Reset_Handler(void)
     if (r == 0 && (r = mdcom_fifoch_open(m, "tx", &ch)) == 0 &&
         (r = mdcom_fifoch_send(ch, buf, sizeof(buf), MDCOM_POLL)) == 0)
         r = mdcom_fifoch_recv(ch, buf, sizeof(buf), MDCOM_POLL);
+    if (r == 0) {
+        /* the RPMsg transport links freestanding as well */
+        static uint64_t st[4096 / 8];
+        static uint8_t area[16384] __attribute__((aligned(64)));
+        mdcom_rpmsg_opts o = {.role = MDCOM_RPMSG_HOST,
+                              .geometry = {.num_bufs = 4, .buf_size = 512, .vring_align = 64}};
+        mdcom_rpmsg_t *rp;
+        r = mdcom_rpmsg_init(&rp, st, sizeof(st), area, sizeof(area), &o);
+        if (r == 0)
+            r = mdcom_rpmsg_term(rp);
+    }
     nolibc_result = r;
     for (;;) {
     }
