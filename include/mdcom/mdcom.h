@@ -58,7 +58,7 @@ extern "C" {
 #define MDCOM_VERSION_MAJOR 0
 #define MDCOM_VERSION_MINOR 1
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 1u
+#define MDCOM_WIRE_VERSION 2u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */
@@ -199,6 +199,9 @@ typedef struct mdcom_fifo_state {
     uint32_t queued;       /* block IDs in the FIFO, ready to dequeue    */
     uint32_t filtered;     /* enqueues dropped by a filter (all time)    */
     uint32_t errors;       /* protocol errors detected on this channel   */
+    uint32_t lost;         /* messages lost with a receiver that died
+                              after dequeuing them (all time)            */
+    uint32_t reclaimed;    /* blocks taken back from dead processes      */
 } mdcom_fifo_state;
 
 /* Usage of the channel (a snapshot). 0, -EINVAL, -EPROTO (counters absurd). */

@@ -30,39 +30,47 @@
 /* the queue: bounded MPMC ring (free-running u32 positions, a seq per slot) */
 /* ---------------------------------------------------------------- */
 
-/* Slot sequence values: at position p a slot reads 2p when free for the
- * producer and 2p + 1 when full for the consumer; the consumer frees it for
- * the next lap with 2(p + capacity). Doubling keeps "full at p" and "free at
- * p + 1" distinct even for a one-slot queue. */
-#define SEQ_FREE(p) ((uint32_t)((p) << 1))
+/* Slot sequence values. Only producers write slots: the entry for position p
+ * is published with seq = 2p + 1 (odd; formatting writes 0, which no
+ * position matches). A consumer claims position p by CAS on deq_pos *after*
+ * reading the slot, so it never writes the slot; a producer reuses the slot
+ * of position p for p + qcap only once deq_pos has passed p. The slot lines
+ * thus move one way (producer -> consumer) and the consumer's progress is
+ * read by producers only when their private copy says the ring is full. */
 #define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
 
 /* Push (id, len). 0, -EAGAIN (full) or -EPROTO (indices never settle). */
-static inline int ring_push(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
-                            uint32_t id, uint32_t len)
+static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
+                            mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len)
 {
-    /* relaxed: the position is only a hint; the slot's seq is authoritative */
+    /* relaxed: the position is only a hint; the CAS below decides */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
+    uint32_t d = atomic_load_explicit(deq_cache, memory_order_relaxed);
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
-        mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
-        /* acquire: the consumer's reads of this slot finished before it freed it */
-        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int32_t d = (int32_t)(seq - SEQ_FREE(pos));
-        if (d == 0) {
-            /* relaxed: claiming the position; publication is the seq store */
-            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
-                                                      memory_order_relaxed)) {
-                s->id = id;
-                s->len = len;
-                /* release: id/len and the block's data are visible before the slot reads full */
-                atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
-                return 0;
+        if (pos - d > mask) {
+            /* full by our private copy: read the consumers' progress.
+             * acquire: their reads of the slot we reuse are done (their CAS
+             * on deq_pos is a release) */
+            d = atomic_load_explicit(deqw, memory_order_acquire);
+            atomic_store_explicit(deq_cache, d, memory_order_relaxed);
+            if (pos - d > mask) {
+                uint32_t p2 = atomic_load_explicit(posw, memory_order_relaxed);
+                if (p2 == pos)
+                    return pos - d == mask + 1 ? -EAGAIN : -EPROTO; /* > capacity: corrupt */
+                pos = p2; /* stale: other producers moved on */
+                continue;
             }
-        } else if (d < 0) {
-            return -EAGAIN;
-        } else {
-            pos = atomic_load_explicit(posw, memory_order_relaxed);
+        }
+        /* relaxed: claiming the position; publication is the seq store */
+        if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
+            atomic_store_explicit(&s->id, id, memory_order_relaxed);
+            atomic_store_explicit(&s->len, len, memory_order_relaxed);
+            /* release: id/len and the block's data are visible before the slot reads full */
+            atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
+            return 0;
         }
     }
     return -EPROTO;
@@ -78,32 +86,42 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
         mdcom_wire_qslot *s = &slots[pos & mask];
         /* acquire: pairs with the producer's release; id/len/data are complete */
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        int32_t d = (int32_t)(seq - SEQ_FULL(pos));
-        if (d == 0) {
-            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
+        if (seq == SEQ_FULL(pos)) {
+            /* read before claiming: once deq_pos passes pos a producer may
+             * overwrite the slot; a failed CAS discards what we read */
+            uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
+            uint32_t l = atomic_load_explicit(&s->len, memory_order_relaxed);
+            /* release: our reads of the slot are done before a producer that
+             * sees the new deq_pos reuses it */
+            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
                                                       memory_order_relaxed)) {
-                *id = ((volatile mdcom_wire_qslot *)s)->id; /* read once */
-                *len = ((volatile mdcom_wire_qslot *)s)->len;
-                /* release: our reads of the slot are done before producers reuse it */
-                atomic_store_explicit(&s->seq, SEQ_FREE(pos + mask + 1), memory_order_release);
+                *id = v;
+                *len = l;
                 return 0;
             }
-        } else if (d < 0) {
-            return -EAGAIN;
         } else {
-            pos = atomic_load_explicit(posw, memory_order_relaxed);
+            /* an older lap's entry (or nothing yet): empty unless our
+             * position is stale */
+            uint32_t p2 = atomic_load_explicit(posw, memory_order_relaxed);
+            if (p2 == pos)
+                return -EAGAIN;
+            pos = p2;
         }
     }
     return -EPROTO;
 }
 
-/* 1 when the slot at the consumer (or producer, full = 0) position is ready. */
-static inline int ring_ready(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask, int full)
+/* 1 when the consumer position holds an entry (full) / the ring has room. */
+static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, uint32_t mask,
+                             int full)
 {
-    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
-    /* acquire: a positive answer must let the caller see the entry / free slot */
-    uint32_t seq = atomic_load_explicit(&slots[pos & mask].seq, memory_order_acquire);
-    return (int32_t)(seq - (full ? SEQ_FULL(pos) : SEQ_FREE(pos))) >= 0;
+    uint32_t d = atomic_load_explicit(&ctl->deq.w[0], memory_order_relaxed);
+    if (full)
+        /* acquire: a positive answer must let the caller see the entry */
+        return atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire) == SEQ_FULL(d);
+    /* acquire: as in ring_push */
+    d = atomic_load_explicit(&ctl->deq.w[0], memory_order_acquire);
+    return atomic_load_explicit(&ctl->enq.w[0], memory_order_relaxed) - d <= mask;
 }
 
 /* ---------------------------------------------------------------- */
@@ -191,15 +209,31 @@ static int any_free(struct mdcom_fifoch *ch)
     return 0;
 }
 
-void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner)
+void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 {
     uint32_t i, id;
     for (i = 0; i < m->cfg->n_channels; i++) {
         struct mdcom_fifoch *ch = &m->ch[i].f;
+        uint32_t lost = 0, n = 0;
         if (ch->tag != MDCOM_TAG_FIFO)
             continue;
-        for (id = 0; id < ch->block_count; id++)
-            (void)block_release(ch, id, owner);
+        for (id = 0; id < ch->block_count; id++) {
+            /* relaxed: only to tell a dequeued message from an unsent block */
+            uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+            if (block_release(ch, id, owner) == 0) {
+                n++;
+                lost += MDCOM_BLK_STATE(s) == MDCOM_BLK_HELD;
+            }
+        }
+        if (dead && n) {
+            /* a dead receiver's dequeued messages are gone: senders see it in
+             * mdcom_sense_fifoch (QUEUED blocks stay queued and are delivered) */
+            atomic_fetch_add_explicit(&ch->ctl->stats.w[2], lost, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
+            /* blocks are free again: wake senders waiting for one */
+            atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
+            mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], i);
+        }
     }
 }
 
@@ -233,6 +267,8 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     st->free_blocks = count_free(ch);
     st->filtered = atomic_load_explicit(&ch->ctl->stats.w[0], memory_order_relaxed);
     st->errors = atomic_load_explicit(&ch->ctl->stats.w[1], memory_order_relaxed);
+    st->lost = atomic_load_explicit(&ch->ctl->stats.w[2], memory_order_relaxed);
+    st->reclaimed = atomic_load_explicit(&ch->ctl->stats.w[3], memory_order_relaxed);
     /* a snapshot of racing counters may be off by the in-flight ops; beyond
      * capacity (or "negative") it is corrupted */
     if (st->queued > st->queue_depth) {
@@ -259,7 +295,9 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     if (v >= n)
         v = 0;
-    for (k = 0; k < n; k++) {
+    for (k = 0; k < 2 * n; k++) {
+        if (k == n && mdcom_reap(ch->m) <= 0)
+            break; /* none free: unless a dead process held some, the pool is dry */
         uint32_t s = free_word;
         /* acquire: the previous owner's use of the data (its release in
          * free) happens before we hand the block out */
@@ -338,7 +376,8 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     p = ch->m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
-    r = ring_push(&ch->ctl->enq.w[0], ch->q, ch->qmask, id, len);
+    r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
+                  len);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -425,11 +464,11 @@ static int fifo_cond(void *p)
     struct wait_arg *a = (struct wait_arg *)p;
     struct mdcom_fifoch *ch = a->ch;
     int got = 0;
-    if ((a->events & MDCOM_EV_RX) && ring_ready(&ch->ctl->deq.w[0], ch->q, ch->qmask, 1))
+    if ((a->events & MDCOM_EV_RX) && ring_ready(ch->ctl, ch->q, ch->qmask, 1))
         got |= MDCOM_EV_RX;
     if ((a->events & MDCOM_EV_TX) && any_free(ch))
         got |= MDCOM_EV_TX;
-    if ((a->events & MDCOM_EV_SPACE) && ring_ready(&ch->ctl->enq.w[0], ch->q, ch->qmask, 0))
+    if ((a->events & MDCOM_EV_SPACE) && ring_ready(ch->ctl, ch->q, ch->qmask, 0))
         got |= MDCOM_EV_SPACE;
     /* acquire: what the notifier published before notify() is visible */
     if ((a->events & MDCOM_EV_NOTIFY) &&
@@ -453,7 +492,7 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
     if (events & MDCOM_EV_NOTIFY) {
         /* notifiers change the event word only when someone waits: announce
          * for the whole wait so that every later notify() is seen */
-        atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+        mdcom_wait_begin(ch->m, 1, waiters);
         /* fence: the announcement is visible before we take the snapshot */
         atomic_thread_fence(memory_order_seq_cst);
         a.ev_snap = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
@@ -462,7 +501,7 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
                         atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
                         timeout_ns);
     if (events & MDCOM_EV_NOTIFY)
-        atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+        mdcom_wait_end(ch->m, 1, waiters);
     return r;
 }
 

@@ -52,6 +52,7 @@ struct mdcom_fifoch {
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
     _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
+    _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
@@ -84,6 +85,7 @@ struct mdcom {
     uint32_t generation; /* generation we attached to            */
     uint32_t keep_region;
     uint32_t spin_ns;
+    _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
     const mdcom_config *cfg;
     const mdcom_platform *plat;
     mdcom_region_map map;
@@ -128,8 +130,17 @@ int mdcom_valid_inst(const struct mdcom *m);
  * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
 int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out);
 
-/* reclaim every block held by owner on every FIFO channel (term). */
-void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner);
+/* reclaim every block held by owner on every FIFO channel (term; dead != 0:
+ * a dead process, counted in the channel's lost/reclaimed counters). */
+void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
+/* Scan the process table for dead processes and reclaim what they held
+ * (throttled: at most once per ~34 ms per attachment). Returns how many were
+ * reaped now (0 also when throttled). */
+int mdcom_reap(struct mdcom *m);
+/* A sleeper's waiter count, recorded in its process entry (rec 0: the sleep
+ * of mdcom_wait_word, rec 1: an EV_NOTIFY wait's announcement). */
+void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
+void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
 /* release every SMEM lock held by owner (term, dead owner). */
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner);
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index);

@@ -190,7 +190,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
 
     lay->dom_off = MDCOM_HDR_SIZE;
     lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * 32u, MDCOM_CL);
-    lay->dir_off = (uint32_t)align_up(lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * 16u, MDCOM_CL);
+    lay->dir_off = (uint32_t)align_up(lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_CL);
     off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * 64u, MDCOM_CL);
     lay->data_off = (uint32_t)off;
 
@@ -321,8 +321,7 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         mdcom_wire_qslot *q = (mdcom_wire_qslot *)(a + cl->qslots_off);
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
-        for (i = 0; i < cl->qcap; i++)
-            q[i].seq = 2u * i; /* slot i is free for the producer at position i */
+        (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
         for (i = 0; i < cl->block_count; i++)
             bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
     } else {

@@ -15,9 +15,10 @@
  *           | fmt_pid*, fmt_token (the formatting process)                  |
  *  256      +--------------------------------------------------------------+
  *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
- *  proc_off | process table: MDCOM_MAX_PROCS x 16 B                         |
+ *  proc_off | process table: MDCOM_MAX_PROCS x 32 B                         |
  *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
- *           |    heartbeat*}                                                |
+ *           |    heartbeat*, wait[2]* (offsets of the waiter counts this   |
+ *           |    process has incremented, 0 = none), reserved[2]}          |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
  *           |    queue_depth, senders, receivers}                          |
@@ -31,16 +32,20 @@
  *  +0     | enq_pos*                    | CL  producers of the queue
  *  +64    | deq_pos*                    | CL  consumers of the queue
  *  +128   | ev_seq*, ev_waiters*        | CL  notify / wait
- *  +192   | filtered*, errors*          | CL  counters
- *  +256   | queue slots: qcap x 16 B {seq*, id, len, rsv}  qcap = queue_depth
+ *  +192   | filtered*, errors*, lost*,  | CL  counters
+ *         | reclaimed*                  |
+ *  +256   | queue slots: qcap x 16 B {seq*, id*, len*, rsv} qcap = queue_depth
  *  bst    | block states: block_count x 4 B*  (state | owner << 8) = the pool
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to CL
  *
- *  The queue is a bounded MPMC ring with a sequence word per slot (after
- *  Vyukov): the slot at position p is free for a producer when seq == 2p and
- *  full for a consumer when seq == 2p + 1; the consumer hands it to the next
- *  lap with seq = 2(p + qcap). Positions are free-running u32 compared with
- *  wrap-around differences. The pool is the block state array itself: a
+ *  The queue is a bounded MPMC ring whose slots only producers write: a
+ *  producer claims position p by CAS on enq_pos once p - deq_pos < qcap,
+ *  fills the slot and publishes it with seq = 2p + 1 (odd; formatting writes
+ *  0, which matches no position). A consumer reads the slot at deq_pos, and
+ *  if its seq says "entry of position p" claims it by CAS on deq_pos (read
+ *  first, claim second: once deq_pos has passed p a producer may reuse the
+ *  slot). Slot lines thus travel one way, producer -> consumer. Positions are
+ *  free-running u32 compared with wrap-around differences. The pool is the block state array itself: a
  *  block is free when its state word is FREE, and alloc claims one by CAS,
  *  scanning from a private hint (no pool ring: one cache line less to move
  *  between the cores per message).
@@ -125,6 +130,8 @@ typedef struct mdcom_wire_proc {
     uint32_t pid;
     uint32_t token;
     mdcom_aword heartbeat;
+    mdcom_aword wait[2]; /* region offsets of waiter counts we hold, 0 = none */
+    uint32_t reserved[2];
 } mdcom_wire_proc;
 
 typedef struct mdcom_wire_dirent {
@@ -147,13 +154,14 @@ typedef struct mdcom_wire_fifo_ctl {
     mdcom_wire_line enq;   /* w[0] = enq_pos                    */
     mdcom_wire_line deq;   /* w[0] = deq_pos                    */
     mdcom_wire_line event; /* w[0] = ev_seq, w[1] = ev_waiters  */
-    mdcom_wire_line stats; /* w[0] = filtered, w[1] = errors    */
+    mdcom_wire_line stats; /* w[0] = filtered, w[1] = errors,
+                              w[2] = lost, w[3] = reclaimed     */
 } mdcom_wire_fifo_ctl;
 
 typedef struct mdcom_wire_qslot {
     mdcom_aword seq;
-    uint32_t id;
-    uint32_t len;
+    mdcom_aword id;
+    mdcom_aword len;
     uint32_t reserved;
 } mdcom_wire_qslot;
 
@@ -184,10 +192,11 @@ _Static_assert(offsetof(mdcom_wire_hdr, fmt_token) == 64, "hdr.fmt_token");
 _Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
 _Static_assert(offsetof(mdcom_wire_domain, id) == 16, "domain.id");
 _Static_assert(offsetof(mdcom_wire_domain, role) == 20, "domain.role");
-_Static_assert(sizeof(mdcom_wire_proc) == 16, "process entry");
+_Static_assert(sizeof(mdcom_wire_proc) == 32, "process entry");
 _Static_assert(offsetof(mdcom_wire_proc, pid) == 4, "proc.pid");
 _Static_assert(offsetof(mdcom_wire_proc, token) == 8, "proc.token");
 _Static_assert(offsetof(mdcom_wire_proc, heartbeat) == 12, "proc.heartbeat");
+_Static_assert(offsetof(mdcom_wire_proc, wait) == 16, "proc.wait");
 _Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 _Static_assert(offsetof(mdcom_wire_dirent, type) == 32, "dirent.type");
 _Static_assert(offsetof(mdcom_wire_dirent, off) == 36, "dirent.off");

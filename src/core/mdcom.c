@@ -15,6 +15,16 @@
  *           else sleep while word == snap (bounded slices) ; waiters--
  *   The two seq_cst fences make it impossible for the waiter to miss the
  *   publication while the waker misses the waiter (store-buffering pattern).
+ *   A sleeper records which waiter count it holds in its process entry, so
+ *   that the count can be given back if it dies asleep.
+ *
+ * Dead processes (mdcom_reap)
+ *   Any process that has to wait (each sleep slice), finds the pool dry or a
+ *   lock busy, or asks mdcom_sense_process, scans the process table (at most
+ *   once per ~34 ms per attachment). A dead process' entry is taken by CAS
+ *   (one reaper wins), its blocks go back to the pools (ALLOC and HELD; its
+ *   QUEUED messages stay queued and are delivered), its locks are released,
+ *   its waiter counts are given back, and the entry is freed.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,7 +34,8 @@
 static struct mdcom g_pool[MDCOM_MAX_INSTANCES];
 static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
 
-#define SLEEP_SLICE_NS 100000000ull /* re-check region state every 100 ms */
+#define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
+#define REAP_SHIFT 25 /* reap at most once per 2^25 ns (~34 ms) */
 
 /* ---------------------------------------------------------------- */
 /* errors                                                             */
@@ -85,11 +96,101 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
         m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
 }
 
+void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
+{
+    /* relaxed: only a reaper reads the record, after it saw us dead. Record
+     * first: dying between the two leaves a record without a count, and the
+     * reaper never takes a count below 0 (one sleeper then wakes late, at
+     * the end of its slice, instead of a count leaking for ever) */
+    atomic_store_explicit(&m->procs[m->proc_slot].wait[rec],
+                          (uint32_t)((uint8_t *)waiters - m->base), memory_order_relaxed);
+    atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+}
+
+void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
+{
+    atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+    atomic_store_explicit(&m->procs[m->proc_slot].wait[rec], 0, memory_order_relaxed);
+}
+
+/* Give back a waiter count a dead process held: off is read from its entry,
+ * so it must be one of our channels' waiter words. */
+static void drop_wait(struct mdcom *m, uint32_t off)
+{
+    uint32_t i, v, tries;
+    mdcom_aword *w = 0;
+    if (!off)
+        return;
+    for (i = 0; i < m->cfg->n_channels && !w; i++) {
+        uint32_t want = m->cl[i].off + (m->cl[i].type == MDCOM_CHAN_FIFO
+                                            ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.w[1])
+                                            : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.w[1]));
+        if (off == want)
+            w = (mdcom_aword *)(m->base + off);
+    }
+    if (!w)
+        return; /* not a waiter word: a corrupted entry, ignore it */
+    v = atomic_load_explicit(w, memory_order_relaxed);
+    for (tries = 0; v != 0 && tries < MDCOM_RETRY_MAX; tries++)
+        if (atomic_compare_exchange_weak_explicit(w, &v, v - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+}
+
+/* Free the entry of a dead process (we own it: owner == CLAIMING). */
+static void reap_slot(struct mdcom *m, uint32_t i)
+{
+    mdcom_wire_proc *p = &m->procs[i];
+    mdcom_fifo_release_owner(m, i + 1, 1);
+    mdcom_smem_release_owner(m, i + 1);
+    drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
+    drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
+}
+
+int mdcom_reap(struct mdcom *m)
+{
+    uint32_t i, o, stamp, prev;
+    int n = 0;
+    if (!m->plat->proc_alive)
+        return 0;
+    stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
+    prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    /* relaxed: a throttle only; one thread of this process scans per period */
+    if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
+                                                                   memory_order_relaxed,
+                                                                   memory_order_relaxed))
+        return 0;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        uint32_t pid, token;
+        if (i == m->proc_slot)
+            continue;
+        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+            continue;
+        pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
+        token = ((volatile mdcom_wire_proc *)p)->token;
+        if (m->plat->proc_alive(m->plat->ctx, pid, token) != 0)
+            continue;
+        /* acquire: the dead process' last writes are visible to the reclaim */
+        if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
+                                                     memory_order_acquire, memory_order_relaxed))
+            continue; /* another reaper (or a re-use) was first */
+        reap_slot(m, i);
+        /* release: the reclaim is complete before the entry can be reused */
+        atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+        n++;
+    }
+    return n;
+}
+
 int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns)
 {
     uint64_t deadline, now;
+    uint32_t slept = 0;
     int r = cond(arg);
     if (r != 0)
         return r;
@@ -133,24 +234,26 @@ int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the cond() below will see it */
         snap = atomic_load_explicit(word, memory_order_acquire);
-        atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+        if (slept++)
+            (void)mdcom_reap(m); /* a quiet slice: is a peer dead holding something? */
+        mdcom_wait_begin(m, 0, waiters);
         /* fence: announce the waiter before the final check (pairs with the
          * waker's fence in mdcom_ring_word) */
         atomic_thread_fence(memory_order_seq_cst);
         r = cond(arg);
         if (r != 0) {
-            atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+            mdcom_wait_end(m, 0, waiters);
             return r;
         }
         now = mdcom_now(m);
         if (now >= deadline) {
-            atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+            mdcom_wait_end(m, 0, waiters);
             return -ETIMEDOUT;
         }
         slice = (deadline - now) > SLEEP_SLICE_NS ? (int64_t)SLEEP_SLICE_NS
                                                   : (int64_t)(deadline - now);
         wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, word, snap, slice);
-        atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
+        mdcom_wait_end(m, 0, waiters);
         if (wr == -EINTR)
             return -EINTR;
         r = cond(arg);
@@ -217,8 +320,7 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                                                              memory_order_acquire,
                                                              memory_order_relaxed))
                     continue;
-                mdcom_fifo_release_owner(m, i + 1);
-                mdcom_smem_release_owner(m, i + 1);
+                reap_slot(m, i);
             } else if (o != MDCOM_PROC_FREE ||
                        !atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
                                                                 memory_order_acquire,
@@ -508,7 +610,7 @@ int mdcom_term(mdcom_t *m)
     if (mdcom_region_check(m) == 0) {
         if (m->owns_region) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
-        mdcom_fifo_release_owner(m, m->owner);
+        mdcom_fifo_release_owner(m, m->owner, 0);
         mdcom_smem_release_owner(m, m->owner);
         if (m->owns_region) {
             for (i = 0; i < m->cfg->n_channels; i++) {
@@ -537,6 +639,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     int n = 0;
     if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
         return -EINVAL;
+    (void)mdcom_reap(m); /* what the dead held goes back now, not at the next attach */
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */

@@ -101,11 +101,21 @@ static int lock_try(struct mdcom_smemch *ch)
     return r;
 }
 
+/* lock_try, and when the lock is busy, once more after reaping dead
+ * processes (a dead holder's lock is released by the reap). */
+static int lock_try_reap(struct mdcom_smemch *ch)
+{
+    int r = lock_try(ch);
+    if (r == -EBUSY && mdcom_reap(ch->m) > 0)
+        r = lock_try(ch);
+    return r;
+}
+
 int mdcom_smemch_trylock(mdcom_smemch_t *ch)
 {
     if (!valid_smem(ch))
         return -EINVAL;
-    return lock_try(ch);
+    return lock_try_reap(ch);
 }
 
 static int lock_cond(void *p)
@@ -114,7 +124,7 @@ static int lock_cond(void *p)
     int r = mdcom_region_check(ch->m); /* a terminated region is not locked */
     if (r)
         return r;
-    r = lock_try(ch);
+    r = lock_try_reap(ch);
     return r == 0 ? 1 : r == -EBUSY ? 0 : r;
 }
 

@@ -382,8 +382,8 @@ struct FifoView {
         return (mdcom_wire_qslot *)(a + cl.qslots_off) + (pos & (cl.qcap - 1));
     }
     uint32_t *qseq(uint32_t pos) const { return (uint32_t *)&qslot(pos)->seq; }
-    uint32_t *qid(uint32_t pos) const { return &qslot(pos)->id; }
-    uint32_t *qlen(uint32_t pos) const { return &qslot(pos)->len; }
+    uint32_t *qid(uint32_t pos) const { return (uint32_t *)&qslot(pos)->id; }
+    uint32_t *qlen(uint32_t pos) const { return (uint32_t *)&qslot(pos)->len; }
     /* block state words: the pool */
     uint32_t *bstate(uint32_t id) const { return (uint32_t *)((mdcom_aword *)(a + cl.bstate_off) + id); }
     uint8_t *block(uint32_t id) const { return a + cl.blocks_off + (size_t)id * cl.stride; }

@@ -504,7 +504,7 @@ TEST_F(Fifo, PositionsWrapAround)
         wr32(f.enq(), P);
         wr32(f.deq(), P);
         for (uint32_t k = 0; k < qcap; k++)
-            wr32(f.qseq(P + k), 2 * (P + k)); /* free at P + k */
+            wr32(f.qseq(P + k), 0); /* empty: 0 matches no position (full is 2p + 1) */
         mdcom_fifoch_t *t = m_.fifo(ci == 0 ? "data" : "shallow");
         mdcom_fifoch_t *r = r_.fifo(ci == 0 ? "data" : "shallow");
         for (uint32_t i = 0; i < 10 * qcap; i++) {

@@ -262,51 +262,87 @@ TEST_F(Hostile, PositionsJump)
     }
 }
 
-TEST_F(Hostile, QueueSeqWordsThatNeverSettleAreEproto)
+/* Enqueue on channel "h2" (4 blocks, depth 2) until it fails; the count of
+ * successes in *ok. */
+static int enqueue_until_error(mdcom_fifoch_t *tx, uint32_t *ok)
 {
-    const uint32_t retry = ut_retry_max();
-    ASSERT_GT(retry, 0u);
-    /* consumer side: every slot looks "ahead" of the consumer position */
-    uint32_t d = rd32(fv_->deq());
-    for (uint32_t i = 0; i < 8; i++)
-        wr32(fv_->qseq(d + i), 2 * d + 1000);
-    uint64_t t0 = now_ns();
-    uint32_t id;
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_dequeue(rx_, &id, nullptr));
-    char b[64];
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_recv(rx_, b, sizeof(b), ms(50)))
-        << "RX looks ready, but the slot never settles";
-    EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000)) << "bounded by MDCOM_RETRY_MAX";
-    /* producer side: the slot at the producer position is "ahead" too */
-    uint32_t e = rd32(fv_->enq());
-    wr32(fv_->qseq(e), 2 * e + 1000);
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &id));
-    t0 = now_ns();
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_enqueue(tx_, id, 1));
-    EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000));
-    EXPECT_EQ(rd32(fv_->bstate(id)), MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ut_owner(m_)))
-        << "a failed enqueue leaves the block with its sender";
-    EXPECT_EQ(0, mdcom_fifoch_free(tx_, id));
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_send(tx_, "x", 1, ms(50)));
-    mdcom_fifo_state st = sense(rx_);
-    EXPECT_GE(st.errors, 4u);
-    EXPECT_EQ(st.free_blocks, 8u) << "send() gave its block back";
-    recover_and_check();
+    *ok = 0;
+    for (int i = 0; i < 4; i++) {
+        uint32_t id;
+        int r = mdcom_fifoch_alloc(tx, &id);
+        if (r)
+            return r;
+        r = mdcom_fifoch_enqueue(tx, id, 1);
+        if (r) {
+            EXPECT_EQ(0, mdcom_fifoch_free(tx, id)) << "a failed enqueue leaves the block with its sender";
+            return r;
+        }
+        ++*ok;
+    }
+    return 0;
 }
 
-TEST_F(Hostile, QueueSeqWordsBehindLookFullOrEmpty)
+TEST_F(Hostile, ConsumerPositionBeyondCapacityIsEproto)
 {
-    /* a producer slot "behind" = full, a consumer slot "behind" = empty */
-    uint32_t e = rd32(fv_->enq());
-    wr32(fv_->qseq(e), 2 * e - 8);
+    /* producers read deq_pos only when their private copy says "full": a
+     * deq_pos ahead of enq_pos, or more than the capacity behind it, is
+     * found then, after at most qcap enqueues, and is -EPROTO. (A deq_pos
+     * just one ahead looks like a consumer that took an entry: that is a
+     * consumer dropping messages, which a hostile consumer may do.) */
+    FifoView f(shm_->base, geo_->cl[1]);
+    mdcom_fifoch_t *tx = m_.fifo("h2"), *rx = r_.fifo("h2");
+    ASSERT_TRUE(tx && rx);
+    const uint32_t qcap = f.cl.qcap;
+    ASSERT_EQ(qcap, 2u);
+    for (int k = 0; k < 3; k++) {
+        const uint32_t e = rd32(f.enq());
+        const uint32_t bad[3] = {e + 12345, e - qcap - 1, e - 0x80000000u};
+        wr32(f.deq(), bad[k]);
+        uint32_t ok = 0;
+        uint64_t t0 = now_ns();
+        EXPECT_EQ(-EPROTO, enqueue_until_error(tx, &ok)) << "deq_pos " << bad[k];
+        EXPECT_LE(ok, qcap);
+        EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000));
+        EXPECT_EQ(-EPROTO, mdcom_fifoch_send(tx, "x", 1, ms(50)));
+        mdcom_fifo_state st;
+        int r = mdcom_sense_fifoch(rx, &st);
+        UT_EXPECT_ONE_OF(r, 0, -EPROTO);
+        EXPECT_GE(st.errors, 2u) << "re-initialising the channel clears its counters";
+        /* the master re-initialises the channel; then it works */
+        ASSERT_EQ(0, mdcom_fifoch_init(tx));
+        char b[16];
+        for (int i = 0; i < 6; i++) {
+            ASSERT_EQ(0, mdcom_fifoch_send(tx, "ok", 3, ms(100)));
+            ASSERT_EQ(3, mdcom_fifoch_recv(rx, b, sizeof(b), ms(100)));
+        }
+    }
+}
+
+TEST_F(Hostile, ForeignSeqWordsLookEmptyAndAFakeFullRingTimesOut)
+{
+    /* a slot whose seq names another position is empty for the consumer */
+    uint32_t d = rd32(fv_->deq());
+    for (uint32_t i = 0; i < 8; i++)
+        wr32(fv_->qseq(d + i), 2 * d + 1001);
     uint32_t id;
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &id));
-    EXPECT_EQ(-EAGAIN, mdcom_fifoch_enqueue(tx_, id, 1));
-    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(tx_, MDCOM_EV_SPACE, ms(5)));
-    EXPECT_EQ(0, mdcom_fifoch_free(tx_, id));
-    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_send(tx_, "x", 1, ms(5)));
-    EXPECT_EQ(sense(tx_).free_blocks, 8u);
+    EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(rx_, &id, nullptr));
+    char b[64];
+    uint64_t t0 = now_ns();
+    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_recv(rx_, b, sizeof(b), ms(20)));
+    EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000));
     recover_and_check();
+    /* a deq_pos that never moves makes the ring full after qcap messages */
+    FifoView f(shm_->base, geo_->cl[1]);
+    mdcom_fifoch_t *tx = m_.fifo("h2");
+    wr32(f.deq(), rd32(f.enq()));
+    for (uint32_t i = 0; i < 8; i++)
+        wr32(f.qseq(i), 0); /* and nothing is ever readable */
+    uint32_t ok = 0;
+    EXPECT_EQ(-EAGAIN, enqueue_until_error(tx, &ok));
+    EXPECT_EQ(ok, f.cl.qcap);
+    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(tx, MDCOM_EV_SPACE, ms(5)));
+    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_send(tx, "x", 1, ms(5)));
+    ASSERT_EQ(0, mdcom_fifoch_init(tx));
 }
 
 /* ------------------------------------------------------------------ */

@@ -5,6 +5,7 @@
  */
 #include "fixture.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <thread>
@@ -18,6 +19,13 @@ void std_config(Config &c)
     c.std_domains(3);
     c.fifo("data", 64, 8, 0, bit(kMaster), bit(kR1));
     c.smem("shared", 128, bit(kMaster) | bit(kR1));
+}
+
+/* std_config plus a channel the other way */
+void reap_config(Config &c)
+{
+    std_config(c);
+    c.fifo("back", 64, 8, 0, bit(kR1), bit(kMaster));
 }
 
 } // namespace
@@ -520,10 +528,9 @@ TEST(Init, RemoteOfADeadProcessIsReclaimed)
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     ASSERT_TRUE(WIFEXITED(status)) << status;
     ASSERT_EQ(0, WEXITSTATUS(status));
-    EXPECT_EQ(0, mdcom_sense_process(m, kR1)) << "a dead process is not counted";
     mdcom_fifo_state st;
     ASSERT_EQ(0, mdcom_sense_fifoch(tx, &st));
-    EXPECT_EQ(st.free_blocks, 7u) << "the dead process still holds its block";
+    EXPECT_EQ(st.free_blocks, 7u) << "nobody reaped yet: the dead process still holds its block";
 
     /* fill every free slot so the next attach must reclaim the dead one */
     Shm shm(c.name());
@@ -543,8 +550,101 @@ TEST(Init, RemoteOfADeadProcessIsReclaimed)
     ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
     ASSERT_EQ(0, mdcom_sense_fifoch(tx, &st));
     EXPECT_EQ(st.free_blocks, 8u) << "reclaiming the slot returned the dead process' block";
+    EXPECT_EQ(st.lost, 1u) << "it had dequeued the message";
+    EXPECT_EQ(st.reclaimed, 1u);
     for (uint32_t i : filled)
         procs[i].owner.store(MDCOM_PROC_FREE);
+}
+
+/* Fork a remote of domain kR1 that runs fn(instance) and then dies with
+ * _exit(0) (or is killed by the parent while fn blocks: kill_after_ms > 0).
+ * Returns the child's exit status as waitpid gave it. */
+template <class Fn> static int die_after(Config &c, Fn fn, int kill_after_ms = 0)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        mdcom_t *r = nullptr;
+        if (mdcom_init(&r, c.get(), kR1, nullptr) != 0)
+            _exit(1);
+        _exit(fn(r));
+    }
+    if (pid < 0)
+        return -1;
+    if (kill_after_ms > 0) {
+        usleep((useconds_t)kill_after_ms * 1000);
+        kill(pid, SIGKILL);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+TEST(Init, SurvivorsReapADeadProcessAtTheirNextCall)
+{
+    Config c;
+    reap_config(c);
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    mdcom_fifoch_t *tx = m.fifo("data");
+    ASSERT_EQ(0, mdcom_fifoch_send(tx, "a", 1, 0));
+    ASSERT_EQ(0, mdcom_fifoch_send(tx, "b", 1, 0));
+    /* dies holding a dequeued block, an allocated one and the SMEM lock */
+    int st_ = die_after(c, [](mdcom_t *r) {
+        mdcom_fifoch_t *ch = nullptr, *back = nullptr;
+        mdcom_smemch_t *sm = nullptr;
+        uint32_t id;
+        if (mdcom_fifoch_open(r, "data", &ch) || mdcom_fifoch_dequeue(ch, &id, nullptr))
+            return 2;
+        if (mdcom_fifoch_open(r, "back", &back) || mdcom_fifoch_alloc(back, &id))
+            return 3;
+        if (mdcom_smemch_open(r, "shared", &sm) || mdcom_smemch_trylock(sm))
+            return 4;
+        return 0;
+    });
+    ASSERT_TRUE(WIFEXITED(st_) && WEXITSTATUS(st_) == 0) << st_;
+    mdcom_smemch_t *sm = m.smem("shared");
+    /* the trylock finds the lock busy, reaps, and takes it */
+    EXPECT_EQ(0, mdcom_smemch_trylock(sm)) << "a dead holder's lock is released";
+    EXPECT_EQ(0, mdcom_smemch_unlock(sm));
+    EXPECT_EQ(0, mdcom_sense_process(m, kR1));
+    mdcom_fifo_state st;
+    ASSERT_EQ(0, mdcom_sense_fifoch(tx, &st));
+    EXPECT_EQ(st.free_blocks, 7u) << "one block still queued, the dequeued one back";
+    EXPECT_EQ(st.queued, 1u) << "its queued message stays for the next receiver";
+    EXPECT_EQ(st.lost, 1u);
+    EXPECT_EQ(st.reclaimed, 1u);
+    ASSERT_EQ(0, mdcom_sense_fifoch(m.fifo("back"), &st));
+    EXPECT_EQ(st.free_blocks, 8u) << "its allocated block is back";
+    EXPECT_EQ(st.lost, 0u) << "an unsent block is not a lost message";
+    EXPECT_EQ(st.reclaimed, 1u);
+}
+
+TEST(Init, ADeadSleepersWaiterCountIsGivenBack)
+{
+    Config c;
+    reap_config(c);
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    Shm shm(c.name());
+    ASSERT_TRUE(shm.ok());
+    Geometry g(c.get());
+    FifoView f(shm.base, g.cl[0]); /* "data" */
+    /* killed while asleep in a blocking receive */
+    int st_ = die_after(
+        c,
+        [](mdcom_t *r) {
+            mdcom_fifoch_t *ch = nullptr;
+            char b[8];
+            if (mdcom_fifoch_open(r, "data", &ch))
+                return 2;
+            mdcom_fifoch_set_spin(ch, MDCOM_NO_SPIN);
+            return mdcom_fifoch_recv(ch, b, sizeof(b), MDCOM_FOREVER) == 0 ? 0 : 3;
+        },
+        200);
+    ASSERT_TRUE(WIFSIGNALED(st_)) << st_;
+    EXPECT_EQ(rd32(f.ev_waiters()), 1u) << "it died counted as a waiter";
+    EXPECT_EQ(0, mdcom_sense_process(m, kR1));
+    EXPECT_EQ(rd32(f.ev_waiters()), 0u) << "the reaper gave the count back";
 }
 
 TEST(Init, MasterTermMakesRemoteWaitsReturnEshutdown)

@@ -92,11 +92,12 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, id), 16u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, role), 20u);
-    EXPECT_EQ(sizeof(mdcom_wire_proc), 16u);
+    EXPECT_EQ(sizeof(mdcom_wire_proc), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, owner), 0u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, pid), 4u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, heartbeat), 12u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, wait), 16u);
     EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
@@ -154,7 +155,7 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
     EXPECT_GE(r.lay.proc_off, r.lay.dom_off + 3 * 32);
     EXPECT_EQ(r.lay.proc_off, align64(256 + 3 * 32));
     EXPECT_EQ(r.lay.dir_off % 64, 0u);
-    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 16));
+    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 32));
     EXPECT_EQ(r.lay.data_off % 64, 0u);
     EXPECT_EQ(r.lay.data_off, align64(r.lay.dir_off + cfg->n_channels * 64));
     EXPECT_EQ(r.lay.master_domain, 0u);
@@ -589,7 +590,7 @@ TEST_F(LayoutVerify, FormattedRegion)
         EXPECT_EQ(*f.filtered(), 0u);
         EXPECT_EQ(*f.errors(), 0u);
         for (uint32_t i = 0; i < l.qcap; i++)
-            EXPECT_EQ(*f.qseq(i), 2 * i) /* free for the producer at position i */;
+            EXPECT_EQ(*f.qseq(i), 0u) /* matches no position: empty */;
         for (uint32_t i = 0; i < l.block_count; i++)
             EXPECT_EQ(*f.bstate(i), (uint32_t)MDCOM_BLK_FREE);
     }
