@@ -171,7 +171,16 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
  * process still holds are returned to their pools. Returns 0 or -EINVAL. */
 int mdcom_term(mdcom_t *m);
 
-/* Number of live processes attached as domain domain_id (>= 0), or -EINVAL. */
+/* Number of live processes attached as domain domain_id (>= 0), or -EINVAL.
+ *
+ * Dead processes: a process that dies attached (kill -9) is found by the
+ * survivors' next mdcom_sense_process / mdcom_sense_fifoch, a wait that sleeps
+ * a whole slice (50 ms) without news, an alloc that finds the pool dry or a
+ * lock attempt that finds the lock busy (each scans the process table at most
+ * once per ~34 ms per attachment). What it held is given back: its allocated
+ * and dequeued blocks return to their pools (a dequeued one is counted as
+ * lost in mdcom_fifo_state.lost, for senders to see), its SMEM locks are
+ * released, its slot is freed. Messages it had queued stay queued. */
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id);
 
 /* The domain id of this attachment (UINT32_MAX for an invalid handle). */
@@ -204,7 +213,8 @@ typedef struct mdcom_fifo_state {
     uint32_t reclaimed;    /* blocks taken back from dead processes      */
 } mdcom_fifo_state;
 
-/* Usage of the channel (a snapshot). 0, -EINVAL, -EPROTO (counters absurd). */
+/* Usage of the channel (a snapshot; reaps dead processes first, see
+ * mdcom_sense_process). 0, -EINVAL, -EPROTO (counters absurd). */
 int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st);
 
 /* Take a free block. 0 and *id, -ENOBUFS if the pool is empty, -EPERM if this

@@ -39,9 +39,11 @@
  * read by producers only when their private copy says the ring is full. */
 #define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
 
-/* Push (id, len). 0, -EAGAIN (full) or -EPROTO (indices never settle). */
+/* Push (id, len); me/op: our process entry and its op record value.
+ * 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
-                            mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len)
+                            mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
+                            mdcom_wire_proc *me, uint32_t op)
 {
     /* relaxed: the position is only a hint; the CAS below decides */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
@@ -62,6 +64,11 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
                 continue;
             }
         }
+        /* relaxed: read only by a reaper once we are dead (a dead process'
+         * stores are all in memory); our own line: no miss */
+        atomic_store_explicit(&me->op_pos, pos, memory_order_relaxed);
+        atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
+        atomic_store_explicit(&me->op, op, memory_order_relaxed);
         /* relaxed: claiming the position; publication is the seq store */
         if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                   memory_order_relaxed)) {
@@ -76,9 +83,10 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
     return -EPROTO;
 }
 
-/* Pop into *id, *len. 0, -EAGAIN (empty) or -EPROTO. */
+/* Pop into *id, *len (a MDCOM_QID_SKIP entry too); me/op as in ring_push.
+ * 0, -EAGAIN (empty) or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
-                           uint32_t *id, uint32_t *len)
+                           uint32_t *id, uint32_t *len, mdcom_wire_proc *me, uint32_t op)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
@@ -91,8 +99,12 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
              * overwrite the slot; a failed CAS discards what we read */
             uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
             uint32_t l = atomic_load_explicit(&s->len, memory_order_relaxed);
-            /* release: our reads of the slot are done before a producer that
-             * sees the new deq_pos reuses it */
+            /* the block we are taking, for a reaper (ours or, if we die now,
+             * to be freed): made visible by the release CAS below */
+            atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
+            atomic_store_explicit(&me->op, op, memory_order_relaxed);
+            /* release: our reads of the slot (and our op record) are done
+             * before a producer or reaper that sees the new deq_pos acts */
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
                                                       memory_order_relaxed)) {
                 *id = v;
@@ -209,6 +221,104 @@ static int any_free(struct mdcom_fifoch *ch)
     return 0;
 }
 
+/* 1 when block id sits in a published slot between deq_pos and enq_pos, or
+ * when the positions are absurd (then nothing is freed). */
+static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
+{
+    /* acquire: pairs with consumers' release CAS, so their op records are
+     * visible to live_deq_claim once we see them past an entry */
+    uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+    uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    uint32_t p;
+    if (e - d > ch->qmask + 1)
+        return 1;
+    for (p = d; p != e; p++) {
+        mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
+        if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) &&
+            atomic_load_explicit(&s->id, memory_order_relaxed) == id)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when a live process other than skip has claimed block id of channel
+ * chan for a dequeue (it is about to hold it). */
+static int live_deq_claim(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t skip)
+{
+    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_DEQ, chan);
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+        if (i + 1 == skip || o == MDCOM_PROC_FREE)
+            continue;
+        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
+            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id)
+            return 1;
+    }
+    return 0;
+}
+
+/* Free block id if it is QUEUED (by want_owner, or anyone if 0) but in no
+ * slot and claimed by no live consumer: nobody can ever dequeue it. */
+static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t want_owner, uint32_t dead)
+{
+    uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED ||
+        (want_owner && MDCOM_BLK_OWNER(s) != want_owner))
+        return 0;
+    if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, dead))
+        return 0;
+    /* release: as in block_release */
+    return atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
+                                                   MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+                                                   memory_order_release, memory_order_relaxed);
+}
+
+void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id)
+{
+    uint32_t chan = (op & 0xffffu) - 1u, i, lost = 0, n = 0;
+    struct mdcom_fifoch *ch;
+    if (op && chan < m->cfg->n_channels && m->ch[chan].tag == MDCOM_TAG_FIFO) {
+        ch = &m->ch[chan].f;
+        if (op >> 16 == MDCOM_OP_ENQ) {
+            /* a claimed position it never published: publish "skip" there so
+             * that consumers go past it. acquire: as in queued_in_ring */
+            uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+            uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+            mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
+            if (pos - d < e - d && e - d <= ch->qmask + 1 &&
+                atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos)) {
+                atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
+                atomic_store_explicit(&s->len, 0, memory_order_relaxed);
+                /* release: id/len before the slot reads full, as a producer */
+                atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
+            }
+        } else if (op >> 16 == MDCOM_OP_DEQ && id < ch->block_count) {
+            /* a block it took off the queue but did not get to hold */
+            if (free_orphan(ch, id, 0, owner)) {
+                lost++;
+                n++;
+            }
+        }
+        if (n) {
+            atomic_fetch_add_explicit(&ch->ctl->stats.w[2], lost, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
+        }
+    }
+    /* blocks it marked QUEUED that never made it into a slot */
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        uint32_t b;
+        ch = &m->ch[i].f;
+        if (ch->tag != MDCOM_TAG_FIFO)
+            continue;
+        n = 0;
+        for (b = 0; b < ch->block_count; b++)
+            n += (uint32_t)free_orphan(ch, b, owner, owner);
+        if (n)
+            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
+    }
+}
+
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 {
     uint32_t i, id;
@@ -258,6 +368,7 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     uint32_t e, d;
     if (!valid_fifo(ch) || !st)
         return -EINVAL;
+    (void)mdcom_reap(ch->m); /* blocks of dead processes are counted free, not held */
     e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
     d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed);
     st->block_size = ch->block_size;
@@ -377,15 +488,22 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
-                  len);
+                  len, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
         if (atomic_load_explicit(&ch->filter_type, memory_order_relaxed) ==
             MDCOM_FILTER_EVERY_NTH)
             atomic_fetch_sub_explicit(&ch->filter_count, 1, memory_order_relaxed);
-        /* not queued: give the block back to the caller */
-        atomic_store_explicit(&ch->bstate[id], s, memory_order_relaxed);
+        /* not queued: give the block back to the caller (by CAS: only a
+         * reaper that took us for dead could have changed it) */
+        {
+            uint32_t q = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
+            if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &q, s,
+                                                         memory_order_relaxed,
+                                                         memory_order_relaxed))
+                r = -EPROTO;
+        }
         if (r == -EPROTO)
             count_error(ch);
     }
@@ -401,7 +519,15 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         return -EINVAL;
     if (!ch->can_rx)
         return -EPERM;
-    r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, &v, &l);
+    {
+        uint32_t tries = 0;
+        do /* skip the holes of dead producers (filled by a reaper) */
+            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, &v, &l, ch->m->me,
+                         MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+        while (r == 0 && v == MDCOM_QID_SKIP && ++tries < MDCOM_RETRY_MAX);
+        if (r == 0 && v == MDCOM_QID_SKIP)
+            r = -EPROTO;
+    }
     if (r) {
         if (r == -EPROTO)
             count_error(ch);
@@ -417,9 +543,17 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
     }
-    /* the queue slot made it ours: a store, as in block_release */
-    atomic_store_explicit(&ch->bstate[v], MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
-                          memory_order_relaxed);
+    /* the queue slot made it ours. A CAS, not a store: a reaper may free a
+     * queued block that is in no slot and in no live consumer's op record;
+     * one of the two wins (our op record makes that race all but
+     * impossible). No store is pending here, so the locked instruction
+     * costs no store-buffer drain. */
+    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
+                                                 MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
+                                                 memory_order_relaxed, memory_order_relaxed)) {
+        count_error(ch);
+        return -EPROTO;
+    }
     if (l > ch->block_size) {
         count_error(ch);
         (void)block_release(ch, v, ch->m->owner);

@@ -92,6 +92,7 @@ struct mdcom {
     uint8_t *base;
     mdcom_wire_hdr *hdr;
     mdcom_wire_proc *procs;
+    mdcom_wire_proc *me; /* our process entry (its op record) */
     mdcom_layout lay;
     mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
     union mdcom_chan ch[MDCOM_MAX_CHANNELS];
@@ -133,6 +134,10 @@ int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t 
 /* reclaim every block held by owner on every FIFO channel (term; dead != 0:
  * a dead process, counted in the channel's lost/reclaimed counters). */
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
+/* A dead process' queue operation in flight (its op record): fill the hole
+ * of a claimed but unpublished position, free a block it claimed to dequeue
+ * or queued into no slot. Called by the reaper before release_owner. */
+void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id);
 /* Scan the process table for dead processes and reclaim what they held
  * (throttled: at most once per ~34 ms per attachment). Returns how many were
  * reaped now (0 also when throttled). */

@@ -15,10 +15,12 @@
  *           | fmt_pid*, fmt_token (the formatting process)                  |
  *  256      +--------------------------------------------------------------+
  *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
- *  proc_off | process table: MDCOM_MAX_PROCS x 32 B                         |
+ *  proc_off | process table: MDCOM_MAX_PROCS x 64 B (one CL each: written  |
+ *           |   by its process on the message path)                        |
  *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
  *           |    heartbeat*, wait[2]* (offsets of the waiter counts this   |
- *           |    process has incremented, 0 = none), reserved[2]}          |
+ *           |    process has incremented, 0 = none), op*, op_pos*, op_id*  |
+ *           |    (the queue operation in flight, for a reaper), rsv[7]}    |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
  *           |    queue_depth, senders, receivers}                          |
@@ -131,8 +133,21 @@ typedef struct mdcom_wire_proc {
     uint32_t token;
     mdcom_aword heartbeat;
     mdcom_aword wait[2]; /* region offsets of waiter counts we hold, 0 = none */
-    uint32_t reserved[2];
+    /* The queue operation in flight (written before its position CAS, left
+     * when done): op = kind << 16 | (channel index + 1), 0 = none. A reaper
+     * uses it to fill the hole a producer killed between claiming and
+     * publishing leaves, and to find a block a consumer killed between
+     * claiming and holding leaves behind. */
+    mdcom_aword op;
+    mdcom_aword op_pos;
+    mdcom_aword op_id;
+    uint32_t reserved[7];
 } mdcom_wire_proc;
+#define MDCOM_OP_ENQ 1u
+#define MDCOM_OP_DEQ 2u
+#define MDCOM_OP_MAKE(kind, chan) ((uint32_t)(kind) << 16 | ((uint32_t)(chan) + 1u))
+/* Queue entry id of a skipped position (a dead producer's hole). */
+#define MDCOM_QID_SKIP 0xffffffffu
 
 typedef struct mdcom_wire_dirent {
     char name[MDCOM_NAME_MAX];
@@ -192,11 +207,14 @@ _Static_assert(offsetof(mdcom_wire_hdr, fmt_token) == 64, "hdr.fmt_token");
 _Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
 _Static_assert(offsetof(mdcom_wire_domain, id) == 16, "domain.id");
 _Static_assert(offsetof(mdcom_wire_domain, role) == 20, "domain.role");
-_Static_assert(sizeof(mdcom_wire_proc) == 32, "process entry");
+_Static_assert(sizeof(mdcom_wire_proc) == MDCOM_CL, "process entry: one cache line");
 _Static_assert(offsetof(mdcom_wire_proc, pid) == 4, "proc.pid");
 _Static_assert(offsetof(mdcom_wire_proc, token) == 8, "proc.token");
 _Static_assert(offsetof(mdcom_wire_proc, heartbeat) == 12, "proc.heartbeat");
 _Static_assert(offsetof(mdcom_wire_proc, wait) == 16, "proc.wait");
+_Static_assert(offsetof(mdcom_wire_proc, op) == 24, "proc.op");
+_Static_assert(offsetof(mdcom_wire_proc, op_pos) == 28, "proc.op_pos");
+_Static_assert(offsetof(mdcom_wire_proc, op_id) == 32, "proc.op_id");
 _Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 _Static_assert(offsetof(mdcom_wire_dirent, type) == 32, "dirent.type");
 _Static_assert(offsetof(mdcom_wire_dirent, off) == 36, "dirent.off");

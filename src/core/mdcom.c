@@ -141,6 +141,10 @@ static void drop_wait(struct mdcom *m, uint32_t off)
 static void reap_slot(struct mdcom *m, uint32_t i)
 {
     mdcom_wire_proc *p = &m->procs[i];
+    /* relaxed: the process is dead; all it wrote is in memory */
+    mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&p->op, 0, memory_order_relaxed),
+                       atomic_load_explicit(&p->op_pos, memory_order_relaxed),
+                       atomic_load_explicit(&p->op_id, memory_order_relaxed));
     mdcom_fifo_release_owner(m, i + 1, 1);
     mdcom_smem_release_owner(m, i + 1);
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
@@ -335,6 +339,7 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                                   memory_order_release);
             m->proc_slot = i;
             m->owner = i + 1;
+            m->me = p;
             return 0;
         }
     }

@@ -529,8 +529,7 @@ TEST(Init, RemoteOfADeadProcessIsReclaimed)
     ASSERT_TRUE(WIFEXITED(status)) << status;
     ASSERT_EQ(0, WEXITSTATUS(status));
     mdcom_fifo_state st;
-    ASSERT_EQ(0, mdcom_sense_fifoch(tx, &st));
-    EXPECT_EQ(st.free_blocks, 7u) << "nobody reaped yet: the dead process still holds its block";
+    /* (no sense call here: it would reap the dead process itself) */
 
     /* fill every free slot so the next attach must reclaim the dead one */
     Shm shm(c.name());

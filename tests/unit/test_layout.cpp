@@ -92,12 +92,15 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, id), 16u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, role), 20u);
-    EXPECT_EQ(sizeof(mdcom_wire_proc), 32u);
+    EXPECT_EQ(sizeof(mdcom_wire_proc), 64u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, owner), 0u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, pid), 4u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, heartbeat), 12u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, wait), 16u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, op), 24u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, op_pos), 28u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, op_id), 32u);
     EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
@@ -155,7 +158,7 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
     EXPECT_GE(r.lay.proc_off, r.lay.dom_off + 3 * 32);
     EXPECT_EQ(r.lay.proc_off, align64(256 + 3 * 32));
     EXPECT_EQ(r.lay.dir_off % 64, 0u);
-    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 32));
+    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 64));
     EXPECT_EQ(r.lay.data_off % 64, 0u);
     EXPECT_EQ(r.lay.data_off, align64(r.lay.dir_off + cfg->n_channels * 64));
     EXPECT_EQ(r.lay.master_domain, 0u);
