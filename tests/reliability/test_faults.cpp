@@ -1,0 +1,609 @@
+/*
+ * test_faults.cpp - fault injection: processes killed with SIGKILL at random
+ * points while traffic runs, on a real region of the Linux port.
+ *
+ *   KillSendersAndReceivers  2 sender and 2 receiver processes (each its own
+ *       incarnation, re-spawned after every kill) move messages carrying
+ *       (incarnation, sequence, length, CRC-32) through one FIFO channel, by
+ *       copy and zero-copy at random. The test process (master domain) kills
+ *       one of them at a random moment (0..MDCOM_REL_FAULT_DELAY_MS), checks
+ *       that mdcom_sense_process stops counting it within 100 ms, re-spawns
+ *       it, and checks the channel keeps moving. At the end, with every
+ *       process stopped normally and the queue drained:
+ *         - no message duplicated, corrupted or invented;
+ *         - every message whose send returned 0 was delivered, except at most
+ *           one per killed receiver (the one it had dequeued: see
+ *           docs/reliability.md - mdcom does not report that loss to the sender);
+ *         - every block is accounted for: free, or held by a dead process
+ *           and waiting for reclaim (the core reclaims a dead process' blocks
+ *           only when a new attach finds the process table full), or in a
+ *           known-defect state reported by name.
+ *   SmemLockHolderKilled  the lock holder is killed; survivors see it dead.
+ *
+ * Tests named DISABLED_Core* are reproducers of what the core lacks for the
+ * issue's guarantees (see docs/reliability.md); they fail today. Run them with
+ * --gtest_also_run_disabled_tests.
+ *
+ *   MDCOM_REL_FAULT_KILLS=n      kills (default 200; scripts/reliability: 2000)
+ *   MDCOM_REL_FAULT_DELAY_MS=n   maximum random delay before a kill (default 12)
+ *   MDCOM_UT_SEED=n              replay
+ */
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "mp/mp_sys.h"
+#include "reliability/rel_util.h"
+
+using namespace mdt;
+
+namespace {
+
+constexpr uint32_t kDomA = 0, kDomS = 1, kDomR = 2;
+constexpr uint32_t kMaxInc = 4096;    /* sender incarnations        */
+constexpr uint32_t kSeqMax = 1u << 16; /* messages per incarnation   */
+constexpr uint32_t kBlock = 256, kBlocks = 16;
+
+struct Msg {
+    uint32_t inc, seq, len, crc;
+    uint8_t payload[kBlock - 16];
+};
+
+/* Bookkeeping shared by every process (anonymous shared memory; the bitmap
+ * is large but only touched pages exist). */
+struct Book {
+    std::atomic<uint32_t> stop_send, stop_recv;
+    std::atomic<uint64_t> delivered, dups, corrupt, phantom, proto_errors, unexpected;
+    std::atomic<int32_t> last_unexpected;
+    struct Inc {
+        std::atomic<uint32_t> attempting; /* seq + 1 of the send in progress */
+        std::atomic<uint32_t> committed;  /* sends 0..committed-1 returned 0 */
+    } inc[kMaxInc];
+    std::atomic<uint64_t> bits[kMaxInc][kSeqMax / 64];
+};
+
+Book *book_new()
+{
+    void *p = mmap(nullptr, sizeof(Book), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<Book *>(p); /* zero pages */
+}
+
+uint32_t msg_crc(const Msg &m)
+{
+    uint32_t c = crc32(&m, 12);
+    return crc32(m.payload, m.len - 16, c);
+}
+
+System fault_system(const std::string &region)
+{
+    System s;
+    s.region = region;
+    s.domains = {{"a", kDomA, MDCOM_ROLE_MASTER}, {"s", kDomS, MDCOM_ROLE_REMOTE},
+                 {"r", kDomR, MDCOM_ROLE_REMOTE}};
+    s.channels = {fifo_cfg("q", kBlock, kBlocks, 0, 1u << kDomS, 1u << kDomR),
+                  smem_cfg("lk", 64, (1u << kDomA) | (1u << kDomS) | (1u << kDomR))};
+    return s;
+}
+
+int sender_body(const mdcom_config *cfg, Book *bk, uint32_t inc, uint32_t seed)
+{
+    Inst m;
+    mdcom_fifoch_t *q;
+    std::mt19937 rng(seed);
+    CHILD_CHECK(attach(&m.m, cfg, kDomS, 5 * kSec) == 0, "attach");
+    CHILD_CHECK(mdcom_fifoch_open(m, "q", &q) == 0, "open");
+    Msg msg;
+    for (uint32_t seq = 0; seq < kSeqMax && !bk->stop_send.load();) {
+        msg.inc = inc;
+        msg.seq = seq;
+        msg.len = 16 + (uint32_t)(rng() % (sizeof(msg.payload) + 1));
+        for (uint32_t i = 0; i < msg.len - 16; i++)
+            msg.payload[i] = (uint8_t)rng();
+        msg.crc = msg_crc(msg);
+        bk->inc[inc].attempting.store(seq + 1);
+        int r;
+        if (rng() & 1) {
+            r = mdcom_fifoch_send(q, &msg, msg.len, 20 * kMs);
+        } else { /* zero-copy */
+            uint32_t id;
+            void *p;
+            while ((r = mdcom_fifoch_alloc(q, &id)) == -ENOBUFS) {
+                r = mdcom_fifoch_wait(q, MDCOM_EV_TX, 20 * kMs);
+                if (r < 0)
+                    break;
+            }
+            if (r == 0) {
+                CHILD_CHECK(mdcom_fifoch_get(q, id, &p, nullptr) == 0, "get");
+                memcpy(p, &msg, msg.len);
+                r = mdcom_fifoch_enqueue(q, id, msg.len);
+                if (r == 0)
+                    mdcom_fifoch_notify(q);
+                else
+                    CHILD_CHECK(mdcom_fifoch_free(q, id) == 0, "free after %d", r);
+            }
+        }
+        if (r == 0) {
+            bk->inc[inc].committed.store(seq + 1);
+            seq++;
+        } else if (r != -ETIMEDOUT && r != -EAGAIN && r != -ENOBUFS) {
+            bk->unexpected++;
+            bk->last_unexpected = r;
+            sleep_ms(1);
+        }
+    }
+    while (!bk->stop_send.load())
+        sleep_ms(1);
+    return 0;
+}
+
+void take(Book *bk, const uint8_t *p, int n)
+{
+    Msg m;
+    if (n < 16 || n > (int)sizeof(Msg)) {
+        bk->corrupt++;
+        return;
+    }
+    memcpy(&m, p, (size_t)n);
+    if (m.len != (uint32_t)n || m.inc >= kMaxInc || m.seq >= kSeqMax || msg_crc(m) != m.crc) {
+        bk->corrupt++;
+        return;
+    }
+    uint64_t bit = 1ull << (m.seq % 64);
+    if (bk->bits[m.inc][m.seq / 64].fetch_or(bit) & bit)
+        bk->dups++;
+    if (m.seq >= bk->inc[m.inc].attempting.load())
+        bk->phantom++;
+    bk->delivered++;
+}
+
+int receiver_body(const mdcom_config *cfg, Book *bk, uint32_t seed)
+{
+    Inst m;
+    mdcom_fifoch_t *q;
+    std::mt19937 rng(seed);
+    CHILD_CHECK(attach(&m.m, cfg, kDomR, 5 * kSec) == 0, "attach");
+    CHILD_CHECK(mdcom_fifoch_open(m, "q", &q) == 0, "open");
+    uint8_t buf[kBlock];
+    for (;;) {
+        int n;
+        if (rng() & 1) {
+            n = mdcom_fifoch_recv(q, buf, sizeof buf, 20 * kMs);
+            if (n >= 0)
+                take(bk, buf, n);
+        } else { /* zero-copy */
+            uint32_t id, len;
+            void *p;
+            while ((n = mdcom_fifoch_dequeue(q, &id, &len)) == -EAGAIN) {
+                n = mdcom_fifoch_wait(q, MDCOM_EV_RX, 20 * kMs);
+                if (n < 0)
+                    break;
+            }
+            if (n >= 0) {
+                CHILD_CHECK(mdcom_fifoch_get(q, id, &p, nullptr) == 0, "get");
+                take(bk, (const uint8_t *)p, (int)len);
+                CHILD_CHECK(mdcom_fifoch_free(q, id) == 0, "free");
+                mdcom_fifoch_notify(q);
+            }
+        }
+        if (n == -ETIMEDOUT) {
+            if (bk->stop_recv.load())
+                break;
+        } else if (n == -EPROTO || n == -EBADMSG) {
+            bk->proto_errors++;
+        } else if (n < 0) {
+            bk->unexpected++;
+            bk->last_unexpected = n;
+            sleep_ms(1);
+        }
+    }
+    return 0;
+}
+
+class Faults : public MpFixture {
+protected:
+    Book *bk_ = nullptr;
+    void SetUp() override
+    {
+        MpFixture::SetUp();
+        bk_ = book_new();
+        ASSERT_TRUE(bk_);
+    }
+    void TearDown() override
+    {
+        MpFixture::TearDown();
+        if (bk_)
+            munmap(bk_, sizeof(Book));
+    }
+};
+
+struct Child {
+    pid_t pid;
+    bool sender;
+};
+
+TEST_F(Faults, KillSendersAndReceivers)
+{
+    const uint64_t kills = rel::env_u64("MDCOM_REL_FAULT_KILLS", 200);
+    const uint64_t max_delay_us = rel::env_u64("MDCOM_REL_FAULT_DELAY_MS", 12) * 1000;
+    const uint32_t seed = (uint32_t)rel::env_u64("MDCOM_UT_SEED", (uint64_t)time(nullptr));
+    printf("seed %u (MDCOM_UT_SEED=%u to replay), %llu kills\n", seed, seed,
+           (unsigned long long)kills);
+    std::mt19937 rng(seed);
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    mdcom_fifoch_t *qa = nullptr;
+    /* the master domain is neither sender nor receiver of q: it only watches */
+    ASSERT_EQ(-EPERM, mdcom_fifoch_open(a, "q", &qa));
+
+    uint32_t next_inc = 0;
+    std::vector<Child> kids;
+    auto spawn = [&](bool sender) {
+        uint32_t inc = sender ? next_inc++ : 0;
+        uint32_t cs = (uint32_t)rng();
+        pid_t pid = kids_.spawn([&, inc, cs] {
+            return sender ? sender_body(cfg, bk_, inc, cs) : receiver_body(cfg, bk_, cs);
+        });
+        kids.push_back({pid, sender});
+    };
+    for (int i = 0; i < 2; i++) {
+        spawn(true);
+        spawn(false);
+    }
+    ASSERT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomS) == 2 &&
+                                        mdcom_sense_process(a, kDomR) == 2; },
+                           10 * kSec));
+
+    uint64_t sender_kills = 0, receiver_kills = 0, attach_kills = 0, stalls = 0;
+    std::vector<int64_t> detect;
+    uint64_t last_delivered = 0, t_progress = now_ns();
+    uint64_t t_start = now_ns();
+    for (uint64_t k = 0; k < kills && next_inc < kMaxInc - 2; k++) {
+        sleep_ns((int64_t)(rng() % (max_delay_us + 1)) * 1000);
+        size_t vi = rng() % kids.size();
+        Child victim = kids[vi];
+        uint32_t dom = victim.sender ? kDomS : kDomR;
+        int before = mdcom_sense_process(a, dom);
+        ASSERT_EQ(0, kill(victim.pid, SIGKILL));
+        uint64_t t0 = now_ns();
+        /* detection: the dead (not yet reaped) process no longer counts */
+        bool seen = wait_until([&] { return mdcom_sense_process(a, dom) < before; }, kSec);
+        detect.push_back((int64_t)(now_ns() - t0));
+        ASSERT_TRUE(seen) << "killed process " << victim.pid << " still counted after 1 s: "
+                          << mdcom_sense_process(a, dom) << " alive, " << before << " before";
+        int st;
+        ASSERT_EQ(victim.pid, waitpid(victim.pid, &st, 0));
+        kids_.forget(victim.pid);
+        ASSERT_TRUE(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            << "child failed before being killed (status " << st << ")";
+        (victim.sender ? sender_kills : receiver_kills)++;
+        kids.erase(kids.begin() + (long)vi);
+        spawn(victim.sender);
+        /* the restarted process re-attaches (a new process slot, or the
+         * dead one's once the table is full) */
+        ASSERT_TRUE(wait_until([&] { return mdcom_sense_process(a, dom) == before; }, 10 * kSec))
+            << "restarted process did not re-attach: " << mdcom_sense_process(a, dom);
+        if (k % 8 == 7) {
+            /* and now and then one killed while it attaches */
+            pid_t p = kids_.spawn([&] { return receiver_body(cfg, bk_, 1); });
+            sleep_ns((int64_t)(rng() % 4000) * 1000);
+            kill(p, SIGKILL);
+            waitpid(p, &st, 0);
+            kids_.forget(p);
+            attach_kills++;
+        }
+        /* the channel keeps moving */
+        uint64_t d = bk_->delivered.load();
+        if (d != last_delivered) {
+            last_delivered = d;
+            t_progress = now_ns();
+        } else if (now_ns() - t_progress > 3ull * kSec) {
+            stalls++;
+            FAIL() << "no message delivered for 3 s after kill " << k
+                   << ": the channel is wedged (see DISABLED_Core* reproducers)";
+        }
+    }
+    double secs = (double)(now_ns() - t_start) / 1e9;
+
+    /* stop: senders finish, then receivers drain the queue */
+    bk_->stop_send = 1;
+    for (auto &c : kids)
+        if (c.sender) {
+            EXPECT_EQ("", kids_.wait(c.pid, 20 * kSec));
+        }
+    bk_->stop_recv = 1;
+    for (auto &c : kids)
+        if (!c.sender) {
+            EXPECT_EQ("", kids_.wait(c.pid, 20 * kSec));
+        }
+
+    /* accounting */
+    uint64_t committed = 0, lost = 0, inflight_delivered = 0;
+    for (uint32_t inc = 0; inc < next_inc; inc++) {
+        uint32_t c = bk_->inc[inc].committed.load(), at = bk_->inc[inc].attempting.load();
+        committed += c;
+        for (uint32_t sq = 0; sq < c; sq++)
+            if (!(bk_->bits[inc][sq / 64].load() >> (sq % 64) & 1))
+                lost++;
+        if (at > c && (bk_->bits[inc][(at - 1) / 64].load() >> ((at - 1) % 64) & 1))
+            inflight_delivered++;
+    }
+    rel::RegionView v(region_path(region_));
+    ASSERT_TRUE(v.ok());
+    rel::Layout l(cfg);
+    ASSERT_EQ(0, l.rc);
+    auto alive = [&](uint32_t slot) {
+        uint32_t o = v.word(l.proc_owner_off(slot));
+        if (o < MDCOM_PROC_DOMAIN_BASE)
+            return false;
+        pid_t pid = (pid_t)v.word(l.proc_pid_off(slot));
+        return kill(pid, 0) == 0;
+    };
+    rel::BlockCensus cs = rel::census(v, l, 0, alive);
+    uint32_t q_enq = v.word(l.cl[0].off), q_deq = v.word(l.cl[0].off + 64);
+    /* the channel's lost counter (stats line w[2]): what senders are told */
+    uint32_t reported_lost = v.word(l.cl[0].off + 192 + 8);
+
+    uint32_t claiming = 0, dead_slots = 0;
+    for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
+        uint32_t o = v.word(l.proc_owner_off(i));
+        claiming += o == MDCOM_PROC_CLAIMING;
+        dead_slots += o >= MDCOM_PROC_DOMAIN_BASE && !alive(i);
+    }
+    printf("faults: %llu kills (%llu senders, %llu receivers, %llu while attaching) in %.1f s; "
+           "%u sender incarnations\n",
+           (unsigned long long)(sender_kills + receiver_kills + attach_kills),
+           (unsigned long long)sender_kills, (unsigned long long)receiver_kills,
+           (unsigned long long)attach_kills, secs, next_inc);
+    printf("process table: %u slots of dead processes, %u stuck CLAIMING (a process killed "
+           "inside claim_proc: never reclaimed)\n",
+           dead_slots, claiming);
+    printf("messages: %llu committed, %llu delivered, %llu lost (receiver killed holding it), "
+           "%llu in-flight at a sender kill delivered anyway\n",
+           (unsigned long long)committed, (unsigned long long)bk_->delivered.load(),
+           (unsigned long long)lost, (unsigned long long)inflight_delivered);
+    printf("reported lost in the channel's counter: %u (a receiver killed after taking a "
+           "message and before freeing its block counts there even when it had recorded it)\n",
+           reported_lost);
+    printf("errors: %llu duplicated, %llu corrupted, %llu invented, %llu protocol, %llu other\n",
+           (unsigned long long)bk_->dups.load(), (unsigned long long)bk_->corrupt.load(),
+           (unsigned long long)bk_->phantom.load(), (unsigned long long)bk_->proto_errors.load(),
+           (unsigned long long)bk_->unexpected.load());
+    printf("detection of a death by mdcom_sense_process: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+           rel::percentile(detect, 0.5) / 1e6, rel::percentile(detect, 0.99) / 1e6,
+           rel::percentile(detect, 1.0) / 1e6);
+    printf("blocks after recovery: %u free, %u held by dead processes (await reclaim), "
+           "%u queued, %u alloc/held by live, %u invalid of %u; queue positions %u/%u\n",
+           cs.free, cs.dead_owned, cs.queued, cs.alloc + cs.held - cs.dead_owned, cs.invalid,
+           kBlocks, q_deq, q_enq);
+
+    EXPECT_EQ(bk_->dups.load(), 0u);
+    EXPECT_EQ(bk_->corrupt.load(), 0u);
+    EXPECT_EQ(bk_->phantom.load(), 0u);
+    EXPECT_EQ(bk_->proto_errors.load(), 0u);
+    EXPECT_EQ(bk_->unexpected.load(), 0u) << "last unexpected error " << bk_->last_unexpected.load();
+    EXPECT_LE(lost, receiver_kills) << "more messages lost than receivers killed";
+    /* (no lost <= reported_lost check: a receiver killed inside
+     * mdcom_fifoch_recv after its copy and free, before the test recorded the
+     * message, loses it in its own memory; the library had delivered it) */
+    /* the 100 ms of the issue is reported above and by the long run
+     * (scripts/reliability); CI asserts only a generous bound */
+    EXPECT_LE(rel::percentile(detect, 1.0), 1000 * kMs) << "death detected later than 1 s";
+    EXPECT_EQ(stalls, 0u);
+    EXPECT_EQ(q_enq, q_deq) << "queue not drained (a slot left half-written by a killed process?)";
+    EXPECT_EQ(cs.invalid, 0u);
+    /* conservation: nobody alive holds a block; what is not free is held by
+     * the dead not reaped yet; nothing is QUEUED in no slot (the reaper frees
+     * the block of a receiver killed between its pop and its HELD CAS) */
+    EXPECT_EQ(cs.alloc + cs.held, cs.dead_owned) << "a block is held by a live process after all stopped";
+    EXPECT_EQ(cs.free + cs.dead_owned + cs.queued, kBlocks);
+    EXPECT_EQ(cs.queued, 0u) << "blocks QUEUED but in no queue slot";
+    EXPECT_GT(bk_->delivered.load(), 0u);
+}
+
+TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    int pfd[2];
+    ASSERT_EQ(0, pipe(pfd));
+    pid_t holder = kids_.spawn([&] {
+        Inst m;
+        mdcom_smemch_t *lk;
+        CHILD_CHECK(attach(&m.m, cfg, kDomS, kSec) == 0, "attach");
+        CHILD_CHECK(mdcom_smemch_open(m, "lk", &lk) == 0, "open");
+        CHILD_CHECK(mdcom_smemch_trylock(lk) == 0, "lock");
+        char x = 1;
+        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
+        for (;;)
+            pause();
+        return 0;
+    });
+    char x;
+    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    mdcom_smemch_t *lk;
+    ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
+    EXPECT_EQ(-EBUSY, mdcom_smemch_trylock(lk));
+    EXPECT_EQ(1, mdcom_sense_process(a, kDomS));
+    ASSERT_EQ(0, kill(holder, SIGKILL));
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomS) == 0; }, 100 * kMs));
+    /* a lock waiter is bounded by its timeout whatever the holder did */
+    uint64_t t0 = now_ns();
+    int r = mdcom_smemch_lock(lk, 20 * kMs);
+    EXPECT_TRUE(r == 0 || r == -ETIMEDOUT) << r;
+    EXPECT_LT(now_ns() - t0, 70ull * kMs);
+    if (r == 0) {
+        EXPECT_EQ(0, mdcom_smemch_unlock(lk));
+    }
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* reproducers of core gaps (fail today; see docs/reliability.md)       */
+/* ------------------------------------------------------------------ */
+
+class CoreGaps : public Faults {};
+
+/* A receiver killed while holding a dequeued block: the block should return
+ * to the pool once the death is detected (issue: "within 100 ms of their next
+ * call or wait"), not only when a later attach finds all 64 slots taken. */
+TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    mdcom_fifoch_t *q;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
+    ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
+    int pfd[2];
+    ASSERT_EQ(0, pipe(pfd));
+    pid_t rcv = kids_.spawn([&] {
+        Inst m;
+        mdcom_fifoch_t *rq;
+        uint32_t id, len;
+        CHILD_CHECK(attach(&m.m, cfg, kDomR, kSec) == 0, "attach");
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
+        CHILD_CHECK(mdcom_fifoch_dequeue(rq, &id, &len) == 0, "dequeue");
+        char x = 1;
+        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
+        for (;;)
+            pause();
+        return 0;
+    });
+    char x;
+    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    ASSERT_EQ(0, kill(rcv, SIGKILL));
+    EXPECT_EQ("child " + std::to_string(rcv) + " killed by signal 9", kids_.wait(rcv, kSec));
+    /* survivors keep calling: the dead process' block must come back */
+    mdcom_fifo_state st{};
+    bool back = wait_until([&] {
+        uint32_t id;
+        if (mdcom_fifoch_alloc(q, &id) == 0)
+            mdcom_fifoch_free(q, id);
+        mdcom_fifoch_wait(q, MDCOM_EV_TX, 1 * kMs);
+        return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks;
+    }, 500 * kMs);
+    EXPECT_TRUE(back) << "free_blocks " << st.free_blocks << " of " << kBlocks
+                      << ": the dead receiver's HELD block is not reclaimed";
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A lock holder killed: a waiter should get the lock (broken safely) instead
+ * of timing out until a later attach happens to fill the process table. */
+TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    int pfd[2];
+    ASSERT_EQ(0, pipe(pfd));
+    pid_t holder = kids_.spawn([&] {
+        Inst m;
+        mdcom_smemch_t *lk;
+        CHILD_CHECK(attach(&m.m, cfg, kDomS, kSec) == 0, "attach");
+        CHILD_CHECK(mdcom_smemch_open(m, "lk", &lk) == 0, "open");
+        CHILD_CHECK(mdcom_smemch_trylock(lk) == 0, "lock");
+        char x = 1;
+        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
+        for (;;)
+            pause();
+        return 0;
+    });
+    char x;
+    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    ASSERT_EQ(0, kill(holder, SIGKILL));
+    mdcom_smemch_t *lk;
+    ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
+    EXPECT_EQ(0, mdcom_smemch_lock(lk, 300 * kMs)) << "the dead holder's lock is never broken";
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A producer killed between its position CAS and its slot's seq store leaves
+ * the slot unpublished: every later message queues behind it forever. */
+TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd, rcv;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
+    mdcom_fifoch_t *sq, *rq;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
+    ASSERT_EQ(0, mdcom_fifoch_open(rcv, "q", &rq));
+    rel::RegionView v(region_path(region_), true);
+    rel::Layout l(cfg);
+    ASSERT_TRUE(v.ok());
+    /* exactly the state a producer killed after claiming position 0 leaves */
+    v.set_word(l.cl[0].off, v.word(l.cl[0].off) + 1);
+    ASSERT_EQ(0, mdcom_fifoch_send(sq, "later", 5, 0));
+    char buf[16];
+    EXPECT_EQ(5, mdcom_fifoch_recv(rq, buf, sizeof buf, 300 * kMs))
+        << "a message sent after the dead producer's slot is never delivered";
+}
+
+/* A consumer killed between its position CAS and its block state store:
+ * consumers never write queue slots, so the ring goes on (with the
+ * Vyukov-style ring of wire version 1 the slot was never handed to the next
+ * lap and every enqueue failed -EAGAIN after one lap). */
+TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd, rcv;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
+    mdcom_fifoch_t *sq, *rq;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
+    ASSERT_EQ(0, mdcom_fifoch_open(rcv, "q", &rq));
+    ASSERT_EQ(0, mdcom_fifoch_send(sq, "first", 5, 0));
+    rel::RegionView v(region_path(region_), true);
+    rel::Layout l(cfg);
+    ASSERT_TRUE(v.ok());
+    /* the state a consumer killed after claiming position 0 leaves */
+    v.set_word(l.cl[0].off + 64, v.word(l.cl[0].off + 64) + 1);
+    char buf[16];
+    int ok = 0;
+    for (uint32_t i = 0; i < 3 * kBlocks; i++) {
+        if (mdcom_fifoch_send(sq, "x", 1, 50 * kMs) != 0)
+            break;
+        if (mdcom_fifoch_recv(rq, buf, sizeof buf, 50 * kMs) != 1)
+            break;
+        ok++;
+    }
+    EXPECT_EQ(ok, (int)(3 * kBlocks)) << "the channel stops after one lap of the queue";
+}
+
+/* The same death leaves the claimed block QUEUED in no slot: it should come
+ * back to the pool (today it is lost until the channel is re-initialised). */
+TEST_F(CoreGaps, DISABLED_CoreOrphanQueuedBlockIsReclaimed)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd, rcv;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
+    mdcom_fifoch_t *sq;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
+    ASSERT_EQ(0, mdcom_fifoch_send(sq, "first", 5, 0));
+    rel::RegionView v(region_path(region_), true);
+    rel::Layout l(cfg);
+    ASSERT_TRUE(v.ok());
+    v.set_word(l.cl[0].off + 64, v.word(l.cl[0].off + 64) + 1);
+    mdcom_fifo_state st{};
+    ASSERT_EQ(0, mdcom_sense_fifoch(sq, &st));
+    EXPECT_EQ(st.free_blocks, kBlocks) << "the block of the dead consumer's slot is lost";
+}
+
+} // namespace
