@@ -13,13 +13,33 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "mdcom/mdcom.h"
 
-static const char *const api_names[BENCH_API_N] = {"alloc", "get", "enqueue", "dequeue", "free"};
+static const char *const api_names[BENCH_API_NX] = {
+    "alloc", "get", "enqueue", "dequeue", "free", "notify", "wait-poll", "send-64B", "recv-64B",
+    "smem-trylock+unlock"};
+static const char *const api_fns[BENCH_API_NX] = {
+    "mdcom_fifoch_alloc",  "mdcom_fifoch_get",  "mdcom_fifoch_enqueue",
+    "mdcom_fifoch_dequeue", "mdcom_fifoch_free", "mdcom_fifoch_notify",
+    "mdcom_fifoch_wait",   "mdcom_fifoch_send", "mdcom_fifoch_recv",
+    "mdcom_smemch_trylock+mdcom_smemch_unlock"};
+
+/* Set by the callgrind child run that counts the zero-copy calls: send/recv
+ * call alloc, enqueue, ... themselves and would add to their counts. */
+static int api_skip_copy;
+
+static uint32_t bench_head_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
 static int api_fail(const char *call, uint32_t i, int rc)
 {
@@ -29,39 +49,43 @@ static int api_fail(const char *call, uint32_t i, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigned *integrity)
+int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity)
 {
     enum { B = BENCH_API_BATCH };
     char region[32], errbuf[200] = "";
     bench_unique_name(region, sizeof(region), "mdb-api");
     mdcom_domain_cfg dom = {.name = "a", .id = 0, .role = MDCOM_ROLE_MASTER};
-    mdcom_channel_cfg ch = {.name = "api",
+    mdcom_channel_cfg chs[2] = {{.name = "api",
                             .type = MDCOM_CHAN_FIFO,
                             .block_size = 64,
                             .block_count = B,
                             .queue_depth = 0,
                             .senders = 1u,
-                            .receivers = 1u};
+                            .receivers = 1u},
+                           {.name = "apis", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 1u}};
     mdcom_config cfg = {.region_name = region,
                         .mode = 0600,
                         .group = -1,
                         .domains = &dom,
                         .n_domains = 1,
-                        .channels = &ch,
-                        .n_channels = 1};
+                        .channels = chs,
+                        .n_channels = 2};
     mdcom_init_opts o;
     memset(&o, 0, sizeof(o));
     o.errbuf = errbuf;
     o.errbuf_len = sizeof(errbuf);
 
-    memset(res, 0, sizeof(bench_api_result) * BENCH_API_N);
-    for (int a = 0; a < BENCH_API_N; a++)
+    memset(res, 0, sizeof(bench_api_result) * BENCH_API_NX);
+    for (int a = 0; a < BENCH_API_NX; a++) {
         res[a].api = api_names[a];
+        res[a].fn = api_fns[a];
+        res[a].instr = NAN;
+    }
 
     uint64_t nb = (min_calls + B - 1) / B;
     if (nb == 0)
         nb = 1;
-    uint64_t *bt = calloc(nb * BENCH_API_N, sizeof(*bt)); /* batch times, [api][batch] */
+    uint64_t *bt = calloc(nb * BENCH_API_NX, sizeof(*bt)); /* batch times, [api][batch] */
     uint32_t *ids = malloc(B * sizeof(*ids));
     uint32_t *ids2 = malloc(B * sizeof(*ids2));
     uint32_t *lens = malloc(B * sizeof(*lens));
@@ -74,6 +98,9 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
 
     mdcom_t *m = NULL;
     mdcom_fifoch_t *f = NULL;
+    mdcom_smemch_t *sm = NULL;
+    unsigned char msg[64];
+    memset(msg, 0xa5, sizeof(msg));
     int rc = mdcom_init(&m, &cfg, 0, &o);
     if (rc != 0) {
         bench_err_mdcom("api: mdcom_init", rc);
@@ -86,10 +113,15 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
         bench_err_mdcom("api: mdcom_fifoch_open", rc);
         goto out_term;
     }
+    rc = mdcom_smemch_open(m, "apis", &sm);
+    if (rc != 0) {
+        bench_err_mdcom("api: mdcom_smemch_open", rc);
+        goto out_term;
+    }
 
     /* batch -1 is an untimed warm-up */
     for (int64_t b = -1; b < (int64_t)nb; b++) {
-        uint64_t t[BENCH_API_N + 1];
+        uint64_t t[BENCH_API_NX + 1];
         uint32_t sz = 0;
         t[0] = bench_now_ns();
         for (uint32_t i = 0; i < B; i++)
@@ -109,6 +141,16 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
                 rc = api_fail("mdcom_fifoch_enqueue", i, rc);
                 goto out_term;
             }
+        uint64_t t_enq = bench_now_ns();
+        /* wait-poll with blocks queued: the check a polling receiver makes
+         * (timed here, stored at BENCH_API_WAIT_POLL) */
+        uint64_t tw0 = bench_now_ns();
+        for (uint32_t i = 0; i < B; i++)
+            if ((rc = mdcom_fifoch_wait(f, MDCOM_EV_RX, MDCOM_POLL)) <= 0 || !(rc & MDCOM_EV_RX)) {
+                rc = api_fail("mdcom_fifoch_wait(EV_RX, POLL)", i, rc <= 0 ? rc : -EPROTO);
+                goto out_term;
+            }
+        uint64_t tw1 = bench_now_ns();
         t[3] = bench_now_ns();
         for (uint32_t i = 0; i < B; i++)
             if ((rc = mdcom_fifoch_dequeue(f, &ids2[i], &lens[i])) != 0) {
@@ -122,6 +164,49 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
                 goto out_term;
             }
         t[5] = bench_now_ns();
+        for (uint32_t i = 0; i < B; i++)
+            if ((rc = mdcom_fifoch_notify(f)) != 0) {
+                rc = api_fail("mdcom_fifoch_notify", i, rc);
+                goto out_term;
+            }
+        t[6] = bench_now_ns();
+        t[7] = t[6] + (tw1 - tw0); /* wait-poll, measured above */
+        uint64_t ts0 = bench_now_ns();
+        for (uint32_t i = 0; i < B && !api_skip_copy; i++) {
+            memcpy(msg, &i, 4);
+            if ((rc = mdcom_fifoch_send(f, msg, 64, MDCOM_POLL)) != 0) {
+                rc = api_fail("mdcom_fifoch_send", i, rc);
+                goto out_term;
+            }
+        }
+        uint64_t ts1 = bench_now_ns();
+        t[8] = t[7] + (ts1 - ts0);
+        unsigned char rmsg[64];
+        uint64_t tr0 = bench_now_ns();
+        for (uint32_t i = 0; i < B && !api_skip_copy; i++) {
+            if ((rc = mdcom_fifoch_recv(f, rmsg, sizeof(rmsg), MDCOM_POLL)) != 64 ||
+                bench_head_u32(rmsg) != i) {
+                if (rc == 64) {
+                    bench_err("api: recv %u returned message %u", i, bench_head_u32(rmsg));
+                    (*integrity)++;
+                    rc = -EBADMSG;
+                    goto out_term;
+                }
+                rc = api_fail("mdcom_fifoch_recv", i, rc < 0 ? rc : -EPROTO);
+                goto out_term;
+            }
+        }
+        uint64_t tr1 = bench_now_ns();
+        t[9] = t[8] + (tr1 - tr0);
+        uint64_t tl0 = bench_now_ns();
+        for (uint32_t i = 0; i < B; i++) {
+            if ((rc = mdcom_smemch_trylock(sm)) != 0 || (rc = mdcom_smemch_unlock(sm)) != 0) {
+                rc = api_fail("mdcom_smemch_trylock/unlock", i, rc);
+                goto out_term;
+            }
+        }
+        uint64_t tl1 = bench_now_ns();
+        t[10] = t[9] + (tl1 - tl0);
 
         /* integrity: FIFO order, lengths, distinct blocks with addresses */
         for (uint32_t i = 0; i < B; i++) {
@@ -133,12 +218,15 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
                 goto out_term;
             }
         }
-        if (b >= 0)
-            for (int a = 0; a < BENCH_API_N; a++)
+        if (b >= 0) {
+            for (int a = 0; a < BENCH_API_NX; a++)
                 bt[(uint64_t)a * nb + (uint64_t)b] = t[a + 1] - t[a];
+            /* enqueue ended before the wait-poll batch */
+            bt[(uint64_t)BENCH_API_ENQUEUE * nb + (uint64_t)b] = t_enq - t[2];
+        }
     }
     rc = 0;
-    for (int a = 0; a < BENCH_API_N; a++) {
+    for (int a = 0; a < BENCH_API_NX; a++) {
         uint64_t *v = &bt[(uint64_t)a * nb];
         uint64_t sum = 0;
         for (uint64_t b = 0; b < nb; b++)
@@ -149,6 +237,20 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigne
         res[a].mean_ns = (double)sum / (double)(nb * B);
         res[a].best_ns = (double)st.min / B;
         res[a].p50_ns = (double)st.p50 / B;
+        res[a].stddev_ns = st.stddev / B;
+        /* mode: the most frequent batch average, in 0.1 ns bins (v is sorted) */
+        uint64_t best_bin = 0, best_cnt = 0;
+        for (uint64_t i = 0; i < nb;) {
+            uint64_t bin = v[i] * 10u / B, j = i;
+            while (j < nb && v[j] * 10u / B == bin)
+                j++;
+            if (j - i > best_cnt) {
+                best_cnt = j - i;
+                best_bin = bin;
+            }
+            i = j;
+        }
+        res[a].mode_ns = (double)best_bin / 10.0 + 0.05;
     }
 
 out_term:
@@ -165,48 +267,192 @@ out_free:
     return rc;
 }
 
+/* ---- instruction counts (callgrind) ------------------------------------------- */
+
+/* The paper's table 4 (i.MX7, Cortex-M4 RTOS side): mode / mean / stddev ns. */
+static const struct {
+    int api;
+    double mode, mean, sd;
+} api_paper[] = {{BENCH_API_ALLOC, 1800, 1778, 61},  {BENCH_API_FREE, 700, 669, 28},
+                 {BENCH_API_GET, 600, 618, 48},      {BENCH_API_NOTIFY, 1000, 928, 29},
+                 {BENCH_API_ENQUEUE, 1800, 1806, 68}, {BENCH_API_DEQUEUE, 1900, 1823, 77}};
+
+static int api_paper_row(int a)
+{
+    for (unsigned i = 0; i < sizeof(api_paper) / sizeof(api_paper[0]); i++)
+        if (api_paper[i].api == a)
+            return (int)i;
+    return -1;
+}
+
+/* Inclusive instruction count of function fn in callgrind_annotate output. */
+static double api_ir_of(const char *annot, const char *fn)
+{
+    size_t fl = strlen(fn);
+    for (const char *line = annot; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        for (const char *p = line; p + fl <= line + len; p++) {
+            p = memchr(p, fn[0], (size_t)(line + len - p));
+            if (!p || p + fl > line + len)
+                break;
+            if (memcmp(p, fn, fl) == 0 && (p == line || p[-1] == ':' || p[-1] == ' ') &&
+                (p + fl == line + len || p[fl] == ' ' || p[fl] == '\'' || p[fl] == '[' || p[fl] == '\n')) {
+                /* leading number with thousands separators */
+                double v = 0;
+                int digits = 0;
+                for (const char *q = line; q < line + len; q++) {
+                    if (*q >= '0' && *q <= '9') {
+                        v = v * 10 + (*q - '0');
+                        digits++;
+                    } else if (*q == ',' || (*q == ' ' && !digits)) {
+                        continue;
+                    } else {
+                        break;
+                    }
+                }
+                return digits ? v : NAN;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return NAN;
+}
+
+/* Run this program under callgrind for `calls` calls of each API and fill
+ * res[].instr with instructions per call. 0, or -1 (valgrind missing: res
+ * unchanged). */
+static char *api_callgrind_text(uint64_t calls, int skip_copy);
+
+static int api_callgrind(bench_api_result *res, uint64_t calls)
+{
+    char *zc = api_callgrind_text(calls, 1), *all = zc ? api_callgrind_text(calls, 0) : NULL;
+    if (!zc || !all) {
+        free(zc);
+        free(all);
+        return -1;
+    }
+    /* calls made under callgrind: the warm-up batch + the timed ones */
+    uint64_t made = ((calls + BENCH_API_BATCH - 1) / BENCH_API_BATCH + 1) * BENCH_API_BATCH;
+    for (int a = 0; a < BENCH_API_NX; a++) {
+        double v;
+        if (a == BENCH_API_SMEM_PAIR)
+            v = api_ir_of(zc, "mdcom_smemch_trylock") + api_ir_of(zc, "mdcom_smemch_unlock");
+        else if (a == BENCH_API_SEND64 || a == BENCH_API_RECV64)
+            v = api_ir_of(all, res[a].fn);
+        else
+            v = api_ir_of(zc, res[a].fn);
+        res[a].instr = isnan(v) ? NAN : v / (double)made;
+    }
+    free(zc);
+    free(all);
+    return 0;
+}
+
+/* callgrind_annotate --inclusive output of a child run, or NULL. */
+static char *api_callgrind_text(uint64_t calls, int skip_copy)
+{
+    if (system("command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1") != 0)
+        return NULL;
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char out[64], cmd[1400];
+    snprintf(out, sizeof(out), "/tmp/mdcom-bench-cg-%ld.out", (long)getpid());
+    snprintf(cmd, sizeof(cmd),
+             "valgrind --tool=callgrind --callgrind-out-file=%s '%s' api --calls %llu --no-instr "
+             "--quiet%s >/dev/null 2>&1 && callgrind_annotate --inclusive=yes --threshold=100 %s "
+             "2>/dev/null",
+             out, exe, (unsigned long long)calls, skip_copy ? " --skip-copy" : "", out);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return NULL;
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        pclose(p);
+        return NULL;
+    }
+    size_t r;
+    while ((r = fread(text + len, 1, cap - 1 - len, p)) > 0) {
+        len += r;
+        if (len + 1 >= cap) {
+            char *t2 = realloc(text, cap * 2);
+            if (!t2)
+                break;
+            text = t2;
+            cap *= 2;
+        }
+    }
+    text[len] = '\0';
+    int st = pclose(p);
+    unlink(out);
+    if (st != 0 || len == 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* ---- `mdcom-bench api` -------------------------------------------------- */
 
 static void api_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mdcom-bench api [--calls N] [--quick] [--json FILE] [--strict]\n"
+            "usage: mdcom-bench api [--calls N] [--quick] [--no-instr] [--json FILE] [--csv FILE]\n"
+            "                       [--strict]\n"
             "\n"
-            "Mean cost of one call of each zero-copy FIFO API (alloc, get, enqueue,\n"
-            "dequeue, free) in a single process, timed in batches of %u calls on a\n"
-            "channel with %u blocks. Target: <= %.0f ns per call.\n"
+            "Cost of one call of each API in a single process, timed in batches of %u\n"
+            "calls: alloc, get, enqueue, dequeue, free (zero-copy path), notify (nobody\n"
+            "waiting), wait-poll (a block is queued), send/recv of 64 B (copy API) and an\n"
+            "SMEM trylock+unlock pair. Mean = total time / calls; mode and standard\n"
+            "deviation are those of the batch averages (one call is shorter than the\n"
+            "clock's resolution). Instructions per call from a callgrind run of this\n"
+            "program (valgrind) when available: deterministic, unlike times.\n"
+            "Target: <= %.0f ns per call (alloc .. free).\n"
             "\n"
             "  --calls N    at least N calls of each API (default %u; k/M suffixes)\n"
             "  --quick      %u calls each\n"
-            "  --json FILE  also write the results as JSON ('-' = stdout, text to stderr)\n"
+            "  --no-instr   skip the callgrind run\n"
+            "  --json FILE, --csv FILE   results ('-' = stdout, text to stderr)\n"
             "  --strict     exit %d when a target is missed\n",
-            BENCH_API_BATCH, BENCH_API_BATCH, BENCH_API_TARGET_NS, BENCH_API_CALLS_DEFAULT,
-            BENCH_API_CALLS_QUICK, BENCH_EXIT_MISSED);
+            BENCH_API_BATCH, BENCH_API_TARGET_NS, BENCH_API_CALLS_DEFAULT, BENCH_API_CALLS_QUICK,
+            BENCH_EXIT_MISSED);
 }
 
 static int api_main(int argc, char **argv)
 {
     static const struct option lo[] = {{"calls", required_argument, 0, 'c'},
                                        {"quick", no_argument, 0, 'q'},
+                                       {"no-instr", no_argument, 0, 'I'},
+                                       {"quiet", no_argument, 0, 'Q'},
+                                       {"skip-copy", no_argument, 0, 'K'},
                                        {"json", required_argument, 0, 'j'},
+                                       {"csv", required_argument, 0, 'C'},
                                        {"strict", no_argument, 0, 's'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     uint64_t calls = 0;
-    int quick = 0, strict = 0;
-    const char *json = NULL;
+    int quick = 0, strict = 0, no_instr = 0, quiet = 0;
+    const char *json = NULL, *csv = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'c':
-            if (bench_parse_count(optarg, &calls) != 0 || calls == 0) {
+            if (bench_parse_count(optarg, &calls) != 0 || calls == 0 || calls > 1000000000u) {
                 bench_err("api: bad --calls '%s'", optarg);
                 return BENCH_EXIT_USAGE;
             }
             break;
         case 'q': quick = 1; break;
+        case 'I': no_instr = 1; break;
+        case 'Q': quiet = 1; break;
+        case 'K': api_skip_copy = 1; break;
         case 'j': json = optarg; break;
+        case 'C': csv = optarg; break;
         case 's': strict = 1; break;
         case 'h': api_usage(stdout); return BENCH_EXIT_OK;
         default: fprintf(stderr, "try 'mdcom-bench api --help'\n"); return BENCH_EXIT_USAGE;
@@ -218,56 +464,113 @@ static int api_main(int argc, char **argv)
     }
     if (!calls)
         calls = quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
-    FILE *out = json && strcmp(json, "-") == 0 ? stderr : stdout;
-
-    bench_api_result r[BENCH_API_N];
-    unsigned integrity = 0;
-    int rc = bench_api_run(calls, r, &integrity);
-    if (rc != 0)
+    FILE *out = (json && strcmp(json, "-") == 0) || (csv && strcmp(csv, "-") == 0) ? stderr : stdout;
+    if (quiet)
+        out = fopen("/dev/null", "w");
+    if (!out)
         return BENCH_EXIT_ERROR;
-    int missed = 0;
-    fprintf(out, "api: mean ns per call, %llu calls each, batches of %u\n",
-            (unsigned long long)r[0].calls, BENCH_API_BATCH);
-    fprintf(out, "  %-8s %10s %10s %10s  %s\n", "api", "mean", "p50-batch", "best-batch", "target");
-    for (int a = 0; a < BENCH_API_N; a++) {
-        int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
-        missed += !met;
-        fprintf(out, "  %-8s %7.1f ns %7.1f ns %7.1f ns  <= %.0f ns %s\n", r[a].api, r[a].mean_ns,
-                r[a].p50_ns, r[a].best_ns, BENCH_API_TARGET_NS, met ? "MET" : "MISSED");
+    FILE *jf = NULL, *cf = NULL;
+    if ((json && !(jf = bench_open_out(json, "api"))) || (csv && !(cf = bench_open_out(csv, "api"))))
+        return BENCH_EXIT_USAGE;
+
+    bench_host h;
+    bench_host_detect(&h);
+    if (h.cpus.pinned)
+        bench_pin_self(h.cpus.cpu[0]);
+    bench_api_result r[BENCH_API_NX];
+    unsigned integrity = 0, failures = 0;
+    bench_host_print(out, &h, "api", quick);
+    int rc = bench_api_run(calls, r, &integrity);
+    if (rc != 0) {
+        if (quiet)
+            fclose(out);
+        return BENCH_EXIT_ERROR;
     }
-    if (json) {
-        FILE *f = strcmp(json, "-") == 0 ? stdout : fopen(json, "w");
-        if (!f) {
-            bench_err("api: cannot write %s: %s", json, strerror(errno));
-            return BENCH_EXIT_ERROR;
+    int have_instr = 0;
+    if (!no_instr) {
+        bench_progress("api: callgrind run for instruction counts");
+        have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
+        bench_progress_end();
+    }
+    int missed = 0;
+    fprintf(out, "\n%llu calls of each API in batches of %u; ns per call\n",
+            (unsigned long long)r[0].calls, BENCH_API_BATCH);
+    fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %-20s %s\n", "api", "mode", "mean", "stddev",
+            "p50-batch", "best", "instr", "paper M4 mode/mean/sd", "target");
+    for (int a = 0; a < BENCH_API_NX; a++) {
+        char instr[16] = "-", paper[32] = "-", tg[24] = "";
+        if (!isnan(r[a].instr))
+            snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
+        int pr = api_paper_row(a);
+        if (pr >= 0)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", api_paper[pr].mode, api_paper[pr].mean,
+                     api_paper[pr].sd);
+        if (a < BENCH_API_N) {
+            int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
+            missed += !met;
+            snprintf(tg, sizeof(tg), "<= %.0f %s", BENCH_API_TARGET_NS, met ? "MET" : "MISSED");
         }
+        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %-20s %s\n", r[a].api, r[a].mode_ns,
+                r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper, tg);
+    }
+    if (!no_instr && !have_instr)
+        fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
+    else if (have_instr)
+        fprintf(out, "(instr: callgrind, inclusive instructions per call of the library function)\n");
+    if (jf) {
         bench_json j;
-        bench_json_init(&j, f);
+        bench_json_init(&j, jf);
         bench_json_obj_begin(&j, NULL);
         bench_json_str(&j, "benchmark", "api");
+        bench_host_json(&j, "host", &h);
         bench_json_arr_begin(&j, "api");
-        for (int a = 0; a < BENCH_API_N; a++) {
+        for (int a = 0; a < BENCH_API_NX; a++) {
             bench_json_obj_begin(&j, NULL);
             bench_json_str(&j, "api", r[a].api);
+            bench_json_str(&j, "function", r[a].fn);
             bench_json_u64(&j, "calls", r[a].calls);
             bench_json_dbl(&j, "mean_ns", r[a].mean_ns);
+            bench_json_dbl(&j, "mode_ns", r[a].mode_ns);
+            bench_json_dbl(&j, "stddev_ns", r[a].stddev_ns);
             bench_json_dbl(&j, "p50_batch_ns", r[a].p50_ns);
             bench_json_dbl(&j, "best_batch_ns", r[a].best_ns);
-            bench_json_dbl(&j, "target_ns", BENCH_API_TARGET_NS);
-            bench_json_bool(&j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
+            bench_json_dbl(&j, "instructions", r[a].instr);
+            int pr = api_paper_row(a);
+            bench_json_dbl(&j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
+            bench_json_dbl(&j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
+            bench_json_dbl(&j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
+            if (a < BENCH_API_N) {
+                bench_json_dbl(&j, "target_ns", BENCH_API_TARGET_NS);
+                bench_json_bool(&j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
+            }
             bench_json_obj_end(&j);
         }
         bench_json_arr_end(&j);
+        bench_json_u64(&j, "integrity_errors", integrity);
         bench_json_obj_end(&j);
-        if (f != stdout)
-            fclose(f);
+        bench_close_out(jf, json, &failures);
     }
+    if (cf) {
+        bench_csv_header(cf);
+        for (int a = 0; a < BENCH_API_NX; a++) {
+            bench_csv_key k = {.scenario = "api", .transport = r[a].api, .n = r[a].calls};
+            bench_csv_row(cf, &k, "mean", r[a].mean_ns, "ns");
+            bench_csv_row(cf, &k, "mode", r[a].mode_ns, "ns");
+            bench_csv_row(cf, &k, "stddev", r[a].stddev_ns, "ns");
+            bench_csv_row(cf, &k, "instructions", r[a].instr, "instr");
+        }
+        bench_close_out(cf, csv, &failures);
+    }
+    if (quiet)
+        fclose(out);
+    if (integrity || failures)
+        return BENCH_EXIT_ERROR;
     return strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 
 const bench_cmd bench_cmd_api = {
     .name = "api",
-    .summary = "mean cost of alloc/get/enqueue/dequeue/free (single process)",
+    .summary = "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
     .main = api_main,
     .usage = api_usage,
 };

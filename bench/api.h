@@ -1,6 +1,6 @@
 /*
- * api.h - cost of single zero-copy API calls (api.c), used by `pingpong`
- * (its "api" section) and by the `api` subcommand.
+ * api.h - cost of single API calls (api.c), used by `pingpong` (its "api"
+ * section: the first BENCH_API_N) and by the `api` subcommand (all).
  */
 #ifndef MDCOM_BENCH_API_H
 #define MDCOM_BENCH_API_H
@@ -9,7 +9,20 @@
 
 #include "bench.h"
 
-enum { BENCH_API_ALLOC, BENCH_API_GET, BENCH_API_ENQUEUE, BENCH_API_DEQUEUE, BENCH_API_FREE, BENCH_API_N };
+enum {
+    BENCH_API_ALLOC,
+    BENCH_API_GET,
+    BENCH_API_ENQUEUE,
+    BENCH_API_DEQUEUE,
+    BENCH_API_FREE,
+    BENCH_API_N, /* the zero-copy message path; pingpong reports these */
+    BENCH_API_NOTIFY = BENCH_API_N,
+    BENCH_API_WAIT_POLL,
+    BENCH_API_SEND64,
+    BENCH_API_RECV64,
+    BENCH_API_SMEM_PAIR,
+    BENCH_API_NX
+};
 
 #define BENCH_API_BATCH 1024u         /* calls per timed batch = block_count */
 #define BENCH_API_TARGET_NS 50.0      /* target: mean ns per call           */
@@ -18,16 +31,21 @@ enum { BENCH_API_ALLOC, BENCH_API_GET, BENCH_API_ENQUEUE, BENCH_API_DEQUEUE, BEN
 
 typedef struct bench_api_result {
     const char *api;   /* "alloc", ...                                  */
+    const char *fn;    /* the library function(s) timed                 */
     uint64_t calls;    /* timed calls                                   */
     double mean_ns;    /* total time / calls                            */
     double best_ns;    /* fastest batch / BENCH_API_BATCH               */
     double p50_ns;     /* median batch / BENCH_API_BATCH                */
+    double mode_ns;    /* most frequent batch average (0.1 ns bins)     */
+    double stddev_ns;  /* standard deviation of the batch averages      */
+    double instr;      /* instructions per call (callgrind), NaN if none */
 } bench_api_result;
 
 /* Time at least min_calls calls of each API, in batches of BENCH_API_BATCH,
  * on a single-process region (one master domain that both sends and
- * receives). Returns 0, or < 0 after printing the failing call; an integrity
- * error (wrong id/len dequeued) counts in *integrity. */
-int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_N], unsigned *integrity);
+ * receives). Fills res[0 .. BENCH_API_NX). Returns 0, or < 0 after printing
+ * the failing call; an integrity error (wrong id/len dequeued) counts in
+ * *integrity. */
+int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity);
 
 #endif /* MDCOM_BENCH_API_H */

@@ -146,4 +146,50 @@ void bench_json_null(bench_json *j, const char *key);
 /* Write a bench_stats as an object with *_ns members. */
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
 
+/* ------------------------------------------------------------------ */
+/* Shared pieces of the scenario subcommands (out.c)                     */
+/* ------------------------------------------------------------------ */
+typedef struct bench_host {
+    char cpu_model[128];
+    char kernel[160];
+    char machine[72];
+    bench_cpus cpus;
+    double timer_ns;
+} bench_host;
+
+void bench_host_detect(bench_host *h);
+/* The header every subcommand prints: name, host, pinning, timer. */
+void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick);
+void bench_host_json(bench_json *j, const char *key, const bench_host *h);
+
+/* A progress line on stderr ("\r...") when stderr is a terminal, else one
+ * line every 10 s at most. bench_progress_end() clears it. */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_progress_end(void);
+
+/* CSV in long format, the same columns for every scenario:
+ * scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit
+ * (empty fields where not applicable: NULL strings, 0 numbers). */
+typedef struct bench_csv_key {
+    const char *scenario, *transport, *mode;
+    uint64_t size, channels, n, total;
+} bench_csv_key;
+void bench_csv_header(FILE *f);
+void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double value,
+                   const char *unit);
+
+/* Open an output file for --json/--csv: "-" is stdout. NULL after printing
+ * why. */
+FILE *bench_open_out(const char *path, const char *cmd);
+void bench_close_out(FILE *f, const char *path, unsigned *failures);
+
+/* 1-us histogram of sorted samples: up to max_bins (bin, count) pairs of the
+ * non-empty bins, in bin order; samples at or above bin_cap us count in the
+ * last pair with bin = bin_cap. Returns the number of pairs. */
+size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
+                     uint64_t *counts, size_t max_bins);
+
+/* Size lists of log2 steps lo..hi (both powers of two). Count. */
+int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi);
+
 #endif /* MDCOM_BENCH_H */

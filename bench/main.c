@@ -12,10 +12,20 @@
 
 extern const bench_cmd bench_cmd_pingpong;
 extern const bench_cmd bench_cmd_api;
+extern const bench_cmd bench_cmd_latency;
+extern const bench_cmd bench_cmd_blocks;
+extern const bench_cmd bench_cmd_throughput;
+extern const bench_cmd bench_cmd_thread_metric;
+extern const bench_cmd bench_cmd_suite;
 
 static const bench_cmd *const commands[] = {
     &bench_cmd_pingpong,
     &bench_cmd_api,
+    &bench_cmd_latency,
+    &bench_cmd_blocks,
+    &bench_cmd_throughput,
+    &bench_cmd_thread_metric,
+    &bench_cmd_suite,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -29,7 +39,7 @@ static void usage(FILE *out)
             "Benchmarks of libmdcom %d.%d. Subcommands:\n",
             MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR);
     for (unsigned i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
+        fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\nSee docs/benchmarks.md for the method and how to read the output.\n");
 }
 

@@ -20,6 +20,10 @@
 #define PP_MAX_SIZE (64u * 1024u * 1024u)
 
 static const char pp_default_sizes[] = "64,256,1K,4K,16K,64K,256K,1M";
+/* The transports this tuning run compares (the others: --transports, or the
+ * `latency` subcommand). */
+static const char pp_default_transports[] =
+    "raw-spin,raw-futex,mdcom-copy-poll,mdcom-zc-poll,mdcom-copy-block,mdcom-zc-block";
 
 typedef struct pp_opts {
     uint32_t sizes[PP_MAX_SIZES];
@@ -97,7 +101,7 @@ static void pp_usage(FILE *out)
             "                     transports of a size, so that slow drifts of the machine\n"
             "                     hit all of them alike (default 5, --quick 2)\n"
             "  --quick            CI smoke run: 2000/200 samples per cell, a few seconds\n"
-            "  --transports LIST  subset, comma separated (default: all)\n"
+            "  --transports LIST  comma separated (default: %s)\n"
             "  --timeout S        a wait longer than this is an error (default 5)\n"
             "  --no-api           skip the api section\n"
             "  --api-calls N      calls per API in the api section (default %u, --quick %u)\n"
@@ -106,7 +110,7 @@ static void pp_usage(FILE *out)
             "  --strict           exit %d when a target is missed (default: report only)\n"
             "\n"
             "Transports:\n",
-            pp_default_sizes, PP_MIN_SIZE, PP_MAX_SIZE >> 20, BENCH_API_CALLS_DEFAULT,
+            pp_default_sizes, PP_MIN_SIZE, PP_MAX_SIZE >> 20, pp_default_transports, BENCH_API_CALLS_DEFAULT,
             BENCH_API_CALLS_QUICK, BENCH_EXIT_MISSED);
     for (unsigned i = 0; i < bench_n_transports; i++)
         fprintf(out, "  %-18s %s\n", bench_transports[i]->name, bench_transports[i]->desc);
@@ -152,7 +156,7 @@ static int pp_parse(int argc, char **argv, pp_opts *o)
     o->warmup = UINT64_MAX;
     o->cell_time = -1.0;
     o->timeout_s = 5.0;
-    const char *sizes = pp_default_sizes, *trs = NULL;
+    const char *sizes = pp_default_sizes, *trs = pp_default_transports;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -634,7 +638,7 @@ static int pp_main(int argc, char **argv)
     }
 
     /* api section */
-    bench_api_result api[BENCH_API_N];
+    bench_api_result api[BENCH_API_NX];
     int api_done = 0;
     if (!o.no_api) {
         uint64_t calls = o.api_calls ? o.api_calls

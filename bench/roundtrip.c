@@ -39,7 +39,7 @@ static void sleep_ms(unsigned ms)
 
 /* Wait for the child at most timeout_ns, then kill it. Returns its exit code,
  * or -1 when it had to be killed or died of a signal. */
-static int reap(pid_t pid, int64_t timeout_ns, const char *tname)
+int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
 {
     uint64_t deadline = bench_now_ns() + (uint64_t)timeout_ns;
     int status = 0;
@@ -82,6 +82,10 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
 
     void *ctx = NULL;
     int rc = t->setup(&ctx, &p);
+    if (rc == -EMSGSIZE) { /* this size is beyond the transport: n/a */
+        r->na = 1;
+        return -1;
+    }
     if (rc != 0) {
         r->failures++;
         return -1;
@@ -161,7 +165,7 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
     }
 
     t->stop(ctx);
-    int code = reap(pid, o->timeout_ns + 1000000000LL, t->name);
+    int code = bench_reap(pid, o->timeout_ns + 1000000000LL, t->name);
     if (code == PONG_EXIT_MISMATCH) {
         bench_err("%s %u B: pong side saw an integrity error", t->name, o->size);
         r->integrity++;

@@ -452,7 +452,11 @@ static int mdb_setup_zc_block(void **out, const bench_rt_params *p)
     return mdb_setup(out, p, "mdcom-zc-block", 1, 1);
 }
 
-#define MDB_TRANSPORT(var, tname, d, cls, base, setupfn)                                          \
+/* The message interface of the copy modes (tr_mdcom_msg.c). */
+extern const bench_msg_ops bench_msg_mdcom_copy_poll;
+extern const bench_msg_ops bench_msg_mdcom_copy_block;
+
+#define MDB_TRANSPORT(var, tname, d, cls, base, setupfn, msgops)                                  \
     const bench_transport var = {.name = tname,                                                    \
                                  .desc = d,                                                        \
                                  .wait_class = cls,                                                \
@@ -462,17 +466,18 @@ static int mdb_setup_zc_block(void **out, const bench_rt_params *p)
                                  .ping_open = mdb_ping_open,                                       \
                                  .ping = mdb_ping,                                                 \
                                  .stop = mdb_stop,                                                 \
-                                 .teardown = mdb_teardown}
+                                 .teardown = mdb_teardown,                                         \
+                                 .msg = msgops}
 
 MDB_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
               "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
-              BENCH_WAIT_POLL, "raw-spin", mdb_setup_copy_poll);
+              BENCH_WAIT_POLL, "raw-spin", mdb_setup_copy_poll, &bench_msg_mdcom_copy_poll);
 MDB_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
               "alloc/get/enqueue/notify + dequeue polled in a loop (header only)",
-              BENCH_WAIT_POLL, "raw-spin", mdb_setup_zc_poll);
+              BENCH_WAIT_POLL, "raw-spin", mdb_setup_zc_poll, NULL);
 MDB_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
               "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
-              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_copy_block);
+              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_copy_block, &bench_msg_mdcom_copy_block);
 MDB_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
               "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)",
-              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_zc_block);
+              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_zc_block, NULL);

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -209,6 +210,170 @@ static void raw_teardown(void *ctx)
     free(c);
 }
 
+/* ---- message interface: a one-slot mailbox per direction ------------------------ *
+ *
+ * Per bench channel and direction: `posted` (written by the sender) and `taken`
+ * (written by the receiver), each on its own cache line, plus a length and a
+ * buffer of max_size bytes. The slot is empty when taken == posted.
+ *   send: wait until taken == posted, copy, len, posted + 1 (release) [+ wake]
+ *   recv: wait until posted == taken + 1 (acquire), copy out, taken + 1
+ *         (release) [+ wake]
+ * raw-spin spins (and yields every 64 pauses when several threads share a
+ * CPU); raw-futex sleeps in FUTEX_WAIT whenever the word is not there yet. */
+struct raw_box {
+    _Alignas(64) _Atomic uint32_t posted;
+    _Alignas(64) _Atomic uint32_t taken;
+    _Alignas(64) uint32_t len;
+};
+_Static_assert(sizeof(struct raw_box) == 192, "three cache lines");
+
+struct rawm_ctx {
+    int futex, yield;
+    uint32_t n, max;
+    int64_t timeout_ns;
+    void *map;
+    size_t map_len, buf_len;
+    struct raw_box *box;  /* [chan * 2 + dir], dir 0 = A -> B */
+    unsigned char *bufs;  /* same index, buf_len bytes each    */
+};
+
+static int rawm_setup(void **out, const bench_msg_params *p, int futex)
+{
+    struct rawm_ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->futex = futex;
+    c->yield = p->threads > 1;
+    c->n = p->n_chan;
+    c->max = p->max_size;
+    c->timeout_ns = p->timeout_ns;
+    c->buf_len = ((size_t)p->max_size + RAW_PAGE - 1) / RAW_PAGE * RAW_PAGE;
+    if (!c->buf_len)
+        c->buf_len = RAW_PAGE;
+    size_t hdr = ((size_t)2 * c->n * sizeof(struct raw_box) + RAW_PAGE - 1) / RAW_PAGE * RAW_PAGE;
+    c->map_len = hdr + (size_t)2 * c->n * c->buf_len;
+    c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (c->map == MAP_FAILED) {
+        int e = errno;
+        bench_err("raw: mmap %zu bytes: %s", c->map_len, strerror(e));
+        free(c);
+        return -e;
+    }
+    c->box = c->map;
+    c->bufs = (unsigned char *)c->map + hdr;
+    *out = c;
+    return 0;
+}
+
+static int rawm_spin_setup(void **o, const bench_msg_params *p) { return rawm_setup(o, p, 0); }
+static int rawm_futex_setup(void **o, const bench_msg_params *p) { return rawm_setup(o, p, 1); }
+
+/* Wait until *w == v. 0 or -ETIMEDOUT. */
+static int rawm_wait(struct rawm_ctx *c, _Atomic uint32_t *w, uint32_t v)
+{
+    /* acquire: the data written before the peer's release store is visible */
+    uint32_t cur = atomic_load_explicit(w, memory_order_acquire);
+    if (cur == v)
+        return 0;
+    uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
+    for (unsigned spins = 1;; spins++) {
+        if (c->futex) {
+            uint64_t now = bench_now_ns();
+            if (now > deadline)
+                return -ETIMEDOUT;
+            uint64_t left = deadline - now;
+            struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+                                  .tv_nsec = (long)(left % 1000000000u)};
+            sys_futex(w, FUTEX_WAIT, cur, &ts);
+        } else {
+            bench_relax();
+            if (c->yield && (spins & 63u) == 0)
+                sched_yield();
+            if ((spins & 1023u) == 0 && bench_now_ns() > deadline)
+                return -ETIMEDOUT;
+        }
+        /* acquire: as above */
+        cur = atomic_load_explicit(w, memory_order_acquire);
+        if (cur == v)
+            return 0;
+    }
+}
+
+static void rawm_post(struct rawm_ctx *c, _Atomic uint32_t *w, uint32_t v)
+{
+    /* release: the payload and length are visible before the counter moves */
+    atomic_store_explicit(w, v, memory_order_release);
+    if (c->futex)
+        sys_futex(w, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+static int rawm_attach(void *ctx, int side)
+{
+    (void)ctx;
+    (void)side;
+    return 0;
+}
+
+static void rawm_detach(void *ctx, int side)
+{
+    (void)ctx;
+    (void)side;
+}
+
+static int rawm_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
+{
+    struct rawm_ctx *c = ctx;
+    size_t i = (size_t)ch * 2 + (size_t)side;
+    struct raw_box *b = &c->box[i];
+    uint32_t p = atomic_load_explicit(&b->posted, memory_order_relaxed); /* ours */
+    if (rawm_wait(c, &b->taken, p) != 0) {
+        bench_err("%s: send: slot not emptied in time", c->futex ? "raw-futex" : "raw-spin");
+        return -ETIMEDOUT;
+    }
+    memcpy(c->bufs + i * c->buf_len, buf, len);
+    b->len = len;
+    rawm_post(c, &b->posted, p + 1);
+    return 0;
+}
+
+static int rawm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+{
+    struct rawm_ctx *c = ctx;
+    size_t i = (size_t)ch * 2 + (size_t)(side ^ 1);
+    struct raw_box *b = &c->box[i];
+    uint32_t t = atomic_load_explicit(&b->taken, memory_order_relaxed); /* ours */
+    if (rawm_wait(c, &b->posted, t + 1) != 0) {
+        bench_err("%s: recv: nothing arrived in time", c->futex ? "raw-futex" : "raw-spin");
+        return -ETIMEDOUT;
+    }
+    uint32_t len = b->len;
+    if (len > cap || len > c->max)
+        return -EBADMSG;
+    memcpy(buf, c->bufs + i * c->buf_len, len);
+    rawm_post(c, &b->taken, t + 1);
+    return (int)len;
+}
+
+static void rawm_teardown(void *ctx)
+{
+    struct rawm_ctx *c = ctx;
+    munmap(c->map, c->map_len);
+    free(c);
+}
+
+static const bench_msg_ops raw_spin_msg = {.setup = rawm_spin_setup,
+                                           .attach = rawm_attach,
+                                           .send = rawm_send,
+                                           .recv = rawm_recv,
+                                           .detach = rawm_detach,
+                                           .teardown = rawm_teardown};
+static const bench_msg_ops raw_futex_msg = {.setup = rawm_futex_setup,
+                                            .attach = rawm_attach,
+                                            .send = rawm_send,
+                                            .recv = rawm_recv,
+                                            .detach = rawm_detach,
+                                            .teardown = rawm_teardown};
+
 const bench_transport bench_tr_raw_spin = {
     .name = "raw-spin",
     .desc = "baseline: shared flags + memcpy, both sides spin (no mdcom)",
@@ -220,6 +385,7 @@ const bench_transport bench_tr_raw_spin = {
     .ping = raw_ping,
     .stop = raw_stop,
     .teardown = raw_teardown,
+    .msg = &raw_spin_msg,
 };
 
 const bench_transport bench_tr_raw_futex = {
@@ -233,4 +399,5 @@ const bench_transport bench_tr_raw_futex = {
     .ping = raw_ping,
     .stop = raw_stop,
     .teardown = raw_teardown,
+    .msg = &raw_futex_msg,
 };

@@ -26,11 +26,14 @@
 #define MDCOM_BENCH_TRANSPORT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bench.h"
 
 #define BENCH_SEQ_STOP 0xffffffffu
 #define BENCH_RT_MISMATCH 1
+/* Most bidirectional channels a message scenario uses at once. */
+#define BENCH_MAX_CHAN 32u
 
 /* How a transport waits. Ratios are computed against the baseline of the
  * same class. */
@@ -43,6 +46,45 @@ typedef struct bench_rt_params {
     char name[32];      /* unique name for named resources (regions)      */
 } bench_rt_params;
 
+/* ------------------------------------------------------------------ */
+/* Message interface (optional): what `blocks`, `throughput`, one-way    */
+/* latency and `thread-metric` use.                                      */
+/* ------------------------------------------------------------------ */
+/* Side A is the parent process (it measures), side B the child. Channel c
+ * carries messages A -> B and B -> A. Every call is a copy (the payload is
+ * passed in and out as a buffer) and waits at most timeout_ns. Several
+ * threads of one side may use distinct channels at the same time. */
+enum bench_side { BENCH_SIDE_A = 0, BENCH_SIDE_B = 1 };
+
+typedef struct bench_msg_params {
+    uint32_t n_chan;    /* 1..BENCH_MAX_CHAN bidirectional channels       */
+    uint32_t max_size;  /* largest message in either direction            */
+    uint32_t depth;     /* messages one direction may hold (pool / queue
+                           size hint, >= 1)                                */
+    uint32_t threads;   /* threads per side using it at once (>= 1): poll
+                           waits yield the CPU when > 1                   */
+    int64_t timeout_ns; /* a single wait longer than this is an error     */
+    char name[32];      /* unique name for named resources                */
+} bench_msg_params;
+
+typedef struct bench_msg_ops {
+    /* Parent, before fork. 0 or < 0 (printed). */
+    int (*setup)(void **ctx, const bench_msg_params *p);
+    /* After fork, once in the process of `side`, before any send/recv. */
+    int (*attach)(void *ctx, int side);
+    /* Send len bytes (len <= max_size) on channel ch. 0 or < 0. */
+    int (*send)(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len);
+    /* Receive one message into buf (cap >= max_size). Its length, or < 0. */
+    int (*recv)(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap);
+    /* Once in the process of `side`, after the last send/recv. */
+    void (*detach)(void *ctx, int side);
+    /* Parent, after the child exited: release everything, free ctx. */
+    void (*teardown)(void *ctx);
+    /* Largest message this transport carries on this machine (NULL: no
+     * limit below the benchmark's own); sizes above are reported "n/a". */
+    uint32_t (*max_msg)(void);
+} bench_msg_ops;
+
 typedef struct bench_transport {
     const char *name;     /* "raw-spin"                                     */
     const char *desc;     /* one line for --help                            */
@@ -51,7 +93,9 @@ typedef struct bench_transport {
                              NULL when it is a baseline itself             */
 
     /* Parent, before fork: create the state both sides share. *ctx is
-     * inherited by the child. 0 or < 0 (printed). */
+     * inherited by the child. 0 or < 0 (printed); -EMSGSIZE means "this
+     * payload size is beyond what the transport carries": the cell is
+     * reported n/a, not as an error. */
     int (*setup)(void **ctx, const bench_rt_params *p);
     /* Child, after fork: attach, answer every ping until BENCH_SEQ_STOP,
      * detach. 0, BENCH_RT_MISMATCH or < 0. */
@@ -65,7 +109,22 @@ typedef struct bench_transport {
     void (*stop)(void *ctx);
     /* Parent, after the child exited: release everything, free ctx. */
     void (*teardown)(void *ctx);
+    /* Optional: the message interface (NULL: only round trips). */
+    const bench_msg_ops *msg;
+    /* Smallest payload the round trip takes (0 = 4: seq in 4 bytes). */
+    uint32_t min_size;
+    /* Largest payload it takes (0 = no limit of its own); see also
+     * msg->max_msg. Larger cells are reported n/a. */
+    uint32_t max_size;
 } bench_transport;
+
+/* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
+uint32_t bench_tr_max_size(const bench_transport *t);
+/* Smallest round-trip payload of t. */
+static inline uint32_t bench_tr_min_size(const bench_transport *t)
+{
+    return t->min_size ? t->min_size : 4u;
+}
 
 /* All transports, in report order. */
 extern const bench_transport *const bench_transports[];
@@ -93,6 +152,7 @@ typedef struct bench_rt_result {
     unsigned integrity;    /* integrity errors (mismatches), both sides  */
     unsigned failures;     /* API / system errors, both sides            */
     double seconds;        /* wall time of the whole cell                */
+    int na;                /* setup said -EMSGSIZE: size not supported   */
 } bench_rt_result;
 
 /* Run one chunk of a cell in a fresh process pair and fresh transport state:
@@ -106,6 +166,77 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *b
 /* Run one cell as a single chunk and summarise it in r->st. Returns 0 when
  * the cell is clean (r->ok), -1 otherwise (messages printed). */
 int bench_rt_run(const bench_transport *t, const bench_rt_opts *o, bench_rt_result *r);
+
+/* Parse "a,b,c" (or "all" / NULL: every transport, with need_msg only those
+ * with a message interface). Count, or -1 (printed). */
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
+                           int need_msg, const char *cmd);
+/* "  name   description" lines for --help. */
+void bench_list_transports(FILE *out, int need_msg);
+
+/* Wait for child pid at most timeout_ns, then SIGKILL it. Its exit code, or
+ * -1 when it had to be killed or died of a signal (printed). */
+int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
+
+/* ------------------------------------------------------------------ */
+/* Round trips over the message interface (msgrt.c)                      */
+/* ------------------------------------------------------------------ */
+/* A transport that only implements bench_msg_ops gets its round-trip
+ * functions from here: the message carries seq in its first min(4, size)
+ * bytes (and, for size >= 8, its last 4); STOP is a 4-byte message. */
+int bench_msgrt_setup(void **ctx, const bench_rt_params *p, const bench_msg_ops *ops);
+int bench_msgrt_pong(void *ctx);
+int bench_msgrt_ping_open(void *ctx);
+int bench_msgrt_ping(void *ctx, uint32_t seq);
+void bench_msgrt_stop(void *ctx);
+void bench_msgrt_teardown(void *ctx);
+
+/* Define `const bench_transport var` from message ops alone. */
+#define BENCH_MSG_TRANSPORT(var, tname, d, cls, base, ops)                                         \
+    static int var##_rt_setup(void **c, const bench_rt_params *p)                                  \
+    {                                                                                              \
+        return bench_msgrt_setup(c, p, &(ops));                                                    \
+    }                                                                                              \
+    const bench_transport var = {.name = tname,                                                    \
+                                 .desc = d,                                                        \
+                                 .wait_class = cls,                                                \
+                                 .baseline = base,                                                 \
+                                 .setup = var##_rt_setup,                                          \
+                                 .pong = bench_msgrt_pong,                                         \
+                                 .ping_open = bench_msgrt_ping_open,                               \
+                                 .ping = bench_msgrt_ping,                                         \
+                                 .stop = bench_msgrt_stop,                                         \
+                                 .teardown = bench_msgrt_teardown,                                 \
+                                 .msg = &(ops),                                                    \
+                                 .min_size = 1}
+
+/* ------------------------------------------------------------------ */
+/* Two-process sessions over the message interface (msgrt.c)             */
+/* ------------------------------------------------------------------ */
+/* fn runs in the process of `side` after attach; it returns 0,
+ * BENCH_RT_MISMATCH or < 0. arg must live in MAP_SHARED memory for results
+ * the child writes (bench_shared_alloc). */
+typedef int (*bench_side_fn)(const bench_msg_ops *ops, void *ctx, int side, void *arg);
+
+typedef struct bench_msg_job {
+    const bench_transport *t;
+    bench_msg_params p;
+    int cpu_a, cpu_b;        /* -1: not pinned                            */
+    bench_side_fn fn_a, fn_b;
+    void *arg;
+} bench_msg_job;
+
+/* setup, fork, pin, attach, run fn_a / fn_b, detach, reap, teardown.
+ * Integrity errors (BENCH_RT_MISMATCH of either side) and other failures
+ * are added to *integrity and *failures. 0 when clean, -1 otherwise, and
+ * BENCH_SESSION_NA when setup said -EMSGSIZE or -EDQUOT (size or a limit of
+ * this machine: reported n/a, not an error). */
+#define BENCH_SESSION_NA (-2)
+int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures);
+
+/* Zeroed MAP_SHARED memory inherited by the child; NULL on failure. */
+void *bench_shared_alloc(size_t len);
+void bench_shared_free(void *p, size_t len);
 
 /* Payload stamping helpers for copying transports. */
 static inline void bench_stamp(unsigned char *p, uint32_t size, uint32_t seq)
@@ -134,6 +265,31 @@ static inline int bench_stamp_ok(const unsigned char *p, uint32_t size, uint32_t
     if (size >= 8)
         __builtin_memcpy(&t, p + size - 4, 4);
     return h == seq && t == seq;
+}
+
+/* seq in a message of any size >= 1: the first min(4, size) bytes (LE) and,
+ * for size >= 8, the last 4. */
+static inline void bench_stamp_any(unsigned char *p, uint32_t size, uint32_t seq)
+{
+    uint32_t n = size < 4 ? size : 4;
+    for (uint32_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(seq >> (8 * i));
+    if (size >= 8)
+        __builtin_memcpy(p + size - 4, &seq, 4);
+}
+static inline int bench_check_any(const unsigned char *p, uint32_t size, uint32_t seq)
+{
+    uint32_t n = size < 4 ? size : 4;
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seq >> (8 * i)))
+            return 0;
+    if (size >= 8) {
+        uint32_t t;
+        __builtin_memcpy(&t, p + size - 4, 4);
+        if (t != seq)
+            return 0;
+    }
+    return 1;
 }
 
 #endif /* MDCOM_BENCH_TRANSPORT_H */

@@ -12,10 +12,23 @@ extern const bench_transport bench_tr_mdcom_copy_poll;
 extern const bench_transport bench_tr_mdcom_zc_poll;
 extern const bench_transport bench_tr_mdcom_copy_block;
 extern const bench_transport bench_tr_mdcom_zc_block;
+extern const bench_transport bench_tr_mdcom_smem_poll;
+extern const bench_transport bench_tr_pipe;
+extern const bench_transport bench_tr_unix_stream;
+extern const bench_transport bench_tr_unix_seqpacket;
+extern const bench_transport bench_tr_mq;
+extern const bench_transport bench_tr_rpmsg_poll, bench_tr_rpmsg_block; /* tr_rpmsg.c */
 
 const bench_transport *const bench_transports[] = {
     &bench_tr_raw_spin,        &bench_tr_raw_futex,       &bench_tr_mdcom_copy_poll,
     &bench_tr_mdcom_zc_poll,   &bench_tr_mdcom_copy_block, &bench_tr_mdcom_zc_block,
+    &bench_tr_mdcom_smem_poll,
+    /* kernel IPC peers (tr_kernel.c) */
+    &bench_tr_pipe,
+    &bench_tr_unix_stream,
+    &bench_tr_unix_seqpacket,
+    &bench_tr_mq,
+    &bench_tr_rpmsg_poll, &bench_tr_rpmsg_block, /* RPMsg over virtio vrings (tr_rpmsg.c) */
 };
 const unsigned bench_n_transports = sizeof(bench_transports) / sizeof(bench_transports[0]);
 

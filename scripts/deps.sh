@@ -2,7 +2,7 @@
 # Installs what building and testing mdcom needs, when it is missing (Debian/Ubuntu).
 # Usage: scripts/deps.sh [--cross]   (--cross: also the arm-none-eabi toolchain)
 set -euo pipefail
-want=(cmake ninja-build g++ libgtest-dev python3)
+want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi)
 
@@ -14,6 +14,8 @@ for p in "${want[@]}"; do
     g++) command -v g++ >/dev/null || missing+=("$p") ;;
     python3) python3 -c 'import sys, tomllib; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || missing+=(python3) ;;
     libgtest-dev) [[ -f /usr/include/gtest/gtest.h ]] || missing+=("$p") ;;
+    python3-matplotlib) /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=("$p") ;;
+    valgrind) command -v valgrind >/dev/null || missing+=("$p") ;;
     gcc-arm-none-eabi) command -v arm-none-eabi-gcc >/dev/null || missing+=("$p") ;;
     binutils-arm-none-eabi) command -v arm-none-eabi-size >/dev/null || missing+=("$p") ;;
     clang) command -v clang >/dev/null || missing+=("$p") ;;

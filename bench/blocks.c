@@ -1,0 +1,566 @@
+/*
+ * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds 000/001
+ * (STM32MP1 tty / netlink benchmarks), on every message transport.
+ *
+ * One transaction (side A = sender, side B = receiver):
+ *   A: header {preamble "MDBK", length = n * block, crc, seq} (16 bytes),
+ *      then n sub-blocks of `block` bytes, each a message;
+ *   B: reads the header, then sub-blocks until `length` bytes arrived, checks
+ *      them, answers {byte count, seq} (8 bytes);
+ *   A: checks the answer. Time per transaction = first send .. answer.
+ * Data: a pseudo-random template of `length` bytes made before the run (both
+ * sides have it); A stamps seq into the first 4 bytes of every sub-block; B
+ * checks every stamp and every other byte against the template, and the
+ * header's CRC32C (of the template) and length. KB/s = length / p50 time, with
+ * KB = 1024 bytes as in the seeds' tables.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "payload.h"
+#include "transport.h"
+
+#define BK_MAX_B 16
+#define BK_MAX_N 8
+#define BK_MAX_TR 24
+#define BK_PREAMBLE 0x4b42444du /* "MDBK" */
+#define BK_STOP 0x504f5453u     /* "STOP" */
+
+typedef struct bk_opts {
+    uint32_t blocks[BK_MAX_B];
+    int n_blocks;
+    uint32_t counts[BK_MAX_N];
+    int n_counts;
+    uint64_t iters;
+    double cell_time, timeout_s;
+    int quick;
+    const char *json, *csv;
+    const bench_transport *tr[BK_MAX_TR];
+    unsigned n_tr;
+} bk_opts;
+
+typedef struct bk_cell {
+    int run, na, ok;
+    unsigned integrity, failures;
+    bench_stats st;
+} bk_cell;
+
+static bk_cell bk_cells[BK_MAX_TR][BK_MAX_B][BK_MAX_N];
+
+/* Published numbers (seeds 000 and 001): STM32MP1, Linux user space ->
+ * Cortex-M4 through OpenAMP; ms per transaction. */
+typedef struct bk_pub {
+    const char *what;
+    uint32_t block, n;
+    double ms;
+} bk_pub;
+static const bk_pub bk_published[] = {
+    {"seed 000 /dev/ttyRPMSG0", 512, 1, 11.97},   {"seed 000 /dev/ttyRPMSG0", 512, 2, 18.77},
+    {"seed 000 /dev/ttyRPMSG0", 512, 4, 31.02},   {"seed 000 /dev/ttyRPMSG0", 512, 8, 56.25},
+    {"seed 000 /dev/ttyRPMSG0", 1024, 1, 15.32},  {"seed 000 /dev/ttyRPMSG0", 1024, 2, 24.82},
+    {"seed 000 /dev/ttyRPMSG0", 1024, 4, 43.83},  {"seed 000 /dev/ttyRPMSG0", 2048, 1, 21.74},
+    {"seed 000 /dev/ttyRPMSG0", 2048, 2, 37.63},  {"seed 000 /dev/ttyRPMSG0", 4096, 1, 37.64},
+    {"seed 001 netlink module", 512, 1, 21.38},   {"seed 001 netlink module", 1024, 1, 27.19},
+    {"seed 001 netlink module", 2048, 1, 27.43},  {"seed 001 netlink module", 4096, 1, 31.33},
+    {"seed 001 netlink module", 8192, 1, 55.59},  {"seed 001 netlink module", 16384, 1, 88.09},
+    {"seed 001 netlink module", 32768, 1, 162.54},
+};
+#define BK_N_PUB (sizeof(bk_published) / sizeof(bk_published[0]))
+
+static void bk_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench blocks [--blocks LIST] [--counts LIST] [--transports LIST]\n"
+            "                          [--iters N] [--cell-time S] [--quick] [--timeout S]\n"
+            "                          [--json FILE] [--csv FILE]\n"
+            "\n"
+            "Seeds 000/001: a transaction = header (preamble + length) + n sub-blocks of\n"
+            "BLOCK bytes; the receiver answers with the byte count once all arrived and\n"
+            "were checked. Time per transaction and KB/s (KB = 1024 B), per transport.\n"
+            "\n"
+            "  --blocks LIST      sub-block sizes (default 512,1K,2K,4K,8K,16K,32K,64K,256K,1M;\n"
+            "                     --quick 512,4K,32K)\n"
+            "  --counts LIST      sub-blocks per transaction (default 1,2,4,8; --quick 1,8)\n"
+            "  --transports LIST  message transports, comma separated, or 'all' (default)\n"
+            "  --iters N          transactions per cell (default 2000, --quick 50) after\n"
+            "                     %d untimed ones\n"
+            "  --cell-time S      at most S seconds per cell (default 0.3, --quick 0.05)\n"
+            "  --timeout S        a wait longer than this is an error (default 5)\n"
+            "  --json FILE, --csv FILE   results ('-' = stdout)\n"
+            "\n"
+            "Transports:\n",
+            10);
+    bench_list_transports(out, 1);
+}
+
+static int bk_parse(int argc, char **argv, bk_opts *o)
+{
+    static const struct option lo[] = {{"blocks", required_argument, 0, 'b'},
+                                       {"counts", required_argument, 0, 'n'},
+                                       {"transports", required_argument, 0, 't'},
+                                       {"iters", required_argument, 0, 'i'},
+                                       {"cell-time", required_argument, 0, 'c'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"quick", no_argument, 0, 'q'},
+                                       {"json", required_argument, 0, 'j'},
+                                       {"csv", required_argument, 0, 'C'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    memset(o, 0, sizeof(*o));
+    o->cell_time = -1;
+    o->timeout_s = 5;
+    const char *blocks = NULL, *counts = NULL, *trs = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'b': blocks = optarg; break;
+        case 'n': counts = optarg; break;
+        case 't': trs = optarg; break;
+        case 'i':
+            if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 10000000u) {
+                bench_err("blocks: bad --iters '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'c':
+            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
+                bench_err("blocks: bad --cell-time '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'T':
+            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
+                o->timeout_s > 3600) {
+                bench_err("blocks: bad --timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'q': o->quick = 1; break;
+        case 'j': o->json = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'h': return 1;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        bench_err("blocks: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (!blocks)
+        blocks = o->quick ? "512,4K,32K" : "512,1K,2K,4K,8K,16K,32K,64K,256K,1M";
+    if (!counts)
+        counts = o->quick ? "1,8" : "1,2,4,8";
+    o->n_blocks = bench_parse_size_list(blocks, o->blocks, BK_MAX_B, 16, 16u << 20);
+    if (o->n_blocks < 0)
+        return -1;
+    o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024);
+    if (o->n_counts < 0)
+        return -1;
+    int n = bench_parse_transports(trs, o->tr, BK_MAX_TR, 1, "blocks");
+    if (n < 0)
+        return -1;
+    o->n_tr = (unsigned)n;
+    if (!o->iters)
+        o->iters = o->quick ? 50 : 2000;
+    if (o->cell_time < 0)
+        o->cell_time = o->quick ? 0.05 : 0.3;
+    return 0;
+}
+
+/* ---- one cell ------------------------------------------------------------------- */
+
+typedef struct bk_shared {
+    uint32_t block, n, length, crc;
+    uint64_t warm, iters, budget_ns;
+    const unsigned char *data; /* template, inherited by the child */
+} bk_shared;
+
+static uint64_t *bk_samples;
+static size_t bk_nsamples;
+
+static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    bk_shared *sh = arg;
+    unsigned char *data = malloc(sh->length);
+    uint32_t cap = sh->block < 16 ? 16 : sh->block;
+    unsigned char *rbuf = malloc(cap);
+    if (!data || !rbuf) {
+        free(data);
+        free(rbuf);
+        return -ENOMEM;
+    }
+    memcpy(data, sh->data, sh->length);
+    int rc = 0;
+    uint64_t m0 = 0;
+    bk_nsamples = 0;
+    for (uint64_t i = 0; i < sh->warm + sh->iters; i++) {
+        uint32_t seq = (uint32_t)i + 1;
+        uint32_t hdr[4] = {BK_PREAMBLE, sh->length, sh->crc, seq};
+        for (uint32_t k = 0; k < sh->n; k++)
+            memcpy(data + (size_t)k * sh->block, &seq, 4);
+        if (i == sh->warm)
+            m0 = bench_now_ns();
+        uint64_t t0 = bench_now_ns();
+        rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
+        for (uint32_t k = 0; rc == 0 && k < sh->n; k++)
+            rc = ops->send(ctx, side, 0, data + (size_t)k * sh->block, sh->block);
+        if (rc != 0)
+            break;
+        int got = ops->recv(ctx, side, 0, rbuf, cap);
+        uint64_t t1 = bench_now_ns();
+        if (got < 0) {
+            rc = got;
+            break;
+        }
+        uint32_t ans[2] = {0, 0};
+        if (got == 8)
+            memcpy(ans, rbuf, 8);
+        if (got != 8 || ans[0] != sh->length || ans[1] != seq) {
+            bench_err("blocks: answer to transaction %u: %d bytes, count %u (expected %u), seq %u",
+                      seq, got, ans[0], sh->length, ans[1]);
+            rc = BENCH_RT_MISMATCH;
+            break;
+        }
+        if (i >= sh->warm) {
+            bk_samples[bk_nsamples++] = t1 - t0;
+            if (bench_interrupted || (sh->budget_ns && t1 - m0 > sh->budget_ns))
+                break;
+        }
+    }
+    if (rc == 0) {
+        uint32_t hdr[4] = {BK_STOP, 0, 0, 0};
+        rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
+    }
+    free(data);
+    free(rbuf);
+    return rc;
+}
+
+static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    bk_shared *sh = arg;
+    uint32_t cap = sh->block < 16 ? 16 : sh->block;
+    /* sub-blocks land at their offset; the slack keeps cap >= the largest
+     * message for the last one (message queues want that) */
+    unsigned char *rx = malloc((size_t)sh->length + cap);
+    if (!rx)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint32_t expect = 1;; expect++) {
+        int n = ops->recv(ctx, side, 0, rx, cap);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        uint32_t hdr[4] = {0, 0, 0, 0};
+        if (n == 16)
+            memcpy(hdr, rx, 16);
+        if (n == 16 && hdr[0] == BK_STOP)
+            break;
+        if (n != 16 || hdr[0] != BK_PREAMBLE || hdr[1] != sh->length || hdr[2] != sh->crc ||
+            hdr[3] != expect) {
+            bench_err("blocks: transaction %u: bad header (%d bytes, preamble %08x, length %u, "
+                      "seq %u)", expect, n, hdr[0], hdr[1], hdr[3]);
+            rc = BENCH_RT_MISMATCH;
+            break;
+        }
+        uint32_t got = 0;
+        while (got < sh->length) {
+            n = ops->recv(ctx, side, 0, rx + got, sh->length + cap - got);
+            if (n < 0) {
+                rc = n;
+                break;
+            }
+            got += (uint32_t)n;
+        }
+        if (rc != 0)
+            break;
+        int bad = got != sh->length;
+        for (uint32_t k = 0; !bad && k < sh->n; k++) {
+            const unsigned char *b = rx + (size_t)k * sh->block;
+            bad = bench_head(b) != expect ||
+                  memcmp(b + 4, sh->data + (size_t)k * sh->block + 4, sh->block - 4) != 0;
+        }
+        if (bad) {
+            bench_err("blocks: transaction %u: %u bytes arrived (expected %u) or data differ", expect,
+                      got, sh->length);
+            rc = BENCH_RT_MISMATCH;
+            break;
+        }
+        uint32_t ans[2] = {got, expect};
+        rc = ops->send(ctx, side, 0, ans, 8);
+        if (rc != 0)
+            break;
+    }
+    free(rx);
+    return rc;
+}
+
+static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int bi, int ni)
+{
+    bk_cell *c = &bk_cells[t][bi][ni];
+    uint32_t block = o->blocks[bi], n = o->counts[ni];
+    memset(c, 0, sizeof(*c));
+    c->run = 1;
+    if (block > bench_tr_max_size(o->tr[t])) {
+        c->na = 1;
+        return;
+    }
+    uint64_t length = (uint64_t)block * n;
+    if (length > 64u * 1024u * 1024u) {
+        c->na = 1;
+        return;
+    }
+    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length};
+    unsigned char *data = malloc(length);
+    bk_samples = malloc(o->iters * sizeof(uint64_t));
+    if (!data || !bk_samples) {
+        free(data);
+        free(bk_samples);
+        c->failures++;
+        return;
+    }
+    bench_fill_random(data, length, block * 131u + n);
+    sh.data = data;
+    sh.crc = bench_crc32c(0, data, length);
+    sh.warm = 10;
+    sh.iters = o->iters;
+    sh.budget_ns = (uint64_t)(o->cell_time * 1e9);
+    bench_msg_job j;
+    memset(&j, 0, sizeof(j));
+    j.t = o->tr[t];
+    j.p.n_chan = 1;
+    j.p.max_size = block < 16 ? 16 : block;
+    j.p.depth = n + 2 > 8 ? n + 2 : 8;
+    j.p.threads = 1;
+    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    j.cpu_a = h->cpus.cpu[0];
+    j.cpu_b = h->cpus.cpu[1];
+    j.fn_a = bk_side_a;
+    j.fn_b = bk_side_b;
+    j.arg = &sh; /* read-only in the child: a copy is enough */
+    bk_nsamples = 0;
+    int src = bench_msg_session(&j, &c->integrity, &c->failures);
+    c->ok = src == 0;
+    c->na = src == BENCH_SESSION_NA;
+    bench_stats_compute(bk_samples, bk_nsamples, &c->st);
+    free(bk_samples);
+    bk_samples = NULL;
+    free(data);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static double bk_kbs(const bk_cell *c, uint32_t length)
+{
+    if (!c->run || c->na || !c->ok || !c->st.n || !c->st.p50)
+        return NAN;
+    return (double)length / 1024.0 / ((double)c->st.p50 / 1e9);
+}
+
+static int bk_tr_index(const bk_opts *o, const char *name)
+{
+    for (unsigned i = 0; i < o->n_tr; i++)
+        if (strcmp(o->tr[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static double bk_ratio(const bk_opts *o, unsigned t, int bi, int ni, const char *ref)
+{
+    int r = ref ? bk_tr_index(o, ref) : -1;
+    if (r < 0)
+        return NAN;
+    const bk_cell *a = &bk_cells[t][bi][ni], *b = &bk_cells[r][bi][ni];
+    if (!a->ok || !b->ok || !a->st.n || !b->st.n || !b->st.p50)
+        return NAN;
+    return (double)a->st.p50 / (double)b->st.p50;
+}
+
+static const char *bk_mdcom_ref(const bench_transport *t)
+{
+    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+}
+
+static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
+{
+    char b1[24], b2[24], b3[24], b4[24];
+    uint32_t block = o->blocks[bi], n = o->counts[ni];
+    fprintf(out, "\n== block %s x %u = %s per transaction ==\n", bench_fmt_size(b1, sizeof(b1), block),
+            n, bench_fmt_size(b2, sizeof(b2), (uint64_t)block * n));
+    fprintf(out, "%-17s %7s %10s %10s %10s %12s  %-20s %s\n", "transport", "n", "min", "p50", "mean",
+            "KB/s (p50)", "p50 vs baseline", "p50 vs mdcom-copy");
+    for (unsigned t = 0; t < o->n_tr; t++) {
+        const bk_cell *c = &bk_cells[t][bi][ni];
+        const bench_transport *tr = o->tr[t];
+        if (c->na) {
+            fprintf(out, "%-17s %7s  n/a (blocks above %u B)\n", tr->name, "-", bench_tr_max_size(tr));
+            continue;
+        }
+        if (!c->ok || !c->st.n) {
+            fprintf(out, "%-17s %7zu  ERROR: %u integrity, %u other\n", tr->name, c->st.n,
+                    c->integrity, c->failures);
+            continue;
+        }
+        char rb[32] = "(baseline)", rm[16] = "-";
+        if (tr->baseline) {
+            double r = bk_ratio(o, t, bi, ni, tr->baseline);
+            if (isnan(r))
+                snprintf(rb, sizeof(rb), "-");
+            else
+                snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
+        }
+        double rmd = bk_ratio(o, t, bi, ni, bk_mdcom_ref(tr));
+        if (!isnan(rmd) && strcmp(tr->name, bk_mdcom_ref(tr)) != 0)
+            snprintf(rm, sizeof(rm), "%.2fx", rmd);
+        fprintf(out, "%-17s %7zu %10s %10s %10s %12.0f  %-20s %s\n", tr->name, c->st.n,
+                bench_fmt_ns(b1, sizeof(b1), (double)c->st.min),
+                bench_fmt_ns(b3, sizeof(b3), (double)c->st.p50),
+                bench_fmt_ns(b4, sizeof(b4), c->st.mean), bk_kbs(c, block * n), rb, rm);
+    }
+    for (unsigned k = 0; k < BK_N_PUB; k++)
+        if (bk_published[k].block == block && bk_published[k].n == n)
+            fprintf(out, "%-17s %7s %10s %10.2f ms %9s %12.0f  (published, STM32MP1 A7 -> M4)\n",
+                    "", "", "", bk_published[k].ms, "",
+                    (double)block * n / 1024.0 / (bk_published[k].ms / 1e3));
+    fflush(out);
+}
+
+static void bk_json(FILE *f, const bk_opts *o, const bench_host *h, unsigned integ, unsigned fail,
+                    double secs)
+{
+    bench_json j;
+    bench_json_init(&j, f);
+    bench_json_obj_begin(&j, NULL);
+    bench_json_str(&j, "benchmark", "blocks");
+    bench_host_json(&j, "host", h);
+    bench_json_obj_begin(&j, "config");
+    bench_json_bool(&j, "quick", o->quick);
+    bench_json_u64(&j, "iters", o->iters);
+    bench_json_dbl(&j, "cell_time_s", o->cell_time);
+    bench_json_obj_end(&j);
+    bench_json_arr_begin(&j, "results");
+    for (int bi = 0; bi < o->n_blocks; bi++)
+        for (int ni = 0; ni < o->n_counts; ni++)
+            for (unsigned t = 0; t < o->n_tr; t++) {
+                const bk_cell *c = &bk_cells[t][bi][ni];
+                if (!c->run)
+                    continue;
+                bench_json_obj_begin(&j, NULL);
+                bench_json_str(&j, "transport", o->tr[t]->name);
+                bench_json_u64(&j, "block", o->blocks[bi]);
+                bench_json_u64(&j, "count", o->counts[ni]);
+                bench_json_u64(&j, "length", (uint64_t)o->blocks[bi] * o->counts[ni]);
+                bench_json_bool(&j, "na", c->na);
+                bench_json_bool(&j, "ok", c->ok);
+                bench_json_u64(&j, "integrity_errors", c->integrity);
+                bench_json_u64(&j, "failures", c->failures);
+                bench_json_stats(&j, "time", &c->st);
+                bench_json_dbl(&j, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]));
+                bench_json_dbl(&j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
+                bench_json_dbl(&j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
+                bench_json_obj_end(&j);
+            }
+    bench_json_arr_end(&j);
+    bench_json_arr_begin(&j, "published");
+    for (unsigned k = 0; k < BK_N_PUB; k++) {
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "source", bk_published[k].what);
+        bench_json_u64(&j, "block", bk_published[k].block);
+        bench_json_u64(&j, "count", bk_published[k].n);
+        bench_json_dbl(&j, "ms", bk_published[k].ms);
+        bench_json_obj_end(&j);
+    }
+    bench_json_arr_end(&j);
+    bench_json_u64(&j, "integrity_errors", integ);
+    bench_json_u64(&j, "failures", fail);
+    bench_json_dbl(&j, "seconds", secs);
+    bench_json_obj_end(&j);
+}
+
+static void bk_csv(FILE *f, const bk_opts *o)
+{
+    bench_csv_header(f);
+    for (int bi = 0; bi < o->n_blocks; bi++)
+        for (int ni = 0; ni < o->n_counts; ni++)
+            for (unsigned t = 0; t < o->n_tr; t++) {
+                const bk_cell *c = &bk_cells[t][bi][ni];
+                if (!c->run || c->na || !c->ok)
+                    continue;
+                bench_csv_key k = {.scenario = "blocks",
+                                   .transport = o->tr[t]->name,
+                                   .size = o->blocks[bi],
+                                   .n = o->counts[ni],
+                                   .total = (uint64_t)o->blocks[bi] * o->counts[ni]};
+                bench_csv_row(f, &k, "min", (double)c->st.min, "ns");
+                bench_csv_row(f, &k, "p50", (double)c->st.p50, "ns");
+                bench_csv_row(f, &k, "mean", c->st.mean, "ns");
+                bench_csv_row(f, &k, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]), "KiB/s");
+            }
+}
+
+static int bk_main(int argc, char **argv)
+{
+    bk_opts o;
+    int prc = bk_parse(argc, argv, &o);
+    if (prc == 1) {
+        bk_usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench blocks --help'\n");
+        return BENCH_EXIT_USAGE;
+    }
+    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
+    FILE *jf = NULL, *cf = NULL;
+    if ((o.json && !(jf = bench_open_out(o.json, "blocks"))) ||
+        (o.csv && !(cf = bench_open_out(o.csv, "blocks"))))
+        return BENCH_EXIT_USAGE;
+    uint64_t t0 = bench_now_ns();
+    memset(bk_cells, 0, sizeof(bk_cells));
+    bench_catch_signals();
+    bench_host h;
+    bench_host_detect(&h);
+    bench_host_print(out, &h, "blocks", o.quick);
+    fprintf(out, "cells: transaction = 16-byte header + n sub-blocks, answered with the byte count;\n"
+                 "       up to %llu transactions (after 10 untimed) or %.2f s per cell\n",
+            (unsigned long long)o.iters, o.cell_time);
+    unsigned integ = 0, fail = 0;
+    char b1[24];
+    for (int bi = 0; bi < o.n_blocks && !bench_interrupted; bi++)
+        for (int ni = 0; ni < o.n_counts && !bench_interrupted; ni++) {
+            for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
+                bench_progress("blocks %s x %u: %s", bench_fmt_size(b1, sizeof(b1), o.blocks[bi]),
+                               o.counts[ni], o.tr[t]->name);
+                bk_cell_run(&o, &h, t, bi, ni);
+                integ += bk_cells[t][bi][ni].integrity;
+                fail += bk_cells[t][bi][ni].failures;
+            }
+            bench_progress_end();
+            bk_print(out, &o, bi, ni);
+        }
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
+    fprintf(out, "\nerrors: %u integrity, %u other; %.1f s total\n", integ, fail, secs);
+    if (jf) {
+        bk_json(jf, &o, &h, integ, fail, secs);
+        bench_close_out(jf, o.json, &fail);
+    }
+    if (cf) {
+        bk_csv(cf, &o);
+        bench_close_out(cf, o.csv, &fail);
+    }
+    if (bench_interrupted)
+        return BENCH_EXIT_INTERRUPTED;
+    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+}
+
+const bench_cmd bench_cmd_blocks = {
+    .name = "blocks",
+    .summary = "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
+    .main = bk_main,
+    .usage = bk_usage,
+};

@@ -1,0 +1,984 @@
+/*
+ * latency.c - `mdcom-bench latency`: round-trip and one-way latency of every
+ * transport, payload 1 B .. 16 MiB on log2 steps, percentiles and 1-us
+ * histograms, ratios to the baselines and to mdcom, and the latency targets.
+ *
+ * Round trip: the runner of roundtrip.c (two pinned processes, fresh state
+ * per chunk, warm-up, cells split in rounds run round-robin over the
+ * transports of a size, like `pingpong`).
+ * One way (transports with a message interface): side A reads the clock (t0),
+ * sends the message; side B receives it (the payload is in B's buffer), reads
+ * the clock (t1) into shared memory and answers with a 4-byte ack carrying
+ * the seq; A waits for the ack before the next message, so only one message
+ * is ever in flight. Sample = t1 - t0 (CLOCK_MONOTONIC is one clock for all
+ * processes of the machine).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+#define LT_MAX_SIZES 32
+#define LT_MAX_TR 24
+#define LT_MAX_SIZE (16u * 1024u * 1024u)
+#define LT_HIST_PAIRS 4096
+
+typedef struct lt_hist {
+    size_t n;
+    uint32_t *bin;
+    uint64_t *cnt;
+} lt_hist;
+
+typedef struct lt_cell {
+    int run, na;           /* na: size outside what the transport takes */
+    uint64_t samples;
+    bench_rt_result r;     /* round trips                               */
+    lt_hist h;
+    int ow_run, ow_ok;
+    unsigned ow_integrity, ow_failures;
+    bench_stats ow;
+    lt_hist oh;
+} lt_cell;
+
+typedef struct lt_opts {
+    uint32_t sizes[LT_MAX_SIZES];
+    int n_sizes;
+    uint64_t iters, warmup;
+    double cell_time, timeout_s;
+    unsigned rounds;
+    uint32_t hist_cap_us;
+    int quick, no_oneway, no_rtt, strict;
+    const char *json, *csv;
+    const bench_transport *tr[LT_MAX_TR];
+    unsigned n_tr;
+} lt_opts;
+
+static lt_cell lt_cells[LT_MAX_TR][LT_MAX_SIZES];
+
+static void lt_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench latency [--sizes LIST] [--transports LIST] [--quick]\n"
+            "                           [--iters N] [--warmup N] [--cell-time S] [--rounds R]\n"
+            "                           [--no-oneway] [--no-rtt] [--hist-cap US] [--timeout S]\n"
+            "                           [--json FILE] [--csv FILE] [--strict]\n"
+            "\n"
+            "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
+            "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
+            "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
+            "\n"
+            "  --sizes LIST       payload sizes (default 1 B .. 16 MiB in log2 steps;\n"
+            "                     --quick 1,64,1K,4K,64K,1M)\n"
+            "  --transports LIST  comma separated, or 'all' (default all)\n"
+            "  --iters N          samples per cell (default 100k up to 4 KiB, 50k, 20k,\n"
+            "                     5k, 2k, then 500 above 1 MiB; --quick 2000 / 200)\n"
+            "  --warmup N         untimed round trips first (default iters/10, 32..5000)\n"
+            "  --cell-time S      at most S seconds of sampling per cell (default 0.5,\n"
+            "                     --quick 0.05; 0 = no limit)\n"
+            "  --rounds R         chunks per cell, round-robin over transports (default 3,\n"
+            "                     --quick 1)\n"
+            "  --no-oneway        only round trips;  --no-rtt  only one-way\n"
+            "  --hist-cap US      histogram bins of 1 us up to US (default 1000); slower\n"
+            "                     samples count in the last bin\n"
+            "  --timeout S        a wait longer than this is an error (default 5)\n"
+            "  --json FILE        all results as JSON ('-' = stdout, text to stderr)\n"
+            "  --csv FILE         all results as CSV rows\n"
+            "  --strict           exit %d when a target is missed\n"
+            "\n"
+            "Transports:\n",
+            BENCH_EXIT_MISSED);
+    bench_list_transports(out, 0);
+    fprintf(out, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
+                 "(--strict).\n",
+            BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+}
+
+static uint64_t lt_default_samples(uint32_t size, int quick)
+{
+    if (quick)
+        return size <= 4096u ? 2000u : 200u;
+    if (size <= 4096u)
+        return 100000u;
+    if (size <= 16384u)
+        return 50000u;
+    if (size <= 65536u)
+        return 20000u;
+    if (size <= 262144u)
+        return 5000u;
+    if (size <= 1048576u)
+        return 2000u;
+    return 500u;
+}
+
+static int lt_parse(int argc, char **argv, lt_opts *o)
+{
+    static const struct option lo[] = {{"sizes", required_argument, 0, 's'},
+                                       {"transports", required_argument, 0, 't'},
+                                       {"iters", required_argument, 0, 'n'},
+                                       {"warmup", required_argument, 0, 'w'},
+                                       {"cell-time", required_argument, 0, 'c'},
+                                       {"rounds", required_argument, 0, 'r'},
+                                       {"no-oneway", no_argument, 0, 'O'},
+                                       {"no-rtt", no_argument, 0, 'R'},
+                                       {"hist-cap", required_argument, 0, 'H'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"quick", no_argument, 0, 'q'},
+                                       {"json", required_argument, 0, 'j'},
+                                       {"csv", required_argument, 0, 'C'},
+                                       {"strict", no_argument, 0, 'S'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    memset(o, 0, sizeof(*o));
+    o->warmup = UINT64_MAX;
+    o->cell_time = -1;
+    o->timeout_s = 5;
+    o->hist_cap_us = 1000;
+    const char *sizes = NULL, *trs = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        uint64_t v;
+        switch (c) {
+        case 's': sizes = optarg; break;
+        case 't': trs = optarg; break;
+        case 'n':
+            if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 100000000u) {
+                bench_err("latency: bad --iters '%s' (1..100M)", optarg);
+                return -1;
+            }
+            break;
+        case 'w':
+            if (bench_parse_count(optarg, &o->warmup) != 0 || o->warmup > 100000000u) {
+                bench_err("latency: bad --warmup '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'c':
+            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
+                bench_err("latency: bad --cell-time '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'r':
+            if (bench_parse_count(optarg, &v) != 0 || !v || v > 100) {
+                bench_err("latency: bad --rounds '%s' (1..100)", optarg);
+                return -1;
+            }
+            o->rounds = (unsigned)v;
+            break;
+        case 'O': o->no_oneway = 1; break;
+        case 'R': o->no_rtt = 1; break;
+        case 'H':
+            if (bench_parse_count(optarg, &v) != 0 || !v || v > 1000000u) {
+                bench_err("latency: bad --hist-cap '%s' (1..1000000 us)", optarg);
+                return -1;
+            }
+            o->hist_cap_us = (uint32_t)v;
+            break;
+        case 'T':
+            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
+                o->timeout_s > 3600) {
+                bench_err("latency: bad --timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'q': o->quick = 1; break;
+        case 'j': o->json = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'S': o->strict = 1; break;
+        case 'h': return 1;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        bench_err("latency: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (o->no_oneway && o->no_rtt) {
+        bench_err("latency: --no-oneway and --no-rtt leave nothing to measure");
+        return -1;
+    }
+    if (sizes) {
+        o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
+        if (o->n_sizes < 0)
+            return -1;
+    } else if (o->quick) {
+        o->n_sizes = bench_parse_size_list("1,64,1K,4K,64K,1M", o->sizes, LT_MAX_SIZES, 1,
+                                           LT_MAX_SIZE);
+    } else {
+        o->n_sizes = bench_log2_sizes(o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
+    }
+    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, "latency");
+    if (n < 0)
+        return -1;
+    o->n_tr = (unsigned)n;
+    if (o->cell_time < 0)
+        o->cell_time = o->iters ? 0.0 : o->quick ? 0.05 : 0.5;
+    if (!o->rounds)
+        o->rounds = o->quick ? 1 : 3;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int lt_tr_index(const lt_opts *o, const char *name)
+{
+    for (unsigned i = 0; i < o->n_tr; i++)
+        if (strcmp(o->tr[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int lt_is_mdcom_fifo(const bench_transport *t)
+{
+    return strncmp(t->name, "mdcom-copy-", 11) == 0 || strncmp(t->name, "mdcom-zc-", 9) == 0;
+}
+
+/* peers: everything that is neither a raw baseline nor mdcom */
+static int lt_is_peer(const bench_transport *t)
+{
+    return strncmp(t->name, "raw-", 4) != 0 && strncmp(t->name, "mdcom-", 6) != 0;
+}
+
+/* p50 of a clean cell, or 0 */
+static uint64_t lt_p50(const lt_opts *o, int t, int s, int oneway)
+{
+    if (t < 0)
+        return 0;
+    const lt_cell *c = &lt_cells[t][s];
+    if (oneway)
+        return c->ow_run && c->ow_ok && c->ow.n ? c->ow.p50 : 0;
+    (void)o;
+    return c->run && !c->na && c->r.ok && c->r.st.n ? c->r.st.p50 : 0;
+}
+
+static double lt_ratio(uint64_t a, uint64_t b) { return a && b ? (double)a / (double)b : NAN; }
+
+/* The mdcom transport a row is compared with: copy API of its wait class. */
+static const char *lt_mdcom_ref(const bench_transport *t)
+{
+    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+}
+
+static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t cap)
+{
+    h->bin = malloc(LT_HIST_PAIRS * sizeof(*h->bin));
+    h->cnt = malloc(LT_HIST_PAIRS * sizeof(*h->cnt));
+    if (!h->bin || !h->cnt) {
+        free(h->bin);
+        free(h->cnt);
+        h->bin = NULL;
+        h->cnt = NULL;
+        h->n = 0;
+        return;
+    }
+    h->n = bench_hist_us(sorted, n, cap, h->bin, h->cnt, LT_HIST_PAIRS);
+}
+
+static void lt_hist_free(lt_hist *h)
+{
+    free(h->bin);
+    free(h->cnt);
+    memset(h, 0, sizeof(*h));
+}
+
+/* ---- one way ------------------------------------------------------------------------ */
+
+typedef struct ow_shared {
+    uint32_t size;
+    uint64_t warm, samples, budget_ns;
+    uint64_t t1[]; /* written by B, indexed by seq - 1 */
+} ow_shared;
+
+static int ow_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    ow_shared *sh = arg;
+    uint32_t cap = sh->size < 4 ? 4 : sh->size;
+    unsigned char *buf = malloc(cap);
+    if (!buf)
+        return -ENOMEM;
+    uint64_t max_seq = sh->warm + sh->samples;
+    int rc = 0;
+    for (uint32_t expect = 1;; expect++) {
+        int n = ops->recv(ctx, side, 0, buf, cap);
+        uint64_t t1 = bench_now_ns();
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if (n == 4 && bench_head(buf) == BENCH_SEQ_STOP)
+            break;
+        if ((uint32_t)n != sh->size || !bench_check_any(buf, sh->size, expect)) {
+            bench_err("one-way: message %u: length %d (expected %u) or stamps wrong", expect, n,
+                      sh->size);
+            rc = BENCH_RT_MISMATCH;
+            break;
+        }
+        if (expect <= max_seq)
+            sh->t1[expect - 1] = t1;
+        rc = ops->send(ctx, side, 0, &expect, 4);
+        if (rc != 0)
+            break;
+    }
+    free(buf);
+    return rc;
+}
+
+typedef struct ow_a_arg {
+    ow_shared *sh;
+    uint64_t *out; /* samples */
+    size_t n;
+} ow_a_arg;
+
+static ow_a_arg ow_a; /* the parent's private side of the session */
+
+static int ow_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    ow_shared *sh = arg;
+    uint32_t cap = sh->size < 4 ? 4 : sh->size;
+    unsigned char *buf = malloc(cap);
+    uint64_t *t0 = malloc((sh->warm + sh->samples) * sizeof(*t0));
+    if (!buf || !t0) {
+        free(buf);
+        free(t0);
+        return -ENOMEM;
+    }
+    memset(buf, 0x5a, cap);
+    int rc = 0;
+    uint64_t m0 = 0;
+    uint32_t seq = 0;
+    ow_a.n = 0;
+    for (uint64_t i = 0; i < sh->warm + sh->samples; i++) {
+        seq = (uint32_t)(i + 1);
+        bench_stamp_any(buf, sh->size, seq);
+        if (i == sh->warm)
+            m0 = bench_now_ns();
+        t0[i] = bench_now_ns();
+        rc = ops->send(ctx, side, 0, buf, sh->size);
+        if (rc != 0)
+            break;
+        uint32_t ack = 0;
+        int n = ops->recv(ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if (n == 4)
+            memcpy(&ack, buf, 4);
+        if (n != 4 || ack != seq) {
+            bench_err("one-way: ack %u (len %d) for message %u", ack, n, seq);
+            rc = BENCH_RT_MISMATCH;
+            break;
+        }
+        if (i >= sh->warm) {
+            uint64_t t1 = sh->t1[i]; /* written by B before it sent the ack */
+            ow_a.out[ow_a.n++] = t1 > t0[i] ? t1 - t0[i] : 0;
+            if (bench_interrupted)
+                break;
+            if (sh->budget_ns && bench_now_ns() - m0 > sh->budget_ns)
+                break;
+        } else if (sh->budget_ns && i >= 32 && m0 == 0 &&
+                   bench_now_ns() - t0[0] > sh->budget_ns / 4) {
+            sh->warm = i + 1; /* warm-up budget spent: B sees only the indices */
+        }
+    }
+    if (rc == 0) {
+        uint32_t stop = BENCH_SEQ_STOP;
+        memcpy(buf, &stop, 4);
+        rc = ops->send(ctx, side, 0, buf, 4);
+    }
+    free(buf);
+    free(t0);
+    return rc;
+}
+
+static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint64_t samples,
+                      uint64_t warm)
+{
+    lt_cell *c = &lt_cells[t][s];
+    uint32_t size = o->sizes[s];
+    size_t shlen = sizeof(ow_shared) + (warm + samples) * sizeof(uint64_t);
+    ow_shared *sh = bench_shared_alloc(shlen);
+    ow_a.out = malloc(samples * sizeof(uint64_t));
+    c->ow_run = 1;
+    if (!sh || !ow_a.out) {
+        bench_err("latency: out of memory for one-way samples");
+        c->ow_failures++;
+        bench_shared_free(sh, shlen);
+        free(ow_a.out);
+        return;
+    }
+    sh->size = size;
+    sh->warm = warm;
+    sh->samples = samples;
+    sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
+    bench_msg_job j;
+    memset(&j, 0, sizeof(j));
+    j.t = o->tr[t];
+    j.p.n_chan = 1;
+    j.p.max_size = size < 4 ? 4 : size;
+    j.p.depth = 8;
+    j.p.threads = 1;
+    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    j.cpu_a = h->cpus.cpu[0];
+    j.cpu_b = h->cpus.cpu[1];
+    j.fn_a = ow_side_a;
+    j.fn_b = ow_side_b;
+    j.arg = sh;
+    int rc = bench_msg_session(&j, &c->ow_integrity, &c->ow_failures);
+    c->ow_ok = rc == 0;
+    if (rc == BENCH_SESSION_NA)
+        c->na = 1;
+    bench_stats_compute(ow_a.out, ow_a.n, &c->ow);
+    lt_hist_make(&c->oh, ow_a.out, ow_a.n, o->hist_cap_us);
+    free(ow_a.out);
+    ow_a.out = NULL;
+    bench_shared_free(sh, shlen);
+}
+
+/* Sizes below a transport's own round-trip minimum (4 B: its seq) are measured
+ * through its message interface (msgrt.c), when it has one. */
+static const bench_msg_ops *lt_adapt_ops;
+static int lt_adapt_setup(void **c, const bench_rt_params *p)
+{
+    return bench_msgrt_setup(c, p, lt_adapt_ops);
+}
+
+static bench_transport lt_adapted(const bench_transport *t)
+{
+    bench_transport a = *t;
+    lt_adapt_ops = t->msg;
+    a.setup = lt_adapt_setup;
+    a.pong = bench_msgrt_pong;
+    a.ping_open = bench_msgrt_ping_open;
+    a.ping = bench_msgrt_ping;
+    a.stop = bench_msgrt_stop;
+    a.teardown = bench_msgrt_teardown;
+    a.min_size = 1;
+    return a;
+}
+
+static int lt_small_via_msg(const bench_transport *t, uint32_t size)
+{
+    return size < bench_tr_min_size(t) && t->msg;
+}
+
+/* ---- one size ---------------------------------------------------------------------- */
+
+static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
+{
+    uint64_t *buf[LT_MAX_TR] = {0};
+    size_t nbuf[LT_MAX_TR] = {0};
+    int failed[LT_MAX_TR] = {0};
+    uint64_t cell_budget = (uint64_t)(o->cell_time * 1e9);
+    uint32_t size = o->sizes[s];
+    char b1[24];
+    int rc = 0;
+    for (unsigned t = 0; t < o->n_tr; t++) {
+        lt_cell *c = &lt_cells[t][s];
+        memset(c, 0, sizeof(*c));
+        c->run = 1;
+        c->na = (size < bench_tr_min_size(o->tr[t]) && !lt_small_via_msg(o->tr[t], size)) ||
+                size > bench_tr_max_size(o->tr[t]);
+        c->samples = o->iters ? o->iters : lt_default_samples(size, o->quick);
+        if (c->na || o->no_rtt)
+            continue;
+        buf[t] = malloc(c->samples * sizeof(uint64_t));
+        if (!buf[t]) {
+            bench_err("latency: out of memory for %llu samples", (unsigned long long)c->samples);
+            rc = -1;
+            goto out;
+        }
+    }
+    for (unsigned r = 0; r < o->rounds && !o->no_rtt; r++) {
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            lt_cell *c = &lt_cells[t][s];
+            if (c->na || failed[t] || nbuf[t] >= c->samples)
+                continue;
+            bench_progress("latency %s: round trip %s, round %u/%u",
+                           bench_fmt_size(b1, sizeof(b1), size), o->tr[t]->name, r + 1, o->rounds);
+            uint64_t left = c->samples - nbuf[t];
+            uint64_t chunk = (left + (o->rounds - r) - 1) / (o->rounds - r);
+            uint64_t warm = o->warmup;
+            if (warm == UINT64_MAX) {
+                warm = c->samples / 10;
+                warm = warm < 32 ? 32 : warm > 5000 ? 5000 : warm;
+            }
+            warm /= o->rounds;
+            bench_rt_opts ro = {.size = size,
+                                .max_size = size,
+                                .samples = chunk,
+                                .warmup = warm < 32 ? 32 : warm,
+                                .budget_ns = cell_budget / o->rounds,
+                                .timeout_ns = (int64_t)(o->timeout_s * 1e9),
+                                .cpu_ping = h->cpus.cpu[0],
+                                .cpu_pong = h->cpus.cpu[1]};
+            const bench_transport *tr = o->tr[t];
+            bench_transport adapted;
+            if (lt_small_via_msg(tr, size)) {
+                adapted = lt_adapted(tr);
+                tr = &adapted;
+            }
+            if (bench_rt_chunk(tr, &ro, buf[t], &nbuf[t], &c->r) != 0)
+                failed[t] = 1;
+            if (bench_interrupted)
+                goto out;
+        }
+    }
+    for (unsigned t = 0; t < o->n_tr; t++) {
+        lt_cell *c = &lt_cells[t][s];
+        if (c->r.na)
+            c->na = 1;
+        if (c->na || o->no_rtt)
+            continue;
+        bench_stats_compute(buf[t], nbuf[t], &c->r.st);
+        c->r.ok = !failed[t] && c->r.integrity == 0 && c->r.failures == 0;
+        lt_hist_make(&c->h, buf[t], nbuf[t], o->hist_cap_us);
+    }
+    if (!o->no_oneway) {
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            lt_cell *c = &lt_cells[t][s];
+            if (c->na || !o->tr[t]->msg)
+                continue;
+            bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
+                           o->tr[t]->name);
+            uint64_t warm = o->warmup;
+            if (warm == UINT64_MAX) {
+                warm = c->samples / 10;
+                warm = warm < 32 ? 32 : warm > 5000 ? 5000 : warm;
+            }
+            lt_oneway(o, h, (int)t, s, c->samples, warm);
+            if (bench_interrupted)
+                goto out;
+        }
+    }
+out:
+    bench_progress_end();
+    for (unsigned t = 0; t < o->n_tr; t++)
+        free(buf[t]);
+    return rc;
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+static void lt_row(FILE *out, const lt_opts *o, int t, int s, int oneway)
+{
+    const lt_cell *c = &lt_cells[t][s];
+    const bench_transport *tr = o->tr[t];
+    char b[8][24];
+    if (c->na) {
+        if (o->sizes[s] > bench_tr_max_size(tr) && bench_tr_max_size(tr) != UINT32_MAX)
+            fprintf(out, "%-17s %8s  n/a (this transport takes at most %u B here)\n", tr->name, "-",
+                    bench_tr_max_size(tr));
+        else if (o->sizes[s] < bench_tr_min_size(tr))
+            fprintf(out, "%-17s %8s  n/a (payload below %u B)\n", tr->name, "-",
+                    bench_tr_min_size(tr));
+        else
+            fprintf(out, "%-17s %8s  n/a (size or limit not supported here, see above)\n",
+                    tr->name, "-");
+        return;
+    }
+    const bench_stats *st = oneway ? &c->ow : &c->r.st;
+    int ok = oneway ? c->ow_ok : c->r.ok;
+    if (!ok || st->n == 0) {
+        fprintf(out, "%-17s %8zu  ERROR: %u integrity, %u other (messages above)\n", tr->name,
+                st->n, oneway ? c->ow_integrity : c->r.integrity,
+                oneway ? c->ow_failures : c->r.failures);
+        return;
+    }
+    char rb[40], rm[40];
+    if (!tr->baseline) {
+        snprintf(rb, sizeof(rb), "(baseline)");
+    } else {
+        double r = lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, oneway));
+        if (isnan(r))
+            snprintf(rb, sizeof(rb), "-");
+        else
+            snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
+    }
+    const char *ref = lt_mdcom_ref(tr);
+    double rmd = lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, ref), s, oneway));
+    if (strcmp(ref, tr->name) == 0 || isnan(rmd))
+        snprintf(rm, sizeof(rm), "-");
+    else
+        snprintf(rm, sizeof(rm), "%.2fx", rmd);
+    fprintf(out, "%-17s %8zu %9s %9s %9s %9s %9s %9s  %-22s %s\n", tr->name, st->n,
+            bench_fmt_ns(b[1], sizeof(b[1]), (double)st->min),
+            bench_fmt_ns(b[2], sizeof(b[2]), (double)st->p50),
+            bench_fmt_ns(b[3], sizeof(b[3]), (double)st->p90),
+            bench_fmt_ns(b[4], sizeof(b[4]), (double)st->p99),
+            bench_fmt_ns(b[5], sizeof(b[5]), (double)st->p999),
+            bench_fmt_ns(b[6], sizeof(b[6]), (double)st->max), rb, rm);
+}
+
+static void lt_print_size(FILE *out, const lt_opts *o, int s)
+{
+    char b[24];
+    for (int oneway = 0; oneway < 2; oneway++) {
+        if (oneway ? o->no_oneway : o->no_rtt)
+            continue;
+        fprintf(out, "\n== %s %s ==\n", bench_fmt_size(b, sizeof(b), o->sizes[s]),
+                oneway ? "one way" : "round trip");
+        fprintf(out, "%-17s %8s %9s %9s %9s %9s %9s %9s  %-22s %s\n", "transport", "n", "min",
+                "p50", "p90", "p99", "p99.9", "max", "p50 vs baseline", "p50 vs mdcom-copy");
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            if (oneway && !o->tr[t]->msg)
+                continue;
+            lt_row(out, o, (int)t, s, oneway);
+        }
+    }
+    fflush(out);
+}
+
+/* ---- targets ------------------------------------------------------------------------ */
+
+enum { T_MET, T_MISSED, T_SKIPPED };
+static const char *const t_state[] = {"MET", "MISSED", "SKIPPED"};
+
+typedef struct lt_target {
+    char name[96];
+    char detail[160];
+    double value, limit;
+    int state;
+} lt_target;
+
+#define LT_MAX_TARGETS 48
+
+static int lt_size_index(const lt_opts *o, uint32_t size)
+{
+    for (int i = 0; i < o->n_sizes; i++)
+        if (o->sizes[i] == size)
+            return i;
+    return -1;
+}
+
+static unsigned lt_targets(const lt_opts *o, lt_target *tg)
+{
+    unsigned n = 0;
+    static const struct {
+        const char *num, *den;
+        double limit;
+    } ratio64[] = {{"mdcom-copy-poll", "raw-spin", 1.5},
+                   {"mdcom-zc-poll", "raw-spin", 1.5},
+                   {"mdcom-copy-block", "raw-futex", 1.15},
+                   {"mdcom-zc-block", "raw-futex", 1.15}};
+    int s64 = lt_size_index(o, 64);
+    char b1[24], b2[24];
+    for (unsigned i = 0; i < sizeof(ratio64) / sizeof(ratio64[0]); i++) {
+        lt_target *t = &tg[n++];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", ratio64[i].num,
+                 ratio64[i].den);
+        t->limit = ratio64[i].limit;
+        uint64_t a = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].num), s64, 0);
+        uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].den), s64, 0);
+        t->value = lt_ratio(a, b);
+        t->state = isnan(t->value) ? T_SKIPPED : t->value <= t->limit ? T_MET : T_MISSED;
+        if (!isnan(t->value))
+            snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
+                     bench_fmt_ns(b2, sizeof(b2), (double)b));
+    }
+    /* mdcom FIFO faster than every peer at every size (best FIFO variant) */
+    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
+        if (!lt_is_peer(o->tr[p]))
+            continue;
+        lt_target *t = &tg[n++];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "mdcom FIFO (best) p50 < %s p50, every size", o->tr[p]->name);
+        t->limit = 1.0;
+        unsigned cmp = 0, faster = 0;
+        double worst = NAN;
+        uint32_t worst_size = 0;
+        for (int s = 0; s < o->n_sizes; s++) {
+            uint64_t pp = lt_p50(o, (int)p, s, 0), best = 0;
+            for (unsigned m = 0; m < o->n_tr; m++) {
+                if (!lt_is_mdcom_fifo(o->tr[m]))
+                    continue;
+                uint64_t v = lt_p50(o, (int)m, s, 0);
+                if (v && (!best || v < best))
+                    best = v;
+            }
+            if (!pp || !best)
+                continue;
+            cmp++;
+            double r = (double)best / (double)pp;
+            faster += r < 1.0;
+            if (isnan(worst) || r > worst) {
+                worst = r;
+                worst_size = o->sizes[s];
+            }
+        }
+        t->value = worst;
+        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
+        if (cmp)
+            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
+                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
+    }
+    /* same wait class, same copy semantics: mdcom-copy-block vs each blocking peer */
+    int cb = lt_tr_index(o, "mdcom-copy-block");
+    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1 && cb >= 0; p++) {
+        if (!lt_is_peer(o->tr[p]) || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)
+            continue;
+        lt_target *t = &tg[n++];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "mdcom-copy-block p50 < %s p50, every size", o->tr[p]->name);
+        t->limit = 1.0;
+        unsigned cmp = 0, faster = 0;
+        double worst = NAN;
+        uint32_t worst_size = 0;
+        for (int s = 0; s < o->n_sizes; s++) {
+            uint64_t pp = lt_p50(o, (int)p, s, 0), m = lt_p50(o, cb, s, 0);
+            if (!pp || !m)
+                continue;
+            cmp++;
+            double r = (double)m / (double)pp;
+            faster += r < 1.0;
+            if (isnan(worst) || r > worst) {
+                worst = r;
+                worst_size = o->sizes[s];
+            }
+        }
+        t->value = worst;
+        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
+        if (cmp)
+            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
+                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
+    }
+    /* mdcom FIFO >= 10x the RPMsg transport */
+    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++) {
+        if (!strstr(o->tr[p]->name, "rpmsg"))
+            continue;
+        lt_target *t = &tg[n++];
+        memset(t, 0, sizeof(*t));
+        const char *ref = lt_mdcom_ref(o->tr[p]);
+        snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", o->tr[p]->name, ref);
+        t->limit = 10.0;
+        uint64_t a = s64 < 0 ? 0 : lt_p50(o, (int)p, s64, 0);
+        uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ref), s64, 0);
+        t->value = lt_ratio(a, b);
+        t->state = isnan(t->value) ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+        if (!isnan(t->value))
+            snprintf(t->detail, sizeof(t->detail), "%s / %s (target >= 10x)",
+                     bench_fmt_ns(b1, sizeof(b1), (double)a), bench_fmt_ns(b2, sizeof(b2), (double)b));
+    }
+    return n;
+}
+
+static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
+{
+    bench_json_obj_begin(j, key);
+    bench_json_arr_begin(j, "bin_us");
+    for (size_t i = 0; i < h->n; i++)
+        bench_json_u64(j, NULL, h->bin[i]);
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "count");
+    for (size_t i = 0; i < h->n; i++)
+        bench_json_u64(j, NULL, h->cnt[i]);
+    bench_json_arr_end(j);
+    bench_json_obj_end(j);
+}
+
+static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const lt_target *tg,
+                          unsigned ntg, unsigned integrity, unsigned failures, double secs)
+{
+    bench_json j;
+    bench_json_init(&j, f);
+    bench_json_obj_begin(&j, NULL);
+    bench_json_str(&j, "benchmark", "latency");
+    bench_host_json(&j, "host", h);
+    bench_json_obj_begin(&j, "config");
+    bench_json_bool(&j, "quick", o->quick);
+    bench_json_arr_begin(&j, "sizes");
+    for (int s = 0; s < o->n_sizes; s++)
+        bench_json_u64(&j, NULL, o->sizes[s]);
+    bench_json_arr_end(&j);
+    bench_json_u64(&j, "iters", o->iters);
+    bench_json_dbl(&j, "cell_time_s", o->cell_time);
+    bench_json_u64(&j, "rounds", o->rounds);
+    bench_json_dbl(&j, "timeout_s", o->timeout_s);
+    bench_json_u64(&j, "hist_cap_us", o->hist_cap_us);
+    bench_json_obj_end(&j);
+    bench_json_arr_begin(&j, "results");
+    for (int s = 0; s < o->n_sizes; s++)
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            const lt_cell *c = &lt_cells[t][s];
+            const bench_transport *tr = o->tr[t];
+            for (int ow = 0; ow < 2; ow++) {
+                if (ow ? (o->no_oneway || !tr->msg) : o->no_rtt)
+                    continue;
+                if (!c->run)
+                    continue;
+                bench_json_obj_begin(&j, NULL);
+                bench_json_str(&j, "transport", tr->name);
+                bench_json_str(&j, "kind", ow ? "oneway" : "rtt");
+                bench_json_str(&j, "wait", tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+                bench_json_u64(&j, "size", o->sizes[s]);
+                bench_json_bool(&j, "na", c->na);
+                if (!c->na) {
+                    const bench_stats *st = ow ? &c->ow : &c->r.st;
+                    bench_json_bool(&j, "ok", ow ? c->ow_ok : c->r.ok);
+                    bench_json_u64(&j, "integrity_errors", ow ? c->ow_integrity : c->r.integrity);
+                    bench_json_u64(&j, "failures", ow ? c->ow_failures : c->r.failures);
+                    bench_json_stats(&j, "stats", st);
+                    bench_json_str(&j, "baseline", tr->baseline);
+                    bench_json_dbl(&j, "p50_ratio_to_baseline",
+                                   tr->baseline ? lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
+                                                : NAN);
+                    bench_json_str(&j, "mdcom_ref", lt_mdcom_ref(tr));
+                    bench_json_dbl(&j, "p50_ratio_to_mdcom",
+                                   lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)));
+                    lt_json_hist(&j, "hist", ow ? &c->oh : &c->h);
+                }
+                bench_json_obj_end(&j);
+            }
+        }
+    bench_json_arr_end(&j);
+    bench_json_arr_begin(&j, "targets");
+    for (unsigned i = 0; i < ntg; i++) {
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "name", tg[i].name);
+        bench_json_dbl(&j, "value", tg[i].value);
+        bench_json_dbl(&j, "limit", tg[i].limit);
+        bench_json_str(&j, "detail", tg[i].detail);
+        bench_json_str(&j, "state", t_state[tg[i].state]);
+        bench_json_obj_end(&j);
+    }
+    bench_json_arr_end(&j);
+    bench_json_u64(&j, "integrity_errors", integrity);
+    bench_json_u64(&j, "failures", failures);
+    bench_json_dbl(&j, "seconds", secs);
+    bench_json_obj_end(&j);
+}
+
+static void lt_write_csv(FILE *f, const lt_opts *o)
+{
+    bench_csv_header(f);
+    for (int s = 0; s < o->n_sizes; s++)
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            const lt_cell *c = &lt_cells[t][s];
+            if (!c->run || c->na)
+                continue;
+            for (int ow = 0; ow < 2; ow++) {
+                if (ow ? (o->no_oneway || !o->tr[t]->msg) : o->no_rtt)
+                    continue;
+                const bench_stats *st = ow ? &c->ow : &c->r.st;
+                if (!(ow ? c->ow_ok : c->r.ok))
+                    continue;
+                bench_csv_key k = {.scenario = "latency",
+                                   .transport = o->tr[t]->name,
+                                   .mode = ow ? "oneway" : "rtt",
+                                   .size = o->sizes[s],
+                                   .n = st->n};
+                bench_csv_row(f, &k, "min", (double)st->min, "ns");
+                bench_csv_row(f, &k, "p50", (double)st->p50, "ns");
+                bench_csv_row(f, &k, "p90", (double)st->p90, "ns");
+                bench_csv_row(f, &k, "p99", (double)st->p99, "ns");
+                bench_csv_row(f, &k, "p99.9", (double)st->p999, "ns");
+                bench_csv_row(f, &k, "max", (double)st->max, "ns");
+                bench_csv_row(f, &k, "mean", st->mean, "ns");
+                bench_csv_row(f, &k, "stddev", st->stddev, "ns");
+                const bench_transport *tr = o->tr[t];
+                if (tr->baseline)
+                    bench_csv_row(f, &k, "p50_ratio_to_baseline",
+                                  lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow)), "x");
+                bench_csv_row(f, &k, "p50_ratio_to_mdcom",
+                              lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)), "x");
+            }
+        }
+}
+
+static int lt_main(int argc, char **argv)
+{
+    lt_opts o;
+    int prc = lt_parse(argc, argv, &o);
+    if (prc == 1) {
+        lt_usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench latency --help'\n");
+        return BENCH_EXIT_USAGE;
+    }
+    FILE *out = (o.json && strcmp(o.json, "-") == 0) || (o.csv && strcmp(o.csv, "-") == 0) ? stderr
+                                                                                          : stdout;
+    FILE *jf = NULL, *cf = NULL;
+    if ((o.json && !(jf = bench_open_out(o.json, "latency"))) ||
+        (o.csv && !(cf = bench_open_out(o.csv, "latency"))))
+        return BENCH_EXIT_USAGE;
+    uint64_t t0 = bench_now_ns();
+    memset(lt_cells, 0, sizeof(lt_cells));
+    bench_catch_signals();
+    bench_host h;
+    bench_host_detect(&h);
+    bench_host_print(out, &h, "latency", o.quick);
+    fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
+                 "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
+                 "       receive returning (message-interface transports)\n",
+            o.n_sizes, o.n_tr, o.cell_time, o.rounds, o.rounds == 1 ? "" : "s");
+    fflush(out);
+    if (h.cpus.pinned)
+        bench_pin_self(h.cpus.cpu[0]);
+    unsigned integrity = 0, failures = 0;
+    int rc = 0;
+    for (int s = 0; s < o.n_sizes; s++) {
+        if (lt_measure_size(&o, &h, s) != 0) {
+            rc = BENCH_EXIT_ERROR;
+            break;
+        }
+        if (bench_interrupted) {
+            bench_err("latency: interrupted");
+            rc = BENCH_EXIT_INTERRUPTED;
+            break;
+        }
+        for (unsigned t = 0; t < o.n_tr; t++) {
+            integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
+            failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
+        }
+        lt_print_size(out, &o, s);
+    }
+    lt_target tg[LT_MAX_TARGETS];
+    unsigned ntg = lt_targets(&o, tg), met = 0, missed = 0, skipped = 0;
+    fprintf(out, "\n== targets (computed from this run) ==\n");
+    for (unsigned i = 0; i < ntg; i++) {
+        fprintf(out, "%-7s  %-56s ", t_state[tg[i].state], tg[i].name);
+        if (tg[i].state == T_SKIPPED)
+            fprintf(out, "  not measured\n");
+        else
+            fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
+        met += tg[i].state == T_MET;
+        missed += tg[i].state == T_MISSED;
+        skipped += tg[i].state == T_SKIPPED;
+    }
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
+    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, missed, skipped);
+    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integrity, failures, secs);
+    fflush(out);
+    if (jf) {
+        lt_write_json(jf, &o, &h, tg, ntg, integrity, failures, secs);
+        bench_close_out(jf, o.json, &failures);
+    }
+    if (cf) {
+        lt_write_csv(cf, &o);
+        bench_close_out(cf, o.csv, &failures);
+    }
+    for (int s = 0; s < o.n_sizes; s++)
+        for (unsigned t = 0; t < o.n_tr; t++) {
+            lt_hist_free(&lt_cells[t][s].h);
+            lt_hist_free(&lt_cells[t][s].oh);
+        }
+    if (rc)
+        return rc;
+    if (integrity || failures)
+        return BENCH_EXIT_ERROR;
+    return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+}
+
+const bench_cmd bench_cmd_latency = {
+    .name = "latency",
+    .summary = "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
+    .main = lt_main,
+    .usage = lt_usage,
+};

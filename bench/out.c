@@ -1,0 +1,250 @@
+/*
+ * out.c - what the scenario subcommands share: host description, progress
+ * line, CSV rows, output files, histograms, transport lists.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "mdcom/mdcom.h"
+#include "transport.h"
+
+void bench_host_detect(bench_host *h)
+{
+    memset(h, 0, sizeof(*h));
+    snprintf(h->cpu_model, sizeof(h->cpu_model), "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f)) {
+            if (strncmp(line, "model name", 10) == 0) {
+                char *p = strchr(line, ':');
+                if (p) {
+                    p++;
+                    while (*p == ' ' || *p == '\t')
+                        p++;
+                    p[strcspn(p, "\n")] = '\0';
+                    snprintf(h->cpu_model, sizeof(h->cpu_model), "%s", p);
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+    struct utsname un;
+    if (uname(&un) == 0) {
+        snprintf(h->kernel, sizeof(h->kernel), "%s %s", un.sysname, un.release);
+        snprintf(h->machine, sizeof(h->machine), "%s", un.machine);
+    }
+    bench_cpus_detect(&h->cpus);
+    h->timer_ns = bench_timer_overhead_ns();
+}
+
+void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
+{
+    fprintf(out, "mdcom-bench %s (libmdcom %d.%d, wire %u)%s\n", cmd, MDCOM_VERSION_MAJOR,
+            MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, quick ? " --quick" : "");
+    fprintf(out, "host: %s, %s, %d cpus online, %d allowed\n", h->cpu_model, h->kernel,
+            h->cpus.n_online, h->cpus.n_allowed);
+    if (h->cpus.pinned)
+        fprintf(out, "pinned: yes (side A / ping on cpu %d, side B / pong on cpu %d)\n",
+                h->cpus.cpu[0], h->cpus.cpu[1]);
+    else
+        fprintf(out, "pinned: NO (fewer than 2 cpus allowed: both sides share a cpu)\n");
+    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read\n", h->timer_ns);
+}
+
+void bench_host_json(bench_json *j, const char *key, const bench_host *h)
+{
+    bench_json_obj_begin(j, key);
+    bench_json_str(j, "cpu_model", h->cpu_model);
+    bench_json_str(j, "kernel", h->kernel);
+    bench_json_str(j, "machine", h->machine);
+    bench_json_i64(j, "cpus_online", h->cpus.n_online);
+    bench_json_i64(j, "cpus_allowed", h->cpus.n_allowed);
+    bench_json_bool(j, "pinned", h->cpus.pinned);
+    bench_json_i64(j, "cpu_a", h->cpus.cpu[0]);
+    bench_json_i64(j, "cpu_b", h->cpus.cpu[1]);
+    bench_json_dbl(j, "timer_overhead_ns", h->timer_ns);
+    bench_json_u64(j, "mdcom_version_major", MDCOM_VERSION_MAJOR);
+    bench_json_u64(j, "mdcom_version_minor", MDCOM_VERSION_MINOR);
+    bench_json_obj_end(j);
+}
+
+/* ---- progress ------------------------------------------------------------------- */
+
+static int progress_shown;
+static uint64_t progress_last;
+
+void bench_progress(const char *fmt, ...)
+{
+    char buf[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (isatty(2)) {
+        fprintf(stderr, "\r%s\033[K", buf);
+        progress_shown = 1;
+    } else {
+        uint64_t now = bench_now_ns();
+        if (progress_last && now - progress_last < 10000000000ull)
+            return;
+        progress_last = now;
+        fprintf(stderr, "mdcom-bench: %s\n", buf);
+    }
+    fflush(stderr);
+}
+
+void bench_progress_end(void)
+{
+    if (progress_shown) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+    progress_shown = 0;
+}
+
+/* ---- CSV ---------------------------------------------------------------------- */
+
+void bench_csv_header(FILE *f)
+{
+    fprintf(f, "scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n");
+}
+
+static void csv_u(FILE *f, uint64_t v)
+{
+    if (v)
+        fprintf(f, "%llu", (unsigned long long)v);
+    fputc(',', f);
+}
+
+void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double value,
+                   const char *unit)
+{
+    if (!f)
+        return;
+    fprintf(f, "%s,%s,", k->scenario ? k->scenario : "", k->transport ? k->transport : "");
+    csv_u(f, k->size);
+    csv_u(f, k->channels);
+    fprintf(f, "%s,", k->mode ? k->mode : "");
+    csv_u(f, k->n);
+    csv_u(f, k->total);
+    if (value != value) /* NaN: not measured */
+        fprintf(f, "%s,,%s\n", metric, unit ? unit : "");
+    else
+        fprintf(f, "%s,%.6g,%s\n", metric, value, unit ? unit : "");
+}
+
+FILE *bench_open_out(const char *path, const char *cmd)
+{
+    if (!path)
+        return NULL;
+    if (strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        bench_err("%s: cannot write %s: %s", cmd, path, strerror(errno));
+    return f;
+}
+
+void bench_close_out(FILE *f, const char *path, unsigned *failures)
+{
+    if (!f)
+        return;
+    if (f == stdout) {
+        fflush(f);
+        return;
+    }
+    if (fclose(f) != 0) {
+        bench_err("writing %s: %s", path, strerror(errno));
+        (*failures)++;
+    }
+}
+
+/* ---- histogram / sizes ------------------------------------------------------------- */
+
+size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
+                     uint64_t *counts, size_t max_bins)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        uint64_t b = sorted[i] / 1000u;
+        if (b > bin_cap)
+            b = bin_cap;
+        size_t j = i;
+        while (j < n && (sorted[j] / 1000u >= bin_cap ? bin_cap : sorted[j] / 1000u) == b)
+            j++;
+        if (k == max_bins)
+            break;
+        bins[k] = (uint32_t)b;
+        counts[k] = j - i;
+        k++;
+        i = j;
+    }
+    return k;
+}
+
+int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi)
+{
+    int n = 0;
+    for (uint64_t s = lo; s <= hi && n < max; s *= 2)
+        out[n++] = (uint32_t)s;
+    return n;
+}
+
+/* ---- transport lists ---------------------------------------------------------------- */
+
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
+                           int need_msg, const char *cmd)
+{
+    unsigned n = 0;
+    if (!list || strcmp(list, "all") == 0) {
+        for (unsigned i = 0; i < bench_n_transports && n < max; i++)
+            if (!need_msg || bench_transports[i]->msg)
+                out[n++] = bench_transports[i];
+        return (int)n;
+    }
+    char tmp[512];
+    if (strlen(list) >= sizeof(tmp)) {
+        bench_err("%s: transport list too long", cmd);
+        return -1;
+    }
+    strcpy(tmp, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const bench_transport *t = bench_transport_find(tok);
+        if (!t) {
+            bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);
+            return -1;
+        }
+        if (need_msg && !t->msg) {
+            bench_err("%s: transport '%s' has no message interface (round trips only)", cmd, tok);
+            return -1;
+        }
+        if (n == max) {
+            bench_err("%s: at most %u transports", cmd, max);
+            return -1;
+        }
+        out[n++] = t;
+    }
+    if (n == 0) {
+        bench_err("%s: empty transport list", cmd);
+        return -1;
+    }
+    return (int)n;
+}
+
+void bench_list_transports(FILE *out, int need_msg)
+{
+    for (unsigned i = 0; i < bench_n_transports; i++) {
+        const bench_transport *t = bench_transports[i];
+        if (need_msg && !t->msg)
+            continue;
+        fprintf(out, "  %-18s %s\n", t->name, t->desc);
+    }
+}

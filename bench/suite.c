@@ -1,0 +1,349 @@
+/*
+ * suite.c - `mdcom-bench suite`: a pass over every scenario that writes
+ * bench-results/<timestamp>/ with each scenario's text, JSON and CSV, then
+ * runs tools/bench-report.py to merge them into results.json, results.csv,
+ * report.md and the plots (PNG + SVG, matplotlib).
+ *
+ * Each scenario runs in a child process (its own state and signal handling)
+ * whose standard output goes through a pipe to the terminal and to
+ * <scenario>.txt. The exit status is the worst of the scenarios' (an
+ * integrity error anywhere makes it 1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mdcom/mdcom.h"
+#include "transport.h"
+
+#ifndef MDCOM_BENCH_REPORT_SCRIPT
+#define MDCOM_BENCH_REPORT_SCRIPT "tools/bench-report.py"
+#endif
+
+extern const bench_cmd bench_cmd_latency;
+extern const bench_cmd bench_cmd_blocks;
+extern const bench_cmd bench_cmd_throughput;
+extern const bench_cmd bench_cmd_api;
+extern const bench_cmd bench_cmd_thread_metric;
+
+#define SU_MAX_ARGS 32
+
+typedef struct su_step {
+    const bench_cmd *cmd;
+    const char *args[SU_MAX_ARGS];
+    int n;
+    int rc;
+    double seconds;
+} su_step;
+
+static void su_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench suite [--out DIR] [--quick] [--period S] [--no-report]\n"
+            "                         [--report-script PATH]\n"
+            "\n"
+            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric),\n"
+            "about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
+            "DIR/<timestamp>/ (default DIR: bench-results): per scenario <name>.txt,\n"
+            ".json, .csv; then tools/bench-report.py makes report.md, results.json,\n"
+            "results.csv and plots/ (PNG + SVG; needs python3-matplotlib).\n"
+            "\n"
+            "  --out DIR             parent directory of the results (default bench-results)\n"
+            "  --quick               every scenario in its --quick form (CI smoke run)\n"
+            "  --period S            thread-metric reporting period (default 2 s; --quick 0.2)\n"
+            "  --no-report           do not run the report script\n"
+            "  --report-script PATH  default %s\n"
+            "\n"
+            "Exit status: 0 ok, %d an integrity or API error in any scenario (the report is\n"
+            "still written), %d usage.\n",
+            MDCOM_BENCH_REPORT_SCRIPT, BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
+}
+
+static void su_add(su_step *s, const char *a)
+{
+    if (s->n < SU_MAX_ARGS - 1)
+        s->args[s->n++] = a;
+}
+
+/* Run step s in a child; tee its stdout to out and to path. */
+static int su_run(su_step *s, const char *path)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0)
+        return -errno;
+    FILE *txt = fopen(path, "w");
+    fflush(NULL);
+    uint64_t t0 = bench_now_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        if (txt)
+            fclose(txt);
+        return -errno;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        dup2(pfd[1], 1);
+        close(pfd[1]);
+        if (txt)
+            fclose(txt);
+        signal(SIGINT, SIG_DFL);
+        s->args[s->n] = NULL;
+        int rc = s->cmd->main(s->n, (char **)s->args);
+        fflush(NULL);
+        _exit(rc);
+    }
+    close(pfd[1]);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(pfd[0], buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        fwrite(buf, 1, (size_t)n, stdout);
+        fflush(stdout);
+        if (txt)
+            fwrite(buf, 1, (size_t)n, txt);
+    }
+    close(pfd[0]);
+    if (txt)
+        fclose(txt);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    s->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    s->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    return 0;
+}
+
+static int su_mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -errno;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static int su_main(int argc, char **argv)
+{
+    static const struct option lo[] = {{"out", required_argument, 0, 'o'},
+                                       {"quick", no_argument, 0, 'q'},
+                                       {"period", required_argument, 0, 'p'},
+                                       {"no-report", no_argument, 0, 'N'},
+                                       {"report-script", required_argument, 0, 'r'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    const char *outdir = "bench-results", *script = MDCOM_BENCH_REPORT_SCRIPT;
+    const char *period = NULL;
+    int quick = 0, no_report = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        double d;
+        switch (c) {
+        case 'o': outdir = optarg; break;
+        case 'q': quick = 1; break;
+        case 'p':
+            if (bench_parse_double(optarg, &d) != 0 || d <= 0 || d > 3600) {
+                bench_err("suite: bad --period '%s'", optarg);
+                return BENCH_EXIT_USAGE;
+            }
+            period = optarg;
+            break;
+        case 'N': no_report = 1; break;
+        case 'r': script = optarg; break;
+        case 'h': su_usage(stdout); return BENCH_EXIT_OK;
+        default: fprintf(stderr, "try 'mdcom-bench suite --help'\n"); return BENCH_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        bench_err("suite: unexpected argument '%s'", argv[optind]);
+        return BENCH_EXIT_USAGE;
+    }
+    if (!period)
+        period = quick ? "0.2" : "2";
+
+    char stamp[32], dir[1024];
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tmv);
+    snprintf(dir, sizeof(dir), "%s/%s", outdir, stamp);
+    for (int k = 1; access(dir, F_OK) == 0 && k < 100; k++)
+        snprintf(dir, sizeof(dir), "%s/%s-%d", outdir, stamp, k);
+    int rc = su_mkdirs(dir);
+    if (rc != 0) {
+        bench_err("suite: cannot create %s: %s", dir, strerror(-rc));
+        return BENCH_EXIT_USAGE;
+    }
+    bench_host h;
+    bench_host_detect(&h);
+    printf("mdcom-bench suite: results in %s/\n", dir);
+    fflush(stdout);
+
+    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_N };
+    static su_step st[S_N];
+    static char jpath[S_N][1100], cpath[S_N][1100];
+    memset(st, 0, sizeof(st));
+    st[S_LAT].cmd = &bench_cmd_latency;
+    st[S_BLK].cmd = &bench_cmd_blocks;
+    st[S_TP].cmd = &bench_cmd_throughput;
+    st[S_API].cmd = &bench_cmd_api;
+    st[S_TM].cmd = &bench_cmd_thread_metric;
+    for (int i = 0; i < S_N; i++) {
+        su_add(&st[i], st[i].cmd->name);
+        snprintf(jpath[i], sizeof(jpath[i]), "%s/%s.json", dir, st[i].cmd->name);
+        snprintf(cpath[i], sizeof(cpath[i]), "%s/%s.csv", dir, st[i].cmd->name);
+        su_add(&st[i], "--json");
+        su_add(&st[i], jpath[i]);
+        su_add(&st[i], "--csv");
+        su_add(&st[i], cpath[i]);
+        if (quick && i != S_API)
+            su_add(&st[i], "--quick");
+    }
+    /* latency: 4x steps over 1 B .. 16 MiB */
+    su_add(&st[S_LAT], "--sizes");
+    su_add(&st[S_LAT], quick ? "1,64,4K,64K,1M" : "1,64,1K,4K,64K,1M,16M");
+    if (!quick) {
+        su_add(&st[S_LAT], "--iters");
+        su_add(&st[S_LAT], "20000");
+        su_add(&st[S_LAT], "--cell-time");
+        su_add(&st[S_LAT], "0.12");
+        su_add(&st[S_LAT], "--rounds");
+        su_add(&st[S_LAT], "1");
+        su_add(&st[S_BLK], "--blocks");
+        su_add(&st[S_BLK], "512,1K,2K,4K,8K,16K,32K,256K");
+        su_add(&st[S_BLK], "--counts");
+        su_add(&st[S_BLK], "1,8");
+        su_add(&st[S_BLK], "--iters");
+        su_add(&st[S_BLK], "500");
+        su_add(&st[S_BLK], "--cell-time");
+        su_add(&st[S_BLK], "0.05");
+        su_add(&st[S_TP], "--sizes");
+        su_add(&st[S_TP], "16,64,496,4K");
+        su_add(&st[S_TP], "--totals");
+        su_add(&st[S_TP], "1M");
+        su_add(&st[S_TP], "--cell-time");
+        su_add(&st[S_TP], "0.15");
+    } else {
+        su_add(&st[S_API], "--calls");
+        su_add(&st[S_API], "64k");
+        su_add(&st[S_API], "--no-instr");
+        su_add(&st[S_TP], "--channels");
+        su_add(&st[S_TP], "1,8,32");
+        su_add(&st[S_TP], "--sizes");
+        su_add(&st[S_TP], "64,4K");
+    }
+    su_add(&st[S_TM], "--period");
+    su_add(&st[S_TM], period);
+    su_add(&st[S_TM], "--transports");
+    su_add(&st[S_TM], "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,raw-spin,raw-futex,pipe,mq");
+
+    int worst = 0;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < S_N; i++) {
+        char path[1100];
+        snprintf(path, sizeof(path), "%s/%s.txt", dir, st[i].cmd->name);
+        printf("\n######## %s ########\n", st[i].cmd->name);
+        for (int a = 0; a < st[i].n; a++)
+            printf("%s%s", a ? " " : "$ mdcom-bench ", st[i].args[a]);
+        printf("\n");
+        fflush(stdout);
+        if (su_run(&st[i], path) != 0) {
+            bench_err("suite: cannot run %s", st[i].cmd->name);
+            st[i].rc = BENCH_EXIT_ERROR;
+        }
+        if (st[i].rc == BENCH_EXIT_INTERRUPTED || st[i].rc >= 128) {
+            bench_err("suite: interrupted");
+            return BENCH_EXIT_INTERRUPTED;
+        }
+        if (st[i].rc != 0 && st[i].rc != BENCH_EXIT_MISSED)
+            worst = BENCH_EXIT_ERROR;
+    }
+    double total = (double)(bench_now_ns() - t0) / 1e9;
+
+    /* suite.json: what ran, how long, how it ended */
+    char spath[1100];
+    snprintf(spath, sizeof(spath), "%s/suite.json", dir);
+    FILE *sf = fopen(spath, "w");
+    if (sf) {
+        bench_json j;
+        bench_json_init(&j, sf);
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "benchmark", "suite");
+        bench_json_str(&j, "timestamp", stamp);
+        bench_json_bool(&j, "quick", quick);
+        bench_host_json(&j, "host", &h);
+        bench_json_arr_begin(&j, "steps");
+        for (int i = 0; i < S_N; i++) {
+            char cmd[1024] = "mdcom-bench";
+            for (int a = 0; a < st[i].n; a++) {
+                strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
+                strncat(cmd, st[i].args[a], sizeof(cmd) - strlen(cmd) - 1);
+            }
+            bench_json_obj_begin(&j, NULL);
+            bench_json_str(&j, "scenario", st[i].cmd->name);
+            bench_json_str(&j, "command", cmd);
+            bench_json_i64(&j, "exit", st[i].rc);
+            bench_json_dbl(&j, "seconds", st[i].seconds);
+            bench_json_obj_end(&j);
+        }
+        bench_json_arr_end(&j);
+        bench_json_dbl(&j, "seconds", total);
+        bench_json_obj_end(&j);
+        fclose(sf);
+    }
+    printf("\n######## summary ########\n");
+    for (int i = 0; i < S_N; i++)
+        printf("%-14s exit %d  %6.1f s%s\n", st[i].cmd->name, st[i].rc, st[i].seconds,
+               st[i].rc == BENCH_EXIT_ERROR ? "  <- integrity or API error (see its output)" : "");
+    printf("total %.1f s\n", total);
+    fflush(stdout);
+
+    if (!no_report) {
+        if (access(script, R_OK) != 0) {
+            bench_err("suite: report script %s not found: no report.md/plots (use --report-script)",
+                      script);
+            worst = worst ? worst : BENCH_EXIT_ERROR;
+        } else {
+            char cmd[2400];
+            /* Debian's interpreter first: python3-matplotlib is installed
+             * for it, whatever python3 comes first on PATH */
+            const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+            snprintf(cmd, sizeof(cmd), "%s '%s' '%s'", py, script, dir);
+            int s = system(cmd);
+            if (s != 0) {
+                bench_err("suite: %s failed (exit %d)", script, WIFEXITED(s) ? WEXITSTATUS(s) : -1);
+                worst = worst ? worst : BENCH_EXIT_ERROR;
+            } else {
+                printf("report: %s/report.md\n", dir);
+            }
+        }
+    }
+    return worst;
+}
+
+const bench_cmd bench_cmd_suite = {
+    .name = "suite",
+    .summary = "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
+    .main = su_main,
+    .usage = su_usage,
+};

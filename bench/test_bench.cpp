@@ -1,0 +1,195 @@
+// test_bench.cpp - unit tests of mdcom-bench's scenario logic: statistics,
+// histograms, argument parsing, payload checks (integrity), CSV rows.
+// The scenarios themselves run as ctest smoke tests (bench_*_smoke).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "bench.h"
+#include "payload.h"
+#include "transport.h"
+}
+
+TEST(BenchStats, NearestRankPercentiles)
+{
+    std::vector<uint64_t> v;
+    for (uint64_t i = 100; i >= 1; i--)
+        v.push_back(i * 10); // 1000, 990, ..., 10: unsorted on purpose
+    bench_stats st;
+    bench_stats_compute(v.data(), v.size(), &st);
+    EXPECT_EQ(st.n, 100u);
+    EXPECT_EQ(st.min, 10u);
+    EXPECT_EQ(st.max, 1000u);
+    EXPECT_EQ(st.p50, 500u);  // rank ceil(0.5 * 100) = 50
+    EXPECT_EQ(st.p90, 900u);
+    EXPECT_EQ(st.p99, 990u);
+    EXPECT_EQ(st.p999, 1000u); // rank ceil(99.9) = 100
+    EXPECT_DOUBLE_EQ(st.mean, 505.0);
+    EXPECT_NEAR(st.stddev, 290.1149, 1e-3); // sample standard deviation
+    for (size_t i = 1; i < v.size(); i++)
+        ASSERT_LE(v[i - 1], v[i]) << "samples are sorted in place";
+}
+
+TEST(BenchStats, EmptyAndSingle)
+{
+    bench_stats st;
+    bench_stats_compute(nullptr, 0, &st);
+    EXPECT_EQ(st.n, 0u);
+    uint64_t one = 42;
+    bench_stats_compute(&one, 1, &st);
+    EXPECT_EQ(st.p50, 42u);
+    EXPECT_EQ(st.p999, 42u);
+    EXPECT_EQ(st.stddev, 0.0);
+}
+
+TEST(BenchStats, LargeValuesSortLikeQsort)
+{
+    std::vector<uint64_t> v = {5000000000ull, 3, 70000, 1ull << 40, 12, 70000, 0};
+    std::vector<uint64_t> w = v;
+    std::sort(w.begin(), w.end());
+    bench_stats st;
+    bench_stats_compute(v.data(), v.size(), &st);
+    EXPECT_EQ(v, w);
+    EXPECT_EQ(st.max, 1ull << 40);
+}
+
+TEST(BenchHist, OneMicrosecondBinsWithCap)
+{
+    std::vector<uint64_t> v = {100, 999, 1000, 1500, 2999, 5000, 900000, 2000000};
+    uint32_t bins[16];
+    uint64_t cnt[16];
+    size_t n = bench_hist_us(v.data(), v.size(), 1000, bins, cnt, 16);
+    ASSERT_EQ(n, 6u);
+    EXPECT_EQ(bins[0], 0u);
+    EXPECT_EQ(cnt[0], 2u); // 100, 999
+    EXPECT_EQ(bins[1], 1u);
+    EXPECT_EQ(cnt[1], 2u); // 1000, 1500
+    EXPECT_EQ(bins[2], 2u);
+    EXPECT_EQ(bins[3], 5u);
+    EXPECT_EQ(bins[4], 900u);
+    EXPECT_EQ(bins[5], 1000u); // 2 ms: the cap bin
+    EXPECT_EQ(cnt[5], 1u);
+    // with a 100-us cap, 900 us and 2 ms share the cap bin
+    n = bench_hist_us(v.data(), v.size(), 100, bins, cnt, 16);
+    EXPECT_EQ(bins[n - 1], 100u);
+    EXPECT_EQ(cnt[n - 1], 2u);
+}
+
+TEST(BenchParse, SizesAndCounts)
+{
+    uint64_t v;
+    EXPECT_EQ(bench_parse_size("4K", &v), 0);
+    EXPECT_EQ(v, 4096u);
+    EXPECT_EQ(bench_parse_size("1MiB", &v), 0);
+    EXPECT_EQ(v, 1u << 20);
+    EXPECT_EQ(bench_parse_size("16M", &v), 0);
+    EXPECT_EQ(v, 16u << 20);
+    EXPECT_NE(bench_parse_size("4X", &v), 0);
+    EXPECT_NE(bench_parse_size("-1", &v), 0);
+    EXPECT_NE(bench_parse_size("", &v), 0);
+    EXPECT_EQ(bench_parse_count("100k", &v), 0);
+    EXPECT_EQ(v, 100000u);
+    EXPECT_EQ(bench_parse_count("10M", &v), 0);
+    EXPECT_EQ(v, 10000000u);
+    uint32_t l[4];
+    EXPECT_EQ(bench_parse_size_list("1,64,4K", l, 4, 1, 1 << 20), 3);
+    EXPECT_EQ(l[2], 4096u);
+    EXPECT_EQ(bench_parse_size_list("1,2,3,4,5", l, 4, 1, 100), -1); // too many
+    EXPECT_EQ(bench_parse_size_list("0", l, 4, 1, 100), -1);         // out of range
+    uint32_t s[32];
+    int n = bench_log2_sizes(s, 32, 1, 16u << 20);
+    EXPECT_EQ(n, 25);
+    EXPECT_EQ(s[24], 16u << 20);
+}
+
+TEST(BenchParse, Transports)
+{
+    const bench_transport *t[32];
+    EXPECT_EQ(bench_parse_transports("raw-spin,pipe", t, 32, 0, "test"), 2);
+    EXPECT_STREQ(t[1]->name, "pipe");
+    EXPECT_EQ(bench_parse_transports("no-such", t, 32, 0, "test"), -1);
+    // mdcom-zc-poll has round trips only: refused where messages are needed
+    EXPECT_EQ(bench_parse_transports("mdcom-zc-poll", t, 32, 1, "test"), -1);
+    int all = bench_parse_transports("all", t, 32, 1, "test");
+    ASSERT_GT(all, 0);
+    for (int i = 0; i < all; i++)
+        EXPECT_NE(t[i]->msg, nullptr);
+}
+
+TEST(BenchPayload, Crc32cKnownVector)
+{
+    // CRC-32C check value of "123456789" (RFC 3720 / iSCSI)
+    EXPECT_EQ(bench_crc32c(0, "123456789", 9), 0xe3069283u);
+    EXPECT_EQ(bench_crc32c(0, "", 0), 0u);
+}
+
+TEST(BenchPayload, PatternDetectsEveryKindOfDamage)
+{
+    for (uint32_t size : {1u, 3u, 4u, 6u, 8u, 64u, 4096u}) {
+        bench_pattern p;
+        ASSERT_EQ(bench_pattern_init(&p, size, 3), 0);
+        for (uint32_t seq = 1; seq < 20; seq++) {
+            std::vector<unsigned char> m(bench_pattern_msg(&p, seq), bench_pattern_msg(&p, seq) + size);
+            EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 1), BENCH_PAT_OK);
+            EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq + 1, 0), BENCH_PAT_SEQ) << size;
+            if (size > 1)
+                EXPECT_EQ(bench_pattern_check(&p, m.data(), size - 1, seq, 0), BENCH_PAT_LEN);
+            if (size > 8) {
+                m[size - 1] ^= 1;
+                EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 0), BENCH_PAT_BODY);
+                m[size - 1] ^= 1;
+                m[5] ^= 1;
+                EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 0), BENCH_PAT_CRC);
+            } else if (size == 8) {
+                m[7] ^= 1; // no body: the last byte is the CRC field
+                EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 0), BENCH_PAT_CRC);
+            } else if (size > 4) {
+                m[size - 1] ^= 1;
+                EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 0), BENCH_PAT_BODY);
+            }
+        }
+        // different channels get different bodies
+        bench_pattern q;
+        ASSERT_EQ(bench_pattern_init(&q, size, 4), 0);
+        if (size >= 16)
+            EXPECT_NE(memcmp(bench_pattern_msg(&p, 1) + 8, bench_pattern_msg(&q, 1) + 8, size - 8), 0);
+        bench_pattern_free(&q);
+        bench_pattern_free(&p);
+    }
+}
+
+TEST(BenchPayload, StampAnySize)
+{
+    unsigned char b[16];
+    for (uint32_t size : {1u, 2u, 4u, 7u, 8u, 16u}) {
+        memset(b, 0, sizeof(b));
+        bench_stamp_any(b, size, 0x01020304u);
+        EXPECT_TRUE(bench_check_any(b, size, 0x01020304u));
+        EXPECT_FALSE(bench_check_any(b, size, 0x01020305u)) << size;
+    }
+}
+
+TEST(BenchCsv, RowsHaveFixedColumns)
+{
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    bench_csv_header(f);
+    bench_csv_key k = {"latency", "pipe", "rtt", 64, 0, 100, 0};
+    bench_csv_row(f, &k, "p50", 1234.0, "ns");
+    bench_csv_row(f, &k, "ratio", NAN, "x");
+    fclose(f);
+    std::string s(buf, len);
+    free(buf);
+    EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"), std::string::npos);
+    EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,p50,1234,ns\n"), std::string::npos);
+    EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,ratio,,x\n"), std::string::npos);
+}

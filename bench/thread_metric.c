@@ -1,0 +1,572 @@
+/*
+ * thread_metric.c - `mdcom-bench thread-metric` (seed 004): Thread-Metric
+ * style scores, iterations per reporting period, across two domains.
+ *
+ * message processing: a 16-byte message goes to the peer domain and back;
+ *   its sequence number is in word 0 and word 3 (the transport stamps head
+ *   and tail); the peer checks both are the previous one + 1, the sender
+ *   checks the reply carries its number and increments it for the next one.
+ *   Score = round trips completed in the period. Every transport.
+ * synchronization: an SMEM channel's lock (mdcom_smemch_lock / unlock)
+ *   around an increment of a counter in its area; "solo": only side A
+ *   loops (the peer domain is attached and idle; Thread-Metric's test),
+ *   "contended": both domains loop on the same lock. Score = side A's
+ *   iterations in the period (side B's are printed too). At the end the
+ *   counter must equal the sum of all iterations (mutual exclusion held).
+ *   Baseline: a process-shared pthread mutex in shared memory, same loop.
+ * The published scores (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, 30 s periods)
+ * are printed for scale: per 30 s, and this run scaled to 30 s.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mdcfg.h"
+#include "mdcom/mdcom.h"
+#include "transport.h"
+
+#define TM_MAX_TR 24
+#define TM_MAX_PERIODS 64
+#define TM_PUB_MSG 4689994.0
+#define TM_PUB_SYNC 7183628.0
+
+typedef struct tm_opts {
+    double period;
+    unsigned periods;
+    double timeout_s;
+    int quick, no_msg, no_sync;
+    const char *json, *csv;
+    const bench_transport *tr[TM_MAX_TR];
+    unsigned n_tr;
+} tm_opts;
+
+typedef struct tm_res {
+    const char *test, *name;
+    int ok;
+    unsigned integrity, failures;
+    unsigned n;
+    uint64_t score[TM_MAX_PERIODS];
+    uint64_t peer[TM_MAX_PERIODS];
+    double seconds[TM_MAX_PERIODS];
+} tm_res;
+
+#define TM_MAX_RES (TM_MAX_TR + 8)
+static tm_res tm_res_v[TM_MAX_RES];
+static unsigned tm_n_res;
+
+static void tm_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench thread-metric [--period S] [--periods N] [--transports LIST]\n"
+            "                                 [--no-message] [--no-sync] [--quick]\n"
+            "                                 [--timeout S] [--json FILE] [--csv FILE]\n"
+            "\n"
+            "Seed 004 (Thread-Metric): iterations per reporting period across two domains.\n"
+            "  message processing  16-byte message to the peer and back, words checked\n"
+            "  synchronization     SMEM lock/unlock, solo and contended by both domains\n"
+            "\n"
+            "  --period S         reporting period (default 30 s as Thread-Metric; --quick 0.5)\n"
+            "  --periods N        reporting periods per test (default 1)\n"
+            "  --transports LIST  message processing transports (default\n"
+            "                     mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,\n"
+            "                     raw-spin,raw-futex,pipe,unix-seqpacket,mq; 'all')\n"
+            "  --no-message, --no-sync   skip a test\n"
+            "  --json FILE, --csv FILE   results ('-' = stdout)\n"
+            "\n"
+            "Published for scale (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s):\n"
+            "  message processing %.0f, synchronization %.0f\n",
+            TM_PUB_MSG, TM_PUB_SYNC);
+}
+
+static int tm_parse(int argc, char **argv, tm_opts *o)
+{
+    static const struct option lo[] = {{"period", required_argument, 0, 'p'},
+                                       {"periods", required_argument, 0, 'n'},
+                                       {"transports", required_argument, 0, 't'},
+                                       {"no-message", no_argument, 0, 'M'},
+                                       {"no-sync", no_argument, 0, 'Y'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"quick", no_argument, 0, 'q'},
+                                       {"json", required_argument, 0, 'j'},
+                                       {"csv", required_argument, 0, 'C'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    memset(o, 0, sizeof(*o));
+    o->period = -1;
+    o->periods = 1;
+    o->timeout_s = 5;
+    const char *trs = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
+                      "raw-futex,pipe,unix-seqpacket,mq";
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        uint64_t v;
+        switch (c) {
+        case 'p':
+            if (bench_parse_double(optarg, &o->period) != 0 || o->period <= 0 || o->period > 3600) {
+                bench_err("thread-metric: bad --period '%s' (seconds, > 0)", optarg);
+                return -1;
+            }
+            break;
+        case 'n':
+            if (bench_parse_count(optarg, &v) != 0 || !v || v > TM_MAX_PERIODS) {
+                bench_err("thread-metric: bad --periods '%s' (1..%d)", optarg, TM_MAX_PERIODS);
+                return -1;
+            }
+            o->periods = (unsigned)v;
+            break;
+        case 't': trs = optarg; break;
+        case 'M': o->no_msg = 1; break;
+        case 'Y': o->no_sync = 1; break;
+        case 'T':
+            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
+                o->timeout_s > 3600) {
+                bench_err("thread-metric: bad --timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'q': o->quick = 1; break;
+        case 'j': o->json = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'h': return 1;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        bench_err("thread-metric: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (o->no_msg && o->no_sync) {
+        bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
+        return -1;
+    }
+    int n = bench_parse_transports(trs, o->tr, TM_MAX_TR, 0, "thread-metric");
+    if (n < 0)
+        return -1;
+    o->n_tr = (unsigned)n;
+    if (o->period < 0)
+        o->period = o->quick ? 0.5 : 30.0;
+    return 0;
+}
+
+/* ---- message processing ----------------------------------------------------------- */
+
+static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->test = "message";
+    r->name = t->name;
+    bench_rt_params p;
+    memset(&p, 0, sizeof(p));
+    p.size = p.max_size = 16;
+    p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    bench_unique_name(p.name, sizeof(p.name), "mdb-tm");
+    void *ctx = NULL;
+    if (t->setup(&ctx, &p) != 0) {
+        r->failures++;
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        r->failures++;
+        t->teardown(ctx);
+        return;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        bench_pin_self(h->cpus.cpu[1]);
+        int rc = t->pong(ctx);
+        _exit(rc == 0 ? 0 : rc == BENCH_RT_MISMATCH ? 10 : 11);
+    }
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    bench_pin_self(h->cpus.cpu[0]);
+    uint32_t seq = 0;
+    int rc = t->ping_open(ctx);
+    for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
+        rc = t->ping(ctx, ++seq);
+    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        while (rc == 0) {
+            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                rc = t->ping(ctx, ++seq);
+            now = bench_now_ns();
+            if (now >= end || bench_interrupted)
+                break;
+        }
+        if (rc == 0) {
+            r->score[per] = n;
+            r->seconds[per] = (double)(now - t0) / 1e9;
+            r->n = per + 1;
+        }
+    }
+    if (rc == BENCH_RT_MISMATCH)
+        r->integrity++;
+    else if (rc != 0)
+        r->failures++;
+    t->stop(ctx);
+    int code = bench_reap(pid, p.timeout_ns + 1000000000LL, t->name);
+    if (code == 10)
+        r->integrity++;
+    else if (code != 0)
+        r->failures++;
+    t->teardown(ctx);
+    signal(SIGPIPE, old);
+    r->ok = !r->integrity && !r->failures && r->n == o->periods;
+}
+
+/* ---- synchronization ---------------------------------------------------------------- */
+
+typedef struct tm_sync_shared {
+    _Atomic uint32_t stop, b_ready;
+    uint64_t b_iters;
+    int b_err;
+    pthread_mutex_t mtx;
+    uint64_t mtx_counter;
+} tm_sync_shared;
+
+/* The locked loop of one side. kind 0: mdcom SMEM, 1: pthread mutex. */
+typedef struct tm_lock {
+    int kind;
+    mdcom_smemch_t *ch;
+    uint64_t *counter;
+    tm_sync_shared *sh;
+    int64_t timeout_ns;
+} tm_lock;
+
+static inline int tm_iter(tm_lock *l)
+{
+    if (l->kind == 0) {
+        int rc = mdcom_smemch_lock(l->ch, l->timeout_ns);
+        if (rc != 0)
+            return rc;
+        (*l->counter)++;
+        return mdcom_smemch_unlock(l->ch);
+    }
+    int rc = pthread_mutex_lock(&l->sh->mtx);
+    if (rc != 0)
+        return -rc;
+    (*l->counter)++;
+    return -pthread_mutex_unlock(&l->sh->mtx);
+}
+
+static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contended, tm_res *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->test = contended ? "sync-contended" : "sync-solo";
+    r->name = kind == 0 ? "mdcom-smem" : "pthread-mutex";
+    tm_sync_shared *sh = bench_shared_alloc(sizeof(*sh));
+    if (!sh) {
+        r->failures++;
+        return;
+    }
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&sh->mtx, &ma);
+    pthread_mutexattr_destroy(&ma);
+    int64_t tmo = (int64_t)(o->timeout_s * 1e9);
+    static bench_mdcfg mc; /* the config outlives the attachments */
+    char region[32], errbuf[200] = "";
+    mdcom_t *m = NULL;
+    bench_unique_name(region, sizeof(region), "mdb-tms");
+    bench_mdcfg_fill(&mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
+    mdcom_init_opts io;
+    memset(&io, 0, sizeof(io));
+    io.errbuf = errbuf;
+    io.errbuf_len = sizeof(errbuf);
+    if (kind == 0) {
+        int rc = mdcom_init(&m, &mc.cfg, 0, &io);
+        if (rc != 0) {
+            bench_err_mdcom("thread-metric: mdcom_init", rc);
+            r->failures++;
+            bench_shared_free(sh, sizeof(*sh));
+            return;
+        }
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        r->failures++;
+        if (m)
+            mdcom_term(m);
+        bench_shared_free(sh, sizeof(*sh));
+        return;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        bench_pin_self(h->cpus.cpu[1]);
+        tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
+        mdcom_t *rm = NULL;
+        int rc = 0;
+        if (kind == 0) {
+            io.attach_timeout_ns = tmo;
+            rc = mdcom_init(&rm, &mc.cfg, 1, &io);
+            void *a = NULL;
+            if (rc == 0)
+                rc = mdcom_smemch_open(rm, "f0", &l.ch);
+            if (rc == 0)
+                rc = mdcom_smemch_get(l.ch, &a, NULL);
+            l.counter = a;
+        }
+        /* release: attached (A may start) */
+        atomic_store_explicit(&sh->b_ready, 1, memory_order_release);
+        uint64_t n = 0;
+        /* acquire: A's stop comes after everything it wants us to do */
+        while (rc == 0 && !atomic_load_explicit(&sh->stop, memory_order_acquire)) {
+            if (contended) {
+                for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                    rc = tm_iter(&l);
+            } else {
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        sh->b_iters = n;
+        sh->b_err = rc;
+        if (rm)
+            mdcom_term(rm);
+        _exit(rc == 0 ? 0 : 11);
+    }
+    bench_pin_self(h->cpus.cpu[0]);
+    tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
+    int rc = 0;
+    if (kind == 0) {
+        void *a = NULL;
+        rc = mdcom_smemch_open(m, "f0", &l.ch);
+        if (rc == 0)
+            rc = mdcom_smemch_get(l.ch, &a, NULL);
+        l.counter = a;
+    }
+    uint64_t dl = bench_now_ns() + (uint64_t)tmo;
+    /* acquire: B attached */
+    while (rc == 0 && !atomic_load_explicit(&sh->b_ready, memory_order_acquire)) {
+        if (bench_now_ns() > dl) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        sched_yield();
+    }
+    uint64_t total_a = 0;
+    for (unsigned i = 0; i < 1000 && rc == 0; i++, total_a++) /* warm-up */
+        rc = tm_iter(&l);
+    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        while (rc == 0) {
+            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                rc = tm_iter(&l);
+            now = bench_now_ns();
+            if (now >= end || bench_interrupted)
+                break;
+        }
+        total_a += n;
+        if (rc == 0) {
+            r->score[per] = n;
+            r->seconds[per] = (double)(now - t0) / 1e9;
+            r->n = per + 1;
+        }
+    }
+    /* release: B stops */
+    atomic_store_explicit(&sh->stop, 1, memory_order_release);
+    int code = bench_reap(pid, tmo + 1000000000LL, r->name);
+    if (rc != 0) {
+        if (kind == 0)
+            bench_err_mdcom("thread-metric: smem lock loop", rc);
+        r->failures++;
+    }
+    if (code != 0) {
+        bench_err("thread-metric: %s peer failed (exit %d, error %d)", r->name, code, sh->b_err);
+        r->failures++;
+    }
+    if (r->n)
+        r->peer[r->n - 1] = sh->b_iters; /* the peer's total (all periods) */
+    if (rc == 0 && code == 0) {
+        uint64_t c = 0;
+        if (kind == 0) {
+            if (mdcom_smemch_lock(l.ch, tmo) == 0) {
+                c = *l.counter;
+                mdcom_smemch_unlock(l.ch);
+            }
+        } else {
+            c = sh->mtx_counter;
+        }
+        if (c != total_a + sh->b_iters) {
+            bench_err("thread-metric: %s: counter %llu, but %llu + %llu increments: mutual exclusion "
+                      "violated", r->name, (unsigned long long)c, (unsigned long long)total_a,
+                      (unsigned long long)sh->b_iters);
+            r->integrity++;
+        }
+    }
+    if (m)
+        mdcom_term(m);
+    pthread_mutex_destroy(&sh->mtx);
+    bench_shared_free(sh, sizeof(*sh));
+    r->ok = !r->integrity && !r->failures && r->n == o->periods;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static double tm_mean(const tm_res *r)
+{
+    double s = 0, t = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+        s += (double)r->score[i];
+        t += r->seconds[i];
+    }
+    return t > 0 ? s / t : 0; /* per second */
+}
+
+static void tm_print(FILE *out, const tm_opts *o, const tm_res *r)
+{
+    if (!r->ok) {
+        fprintf(out, "%-16s %-17s ERROR: %u integrity, %u other\n", r->test, r->name, r->integrity,
+                r->failures);
+        return;
+    }
+    double ps = tm_mean(r);
+    double pub = !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC;
+    fprintf(out, "%-16s %-17s", r->test, r->name);
+    for (unsigned i = 0; i < r->n && i < 4; i++)
+        fprintf(out, " %12llu", (unsigned long long)r->score[i]);
+    if (r->n > 4)
+        fprintf(out, " ...");
+    fprintf(out, " %12.0f %13.0f %9.1fx", ps, ps * 30.0, ps * 30.0 / pub);
+    if (!strcmp(r->test, "sync-contended"))
+        fprintf(out, "  (peer: %llu in all periods)", (unsigned long long)r->peer[r->n - 1]);
+    fputc('\n', out);
+    (void)o;
+}
+
+static void tm_json(FILE *f, const tm_opts *o, const bench_host *h, unsigned integ, unsigned fail,
+                    double secs)
+{
+    bench_json j;
+    bench_json_init(&j, f);
+    bench_json_obj_begin(&j, NULL);
+    bench_json_str(&j, "benchmark", "thread-metric");
+    bench_host_json(&j, "host", h);
+    bench_json_obj_begin(&j, "config");
+    bench_json_dbl(&j, "period_s", o->period);
+    bench_json_u64(&j, "periods", o->periods);
+    bench_json_obj_end(&j);
+    bench_json_arr_begin(&j, "results");
+    for (unsigned i = 0; i < tm_n_res; i++) {
+        const tm_res *r = &tm_res_v[i];
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "test", r->test);
+        bench_json_str(&j, "transport", r->name);
+        bench_json_bool(&j, "ok", r->ok);
+        bench_json_u64(&j, "integrity_errors", r->integrity);
+        bench_json_u64(&j, "failures", r->failures);
+        bench_json_arr_begin(&j, "scores");
+        for (unsigned k = 0; k < r->n; k++)
+            bench_json_u64(&j, NULL, r->score[k]);
+        bench_json_arr_end(&j);
+        bench_json_dbl(&j, "per_second", tm_mean(r));
+        bench_json_dbl(&j, "per_30s", tm_mean(r) * 30.0);
+        bench_json_dbl(&j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
+        if (r->n)
+            bench_json_u64(&j, "peer_iterations", r->peer[r->n - 1]);
+        bench_json_obj_end(&j);
+    }
+    bench_json_arr_end(&j);
+    bench_json_u64(&j, "integrity_errors", integ);
+    bench_json_u64(&j, "failures", fail);
+    bench_json_dbl(&j, "seconds", secs);
+    bench_json_obj_end(&j);
+}
+
+static int tm_main(int argc, char **argv)
+{
+    tm_opts o;
+    int prc = tm_parse(argc, argv, &o);
+    if (prc == 1) {
+        tm_usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench thread-metric --help'\n");
+        return BENCH_EXIT_USAGE;
+    }
+    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
+    FILE *jf = NULL, *cf = NULL;
+    if ((o.json && !(jf = bench_open_out(o.json, "thread-metric"))) ||
+        (o.csv && !(cf = bench_open_out(o.csv, "thread-metric"))))
+        return BENCH_EXIT_USAGE;
+    uint64_t t0 = bench_now_ns();
+    bench_catch_signals();
+    bench_host h;
+    bench_host_detect(&h);
+    bench_host_print(out, &h, "thread-metric", o.quick);
+    fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period, o.periods);
+    fprintf(out, "%-16s %-17s %12s %12s %13s %10s\n", "test", "transport", "period 1", "per second",
+            "per 30 s", "vs FreeRTOS");
+    tm_n_res = 0;
+    unsigned integ = 0, fail = 0;
+    if (!o.no_msg)
+        for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
+            tm_res *r = &tm_res_v[tm_n_res++];
+            bench_progress("thread-metric message: %s (%.1f s)", o.tr[t]->name, o.period * o.periods);
+            tm_message(&o, &h, o.tr[t], r);
+            bench_progress_end();
+            tm_print(out, &o, r);
+            integ += r->integrity;
+            fail += r->failures;
+        }
+    if (!o.no_sync)
+        for (int contended = 0; contended < 2 && !bench_interrupted; contended++)
+            for (int kind = 0; kind < 2 && !bench_interrupted; kind++) {
+                tm_res *r = &tm_res_v[tm_n_res++];
+                bench_progress("thread-metric sync: %s %s", kind ? "pthread" : "smem",
+                               contended ? "contended" : "solo");
+                tm_sync(&o, &h, kind, contended, r);
+                bench_progress_end();
+                tm_print(out, &o, r);
+                integ += r->integrity;
+                fail += r->failures;
+            }
+    fprintf(out, "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
+                 "%.0f, synchronization %.0f\n",
+            TM_PUB_MSG, TM_PUB_SYNC);
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
+    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integ, fail, secs);
+    if (jf) {
+        tm_json(jf, &o, &h, integ, fail, secs);
+        bench_close_out(jf, o.json, &fail);
+    }
+    if (cf) {
+        bench_csv_header(cf);
+        for (unsigned i = 0; i < tm_n_res; i++) {
+            const tm_res *r = &tm_res_v[i];
+            if (!r->ok)
+                continue;
+            bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
+                               .n = r->n};
+            for (unsigned p = 0; p < r->n; p++)
+                bench_csv_row(cf, &k, "score_per_period", (double)r->score[p], "iterations");
+            bench_csv_row(cf, &k, "per_second", tm_mean(r), "1/s");
+        }
+        bench_close_out(cf, o.csv, &fail);
+    }
+    if (bench_interrupted)
+        return BENCH_EXIT_INTERRUPTED;
+    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+}
+
+const bench_cmd bench_cmd_thread_metric = {
+    .name = "thread-metric",
+    .summary = "seed 004: message-processing and synchronization scores per period",
+    .main = tm_main,
+    .usage = tm_usage,
+};

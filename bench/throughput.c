@@ -1,0 +1,897 @@
+/*
+ * throughput.c - `mdcom-bench throughput` (seed 002): channels x packet size
+ * x bytes per channel, ping-pong and streaming, every payload checked.
+ *
+ * Side A (parent, cpu A) runs one sender thread per channel, side B (child,
+ * cpu B) one receiver thread per channel; each pair uses its own bidirectional
+ * channel of the transport.
+ *   pingpong: A sends a packet, B checks it and sends it back, A checks the
+ *             echo; one packet in flight per channel (rpmsg-xmit-p).
+ *   stream:   A keeps up to --window packets unacknowledged; B acknowledges
+ *             every window/2 packets with a 12-byte ack carrying its count.
+ * A packet of P bytes carries seq + CRC32C + a template body (payload.h);
+ * the receiver checks every one: a wrong seq counts as loss, a wrong CRC or
+ * byte as corruption. At the end A sends a control message with its count and
+ * B answers with a final ack carrying what it received: any difference is
+ * loss. Loss or corruption makes the exit status non-zero.
+ * Rates: per channel = its bytes / its own time; aggregate = all payload
+ * bytes / wall time from the common start (after both sides are ready) to the
+ * last channel's final ack. Never a sum of per-channel rates. Bytes counted
+ * once (A -> B), also in ping-pong mode where they travel back too.
+ * A cell stops early after --cell-time seconds (flagged "capped"): the rates
+ * then use the bytes actually moved.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "payload.h"
+#include "transport.h"
+
+#define TP_MAX_CH 4
+#define TP_MAX_SZ 16
+#define TP_MAX_TOT 8
+#define TP_MAX_TR 24
+#define TP_END 0x21444e45u /* "END!" */
+#define TP_ACK 0x214b4341u /* "ACK!" */
+
+enum { TP_PINGPONG, TP_STREAM, TP_NMODES };
+static const char *const tp_mode_name[] = {"pingpong", "stream"};
+
+typedef struct tp_opts {
+    uint32_t chans[TP_MAX_CH];
+    int n_chans;
+    uint32_t sizes[TP_MAX_SZ];
+    int n_sizes;
+    uint64_t totals[TP_MAX_TOT];
+    int n_totals;
+    int modes[TP_NMODES];
+    uint32_t window;
+    double cell_time, timeout_s;
+    int quick, crc;
+    uint32_t inject_corrupt, inject_loss; /* self-test of the checks */
+    const char *json, *csv;
+    const bench_transport *tr[TP_MAX_TR];
+    unsigned n_tr;
+} tp_opts;
+
+typedef struct tp_cell {
+    int run, na, ok, capped;
+    unsigned integrity, failures;
+    uint64_t loss, corrupt;
+    uint64_t msgs, bytes;
+    double wall_s, agg_bps, msgs_ps, ch_min_bps, ch_max_bps;
+} tp_cell;
+
+static tp_cell tp_cells[TP_NMODES][TP_MAX_CH][TP_MAX_TOT][TP_MAX_SZ][TP_MAX_TR];
+
+/* Seed 002 (ADI SC598 RPMsg, 1 channel, 1e6 bytes): bytes/s by packet size. */
+static const struct {
+    uint32_t size;
+    double bps;
+} tp_published[] = {{1, 14521}, {2, 28828}, {16, 228350}, {64, 824475}, {256, 2290975}, {496, 5358093}};
+
+static void tp_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench throughput [--channels LIST] [--sizes LIST] [--totals LIST]\n"
+            "                              [--mode pingpong|stream|both] [--window N]\n"
+            "                              [--transports LIST] [--cell-time S] [--quick] [--crc]\n"
+            "                              [--timeout S] [--json FILE] [--csv FILE]\n"
+            "\n"
+            "Seed 002: channels x packet size x bytes per channel. One sender thread per\n"
+            "channel (cpu A) and one receiver thread per channel (cpu B). Every packet is\n"
+            "checked (seq + CRC32C + bytes); loss and corruption must be 0.\n"
+            "Aggregate = total bytes / wall time.\n"
+            "\n"
+            "  --channels LIST    channel counts (default 1,8,32; --quick 1,8; max %u)\n"
+            "  --sizes LIST       packet sizes (default 1,16,64,256,496,4K,64K;\n"
+            "                     --quick 64,496,4K)\n"
+            "  --totals LIST      bytes per channel (default 1M; --quick 100K; the seed\n"
+            "                     used 100,10K,100K,1M,10M)\n"
+            "  --mode M           pingpong, stream or both (default both)\n"
+            "  --window N         stream: packets in flight per channel (default 64)\n"
+            "  --transports LIST  message transports or 'all' (default all)\n"
+            "  --cell-time S      stop a cell after S seconds (default 1, --quick 0.2)\n"
+            "  --crc              the receiver also recomputes each CRC32C\n"
+            "  --inject-corruption N, --inject-loss N   self-test: damage / skip every Nth\n"
+            "                     packet on the sender (the run must then fail)\n"
+            "  --timeout S        a wait longer than this is an error (default 5)\n"
+            "  --json FILE, --csv FILE   results ('-' = stdout)\n"
+            "\n"
+            "Transports:\n",
+            BENCH_MAX_CHAN);
+    bench_list_transports(out, 1);
+}
+
+static int tp_parse(int argc, char **argv, tp_opts *o)
+{
+    static const struct option lo[] = {{"channels", required_argument, 0, 'n'},
+                                       {"sizes", required_argument, 0, 's'},
+                                       {"totals", required_argument, 0, 'b'},
+                                       {"mode", required_argument, 0, 'm'},
+                                       {"window", required_argument, 0, 'w'},
+                                       {"transports", required_argument, 0, 't'},
+                                       {"cell-time", required_argument, 0, 'c'},
+                                       {"timeout", required_argument, 0, 'T'},
+                                       {"quick", no_argument, 0, 'q'},
+                                       {"crc", no_argument, 0, 'R'},
+                                       {"inject-corruption", required_argument, 0, 'X'},
+                                       {"inject-loss", required_argument, 0, 'L'},
+                                       {"json", required_argument, 0, 'j'},
+                                       {"csv", required_argument, 0, 'C'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+    memset(o, 0, sizeof(*o));
+    o->cell_time = -1;
+    o->timeout_s = 5;
+    o->window = 64;
+    o->modes[TP_PINGPONG] = o->modes[TP_STREAM] = 1;
+    const char *chans = NULL, *sizes = NULL, *totals = NULL, *trs = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        uint64_t v;
+        switch (c) {
+        case 'n': chans = optarg; break;
+        case 's': sizes = optarg; break;
+        case 'b': totals = optarg; break;
+        case 't': trs = optarg; break;
+        case 'm':
+            if (!strcmp(optarg, "pingpong"))
+                o->modes[TP_STREAM] = 0;
+            else if (!strcmp(optarg, "stream"))
+                o->modes[TP_PINGPONG] = 0;
+            else if (strcmp(optarg, "both") != 0) {
+                bench_err("throughput: bad --mode '%s' (pingpong, stream, both)", optarg);
+                return -1;
+            }
+            break;
+        case 'w':
+            if (bench_parse_count(optarg, &v) != 0 || v < 1 || v > 4096) {
+                bench_err("throughput: bad --window '%s' (1..4096)", optarg);
+                return -1;
+            }
+            o->window = (uint32_t)v;
+            break;
+        case 'c':
+            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
+                bench_err("throughput: bad --cell-time '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'T':
+            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
+                o->timeout_s > 3600) {
+                bench_err("throughput: bad --timeout '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'q': o->quick = 1; break;
+        case 'R': o->crc = 1; break;
+        case 'X':
+        case 'L':
+            if (bench_parse_count(optarg, &v) != 0 || v < 1 || v > 1000000000u) {
+                bench_err("throughput: bad --inject-* '%s'", optarg);
+                return -1;
+            }
+            if (c == 'X')
+                o->inject_corrupt = (uint32_t)v;
+            else
+                o->inject_loss = (uint32_t)v;
+            break;
+        case 'j': o->json = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'h': return 1;
+        default: return -1;
+        }
+    }
+    if (optind < argc) {
+        bench_err("throughput: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    o->n_chans = bench_parse_size_list(chans ? chans : o->quick ? "1,8" : "1,8,32", o->chans,
+                                       TP_MAX_CH, 1, BENCH_MAX_CHAN);
+    if (o->n_chans < 0)
+        return -1;
+    o->n_sizes = bench_parse_size_list(sizes ? sizes : o->quick ? "64,496,4K" : "1,16,64,256,496,4K,64K",
+                                       o->sizes, TP_MAX_SZ, 1, 16u << 20);
+    if (o->n_sizes < 0)
+        return -1;
+    /* totals are decimal byte counts (100, 10K = 10000 as in the seed) */
+    {
+        char tmp[256];
+        snprintf(tmp, sizeof(tmp), "%s", totals ? totals : o->quick ? "100k" : "1M");
+        char *save = NULL;
+        o->n_totals = 0;
+        for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            uint64_t v;
+            if (bench_parse_count(tok, &v) != 0 || v == 0 || v > (1ull << 40) ||
+                o->n_totals == TP_MAX_TOT) {
+                bench_err("throughput: bad --totals entry '%s' (bytes, 1..2^40, at most %d)", tok,
+                          TP_MAX_TOT);
+                return -1;
+            }
+            o->totals[o->n_totals++] = v;
+        }
+    }
+    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 1, "throughput");
+    if (n < 0)
+        return -1;
+    o->n_tr = (unsigned)n;
+    if (o->cell_time < 0)
+        o->cell_time = o->quick ? 0.2 : 1.0;
+    return 0;
+}
+
+/* ---- one cell ----------------------------------------------------------------------- */
+
+typedef struct tp_chres {
+    uint64_t sent, bytes, t_end;     /* A */
+    uint64_t received, loss, corrupt; /* B (and A for echoes) */
+    int rc_a, rc_b;
+} tp_chres;
+
+typedef struct tp_shared {
+    uint32_t size, nch, window, mode, crc, ctl_len;
+    uint32_t inject_corrupt, inject_loss;
+    uint64_t per_ch_msgs, budget_ns;
+    _Atomic uint32_t b_ready;
+    _Atomic uint32_t go;
+    uint64_t t0;
+    tp_chres ch[BENCH_MAX_CHAN];
+} tp_shared;
+
+typedef struct tp_thr {
+    const bench_msg_ops *ops;
+    void *ctx;
+    int side;
+    uint32_t ch;
+    tp_shared *sh;
+} tp_thr;
+
+static void *tp_sender(void *arg)
+{
+    tp_thr *a = arg;
+    tp_shared *sh = a->sh;
+    tp_chres *r = &sh->ch[a->ch];
+    bench_pattern pat;
+    uint32_t cap = sh->size > 16 ? sh->size : 16;
+    unsigned char *rbuf = malloc(cap);
+    if (!rbuf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
+        free(rbuf);
+        r->rc_a = -ENOMEM;
+        return NULL;
+    }
+    /* acquire: t0 was written before go */
+    while (!atomic_load_explicit(&sh->go, memory_order_acquire))
+        bench_relax();
+    uint64_t deadline = sh->t0 + sh->budget_ns, acked = 0;
+    int rc = 0;
+    uint64_t seq;
+    for (seq = 1; seq <= sh->per_ch_msgs; seq++) {
+        if ((seq & 15u) == 0 && sh->budget_ns && bench_now_ns() > deadline)
+            break;
+        if (sh->mode == TP_STREAM) {
+            while (seq - 1 - acked >= sh->window) {
+                int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+                if (n < 0) {
+                    rc = n;
+                    goto out;
+                }
+                uint32_t ack[3] = {0, 0, 0};
+                if (n == 12)
+                    memcpy(ack, rbuf, 12);
+                if (n != 12 || ack[0] != TP_ACK || ack[1] <= acked || ack[1] > seq - 1) {
+                    bench_err("throughput: channel %u: bad ack (%d bytes, count %u, sent %llu)",
+                              a->ch, n, ack[1], (unsigned long long)(seq - 1));
+                    rc = BENCH_RT_MISMATCH;
+                    goto out;
+                }
+                acked = ack[1];
+            }
+        }
+        const unsigned char *m = bench_pattern_msg(&pat, (uint32_t)seq);
+        if (sh->inject_loss && seq % sh->inject_loss == 0 && sh->mode == TP_STREAM) {
+            r->bytes += sh->size; /* counted as sent, never sent */
+            continue;
+        }
+        if (sh->inject_corrupt && seq % sh->inject_corrupt == 0) {
+            memcpy(rbuf, m, sh->size);
+            rbuf[sh->size - 1] ^= 0x40; /* the last byte: body, or seq for tiny packets */
+            m = rbuf;
+        }
+        rc = a->ops->send(a->ctx, a->side, a->ch, m, sh->size);
+        if (rc != 0)
+            goto out;
+        r->bytes += sh->size;
+        if (sh->mode == TP_PINGPONG) {
+            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+            if (n < 0) {
+                rc = n;
+                goto out;
+            }
+            int e = bench_pattern_check(&pat, rbuf, (uint32_t)n, (uint32_t)seq, (int)sh->crc);
+            if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN)
+                r->loss++;
+            else if (e != BENCH_PAT_OK)
+                r->corrupt++;
+        }
+    }
+    r->sent = seq - 1;
+    /* end: our count; the final ack carries what B received */
+    {
+        uint32_t end[4] = {TP_END, (uint32_t)r->sent, 0, 0};
+        rc = a->ops->send(a->ctx, a->side, a->ch, end, sh->ctl_len);
+        if (rc != 0)
+            goto out;
+        for (;;) {
+            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+            if (n < 0) {
+                rc = n;
+                goto out;
+            }
+            uint32_t ack[3] = {0, 0, 0};
+            if (n == 12)
+                memcpy(ack, rbuf, 12);
+            if (n != 12 || ack[0] != TP_ACK) {
+                bench_err("throughput: channel %u: expected an ack, got %d bytes", a->ch, n);
+                rc = BENCH_RT_MISMATCH;
+                goto out;
+            }
+            if (ack[2]) { /* final */
+                if (ack[1] != (uint32_t)r->sent) {
+                    bench_err("throughput: channel %u: sent %llu, peer received %u", a->ch,
+                              (unsigned long long)r->sent, ack[1]);
+                    r->loss += r->sent > ack[1] ? r->sent - ack[1] : ack[1] - r->sent;
+                }
+                break;
+            }
+        }
+    }
+    r->t_end = bench_now_ns() - sh->t0;
+out:
+    if (rc != 0 && !r->t_end)
+        r->t_end = bench_now_ns() - sh->t0;
+    r->rc_a = rc;
+    bench_pattern_free(&pat);
+    free(rbuf);
+    return NULL;
+}
+
+static void *tp_receiver(void *arg)
+{
+    tp_thr *a = arg;
+    tp_shared *sh = a->sh;
+    tp_chres *r = &sh->ch[a->ch];
+    bench_pattern pat;
+    uint32_t cap = sh->size > 16 ? sh->size : 16;
+    unsigned char *buf = malloc(cap);
+    if (!buf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
+        free(buf);
+        r->rc_b = -ENOMEM;
+        return NULL;
+    }
+    uint32_t k = sh->window / 2 ? sh->window / 2 : 1;
+    uint32_t expect = 1;
+    int rc = 0;
+    for (;;) {
+        int n = a->ops->recv(a->ctx, a->side, a->ch, buf, cap);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        if ((uint32_t)n == sh->ctl_len && sh->ctl_len != sh->size) {
+            uint32_t end[2];
+            memcpy(end, buf, 8);
+            if (end[0] != TP_END) {
+                bench_err("throughput: channel %u: unexpected %d-byte message", a->ch, n);
+                rc = BENCH_RT_MISMATCH;
+                break;
+            }
+            uint32_t ack[3] = {TP_ACK, (uint32_t)r->received, 1};
+            rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
+            break;
+        }
+        int e = bench_pattern_check(&pat, buf, (uint32_t)n, expect, (int)sh->crc);
+        if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN) {
+            r->loss++;
+            if (n >= 4) /* resynchronise on the seq it carries */
+                expect = bench_head(buf);
+        } else if (e != BENCH_PAT_OK) {
+            r->corrupt++;
+        }
+        expect++;
+        r->received++;
+        if (sh->mode == TP_PINGPONG) {
+            rc = a->ops->send(a->ctx, a->side, a->ch, buf, (uint32_t)n);
+        } else if (r->received % k == 0) {
+            uint32_t ack[3] = {TP_ACK, (uint32_t)r->received, 0};
+            rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
+        }
+        if (rc != 0)
+            break;
+    }
+    r->rc_b = rc;
+    bench_pattern_free(&pat);
+    free(buf);
+    return NULL;
+}
+
+static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shared *sh)
+{
+    pthread_t th[BENCH_MAX_CHAN];
+    tp_thr ta[BENCH_MAX_CHAN];
+    uint32_t started = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < sh->nch; i++) {
+        ta[i] = (tp_thr){.ops = ops, .ctx = ctx, .side = side, .ch = i, .sh = sh};
+        if (pthread_create(&th[i], NULL, side == BENCH_SIDE_A ? tp_sender : tp_receiver, &ta[i]) != 0) {
+            bench_err("throughput: pthread_create failed");
+            rc = -EAGAIN;
+            break;
+        }
+        started++;
+    }
+    if (side == BENCH_SIDE_B) {
+        /* release: our threads exist (they wait in recv) */
+        atomic_store_explicit(&sh->b_ready, 1, memory_order_release);
+    } else {
+        uint64_t dl = bench_now_ns() + 10000000000ull;
+        /* acquire: pairs with B's release */
+        while (!atomic_load_explicit(&sh->b_ready, memory_order_acquire) && bench_now_ns() < dl)
+            sched_yield();
+        sh->t0 = bench_now_ns();
+        /* release: t0 before go */
+        atomic_store_explicit(&sh->go, 1, memory_order_release);
+    }
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (rc)
+        return rc;
+    int mism = 0;
+    for (uint32_t i = 0; i < sh->nch; i++) {
+        int r = side == BENCH_SIDE_A ? sh->ch[i].rc_a : sh->ch[i].rc_b;
+        if (r == BENCH_RT_MISMATCH)
+            mism = 1;
+        else if (r != 0)
+            return r;
+    }
+    return mism ? BENCH_RT_MISMATCH : 0;
+}
+
+static int tp_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    return tp_run_threads(ops, ctx, side, arg);
+}
+static int tp_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    return tp_run_threads(ops, ctx, side, arg);
+}
+
+static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, int bi, int si,
+                        unsigned t)
+{
+    tp_cell *c = &tp_cells[m][ci][bi][si][t];
+    memset(c, 0, sizeof(*c));
+    c->run = 1;
+    uint32_t size = o->sizes[si], nch = o->chans[ci];
+    if ((size > 16 ? size : 16) > bench_tr_max_size(o->tr[t])) {
+        c->na = 1;
+        return;
+    }
+    tp_shared *sh = bench_shared_alloc(sizeof(tp_shared));
+    if (!sh) {
+        c->failures++;
+        return;
+    }
+    sh->size = size;
+    sh->nch = nch;
+    sh->window = m == TP_STREAM ? o->window : 1;
+    sh->mode = (uint32_t)m;
+    sh->crc = (uint32_t)o->crc;
+    sh->inject_corrupt = o->inject_corrupt;
+    sh->inject_loss = o->inject_loss;
+    sh->ctl_len = size == 12 ? 16 : 12;
+    sh->per_ch_msgs = (o->totals[bi] + size - 1) / size;
+    sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
+    bench_msg_job j;
+    memset(&j, 0, sizeof(j));
+    j.t = o->tr[t];
+    j.p.n_chan = nch;
+    j.p.max_size = size > 16 ? size : 16;
+    j.p.depth = m == TP_STREAM ? o->window + 2 : 8;
+    j.p.threads = nch;
+    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
+    j.cpu_a = h->cpus.cpu[0];
+    j.cpu_b = h->cpus.cpu[1];
+    j.fn_a = tp_side_a;
+    j.fn_b = tp_side_b;
+    j.arg = sh;
+    int src = bench_msg_session(&j, &c->integrity, &c->failures);
+    c->ok = src == 0;
+    if (src == BENCH_SESSION_NA) {
+        c->na = 1;
+        bench_shared_free(sh, sizeof(tp_shared));
+        return;
+    }
+    uint64_t wall = 0;
+    c->ch_min_bps = INFINITY;
+    c->ch_max_bps = 0;
+    for (uint32_t i = 0; i < nch; i++) {
+        tp_chres *r = &sh->ch[i];
+        c->msgs += r->sent;
+        c->bytes += r->bytes;
+        c->loss += r->loss;
+        c->corrupt += r->corrupt;
+        if (r->sent < sh->per_ch_msgs)
+            c->capped = 1;
+        if (r->t_end > wall)
+            wall = r->t_end;
+        double bps = r->t_end ? (double)r->bytes / ((double)r->t_end / 1e9) : 0;
+        if (bps < c->ch_min_bps)
+            c->ch_min_bps = bps;
+        if (bps > c->ch_max_bps)
+            c->ch_max_bps = bps;
+    }
+    c->wall_s = (double)wall / 1e9;
+    c->agg_bps = wall ? (double)c->bytes / c->wall_s : NAN;
+    c->msgs_ps = wall ? (double)c->msgs / c->wall_s : NAN;
+    if (c->loss || c->corrupt) {
+        bench_err("throughput %s %u ch %u B %s: %llu lost, %llu corrupted", o->tr[t]->name, nch, size,
+                  tp_mode_name[m], (unsigned long long)c->loss, (unsigned long long)c->corrupt);
+        c->ok = 0;
+        if (!c->integrity)
+            c->integrity++;
+    }
+    bench_shared_free(sh, sizeof(tp_shared));
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static const tp_cell *tp_find(const tp_opts *o, int m, int ci, int bi, int si, const char *name)
+{
+    for (unsigned t = 0; t < o->n_tr; t++)
+        if (!strcmp(o->tr[t]->name, name)) {
+            const tp_cell *c = &tp_cells[m][ci][bi][si][t];
+            return c->run && !c->na && c->ok ? c : NULL;
+        }
+    return NULL;
+}
+
+static const char *tp_mdcom_ref(const bench_transport *t)
+{
+    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+}
+
+static double tp_ratio(const tp_opts *o, int m, int ci, int bi, int si, unsigned t, const char *ref)
+{
+    const tp_cell *c = &tp_cells[m][ci][bi][si][t];
+    const tp_cell *r = ref ? tp_find(o, m, ci, bi, si, ref) : NULL;
+    if (!r || !c->ok || c->na || !(r->agg_bps > 0))
+        return NAN;
+    return c->agg_bps / r->agg_bps;
+}
+
+static const char *tp_fmt_rate(char *b, size_t len, double bps)
+{
+    if (!isfinite(bps))
+        snprintf(b, len, "-");
+    else if (bps >= 1e9)
+        snprintf(b, len, "%.2f GB/s", bps / 1e9);
+    else if (bps >= 1e6)
+        snprintf(b, len, "%.1f MB/s", bps / 1e6);
+    else if (bps >= 1e3)
+        snprintf(b, len, "%.1f kB/s", bps / 1e3);
+    else
+        snprintf(b, len, "%.0f B/s", bps);
+    return b;
+}
+
+static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
+{
+    char b[6][32];
+    fprintf(out, "\n== %s, %u channel%s, %llu bytes per channel ==\n", tp_mode_name[m], o->chans[ci],
+            o->chans[ci] == 1 ? "" : "s", (unsigned long long)o->totals[bi]);
+    fprintf(out, "%-17s %7s %11s %12s %11s %23s %5s %5s  %-16s %s\n", "transport", "packet",
+            "msgs", "aggregate", "msgs/s", "per channel min..max", "loss", "corr", "vs baseline",
+            "vs mdcom-copy");
+    for (int si = 0; si < o->n_sizes; si++) {
+        for (unsigned t = 0; t < o->n_tr; t++) {
+            const tp_cell *c = &tp_cells[m][ci][bi][si][t];
+            const bench_transport *tr = o->tr[t];
+            bench_fmt_size(b[0], sizeof(b[0]), o->sizes[si]);
+            if (!c->run)
+                continue;
+            if (c->na) {
+                fprintf(out, "%-17s %7s  n/a (packets above %u B)\n", tr->name, b[0],
+                        bench_tr_max_size(tr));
+                continue;
+            }
+            if (!c->ok && !c->loss && !c->corrupt) {
+                fprintf(out, "%-17s %7s  ERROR: %u integrity, %u other\n", tr->name, b[0],
+                        c->integrity, c->failures);
+                continue;
+            }
+            char rb[32] = "(baseline)", rm[16] = "-", per[48];
+            if (tr->baseline) {
+                double r = tp_ratio(o, m, ci, bi, si, t, tr->baseline);
+                if (isnan(r))
+                    snprintf(rb, sizeof(rb), "-");
+                else
+                    snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
+            }
+            double rmd = tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(tr));
+            if (!isnan(rmd) && strcmp(tr->name, tp_mdcom_ref(tr)))
+                snprintf(rm, sizeof(rm), "%.2fx", rmd);
+            snprintf(per, sizeof(per), "%s..%s", tp_fmt_rate(b[1], sizeof(b[1]), c->ch_min_bps),
+                     tp_fmt_rate(b[2], sizeof(b[2]), c->ch_max_bps));
+            fprintf(out, "%-17s %7s %10llu%s %12s %11.0f %23s %5llu %5llu  %-16s %s\n", tr->name, b[0],
+                    (unsigned long long)c->msgs, c->capped ? "*" : " ",
+                    tp_fmt_rate(b[3], sizeof(b[3]), c->agg_bps), c->msgs_ps, per,
+                    (unsigned long long)c->loss, (unsigned long long)c->corrupt, rb, rm);
+        }
+        if (m == TP_PINGPONG && o->chans[ci] == 1)
+            for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++)
+                if (tp_published[k].size == o->sizes[si])
+                    fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg, seed 002)\n",
+                            "", b[0], "", tp_fmt_rate(b[4], sizeof(b[4]), tp_published[k].bps));
+    }
+    fprintf(out, "(* = stopped by --cell-time; rates use the bytes actually moved)\n");
+    fflush(out);
+}
+
+enum { T_MET, T_MISSED, T_SKIPPED };
+static const char *const tp_state[] = {"MET", "MISSED", "SKIPPED"};
+
+typedef struct tp_target {
+    char name[96], detail[128];
+    double value, limit;
+    int state;
+} tp_target;
+
+static int tp_idx_u32(const uint32_t *a, int n, uint32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == v)
+            return i;
+    return -1;
+}
+
+static unsigned tp_targets(const tp_opts *o, tp_target *tg)
+{
+    unsigned n = 0;
+    int c1 = tp_idx_u32(o->chans, o->n_chans, 1), c32 = tp_idx_u32(o->chans, o->n_chans, 32);
+    int s64 = tp_idx_u32(o->sizes, o->n_sizes, 64), s4k = tp_idx_u32(o->sizes, o->n_sizes, 4096);
+    int bi = o->n_totals - 1; /* the largest total */
+    const char *mt = "mdcom-copy-poll";
+    /* streaming 64 B >= 20 M msgs/s */
+    tp_target *t = &tg[n++];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
+    t->limit = 20e6;
+    const tp_cell *c = c1 >= 0 && s64 >= 0 ? tp_find(o, TP_STREAM, c1, bi, s64, mt) : NULL;
+    t->value = c ? c->msgs_ps : NAN;
+    t->state = !c ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+    if (c)
+        snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
+    /* streaming 4 KiB >= 10 GB/s */
+    t = &tg[n++];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
+    t->limit = 10e9;
+    c = c1 >= 0 && s4k >= 0 ? tp_find(o, TP_STREAM, c1, bi, s4k, mt) : NULL;
+    t->value = c ? c->agg_bps : NAN;
+    t->state = !c ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+    if (c)
+        snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
+    /* 32-channel aggregate >= 0.9x the 1-channel aggregate, per mdcom transport and mode */
+    for (unsigned k = 0; k < o->n_tr; k++) {
+        if (strncmp(o->tr[k]->name, "mdcom-", 6) != 0)
+            continue;
+        for (int m = 0; m < TP_NMODES; m++) {
+            if (!o->modes[m])
+                continue;
+            t = &tg[n++];
+            memset(t, 0, sizeof(*t));
+            snprintf(t->name, sizeof(t->name), "%s %s 64 B: 32-ch / 1-ch aggregate >= 0.9",
+                     o->tr[k]->name, tp_mode_name[m]);
+            t->limit = 0.9;
+            const tp_cell *a = c32 >= 0 && s64 >= 0 ? tp_find(o, m, c32, bi, s64, o->tr[k]->name) : NULL;
+            const tp_cell *b = c1 >= 0 && s64 >= 0 ? tp_find(o, m, c1, bi, s64, o->tr[k]->name) : NULL;
+            t->value = a && b && b->agg_bps > 0 ? a->agg_bps / b->agg_bps : NAN;
+            t->state = isnan(t->value) ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+            if (!isnan(t->value)) {
+                char x[32], y[32];
+                snprintf(t->detail, sizeof(t->detail), "%s / %s", tp_fmt_rate(x, sizeof(x), a->agg_bps),
+                         tp_fmt_rate(y, sizeof(y), b->agg_bps));
+            }
+            if (n >= 30)
+                return n;
+        }
+    }
+    return n;
+}
+
+static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const tp_target *tg, unsigned ntg,
+                    unsigned integ, unsigned fail, double secs)
+{
+    bench_json j;
+    bench_json_init(&j, f);
+    bench_json_obj_begin(&j, NULL);
+    bench_json_str(&j, "benchmark", "throughput");
+    bench_host_json(&j, "host", h);
+    bench_json_obj_begin(&j, "config");
+    bench_json_bool(&j, "quick", o->quick);
+    bench_json_u64(&j, "window", o->window);
+    bench_json_dbl(&j, "cell_time_s", o->cell_time);
+    bench_json_bool(&j, "crc_recomputed", o->crc);
+    bench_json_obj_end(&j);
+    bench_json_arr_begin(&j, "results");
+    for (int m = 0; m < TP_NMODES; m++)
+        for (int ci = 0; ci < o->n_chans; ci++)
+            for (int bi = 0; bi < o->n_totals; bi++)
+                for (int si = 0; si < o->n_sizes; si++)
+                    for (unsigned t = 0; t < o->n_tr; t++) {
+                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
+                        if (!c->run)
+                            continue;
+                        bench_json_obj_begin(&j, NULL);
+                        bench_json_str(&j, "transport", o->tr[t]->name);
+                        bench_json_str(&j, "mode", tp_mode_name[m]);
+                        bench_json_u64(&j, "channels", o->chans[ci]);
+                        bench_json_u64(&j, "size", o->sizes[si]);
+                        bench_json_u64(&j, "total_per_channel", o->totals[bi]);
+                        bench_json_bool(&j, "na", c->na);
+                        bench_json_bool(&j, "ok", c->ok);
+                        bench_json_bool(&j, "capped", c->capped);
+                        bench_json_u64(&j, "msgs", c->msgs);
+                        bench_json_u64(&j, "bytes", c->bytes);
+                        bench_json_dbl(&j, "wall_s", c->wall_s);
+                        bench_json_dbl(&j, "aggregate_bytes_per_s", c->agg_bps);
+                        bench_json_dbl(&j, "msgs_per_s", c->msgs_ps);
+                        bench_json_dbl(&j, "channel_min_bytes_per_s", c->ch_min_bps);
+                        bench_json_dbl(&j, "channel_max_bytes_per_s", c->ch_max_bps);
+                        bench_json_u64(&j, "loss", c->loss);
+                        bench_json_u64(&j, "corrupt", c->corrupt);
+                        bench_json_u64(&j, "integrity_errors", c->integrity);
+                        bench_json_u64(&j, "failures", c->failures);
+                        bench_json_dbl(&j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+                        bench_json_dbl(&j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+                        bench_json_obj_end(&j);
+                    }
+    bench_json_arr_end(&j);
+    bench_json_arr_begin(&j, "published");
+    for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
+        bench_json_u64(&j, "size", tp_published[k].size);
+        bench_json_dbl(&j, "bytes_per_s", tp_published[k].bps);
+        bench_json_obj_end(&j);
+    }
+    bench_json_arr_end(&j);
+    bench_json_arr_begin(&j, "targets");
+    for (unsigned i = 0; i < ntg; i++) {
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "name", tg[i].name);
+        bench_json_dbl(&j, "value", tg[i].value);
+        bench_json_dbl(&j, "limit", tg[i].limit);
+        bench_json_str(&j, "detail", tg[i].detail);
+        bench_json_str(&j, "state", tp_state[tg[i].state]);
+        bench_json_obj_end(&j);
+    }
+    bench_json_arr_end(&j);
+    bench_json_u64(&j, "integrity_errors", integ);
+    bench_json_u64(&j, "failures", fail);
+    bench_json_dbl(&j, "seconds", secs);
+    bench_json_obj_end(&j);
+}
+
+static void tp_csv(FILE *f, const tp_opts *o)
+{
+    bench_csv_header(f);
+    for (int m = 0; m < TP_NMODES; m++)
+        for (int ci = 0; ci < o->n_chans; ci++)
+            for (int bi = 0; bi < o->n_totals; bi++)
+                for (int si = 0; si < o->n_sizes; si++)
+                    for (unsigned t = 0; t < o->n_tr; t++) {
+                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
+                        if (!c->run || c->na)
+                            continue;
+                        bench_csv_key k = {.scenario = "throughput",
+                                           .transport = o->tr[t]->name,
+                                           .mode = tp_mode_name[m],
+                                           .size = o->sizes[si],
+                                           .channels = o->chans[ci],
+                                           .n = c->msgs,
+                                           .total = o->totals[bi]};
+                        bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
+                        bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
+                        bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
+                        bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
+                        bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
+                    }
+}
+
+static int tp_main(int argc, char **argv)
+{
+    tp_opts o;
+    int prc = tp_parse(argc, argv, &o);
+    if (prc == 1) {
+        tp_usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench throughput --help'\n");
+        return BENCH_EXIT_USAGE;
+    }
+    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
+    FILE *jf = NULL, *cf = NULL;
+    if ((o.json && !(jf = bench_open_out(o.json, "throughput"))) ||
+        (o.csv && !(cf = bench_open_out(o.csv, "throughput"))))
+        return BENCH_EXIT_USAGE;
+    uint64_t t0 = bench_now_ns();
+    memset(tp_cells, 0, sizeof(tp_cells));
+    bench_catch_signals();
+    bench_host h;
+    bench_host_detect(&h);
+    bench_host_print(out, &h, "throughput", o.quick);
+    fprintf(out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
+                 "       stream window %u; at most %.2f s per cell; every packet checked\n",
+            o.window, o.cell_time);
+    unsigned integ = 0, fail = 0;
+    char b1[24];
+    for (int m = 0; m < TP_NMODES && !bench_interrupted; m++) {
+        if (!o.modes[m])
+            continue;
+        for (int ci = 0; ci < o.n_chans && !bench_interrupted; ci++)
+            for (int bi = 0; bi < o.n_totals && !bench_interrupted; bi++) {
+                for (int si = 0; si < o.n_sizes && !bench_interrupted; si++)
+                    for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
+                        bench_progress("throughput %s %u ch %s: %s", tp_mode_name[m], o.chans[ci],
+                                       bench_fmt_size(b1, sizeof(b1), o.sizes[si]), o.tr[t]->name);
+                        tp_cell_run(&o, &h, m, ci, bi, si, t);
+                        integ += tp_cells[m][ci][bi][si][t].integrity;
+                        fail += tp_cells[m][ci][bi][si][t].failures;
+                    }
+                bench_progress_end();
+                tp_print(out, &o, m, ci, bi);
+            }
+    }
+    tp_target tg[32];
+    unsigned ntg = tp_targets(&o, tg), met = 0, missed = 0, skipped = 0;
+    fprintf(out, "\n== targets (computed from this run) ==\n");
+    for (unsigned i = 0; i < ntg; i++) {
+        fprintf(out, "%-7s  %-62s %s\n", tp_state[tg[i].state], tg[i].name,
+                tg[i].state == T_SKIPPED ? "not measured" : tg[i].detail);
+        met += tg[i].state == T_MET;
+        missed += tg[i].state == T_MISSED;
+        skipped += tg[i].state == T_SKIPPED;
+    }
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
+    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, missed, skipped);
+    fprintf(out, "errors: %u integrity (loss/corruption), %u other; %.1f s total\n", integ, fail, secs);
+    if (jf) {
+        tp_json(jf, &o, &h, tg, ntg, integ, fail, secs);
+        bench_close_out(jf, o.json, &fail);
+    }
+    if (cf) {
+        tp_csv(cf, &o);
+        bench_close_out(cf, o.csv, &fail);
+    }
+    if (bench_interrupted)
+        return BENCH_EXIT_INTERRUPTED;
+    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+}
+
+const bench_cmd bench_cmd_throughput = {
+    .name = "throughput",
+    .summary = "seed 002: 1/8/32 channels x packet size, ping-pong and streaming, checked",
+    .main = tp_main,
+    .usage = tp_usage,
+};

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""bench-report.py - turn one `mdcom-bench suite` directory into a report.
+
+usage: tools/bench-report.py DIR
+
+Reads DIR/{suite,latency,blocks,throughput,api,thread-metric}.json and .csv
+(whatever is there) and writes
+  DIR/results.json   every scenario's JSON under its name, plus the suite's
+  DIR/results.csv    the scenarios' CSV rows in one file (one header)
+  DIR/report.md      machine, method, summary, targets, tables, plots
+  DIR/plots/*.png, *.svg   (matplotlib; skipped with a note when missing)
+Exit status 0 when the report was written (even without plots), 2 on bad use.
+"""
+import csv
+import json
+import math
+import os
+import sys
+
+SCENARIOS = ["latency", "blocks", "throughput", "api", "thread-metric"]
+# report order: baselines, mdcom, then the peers
+PREF = ["raw-spin", "raw-futex", "mdcom-zc-poll", "mdcom-copy-poll", "mdcom-smem-poll",
+        "mdcom-zc-block", "mdcom-copy-block"]
+
+
+def load(dirpath, name):
+    path = os.path.join(dirpath, name + ".json")
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"bench-report: {path}: {e}", file=sys.stderr)
+        return None
+
+
+def fmt_ns(ns):
+    if ns is None or (isinstance(ns, float) and math.isnan(ns)):
+        return "-"
+    if ns < 1e3:
+        return f"{ns:.0f} ns"
+    if ns < 1e4:
+        return f"{ns / 1e3:.2f} us"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} us"
+    if ns < 1e9:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def fmt_size(b):
+    if b >= 1 << 20 and b % (1 << 20) == 0:
+        return f"{b >> 20} MiB"
+    if b >= 1024 and b % 1024 == 0:
+        return f"{b >> 10} KiB"
+    return f"{b} B"
+
+
+def fmt_rate(bps):
+    if bps is None:
+        return "-"
+    if bps >= 1e9:
+        return f"{bps / 1e9:.2f} GB/s"
+    if bps >= 1e6:
+        return f"{bps / 1e6:.1f} MB/s"
+    if bps >= 1e3:
+        return f"{bps / 1e3:.1f} kB/s"
+    return f"{bps:.0f} B/s"
+
+
+def fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def table(headers, rows):
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out) + "\n"
+
+
+def order(names, preferred):
+    return [n for n in preferred if n in names] + sorted(n for n in names if n not in preferred)
+
+
+# ---------------------------------------------------------------- plots
+
+def make_plots(d, res, notes):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        notes.append("Plots skipped: matplotlib is not installed (Debian: python3-matplotlib).")
+        return []
+    pdir = os.path.join(d, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    made = []
+
+    def save(fig, name, title):
+        for ext in ("png", "svg"):
+            fig.savefig(os.path.join(pdir, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        made.append((name, title))
+
+    lat = res.get("latency")
+    if lat:
+        for kind, title in (("rtt", "round trip"), ("oneway", "one way")):
+            rows = [r for r in lat["results"] if r["kind"] == kind and not r["na"] and r.get("ok")]
+            if not rows:
+                continue
+            fig, ax = plt.subplots(figsize=(9, 5.5))
+            for t in order({r["transport"] for r in rows}, PREF):
+                pts = sorted((r["size"], r["stats"]["p50_ns"]) for r in rows if r["transport"] == t)
+                ls = "-" if t.startswith("mdcom") else "--" if t.startswith("raw") else ":"
+                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], ls, marker="o", ms=3, label=t)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("payload (bytes)")
+            ax.set_ylabel(f"{title} p50 (us)")
+            ax.set_title(f"{title} latency vs payload size (p50)")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, ncol=2)
+            save(fig, f"latency_{kind}_vs_size", f"{title} p50 vs payload size")
+        # percentiles at 64 B
+        rows = [r for r in lat["results"] if r["kind"] == "rtt" and r["size"] == 64 and not r["na"] and r.get("ok")]
+        if rows:
+            fig, ax = plt.subplots(figsize=(9, 5))
+            keys = [("min_ns", "min"), ("p50_ns", "p50"), ("p90_ns", "p90"), ("p99_ns", "p99"), ("p999_ns", "p99.9")]
+            for r in rows:
+                ax.plot([k[1] for k in keys], [r["stats"][k[0]] / 1e3 for k in keys], marker="o", ms=3,
+                        label=r["transport"])
+            ax.set_yscale("log")
+            ax.set_ylabel("round trip (us)")
+            ax.set_title("64 B round trip: percentiles")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, ncol=2)
+            save(fig, "latency_percentiles_64B", "64 B round-trip percentiles")
+            fig, ax = plt.subplots(figsize=(9, 5))
+            for r in rows:
+                h = r.get("hist") or {}
+                bins, cnt = h.get("bin_us", []), h.get("count", [])
+                if bins:
+                    n = sum(cnt)
+                    ax.step(bins, [c / n for c in cnt], where="post", label=r["transport"])
+            ax.set_xscale("symlog", linthresh=1)
+            ax.set_yscale("log")
+            ax.set_xlabel("round trip (1-us bins)")
+            ax.set_ylabel("fraction of samples")
+            ax.set_title("64 B round trip: histogram")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7, ncol=2)
+            save(fig, "latency_histogram_64B", "64 B round-trip histogram (1-us bins)")
+    tp = res.get("throughput")
+    if tp:
+        rows = [r for r in tp["results"] if not r["na"] and r.get("ok")]
+        modes = sorted({r["mode"] for r in rows})
+        chans = sorted({r["channels"] for r in rows})
+        if rows and modes and chans:
+            fig, axes = plt.subplots(len(modes), len(chans), figsize=(4.2 * len(chans), 3.6 * len(modes)),
+                                     squeeze=False, sharey=True)
+            for i, m in enumerate(modes):
+                for k, c in enumerate(chans):
+                    ax = axes[i][k]
+                    sub = [r for r in rows if r["mode"] == m and r["channels"] == c]
+                    for t in order({r["transport"] for r in sub}, PREF):
+                        pts = sorted((r["size"], r["aggregate_bytes_per_s"]) for r in sub if r["transport"] == t)
+                        ls = "-" if t.startswith("mdcom") else "--" if t.startswith("raw") else ":"
+                        ax.plot([p[0] for p in pts], [p[1] / 1e6 for p in pts], ls, marker="o", ms=3, label=t)
+                    ax.set_xscale("log", base=2)
+                    ax.set_yscale("log")
+                    ax.set_title(f"{m}, {c} channel{'s' if c > 1 else ''}", fontsize=9)
+                    ax.grid(True, which="both", alpha=0.3)
+                    if i == len(modes) - 1:
+                        ax.set_xlabel("packet (bytes)")
+                    if k == 0:
+                        ax.set_ylabel("aggregate MB/s")
+            axes[0][-1].legend(fontsize=6)
+            fig.suptitle("throughput: total bytes / wall time")
+            save(fig, "throughput_vs_size", "throughput vs packet size per channel count")
+    api = res.get("api")
+    if api:
+        rows = api["api"]
+        fig, ax1 = plt.subplots(figsize=(9, 4.5))
+        names = [r["api"] for r in rows]
+        ax1.bar(range(len(rows)), [r["mode_ns"] for r in rows], color="tab:blue", label="mode ns")
+        ax1.set_xticks(range(len(rows)))
+        ax1.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+        ax1.set_ylabel("ns per call (mode)")
+        ax1.set_title("API call cost (single process, cache hot)")
+        if any(r.get("instructions") is not None for r in rows):
+            ax2 = ax1.twinx()
+            ax2.plot(range(len(rows)), [r.get("instructions") or float("nan") for r in rows], "o", color="tab:red",
+                     label="instructions")
+            ax2.set_ylabel("instructions per call (callgrind)")
+        save(fig, "api_costs", "API costs")
+    blk = res.get("blocks")
+    if blk:
+        rows = [r for r in blk["results"] if not r["na"] and r.get("ok")]
+        if rows:
+            fig, ax = plt.subplots(figsize=(9, 5))
+            for t in order({r["transport"] for r in rows}, PREF):
+                pts = sorted((r["length"], r["kib_per_s"]) for r in rows if r["transport"] == t and r["count"] == 1)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], marker="o", ms=3, label=t)
+            pub = [p for p in blk.get("published", []) if p["count"] == 1]
+            for src in sorted({p["source"] for p in pub}):
+                pts = sorted((p["block"], p["block"] / 1024 / (p["ms"] / 1e3)) for p in pub if p["source"] == src)
+                ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], "k--", marker="x", label=f"published: {src}")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("transaction size (bytes, one block)")
+            ax.set_ylabel("MiB/s (p50)")
+            ax.set_title("blocks (seeds 000/001): transaction rate")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6, ncol=2)
+            save(fig, "blocks_rate", "blocks: transaction rate vs size")
+    return made
+
+
+# ---------------------------------------------------------------- report
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr if len(sys.argv) != 2 else sys.stdout)
+        return 0 if len(sys.argv) == 2 else 2
+    d = sys.argv[1]
+    if not os.path.isdir(d):
+        print(f"bench-report: {d}: not a directory", file=sys.stderr)
+        return 2
+    suite = load(d, "suite")
+    res = {n: load(d, n) for n in SCENARIOS}
+    res = {k: v for k, v in res.items() if v is not None}
+    merged = {"suite": suite, **res}
+    with open(os.path.join(d, "results.json"), "w") as f:
+        json.dump(merged, f, indent=1)
+    with open(os.path.join(d, "results.csv"), "w", newline="") as out:
+        w = None
+        for n in SCENARIOS:
+            p = os.path.join(d, n + ".csv")
+            if not os.path.exists(p):
+                continue
+            with open(p, newline="") as f:
+                rd = csv.reader(f)
+                hdr = next(rd, None)
+                if hdr is None:
+                    continue
+                if w is None:
+                    w = csv.writer(out)
+                    w.writerow(hdr)
+                for row in rd:
+                    w.writerow(row)
+    notes = []
+    plots = make_plots(d, res, notes)
+
+    host = (suite or {}).get("host") or next((v.get("host") for v in res.values() if v.get("host")), {})
+    L = []
+    L.append(f"# mdcom-bench report {(suite or {}).get('timestamp', '')}\n")
+    L.append("## Machine\n")
+    L.append(table(["", ""], [
+        ["CPU", host.get("cpu_model", "?")],
+        ["kernel", host.get("kernel", "?")],
+        ["CPUs online / allowed", f"{host.get('cpus_online', '?')} / {host.get('cpus_allowed', '?')}"],
+        ["pinned", f"{'yes' if host.get('pinned') else 'NO'} (side A cpu {host.get('cpu_a')}, side B cpu {host.get('cpu_b')})"],
+        ["clock", f"CLOCK_MONOTONIC, {host.get('timer_overhead_ns', 0):.0f} ns per read"],
+        ["libmdcom", f"{host.get('mdcom_version_major', '?')}.{host.get('mdcom_version_minor', '?')}"],
+    ]))
+    L.append("\n## Method\n")
+    L.append("Two real processes per measurement (side A measures, side B answers), each pinned to its own CPU; "
+             "fresh shared state per cell; warm-up before timing; every message carries a sequence number "
+             "(and, in `throughput`/`blocks`, a CRC32C and template-checked bytes) checked on both sides. "
+             "Percentiles are nearest-rank (always a measured value). Throughput aggregate = total bytes / wall "
+             "time, never a sum of per-channel rates. Ratios are computed from this run only. "
+             "Full description: docs/benchmarks.md.\n")
+    if suite:
+        L.append("\n" + table(["scenario", "command", "exit", "seconds"],
+                              [[s["scenario"], f"`{s['command'].replace(d + '/', '')}`", s["exit"], f"{s['seconds']:.1f}"]
+                               for s in suite.get("steps", [])]))
+        L.append(f"\nTotal {suite.get('seconds', 0):.1f} s. Exit 1 = an integrity or API error in that scenario.\n")
+
+    lat = res.get("latency")
+    if lat:
+        rtt = [r for r in lat["results"] if r["kind"] == "rtt"]
+        sizes = sorted({r["size"] for r in rtt})
+        pick = [s for s in (1, 64, 4096, 65536, 1 << 20, 16 << 20) if s in sizes] or sizes[:4]
+        trs = order({r["transport"] for r in rtt}, PREF)
+        by = {(r["transport"], r["size"]): r for r in rtt}
+        L.append("\n## Summary: round trip p50\n")
+        rows = []
+        for t in trs:
+            row = [t]
+            for s in pick:
+                r = by.get((t, s))
+                if not r or r["na"]:
+                    row.append("n/a")
+                elif not r.get("ok"):
+                    row.append("ERROR")
+                else:
+                    x = r.get("p50_ratio_to_baseline")
+                    row.append(fmt_ns(r["stats"]["p50_ns"]) + (f" ({x:.2f}x base)" if x else ""))
+            rows.append(row)
+        L.append(table(["transport"] + [fmt_size(s) for s in pick], rows))
+        L.append("\n`x base`: p50 / p50 of the transport's raw baseline (raw-spin for polling, raw-futex for "
+                 "blocking) at the same size.\n")
+    targets = []
+    for n in ("latency", "throughput"):
+        for t in (res.get(n) or {}).get("targets", []):
+            v, lim = t.get("value"), t.get("limit")
+            val = "" if v is None else (f"{v / 1e6:.2f} M" if lim and lim >= 1e6 else f"{v:.3f}")
+            lims = "" if lim is None else (f"{lim / 1e6:.0f} M" if lim >= 1e6 else f"{lim:g}")
+            targets.append([n, t["state"], t["name"], val, lims, t.get("detail", "")])
+    if res.get("api"):
+        for r in res["api"]["api"]:
+            if "target_ns" in r:
+                targets.append(["api", "MET" if r["met"] else "MISSED", f"{r['api']} mean ns per call",
+                                f"{r['mean_ns']:.1f}", f"{r['target_ns']:.0f}", ""])
+    if targets:
+        L.append("\n## Targets (computed from this run)\n")
+        L.append(table(["scenario", "state", "target", "value", "limit", "detail"], targets))
+    if lat:
+        L.append("\n## Latency\n")
+        for kind, title in (("rtt", "Round trip"), ("oneway", "One way")):
+            rows_k = [r for r in lat["results"] if r["kind"] == kind]
+            if not rows_k:
+                continue
+            for s in sorted({r["size"] for r in rows_k}):
+                L.append(f"\n### {title}, {fmt_size(s)}\n")
+                rows = []
+                for r in rows_k:
+                    if r["size"] != s:
+                        continue
+                    if r["na"]:
+                        rows.append([r["transport"], "n/a"] + [""] * 7)
+                        continue
+                    if not r.get("ok"):
+                        rows.append([r["transport"], "ERROR"] + [""] * 7)
+                        continue
+                    st = r["stats"]
+                    rows.append([r["transport"], st["n"], fmt_ns(st["min_ns"]), fmt_ns(st["p50_ns"]),
+                                 fmt_ns(st["p90_ns"]), fmt_ns(st["p99_ns"]), fmt_ns(st["p999_ns"]),
+                                 fmt_ns(st["max_ns"]),
+                                 f"{fmt_x(r.get('p50_ratio_to_baseline'))} / {fmt_x(r.get('p50_ratio_to_mdcom'))}"])
+                L.append(table(["transport", "n", "min", "p50", "p90", "p99", "p99.9", "max",
+                                "p50 vs baseline / vs mdcom-copy"], rows))
+    blk = res.get("blocks")
+    if blk:
+        L.append("\n## Blocks (seeds 000/001): time per transaction, KiB/s at p50\n")
+        combos = sorted({(r["block"], r["count"]) for r in blk["results"]})
+        trs = order({r["transport"] for r in blk["results"]}, PREF)
+        by = {(r["transport"], r["block"], r["count"]): r for r in blk["results"]}
+        rows = []
+        for b, n in combos:
+            row = [f"{fmt_size(b)} x {n}"]
+            for t in trs:
+                r = by.get((t, b, n))
+                if not r or r["na"]:
+                    row.append("n/a")
+                elif not r.get("ok"):
+                    row.append("ERROR")
+                else:
+                    row.append(f"{fmt_ns(r['time']['p50_ns'])} / {r['kib_per_s']:.0f}")
+            pub = [p for p in blk.get("published", []) if p["block"] == b and p["count"] == n]
+            row.append("; ".join(f"{p['source']}: {p['ms']:.2f} ms / {b * n / 1024 / (p['ms'] / 1e3):.0f}" for p in pub) or "")
+            rows.append(row)
+        L.append(table(["block x n"] + trs + ["published (STM32MP1)"], rows))
+    tp = res.get("throughput")
+    if tp:
+        L.append("\n## Throughput (seed 002): aggregate = total bytes / wall time\n")
+        rows_all = tp["results"]
+        for m in sorted({r["mode"] for r in rows_all}):
+            for c in sorted({r["channels"] for r in rows_all}):
+                sub = [r for r in rows_all if r["mode"] == m and r["channels"] == c]
+                if not sub:
+                    continue
+                L.append(f"\n### {m}, {c} channel{'s' if c > 1 else ''}\n")
+                sizes = sorted({r["size"] for r in sub})
+                trs = order({r["transport"] for r in sub}, PREF)
+                by = {(r["transport"], r["size"]): r for r in sub}
+                rows = []
+                for t in trs:
+                    row = [t]
+                    for s in sizes:
+                        r = by.get((t, s))
+                        if not r or r["na"]:
+                            row.append("n/a")
+                        elif not r.get("ok"):
+                            row.append(f"ERROR (loss {r['loss']}, corrupt {r['corrupt']})")
+                        else:
+                            row.append(f"{fmt_rate(r['aggregate_bytes_per_s'])}, {r['msgs_per_s'] / 1e6:.2f} M/s"
+                                       + ("*" if r.get("capped") else ""))
+                    rows.append(row)
+                L.append(table(["transport"] + [fmt_size(s) for s in sizes], rows))
+        L.append("\n`*`: stopped by the cell's time budget; rates use the bytes moved. Loss and corruption were "
+                 "0 in every cell marked with a rate (a cell with either is an ERROR).\n")
+        pub = tp.get("published", [])
+        if pub:
+            L.append("\nPublished (seed 002, ADI SC598 RPMsg, 1 channel, ping-pong): "
+                     + ", ".join(f"{fmt_size(p['size'])}: {fmt_rate(p['bytes_per_s'])}" for p in pub) + ".\n")
+    api = res.get("api")
+    if api:
+        L.append("\n## API call cost (ns per call; paper: i.MX7 Cortex-M4 RTOS side)\n")
+        rows = []
+        for r in api["api"]:
+            paper = "-" if r.get("paper_mode_ns") is None else \
+                f"{r['paper_mode_ns']:.0f} / {r['paper_mean_ns']:.0f} / {r['paper_stddev_ns']:.0f}"
+            ins = "-" if r.get("instructions") is None else f"{r['instructions']:.0f}"
+            rows.append([r["api"], f"{r['mode_ns']:.1f}", f"{r['mean_ns']:.1f}", f"{r['stddev_ns']:.2f}", ins, paper])
+        L.append(table(["api", "mode", "mean", "stddev", "instructions", "paper mode / mean / sd"], rows))
+    tm = res.get("thread-metric")
+    if tm:
+        L.append(f"\n## Thread-Metric style (seed 004), period {tm['config']['period_s']} s\n")
+        rows = []
+        for r in tm["results"]:
+            if not r.get("ok"):
+                rows.append([r["test"], r["transport"], "ERROR", "", "", ""])
+                continue
+            rows.append([r["test"], r["transport"], ", ".join(str(s) for s in r["scores"]),
+                         f"{r['per_second']:.0f}", f"{r['per_30s']:.0f}",
+                         f"{r['per_30s'] / r['published_per_30s']:.1f}x"])
+        L.append(table(["test", "transport", "score per period", "per second", "per 30 s", "vs FreeRTOS (STM32L432)"], rows))
+    if plots:
+        L.append("\n## Plots\n")
+        for name, title in plots:
+            L.append(f"\n### {title}\n\n![{title}](plots/{name}.png) ([SVG](plots/{name}.svg))\n")
+    for n in notes:
+        L.append(f"\n_{n}_\n")
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write("\n".join(L))
+    for n in notes:
+        print(f"bench-report: {n}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
