@@ -4,7 +4,7 @@
 set -euo pipefail
 want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
-[[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi)
+[[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 
 missing=()
 for p in "${want[@]}"; do
@@ -18,6 +18,7 @@ for p in "${want[@]}"; do
     valgrind) command -v valgrind >/dev/null || missing+=("$p") ;;
     gcc-arm-none-eabi) command -v arm-none-eabi-gcc >/dev/null || missing+=("$p") ;;
     binutils-arm-none-eabi) command -v arm-none-eabi-size >/dev/null || missing+=("$p") ;;
+    qemu-system-arm) command -v qemu-system-arm >/dev/null || missing+=("$p") ;;
     clang) command -v clang >/dev/null || missing+=("$p") ;;
     libclang-rt-14-dev) ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=("$p") ;;
     libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;

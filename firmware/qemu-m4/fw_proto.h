@@ -1,0 +1,141 @@
+/*
+ * fw_proto.h - the command protocol between Linux programs and the QEMU
+ * firmware responder (mdcom-fw-resp), over the channels of qemu_m4.toml.
+ * Shared by the firmware and the Linux side. All fields little-endian u32.
+ *
+ *   Linux: send fw_cmd on "ctl"  ->  firmware runs the service  ->  Linux
+ *   receives fw_rsp on "rsp" when the service ends (count reached, or no
+ *   traffic for FW_IDLE_MS). A service runs in one mode: FW_MODE_POLL (the
+ *   firmware spins with MDCOM_POLL) or FW_MODE_DOORBELL (it sleeps in WFI
+ *   until Linux rings the UART doorbell).
+ *
+ *   ECHO      count messages on echo_in, each echoed verbatim on echo_out.
+ *             A message is fw_echo_hdr + payload; the firmware checks the
+ *             CRC and the sequence (rsp.value = bad messages).
+ *   BLOCKACK  count transactions on bulk: a stream of fw_ba_hdr{preamble,
+ *             length} followed by length bytes, cut into messages of any
+ *             size; when all length bytes arrived the firmware sends the
+ *             byte count (u32) on ack (the seeds' protocol).
+ *   SINK      count messages on bulk, dequeued and freed; rsp.value = bytes,
+ *             rsp.value2 = sum of the first u32 of each message.
+ *             With arg = 1 an ack (u32 bytes) is sent after the last one.
+ *   SMEM      count times: lock "state", counter += 1 (and check that no
+ *             one else changed it while we hold it), unlock.
+ *             rsp.value = errors seen.
+ *   TM_MSG    arg ms: firmware-local loop send 16 B / recv 16 B on "tm";
+ *             rsp.count = iterations (Thread-Metric message processing).
+ *   TM_SYNC   arg ms: trylock/unlock on "tm_sync"; rsp.count = iterations.
+ *   RPMSG_ECHO count messages echoed on the RPMsg endpoint "mdcom-echo"
+ *             (firmware: remote role over the "rpmsg" SMEM area).
+ *   PING      answers at once; rsp.value = boot token, value2 = doorbells.
+ *   RESET     answers, then resets the core (SYSRESETREQ).
+ *   EXIT      answers, then ends QEMU with exit status arg (semihosting).
+ */
+#ifndef MDCOM_FW_PROTO_H
+#define MDCOM_FW_PROTO_H
+
+#include <stdint.h>
+
+#include "mdcom/mdcom.h" /* errno.h, and ESHUTDOWN/EUSERS where newlib lacks them */
+
+enum fw_op {
+    FW_OP_PING = 1,
+    FW_OP_ECHO = 2,
+    FW_OP_BLOCKACK = 3,
+    FW_OP_SINK = 4,
+    FW_OP_SMEM = 5,
+    FW_OP_TM_MSG = 6,
+    FW_OP_TM_SYNC = 7,
+    FW_OP_RPMSG_ECHO = 8,
+    FW_OP_RESET = 9,
+    FW_OP_EXIT = 10
+};
+
+enum fw_mode { FW_MODE_POLL = 0, FW_MODE_DOORBELL = 1 };
+
+#define FW_IDLE_MS 10000u            /* a service ends after 10 s without traffic */
+#define FW_BA_PREAMBLE 0xA55A5AA5u   /* block-ack transaction header */
+#define FW_RPMSG_SERVICE "mdcom-echo"
+#define FW_RPMSG_NUM_BUFS 16u
+#define FW_RPMSG_BUF_SIZE 512u
+#define FW_RPMSG_ALIGN 64u
+
+typedef struct fw_cmd {
+    uint32_t op, mode, count, arg;
+} fw_cmd;
+
+typedef struct fw_rsp {
+    uint32_t op;
+    int32_t status; /* 0 or a negative errno */
+    uint32_t count; /* messages / transactions / iterations done */
+    uint32_t value, value2;
+    uint32_t elapsed_us; /* firmware SysTick time of the service */
+} fw_rsp;
+
+typedef struct fw_echo_hdr {
+    uint32_t seq, len, crc; /* len: payload bytes after the header; crc: CRC-32 of them */
+} fw_echo_hdr;
+
+typedef struct fw_ba_hdr {
+    uint32_t preamble, length;
+} fw_ba_hdr;
+
+/* fw_rsp.status carries errors as Linux (asm-generic) errno numbers whatever
+ * the firmware's C library (newlib numbers differ: ETIMEDOUT is 116 there).
+ * The firmware converts with fw_errno_to_wire(); unknown errors become
+ * -FW_EPROTO. */
+enum {
+    FW_EPERM = 1, FW_ENOENT = 2, FW_EINTR = 4, FW_EAGAIN = 11, FW_ENOMEM = 12, FW_EACCES = 13,
+    FW_EBUSY = 16, FW_EINVAL = 22, FW_ENOSPC = 28, FW_EDEADLK = 35, FW_ENOSYS = 38,
+    FW_EPROTO = 71, FW_EBADMSG = 74, FW_EOVERFLOW = 75, FW_EUSERS = 87, FW_EMSGSIZE = 90,
+    FW_EPROTONOSUPPORT = 93, FW_EADDRINUSE = 98, FW_ECONNRESET = 104, FW_ENOBUFS = 105,
+    FW_ENOTCONN = 107, FW_ESHUTDOWN = 108, FW_ETIMEDOUT = 110, FW_EALREADY = 114, FW_ESTALE = 116
+};
+
+static inline int32_t fw_errno_to_wire(int e)
+{
+    switch (e < 0 ? -e : e) {
+    case 0: return 0;
+    case EPERM: return -FW_EPERM;
+    case ENOENT: return -FW_ENOENT;
+    case EINTR: return -FW_EINTR;
+    case EAGAIN: return -FW_EAGAIN;
+    case ENOMEM: return -FW_ENOMEM;
+    case EACCES: return -FW_EACCES;
+    case EBUSY: return -FW_EBUSY;
+    case EINVAL: return -FW_EINVAL;
+    case ENOSPC: return -FW_ENOSPC;
+    case EDEADLK: return -FW_EDEADLK;
+    case ENOSYS: return -FW_ENOSYS;
+    case EBADMSG: return -FW_EBADMSG;
+    case EOVERFLOW: return -FW_EOVERFLOW;
+    case EUSERS: return -FW_EUSERS;
+    case EMSGSIZE: return -FW_EMSGSIZE;
+    case EPROTONOSUPPORT: return -FW_EPROTONOSUPPORT;
+    case EADDRINUSE: return -FW_EADDRINUSE;
+    case ECONNRESET: return -FW_ECONNRESET;
+    case ENOBUFS: return -FW_ENOBUFS;
+    case ENOTCONN: return -FW_ENOTCONN;
+    case ESHUTDOWN: return -FW_ESHUTDOWN;
+    case ETIMEDOUT: return -FW_ETIMEDOUT;
+    case EALREADY: return -FW_EALREADY;
+    case ESTALE: return -FW_ESTALE;
+    default: return -FW_EPROTO;
+    }
+}
+
+/* CRC-32 (IEEE 802.3, reflected, bitwise: small, no table). */
+static inline uint32_t fw_crc32(const void *p, uint32_t n)
+{
+    const uint8_t *b = (const uint8_t *)p;
+    uint32_t c = 0xffffffffu;
+    while (n--) {
+        int k;
+        c ^= *b++;
+        for (k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+#endif /* MDCOM_FW_PROTO_H */

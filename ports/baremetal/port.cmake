@@ -1,0 +1,27 @@
+# ports/baremetal/port.cmake - included by the top-level CMakeLists.txt when
+# MDCOM_PORT=baremetal (cross builds). Selects the board (MDCOM_BOARD), puts
+# the port into libmdcom and defines mdcom_bm_runtime: startup, generic
+# Cortex-M services, mem*, and the board file, which firmware images link
+# (with the board's linker script).
+set(MDCOM_BOARD mps2-an386 CACHE STRING "Board of the bare-metal port (ports/baremetal/boards/<board>)")
+set(_bm ${CMAKE_CURRENT_LIST_DIR})
+if(NOT EXISTS ${_bm}/boards/${MDCOM_BOARD}/board.cmake)
+  message(FATAL_ERROR "MDCOM_BOARD '${MDCOM_BOARD}': no ${_bm}/boards/${MDCOM_BOARD}/board.cmake")
+endif()
+include(${_bm}/boards/${MDCOM_BOARD}/board.cmake)
+
+set(MDCOM_PORT_SOURCES ${_bm}/port_baremetal.c)
+set_source_files_properties(${_bm}/port_baremetal.c PROPERTIES INCLUDE_DIRECTORIES ${_bm})
+# platform.h does not declare mdcom_platform_baremetal(); board.h does
+set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIES
+  COMPILE_OPTIONS "-include;${_bm}/board.h")
+
+add_library(mdcom_bm_runtime STATIC
+  ${_bm}/startup.c ${_bm}/cortexm.c ${_bm}/mem.c ${MDCOM_BOARD_SOURCES})
+target_include_directories(mdcom_bm_runtime PUBLIC ${_bm} ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_compile_definitions(mdcom_bm_runtime PRIVATE MDCOM_BM_NUM_IRQS=${MDCOM_BOARD_NUM_IRQS})
+target_compile_options(mdcom_bm_runtime PRIVATE ${MDCOM_WARNINGS})
+set_source_files_properties(${_bm}/mem.c PROPERTIES
+  COMPILE_OPTIONS "-fno-tree-loop-distribute-patterns;-fno-strict-aliasing")
+target_link_options(mdcom_bm_runtime INTERFACE -T${MDCOM_BOARD_LDSCRIPT} -L${_bm})
+unset(_bm)

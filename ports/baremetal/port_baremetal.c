@@ -1,0 +1,197 @@
+/*
+ * port_baremetal.c - the bare-metal Cortex-M port of libmdcom (no OS, no libc
+ * beyond mem*). Board specifics come from the board file (board.h).
+ *
+ *   region    the board's fixed memory (mdcom_board_desc.region_base/size);
+ *             "create" only checks the size: the master formats it
+ *   doorbell  wait: sleep in WFI until the word changes, the peer's doorbell
+ *             interrupt arrives, or the timeout (SysTick wakes WFI every
+ *             period). ring: the board's ring (UART byte, IPCC, MU)
+ *   lock      the board's hardware semaphore, or the core's portable lock
+ *   clock     SysTick extended to 64-bit nanoseconds (cortexm.c)
+ *   cache     the board's hooks, or none (Cortex-M4: no data cache)
+ *   process   one image = one process: pid MDCOM_BM_PID (bit 31 set, never a
+ *             Linux pid), token = a boot counter kept in RAM that survives
+ *             a warm reset (.noinit), so the image after a reset sees the
+ *             slot of the image before it as dead and re-formats the region
+ *             (generation + 1) instead of joining it. Processes of other
+ *             domains (Linux) cannot be checked from here: "unknown".
+ *
+ * The lost wake-up: the doorbell interrupt may fire between our last check
+ * and WFI. The wait masks interrupts (PRIMASK) around the final check and
+ * WFI: a pending interrupt still ends WFI, and runs when PRIMASK is cleared,
+ * so a ring can never fall between the check and the sleep.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "board.h"
+#include "cortexm.h"
+#include "mdcom/mdcom.h"
+
+static volatile uint32_t g_db_pending; /* set by the doorbell ISR */
+static volatile uint32_t g_db_count;
+
+void mdcom_bm_doorbell_raise(void)
+{
+    g_db_pending = 1;
+    g_db_count++;
+}
+
+uint32_t mdcom_bm_doorbell_count(void) { return g_db_count; }
+
+/* Boot counter in RAM that startup.c does not clear (.noinit). */
+#define BOOT_MAGIC 0x4d424f54u /* "TOBM" */
+static struct {
+    uint32_t magic, count, check;
+} g_boot __attribute__((section(".noinit")));
+static uint32_t g_token;
+
+uint32_t mdcom_bm_boot_token(void)
+{
+    if (!g_token) {
+        if (g_boot.magic != BOOT_MAGIC || g_boot.check != ~g_boot.count)
+            g_boot.count = 0; /* cold boot: RAM holds garbage */
+        g_boot.count++;
+        if (g_boot.count == 0)
+            g_boot.count = 1;
+        g_boot.magic = BOOT_MAGIC;
+        g_boot.check = ~g_boot.count;
+        g_token = g_boot.count;
+    }
+    return g_token;
+}
+
+static uint64_t bm_now_ns(void *ctx)
+{
+    (void)ctx;
+    return mdcom_bm_now_ns();
+}
+
+static void bm_relax(void *ctx)
+{
+    (void)ctx;
+    __asm__ __volatile__("nop" ::: "memory");
+}
+
+static int bm_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
+                          uint32_t mode, int32_t group, int64_t timeout_ns,
+                          mdcom_region_map *out)
+{
+    (void)ctx;
+    (void)name; /* one region per board */
+    (void)flags;
+    (void)mode;
+    (void)group;
+    (void)timeout_ns;
+    if (!mdcom_board_desc.region_base || !mdcom_board_desc.region_size)
+        return -ENOENT;
+    if (mdcom_board_desc.region_size < size)
+        return -ENOSPC;
+    out->base = (void *)mdcom_board_desc.region_base;
+    out->size = mdcom_board_desc.region_size;
+    out->handle = 0;
+    return 0;
+}
+
+static void bm_region_close(void *ctx, mdcom_region_map *map, int remove)
+{
+    (void)ctx;
+    (void)remove;
+    map->base = 0;
+    map->size = 0;
+}
+
+static int bm_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
+{
+    uint64_t end = timeout_ns < 0 ? UINT64_MAX : mdcom_bm_now_ns() + (uint64_t)timeout_ns;
+    (void)ctx;
+    for (;;) {
+        uint32_t pm = mdcom_bm_irq_save();
+        /* acquire: the caller re-checks its condition after we return */
+        if (atomic_load_explicit(word, memory_order_acquire) != expected || g_db_pending) {
+            g_db_pending = 0; /* consumed: the caller re-checks everything */
+            mdcom_bm_irq_restore(pm);
+            return 0;
+        }
+        if (mdcom_bm_now_ns() >= end) {
+            mdcom_bm_irq_restore(pm);
+            return -ETIMEDOUT;
+        }
+        /* masked WFI: a doorbell (or SysTick) interrupt that became pending
+         * after the checks above still wakes us, and runs at restore */
+        mdcom_bm_wfi();
+        mdcom_bm_irq_restore(pm);
+    }
+}
+
+static void bm_ring(void *ctx, mdcom_aword *word, uint32_t chan)
+{
+    (void)ctx;
+    (void)word;
+    mdcom_board_desc.ring(chan);
+}
+
+static int bm_lock_try(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
+{
+    (void)ctx;
+    return mdcom_board_desc.lock_try(lock_id, word, owner);
+}
+
+static int bm_lock_release(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
+{
+    (void)ctx;
+    return mdcom_board_desc.lock_release(lock_id, word, owner);
+}
+
+static void bm_cache_clean(void *ctx, const void *addr, size_t len)
+{
+    (void)ctx;
+    mdcom_board_desc.cache_clean(addr, len);
+}
+
+static void bm_cache_invalidate(void *ctx, const void *addr, size_t len)
+{
+    (void)ctx;
+    mdcom_board_desc.cache_invalidate(addr, len);
+}
+
+static int bm_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
+{
+    (void)ctx;
+    *pid = MDCOM_BM_PID;
+    *token = mdcom_bm_boot_token();
+    return 0;
+}
+
+static int bm_proc_alive(void *ctx, uint32_t pid, uint32_t token)
+{
+    (void)ctx;
+    if (pid == MDCOM_BM_PID) /* this image: alive only as this boot */
+        return token == mdcom_bm_boot_token();
+    return -ENOSYS; /* a process of another OS: unknown, counted as alive */
+}
+
+static mdcom_platform g_plat;
+
+const mdcom_platform *mdcom_platform_baremetal(void)
+{
+    if (!g_plat.name) {
+        g_plat.ctx = 0;
+        g_plat.region_open = bm_region_open;
+        g_plat.region_close = bm_region_close;
+        g_plat.doorbell.wait = bm_wait;
+        g_plat.doorbell.ring = bm_ring;
+        g_plat.doorbell.ctx = 0;
+        g_plat.lock_try = mdcom_board_desc.lock_try ? bm_lock_try : 0;
+        g_plat.lock_release = mdcom_board_desc.lock_release ? bm_lock_release : 0;
+        g_plat.now_ns = bm_now_ns;
+        g_plat.relax = bm_relax;
+        g_plat.cache_clean = mdcom_board_desc.cache_clean ? bm_cache_clean : 0;
+        g_plat.cache_invalidate = mdcom_board_desc.cache_invalidate ? bm_cache_invalidate : 0;
+        g_plat.proc_self = bm_proc_self;
+        g_plat.proc_alive = bm_proc_alive;
+        g_plat.name = "baremetal";
+    }
+    return &g_plat;
+}

@@ -1,0 +1,484 @@
+/*
+ * m4_scen.c - Linux-side scenarios against the QEMU firmware (m4_scen.h).
+ */
+#define _GNU_SOURCE
+#include "m4_scen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mdcom/rpmsg.h"
+#include "mdcom_m4_cfg.h"
+
+#define REPLY_NS 5000000000ll /* per reply */
+
+double m4_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+void m4_times_add(m4_times *t, double v)
+{
+    if (t && t->n < t->cap)
+        t->v[t->n++] = v;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double m4_times_pct(m4_times *t, double pct)
+{
+    uint32_t i;
+    if (!t->n)
+        return 0;
+    qsort(t->v, t->n, sizeof(double), cmp_d);
+    i = (uint32_t)(pct / 100.0 * (t->n - 1) + 0.5);
+    return t->v[i];
+}
+
+double m4_times_mean(const m4_times *t)
+{
+    double s = 0;
+    uint32_t i;
+    for (i = 0; i < t->n; i++)
+        s += t->v[i];
+    return t->n ? s / t->n : 0;
+}
+
+int m4_link_attach(m4_link *l, int64_t timeout_ns)
+{
+    mdcom_init_opts o;
+    int r;
+    memset(&o, 0, sizeof(o));
+    o.attach_timeout_ns = timeout_ns;
+    o.errbuf = l->err;
+    o.errbuf_len = sizeof(l->err);
+    setenv("MDCOM_SHM_DIR", l->q.dir, 1);
+    if (!l->db && l->q.socket_path[0]) {
+        r = mdcom_doorbell_uart_open(&l->db, l->q.socket_path, 5000000000ll);
+        if (r) {
+            snprintf(l->err, sizeof(l->err), "doorbell %s: %s", l->q.socket_path,
+                     mdcom_strerror(r));
+            return r;
+        }
+    }
+    o.platform = mdcom_doorbell_uart_platform(l->db);
+    r = mdcom_init(&l->m, &mdcom_m4_config, MDCOM_M4_DOM_LINUX, &o);
+    if (r)
+        return r;
+    if ((r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_CTL, &l->ctl)) ||
+        (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_RSP, &l->rsp)) ||
+        (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_ECHO_IN, &l->ein)) ||
+        (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_ECHO_OUT, &l->eout)) ||
+        (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_BULK, &l->bulk)) ||
+        (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_ACK, &l->ack)) ||
+        (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_STATE, &l->state)) ||
+        (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_RPMSG, &l->rpmsg))) {
+        snprintf(l->err, sizeof(l->err), "open channels: %s", mdcom_strerror(r));
+        mdcom_term(l->m);
+        l->m = NULL;
+        return r;
+    }
+    return 0;
+}
+
+void m4_link_detach(m4_link *l)
+{
+    if (l->m)
+        mdcom_term(l->m);
+    l->m = NULL;
+}
+
+int m4_link_start(m4_link *l, const char *fw)
+{
+    mdcom_qemu_opts o;
+    int r;
+    memset(l, 0, sizeof(*l));
+    memset(&o, 0, sizeof(o));
+    o.firmware = fw;
+    o.region_name = mdcom_m4_config.region_name;
+    o.doorbell = 1;
+    o.icount_shift = -1;
+    r = mdcom_qemu_start(&l->q, &o, l->err, sizeof(l->err));
+    if (r)
+        return r;
+    r = m4_link_attach(l, 5000000000ll);
+    if (r)
+        m4_link_stop(l);
+    return r;
+}
+
+void m4_link_stop(m4_link *l)
+{
+    m4_link_detach(l);
+    mdcom_doorbell_uart_close(l->db);
+    l->db = NULL;
+    mdcom_qemu_stop(&l->q);
+}
+
+static void set_mode(m4_link *l, uint32_t mode)
+{
+    uint32_t s = mode == FW_MODE_DOORBELL ? MDCOM_NO_SPIN : 0;
+    mdcom_fifoch_set_spin(l->eout, s);
+    mdcom_fifoch_set_spin(l->ein, s);
+    mdcom_fifoch_set_spin(l->bulk, s);
+    mdcom_fifoch_set_spin(l->ack, s);
+    mdcom_fifoch_set_spin(l->rsp, s);
+}
+
+/* Wait for a block (poll: spin on dequeue; doorbell: sleep in wait). */
+static int rx_wait(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, int64_t tmo)
+{
+    double end = m4_now_ns() + (double)tmo;
+    for (;;) {
+        int r = mdcom_fifoch_dequeue(ch, id, len);
+        double now;
+        if (r != -EAGAIN)
+            return r;
+        now = m4_now_ns();
+        if (now >= end)
+            return -ETIMEDOUT;
+        if (mode == FW_MODE_DOORBELL) {
+            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, (int64_t)(end - now));
+            if (r < 0 && r != -ETIMEDOUT)
+                return r;
+        } else if (((uint64_t)now & 0xfff) == 0) {
+            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, MDCOM_POLL); /* learn of a shutdown */
+            if (r < 0 && r != -ETIMEDOUT)
+                return r;
+        }
+    }
+}
+
+static int tx_alloc(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, int64_t tmo)
+{
+    double end = m4_now_ns() + (double)tmo;
+    for (;;) {
+        int r = mdcom_fifoch_alloc(ch, id);
+        double now;
+        if (r != -ENOBUFS)
+            return r;
+        now = m4_now_ns();
+        if (now >= end)
+            return -ETIMEDOUT;
+        if (mode == FW_MODE_DOORBELL) {
+            r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, (int64_t)(end - now));
+            if (r < 0 && r != -ETIMEDOUT)
+                return r;
+        }
+    }
+}
+
+int m4_cmd(m4_link *l, uint32_t op, uint32_t mode, uint32_t count, uint32_t arg)
+{
+    fw_cmd c = {op, mode, count, arg};
+    set_mode(l, mode);
+    return mdcom_fifoch_send(l->ctl, &c, sizeof(c), REPLY_NS);
+}
+
+int m4_result(m4_link *l, fw_rsp *out, int64_t timeout_ns)
+{
+    int r = mdcom_fifoch_recv(l->rsp, out, sizeof(*out), timeout_ns);
+    if (r < 0)
+        return r;
+    return r == (int)sizeof(*out) ? 0 : -EBADMSG;
+}
+
+int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uint32_t *fw_bad)
+{
+    uint8_t buf[512];
+    uint32_t i, bad = 0;
+    fw_rsp res;
+    int r = m4_cmd(l, FW_OP_ECHO, mode, n, 1);
+    if (r)
+        return r;
+    for (i = 0; i < n; i++) {
+        fw_echo_hdr *h = (fw_echo_hdr *)buf;
+        uint32_t plen = payload >= 0 ? (uint32_t)payload : (i * 37u) % (512u - sizeof(*h) + 1u);
+        uint32_t id, len, k;
+        void *p;
+        double t0;
+        for (k = 0; k < plen; k++)
+            buf[sizeof(*h) + k] = (uint8_t)(i * 7u + k);
+        h->seq = i;
+        h->len = plen;
+        h->crc = fw_crc32(buf + sizeof(*h), plen);
+        t0 = m4_now_ns();
+        if ((r = tx_alloc(l->ein, mode, &id, REPLY_NS)) != 0)
+            return r;
+        mdcom_fifoch_get(l->ein, id, &p, NULL);
+        memcpy(p, buf, sizeof(*h) + plen);
+        if ((r = mdcom_fifoch_enqueue(l->ein, id, (uint32_t)sizeof(*h) + plen)) != 0)
+            return r;
+        mdcom_fifoch_notify(l->ein);
+        if ((r = rx_wait(l->eout, mode, &id, &len, REPLY_NS)) != 0)
+            return r;
+        mdcom_fifoch_get(l->eout, id, &p, NULL);
+        {
+            const fw_echo_hdr *e = (const fw_echo_hdr *)p;
+            if (len != sizeof(*h) + plen || e->seq != i || e->len != plen ||
+                fw_crc32(e + 1, plen) != e->crc || e->crc != h->crc)
+                bad++;
+        }
+        mdcom_fifoch_free(l->eout, id);
+        mdcom_fifoch_notify(l->eout);
+        m4_times_add(t, m4_now_ns() - t0);
+    }
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+        return r;
+    if (fw_bad)
+        *fw_bad = res.value;
+    if (res.status)
+        return res.status;
+    return (int)bad + (res.count != n);
+}
+
+int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t mode, m4_times *t)
+{
+    uint32_t i, bad = 0;
+    fw_rsp res;
+    int r = m4_cmd(l, FW_OP_BLOCKACK, mode, n, 0);
+    if (r)
+        return r;
+    for (i = 0; i < n; i++) {
+        uint32_t sent = 0, id, len, first = 1, ackv = 0;
+        double t0 = m4_now_ns();
+        void *p;
+        while (first || sent < bytes) {
+            uint32_t off = 0, room;
+            uint8_t *b;
+            if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+                return r;
+            mdcom_fifoch_get(l->bulk, id, &p, NULL);
+            b = p;
+            if (first) {
+                fw_ba_hdr h = {FW_BA_PREAMBLE, bytes};
+                memcpy(b, &h, sizeof(h));
+                off = sizeof(h);
+                first = 0;
+            }
+            room = chunk - off;
+            if (room > bytes - sent)
+                room = bytes - sent;
+            memset(b + off, (int)(i & 0xff), room);
+            sent += room;
+            if ((r = mdcom_fifoch_enqueue(l->bulk, id, off + room)) != 0)
+                return r;
+            mdcom_fifoch_notify(l->bulk);
+        }
+        if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+            return r;
+        mdcom_fifoch_get(l->ack, id, &p, NULL);
+        if (len == 4)
+            memcpy(&ackv, p, 4);
+        if (len != 4 || ackv != bytes)
+            bad++;
+        mdcom_fifoch_free(l->ack, id);
+        mdcom_fifoch_notify(l->ack);
+        m4_times_add(t, m4_now_ns() - t0);
+    }
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+        return r;
+    if (res.status)
+        return res.status;
+    return (int)(bad + res.value + (res.count != n));
+}
+
+int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_total)
+{
+    uint32_t i, id, len, ackv = 0;
+    uint64_t sum = 0;
+    fw_rsp res;
+    void *p;
+    double t0;
+    int r = m4_cmd(l, FW_OP_SINK, mode, n, 1);
+    if (r)
+        return r;
+    t0 = m4_now_ns();
+    for (i = 0; i < n; i++) {
+        if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+            return r;
+        mdcom_fifoch_get(l->bulk, id, &p, NULL);
+        memset(p, (int)(i & 0xff), bytes); /* the sender writes the whole message */
+        memcpy(p, &i, 4);
+        sum += i;
+        if ((r = mdcom_fifoch_enqueue(l->bulk, id, bytes)) != 0)
+            return r;
+        mdcom_fifoch_notify(l->bulk);
+    }
+    if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+        return r;
+    *ns_total = m4_now_ns() - t0;
+    mdcom_fifoch_get(l->ack, id, &p, NULL);
+    memcpy(&ackv, p, 4);
+    mdcom_fifoch_free(l->ack, id);
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+        return r;
+    if (res.status)
+        return res.status;
+    return (ackv == (uint64_t)n * bytes && res.value2 == (uint32_t)sum && res.count == n) ? 0
+                                                                                        : -EBADMSG;
+}
+
+int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
+{
+    volatile uint32_t *area;
+    void *p;
+    uint32_t i, errs = 0, start;
+    fw_rsp res;
+    int r;
+    mdcom_smemch_get(l->state, &p, NULL);
+    area = p;
+    if ((r = mdcom_smemch_lock(l->state, REPLY_NS)) != 0)
+        return r;
+    start = area[0];
+    mdcom_smemch_unlock(l->state);
+    if ((r = m4_cmd(l, FW_OP_SMEM, mode, n, 0)) != 0)
+        return r;
+    for (i = 0; i < n; i++) {
+        uint32_t v;
+        if (mode == FW_MODE_DOORBELL)
+            r = mdcom_smemch_lock(l->state, REPLY_NS);
+        else
+            while ((r = mdcom_smemch_trylock(l->state)) == -EBUSY)
+                ;
+        if (r)
+            return r;
+        v = area[0];
+        area[1] = 0x4c58u; /* "LX" holds it */
+        area[0] = v + 1;
+        if (area[0] != v + 1 || area[1] != 0x4c58u)
+            errs++;
+        mdcom_smemch_unlock(l->state);
+    }
+    if ((r = m4_result(l, &res, REPLY_NS * 4)) != 0)
+        return r;
+    if (res.status)
+        return res.status;
+    if ((r = mdcom_smemch_lock(l->state, REPLY_NS)) != 0)
+        return r;
+    if (area[0] != start + 2 * n)
+        errs++;
+    mdcom_smemch_unlock(l->state);
+    return (int)(errs + res.value);
+}
+
+/* ---- RPMsg echo: Linux = host (driver) role ---- */
+typedef struct rp_ctx {
+    uint32_t got, bad, expect_len, seq, ba;
+} rp_ctx;
+
+static int rp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    rp_ctx *c = priv;
+    uint32_t seq = 0;
+    (void)ept;
+    (void)src;
+    if (len >= 4)
+        memcpy(&seq, data, 4);
+    if (c->ba ? (len != 4 || seq != c->expect_len) : (len != c->expect_len || seq != c->seq))
+        c->bad++;
+    c->got++;
+    return 0;
+}
+
+/* ba = 0: n echoes of payload bytes; ba = 1: n block-ack transactions of
+ * payload bytes in messages of at most the RPMsg payload size. */
+static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t, int ba)
+{
+    mdcom_rpmsg_opts o;
+    mdcom_rpmsg_t *rp;
+    mdcom_rpmsg_ept_t *ept;
+    void *area, *state;
+    uint32_t size, addr, i;
+    size_t ss;
+    rp_ctx c = {0, 0, payload, 0, (uint32_t)ba};
+    uint8_t buf[512];
+    fw_rsp res;
+    int r;
+    memset(&o, 0, sizeof(o));
+    o.role = MDCOM_RPMSG_HOST;
+    o.geometry.num_bufs = FW_RPMSG_NUM_BUFS;
+    o.geometry.buf_size = FW_RPMSG_BUF_SIZE;
+    o.geometry.vring_align = FW_RPMSG_ALIGN;
+    o.platform = mdcom_doorbell_uart_platform(l->db);
+    o.spin_ns = mode == FW_MODE_DOORBELL ? MDCOM_NO_SPIN : 0;
+    ss = mdcom_rpmsg_state_size(&o);
+    state = aligned_alloc(16, (ss + 15) & ~(size_t)15);
+    if (!state)
+        return -ENOMEM;
+    mdcom_smemch_get(l->rpmsg, &area, &size);
+    r = mdcom_rpmsg_init(&rp, state, ss, area, size, &o);
+    if (r)
+        goto out_free;
+    if ((r = m4_cmd(l, FW_OP_RPMSG_ECHO, mode, n, (uint32_t)ba)) != 0)
+        goto out_term;
+    if ((r = mdcom_rpmsg_wait_service(rp, FW_RPMSG_SERVICE, &addr, REPLY_NS)) != 0)
+        goto out_term;
+    if ((r = mdcom_rpmsg_ept_create(rp, &ept, NULL, MDCOM_RPMSG_ADDR_ANY, addr, rp_cb, &c,
+                                    REPLY_NS)) != 0)
+        goto out_term;
+    memset(buf, 0x5a, sizeof(buf));
+    for (i = 0; i < n && r == 0; i++) {
+        double t0 = m4_now_ns(), end = t0 + (double)REPLY_NS;
+        uint32_t want = c.got + 1;
+        c.seq = i;
+        if (ba) {
+            uint32_t sent = 0, max = mdcom_rpmsg_max_payload(rp), first = 1;
+            while (r == 0 && (first || sent < payload)) {
+                uint32_t off = 0, room;
+                if (first) {
+                    fw_ba_hdr h = {FW_BA_PREAMBLE, payload};
+                    memcpy(buf, &h, sizeof(h));
+                    off = sizeof(h);
+                    first = 0;
+                }
+                room = max - off;
+                if (room > payload - sent)
+                    room = payload - sent;
+                memset(buf + off, (int)(i & 0xff), room);
+                sent += room;
+                r = mdcom_rpmsg_send(ept, buf, off + room, REPLY_NS);
+            }
+        } else {
+            memcpy(buf, &i, 4);
+            r = mdcom_rpmsg_send(ept, buf, payload, REPLY_NS);
+        }
+        while (r == 0 && c.got < want) {
+            int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
+            if (p < 0)
+                r = p;
+            else if (m4_now_ns() > end)
+                r = -ETIMEDOUT;
+        }
+        m4_times_add(t, m4_now_ns() - t0);
+    }
+out_term:
+    mdcom_rpmsg_term(rp); /* the firmware's waits end (-ESHUTDOWN) */
+    if (r == 0 || r == -ETIMEDOUT) {
+        int r2 = m4_result(l, &res, REPLY_NS * 3);
+        if (r == 0)
+            r = r2 ? r2 : res.status;
+    }
+out_free:
+    free(state);
+    return r ? r : (int)c.bad;
+}
+
+int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t)
+{
+    return rpmsg_run(l, n, mode, payload, t, 0);
+}
+
+int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t)
+{
+    return rpmsg_run(l, n, mode, bytes, t, 1);
+}
