@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "payload.h"
@@ -53,10 +54,15 @@ uint32_t bench_crc32c(uint32_t crc, const void *p, size_t n)
 {
     crc = ~crc;
 #if defined(__x86_64__)
-    static int hw = -1;
-    if (hw < 0)
-        hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-    if (hw)
+    /* relaxed: every thread computes the same answer; atomic only so that
+     * the first calls of several threads do not race on it */
+    static _Atomic int hw = -1;
+    int h = atomic_load_explicit(&hw, memory_order_relaxed);
+    if (h < 0) {
+        h = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+        atomic_store_explicit(&hw, h, memory_order_relaxed);
+    }
+    if (h)
         return ~crc_hw(crc, p, n);
 #endif
     return ~crc_sw(crc, p, n);

@@ -218,6 +218,15 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
     if (o->icount_shift >= 0) {
         argv[n++] = "-icount";
         argv[n++] = icount;
+    } else {
+        /* multi-threaded TCG: the guest's LDREX/STREX become host
+         * compare-and-swaps, atomic against the Linux processes that share
+         * the region (single-threaded TCG emulates STREX with a plain store,
+         * which lets an SMEM lock CAS of the host slip in between). icount
+         * needs single-threaded TCG; the API-cost image takes no locks
+         * against Linux. */
+        argv[n++] = "-accel";
+        argv[n++] = "tcg,thread=multi";
     }
     argv[n] = NULL;
     snprintf(logp, sizeof(logp), "%s/qemu.log", q->dir);
