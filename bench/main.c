@@ -1,5 +1,9 @@
 /*
- * main.c - mdcom-bench: `mdcom-bench <subcommand> [options]`.
+ * main.c - mdcom-bench: `mdcom-bench [--target T] <subcommand> [options]`.
+ *
+ * --target linux (the default) runs the subcommands below between Linux
+ * processes; --target qemu-m4 hands the rest of the command line to
+ * target_qemu.c (Linux <-> Cortex-M4 firmware under QEMU).
  *
  * Adding a subcommand: a file defining `const bench_cmd bench_cmd_<name>`
  * (see bench.h) and one line in the table below.
@@ -9,6 +13,7 @@
 
 #include "bench.h"
 #include "mdcom/mdcom.h"
+#include "target_qemu.h"
 
 extern const bench_cmd bench_cmd_pingpong;
 extern const bench_cmd bench_cmd_api;
@@ -35,6 +40,8 @@ static void usage(FILE *out)
             "usage: mdcom-bench <subcommand> [options]\n"
             "       mdcom-bench <subcommand> --help\n"
             "       mdcom-bench help <subcommand>\n"
+            "       mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n"
+            "                   (Linux <-> Cortex-M4 firmware under QEMU; --target qemu-m4 --help)\n"
             "\n"
             "Benchmarks of libmdcom %d.%d. Subcommands:\n",
             MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR);
@@ -53,6 +60,28 @@ static const bench_cmd *find(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* Global option before the subcommand: --target linux | qemu-m4. */
+    if (argc >= 2 && strncmp(argv[1], "--target", 8) == 0 &&
+        (argv[1][8] == '\0' || argv[1][8] == '=')) {
+        const char *t = argv[1][8] == '=' ? argv[1] + 9 : (argc >= 3 ? argv[2] : NULL);
+        int used = argv[1][8] == '=' ? 1 : 2; /* argv[used]: the target's argv[0] */
+        if (!t || !*t) {
+            bench_err("--target needs a value: linux or qemu-m4");
+            return BENCH_EXIT_USAGE;
+        }
+        if (strcmp(t, "qemu-m4") == 0) {
+            /* argv[0] of the target is its name; options and subcommand follow */
+            argv[used] = (char *)"qemu-m4";
+            return bench_target_qemu_m4(argc - used, argv + used);
+        }
+        if (strcmp(t, "linux") != 0) {
+            bench_err("unknown target '%s' (linux, qemu-m4)", t);
+            return BENCH_EXIT_USAGE;
+        }
+        argc -= used;
+        argv += used;
+        argv[0] = (char *)"mdcom-bench";
+    }
     if (argc < 2) {
         usage(stderr);
         return BENCH_EXIT_USAGE;

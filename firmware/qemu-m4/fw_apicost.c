@@ -7,9 +7,18 @@
  * command line or defaults to 0; see tools/qemu-m4). The empty measurement
  * (two SysTick reads) is subtracted.
  *
- * For each call: N samples of one call each (SysTick free running, no
- * interrupt, so nothing lands inside a sample), then mode / mean / stddev /
- * min / max. Output lines:  "apicost <call> mode <m> mean <x.y> sd <s.t> ..."
+ * One tick is 40 instructions at shift 0 (no clock of this board runs
+ * faster than 25 MHz), so one sample alone is quantized to 40. Each sample
+ * therefore starts at a tick edge (a spin on the counter) followed by a delay
+ * of 3 (k + 1) instructions, k = i mod PHASES (3 is coprime with 40: the
+ * start sweeps every phase of the tick once per PHASES samples); the mean of
+ * the ticks of one such cycle of PHASES samples, times 40, is the instruction
+ * count of the call (when the PHASES calls cost the same; to within the
+ * 3-instruction granularity of the edge spin: observed sd 0-0.4). The reported values are these per-cycle counts, N / PHASES
+ * of them, minus the same count for the empty measurement (the two SysTick
+ * reads): mode / mean / stddev / min / max.
+ * (SysTick free running, no interrupt, so nothing lands inside a sample.)
+ * Output lines:  "apicost <call> mode <m> mean <x.y> sd <s.t> ..."
  */
 #include <errno.h>
 #include <string.h>
@@ -19,16 +28,27 @@
 #include "mdcom/mdcom.h"
 #include "mdcom_m4_cfg.h"
 
-#define N 512
-#define MAXV 4096u
+#define PHASES 40u /* instructions per SysTick tick at -icount shift=0 */
+#define N (13u * PHASES)
+#define CYCLES (N / PHASES)
 
 static uint32_t g_samples[N];
-static uint16_t g_hist[MAXV];
-static uint32_t g_overhead;
+static uint32_t g_overhead10; /* empty measurement, instructions * 10 */
 static uint32_t g_scale_num = 40, g_scale_den = 1; /* instructions per tick */
 
+/* 3 (k + 1) instructions ((k + 1) x {nop, subs, bne}), no branch around
+ * it, before a sample. */
+static inline __attribute__((always_inline)) void dither(uint32_t k)
+{
+    uint32_t t = mdcom_bm_ticks();
+    while (mdcom_bm_ticks() == t) /* start at a tick edge (to within the loop) */
+        ;
+    k += 1u;
+    __asm__ __volatile__("1: nop\n\tsubs %0, %0, #1\n\tbne 1b" : "+r"(k)::"cc");
+}
+
 /* Ticks between two reads of the down-counter. */
-#define T0() uint32_t t0_ = mdcom_bm_ticks()
+#define T0() dither(i % PHASES); uint32_t t0_ = mdcom_bm_ticks()
 #define T1() ((t0_ - mdcom_bm_ticks()) & 0xffffffu)
 
 static void put_fixed1(uint64_t v10) /* v10 = value * 10 */
@@ -55,44 +75,59 @@ static uint32_t isqrt64(uint64_t v)
     return (uint32_t)r;
 }
 
-/* Convert ticks to instructions (rounded), after removing the overhead. */
-static uint32_t to_instr(uint32_t ticks)
+/* Instructions * 10 of cycle c (PHASES samples, one per tick phase). */
+static uint32_t cycle10(uint32_t c)
 {
-    uint32_t t = ticks > g_overhead ? ticks - g_overhead : 0;
-    return (t * g_scale_num + g_scale_den / 2) / g_scale_den;
+    uint64_t ticks = 0;
+    uint32_t k;
+    for (k = 0; k < PHASES; k++)
+        ticks += g_samples[c * PHASES + k];
+    return (uint32_t)((ticks * g_scale_num * 10u + (uint64_t)g_scale_den * PHASES / 2u) /
+                      ((uint64_t)g_scale_den * PHASES));
 }
 
+static void put_fixed1_rounded(uint32_t v10) /* as an integer */
+{
+    mdcom_bm_put_u32((v10 + 5u) / 10u);
+}
+
+/* Per-cycle exact counts, minus the overhead: mode / mean / sd / min / max. */
 static void report(const char *name)
 {
+    uint32_t v[CYCLES], i, j, mode = 0, best = 0, lo = UINT32_MAX, hi = 0;
     uint64_t sum = 0, sq = 0, mean10, var100;
-    uint32_t i, mode = 0, lo = UINT32_MAX, hi = 0;
-    memset(g_hist, 0, sizeof(g_hist));
-    for (i = 0; i < N; i++) {
-        uint32_t v = to_instr(g_samples[i]);
-        sum += v;
-        sq += (uint64_t)v * v;
-        if (v < lo)
-            lo = v;
-        if (v > hi)
-            hi = v;
-        if (v < MAXV && ++g_hist[v] > g_hist[mode])
-            mode = v;
+    for (i = 0; i < CYCLES; i++) {
+        uint32_t c = cycle10(i);
+        v[i] = c > g_overhead10 ? c - g_overhead10 : 0;
+        sum += v[i];
+        sq += (uint64_t)v[i] * v[i];
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
     }
-    mean10 = (sum * 10u + N / 2) / N;
-    /* variance * 100 = (sq*N - sum^2) * 100 / N^2 */
-    var100 = ((sq * N - sum * sum) * 100u) / ((uint64_t)N * N);
+    for (i = 0; i < CYCLES; i++) { /* the most frequent value (the smallest on ties) */
+        uint32_t cnt = 0;
+        for (j = 0; j < CYCLES; j++)
+            cnt += v[j] == v[i];
+        if (cnt > best || (cnt == best && v[i] < mode)) {
+            best = cnt;
+            mode = v[i];
+        }
+    }
+    mean10 = (sum + CYCLES / 2) / CYCLES;
+    /* values in tenths: variance * 100 = (sq * n - sum^2) / n^2 */
+    var100 = (sq * CYCLES - sum * sum) / ((uint64_t)CYCLES * CYCLES);
     mdcom_bm_puts("apicost ");
     mdcom_bm_puts(name);
     mdcom_bm_puts(" mode ");
-    mdcom_bm_put_u32(mode);
+    put_fixed1_rounded(mode);
     mdcom_bm_puts(" mean ");
     put_fixed1(mean10);
     mdcom_bm_puts(" sd ");
     put_fixed1(isqrt64(var100)); /* sqrt(var * 100) = sd * 10 */
     mdcom_bm_puts(" min ");
-    mdcom_bm_put_u32(lo);
+    put_fixed1_rounded(lo);
     mdcom_bm_puts(" max ");
-    mdcom_bm_put_u32(hi);
+    put_fixed1_rounded(hi);
     mdcom_bm_puts(" n ");
     mdcom_bm_put_u32(N);
     mdcom_bm_puts("\n");
@@ -165,21 +200,20 @@ int main(void)
     check("open tm", mdcom_fifoch_at(m, MDCOM_M4_CH_TM, &tm));
     check("open tm_sync", mdcom_smemch_at(m, MDCOM_M4_CH_TM_SYNC, &sm));
 
-    /* overhead of the measurement itself (mode of empty samples) */
-    g_overhead = 0;
+    /* overhead of the measurement itself (the two SysTick reads) */
+    g_overhead10 = 0;
     for (i = 0; i < N; i++) {
         T0();
         __asm__ __volatile__("" ::: "memory");
         g_samples[i] = T1();
     }
-    {
-        uint32_t best = UINT32_MAX;
-        for (i = 0; i < N; i++)
-            if (g_samples[i] < best)
-                best = g_samples[i];
-        g_overhead = best;
-    }
     report("empty");
+    {
+        uint64_t s10 = 0;
+        for (i = 0; i < CYCLES; i++)
+            s10 += cycle10(i);
+        g_overhead10 = (uint32_t)((s10 + CYCLES / 2) / CYCLES);
+    }
 
 #define MEASURE(name, setup, call, after)                                                  \
     do {                                                                                   \

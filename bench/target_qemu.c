@@ -1,0 +1,814 @@
+/*
+ * target_qemu.c - `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`:
+ * Linux <-> Cortex-M4 measurements with the mdcom firmware running under
+ * QEMU (mps2-an386), the region in a file both sides map.
+ *
+ * Nothing here talks to the firmware by itself: QEMU is started and stopped
+ * by the launcher (tools/qemu-m4/qemu_m4.h: unique private directory, READY
+ * wait with a timeout, cleanup on every exit path and on signals) and the
+ * traffic is the scenarios of tools/qemu-m4/m4_scen.h (the same code as
+ * `mdcom-m4-client bench` and tests/qemu), which check every reply (seq +
+ * CRC for echoes, byte count for block-ack, sum for the sink).
+ *
+ *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
+ *            RPMsg; polling and doorbell = UART interrupt + WFI), the
+ *            Linux -> firmware one-way time (round trip / 2, MDCOM vs
+ *            RPMsg: the paper's 3.6x) and the one-way stream per message
+ *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
+ *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
+ *            (496-byte messages), time per transaction
+ *   api      instructions per API call on the Cortex-M4: the fw-apicost
+ *            image under `-icount shift=0` (SysTick counts instructions),
+ *            mode / mean / sd per call next to the paper's table 4 (ns on
+ *            an i.MX7 M4), plus arm-none-eabi-size of the core and RPMsg
+ *   all      the three, one QEMU instance for latency + blocks
+ *
+ * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
+ * (api --strict: > 40 instructions per call); 77 skipped (qemu-system-arm
+ * or a firmware image missing).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "target_qemu.h"
+
+#ifndef MDCOM_BENCH_QEMU_M4
+
+int bench_target_qemu_m4(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    bench_err("this mdcom-bench was built without the qemu-m4 target (it needs the Linux port "
+              "and python3 >= 3.11 for tools/qemu-m4)");
+    return BENCH_EXIT_SKIPPED;
+}
+
+void bench_target_qemu_m4_usage(FILE *out)
+{
+    fprintf(out, "mdcom-bench --target qemu-m4: not built in (see tools/qemu-m4)\n");
+}
+
+#else /* MDCOM_BENCH_QEMU_M4 */
+
+#include "m4_scen.h"
+#include "mdcom_m4_cfg.h"
+
+/* Where the host build cross-builds the firmware (tests/qemu's external
+ * project) and where the cortex-m4-qemu preset puts it. */
+#ifndef MDCOM_BENCH_M4_FW
+#define MDCOM_BENCH_M4_FW "fw-m4/firmware/qemu-m4/mdcom-fw-resp.elf"
+#endif
+#ifndef MDCOM_BENCH_M4_FW_PRESET
+#define MDCOM_BENCH_M4_FW_PRESET "build/cortex-m4-qemu/firmware/qemu-m4/mdcom-fw-resp.elf"
+#endif
+
+#define QM_APICOST_NAME "mdcom-fw-apicost.elf"
+#define QM_TARGET_INSTR 40.0      /* issue 5: <= 40 instructions per API call */
+#define QM_TARGET_CORE_TEXT 4096u /* issue 5: core <= 4 KiB text at -Os */
+#define QM_PATH 512
+
+typedef struct qm_ctx {
+    char fw[QM_PATH], fw_apicost[QM_PATH];
+    int quick, doorbell, strict;
+    uint64_t count; /* 0: default per scenario */
+    bench_json *j;  /* NULL without --json */
+    unsigned integrity, failures, missed;
+    int broken; /* a link error: the rest of this link's scenarios are skipped */
+} qm_ctx;
+
+static void qm_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n"
+            "\n"
+            "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
+            "master; this process attaches as the remote domain \"linux\" of\n"
+            "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n"
+            "\n"
+            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg; polling and\n"
+            "            doorbell = UART interrupt + WFI on the M4), Linux -> firmware\n"
+            "            one-way (round trip / 2, 16..496 B, RPMsg/MDCOM ratio: the paper's\n"
+            "            3.6x), one-way stream per message (64 B..32 KiB)\n"
+            "  blocks    the seeds' block table 512..32768 B: block-ack transactions over\n"
+            "            MDCOM FIFO (one 32 KiB block / 512-byte messages) and RPMsg\n"
+            "            (496-byte messages); time per transaction\n"
+            "  api       instructions per API call on the M4 (mdcom-fw-apicost.elf under\n"
+            "            -icount shift=0): mode / mean / sd next to the paper's table 4;\n"
+            "            arm-none-eabi-size of the core and the RPMsg transport\n"
+            "  all       the three\n"
+            "\n"
+            "options:\n"
+            "  --fw PATH          firmware responder image (mdcom-fw-resp.elf); default\n"
+            "                     $MDCOM_M4_FW, else the first that exists of\n"
+            "                       %s\n"
+            "                       %s\n"
+            "  --fw-apicost PATH  API-cost image (default: %s next to --fw)\n"
+            "  --quick            fewer repetitions (a smoke run, a few seconds)\n"
+            "  --count N          round trips per latency row / transactions per block cell\n"
+            "  --doorbell         blocks: doorbell mode instead of polling\n"
+            "  --strict           api: exit 3 when a call's mean is above %.0f instructions\n"
+            "  --json FILE        also write the results as JSON (\"-\" = stdout)\n"
+            "  -h, --help         this text\n"
+            "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
+            "\n"
+            "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
+            "cmake --build --preset cortex-m4-qemu (or configure the host build with tests\n"
+            "and arm-none-eabi-gcc installed: it cross-builds fw-m4/).\n"
+            "Exit status: 0 ok, 1 integrity or API error, 2 usage, 3 target missed (--strict),\n"
+            "77 skipped (qemu-system-arm or a firmware image missing).\n"
+            "Under QEMU the M4 is emulated (TCG): times are this host's, not an 80-200 MHz\n"
+            "part's; instruction counts are exact.\n",
+            MDCOM_BENCH_M4_FW, MDCOM_BENCH_M4_FW_PRESET, QM_APICOST_NAME, QM_TARGET_INSTR);
+}
+
+void bench_target_qemu_m4_usage(FILE *out)
+{
+    qm_usage(out);
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static int qm_exists(const char *p)
+{
+    return p && *p && access(p, R_OK) == 0;
+}
+
+/* --fw, $MDCOM_M4_FW, then the build locations. 0 or BENCH_EXIT_SKIPPED. */
+static int qm_find_fw(qm_ctx *c, const char *opt_fw, const char *opt_apicost)
+{
+    const char *env = getenv("MDCOM_M4_FW");
+    const char *fw = opt_fw ? opt_fw : (env && *env ? env : NULL);
+    if (!fw) {
+        if (qm_exists(MDCOM_BENCH_M4_FW))
+            fw = MDCOM_BENCH_M4_FW;
+        else if (qm_exists(MDCOM_BENCH_M4_FW_PRESET))
+            fw = MDCOM_BENCH_M4_FW_PRESET;
+    }
+    if (!fw) {
+        bench_err("qemu-m4: no firmware image: give --fw PATH/mdcom-fw-resp.elf or $MDCOM_M4_FW; "
+                  "looked in %s and %s. Build it with: scripts/deps.sh --cross && cmake --preset "
+                  "cortex-m4-qemu && cmake --build --preset cortex-m4-qemu",
+                  MDCOM_BENCH_M4_FW, MDCOM_BENCH_M4_FW_PRESET);
+        return BENCH_EXIT_SKIPPED;
+    }
+    if (snprintf(c->fw, sizeof(c->fw), "%s", fw) >= (int)sizeof(c->fw)) {
+        bench_err("qemu-m4: firmware path too long: %s", fw);
+        return BENCH_EXIT_USAGE;
+    }
+    if (opt_apicost) {
+        snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%s", opt_apicost);
+    } else {
+        const char *slash = strrchr(c->fw, '/');
+        int dl = slash ? (int)(slash - c->fw + 1) : 0;
+        snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%.*s%s", dl, c->fw, QM_APICOST_NAME);
+    }
+    return 0;
+}
+
+static int qm_need(const char *what, const char *path)
+{
+    if (qm_exists(path))
+        return 0;
+    bench_err("qemu-m4: %s %s: %s", what, path, strerror(errno ? errno : ENOENT));
+    return BENCH_EXIT_SKIPPED;
+}
+
+static m4_times qm_times(uint32_t cap)
+{
+    m4_times t = {calloc(cap ? cap : 1, sizeof(double)), 0, cap};
+    if (!t.v)
+        t.cap = 0;
+    return t;
+}
+
+static void qm_stats(const m4_times *t, bench_stats *s)
+{
+    uint64_t *v = malloc((t->n ? t->n : 1) * sizeof(uint64_t));
+    memset(s, 0, sizeof(*s));
+    if (!v)
+        return;
+    for (uint32_t i = 0; i < t->n; i++)
+        v[i] = (uint64_t)llround(t->v[i]);
+    bench_stats_compute(v, t->n, s);
+    free(v);
+}
+
+/* r > 0: bad replies (integrity); r < 0: API / link error (the link is
+ * considered broken: later scenarios on it are skipped). */
+static int qm_check(qm_ctx *c, const char *what, int r)
+{
+    if (r > 0) {
+        bench_err("qemu-m4: %s: %d bad replies", what, r);
+        c->integrity += (unsigned)r;
+    } else if (r < 0) {
+        char w[96];
+        snprintf(w, sizeof(w), "qemu-m4: %s", what);
+        bench_err_mdcom(w, r);
+        c->failures++;
+        c->broken = 1;
+    }
+    return r;
+}
+
+static const char *qm_us(char *b, size_t n, double ns)
+{
+    snprintf(b, n, "%.2f", ns / 1e3);
+    return b;
+}
+
+static int qm_link_up(qm_ctx *c, m4_link *l)
+{
+    double t0 = m4_now_ns();
+    fw_rsp res;
+    int r = m4_link_start(l, c->fw);
+    if (r) {
+        bench_err("qemu-m4: %s (%s)", l->err, mdcom_strerror(r));
+        if (r == -ENOENT)
+            return BENCH_EXIT_SKIPPED;
+        c->failures++;
+        return BENCH_EXIT_ERROR;
+    }
+    printf("QEMU mps2-an386 up, firmware %s READY and attached in %.1f ms (region %s)\n", c->fw,
+           (m4_now_ns() - t0) / 1e6, l->q.region_path);
+    r = m4_cmd(l, FW_OP_PING, FW_MODE_POLL, 0, 0);
+    if (!r)
+        r = m4_result(l, &res, 5000000000ll);
+    if (qm_check(c, "boot handshake (ping)", r)) {
+        m4_link_stop(l);
+        return BENCH_EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* ---- latency -------------------------------------------------------------------- */
+
+typedef struct qm_rt {
+    const char *tr, *mode;
+    uint32_t bytes;
+    int ok;
+    bench_stats st;
+} qm_rt;
+
+/* Round trips of `bytes`-byte messages (FIFO: 12-byte header + payload;
+ * RPMsg: payload of `bytes`). */
+static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int rpmsg, uint32_t mode, uint32_t bytes,
+                      uint32_t n)
+{
+    m4_times t = qm_times(n);
+    char what[80];
+    int r;
+    memset(row, 0, sizeof(*row));
+    row->tr = rpmsg ? "RPMsg" : "MDCOM FIFO";
+    row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
+    row->bytes = bytes;
+    if (c->broken || !t.v) {
+        free(t.v);
+        return;
+    }
+    snprintf(what, sizeof(what), "%s echo, %s, %u B", row->tr, row->mode, bytes);
+    bench_progress("%s x %u", what, n);
+    if (rpmsg)
+        r = m4_rpmsg_echo(l, n, mode, bytes, &t);
+    else
+        r = m4_echo(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), &t, NULL);
+    bench_progress_end();
+    if (qm_check(c, what, r) == 0) {
+        row->ok = 1;
+        qm_stats(&t, &row->st);
+    }
+    free(t.v);
+}
+
+static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
+{
+    if (!c->j || !row->ok)
+        return;
+    bench_json_obj_begin(c->j, NULL);
+    bench_json_str(c->j, "kind", kind);
+    bench_json_str(c->j, "transport", row->tr);
+    bench_json_str(c->j, "mode", row->mode);
+    bench_json_u64(c->j, "bytes", row->bytes);
+    bench_json_stats(c->j, "round_trip", &row->st);
+    bench_json_obj_end(c->j);
+}
+
+static void qm_latency(qm_ctx *c, m4_link *l)
+{
+    static const uint32_t ow_sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
+    static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
+    uint32_t n = c->count ? (uint32_t)c->count : (c->quick ? 2000u : 20000u);
+    uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
+    uint32_t now = c->quick ? 500u : 5000u, nst = c->quick ? 1000u : 10000u;
+    char b1[16], b2[16], b3[16], b4[16], b5[16];
+    qm_rt rt[4];
+    unsigned k;
+
+    if (c->j)
+        bench_json_arr_begin(c->j, "latency");
+    printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
+    printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
+           "p99", "sd");
+    qm_rt_run(c, l, &rt[0], 0, FW_MODE_POLL, 12, n);
+    qm_rt_run(c, l, &rt[1], 0, FW_MODE_DOORBELL, 12, nd);
+    qm_rt_run(c, l, &rt[2], 1, FW_MODE_POLL, 12, n);
+    qm_rt_run(c, l, &rt[3], 1, FW_MODE_DOORBELL, 12, nd);
+    for (k = 0; k < 4; k++) {
+        if (!rt[k].ok) {
+            printf("%-12s %-9s  ERROR (see above)\n", rt[k].tr, rt[k].mode);
+            continue;
+        }
+        printf("%-12s %-9s %7zu %9s %9s %9s %9s %9s\n", rt[k].tr, rt[k].mode, rt[k].st.n,
+               qm_us(b1, sizeof(b1), (double)rt[k].st.min), qm_us(b2, sizeof(b2), (double)rt[k].st.p50),
+               qm_us(b3, sizeof(b3), rt[k].st.mean), qm_us(b4, sizeof(b4), (double)rt[k].st.p99),
+               qm_us(b5, sizeof(b5), rt[k].st.stddev));
+        qm_rt_json(c, &rt[k], "round_trip");
+    }
+    if (rt[0].ok && rt[1].ok)
+        printf("doorbell / polling (MDCOM, p50): %.1fx\n",
+               (double)rt[1].st.p50 / (double)(rt[0].st.p50 ? rt[0].st.p50 : 1));
+
+    printf("\n== Linux -> firmware one-way = round trip / 2, polling (us, p50) ==\n");
+    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
+        qm_rt f, rp;
+        qm_rt_run(c, l, &f, 0, FW_MODE_POLL, ow_sizes[k], now);
+        qm_rt_run(c, l, &rp, 1, FW_MODE_POLL, ow_sizes[k], now);
+        if (!f.ok || !rp.ok) {
+            printf("%8u  ERROR (see above)\n", ow_sizes[k]);
+            continue;
+        }
+        printf("%8u %12s %12s %13.2fx\n", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50 / 2.0),
+               qm_us(b2, sizeof(b2), rp.st.p50 / 2.0),
+               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+        qm_rt_json(c, &f, "one_way_rt");
+        qm_rt_json(c, &rp, "one_way_rt");
+    }
+    printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
+           " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
+
+    printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
+    printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
+    for (k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]); k++) {
+        double ns = 0;
+        char what[48];
+        int r;
+        if (c->broken)
+            break;
+        snprintf(what, sizeof(what), "sink stream, %u B", st_sizes[k]);
+        r = qm_check(c, what, m4_sink(l, nst, st_sizes[k], FW_MODE_POLL, &ns));
+        if (r) {
+            printf("%8u  ERROR (see above)\n", st_sizes[k]);
+            continue;
+        }
+        printf("%8u %7u %14.3f %10.1f\n", st_sizes[k], nst, ns / nst / 1e3,
+               (double)nst * st_sizes[k] / (ns / 1e3));
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "kind", "stream");
+            bench_json_str(c->j, "transport", "MDCOM FIFO");
+            bench_json_str(c->j, "mode", "poll");
+            bench_json_u64(c->j, "bytes", st_sizes[k]);
+            bench_json_u64(c->j, "n", nst);
+            bench_json_dbl(c->j, "ns_per_message", ns / nst);
+            bench_json_obj_end(c->j);
+        }
+    }
+    if (c->j)
+        bench_json_arr_end(c->j);
+}
+
+/* ---- blocks ---------------------------------------------------------------------- */
+
+static void qm_blocks(qm_ctx *c, m4_link *l)
+{
+    uint32_t reps = c->count ? (uint32_t)c->count : (c->quick ? 20u : 200u), b;
+    uint32_t mode = c->doorbell ? FW_MODE_DOORBELL : FW_MODE_POLL;
+    static const char *const col[3] = {"FIFO 32K block", "FIFO 512 B msgs", "RPMsg 496 B"};
+    static const char *const jcol[3] = {"mdcom_fifo_32k", "mdcom_fifo_512", "rpmsg_496"};
+
+    if (c->j)
+        bench_json_arr_begin(c->j, "blocks");
+    printf("\n== block table (seeds 000/001): 8-byte header + N bytes, answered with the byte "
+           "count; %s, %u transactions per cell ==\n",
+           c->doorbell ? "doorbell" : "polling", reps);
+    printf("time per transaction p50 (us) and KiB/s at p50:\n");
+    printf("%8s %16s %16s %16s %11s %11s %8s\n", "bytes", col[0], col[1], col[2], "KiB/s 32K",
+           "KiB/s RPMsg", "RPMsg/32K");
+    for (b = 512; b <= 32768; b *= 2) {
+        bench_stats st[3];
+        int ok[3] = {0, 0, 0};
+        char cell[3][24];
+        for (int k = 0; k < 3; k++) {
+            m4_times t = qm_times(reps);
+            char what[64];
+            int r;
+            snprintf(cell[k], sizeof(cell[k]), "ERROR");
+            if (c->broken || !t.v) {
+                free(t.v);
+                continue;
+            }
+            snprintf(what, sizeof(what), "block-ack %s, %u B", col[k], b);
+            bench_progress("%s x %u", what, reps);
+            if (k == 2)
+                r = m4_rpmsg_blockack(l, reps, b, mode, &t);
+            else
+                r = m4_blockack(l, reps, b, k == 0 ? 32768u : 512u, mode, &t);
+            bench_progress_end();
+            if (qm_check(c, what, r) == 0) {
+                ok[k] = 1;
+                qm_stats(&t, &st[k]);
+                snprintf(cell[k], sizeof(cell[k]), "%.2f", st[k].p50 / 1e3);
+            }
+            free(t.v);
+        }
+        printf("%8u %16s %16s %16s", b, cell[0], cell[1], cell[2]);
+        if (ok[0])
+            printf(" %11.0f", b / 1024.0 / (st[0].p50 / 1e9));
+        else
+            printf(" %11s", "-");
+        if (ok[2])
+            printf(" %11.0f", b / 1024.0 / (st[2].p50 / 1e9));
+        else
+            printf(" %11s", "-");
+        if (ok[0] && ok[2])
+            printf(" %7.2fx\n", (double)st[2].p50 / (double)(st[0].p50 ? st[0].p50 : 1));
+        else
+            printf(" %8s\n", "-");
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_u64(c->j, "bytes", b);
+            bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
+            for (int k = 0; k < 3; k++)
+                if (ok[k])
+                    bench_json_stats(c->j, jcol[k], &st[k]);
+            bench_json_obj_end(c->j);
+        }
+    }
+    printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
+    if (c->j)
+        bench_json_arr_end(c->j);
+}
+
+/* ---- api ---------------------------------------------------------------------------- */
+
+/* The paper's table 4 (seed 003: i.MX7 Cortex-M4, RTOS side), ns: mode /
+ * mean / sd. The same numbers as `mdcom-bench api` prints (api.c). */
+static const struct {
+    const char *call;
+    double mode, mean, sd;
+} qm_paper[] = {{"alloc", 1800, 1778, 61},  {"free", 700, 669, 28},
+                {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
+                {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
+
+typedef struct qm_api_row {
+    char call[32];
+    unsigned mode, min, max, n;
+    double mean, sd;
+} qm_api_row;
+
+#define QM_API_MAX 32
+
+/* Read the console log (the firmware's output) into a malloc'ed string. */
+static char *qm_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf;
+    size_t n;
+    if (!f)
+        return NULL;
+    buf = malloc(65536);
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
+    n = fread(buf, 1, 65535, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* "apicost <call> mode M mean X sd S min A max B n N" lines. Count, or -1
+ * when the firmware reported an error ("apicost: ..."). */
+static int qm_parse_apicost(const char *log, qm_api_row *rows, int max)
+{
+    int n = 0;
+    for (const char *line = log; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        char tmp[256];
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (len >= sizeof(tmp))
+            len = sizeof(tmp) - 1;
+        memcpy(tmp, line, len);
+        tmp[len] = 0;
+        if (strncmp(tmp, "apicost: ", 9) == 0)
+            return -1;
+        if (n < max && sscanf(tmp, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u",
+                              rows[n].call, &rows[n].mode, &rows[n].mean, &rows[n].sd, &rows[n].min,
+                              &rows[n].max, &rows[n].n) == 7)
+            n++;
+        line = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+/* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
+static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
+{
+    char cmd[QM_PATH + 128], line[512];
+    FILE *p;
+    int ok = -1;
+    if (!qm_exists(file) || strchr(file, '\''))
+        return -1;
+    snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t '%s' 2>/dev/null", file);
+    p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    while (fgets(line, sizeof(line), p)) /* the last numeric line is the total */
+        if (sscanf(line, "%lu %lu %lu", text, data, bss) == 3)
+            ok = 0;
+    pclose(p);
+    return ok;
+}
+
+static void qm_sizes(qm_ctx *c)
+{
+    /* <fwbuild>/firmware/qemu-m4/mdcom-fw-resp.elf -> <fwbuild>/libmdcom_core.a */
+    char root[QM_PATH], path[QM_PATH + 32];
+    static const struct {
+        const char *what, *rel;
+    } items[] = {{"core (libmdcom_core.a)", "libmdcom_core.a"},
+                 {"RPMsg transport (libmdcom_rpmsg.a)", "libmdcom_rpmsg.a"},
+                 {"mdcom-fw-resp.elf", "firmware/qemu-m4/mdcom-fw-resp.elf"},
+                 {"mdcom-fw-apicost.elf", "firmware/qemu-m4/mdcom-fw-apicost.elf"}};
+    const char *s = c->fw;
+    int up = 0;
+    size_t len = strlen(s);
+    while (len > 0 && up < 3) { /* strip "/mdcom-fw-resp.elf", "/qemu-m4", "/firmware" */
+        len--;
+        if (s[len] == '/')
+            up++;
+    }
+    if (up < 3)
+        len = 0;
+    snprintf(root, sizeof(root), "%.*s", (int)len, s);
+    printf("\n== arm-none-eabi-size (%s, -Os) ==\n", len ? root : "firmware build not found");
+    if (!len)
+        return;
+    printf("%-36s %8s %8s %8s\n", "", "text", "data", "bss");
+    if (c->j)
+        bench_json_arr_begin(c->j, "sizes");
+    for (unsigned k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
+        unsigned long t, d, b;
+        snprintf(path, sizeof(path), "%s/%s", root, items[k].rel);
+        if (qm_size(path, &t, &d, &b)) {
+            printf("%-36s %8s\n", items[k].what, "n/a");
+            continue;
+        }
+        printf("%-36s %8lu %8lu %8lu%s\n", items[k].what, t, d, b,
+               k == 0 ? (t <= QM_TARGET_CORE_TEXT ? "  (target <= 4096 text: met)"
+                                                   : "  (target <= 4096 text: MISSED)")
+                      : "");
+        if (k == 0 && t > QM_TARGET_CORE_TEXT && c->strict)
+            c->missed++;
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "item", items[k].rel);
+            bench_json_u64(c->j, "text", t);
+            bench_json_u64(c->j, "data", d);
+            bench_json_u64(c->j, "bss", b);
+            bench_json_obj_end(c->j);
+        }
+    }
+    if (c->j)
+        bench_json_arr_end(c->j);
+}
+
+static int qm_api(qm_ctx *c)
+{
+    mdcom_qemu_opts o;
+    mdcom_qemu q;
+    qm_api_row rows[QM_API_MAX];
+    char err[512], tail[1024];
+    char *log;
+    int r, n;
+    double t0 = m4_now_ns();
+
+    if ((r = qm_need("API-cost firmware image", c->fw_apicost)) != 0)
+        return r;
+    memset(&o, 0, sizeof(o));
+    o.firmware = c->fw_apicost;
+    o.region_name = mdcom_m4_config.region_name;
+    o.icount_shift = 0; /* 1 ns of virtual time per instruction: SysTick counts instructions */
+    o.ready_timeout_ns = -1; /* the image measures, prints and exits by itself */
+    r = mdcom_qemu_start(&q, &o, err, sizeof(err));
+    if (r) {
+        bench_err("qemu-m4: api: %s", err);
+        if (r == -ENOENT)
+            return BENCH_EXIT_SKIPPED;
+        c->failures++;
+        return BENCH_EXIT_ERROR;
+    }
+    bench_progress("api: %s under -icount shift=0", c->fw_apicost);
+    r = mdcom_qemu_wait_exit(&q, 120 * 1000000000ll);
+    bench_progress_end();
+    log = qm_read_file(q.console_path);
+    mdcom_qemu_console_tail(&q, tail, sizeof(tail));
+    if (r || q.exit_status != 0) {
+        if (r)
+            bench_err("qemu-m4: api: %s still running after 120 s", c->fw_apicost);
+        else
+            bench_err("qemu-m4: api: firmware exited with status %d; console: %s", q.exit_status,
+                      tail);
+        mdcom_qemu_stop(&q);
+        free(log);
+        c->failures++;
+        return BENCH_EXIT_ERROR;
+    }
+    mdcom_qemu_stop(&q);
+    n = log ? qm_parse_apicost(log, rows, QM_API_MAX) : 0;
+    if (n <= 0) {
+        bench_err("qemu-m4: api: no measurements in the firmware's output; console: %s", tail);
+        free(log);
+        c->failures++;
+        return BENCH_EXIT_ERROR;
+    }
+    {
+        const char *first = log, *nl = strchr(log, '\n');
+        printf("\n== instructions per API call on the Cortex-M4 (%s, %.1f s) ==\n", c->fw_apicost,
+               (m4_now_ns() - t0) / 1e9);
+        if (strncmp(first, "mdcom-fw-apicost", 16) == 0 && nl)
+            printf("%.*s\n", (int)(nl - first), first);
+    }
+    free(log);
+    printf("one call per sample, %u samples, measurement overhead subtracted; uncontended, "
+           "from the master (M4) side\n",
+           rows[0].n);
+    printf("%-14s %6s %8s %7s %6s %6s   %-22s %s\n", "call", "mode", "mean", "sd", "min", "max",
+           "paper ns mode/mean/sd", "target");
+    if (c->j)
+        bench_json_arr_begin(c->j, "api");
+    for (int i = 0; i < n; i++) {
+        char paper[32] = "-";
+        const char *tg = "";
+        int is_call = strcmp(rows[i].call, "empty") != 0;
+        for (unsigned k = 0; k < sizeof(qm_paper) / sizeof(qm_paper[0]); k++)
+            if (strcmp(qm_paper[k].call, rows[i].call) == 0)
+                snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", qm_paper[k].mode, qm_paper[k].mean,
+                         qm_paper[k].sd);
+        /* send16/recv16 copy 16 bytes and call several of the others */
+        if (is_call && strcmp(rows[i].call, "send16") && strcmp(rows[i].call, "recv16")) {
+            int met = rows[i].mean <= QM_TARGET_INSTR;
+            tg = met ? "<=40 met" : "<=40 MISSED";
+            if (!met && c->strict)
+                c->missed++;
+        }
+        printf("%-14s %6u %8.1f %7.1f %6u %6u   %-22s %s\n", rows[i].call, rows[i].mode,
+               rows[i].mean, rows[i].sd, rows[i].min, rows[i].max, paper, tg);
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "call", rows[i].call);
+            bench_json_u64(c->j, "mode_instr", rows[i].mode);
+            bench_json_dbl(c->j, "mean_instr", rows[i].mean);
+            bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
+            bench_json_u64(c->j, "min_instr", rows[i].min);
+            bench_json_u64(c->j, "max_instr", rows[i].max);
+            bench_json_u64(c->j, "n", rows[i].n);
+            bench_json_obj_end(c->j);
+        }
+    }
+    if (c->j)
+        bench_json_arr_end(c->j);
+    printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
+           " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
+    qm_sizes(c);
+    return 0;
+}
+
+/* ---- entry ---------------------------------------------------------------------------- */
+
+int bench_target_qemu_m4(int argc, char **argv)
+{
+    enum { O_FW = 1000, O_APICOST, O_QUICK, O_COUNT, O_DOORBELL, O_STRICT, O_JSON };
+    static const struct option lo[] = {{"fw", required_argument, NULL, O_FW},
+                                       {"fw-apicost", required_argument, NULL, O_APICOST},
+                                       {"quick", no_argument, NULL, O_QUICK},
+                                       {"count", required_argument, NULL, O_COUNT},
+                                       {"doorbell", no_argument, NULL, O_DOORBELL},
+                                       {"strict", no_argument, NULL, O_STRICT},
+                                       {"json", required_argument, NULL, O_JSON},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    static qm_ctx c; /* paths: keep them off the stack */
+    const char *opt_fw = NULL, *opt_apicost = NULL, *json = NULL, *sub = NULL;
+    bench_json j;
+    FILE *jf = NULL;
+    int o, rc = 0, do_lat, do_blk, do_api;
+    double t0;
+
+    memset(&c, 0, sizeof(c));
+    opterr = 1;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        switch (o) {
+        case O_FW: opt_fw = optarg; break;
+        case O_APICOST: opt_apicost = optarg; break;
+        case O_QUICK: c.quick = 1; break;
+        case O_COUNT:
+            if (bench_parse_count(optarg, &c.count) || c.count == 0 || c.count > 10000000u) {
+                bench_err("qemu-m4: --count: expected 1..10M, got '%s'", optarg);
+                return BENCH_EXIT_USAGE;
+            }
+            break;
+        case O_DOORBELL: c.doorbell = 1; break;
+        case O_STRICT: c.strict = 1; break;
+        case O_JSON: json = optarg; break;
+        case 'h': qm_usage(stdout); return BENCH_EXIT_OK;
+        default:
+            fprintf(stderr, "try 'mdcom-bench --target qemu-m4 --help'\n");
+            return BENCH_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        bench_err("qemu-m4: %s", optind >= argc ? "which measurement? (blocks, latency, api, all)"
+                                                 : "one subcommand only");
+        qm_usage(stderr);
+        return BENCH_EXIT_USAGE;
+    }
+    sub = argv[optind];
+    do_lat = !strcmp(sub, "latency") || !strcmp(sub, "all");
+    do_blk = !strcmp(sub, "blocks") || !strcmp(sub, "all");
+    do_api = !strcmp(sub, "api") || !strcmp(sub, "all");
+    if (!do_lat && !do_blk && !do_api) {
+        bench_err("qemu-m4: unknown subcommand '%s' (blocks, latency, api, all)", sub);
+        return BENCH_EXIT_USAGE;
+    }
+    if ((rc = qm_find_fw(&c, opt_fw, opt_apicost)) != 0)
+        return rc;
+    if (!mdcom_qemu_available()) {
+        bench_err("qemu-m4: qemu-system-arm not found (install it: scripts/deps.sh --cross; or "
+                  "set $MDCOM_QEMU)");
+        return BENCH_EXIT_SKIPPED;
+    }
+    if ((do_lat || do_blk) && (rc = qm_need("firmware image", c.fw)) != 0)
+        return rc;
+    if (do_api && (rc = qm_need("API-cost firmware image", c.fw_apicost)) != 0)
+        return rc;
+    if (json) {
+        if (!(jf = bench_open_out(json, "qemu-m4")))
+            return BENCH_EXIT_USAGE;
+        bench_json_init(&j, jf);
+        c.j = &j;
+        bench_json_obj_begin(c.j, NULL);
+        bench_json_str(c.j, "scenario", "qemu-m4");
+        bench_json_str(c.j, "subcommand", sub);
+        bench_json_bool(c.j, "quick", c.quick);
+        bench_json_str(c.j, "firmware", c.fw);
+    }
+    /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT
+     * and exit() as well. */
+    mdcom_qemu_cleanup_on_signals();
+    t0 = m4_now_ns();
+    printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub, MDCOM_VERSION_MAJOR,
+           MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
+    printf("M4 side: QEMU mps2-an386 (Cortex-M4, TCG emulation on this host); Linux side: this "
+           "process, unpinned\n");
+    if (do_lat || do_blk) {
+        static m4_link l;
+        rc = qm_link_up(&c, &l);
+        if (rc == 0) {
+            if (do_lat)
+                qm_latency(&c, &l);
+            if (do_blk)
+                qm_blocks(&c, &l);
+            m4_link_stop(&l);
+        }
+    }
+    if (do_api && (rc == 0 || rc == BENCH_EXIT_ERROR)) {
+        int r2 = qm_api(&c);
+        if (rc == 0)
+            rc = r2;
+    }
+    if (c.j) {
+        bench_json_u64(c.j, "integrity_errors", c.integrity);
+        bench_json_u64(c.j, "other_errors", c.failures);
+        bench_json_obj_end(c.j);
+        fputc('\n', jf);
+        bench_close_out(jf, json, &c.failures);
+    }
+    printf("\nerrors: %u integrity, %u other; %.1f s total\n", c.integrity, c.failures,
+           (m4_now_ns() - t0) / 1e9);
+    if (rc == BENCH_EXIT_SKIPPED)
+        return rc;
+    if (c.integrity || c.failures)
+        return BENCH_EXIT_ERROR;
+    if (c.missed)
+        return BENCH_EXIT_MISSED;
+    return rc;
+}
+
+#endif /* MDCOM_BENCH_QEMU_M4 */
