@@ -160,9 +160,15 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
             } else if (errno != ENOENT) {
                 return -errno;
             }
-            if (timeout_ns >= 0 && lx_now_ns(NULL) - start >= (uint64_t)timeout_ns)
-                return -ETIMEDOUT;
-            sleep_ns(1000000); /* 1 ms */
+            {
+                /* poll for the file every 1 ms, never past the deadline */
+                uint64_t waited = lx_now_ns(NULL) - start, nap = 1000000;
+                if (timeout_ns >= 0 && waited >= (uint64_t)timeout_ns)
+                    return -ETIMEDOUT;
+                if (timeout_ns >= 0 && (uint64_t)timeout_ns - waited < nap)
+                    nap = (uint64_t)timeout_ns - waited;
+                sleep_ns((long)nap);
+            }
         }
     }
 }
