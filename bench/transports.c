@@ -18,6 +18,9 @@ extern const bench_transport bench_tr_unix_stream;
 extern const bench_transport bench_tr_unix_seqpacket;
 extern const bench_transport bench_tr_mq;
 extern const bench_transport bench_tr_rpmsg_poll, bench_tr_rpmsg_block; /* tr_rpmsg.c */
+#ifdef MDCOM_BENCH_ICEORYX
+extern const bench_transport bench_tr_iceoryx; /* tr_iceoryx.c */
+#endif
 
 const bench_transport *const bench_transports[] = {
     &bench_tr_raw_spin,        &bench_tr_raw_futex,       &bench_tr_mdcom_copy_poll,
@@ -29,6 +32,9 @@ const bench_transport *const bench_transports[] = {
     &bench_tr_unix_seqpacket,
     &bench_tr_mq,
     &bench_tr_rpmsg_poll, &bench_tr_rpmsg_block, /* RPMsg over virtio vrings (tr_rpmsg.c) */
+#ifdef MDCOM_BENCH_ICEORYX
+    &bench_tr_iceoryx, /* peer, when built (tr_iceoryx.c) */
+#endif
 };
 const unsigned bench_n_transports = sizeof(bench_transports) / sizeof(bench_transports[0]);
 

@@ -4,6 +4,7 @@
 set -euo pipefail
 want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
+want+=(iceoryx libiceoryx-binding-c-dev)  # iceoryx peer in mdcom-bench; without them it is built without it
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 
 missing=()
@@ -21,6 +22,8 @@ for p in "${want[@]}"; do
     qemu-system-arm) command -v qemu-system-arm >/dev/null || missing+=("$p") ;;
     clang) command -v clang >/dev/null || missing+=("$p") ;;
     libclang-rt-14-dev) ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=("$p") ;;
+    iceoryx) command -v iox-roudi >/dev/null || missing+=("$p") ;;
+    libiceoryx-binding-c-dev) ls /usr/lib/*/cmake/iceoryx_binding_c/iceoryx_binding_cConfig.cmake >/dev/null 2>&1 || missing+=("$p") ;;
     libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;
   esac
 done

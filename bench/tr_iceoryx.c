@@ -1,0 +1,449 @@
+/*
+ * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport
+ * (bench_msg_ops; its round trips come from msgrt.c). Built only when CMake
+ * finds iceoryx_binding_c (MDCOM_BENCH_ICEORYX).
+ *
+ * The daemon: the first setup starts its own `iox-roudi` (config and log in a
+ * fresh mkdtemp directory, monitoring off), waits at most IOX_START_NS for
+ * "RouDi is ready" in its log, and registers this process as one iceoryx
+ * runtime ("mdb-bench-<pid>"). RouDi is stopped at exit (atexit: SIGTERM,
+ * then SIGKILL after 3 s; PR_SET_PDEATHSIG covers a killed benchmark), the
+ * directory removed. Only one RouDi can run on a machine at a time: a RouDi
+ * that is already running makes ours fail, which is reported as an error.
+ *
+ * One runtime per process, set up before fork: iceoryx 2.0 keeps its runtime
+ * in a process-wide singleton, so a child forked from a registered process
+ * gets a copy of the parent's runtime and iox_runtime_init() in the child
+ * silently returns it under the parent's name (checked on this machine with
+ * 2.0.3). A second registration from the child is therefore impossible, and
+ * a child sending port requests through the copied runtime would race the
+ * parent on the same reply socket. So setup() (parent, before fork) creates
+ * every port of both sides: per channel c and direction d (A->B, B->A) one
+ * publisher "mdb/<name>/<d><c>" and its subscriber, plus one WaitSet per
+ * (side, channel); it waits until RouDi has matched each pair. After fork
+ * each side only uses its own ports, whose data path (chunk pools, queues,
+ * the WaitSet's semaphore) lives entirely in shared memory: no request goes
+ * to RouDi between fork and teardown. The parent deinits everything in
+ * teardown, after the child exited.
+ *
+ * Message: loan a chunk of 8 + len bytes, write len (u32) at its start and
+ * copy the payload behind it, publish. Receive: take, check the length, copy
+ * out, release. Waiting: try to take; when empty, iox_ws_timed_wait on the
+ * WaitSet (subscriber state HAS_DATA) for the time left; a wait longer than
+ * the timeout is -ETIMEDOUT. A full chunk pool (sender ahead of the
+ * receiver) is waited for by retrying the loan until the same deadline.
+ * Subscriber queues hold 256 chunks and drop the oldest when full; a drop is
+ * seen (iox_sub_has_lost_chunks) and reported as an integrity error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "iceoryx_binding_c/chunk.h"
+#include "iceoryx_binding_c/enums.h"
+#include "iceoryx_binding_c/notification_info.h"
+#include "iceoryx_binding_c/publisher.h"
+#include "iceoryx_binding_c/runtime.h"
+#include "iceoryx_binding_c/subscriber.h"
+#include "iceoryx_binding_c/types.h"
+#include "iceoryx_binding_c/wait_set.h"
+
+#include "transport.h"
+
+#ifndef MDCOM_BENCH_IOX_ROUDI
+#define MDCOM_BENCH_IOX_ROUDI "iox-roudi"
+#endif
+
+#define IOX_HDR 8u                       /* u32 length + u32 pad (alignment) */
+#define IOX_MAX_MSG (4u * 1024u * 1024u) /* largest pool below, minus IOX_HDR */
+#define IOX_QUEUE 256u                   /* MAX_SUBSCRIBER_QUEUE_CAPACITY of 2.0 */
+#define IOX_START_NS 10000000000LL       /* RouDi start-up                  */
+#define IOX_MATCH_NS 5000000000LL        /* publisher/subscriber matching   */
+
+/* Mempools of our RouDi: user payload sizes (IOX_HDR + message, with room
+ * for the chunk header) x counts, ~71 MiB of shared memory. Counts of at
+ * most IOX_QUEUE keep one size class from overrunning a queue. */
+static const char iox_config[] = "[general]\n"
+                                 "version = 1\n"
+                                 "\n"
+                                 "[[segment]]\n"
+                                 "\n"
+                                 "[[segment.mempool]]\nsize = 256\ncount = 256\n\n"
+                                 "[[segment.mempool]]\nsize = 1088\ncount = 256\n\n"
+                                 "[[segment.mempool]]\nsize = 4160\ncount = 256\n\n"
+                                 "[[segment.mempool]]\nsize = 16448\ncount = 256\n\n"
+                                 "[[segment.mempool]]\nsize = 65600\ncount = 256\n\n"
+                                 "[[segment.mempool]]\nsize = 262208\ncount = 64\n\n"
+                                 "[[segment.mempool]]\nsize = 1048640\ncount = 16\n\n"
+                                 "[[segment.mempool]]\nsize = 4194368\ncount = 4\n";
+
+/* ---- the daemon and this process's runtime ------------------------------------ */
+
+static pid_t roudi_pid = -1;
+static pid_t roudi_owner = -1; /* the process that started it (forks inherit the atexit) */
+static char roudi_dir[64];
+static int roudi_state; /* 0 not tried, 1 running + runtime registered, -errno failed */
+
+static void roudi_paths(char *cfg, char *log, size_t len)
+{
+    snprintf(cfg, len, "%s/roudi.toml", roudi_dir);
+    snprintf(log, len, "%s/roudi.log", roudi_dir);
+}
+
+static void roudi_kill(void)
+{
+    if (roudi_pid <= 0)
+        return;
+    kill(roudi_pid, SIGTERM);
+    uint64_t deadline = bench_now_ns() + 3000000000ull;
+    int st;
+    while (waitpid(roudi_pid, &st, WNOHANG) == 0) {
+        if (bench_now_ns() >= deadline) {
+            kill(roudi_pid, SIGKILL);
+            waitpid(roudi_pid, &st, 0);
+            break;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    roudi_pid = -1;
+}
+
+static void roudi_cleanup_dir(void)
+{
+    if (!roudi_dir[0])
+        return;
+    char cfg[128], log[128];
+    roudi_paths(cfg, log, sizeof(cfg));
+    unlink(cfg);
+    unlink(log);
+    rmdir(roudi_dir);
+    roudi_dir[0] = 0;
+}
+
+/* atexit: registered before the runtime is created, so it runs after the
+ * runtime's own exit handler has unregistered this process from RouDi (RouDi
+ * would otherwise signal its registered applications when it stops). */
+static void roudi_atexit(void)
+{
+    if (getpid() != roudi_owner)
+        return; /* a forked child: the daemon is not its to stop */
+    roudi_kill();
+    roudi_cleanup_dir();
+}
+
+static void roudi_log_tail(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof(line), f))
+        if (strstr(line, "rror") || strstr(line, "running") || strstr(line, "ailed"))
+            bench_err("iceoryx: iox-roudi: %.*s", (int)strcspn(line, "\n"), line);
+    fclose(f);
+}
+
+static int log_has(const char *log, const char *what)
+{
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f))
+        found = strstr(line, what) != NULL;
+    fclose(f);
+    return found;
+}
+
+static int roudi_start(void)
+{
+    if (roudi_state)
+        return roudi_state > 0 ? 0 : roudi_state;
+    roudi_state = -EIO;
+    snprintf(roudi_dir, sizeof(roudi_dir), "/tmp/mdb-iox-XXXXXX");
+    if (!mkdtemp(roudi_dir)) {
+        roudi_dir[0] = 0;
+        bench_err("iceoryx: mkdtemp: %s", strerror(errno));
+        return roudi_state = -errno;
+    }
+    roudi_owner = getpid();
+    atexit(roudi_atexit);
+    char cfg[128], log[128];
+    roudi_paths(cfg, log, sizeof(cfg));
+    FILE *f = fopen(cfg, "w");
+    if (!f || fputs(iox_config, f) < 0 || fclose(f) != 0) {
+        bench_err("iceoryx: cannot write %s", cfg);
+        return roudi_state = -EIO;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        bench_err("iceoryx: fork: %s", strerror(errno));
+        return roudi_state = -errno;
+    }
+    if (pid == 0) {
+        /* dies with the benchmark, whichever way it ends */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != roudi_owner)
+            _exit(127);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        signal(SIGINT, SIG_IGN); /* ^C goes to the benchmark, which stops it */
+        execlp(MDCOM_BENCH_IOX_ROUDI, MDCOM_BENCH_IOX_ROUDI, "-c", cfg, "-l", "warning", "-m",
+               "off", (char *)NULL);
+        fprintf(stderr, "exec %s: %s\n", MDCOM_BENCH_IOX_ROUDI, strerror(errno));
+        _exit(127);
+    }
+    roudi_pid = pid;
+    uint64_t deadline = bench_now_ns() + (uint64_t)IOX_START_NS;
+    for (;;) {
+        if (log_has(log, "RouDi is ready"))
+            break;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            roudi_pid = -1;
+            bench_err("iceoryx: %s exited (status %d) before it was ready; log %s:",
+                      MDCOM_BENCH_IOX_ROUDI, WIFEXITED(st) ? WEXITSTATUS(st) : -1, log);
+            roudi_log_tail(log);
+            return roudi_state = -ECONNREFUSED;
+        }
+        if (bench_now_ns() >= deadline) {
+            bench_err("iceoryx: %s not ready after %lld s", MDCOM_BENCH_IOX_ROUDI,
+                      (long long)(IOX_START_NS / 1000000000LL));
+            roudi_log_tail(log);
+            roudi_kill();
+            return roudi_state = -ETIMEDOUT;
+        }
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "mdb-bench-%ld", (long)getpid());
+    iox_runtime_init(name); /* RouDi is up: registers at once */
+    roudi_state = 1;
+    return 0;
+}
+
+/* ---- transport ---------------------------------------------------------------- */
+
+struct ictx {
+    uint32_t n, max;
+    int64_t timeout_ns;
+    iox_pub_storage_t pub_st[2][BENCH_MAX_CHAN]; /* [direction][ch]: 0 A->B, 1 B->A */
+    iox_sub_storage_t sub_st[2][BENCH_MAX_CHAN];
+    iox_ws_storage_t ws_st[2][BENCH_MAX_CHAN]; /* [receiving side][ch]           */
+    iox_pub_t pub[2][BENCH_MAX_CHAN];
+    iox_sub_t sub[2][BENCH_MAX_CHAN];
+    iox_ws_t ws[2][BENCH_MAX_CHAN];
+};
+
+static int i_fail(const char *what, int err)
+{
+    bench_err("iceoryx: %s: %s", what, strerror(err));
+    return -err;
+}
+
+static void i_teardown(void *ctx)
+{
+    struct ictx *c = ctx;
+    for (int s = 0; s < 2; s++)
+        for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
+            if (c->ws[s][i])
+                iox_ws_deinit(c->ws[s][i]);
+    for (int d = 0; d < 2; d++)
+        for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++) {
+            if (c->sub[d][i])
+                iox_sub_deinit(c->sub[d][i]);
+            if (c->pub[d][i])
+                iox_pub_deinit(c->pub[d][i]);
+        }
+    free(c);
+}
+
+static uint32_t i_max_msg(void) { return IOX_MAX_MSG; }
+
+static int i_setup(void **out, const bench_msg_params *p)
+{
+    if (p->max_size > IOX_MAX_MSG) {
+        bench_err("iceoryx: message of %u bytes above the largest chunk pool (%u)", p->max_size,
+                  IOX_MAX_MSG);
+        return -EMSGSIZE;
+    }
+    int rc = roudi_start();
+    if (rc != 0)
+        return rc;
+    struct ictx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->n = p->n_chan;
+    c->max = p->max_size;
+    c->timeout_ns = p->timeout_ns;
+    static unsigned seq; /* names stay unique within this process */
+    char inst[64];
+    snprintf(inst, sizeof(inst), "%s-%u", p->name, seq++);
+    iox_pub_options_t po;
+    iox_pub_options_init(&po);
+    po.historyCapacity = 0;
+    po.offerOnCreate = true;
+    po.subscriberTooSlowPolicy = ConsumerTooSlowPolicy_DISCARD_OLDEST_DATA;
+    iox_sub_options_t so;
+    iox_sub_options_init(&so);
+    so.queueCapacity = IOX_QUEUE;
+    so.historyRequest = 0;
+    so.subscribeOnCreate = true;
+    so.queueFullPolicy = QueueFullPolicy_DISCARD_OLDEST_DATA;
+    for (uint32_t i = 0; i < c->n; i++) {
+        for (int d = 0; d < 2; d++) {
+            char ev[16];
+            snprintf(ev, sizeof(ev), "%c%u", d ? 'b' : 'a', i);
+            c->pub[d][i] = iox_pub_init(&c->pub_st[d][i], "mdb", inst, ev, &po);
+            c->sub[d][i] = iox_sub_init(&c->sub_st[d][i], "mdb", inst, ev, &so);
+            if (!c->pub[d][i] || !c->sub[d][i]) {
+                i_teardown(c);
+                return i_fail("creating a publisher/subscriber", ENOMEM);
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            /* side s receives direction s ^ 1 (A receives B->A) */
+            c->ws[s][i] = iox_ws_init(&c->ws_st[s][i]);
+            if (!c->ws[s][i] ||
+                iox_ws_attach_subscriber_state(c->ws[s][i], c->sub[s ^ 1][i], SubscriberState_HAS_DATA,
+                                               0, NULL) != WaitSetResult_SUCCESS) {
+                i_teardown(c);
+                return i_fail("creating a WaitSet", ENOMEM);
+            }
+        }
+    }
+    /* RouDi connects offered publishers and subscribers in its discovery
+     * loop: wait until every pair is connected, before anything is sent. */
+    uint64_t deadline = bench_now_ns() + (uint64_t)IOX_MATCH_NS;
+    for (uint32_t i = 0; i < c->n; i++)
+        for (int d = 0; d < 2; d++)
+            while (!iox_pub_has_subscribers(c->pub[d][i]) ||
+                   iox_sub_get_subscription_state(c->sub[d][i]) != SubscribeState_SUBSCRIBED) {
+                if (bench_now_ns() >= deadline) {
+                    i_teardown(c);
+                    return i_fail("publisher and subscriber not connected by RouDi", ETIMEDOUT);
+                }
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+            }
+    *out = c;
+    return 0;
+}
+
+static int i_attach(void *ctx, int side)
+{
+    (void)ctx;
+    (void)side; /* everything was created before fork */
+    return 0;
+}
+
+static void i_detach(void *ctx, int side)
+{
+    (void)ctx;
+    (void)side; /* the parent deinits the ports in teardown */
+}
+
+static int i_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
+{
+    struct ictx *c = ctx;
+    if (ch >= c->n || len > c->max)
+        return -EINVAL;
+    iox_pub_t pub = c->pub[side][ch]; /* side A sends A->B (0), B sends B->A (1) */
+    void *chunk = NULL;
+    uint64_t deadline = 0;
+    for (;;) {
+        enum iox_AllocationResult r = iox_pub_loan_chunk(pub, &chunk, IOX_HDR + len);
+        if (r == AllocationResult_SUCCESS)
+            break;
+        if (r != AllocationResult_RUNNING_OUT_OF_CHUNKS) {
+            bench_err("iceoryx: loan of %u bytes failed (result %d)", IOX_HDR + len, (int)r);
+            return r == AllocationResult_NO_MEMPOOLS_AVAILABLE ? -EMSGSIZE : -EIO;
+        }
+        /* every chunk of this size is in flight: the receiver frees one */
+        uint64_t now = bench_now_ns();
+        if (!deadline)
+            deadline = now + (uint64_t)c->timeout_ns;
+        else if (now >= deadline)
+            return i_fail("loan (waiting for a free chunk)", ETIMEDOUT);
+        sched_yield();
+    }
+    unsigned char *p = chunk;
+    memcpy(p, &len, 4);
+    memset(p + 4, 0, 4);
+    memcpy(p + IOX_HDR, buf, len);
+    iox_pub_publish_chunk(pub, chunk);
+    return 0;
+}
+
+static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+{
+    struct ictx *c = ctx;
+    if (ch >= c->n)
+        return -EINVAL;
+    iox_sub_t sub = c->sub[side ^ 1][ch];
+    uint64_t deadline = 0;
+    for (;;) {
+        const void *chunk = NULL;
+        enum iox_ChunkReceiveResult r = iox_sub_take_chunk(sub, &chunk);
+        if (r == ChunkReceiveResult_SUCCESS) {
+            uint32_t len;
+            memcpy(&len, chunk, 4); /* read once, checked before use */
+            if (len > cap || len > c->max) {
+                iox_sub_release_chunk(sub, chunk);
+                bench_err("iceoryx: message length %u exceeds the buffer (%u)", len, cap);
+                return -EBADMSG;
+            }
+            memcpy(buf, (const unsigned char *)chunk + IOX_HDR, len);
+            iox_sub_release_chunk(sub, chunk);
+            if (iox_sub_has_lost_chunks(sub)) {
+                bench_err("iceoryx: subscriber queue overflowed: messages lost");
+                return -EPROTO;
+            }
+            return (int)len;
+        }
+        if (r != ChunkReceiveResult_NO_CHUNK_AVAILABLE) {
+            bench_err("iceoryx: take failed (result %d)", (int)r);
+            return -EIO;
+        }
+        uint64_t now = bench_now_ns();
+        if (!deadline)
+            deadline = now + (uint64_t)c->timeout_ns;
+        if (now >= deadline)
+            return i_fail("receive", ETIMEDOUT);
+        uint64_t left = deadline - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+                              .tv_nsec = (long)(left % 1000000000u)};
+        iox_notification_info_t info[1];
+        uint64_t missed = 0;
+        iox_ws_timed_wait(c->ws[side][ch], ts, info, 1, &missed);
+    }
+}
+
+static const bench_msg_ops i_ops = {.setup = i_setup,
+                                    .attach = i_attach,
+                                    .send = i_send,
+                                    .recv = i_recv,
+                                    .detach = i_detach,
+                                    .teardown = i_teardown,
+                                    .max_msg = i_max_msg};
+
+BENCH_MSG_TRANSPORT(bench_tr_iceoryx, "iceoryx",
+                    "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet",
+                    BENCH_WAIT_BLOCK, "raw-futex", i_ops);
