@@ -183,6 +183,14 @@ void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double v
 FILE *bench_open_out(const char *path, const char *cmd);
 void bench_close_out(FILE *f, const char *path, unsigned *failures);
 
+/* The start of every scenario subcommand: open --json/--csv (jf, cf; NULL when
+ * not asked for), pick the text stream (stderr when JSON or CSV go to
+ * stdout), install the signal handlers, detect and print the host header.
+ * 0, or BENCH_EXIT_USAGE when an output cannot be opened (printed). */
+struct bench_host;
+int bench_begin(const char *cmd, const char *json, const char *csv, int quick, FILE **out,
+                FILE **jf, FILE **cf, struct bench_host *h);
+
 /* 1-us histogram of sorted samples: up to max_bins (bin, count) pairs of the
  * non-empty bins, in bin order; samples at or above bin_cap us count in the
  * last pair with bin = bin_cap. Returns the number of pairs. */

@@ -515,17 +515,12 @@ static int bk_main(int argc, char **argv)
         fprintf(stderr, "try 'mdcom-bench blocks --help'\n");
         return BENCH_EXIT_USAGE;
     }
-    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
-    FILE *jf = NULL, *cf = NULL;
-    if ((o.json && !(jf = bench_open_out(o.json, "blocks"))) ||
-        (o.csv && !(cf = bench_open_out(o.csv, "blocks"))))
-        return BENCH_EXIT_USAGE;
+    FILE *out, *jf, *cf;
+    bench_host h;
     uint64_t t0 = bench_now_ns();
     memset(bk_cells, 0, sizeof(bk_cells));
-    bench_catch_signals();
-    bench_host h;
-    bench_host_detect(&h);
-    bench_host_print(out, &h, "blocks", o.quick);
+    if (bench_begin("blocks", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+        return BENCH_EXIT_USAGE;
     fprintf(out, "cells: transaction = 16-byte header + n sub-blocks, answered with the byte count;\n"
                  "       up to %llu transactions (after 10 untimed) or %.2f s per cell\n",
             (unsigned long long)o.iters, o.cell_time);

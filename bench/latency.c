@@ -902,18 +902,12 @@ static int lt_main(int argc, char **argv)
         fprintf(stderr, "try 'mdcom-bench latency --help'\n");
         return BENCH_EXIT_USAGE;
     }
-    FILE *out = (o.json && strcmp(o.json, "-") == 0) || (o.csv && strcmp(o.csv, "-") == 0) ? stderr
-                                                                                          : stdout;
-    FILE *jf = NULL, *cf = NULL;
-    if ((o.json && !(jf = bench_open_out(o.json, "latency"))) ||
-        (o.csv && !(cf = bench_open_out(o.csv, "latency"))))
-        return BENCH_EXIT_USAGE;
+    FILE *out, *jf, *cf;
+    bench_host h;
     uint64_t t0 = bench_now_ns();
     memset(lt_cells, 0, sizeof(lt_cells));
-    bench_catch_signals();
-    bench_host h;
-    bench_host_detect(&h);
-    bench_host_print(out, &h, "latency", o.quick);
+    if (bench_begin("latency", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+        return BENCH_EXIT_USAGE;
     fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
                  "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
                  "       receive returning (message-interface transports)\n",

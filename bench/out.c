@@ -152,6 +152,19 @@ FILE *bench_open_out(const char *path, const char *cmd)
     return f;
 }
 
+int bench_begin(const char *cmd, const char *json, const char *csv, int quick, FILE **out,
+                FILE **jf, FILE **cf, struct bench_host *h)
+{
+    *out = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
+    *jf = *cf = NULL;
+    if ((json && !(*jf = bench_open_out(json, cmd))) || (csv && !(*cf = bench_open_out(csv, cmd))))
+        return BENCH_EXIT_USAGE;
+    bench_catch_signals();
+    bench_host_detect(h);
+    bench_host_print(*out, h, cmd, quick);
+    return 0;
+}
+
 void bench_close_out(FILE *f, const char *path, unsigned *failures)
 {
     if (!f)

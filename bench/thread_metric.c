@@ -499,16 +499,11 @@ static int tm_main(int argc, char **argv)
         fprintf(stderr, "try 'mdcom-bench thread-metric --help'\n");
         return BENCH_EXIT_USAGE;
     }
-    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
-    FILE *jf = NULL, *cf = NULL;
-    if ((o.json && !(jf = bench_open_out(o.json, "thread-metric"))) ||
-        (o.csv && !(cf = bench_open_out(o.csv, "thread-metric"))))
-        return BENCH_EXIT_USAGE;
-    uint64_t t0 = bench_now_ns();
-    bench_catch_signals();
+    FILE *out, *jf, *cf;
     bench_host h;
-    bench_host_detect(&h);
-    bench_host_print(out, &h, "thread-metric", o.quick);
+    uint64_t t0 = bench_now_ns();
+    if (bench_begin("thread-metric", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+        return BENCH_EXIT_USAGE;
     fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period, o.periods);
     fprintf(out, "%-16s %-17s %12s %12s %13s %10s\n", "test", "transport", "period 1", "per second",
             "per 30 s", "vs FreeRTOS");

@@ -830,17 +830,12 @@ static int tp_main(int argc, char **argv)
         fprintf(stderr, "try 'mdcom-bench throughput --help'\n");
         return BENCH_EXIT_USAGE;
     }
-    FILE *out = (o.json && !strcmp(o.json, "-")) || (o.csv && !strcmp(o.csv, "-")) ? stderr : stdout;
-    FILE *jf = NULL, *cf = NULL;
-    if ((o.json && !(jf = bench_open_out(o.json, "throughput"))) ||
-        (o.csv && !(cf = bench_open_out(o.csv, "throughput"))))
-        return BENCH_EXIT_USAGE;
+    FILE *out, *jf, *cf;
+    bench_host h;
     uint64_t t0 = bench_now_ns();
     memset(tp_cells, 0, sizeof(tp_cells));
-    bench_catch_signals();
-    bench_host h;
-    bench_host_detect(&h);
-    bench_host_print(out, &h, "throughput", o.quick);
+    if (bench_begin("throughput", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+        return BENCH_EXIT_USAGE;
     fprintf(out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
                  "       stream window %u; at most %.2f s per cell; every packet checked\n",
             o.window, o.cell_time);
