@@ -10,6 +10,8 @@
  */
 #include "fixture.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <functional>
 #include <random>
@@ -627,9 +629,16 @@ TEST_F(Hostile, ProcessTable)
         int rc = r2.init(cfg_, kR1);
         UT_EXPECT_ONE_OF(rc, 0, -EUSERS);
     }
-    /* slots of dead processes are reclaimed */
+    /* slots of dead processes are reclaimed (a pid of a child that exited
+     * and was waited for: no such process; ids above PID_MAX_LIMIT would be
+     * "unknown", i.e. a firmware process, and count as alive) */
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    ASSERT_GT(gone, 0);
+    ASSERT_EQ(gone, waitpid(gone, nullptr, 0));
     for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
-        procs[i].pid = 0x7ffffff0u; /* no such process */
+        procs[i].pid = (uint32_t)gone;
         procs[i].token = 1;
         procs[i].owner.store(MDCOM_PROC_DOMAIN_BASE + kR1);
     }
