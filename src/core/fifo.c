@@ -9,10 +9,12 @@
  *       +-----free------+--------------------free--------------+
  *
  * Every transition checks the expected state, so a duplicated, forged or
- * double-freed block ID from a peer is caught (-EPROTO / -EALREADY). Only
- * alloc, where processes compete for free blocks, needs a CAS; the other
- * transitions are made by the block's single owner and are plain atomic
- * stores, keeping locked instructions out of the message path.
+ * double-freed block ID from a peer is caught (-EPROTO / -EALREADY). Alloc,
+ * where processes compete for free blocks, is a CAS, and so is QUEUED ->
+ * HELD at dequeue (a reaper may free a queued block that no slot holds; see
+ * mdcom_fifo_reap_op); the other transitions are made by the block's single
+ * owner and are plain atomic stores, so no locked instruction drains the
+ * store buffer after the payload was written.
  * Ordering of block *data*: sender -> receiver by the queue (release store of
  * a slot's seq, acquire load of it); receiver -> next sender by the state
  * word (free is a release store, alloc an acquire CAS).
@@ -49,6 +51,10 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
     uint32_t d = atomic_load_explicit(deq_cache, memory_order_relaxed);
     uint32_t tries;
+    /* relaxed: the op record is read only by a reaper once we are dead (a
+     * dead process' stores are all in memory); our own line: no miss */
+    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
+    atomic_store_explicit(&me->op, op, memory_order_relaxed);
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
         if (pos - d > mask) {
             /* full by our private copy: read the consumers' progress.
@@ -64,11 +70,8 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
                 continue;
             }
         }
-        /* relaxed: read only by a reaper once we are dead (a dead process'
-         * stores are all in memory); our own line: no miss */
+        /* relaxed: as the op record above; the position this attempt claims */
         atomic_store_explicit(&me->op_pos, pos, memory_order_relaxed);
-        atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
-        atomic_store_explicit(&me->op, op, memory_order_relaxed);
         /* relaxed: claiming the position; publication is the seq store */
         if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                   memory_order_relaxed)) {
@@ -127,10 +130,12 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
 static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, uint32_t mask,
                              int full)
 {
-    uint32_t d = atomic_load_explicit(&ctl->deq.w[0], memory_order_relaxed);
-    if (full)
+    uint32_t d;
+    if (full) {
+        d = atomic_load_explicit(&ctl->deq.w[0], memory_order_relaxed); /* hint */
         /* acquire: a positive answer must let the caller see the entry */
         return atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire) == SEQ_FULL(d);
+    }
     /* acquire: as in ring_push */
     d = atomic_load_explicit(&ctl->deq.w[0], memory_order_acquire);
     return atomic_load_explicit(&ctl->enq.w[0], memory_order_relaxed) - d <= mask;
