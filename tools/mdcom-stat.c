@@ -257,7 +257,7 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_chan_la
     for (id = 0; id < cl->block_count; id++) {
         uint32_t w = rd(&bs[id]);
         uint32_t st = MDCOM_BLK_STATE(w), owner = MDCOM_BLK_OWNER(w);
-        if (w == MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0)) {
+        if (MDCOM_BLK_SO(w) == MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0)) {
             c->n_free++;
             continue;
         }

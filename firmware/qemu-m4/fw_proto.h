@@ -30,6 +30,8 @@
  *   PING      answers at once; rsp.value = boot token, value2 = doorbells.
  *   RESET     answers, then resets the core (SYSRESETREQ).
  *   EXIT      answers, then ends QEMU with exit status arg (semihosting).
+ *   HANG      answers, takes a block of rsp, then spins without calling
+ *             mdcom: a hung firmware, to be counted dead by its heartbeat.
  */
 #ifndef MDCOM_FW_PROTO_H
 #define MDCOM_FW_PROTO_H
@@ -48,8 +50,13 @@ enum fw_op {
     FW_OP_TM_SYNC = 7,
     FW_OP_RPMSG_ECHO = 8,
     FW_OP_RESET = 9,
-    FW_OP_EXIT = 10
+    FW_OP_EXIT = 10,
+    FW_OP_HANG = 11
 };
+
+/* The firmware's heartbeat promise (mdcom_init_opts.heartbeat_ms): its pid
+ * cannot be probed from Linux, so a hung core is seen by this. */
+#define FW_HEARTBEAT_MS 1000u
 
 enum fw_mode { FW_MODE_POLL = 0, FW_MODE_DOORBELL = 1 };
 

@@ -378,6 +378,7 @@ int main(void)
     memset(&o, 0, sizeof(o));
     o.errbuf = err;
     o.errbuf_len = sizeof(err);
+    o.heartbeat_ms = FW_HEARTBEAT_MS; /* waits and mdcom calls beat */
     mdcom_bm_puts("mdcom-fw-resp on ");
     mdcom_bm_puts(mdcom_board_desc.name);
     mdcom_bm_puts(", boot ");
@@ -420,6 +421,7 @@ int main(void)
         case FW_OP_RPMSG_ECHO: out.status = svc_rpmsg(&c, &out); break;
         case FW_OP_RESET: action = 1; break;
         case FW_OP_EXIT: action = 2; break;
+        case FW_OP_HANG: action = 3; break;
         default: out.status = -EINVAL; break;
         }
         out.elapsed_us = (uint32_t)((mdcom_bm_now_ns() - t0) / 1000u);
@@ -438,8 +440,23 @@ int main(void)
         if (r)
             mdcom_bm_puts("fw: rsp lost\n");
         if (action == 1) {
+            /* let the host read the response first (up to 1 s): after the
+             * reset the region is re-formatted and an unread response would
+             * be gone (the host's recv says -ECONNRESET) */
+            uint64_t until = mdcom_bm_now_ns() + MS(1000);
+            mdcom_fifo_state st;
+            while (r == 0 && mdcom_sense_fifoch(g_rsp, &st) == 0 && st.queued != 0 &&
+                   mdcom_bm_now_ns() < until)
+                ;
             mdcom_bm_puts("fw: reset\n");
             mdcom_bm_reset();
+        }
+        if (action == 3) {
+            uint32_t id;
+            (void)mdcom_fifoch_alloc(g_rsp, &id); /* held when we hang */
+            mdcom_bm_puts("fw: hang\n");
+            for (;;)
+                ; /* no mdcom call, no heartbeat */
         }
         if (action == 2) {
             mdcom_term(g_m);

@@ -31,6 +31,9 @@
  * terminated the region and -ECONNRESET once it re-formatted it (generation
  * changed; re-attach with mdcom_term + mdcom_init). Calls that finish a
  * message (enqueue, dequeue, free) still work, so what is queued can be drained.
+ * A process that promised a heartbeat (mdcom_init_opts.heartbeat_ms) and
+ * missed it gets -ENOTCONN from those calls and from dequeue: the others have
+ * reclaimed what it held (mdcom_term + mdcom_init again).
  */
 #ifndef MDCOM_MDCOM_H
 #define MDCOM_MDCOM_H
@@ -58,7 +61,7 @@ extern "C" {
 #define MDCOM_VERSION_MAJOR 0
 #define MDCOM_VERSION_MINOR 1
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 2u
+#define MDCOM_WIRE_VERSION 3u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */
@@ -140,7 +143,20 @@ typedef struct mdcom_init_opts {
     uint32_t spin_ns;
     /* Master only: keep the region file at mdcom_term() (default: remove). */
     uint32_t keep_region;
+    /* Heartbeat promise in ms (0 = none; else MDCOM_HEARTBEAT_MIN_MS ..
+     * MDCOM_HEARTBEAT_MAX_MS). With it, the other processes count this one
+     * dead - and reclaim its blocks, locks and process slot - when it has not
+     * shown a sign of life for that long, even though its platform says it
+     * exists: the liveness record of firmware, whose "pid" cannot be probed,
+     * and of a hung process. Signs of life: mdcom_heartbeat(), every
+     * mdcom_fifoch_alloc / mdcom_fifoch_dequeue, and every wait (once per
+     * sleep slice, <= 50 ms). Choose it above the longest time the process
+     * computes without calling mdcom or holds a SMEM lock. */
+    uint32_t heartbeat_ms;
 } mdcom_init_opts;
+
+#define MDCOM_HEARTBEAT_MIN_MS 100u
+#define MDCOM_HEARTBEAT_MAX_MS 3600000u
 
 #define MDCOM_NO_SPIN 0xffffffffu
 
@@ -165,6 +181,17 @@ typedef struct mdcom_init_opts {
  *   other negative errno from the platform's region mapping. */
 int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                const mdcom_init_opts *opts);
+
+/* A sign of life for the heartbeat promised at mdcom_init (see
+ * mdcom_init_opts.heartbeat_ms); without one it only checks the region.
+ * Call it from a loop that can run longer than the promise without other
+ * mdcom calls. Returns 0, or:
+ *   -EINVAL     m is not an instance
+ *   -ENOTCONN   other processes took this one for dead (it missed its
+ *               heartbeat) and reclaimed its slot, blocks and locks: every
+ *               further use is refused; mdcom_term() and attach again
+ *   -ECONNRESET / -ESHUTDOWN  the region was re-formatted / terminated */
+int mdcom_heartbeat(mdcom_t *m);
 
 /* Detach. The process that formatted the region marks it terminated (waiters
  * elsewhere return -ESHUTDOWN) and removes it unless keep_region. Blocks this

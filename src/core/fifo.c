@@ -2,7 +2,8 @@
  * fifo.c - FIFO channels: a pool of blocks (one state word per block) and a
  * FIFO of block IDs (a bounded MPMC ring); see the diagram in layout.h.
  *
- * Block life cycle (state word = state | owner << 8, owner = process slot + 1)
+ * Block life cycle (state word = state | owner << 8 | gen << 16, owner =
+ * process slot + 1, gen counted up by each alloc: see layout.h)
  *
  *     FREE --alloc--> ALLOC --enqueue--> QUEUED --dequeue--> HELD
  *       ^               |                                      |
@@ -86,10 +87,12 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
     return -EPROTO;
 }
 
-/* Pop into *id, *len (a MDCOM_QID_SKIP entry too); me/op as in ring_push.
+/* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the state word
+ * of block *id, 0 when *id is out of range); me/op as in ring_push.
  * 0, -EAGAIN (empty) or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
-                           uint32_t *id, uint32_t *len, mdcom_wire_proc *me, uint32_t op)
+                           mdcom_aword *bstate, uint32_t nblocks, uint32_t *id, uint32_t *len,
+                           uint32_t *state, mdcom_wire_proc *me, uint32_t op)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
@@ -102,9 +105,13 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
              * overwrite the slot; a failed CAS discards what we read */
             uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
             uint32_t l = atomic_load_explicit(&s->len, memory_order_relaxed);
+            /* relaxed: the seq acquire above ordered the producer's QUEUED
+             * store; the generation in it names this message's use of v */
+            uint32_t w = v < nblocks ? atomic_load_explicit(&bstate[v], memory_order_relaxed) : 0;
             /* the block we are taking, for a reaper (ours or, if we die now,
              * to be freed): made visible by the release CAS below */
             atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
+            atomic_store_explicit(&me->op_state, w, memory_order_relaxed);
             atomic_store_explicit(&me->op, op, memory_order_relaxed);
             /* release: our reads of the slot (and our op record) are done
              * before a producer or reaper that sees the new deq_pos acts */
@@ -112,6 +119,7 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
                                                       memory_order_relaxed)) {
                 *id = v;
                 *len = l;
+                *state = w;
                 return 0;
             }
         } else {
@@ -195,7 +203,8 @@ static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
      * here would stall on the store buffer in every message's path. A peer
      * racing us on this word can only confuse its own channel.
      * release: our use of the block's data is done before the next owner's alloc */
-    atomic_store_explicit(bs, MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_release);
+    atomic_store_explicit(bs, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)),
+                          memory_order_release);
     return 0;
 }
 
@@ -204,7 +213,7 @@ static uint32_t count_free(struct mdcom_fifoch *ch)
 {
     uint32_t id, n = 0;
     for (id = 0; id < ch->block_count; id++)
-        n += atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) ==
+        n += MDCOM_BLK_SO(atomic_load_explicit(&ch->bstate[id], memory_order_relaxed)) ==
              MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     return n;
 }
@@ -217,7 +226,7 @@ static int any_free(struct mdcom_fifoch *ch)
     if (id >= n)
         id = 0;
     for (k = 0; k < n; k++) {
-        if (atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) ==
+        if (MDCOM_BLK_SO(atomic_load_explicit(&ch->bstate[id], memory_order_relaxed)) ==
             MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
             return 1;
         if (++id == n)
@@ -247,8 +256,10 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
 }
 
 /* 1 when a live process other than skip has claimed block id of channel
- * chan for a dequeue (it is about to hold it). */
-static int live_deq_claim(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t skip)
+ * chan, in the use whose state word is w, for a dequeue (it is about to
+ * hold it). A record of an older use of the block does not count. */
+static int live_deq_claim(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t w,
+                          uint32_t skip)
 {
     uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_DEQ, chan);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
@@ -257,29 +268,33 @@ static int live_deq_claim(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t 
         if (i + 1 == skip || o == MDCOM_PROC_FREE)
             continue;
         if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id)
+            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id &&
+            atomic_load_explicit(&p->op_state, memory_order_relaxed) == w)
             return 1;
     }
     return 0;
 }
 
-/* Free block id if it is QUEUED (by want_owner, or anyone if 0) but in no
- * slot and claimed by no live consumer: nobody can ever dequeue it. */
-static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t want_owner, uint32_t dead)
+/* Free block id if its state word is still w, a QUEUED one, but the block
+ * is in no slot and claimed by no live consumer: nobody can ever dequeue it.
+ * w carries the generation, so a later message in the same block (its
+ * producer between marking it QUEUED and publishing its slot) is not taken
+ * for the orphan. */
+static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_t dead)
 {
-    uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED ||
-        (want_owner && MDCOM_BLK_OWNER(s) != want_owner))
+    if (MDCOM_BLK_STATE(w) != MDCOM_BLK_QUEUED ||
+        atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) != w)
         return 0;
-    if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, dead))
+    if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
         return 0;
     /* release: as in block_release */
-    return atomic_compare_exchange_strong_explicit(&ch->bstate[id], &s,
-                                                   MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                                                   memory_order_release, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(
+        &ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+        memory_order_release, memory_order_relaxed);
 }
 
-void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id)
+void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
+                        uint32_t state)
 {
     uint32_t chan = (op & 0xffffu) - 1u, i, lost = 0, n = 0;
     struct mdcom_fifoch *ch;
@@ -299,8 +314,9 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
                 atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
             }
         } else if (op >> 16 == MDCOM_OP_DEQ && id < ch->block_count) {
-            /* a block it took off the queue but did not get to hold */
-            if (free_orphan(ch, id, 0, owner)) {
+            /* a block it took off the queue but did not get to hold (in
+             * the use it recorded: state has the generation) */
+            if (free_orphan(ch, id, state, owner)) {
                 lost++;
                 n++;
             }
@@ -317,8 +333,11 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
         if (ch->tag != MDCOM_TAG_FIFO)
             continue;
         n = 0;
-        for (b = 0; b < ch->block_count; b++)
-            n += (uint32_t)free_orphan(ch, b, owner, owner);
+        for (b = 0; b < ch->block_count; b++) {
+            uint32_t w = atomic_load_explicit(&ch->bstate[b], memory_order_relaxed);
+            if (MDCOM_BLK_OWNER(w) == owner)
+                n += (uint32_t)free_orphan(ch, b, w, owner);
+        }
         if (n)
             atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
     }
@@ -414,13 +433,16 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
     for (k = 0; k < 2 * n; k++) {
         if (k == n && mdcom_reap(ch->m) <= 0)
             break; /* none free: unless a dead process held some, the pool is dry */
-        uint32_t s = free_word;
+        /* relaxed: a look before the CAS, which decides */
+        uint32_t s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
         /* acquire: the previous owner's use of the data (its release in
-         * free) happens before we hand the block out */
-        if (atomic_load_explicit(&ch->bstate[v], memory_order_relaxed) == free_word &&
-            atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
-                                                    MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner),
-                                                    memory_order_acquire, memory_order_relaxed)) {
+         * free) happens before we hand the block out. The new use gets the
+         * next generation. */
+        if (MDCOM_BLK_SO(s) == free_word &&
+            atomic_compare_exchange_strong_explicit(
+                &ch->bstate[v], &s,
+                MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->owner, MDCOM_BLK_GEN(s) + 1u),
+                memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
             *id = v;
             return 0;
@@ -475,8 +497,8 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    s = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner);
-    if (atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) != s)
+    s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner))
         return -EALREADY;
     if (!filter_pass(ch, id, len)) {
         r = block_release(ch, id, ch->m->owner);
@@ -487,7 +509,8 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     }
     /* ours (checked above): a store, as in block_release. relaxed: the queue
      * ring's release store publishes the new state with the slot */
-    atomic_store_explicit(&ch->bstate[id], MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner),
+    atomic_store_explicit(&ch->bstate[id],
+                          MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s)),
                           memory_order_relaxed);
     p = ch->m->plat;
     if (p->cache_clean)
@@ -503,7 +526,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         /* not queued: give the block back to the caller (by CAS: only a
          * reaper that took us for dead could have changed it) */
         {
-            uint32_t q = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, ch->m->owner);
+            uint32_t q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
             if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &q, s,
                                                          memory_order_relaxed,
                                                          memory_order_relaxed))
@@ -524,11 +547,14 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         return -EINVAL;
     if (!ch->can_rx)
         return -EPERM;
+    /* a sign of life when we promised heartbeats (our own line: no miss) */
+    if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
+        return r;
     {
         uint32_t tries = 0;
         do /* skip the holes of dead producers (filled by a reaper) */
-            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, &v, &l, ch->m->me,
-                         MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->bstate, ch->block_count, &v,
+                         &l, &s, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
         while (r == 0 && v == MDCOM_QID_SKIP && ++tries < MDCOM_RETRY_MAX);
         if (r == 0 && v == MDCOM_QID_SKIP)
             r = -EPROTO;
@@ -542,20 +568,20 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         count_error(ch);
         return -EPROTO;
     }
-    /* relaxed: the queue ring's acquire already ordered the block's data */
-    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
+    /* s: the block's state word as read by ring_pop (after the slot's acquire) */
     if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
     }
-    /* the queue slot made it ours. A CAS, not a store: a reaper may free a
-     * queued block that is in no slot and in no live consumer's op record;
-     * one of the two wins (our op record makes that race all but
-     * impossible). No store is pending here, so the locked instruction
-     * costs no store-buffer drain. */
-    if (!atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s,
-                                                 MDCOM_BLK_MAKE(MDCOM_BLK_HELD, ch->m->owner),
-                                                 memory_order_relaxed, memory_order_relaxed)) {
+    /* the queue slot made it ours. A CAS, not a store: a reaper frees a
+     * queued block that is in no slot and in no live consumer's op record,
+     * and the CAS makes one of the two win (with our op record published by
+     * the deq_pos CAS, the reaper never should). Expected s with its
+     * generation: a change of the word since ring_pop read it is an error.
+     * The deq_pos CAS just drained the store buffer: this one costs no drain. */
+    if (!atomic_compare_exchange_strong_explicit(
+            &ch->bstate[v], &s, MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, ch->m->owner, MDCOM_BLK_GEN(s)),
+            memory_order_relaxed, memory_order_relaxed)) {
         count_error(ch);
         return -EPROTO;
     }

@@ -86,6 +86,16 @@ struct mdcom {
     uint32_t keep_region;
     uint32_t spin_ns;
     _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
+    uint32_t pid, token;         /* our identity in our process entry */
+    uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
+    /* what we last saw of each process entry's heartbeat word, to tell a
+     * heartbeat that stands still (relaxed atomics: a heuristic any thread
+     * of ours may update; a torn view costs at most one more period) */
+    struct mdcom_hb_seen {
+        _Atomic uint32_t key;   /* (pid, token) hash | 1; 0 = never seen */
+        _Atomic uint32_t val;   /* heartbeat word */
+        _Atomic uint32_t since; /* clock >> 10 (~1 us) when val was first seen */
+    } hb[MDCOM_MAX_PROCS];
     const mdcom_config *cfg;
     const mdcom_platform *plat;
     mdcom_region_map map;
@@ -113,8 +123,11 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
     return mdcom_now(m) + (uint64_t)timeout_ns;
 }
 
-/* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET. */
+/* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET;
+ * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
 int mdcom_region_check(struct mdcom *m);
+/* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
+int mdcom_beat(struct mdcom *m);
 
 /* wait on a shared word until cond(arg) > 0 or deadline; shared by FIFO and
  * SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
@@ -137,7 +150,8 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
 /* A dead process' queue operation in flight (its op record): fill the hole
  * of a claimed but unpublished position, free a block it claimed to dequeue
  * or queued into no slot. Called by the reaper before release_owner. */
-void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id);
+void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
+                        uint32_t state);
 /* Scan the process table for dead processes and reclaim what they held
  * (throttled: at most once per ~34 ms per attachment). Returns how many were
  * reaped now (0 also when throttled). */

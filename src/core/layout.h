@@ -19,8 +19,10 @@
  *           |   by its process on the message path)                        |
  *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
  *           |    heartbeat*, wait[2]* (offsets of the waiter counts this   |
- *           |    process has incremented, 0 = none), op*, op_pos*, op_id*  |
- *           |    (the queue operation in flight, for a reaper), rsv[7]}    |
+ *           |    process has incremented, 0 = none), op*, op_pos*, op_id*, |
+ *           |    op_state* (the queue operation in flight, for a reaper),  |
+ *           |    hb_ms (heartbeat promise; heartbeat* counts signs of life) |
+ *           |    rsv[5]}                                                   |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
  *           |    queue_depth, senders, receivers}                          |
@@ -37,7 +39,7 @@
  *  +192   | filtered*, errors*, lost*,  | CL  counters
  *         | reclaimed*                  |
  *  +256   | queue slots: qcap x 16 B {seq*, id*, len*, rsv} qcap = queue_depth
- *  bst    | block states: block_count x 4 B*  (state | owner << 8) = the pool
+ *  bst    | block states: block_count x 4 B* (state | owner << 8 | gen << 16)
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to CL
  *
  *  The queue is a bounded MPMC ring whose slots only producers write: a
@@ -88,7 +90,11 @@ enum {
 #define MDCOM_PROC_CLAIMING 1u
 #define MDCOM_PROC_DOMAIN_BASE 2u /* owner = 2 + domain id */
 
-/* Block states (low 8 bits of a block state word; owner slot+1 above). */
+/* Block state word: state (bits 0-7) | owner (process slot + 1, bits 8-15,
+ * 0 when free) | generation (bits 16-31, incremented by every alloc). The
+ * generation makes a stale state word useless for a CAS: a reaper that read
+ * QUEUED of one message cannot free the block of a later message that reuses
+ * it (ABA). */
 enum {
     MDCOM_BLK_FREE = 0x11,
     MDCOM_BLK_ALLOC = 0x22,
@@ -96,8 +102,13 @@ enum {
     MDCOM_BLK_HELD = 0x44
 };
 #define MDCOM_BLK_STATE(w) ((w)&0xffu)
-#define MDCOM_BLK_OWNER(w) ((w) >> 8)
-#define MDCOM_BLK_MAKE(st, owner) ((uint32_t)(st) | ((uint32_t)(owner) << 8))
+#define MDCOM_BLK_OWNER(w) (((w) >> 8) & 0xffu)
+#define MDCOM_BLK_GEN(w) ((w) >> 16)
+#define MDCOM_BLK_MAKEG(st, owner, gen)                                                   \
+    ((uint32_t)(st) | ((uint32_t)(owner) << 8) | ((uint32_t)(gen) << 16))
+#define MDCOM_BLK_MAKE(st, owner) MDCOM_BLK_MAKEG(st, owner, 0u)
+/* state | owner: the word without its generation */
+#define MDCOM_BLK_SO(w) ((w)&0xffffu)
 
 typedef struct mdcom_wire_hdr {
     uint32_t magic;
@@ -137,11 +148,16 @@ typedef struct mdcom_wire_proc {
      * when done): op = kind << 16 | (channel index + 1), 0 = none. A reaper
      * uses it to fill the hole a producer killed between claiming and
      * publishing leaves, and to find a block a consumer killed between
-     * claiming and holding leaves behind. */
+     * claiming and holding leaves behind: op_state is the block state word
+     * (with its generation) that consumer read in the slot's block. */
     mdcom_aword op;
     mdcom_aword op_pos;
     mdcom_aword op_id;
-    uint32_t reserved[7];
+    mdcom_aword op_state;
+    /* the heartbeat promise (ms, 0 = none) of mdcom_init_opts; written
+     * before the entry reads live, like pid and token */
+    uint32_t hb_ms;
+    uint32_t reserved[5];
 } mdcom_wire_proc;
 #define MDCOM_OP_ENQ 1u
 #define MDCOM_OP_DEQ 2u
@@ -215,6 +231,9 @@ _Static_assert(offsetof(mdcom_wire_proc, wait) == 16, "proc.wait");
 _Static_assert(offsetof(mdcom_wire_proc, op) == 24, "proc.op");
 _Static_assert(offsetof(mdcom_wire_proc, op_pos) == 28, "proc.op_pos");
 _Static_assert(offsetof(mdcom_wire_proc, op_id) == 32, "proc.op_id");
+_Static_assert(offsetof(mdcom_wire_proc, op_state) == 36, "proc.op_state");
+_Static_assert(offsetof(mdcom_wire_proc, hb_ms) == 40, "proc.hb_ms");
+_Static_assert(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
 _Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 _Static_assert(offsetof(mdcom_wire_dirent, type) == 32, "dirent.type");
 _Static_assert(offsetof(mdcom_wire_dirent, off) == 36, "dirent.off");

@@ -84,7 +84,56 @@ int mdcom_region_check(struct mdcom *m)
         return -ESHUTDOWN;
     if (st != MDCOM_ST_READY || gen != m->generation)
         return -ECONNRESET;
+    return m->hb_ms ? mdcom_beat(m) : 0;
+}
+
+int mdcom_beat(struct mdcom *m)
+{
+    mdcom_wire_proc *me = m->me;
+    uint32_t v;
+    /* relaxed: our own entry. Another owner or identity in it means the
+     * others took us for dead (a missed heartbeat) and reclaimed it: every
+     * further use would act on someone else's blocks, so it is refused. */
+    if (atomic_load_explicit(&me->owner, memory_order_relaxed) !=
+            MDCOM_PROC_DOMAIN_BASE + m->domain ||
+        ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
+        ((volatile mdcom_wire_proc *)me)->token != m->token)
+        return -ENOTCONN;
+    /* relaxed: a counter only observers compare with what they saw before;
+     * we are its only writer */
+    v = atomic_load_explicit(&me->heartbeat, memory_order_relaxed);
+    atomic_store_explicit(&me->heartbeat, v + 1u, memory_order_relaxed);
     return 0;
+}
+
+/* 1 when the process of entry i (pid, token as read by the caller) is dead:
+ * its platform says so, or it promised a heartbeat and its heartbeat word has
+ * stood still for longer than promised (measured by this attachment). */
+static int proc_dead(struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token)
+{
+    mdcom_wire_proc *p = &m->procs[i];
+    struct mdcom_hb_seen *s = &m->hb[i];
+    uint32_t hb, val, now, key;
+    if (m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0)
+        return 1;
+    hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
+    if (hb == 0)
+        return 0;
+    if (hb > MDCOM_HEARTBEAT_MAX_MS)
+        hb = MDCOM_HEARTBEAT_MAX_MS; /* a corrupted promise cannot overflow below */
+    /* relaxed: the word's value is all that matters, not what it orders */
+    val = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
+    now = (uint32_t)(mdcom_now(m) >> 10); /* ~1.02 us units, wraps after 73 min */
+    key = (pid ^ (token * 0x9e3779b9u)) | 1u;
+    if (atomic_load_explicit(&s->key, memory_order_relaxed) != key ||
+        atomic_load_explicit(&s->val, memory_order_relaxed) != val) {
+        atomic_store_explicit(&s->key, key, memory_order_relaxed);
+        atomic_store_explicit(&s->val, val, memory_order_relaxed);
+        atomic_store_explicit(&s->since, now, memory_order_relaxed);
+        return 0; /* a new process, or a sign of life since we last looked */
+    }
+    /* 1 ms = 976.6 units; hb <= 3.6e6 keeps the product below 2^32 */
+    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u;
 }
 
 void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
@@ -144,7 +193,8 @@ static void reap_slot(struct mdcom *m, uint32_t i)
     /* relaxed: the process is dead; all it wrote is in memory */
     mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&p->op, 0, memory_order_relaxed),
                        atomic_load_explicit(&p->op_pos, memory_order_relaxed),
-                       atomic_load_explicit(&p->op_id, memory_order_relaxed));
+                       atomic_load_explicit(&p->op_id, memory_order_relaxed),
+                       atomic_load_explicit(&p->op_state, memory_order_relaxed));
     mdcom_fifo_release_owner(m, i + 1, 1);
     mdcom_smem_release_owner(m, i + 1);
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
@@ -155,8 +205,6 @@ int mdcom_reap(struct mdcom *m)
 {
     uint32_t i, o, stamp, prev;
     int n = 0;
-    if (!m->plat->proc_alive)
-        return 0;
     stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
     prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
     /* relaxed: a throttle only; one thread of this process scans per period */
@@ -175,7 +223,7 @@ int mdcom_reap(struct mdcom *m)
             continue;
         pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
         token = ((volatile mdcom_wire_proc *)p)->token;
-        if (m->plat->proc_alive(m->plat->ctx, pid, token) != 0)
+        if (!proc_dead(m, i, pid, token))
             continue;
         /* acquire: the dead process' last writes are visible to the reclaim */
         if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
@@ -316,8 +364,9 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             mdcom_wire_proc *p = &m->procs[i];
             uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
             if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
-                o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS && m->plat->proc_alive &&
-                m->plat->proc_alive(m->plat->ctx, p->pid, p->token) == 0) {
+                o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS &&
+                proc_dead(m, i, ((volatile mdcom_wire_proc *)p)->pid,
+                          ((volatile mdcom_wire_proc *)p)->token)) {
                 /* dead owner: take the slot first (so no one else reuses its
                  * owner token meanwhile), then give its blocks back */
                 if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
@@ -333,6 +382,7 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             }
             p->pid = pid;
             p->token = token;
+            p->hb_ms = m->hb_ms;
             atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
             /* release: pid/token are visible before the slot reads as live */
             atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
@@ -340,6 +390,8 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             m->proc_slot = i;
             m->owner = i + 1;
             m->me = p;
+            m->pid = pid;
+            m->token = token;
             return 0;
         }
     }
@@ -563,6 +615,13 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     m->domain = domain_id;
     m->is_master = role == MDCOM_ROLE_MASTER;
     m->keep_region = opts->keep_region;
+    if (opts->heartbeat_ms &&
+        (opts->heartbeat_ms < MDCOM_HEARTBEAT_MIN_MS || opts->heartbeat_ms > MDCOM_HEARTBEAT_MAX_MS)) {
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name,
+                          "heartbeat_ms outside MDCOM_HEARTBEAT_MIN_MS..MAX_MS");
+        goto fail_pool;
+    }
+    m->hb_ms = opts->heartbeat_ms;
     m->spin_ns = opts->spin_ns ? opts->spin_ns : MDCOM_SPIN_DEFAULT_NS;
     if (plat->proc_self && (r = plat->proc_self(plat->ctx, &pid, &token)) != 0) {
         mdcom_err_set(&e, r, cfg->region_name, "platform cannot identify this process");
@@ -638,6 +697,13 @@ int mdcom_term(mdcom_t *m)
     return 0;
 }
 
+int mdcom_heartbeat(mdcom_t *m)
+{
+    if (!valid_inst(m))
+        return -EINVAL;
+    return mdcom_region_check(m); /* a sign of life when we promised some */
+}
+
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
 {
     uint32_t i;
@@ -651,7 +717,8 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
-        if (!m->plat->proc_alive || m->plat->proc_alive(m->plat->ctx, p->pid, p->token) != 0)
+        if (i == m->proc_slot || !proc_dead(m, i, ((volatile mdcom_wire_proc *)p)->pid,
+                                            ((volatile mdcom_wire_proc *)p)->token))
             n++;
     }
     return n;

@@ -157,6 +157,39 @@ TEST_F(Link, FirmwareResetMidStream)
     EXPECT_EQ(m4_echo(&l, 1000, FW_MODE_POLL, -1, nullptr, nullptr), 0);
 }
 
+// The firmware promises a heartbeat (FW_HEARTBEAT_MS): idle in a FOREVER
+// recv it stays alive (its waits beat); hung (spinning without mdcom calls)
+// it is counted dead although QEMU runs on, and the block it held returns.
+TEST_F(Link, HungFirmwareIsSeenDead)
+{
+    start();
+    EXPECT_EQ(ping().status, 0);
+    for (int i = 0; i < 15; i++) { // 1.5 s > FW_HEARTBEAT_MS, idle
+        EXPECT_EQ(mdcom_sense_process(l.m, 0), 1) << "an idle firmware counted dead";
+        usleep(100000);
+    }
+    fw_rsp res{};
+    ASSERT_EQ(m4_cmd(&l, FW_OP_HANG, FW_MODE_POLL, 0, 0), 0);
+    ASSERT_EQ(m4_result(&l, &res, 5000000000ll), 0);
+    double t0 = m4_now_ns();
+    int n = 1;
+    while (n != 0 && m4_now_ns() - t0 < 10e9) {
+        n = mdcom_sense_process(l.m, 0);
+        usleep(10000);
+    }
+    double ms = (m4_now_ns() - t0) / 1e6;
+    EXPECT_EQ(n, 0) << "a hung firmware is still counted alive";
+    EXPECT_LT(ms, 5000.0);
+    printf("hung firmware (heartbeat %u ms) counted dead after %.0f ms\n", FW_HEARTBEAT_MS, ms);
+    mdcom_fifo_state st{};
+    for (int i = 0; i < 100; i++) {
+        if (mdcom_sense_fifoch(l.rsp, &st) == 0 && st.free_blocks == st.block_count)
+            break;
+        usleep(10000);
+    }
+    EXPECT_EQ(st.free_blocks, st.block_count) << "the hung firmware's block is not reclaimed";
+}
+
 void killed_case(m4_link &l, uint32_t mode)
 {
     ASSERT_EQ(m4_echo(&l, 100, mode, -1, nullptr, nullptr), 0);

@@ -165,8 +165,15 @@ struct Layout {
     {
         return cl[ch].off + cl[ch].bstate_off + 4u * id;
     }
-    size_t proc_owner_off(uint32_t slot) const { return lay.proc_off + 16u * slot; }
-    size_t proc_pid_off(uint32_t slot) const { return lay.proc_off + 16u * slot + 4u; }
+    size_t proc_off(uint32_t slot, size_t field) const
+    {
+        return lay.proc_off + sizeof(mdcom_wire_proc) * slot + field;
+    }
+    size_t proc_owner_off(uint32_t slot) const
+    {
+        return proc_off(slot, offsetof(mdcom_wire_proc, owner));
+    }
+    size_t proc_pid_off(uint32_t slot) const { return proc_off(slot, offsetof(mdcom_wire_proc, pid)); }
 };
 
 /* Block accounting of one FIFO channel, read from the region. */
@@ -183,7 +190,7 @@ BlockCensus census(const RegionView &v, const Layout &l, uint32_t ch, Alive aliv
     for (uint32_t id = 0; id < l.cl[ch].block_count; id++) {
         uint32_t w = v.word(l.bstate_off(ch, id));
         uint32_t st = MDCOM_BLK_STATE(w), owner = MDCOM_BLK_OWNER(w);
-        if (w == MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0)) {
+        if (MDCOM_BLK_SO(w) == MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0)) {
             c.free++;
         } else if (owner == 0 || owner > MDCOM_MAX_PROCS) {
             c.invalid++;

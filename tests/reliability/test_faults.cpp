@@ -442,6 +442,85 @@ TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
     close(pfd[1]);
 }
 
+/* The liveness record of a process whose platform cannot tell (firmware) or
+ * that hangs: a heartbeat. A receiver promises 200 ms, stays alive while it
+ * sleeps in a long recv (waits beat) and while it calls mdcom_heartbeat, then
+ * is stopped (SIGSTOP: its pid still exists). The survivors must count it
+ * dead and take back the block it held; once continued, it learns that it was
+ * reaped (-ENOTCONN) instead of touching blocks that are no longer its own. */
+TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    mdcom_fifoch_t *q;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
+    int pfd[2];
+    ASSERT_EQ(0, pipe(pfd));
+    pid_t rcv = kids_.spawn([&] {
+        Inst m;
+        mdcom_init_opts o{};
+        o.attach_timeout_ns = kSec;
+        o.heartbeat_ms = 50; /* below the minimum: refused */
+        CHILD_CHECK(mdcom_init(&m.m, cfg, kDomR, &o) == -EINVAL, "heartbeat 50 ms accepted");
+        o.heartbeat_ms = 200;
+        CHILD_CHECK(mdcom_init(&m.m, cfg, kDomR, &o) == 0, "attach");
+        mdcom_fifoch_t *rq;
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
+        int32_t r = 1;
+        CHILD_CHECK(write(pfd[1], &r, sizeof r) == (ssize_t)sizeof r, "write");
+        /* asleep in one wait for ~700 ms: alive all along */
+        CHILD_CHECK(mdcom_fifoch_wait(rq, MDCOM_EV_RX, 3 * kSec) > 0, "wait");
+        uint32_t id, len;
+        CHILD_CHECK(mdcom_fifoch_dequeue(rq, &id, &len) == 0, "dequeue");
+        CHILD_CHECK(write(pfd[1], &r, sizeof r) == (ssize_t)sizeof r, "write");
+        while ((r = mdcom_heartbeat(m)) == 0) /* busy elsewhere, beating */
+            sleep_ms(20);
+        int32_t f = mdcom_fifoch_free(rq, id); /* not ours any more */
+        CHILD_CHECK(write(pfd[1], &r, sizeof r) == (ssize_t)sizeof r, "write");
+        CHILD_CHECK(write(pfd[1], &f, sizeof f) == (ssize_t)sizeof f, "write");
+        m.term();
+        return 0;
+    });
+    int32_t msg = 0;
+    ASSERT_EQ((ssize_t)sizeof msg, read(pfd[0], &msg, sizeof msg));
+    for (int i = 0; i < 14; i++) { /* 700 ms: the receiver sleeps in its wait */
+        EXPECT_EQ(1, mdcom_sense_process(a, kDomR)) << "a waiting process counted dead";
+        sleep_ms(50);
+    }
+    ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
+    ASSERT_EQ((ssize_t)sizeof msg, read(pfd[0], &msg, sizeof msg));
+    for (int i = 0; i < 14; i++) { /* 700 ms: it beats with mdcom_heartbeat */
+        EXPECT_EQ(1, mdcom_sense_process(a, kDomR)) << "a beating process counted dead";
+        sleep_ms(50);
+    }
+    ASSERT_EQ(0, kill(rcv, SIGSTOP));
+    uint64_t t0 = now_ns();
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomR) == 0; }, 3 * kSec));
+    uint64_t dt = now_ns() - t0;
+    printf("a stopped process with a 200 ms heartbeat counted dead after %.0f ms\n", dt / 1e6);
+    EXPECT_GE(dt, 100 * kMs) << "counted dead before its heartbeat period passed";
+    EXPECT_LT(dt, 1000 * kMs);
+    mdcom_fifo_state st{};
+    EXPECT_TRUE(wait_until([&] {
+        return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks;
+    }, kSec)) << "the hung receiver's block is not reclaimed: " << st.free_blocks;
+    EXPECT_EQ(1u, st.lost);
+    ASSERT_EQ(0, kill(rcv, SIGCONT));
+    int32_t hb = 0, fr = 0;
+    ASSERT_EQ((ssize_t)sizeof hb, read(pfd[0], &hb, sizeof hb));
+    ASSERT_EQ((ssize_t)sizeof fr, read(pfd[0], &fr, sizeof fr));
+    EXPECT_EQ(-ENOTCONN, hb);
+    EXPECT_EQ(-EALREADY, fr);
+    EXPECT_EQ("", kids_.wait(rcv, 5 * kSec));
+    ASSERT_EQ(0, mdcom_sense_fifoch(q, &st));
+    EXPECT_EQ(kBlocks, st.free_blocks) << "the reaped process' term must not touch the pool";
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
 /* ------------------------------------------------------------------ */
 /* reproducers of core gaps (fail today; see docs/reliability.md)       */
 /* ------------------------------------------------------------------ */
@@ -491,6 +570,76 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
     }, 500 * kMs);
     EXPECT_TRUE(back) << "free_blocks " << st.free_blocks << " of " << kBlocks
                       << ": the dead receiver's HELD block is not reclaimed";
+    close(pfd[0]);
+    close(pfd[1]);
+}
+
+/* A dead receiver's op record names a block it dequeued and freed long ago.
+ * Meanwhile a live sender reuses that block and is between marking it QUEUED
+ * and publishing its queue slot (simulated: the state word is written as
+ * enqueue writes it). The reaper must not take the new message's block for
+ * the dead receiver's orphan: the generation in the state word tells them
+ * apart (a CI run lost a message and got -EPROTO here before it had one). */
+TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
+{
+    System s = fault_system(region_);
+    const mdcom_config *cfg = s.get();
+    Inst a, snd;
+    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+    mdcom_fifoch_t *q;
+    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
+    ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
+    int pfd[2];
+    ASSERT_EQ(0, pipe(pfd));
+    pid_t rcv = kids_.spawn([&] {
+        Inst m;
+        mdcom_fifoch_t *rq;
+        uint32_t id, len;
+        CHILD_CHECK(attach(&m.m, cfg, kDomR, kSec) == 0, "attach");
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
+        CHILD_CHECK(mdcom_fifoch_dequeue(rq, &id, &len) == 0, "dequeue");
+        CHILD_CHECK(mdcom_fifoch_free(rq, id) == 0, "free");
+        CHILD_CHECK(write(pfd[1], &id, sizeof id) == (ssize_t)sizeof id, "write");
+        for (;;)
+            pause();
+        return 0;
+    });
+    uint32_t b = 0;
+    ASSERT_EQ((ssize_t)sizeof b, read(pfd[0], &b, sizeof b));
+    ASSERT_LT(b, kBlocks);
+    /* the sender takes block b again (and whatever comes before it) */
+    std::vector<uint32_t> others;
+    for (uint32_t k = 0; k < kBlocks; k++) {
+        uint32_t id;
+        ASSERT_EQ(0, mdcom_fifoch_alloc(q, &id));
+        if (id == b)
+            break;
+        others.push_back(id);
+    }
+    rel::RegionView v(region_path(region_), true);
+    rel::Layout l(cfg);
+    ASSERT_TRUE(v.ok());
+    const size_t off = l.bstate_off(0, b);
+    const uint32_t alloc_w = v.word(off);
+    ASSERT_EQ(MDCOM_BLK_STATE(alloc_w), (uint32_t)MDCOM_BLK_ALLOC);
+    const uint32_t queued_w =
+        MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(alloc_w), MDCOM_BLK_GEN(alloc_w));
+    v.set_word(off, queued_w);
+    ASSERT_EQ(0, kill(rcv, SIGKILL));
+    EXPECT_EQ("child " + std::to_string(rcv) + " killed by signal 9", kids_.wait(rcv, kSec));
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomR) == 0; }, 200 * kMs));
+    for (int i = 0; i < 5; i++) { /* more reaper passes (throttled to one per ~34 ms) */
+        mdcom_fifo_state st{};
+        EXPECT_EQ(0, mdcom_sense_fifoch(q, &st));
+        EXPECT_EQ(0u, st.lost);
+        sleep_ms(40);
+    }
+    EXPECT_EQ(queued_w, v.word(off)) << "the reaper freed a live sender's block";
+    v.set_word(off, alloc_w); /* the simulated enqueue did not happen */
+    EXPECT_EQ(0, mdcom_fifoch_free(q, b));
+    for (uint32_t id : others)
+        EXPECT_EQ(0, mdcom_fifoch_free(q, id));
     close(pfd[0]);
     close(pfd[1]);
 }

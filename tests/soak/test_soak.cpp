@@ -20,7 +20,7 @@
  *     end is within 1 MiB of what it was after the warm-up (printed but not
  *     asserted under TSan, whose shadow of the shared region grows with it).
  *
- *   MDCOM_SOAK_SECONDS=n   duration of the traffic (default 20; the long run
+ *   MDCOM_SOAK_SECONDS=n   duration of the traffic (default 60 = CI; the long run
  *                          of scripts/reliability uses 600)
  */
 #include <gtest/gtest.h>
@@ -365,7 +365,7 @@ TEST_F(SoakTest, ThirtyTwoChannelsFourProcesses)
 {
     Soak s(region_);
     ASSERT_TRUE(s.bk);
-    s.duration_ns = rel::env_u64("MDCOM_SOAK_SECONDS", 20) * (uint64_t)kSec;
+    s.duration_ns = rel::env_u64("MDCOM_SOAK_SECONDS", 60) * (uint64_t)kSec;
     const mdcom_config *cfg = s.sys.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));

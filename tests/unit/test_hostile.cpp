@@ -205,7 +205,7 @@ TEST_F(Hostile, LengthLargerThanTheBlock)
         EXPECT_EQ(-EBADMSG, mdcom_fifoch_dequeue(rx_, &id, &len)) << "len " << bad;
         EXPECT_EQ(id, 0xabcdu);
         EXPECT_EQ(len, 0xabcdu);
-        EXPECT_EQ(rd32(fv_->bstate(sent)), (uint32_t)MDCOM_BLK_FREE)
+        EXPECT_EQ(MDCOM_BLK_SO(rd32(fv_->bstate(sent))), (uint32_t)MDCOM_BLK_FREE)
             << "the bad message's block went back to the pool";
     }
     mdcom_fifo_state st = sense(rx_);
@@ -427,6 +427,49 @@ TEST_F(Hostile, BlockStateForgedToOurOwner)
     wr32(fv_->bstate(4), MDCOM_BLK_MAKE(0x99, ut_owner(m_)));
     EXPECT_EQ(-EALREADY, mdcom_fifoch_free(tx_, 4));
     EXPECT_EQ(-EALREADY, mdcom_fifoch_enqueue(tx_, 4, 1));
+    recover_and_check();
+}
+
+/* Every alloc starts a new use of the block: its state word gets the next
+ * generation, which state and owner checks ignore and a reaper's CAS does not
+ * (see CoreGaps.CoreStaleDequeueRecordSparesALaterMessage). */
+TEST_F(Hostile, AllocCountsTheBlocksGeneration)
+{
+    uint32_t id, again = ~0u, n = 0;
+    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &id));
+    const uint32_t g0 = MDCOM_BLK_GEN(rd32(fv_->bstate(id)));
+    ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, id, 3));
+    EXPECT_EQ(MDCOM_BLK_GEN(rd32(fv_->bstate(id))), g0) << "same use while queued";
+    uint32_t got, len;
+    ASSERT_EQ(0, mdcom_fifoch_dequeue(rx_, &got, &len));
+    ASSERT_EQ(got, id);
+    EXPECT_EQ(rd32(fv_->bstate(id)), MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, ut_owner(r_), g0));
+    ASSERT_EQ(0, mdcom_fifoch_free(rx_, id));
+    EXPECT_EQ(rd32(fv_->bstate(id)), MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, g0));
+    std::vector<uint32_t> taken;
+    while (again != id && n++ < 64) {
+        ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &again));
+        taken.push_back(again);
+    }
+    ASSERT_EQ(again, id);
+    EXPECT_EQ(rd32(fv_->bstate(id)), MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ut_owner(m_), g0 + 1));
+    /* the generation wraps inside its 16 bits without touching owner/state */
+    wr32(fv_->bstate(id), MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, 0xffffu));
+    for (uint32_t t : taken) {
+        if (t != id) {
+            EXPECT_EQ(0, mdcom_fifoch_free(tx_, t));
+        }
+    }
+    taken.clear();
+    again = ~0u;
+    n = 0;
+    while (again != id && n++ < 64) {
+        ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &again));
+        taken.push_back(again);
+    }
+    EXPECT_EQ(rd32(fv_->bstate(id)), MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ut_owner(m_), 0));
+    for (uint32_t t : taken)
+        EXPECT_EQ(0, mdcom_fifoch_free(tx_, t));
     recover_and_check();
 }
 

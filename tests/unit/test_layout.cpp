@@ -101,6 +101,7 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(offsetof(mdcom_wire_proc, op), 24u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, op_pos), 28u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, op_id), 32u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, op_state), 36u);
     EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
@@ -133,6 +134,13 @@ TEST(LayoutWire, BlockStateWord)
     EXPECT_EQ(MDCOM_BLK_STATE(w), (uint32_t)MDCOM_BLK_HELD);
     EXPECT_EQ(MDCOM_BLK_OWNER(w), 7u);
     EXPECT_EQ(MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), (uint32_t)MDCOM_BLK_FREE);
+    /* the generation sits above owner and state and leaves them intact */
+    uint32_t g = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS, 0xfffeu);
+    EXPECT_EQ(g, 0xfffe0000u | (MDCOM_MAX_PROCS << 8) | MDCOM_BLK_QUEUED);
+    EXPECT_EQ(MDCOM_BLK_STATE(g), (uint32_t)MDCOM_BLK_QUEUED);
+    EXPECT_EQ(MDCOM_BLK_OWNER(g), MDCOM_MAX_PROCS);
+    EXPECT_EQ(MDCOM_BLK_GEN(g), 0xfffeu);
+    EXPECT_EQ(MDCOM_BLK_SO(g), MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS));
 }
 
 /* ------------------------------------------------------------------ */
