@@ -46,7 +46,7 @@
  * 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
                             mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
-                            mdcom_wire_proc *me, uint32_t op)
+                            uint32_t state, mdcom_wire_proc *me, uint32_t op)
 {
     /* relaxed: the position is only a hint; the CAS below decides */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
@@ -79,7 +79,8 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
             mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
             atomic_store_explicit(&s->id, id, memory_order_relaxed);
             atomic_store_explicit(&s->len, len, memory_order_relaxed);
-            /* release: id/len and the block's data are visible before the slot reads full */
+            atomic_store_explicit(&s->state, state, memory_order_relaxed);
+            /* release: id/len/state and the block's data are visible before the slot reads full */
             atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
             return 0;
         }
@@ -87,12 +88,14 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
     return -EPROTO;
 }
 
-/* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the state word
- * of block *id, 0 when *id is out of range); me/op as in ring_push.
+/* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the block's
+ * state word as the producer published it); me/op as in ring_push. The first
+ * line of the block (blocks, stride, nblocks) is prefetched before the claim.
  * 0, -EAGAIN (empty) or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
-                           mdcom_aword *bstate, uint32_t nblocks, uint32_t *id, uint32_t *len,
-                           uint32_t *state, mdcom_wire_proc *me, uint32_t op)
+                           const uint8_t *blocks, uint32_t stride, uint32_t nblocks,
+                           uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_proc *me,
+                           uint32_t op)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
@@ -105,9 +108,13 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
              * overwrite the slot; a failed CAS discards what we read */
             uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
             uint32_t l = atomic_load_explicit(&s->len, memory_order_relaxed);
-            /* relaxed: the seq acquire above ordered the producer's QUEUED
-             * store; the generation in it names this message's use of v */
-            uint32_t w = v < nblocks ? atomic_load_explicit(&bstate[v], memory_order_relaxed) : 0;
+            /* the producer's QUEUED word (with the generation of this use of
+             * v), ordered by the seq acquire like id and len */
+            uint32_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
+            /* the data's first line starts moving now, not after the claim
+             * (a locked CAS waits for earlier loads, not for prefetches) */
+            if (v < nblocks)
+                MDCOM_PREFETCH(blocks + (size_t)v * stride);
             /* the block we are taking, for a reaper (ours or, if we die now,
              * to be freed): made visible by the release CAS below */
             atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
@@ -310,6 +317,7 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
                 atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos)) {
                 atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
                 atomic_store_explicit(&s->len, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->state, 0, memory_order_relaxed);
                 /* release: id/len before the slot reads full, as a producer */
                 atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
             }
@@ -516,7 +524,8 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
+                  len, MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s)),
+                  ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -553,8 +562,9 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     {
         uint32_t tries = 0;
         do /* skip the holes of dead producers (filled by a reaper) */
-            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->bstate, ch->block_count, &v,
-                         &l, &s, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
+                         ch->block_count, &v, &l, &s, ch->m->me,
+                         MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
         while (r == 0 && v == MDCOM_QID_SKIP && ++tries < MDCOM_RETRY_MAX);
         if (r == 0 && v == MDCOM_QID_SKIP)
             r = -EPROTO;
@@ -568,7 +578,8 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         count_error(ch);
         return -EPROTO;
     }
-    /* s: the block's state word as read by ring_pop (after the slot's acquire) */
+    /* s: the block's state word as its producer published it in the slot
+     * (untrusted: a wrong one makes the CAS below fail) */
     if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;

@@ -108,6 +108,13 @@ struct mdcom {
     union mdcom_chan ch[MDCOM_MAX_CHANNELS];
 };
 
+/* a read prefetch (a hint: no effect on correctness or ordering) */
+#if defined(__GNUC__) || defined(__clang__)
+#define MDCOM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define MDCOM_PREFETCH(p) ((void)(p))
+#endif
+
 /* time helpers */
 static inline uint64_t mdcom_now(const struct mdcom *m) { return m->plat->now_ns(m->plat->ctx); }
 static inline void mdcom_relax(const struct mdcom *m)

@@ -38,13 +38,13 @@
  *  +128   | ev_seq*, ev_waiters*        | CL  notify / wait
  *  +192   | filtered*, errors*, lost*,  | CL  counters
  *         | reclaimed*                  |
- *  +256   | queue slots: qcap x 16 B {seq*, id*, len*, rsv} qcap = queue_depth
+ *  +256   | queue slots: qcap x 16 B {seq*, id*, len*, state*} qcap = queue_depth
  *  bst    | block states: block_count x 4 B* (state | owner << 8 | gen << 16)
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to CL
  *
  *  The queue is a bounded MPMC ring whose slots only producers write: a
  *  producer claims position p by CAS on enq_pos once p - deq_pos < qcap,
- *  fills the slot and publishes it with seq = 2p + 1 (odd; formatting writes
+ *  fills the slot (id, len, the block's QUEUED state word) and publishes it with seq = 2p + 1 (odd; formatting writes
  *  0, which matches no position). A consumer reads the slot at deq_pos, and
  *  if its seq says "entry of position p" claims it by CAS on deq_pos (read
  *  first, claim second: once deq_pos has passed p a producer may reuse the
@@ -193,7 +193,10 @@ typedef struct mdcom_wire_qslot {
     mdcom_aword seq;
     mdcom_aword id;
     mdcom_aword len;
-    uint32_t reserved;
+    /* the block's state word as its producer set it (QUEUED | owner | gen):
+     * the consumer's expected value for its QUEUED -> HELD CAS, so it need
+     * not read the state line first (one cache miss less per message) */
+    mdcom_aword state;
 } mdcom_wire_qslot;
 
 typedef struct mdcom_wire_smem_ctl {
@@ -251,6 +254,7 @@ _Static_assert(offsetof(mdcom_wire_fifo_ctl, stats) == 192, "fifo.stats");
 _Static_assert(sizeof(mdcom_wire_qslot) == 16, "queue slot");
 _Static_assert(offsetof(mdcom_wire_qslot, id) == 4, "qslot.id");
 _Static_assert(offsetof(mdcom_wire_qslot, len) == 8, "qslot.len");
+_Static_assert(offsetof(mdcom_wire_qslot, state) == 12, "qslot.state");
 _Static_assert(sizeof(mdcom_wire_smem_ctl) == MDCOM_CL, "smem control");
 
 /* Geometry of one channel, computed by mdcom_layout_compute() from the

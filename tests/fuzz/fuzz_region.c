@@ -350,7 +350,7 @@ static void hostile(struct in *s, uint32_t kind)
     }
     case 3: { /* a protocol-aware peer: forge an entry at the consumer position */
         const mdcom_chan_layout *cl = &g_cl[u8(s) % NCH];
-        uint32_t pos, id, len, seq, w[3];
+        uint32_t pos, id, len, seq, w[4];
         if (cl->type != MDCOM_CHAN_FIFO)
             break;
         memcpy(&pos, g_region + cl->off + 64u, 4); /* deq_pos */
@@ -361,9 +361,17 @@ static void hostile(struct in *s, uint32_t kind)
         w[0] = seq;
         w[1] = id;
         w[2] = len;
-        memcpy(g_region + cl->off + cl->qslots_off + 16u * (pos & (cl->qcap - 1)), w, 12);
+        /* the state word the consumer will expect: the block's own current
+         * one made QUEUED (the most convincing forgery), or any */
+        if (id < cl->block_count && (u8(s) & 1)) {
+            memcpy(&v, g_region + cl->off + cl->bstate_off + 4u * id, 4);
+            w[3] = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(v), MDCOM_BLK_GEN(v));
+        } else {
+            w[3] = interesting(s);
+        }
+        memcpy(g_region + cl->off + cl->qslots_off + 16u * (pos & (cl->qcap - 1)), w, 16);
         if (id <= cl->block_count && (u8(s) & 1)) { /* and make the block look queued */
-            v = MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, u8(s) % 4);
+            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, u8(s) % 4);
             memcpy(g_region + cl->off + cl->bstate_off + 4u * id, &v, 4);
         }
         break;
@@ -376,11 +384,14 @@ static void hostile(struct in *s, uint32_t kind)
         v = interesting(s);
         switch ((f >> 2) % 8) {
         case 0: off = 20 + 4 * (u8(s) % 2); break; /* generation, state */
-        case 1: off = g_lay.proc_off + 16u * (u8(s) % MDCOM_MAX_PROCS) + 4u * (u8(s) % 4); break;
+        case 1: /* a process entry word: owner .. hb_ms */
+            off = g_lay.proc_off + (uint32_t)sizeof(mdcom_wire_proc) * (u8(s) % MDCOM_MAX_PROCS) +
+                  4u * (u8(s) % 11);
+            break;
         case 2: off = cl->off + 64u * (u8(s) % 4) + 4u * (u8(s) % 2); break; /* ctl words */
         case 3: /* a queue slot word */
             off = cl->type == MDCOM_CHAN_FIFO
-                      ? cl->off + cl->qslots_off + 16u * (u8(s) % cl->qcap) + 4u * (u8(s) % 3)
+                      ? cl->off + cl->qslots_off + 16u * (u8(s) % cl->qcap) + 4u * (u8(s) % 4)
                       : cl->off;
             break;
         case 4: /* a block state word */

@@ -384,6 +384,7 @@ struct FifoView {
     uint32_t *qseq(uint32_t pos) const { return (uint32_t *)&qslot(pos)->seq; }
     uint32_t *qid(uint32_t pos) const { return (uint32_t *)&qslot(pos)->id; }
     uint32_t *qlen(uint32_t pos) const { return (uint32_t *)&qslot(pos)->len; }
+    uint32_t *qstate(uint32_t pos) const { return (uint32_t *)&qslot(pos)->state; }
     /* block state words: the pool */
     uint32_t *bstate(uint32_t id) const { return (uint32_t *)((mdcom_aword *)(a + cl.bstate_off) + id); }
     uint8_t *block(uint32_t id) const { return a + cl.blocks_off + (size_t)id * cl.stride; }
@@ -392,8 +393,12 @@ struct FifoView {
     void inject_queue(uint32_t id, uint32_t len)
     {
         uint32_t p = rd32(enq());
+        /* the most convincing forgery: the state word the block would have
+         * if its current owner had queued it (the consumer's CAS decides) */
+        uint32_t cur = id < cl.block_count ? rd32(bstate(id)) : 0;
         wr32(qid(p), id);
         wr32(qlen(p), len);
+        wr32(qstate(p), MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(cur), MDCOM_BLK_GEN(cur)));
         wr32(qseq(p), 2 * p + 1); /* full at p */
         wr32(enq(), p + 1);
     }
