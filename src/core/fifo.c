@@ -499,7 +499,7 @@ static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 {
     const mdcom_platform *p;
-    uint32_t s;
+    uint32_t s, q;
     int r;
     if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
         return -EINVAL;
@@ -517,15 +517,13 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     }
     /* ours (checked above): a store, as in block_release. relaxed: the queue
      * ring's release store publishes the new state with the slot */
-    atomic_store_explicit(&ch->bstate[id],
-                          MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s)),
-                          memory_order_relaxed);
+    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
+    atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
     p = ch->m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s)),
-                  ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
+                  len, q, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -534,13 +532,9 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
             atomic_fetch_sub_explicit(&ch->filter_count, 1, memory_order_relaxed);
         /* not queued: give the block back to the caller (by CAS: only a
          * reaper that took us for dead could have changed it) */
-        {
-            uint32_t q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
-            if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &q, s,
-                                                         memory_order_relaxed,
-                                                         memory_order_relaxed))
-                r = -EPROTO;
-        }
+        if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &q, s, memory_order_relaxed,
+                                                     memory_order_relaxed))
+            r = -EPROTO;
         if (r == -EPROTO)
             count_error(ch);
     }

@@ -106,13 +106,16 @@ int mdcom_beat(struct mdcom *m)
     return 0;
 }
 
-/* 1 when the process of entry i (pid, token as read by the caller) is dead:
- * its platform says so, or it promised a heartbeat and its heartbeat word has
- * stood still for longer than promised (measured by this attachment). */
-static int proc_dead(struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token)
+/* 1 when the process of live entry i is dead: its platform says so, or it
+ * promised a heartbeat and its heartbeat word has stood still for longer than
+ * promised (measured by this attachment). The caller acquired the owner word,
+ * so pid/token are complete. */
+static int proc_dead(struct mdcom *m, uint32_t i)
 {
     mdcom_wire_proc *p = &m->procs[i];
     struct mdcom_hb_seen *s = &m->hb[i];
+    uint32_t pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
+    uint32_t token = ((volatile mdcom_wire_proc *)p)->token;
     uint32_t hb, val, now, key;
     if (m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0)
         return 1;
@@ -214,16 +217,13 @@ int mdcom_reap(struct mdcom *m)
         return 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
-        uint32_t pid, token;
         if (i == m->proc_slot)
             continue;
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
         o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
             continue;
-        pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
-        token = ((volatile mdcom_wire_proc *)p)->token;
-        if (!proc_dead(m, i, pid, token))
+        if (!proc_dead(m, i))
             continue;
         /* acquire: the dead process' last writes are visible to the reclaim */
         if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
@@ -365,8 +365,7 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
             if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
                 o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS &&
-                proc_dead(m, i, ((volatile mdcom_wire_proc *)p)->pid,
-                          ((volatile mdcom_wire_proc *)p)->token)) {
+                proc_dead(m, i)) {
                 /* dead owner: take the slot first (so no one else reuses its
                  * owner token meanwhile), then give its blocks back */
                 if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
@@ -717,8 +716,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
-        if (i == m->proc_slot || !proc_dead(m, i, ((volatile mdcom_wire_proc *)p)->pid,
-                                            ((volatile mdcom_wire_proc *)p)->token))
+        if (i == m->proc_slot || !proc_dead(m, i))
             n++;
     }
     return n;
