@@ -214,7 +214,58 @@ protected:
         if (bk_)
             munmap(bk_, sizeof(Book));
     }
+    /* A child attached as domain dom that runs body(m, &report) (0 = done),
+     * writes report to a pipe, then waits to be killed. Returns its pid once
+     * the report arrived (in *report), or -1 if the child failed first. */
+    template <class Body>
+    pid_t spawn_parked(const mdcom_config *cfg, uint32_t dom, uint32_t *report, Body body)
+    {
+        int pfd[2];
+        if (pipe(pfd) != 0)
+            return -1;
+        pid_t pid = kids_.spawn([&] {
+            Inst m;
+            uint32_t v = 0;
+            CHILD_CHECK(attach(&m.m, cfg, dom, kSec) == 0, "attach");
+            if (body(m.m, &v) != 0)
+                return 1;
+            CHILD_CHECK(write(pfd[1], &v, sizeof v) == (ssize_t)sizeof v, "write");
+            for (;;)
+                pause();
+            return 0;
+        });
+        close(pfd[1]); /* a child that fails before its report ends the read */
+        uint32_t v = 0;
+        bool got = read(pfd[0], &v, sizeof v) == (ssize_t)sizeof v;
+        close(pfd[0]);
+        if (report)
+            *report = v;
+        return got ? pid : -1;
+    }
 };
+
+/* spawn_parked bodies: take the SMEM lock "lk"; dequeue one message of "q"
+ * and keep it held; the same, but free it and report its block ID. */
+int hold_lock(mdcom_t *m, uint32_t *)
+{
+    mdcom_smemch_t *lk;
+    CHILD_CHECK(mdcom_smemch_open(m, "lk", &lk) == 0, "open");
+    CHILD_CHECK(mdcom_smemch_trylock(lk) == 0, "lock");
+    return 0;
+}
+
+int dequeue_one(mdcom_t *m, uint32_t *id, bool free_it)
+{
+    mdcom_fifoch_t *rq;
+    uint32_t len;
+    CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
+    CHILD_CHECK(mdcom_fifoch_dequeue(rq, id, &len) == 0, "dequeue");
+    if (free_it)
+        CHILD_CHECK(mdcom_fifoch_free(rq, *id) == 0, "free");
+    return 0;
+}
+int hold_one(mdcom_t *m, uint32_t *id) { return dequeue_one(m, id, false); }
+int take_and_free_one(mdcom_t *m, uint32_t *id) { return dequeue_one(m, id, true); }
 
 struct Child {
     pid_t pid;
@@ -408,22 +459,8 @@ TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    int pfd[2];
-    ASSERT_EQ(0, pipe(pfd));
-    pid_t holder = kids_.spawn([&] {
-        Inst m;
-        mdcom_smemch_t *lk;
-        CHILD_CHECK(attach(&m.m, cfg, kDomS, kSec) == 0, "attach");
-        CHILD_CHECK(mdcom_smemch_open(m, "lk", &lk) == 0, "open");
-        CHILD_CHECK(mdcom_smemch_trylock(lk) == 0, "lock");
-        char x = 1;
-        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
-        for (;;)
-            pause();
-        return 0;
-    });
-    char x;
-    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    pid_t holder = spawn_parked(cfg, kDomS, nullptr, hold_lock);
+    ASSERT_GT(holder, 0);
     mdcom_smemch_t *lk;
     ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
     EXPECT_EQ(-EBUSY, mdcom_smemch_trylock(lk));
@@ -438,8 +475,6 @@ TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
     if (r == 0) {
         EXPECT_EQ(0, mdcom_smemch_unlock(lk));
     }
-    close(pfd[0]);
-    close(pfd[1]);
 }
 
 /* The liveness record of a process whose platform cannot tell (firmware) or
@@ -540,23 +575,8 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
     mdcom_fifoch_t *q;
     ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
     ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
-    int pfd[2];
-    ASSERT_EQ(0, pipe(pfd));
-    pid_t rcv = kids_.spawn([&] {
-        Inst m;
-        mdcom_fifoch_t *rq;
-        uint32_t id, len;
-        CHILD_CHECK(attach(&m.m, cfg, kDomR, kSec) == 0, "attach");
-        CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
-        CHILD_CHECK(mdcom_fifoch_dequeue(rq, &id, &len) == 0, "dequeue");
-        char x = 1;
-        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
-        for (;;)
-            pause();
-        return 0;
-    });
-    char x;
-    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    pid_t rcv = spawn_parked(cfg, kDomR, nullptr, hold_one);
+    ASSERT_GT(rcv, 0);
     ASSERT_EQ(0, kill(rcv, SIGKILL));
     EXPECT_EQ("child " + std::to_string(rcv) + " killed by signal 9", kids_.wait(rcv, kSec));
     /* survivors keep calling: the dead process' block must come back */
@@ -570,8 +590,6 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
     }, 500 * kMs);
     EXPECT_TRUE(back) << "free_blocks " << st.free_blocks << " of " << kBlocks
                       << ": the dead receiver's HELD block is not reclaimed";
-    close(pfd[0]);
-    close(pfd[1]);
 }
 
 /* A dead receiver's op record names a block it dequeued and freed long ago.
@@ -590,23 +608,9 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     mdcom_fifoch_t *q;
     ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
     ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
-    int pfd[2];
-    ASSERT_EQ(0, pipe(pfd));
-    pid_t rcv = kids_.spawn([&] {
-        Inst m;
-        mdcom_fifoch_t *rq;
-        uint32_t id, len;
-        CHILD_CHECK(attach(&m.m, cfg, kDomR, kSec) == 0, "attach");
-        CHILD_CHECK(mdcom_fifoch_open(m, "q", &rq) == 0, "open");
-        CHILD_CHECK(mdcom_fifoch_dequeue(rq, &id, &len) == 0, "dequeue");
-        CHILD_CHECK(mdcom_fifoch_free(rq, id) == 0, "free");
-        CHILD_CHECK(write(pfd[1], &id, sizeof id) == (ssize_t)sizeof id, "write");
-        for (;;)
-            pause();
-        return 0;
-    });
     uint32_t b = 0;
-    ASSERT_EQ((ssize_t)sizeof b, read(pfd[0], &b, sizeof b));
+    pid_t rcv = spawn_parked(cfg, kDomR, &b, take_and_free_one);
+    ASSERT_GT(rcv, 0);
     ASSERT_LT(b, kBlocks);
     /* the sender takes block b again (and whatever comes before it) */
     std::vector<uint32_t> others;
@@ -640,8 +644,6 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     EXPECT_EQ(0, mdcom_fifoch_free(q, b));
     for (uint32_t id : others)
         EXPECT_EQ(0, mdcom_fifoch_free(q, id));
-    close(pfd[0]);
-    close(pfd[1]);
 }
 
 /* A lock holder killed: a waiter should get the lock (broken safely) instead
@@ -652,28 +654,12 @@ TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    int pfd[2];
-    ASSERT_EQ(0, pipe(pfd));
-    pid_t holder = kids_.spawn([&] {
-        Inst m;
-        mdcom_smemch_t *lk;
-        CHILD_CHECK(attach(&m.m, cfg, kDomS, kSec) == 0, "attach");
-        CHILD_CHECK(mdcom_smemch_open(m, "lk", &lk) == 0, "open");
-        CHILD_CHECK(mdcom_smemch_trylock(lk) == 0, "lock");
-        char x = 1;
-        CHILD_CHECK(write(pfd[1], &x, 1) == 1, "write");
-        for (;;)
-            pause();
-        return 0;
-    });
-    char x;
-    ASSERT_EQ(1, read(pfd[0], &x, 1));
+    pid_t holder = spawn_parked(cfg, kDomS, nullptr, hold_lock);
+    ASSERT_GT(holder, 0);
     ASSERT_EQ(0, kill(holder, SIGKILL));
     mdcom_smemch_t *lk;
     ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
     EXPECT_EQ(0, mdcom_smemch_lock(lk, 300 * kMs)) << "the dead holder's lock is never broken";
-    close(pfd[0]);
-    close(pfd[1]);
 }
 
 /* A producer killed between its position CAS and its slot's seq store leaves
