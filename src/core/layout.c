@@ -189,9 +189,9 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
                              "domains: exactly one domain must have role master");
 
     lay->dom_off = MDCOM_HDR_SIZE;
-    lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * 32u, MDCOM_CL);
-    lay->dir_off = (uint32_t)align_up(lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_CL);
-    off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * 64u, MDCOM_CL);
+    lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * 32u, MDCOM_PAD);
+    lay->dir_off = (uint32_t)align_up(lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_PAD);
+    off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * 64u, MDCOM_PAD);
     lay->data_off = (uint32_t)off;
 
     for (i = 0; i < cfg->n_channels; i++) {
@@ -223,13 +223,15 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
             cl.block_size = c->block_size;
             cl.block_count = c->block_count;
             cl.qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
-            cl.stride = (uint32_t)align_up(c->block_size, MDCOM_CL);
+            /* blocks whole pad units apart: the producer filling block
+             * k + 1 and the consumer reading block k never share a pair */
+            cl.stride = (uint32_t)align_up(c->block_size, MDCOM_PAD);
             if (cl.stride < c->block_size)
                 return cfg_fail(e, cfg, "channels", i, c->name, "block_size: too large");
             cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
-            cl.bstate_off = cl.qslots_off + cl.qcap * 16u;
+            cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * 16u, MDCOM_PAD);
             cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * 4u,
-                                               MDCOM_CL);
+                                               MDCOM_PAD);
             sz = cl.blocks_off + (uint64_t)cl.stride * cl.block_count;
             if (sz > 0xffffffffu || off + sz > 0xffffffffu)
                 return cfg_fail(e, cfg, "channels", i, c->name,
@@ -240,21 +242,21 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         } else if (c->type == MDCOM_CHAN_SMEM) {
             if (c->size == 0)
                 return cfg_fail(e, cfg, "channels", i, c->name, "size: must be >= 1");
-            if (c->size > 0xffffffffu - 2u * MDCOM_CL)
+            if (c->size > 0xffffffffu - 2u * MDCOM_PAD)
                 return cfg_fail(e, cfg, "channels", i, c->name, "size: region would exceed 4 GiB");
             if (!c->users || (c->users & ~dom_mask))
                 return cfg_fail(e, cfg, "channels", i, c->name,
                                 "users: must name one or more configured domains");
             cl.data_off = (uint32_t)sizeof(mdcom_wire_smem_ctl);
             cl.data_size = c->size;
-            cl.size = (uint32_t)align_up(cl.data_off + (uint64_t)c->size, MDCOM_CL);
+            cl.size = (uint32_t)align_up(cl.data_off + (uint64_t)c->size, MDCOM_PAD);
             if (off + cl.size > 0xffffffffu)
                 return cfg_fail(e, cfg, "channels", i, c->name, "size: region would exceed 4 GiB");
             cl.senders = cl.receivers = c->users;
         } else {
             return cfg_fail(e, cfg, "channels", i, c->name, "type: must be fifo or smem");
         }
-        off = align_up(off + cl.size, MDCOM_CL);
+        off = align_up(off + cl.size, MDCOM_PAD);
         if (off > 0xffffffffu)
             return cfg_fail(e, cfg, "channels", i, c->name, "region would exceed 4 GiB");
         if (chans)

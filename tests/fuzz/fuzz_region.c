@@ -353,7 +353,7 @@ static void hostile(struct in *s, uint32_t kind)
         uint32_t pos, id, len, seq, w[4];
         if (cl->type != MDCOM_CHAN_FIFO)
             break;
-        memcpy(&pos, g_region + cl->off + 64u, 4); /* deq_pos */
+        memcpy(&pos, g_region + cl->off + offsetof(mdcom_wire_fifo_ctl, deq), 4); /* deq_pos */
         pos += u8(s) % 3;
         id = u8(s) % (cl->block_count + 2);
         len = u8(s) % (cl->block_size + 2);
@@ -388,7 +388,9 @@ static void hostile(struct in *s, uint32_t kind)
             off = g_lay.proc_off + (uint32_t)sizeof(mdcom_wire_proc) * (u8(s) % MDCOM_MAX_PROCS) +
                   4u * (u8(s) % 11);
             break;
-        case 2: off = cl->off + 64u * (u8(s) % 4) + 4u * (u8(s) % 2); break; /* ctl words */
+        case 2: /* ctl words */
+            off = cl->off + (uint32_t)sizeof(mdcom_wire_line) * (u8(s) % 4) + 4u * (u8(s) % 2);
+            break;
         case 3: /* a queue slot word */
             off = cl->type == MDCOM_CHAN_FIFO
                       ? cl->off + cl->qslots_off + 16u * (u8(s) % cl->qcap) + 4u * (u8(s) % 4)

@@ -392,9 +392,10 @@ TEST_F(Faults, KillSendersAndReceivers)
         return kill(pid, 0) == 0;
     };
     rel::BlockCensus cs = rel::census(v, l, 0, alive);
-    uint32_t q_enq = v.word(l.cl[0].off), q_deq = v.word(l.cl[0].off + 64);
+    uint32_t q_enq = v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq)),
+             q_deq = v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq));
     /* the channel's lost counter (stats line w[2]): what senders are told */
-    uint32_t reported_lost = v.word(l.cl[0].off + 192 + 8);
+    uint32_t reported_lost = v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, stats) + 8);
 
     uint32_t claiming = 0, dead_slots = 0;
     for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
@@ -706,7 +707,8 @@ TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
     rel::Layout l(cfg);
     ASSERT_TRUE(v.ok());
     /* the state a consumer killed after claiming position 0 leaves */
-    v.set_word(l.cl[0].off + 64, v.word(l.cl[0].off + 64) + 1);
+    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq),
+               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq)) + 1);
     char buf[16];
     int ok = 0;
     for (uint32_t i = 0; i < 3 * kBlocks; i++) {
@@ -735,7 +737,8 @@ TEST_F(CoreGaps, DISABLED_CoreOrphanQueuedBlockIsReclaimed)
     rel::RegionView v(region_path(region_), true);
     rel::Layout l(cfg);
     ASSERT_TRUE(v.ok());
-    v.set_word(l.cl[0].off + 64, v.word(l.cl[0].off + 64) + 1);
+    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq),
+               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq)) + 1);
     mdcom_fifo_state st{};
     ASSERT_EQ(0, mdcom_sense_fifoch(sq, &st));
     EXPECT_EQ(st.free_blocks, kBlocks) << "the block of the dead consumer's slot is lost";

@@ -124,8 +124,9 @@ protected:
                 else
                     shm_->w32(off, interesting(shm_->r32(off)));
             } else if (what < 96) {
-                /* a process table word */
-                size_t off = geo_->lay.proc_off + (rng_() % (MDCOM_MAX_PROCS * 4)) * 4;
+                /* a process table word: owner .. hb_ms of one entry */
+                size_t off = geo_->lay.proc_off + sizeof(mdcom_wire_proc) * (rng_() % MDCOM_MAX_PROCS) +
+                             (rng_() % (offsetof(mdcom_wire_proc, hb_ms) / 4 + 1)) * 4;
                 shm_->w32(off, interesting(shm_->r32(off)));
             } else if (what < 98) {
                 /* a directory / domain table word (checked at attach only) */

@@ -21,6 +21,8 @@ uint32_t pow2_ceil(uint32_t v)
 }
 
 uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+/* the false-sharing distance of wire version 4 */
+uint64_t align128(uint64_t v) { return (v + 127) / 128 * 128; }
 
 /* A small valid config: two domains, a FIFO and an SMEM channel. */
 void base_config(Config &c)
@@ -92,7 +94,7 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, id), 16u);
     EXPECT_EQ(offsetof(mdcom_wire_domain, role), 20u);
-    EXPECT_EQ(sizeof(mdcom_wire_proc), 64u);
+    EXPECT_EQ(sizeof(mdcom_wire_proc), 128u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, owner), 0u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, pid), 4u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
@@ -111,17 +113,17 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(offsetof(mdcom_wire_dirent, queue_depth), 52u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, senders), 56u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, receivers), 60u);
-    EXPECT_EQ(sizeof(mdcom_wire_line), 64u);
-    EXPECT_EQ(sizeof(mdcom_wire_fifo_ctl), 256u);
+    EXPECT_EQ(sizeof(mdcom_wire_line), 128u);
+    EXPECT_EQ(sizeof(mdcom_wire_fifo_ctl), 512u);
     EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, enq), 0u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, deq), 64u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, event), 128u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, stats), 192u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, deq), 128u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, event), 256u);
+    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, stats), 384u);
     EXPECT_EQ(sizeof(mdcom_wire_qslot), 16u);
     EXPECT_EQ(offsetof(mdcom_wire_qslot, seq), 0u);
     EXPECT_EQ(offsetof(mdcom_wire_qslot, id), 4u);
     EXPECT_EQ(offsetof(mdcom_wire_qslot, len), 8u);
-    EXPECT_EQ(sizeof(mdcom_wire_smem_ctl), 64u);
+    EXPECT_EQ(sizeof(mdcom_wire_smem_ctl), 128u);
     EXPECT_EQ(MDCOM_MAGIC, 0x4d43444du);
     EXPECT_EQ(0, std::memcmp("MDCM", "MDCM", 4));
     uint32_t m = MDCOM_MAGIC;
@@ -162,13 +164,13 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
     ASSERT_EQ(0, r.rc) << r.err;
 
     EXPECT_EQ(r.lay.dom_off, 256u);
-    EXPECT_EQ(r.lay.proc_off % 64, 0u);
+    EXPECT_EQ(r.lay.proc_off % 128, 0u) << "sections start on a 128-B line pair";
     EXPECT_GE(r.lay.proc_off, r.lay.dom_off + 3 * 32);
-    EXPECT_EQ(r.lay.proc_off, align64(256 + 3 * 32));
-    EXPECT_EQ(r.lay.dir_off % 64, 0u);
-    EXPECT_EQ(r.lay.dir_off, align64(r.lay.proc_off + MDCOM_MAX_PROCS * 64));
-    EXPECT_EQ(r.lay.data_off % 64, 0u);
-    EXPECT_EQ(r.lay.data_off, align64(r.lay.dir_off + cfg->n_channels * 64));
+    EXPECT_EQ(r.lay.proc_off, align128(256 + 3 * 32));
+    EXPECT_EQ(r.lay.dir_off % 128, 0u);
+    EXPECT_EQ(r.lay.dir_off, align128(r.lay.proc_off + MDCOM_MAX_PROCS * 128));
+    EXPECT_EQ(r.lay.data_off % 128, 0u);
+    EXPECT_EQ(r.lay.data_off, align128(r.lay.dir_off + cfg->n_channels * 64));
     EXPECT_EQ(r.lay.master_domain, 0u);
 
     uint64_t expect_off = r.lay.data_off;
@@ -177,31 +179,31 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
         const mdcom_chan_layout &l = r.cl[i];
         SCOPED_TRACE(ch.name);
         EXPECT_EQ(l.type, ch.type);
-        EXPECT_EQ(l.off % 64, 0u) << "channel areas are CL-aligned";
+        EXPECT_EQ(l.off % 128, 0u) << "channel areas start on a 128-B line pair";
         EXPECT_EQ(l.off, expect_off) << "channels follow each other in directory order";
         if (ch.type == MDCOM_CHAN_FIFO) {
             uint32_t qcap = ch.queue_depth ? ch.queue_depth : pow2_ceil(ch.block_count);
             EXPECT_EQ(l.block_size, ch.block_size);
             EXPECT_EQ(l.block_count, ch.block_count);
             EXPECT_EQ(l.qcap, qcap);
-            EXPECT_EQ(l.qslots_off, 256u) << "queue slots follow the four control lines";
-            EXPECT_EQ(l.bstate_off, 256u + qcap * 16);
-            EXPECT_EQ(l.blocks_off % 64, 0u);
-            EXPECT_EQ(l.blocks_off, align64(l.bstate_off + ch.block_count * 4));
-            EXPECT_EQ(l.stride, align64(ch.block_size));
+            EXPECT_EQ(l.qslots_off, 512u) << "queue slots follow the four control pairs";
+            EXPECT_EQ(l.bstate_off, align128(512u + qcap * 16));
+            EXPECT_EQ(l.blocks_off % 128, 0u);
+            EXPECT_EQ(l.blocks_off, align128(l.bstate_off + ch.block_count * 4));
+            EXPECT_EQ(l.stride, align128(ch.block_size)) << "blocks whole line pairs apart";
             EXPECT_GE(l.stride, l.block_size);
             EXPECT_EQ(l.size, l.blocks_off + l.stride * ch.block_count);
             EXPECT_EQ(l.senders, ch.senders);
             EXPECT_EQ(l.receivers, ch.receivers);
-            EXPECT_EQ((l.off + l.blocks_off) % 64, 0u) << "blocks start on a cache line";
+            EXPECT_EQ((l.off + l.blocks_off) % 128, 0u) << "blocks start on a line pair";
         } else {
-            EXPECT_EQ(l.data_off, 64u);
+            EXPECT_EQ(l.data_off, 128u);
             EXPECT_EQ(l.data_size, ch.size);
-            EXPECT_EQ(l.size, align64(64 + ch.size));
+            EXPECT_EQ(l.size, align128(128 + ch.size));
             EXPECT_EQ(l.senders, ch.users);
             EXPECT_EQ(l.receivers, ch.users);
         }
-        expect_off = align64(l.off + (uint64_t)l.size);
+        expect_off = align128(l.off + (uint64_t)l.size);
     }
     EXPECT_EQ(r.lay.needed, expect_off);
     EXPECT_EQ(r.lay.region_size, r.lay.needed) << "region_size 0 = exactly what is needed";
@@ -225,7 +227,7 @@ TEST(LayoutCompute, AutoQueueDepthIsPow2AtLeastBlockCount)
         Computed r = compute(c.get());
         ASSERT_EQ(0, r.rc) << qd << ": " << r.err;
         EXPECT_EQ(r.cl[0].qcap, qd);
-        EXPECT_EQ(r.cl[0].bstate_off, 256u + qd * 16);
+        EXPECT_EQ(r.cl[0].bstate_off, align128(512u + qd * 16));
     }
 }
 
@@ -270,7 +272,8 @@ TEST(LayoutCompute, LargeButValid)
     ASSERT_EQ(0, r.rc) << r.err;
     EXPECT_EQ(r.cl[0].stride, 4u << 20);
     EXPECT_EQ(r.cl[1].qcap, MDCOM_MAX_BLOCKS);
-    EXPECT_EQ(r.cl[1].blocks_off, align64(256 + MDCOM_MAX_BLOCKS * 16 + MDCOM_MAX_BLOCKS * 4));
+    EXPECT_EQ(r.cl[1].blocks_off, align128(512 + MDCOM_MAX_BLOCKS * 16 + MDCOM_MAX_BLOCKS * 4));
+    EXPECT_EQ(r.cl[1].stride, 128u) << "a 1-byte block takes a line pair";
     EXPECT_EQ(r.cl[2].qcap, MDCOM_MAX_BLOCKS);
 }
 
