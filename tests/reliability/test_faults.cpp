@@ -242,6 +242,22 @@ protected:
             *report = v;
         return got ? pid : -1;
     }
+    /* The master a and a sender snd attached; *q: "q" opened by snd, with
+     * one message queued. */
+    void attach_sender_with_message(const mdcom_config *cfg, Inst &a, Inst &snd,
+                                    mdcom_fifoch_t **q)
+    {
+        ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+        ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
+        ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", q));
+        ASSERT_EQ(0, mdcom_fifoch_send(*q, "m", 1, 0));
+    }
+    /* SIGKILL a parked child and reap it. */
+    void kill_parked(pid_t pid)
+    {
+        ASSERT_EQ(0, kill(pid, SIGKILL));
+        EXPECT_EQ("child " + std::to_string(pid) + " killed by signal 9", kids_.wait(pid, kSec));
+    }
 };
 
 /* spawn_parked bodies: take the SMEM lock "lk"; dequeue one message of "q"
@@ -571,15 +587,11 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
     System s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
     mdcom_fifoch_t *q;
-    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
-    ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
+    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg, a, snd, &q));
     pid_t rcv = spawn_parked(cfg, kDomR, nullptr, hold_one);
     ASSERT_GT(rcv, 0);
-    ASSERT_EQ(0, kill(rcv, SIGKILL));
-    EXPECT_EQ("child " + std::to_string(rcv) + " killed by signal 9", kids_.wait(rcv, kSec));
+    ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     /* survivors keep calling: the dead process' block must come back */
     mdcom_fifo_state st{};
     bool back = wait_until([&] {
@@ -604,11 +616,8 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     System s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
     mdcom_fifoch_t *q;
-    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &q));
-    ASSERT_EQ(0, mdcom_fifoch_send(q, "m", 1, 0));
+    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg, a, snd, &q));
     uint32_t b = 0;
     pid_t rcv = spawn_parked(cfg, kDomR, &b, take_and_free_one);
     ASSERT_GT(rcv, 0);
@@ -631,8 +640,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     const uint32_t queued_w =
         MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(alloc_w), MDCOM_BLK_GEN(alloc_w));
     v.set_word(off, queued_w);
-    ASSERT_EQ(0, kill(rcv, SIGKILL));
-    EXPECT_EQ("child " + std::to_string(rcv) + " killed by signal 9", kids_.wait(rcv, kSec));
+    ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomR) == 0; }, 200 * kMs));
     for (int i = 0; i < 5; i++) { /* more reaper passes (throttled to one per ~34 ms) */
         mdcom_fifo_state st{};
@@ -680,7 +688,8 @@ TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
     rel::Layout l(cfg);
     ASSERT_TRUE(v.ok());
     /* exactly the state a producer killed after claiming position 0 leaves */
-    v.set_word(l.cl[0].off, v.word(l.cl[0].off) + 1);
+    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq),
+               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq)) + 1);
     ASSERT_EQ(0, mdcom_fifoch_send(sq, "later", 5, 0));
     char buf[16];
     EXPECT_EQ(5, mdcom_fifoch_recv(rq, buf, sizeof buf, 300 * kMs))
