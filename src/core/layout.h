@@ -10,8 +10,9 @@
  * to a line written by another still ping-pongs between the cores. Every
  * word written by one party on a hot path sits alone in its PAD unit, every
  * section starts on a PAD boundary and blocks are whole PAD units apart.
- * (Wire version 4; measured: 64 B round trips 15-20 % faster than with
- * 64-B spacing. Cores with 32-B lines lose nothing but memory.)
+ * (Wire version 4; measured on x86: 64 B polled round trips about 11 %
+ * faster than with 64-B spacing, 270 -> 240 ns. Cores with 32-B lines lose
+ * nothing but memory.)
  *
  *  Region
  *  0        +--------------------------------------------------------------+
