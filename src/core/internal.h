@@ -53,6 +53,7 @@ struct mdcom_fifoch {
     void *_Atomic filter_arg;
     _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
     _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
+    _Atomic uint32_t rx_next;    /* the block we expect to dequeue next (a guess) */
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
