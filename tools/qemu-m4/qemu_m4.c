@@ -219,12 +219,14 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
         argv[n++] = "-icount";
         argv[n++] = icount;
     } else {
-        /* multi-threaded TCG: the guest's LDREX/STREX become host
-         * compare-and-swaps, atomic against the Linux processes that share
-         * the region (single-threaded TCG emulates STREX with a plain store,
-         * which lets an SMEM lock CAS of the host slip in between). icount
-         * needs single-threaded TCG; the API-cost image takes no locks
-         * against Linux. */
+        /* multi-threaded TCG. It does NOT make the guest's LDREX/STREX
+         * atomic against the Linux processes that share the region: QEMU
+         * marks translated code parallel (CF_PARALLEL: host CAS for STREX,
+         * host fences for DMB) only when the machine can have more than
+         * one vCPU, and mps2-an386 has one. STREX is then a load, compare
+         * and unconditional store, so a host CAS can land in between (see
+         * docs/reliability.md, known gap 5). icount needs single-threaded
+         * TCG; the API-cost image takes no locks against Linux. */
         argv[n++] = "-accel";
         argv[n++] = "tcg,thread=multi";
     }
