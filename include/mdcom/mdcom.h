@@ -61,7 +61,7 @@ extern "C" {
 #define MDCOM_VERSION_MAJOR 0
 #define MDCOM_VERSION_MINOR 1
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 4u
+#define MDCOM_WIRE_VERSION 5u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */

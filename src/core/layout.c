@@ -206,7 +206,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         cl.type = c->type;
         cl.off = (uint32_t)off;
         if (c->type == MDCOM_CHAN_FIFO) {
-            uint64_t sz;
+            uint64_t sz, st;
             if (c->block_size == 0)
                 return cfg_fail(e, cfg, "channels", i, c->name, "block_size: must be >= 1");
             if (c->block_count == 0 || c->block_count > MDCOM_MAX_BLOCKS)
@@ -224,10 +224,18 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
             cl.block_count = c->block_count;
             cl.qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
             /* blocks whole pad units apart: the producer filling block
-             * k + 1 and the consumer reading block k never share a pair */
-            cl.stride = (uint32_t)align_up(c->block_size, MDCOM_PAD);
-            if (cl.stride < c->block_size)
+             * k + 1 and the consumer reading block k never share a pair.
+             * From MDCOM_COLOR_MIN on, an odd number of units: a stride of
+             * whole pages would put the first line of every block (where
+             * small messages and headers go) at the same page offset, so
+             * in the same cache set; k x odd units mod 32 visits all 32
+             * offsets of a 4 KiB page before it repeats. */
+            st = align_up(c->block_size, MDCOM_PAD);
+            if (st >= MDCOM_COLOR_MIN && (st / MDCOM_PAD) % 2u == 0)
+                st += MDCOM_PAD;
+            if (st > 0xffffffffu)
                 return cfg_fail(e, cfg, "channels", i, c->name, "block_size: too large");
+            cl.stride = (uint32_t)st;
             cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
             cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * 16u, MDCOM_PAD);
             cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * 4u,

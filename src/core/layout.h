@@ -12,7 +12,9 @@
  * section starts on a PAD boundary and blocks are whole PAD units apart.
  * (Wire version 4; measured on x86: 64 B polled round trips about 11 %
  * faster than with 64-B spacing, 270 -> 240 ns. Cores with 32-B lines lose
- * nothing but memory.)
+ * nothing but memory.) Wire version 5 colours large block strides (see
+ * blocks below): 1 MiB blocks, 64 B polled zero-copy round trip 261 -> 216
+ * ns (medians of 8 interleaved runs).
  *
  *  Region
  *  0        +--------------------------------------------------------------+
@@ -49,6 +51,8 @@
  *  bst    | block states: block_count x 4 B* (state | owner << 8 | gen << 16),
  *         |   PAD-aligned
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to PAD,
+ *         |   plus one PAD when that is >= 4 KiB and an even number of PADs
+ *         |   (cache colouring: block heads spread over a page's 32 PADs),
  *         |   PAD-aligned
  *
  *  The queue is a bounded MPMC ring whose slots only producers write: a
@@ -84,6 +88,7 @@ extern "C" {
 
 #define MDCOM_CL 64u   /* cache line                                   */
 #define MDCOM_PAD 128u /* false-sharing distance (a 128-B line pair)   */
+#define MDCOM_COLOR_MIN 4096u /* from this block stride on, an odd number of PADs */
 #define MDCOM_MAGIC 0x4d43444du /* "MDCM" little-endian */
 #define MDCOM_HDR_SIZE 256u
 
@@ -216,6 +221,8 @@ typedef struct mdcom_wire_smem_ctl {
 
 /* The wire format is fixed: any change here is a new MDCOM_WIRE_VERSION. */
 _Static_assert(sizeof(mdcom_aword) == 4, "32-bit shared atomics");
+_Static_assert(MDCOM_COLOR_MIN % MDCOM_PAD == 0 && MDCOM_COLOR_MIN / MDCOM_PAD == 32,
+               "colouring: odd strides visit the 32 PADs of a 4 KiB page");
 _Static_assert(sizeof(mdcom_wire_hdr) == MDCOM_HDR_SIZE, "header size");
 _Static_assert(offsetof(mdcom_wire_hdr, magic) == 0, "hdr.magic");
 _Static_assert(offsetof(mdcom_wire_hdr, version) == 4, "hdr.version");

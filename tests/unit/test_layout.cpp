@@ -23,6 +23,12 @@ uint32_t pow2_ceil(uint32_t v)
 uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
 /* the false-sharing distance of wire version 4 */
 uint64_t align128(uint64_t v) { return (v + 127) / 128 * 128; }
+/* block stride: whole pairs, and from 4 KiB on an odd number of them (wire version 5) */
+uint64_t stride_of(uint64_t bs)
+{
+    uint64_t st = align128(bs);
+    return st >= 4096 && (st / 128) % 2 == 0 ? st + 128 : st;
+}
 
 /* A small valid config: two domains, a FIFO and an SMEM channel. */
 void base_config(Config &c)
@@ -190,7 +196,7 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
             EXPECT_EQ(l.bstate_off, align128(512u + qcap * 16));
             EXPECT_EQ(l.blocks_off % 128, 0u);
             EXPECT_EQ(l.blocks_off, align128(l.bstate_off + ch.block_count * 4));
-            EXPECT_EQ(l.stride, align128(ch.block_size)) << "blocks whole line pairs apart";
+            EXPECT_EQ(l.stride, stride_of(ch.block_size)) << "blocks whole line pairs apart";
             EXPECT_GE(l.stride, l.block_size);
             EXPECT_EQ(l.size, l.blocks_off + l.stride * ch.block_count);
             EXPECT_EQ(l.senders, ch.senders);
@@ -270,11 +276,33 @@ TEST(LayoutCompute, LargeButValid)
     c.fifo("deep", 8, 4, MDCOM_MAX_BLOCKS, bit(0), bit(1));
     Computed r = compute(c.get());
     ASSERT_EQ(0, r.rc) << r.err;
-    EXPECT_EQ(r.cl[0].stride, 4u << 20);
+    EXPECT_EQ(r.cl[0].stride, (4u << 20) + 128u) << "a whole-page stride gets one more pair";
     EXPECT_EQ(r.cl[1].qcap, MDCOM_MAX_BLOCKS);
     EXPECT_EQ(r.cl[1].blocks_off, align128(512 + MDCOM_MAX_BLOCKS * 16 + MDCOM_MAX_BLOCKS * 4));
     EXPECT_EQ(r.cl[1].stride, 128u) << "a 1-byte block takes a line pair";
     EXPECT_EQ(r.cl[2].qcap, MDCOM_MAX_BLOCKS);
+}
+
+TEST(LayoutCompute, LargeStridesAreColoured)
+{
+    const uint32_t sizes[] = {1, 128, 129, 2048, 4000, 4096, 4097, 4224, 4225, 8192, 65536, 1u << 20};
+    const uint32_t want[] = {128, 128, 256, 2048, 4224, 4224, 4224, 4224, 4480, 8320, 65664,
+                             (1u << 20) + 128};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        Config c;
+        c.std_domains(2).fifo("f", sizes[i], 32, 0, bit(0), bit(1));
+        Computed r = compute(c.get());
+        ASSERT_EQ(0, r.rc) << r.err;
+        EXPECT_EQ(r.cl[0].stride, want[i]) << "block_size " << sizes[i];
+        if (r.cl[0].stride < 4096)
+            continue;
+        /* the heads of 32 consecutive blocks sit at 32 different 128-B
+         * offsets of a page: 32 different cache sets of a 4 KiB way */
+        uint32_t seen = 0;
+        for (uint32_t k = 0; k < 32; k++)
+            seen |= 1u << (((r.cl[0].off + r.cl[0].blocks_off + (uint64_t)k * r.cl[0].stride) % 4096) / 128);
+        EXPECT_EQ(seen, 0xffffffffu) << "block_size " << sizes[i];
+    }
 }
 
 TEST(LayoutCompute, NullArgumentsAndNoErrbuf)
