@@ -195,6 +195,35 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
     }
 }
 
+/* Send-side prefetch for writing. A polling receiver keeps reading the slot
+ * the next message goes to, so that line sits shared in its cache; the
+ * sender's slot stores then wait for an invalidation first, and the state
+ * word and block (last written or read by the receiver) are fetched only
+ * when alloc, the copy and enqueue reach them, one after the other.
+ * Asking for all three lines for writing before the first use overlaps the
+ * transfers (x86 test host, 64 B polled round trips, medians of 8
+ * interleaved runs: zero-copy 211-226 -> 180-190 ns, copy 260-270 -> 226-230
+ * ns; the slot line brings most of it, the state word and block line the
+ * rest for copy). Hints only: a guess that turns out wrong (the hint block
+ * is not free, another producer takes the position) costs a prefetch. */
+static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
+{
+    /* relaxed: a hint; masked, so always in bounds */
+    uint32_t pos = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
+}
+
+static inline void tx_prefetch(struct mdcom_fifoch *ch)
+{
+    /* relaxed: a private hint (the block alloc will try first) */
+    uint32_t id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    if (id < ch->block_count) {
+        mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
+        mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
+    }
+    tx_prefetch_slot(ch);
+}
+
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
 {
     struct mdcom_fifoch *f = &m->ch[index].f;
@@ -213,6 +242,7 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
     f->stride = cl->stride;
     f->can_tx = (cl->senders >> m->domain) & 1u;
     f->can_rx = (cl->receivers >> m->domain) & 1u;
+    f->pfw = mdcom_cpu_prefetchw();
     atomic_init(&f->spin_max, m->spin_ns);
     atomic_init(&f->spin_cur, m->spin_ns == MDCOM_NO_SPIN ? 0 : m->spin_ns);
     f->tag = MDCOM_TAG_FIFO;
@@ -525,6 +555,9 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
+    /* the slot and the state word: both written below (see tx_prefetch) */
+    tx_prefetch_slot(ch);
+    mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
     s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner))
         return -EALREADY;
@@ -729,6 +762,7 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
         return -EINVAL;
     if (len > ch->block_size)
         return -EMSGSIZE;
+    tx_prefetch(ch); /* the lines alloc, the copy and enqueue will write */
     while ((r = mdcom_fifoch_alloc(ch, &id)) == -ENOBUFS) {
         r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, &b));
         if (r < 0)

@@ -45,6 +45,7 @@ struct mdcom_fifoch {
     uint32_t qmask; /* queue capacity - 1 (power of two)       */
     uint32_t block_size, block_count, stride;
     uint32_t can_tx, can_rx;
+    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
     _Atomic uint32_t filter_n;
@@ -114,6 +115,44 @@ struct mdcom {
 #define MDCOM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #else
 #define MDCOM_PREFETCH(p) ((void)(p))
+#endif
+
+/* A prefetch for writing, also only a hint: it asks for the line in an
+ * exclusive state, so the store or CAS that follows finds the line ours
+ * instead of fetching it shared and then invalidating the peer's copy, and
+ * the transfers of several lines overlap instead of coming one after the
+ * other. On x86 the PREFETCHW instruction exists where CPUID says PRFCHW
+ * (compilers emit a read prefetch for __builtin_prefetch(p, 1) unless built
+ * for such a CPU), so the caller passes what mdcom_cpu_prefetchw() said;
+ * elsewhere the compiler's write prefetch is used (none on Cortex-M4). */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+static inline uint32_t mdcom_cpu_prefetchw(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) ? 1u : 0u;
+}
+static inline void mdcom_prefetchw(uint32_t ok, const void *p)
+{
+    if (ok)
+        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+    else
+        __builtin_prefetch(p, 0, 3);
+}
+#elif defined(__GNUC__) || defined(__clang__)
+static inline uint32_t mdcom_cpu_prefetchw(void) { return 1u; }
+static inline void mdcom_prefetchw(uint32_t ok, const void *p)
+{
+    (void)ok;
+    __builtin_prefetch(p, 1, 3);
+}
+#else
+static inline uint32_t mdcom_cpu_prefetchw(void) { return 0u; }
+static inline void mdcom_prefetchw(uint32_t ok, const void *p)
+{
+    (void)ok;
+    (void)p;
+}
 #endif
 
 /* time helpers */
