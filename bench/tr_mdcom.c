@@ -159,11 +159,13 @@ static int mdb_send_copy(struct mdb_ctx *c, const char *side, uint32_t len)
             rc = mdcom_fifoch_send(c->tx, c->buf, len, c->timeout_ns);
         while (rc == -EINTR);
     } else {
-        uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
+        uint64_t deadline = 0; /* the clock is read only once the send has to wait */
         for (unsigned spins = 1;; spins++) {
             rc = mdcom_fifoch_send(c->tx, c->buf, len, MDCOM_POLL);
             if (!mdb_not_yet(rc))
                 break;
+            if (!deadline)
+                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
             bench_relax();
             if ((spins & 255u) == 0 && bench_now_ns() > deadline)
                 break;
@@ -183,11 +185,13 @@ static int mdb_recv_copy(struct mdb_ctx *c, const char *side)
             rc = mdcom_fifoch_recv(c->rx, c->buf, c->max_size, c->timeout_ns);
         while (rc == -EINTR);
     } else {
-        uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
+        uint64_t deadline = 0; /* as in mdb_send_copy */
         for (unsigned spins = 1;; spins++) {
             rc = mdcom_fifoch_recv(c->rx, c->buf, c->max_size, MDCOM_POLL);
             if (!mdb_not_yet(rc))
                 break;
+            if (!deadline)
+                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
             bench_relax();
             if ((spins & 255u) == 0 && bench_now_ns() > deadline)
                 break;
