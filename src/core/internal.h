@@ -203,6 +203,12 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
  * (throttled: at most once per ~34 ms per attachment). Returns how many were
  * reaped now (0 also when throttled). */
 int mdcom_reap(struct mdcom *m);
+/* Take process entry i for reaping: its owner word was o and its process
+ * (pid, token) was judged dead. CAS owner o -> CLAIMING, then check that the
+ * entry still holds that identity; if not (reaped and re-used meanwhile by a
+ * live process of the same domain), the owner word goes back and 0 is
+ * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
+int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
 /* A sleeper's waiter count, recorded in its process entry (rec 0: the sleep
  * of mdcom_wait_word, rec 1: an EV_NOTIFY wait's announcement). */
 void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);

@@ -93,9 +93,12 @@ int mdcom_beat(struct mdcom *m)
     uint32_t v;
     /* relaxed: our own entry. Another owner or identity in it means the
      * others took us for dead (a missed heartbeat) and reclaimed it: every
-     * further use would act on someone else's blocks, so it is refused. */
-    if (atomic_load_explicit(&me->owner, memory_order_relaxed) !=
-            MDCOM_PROC_DOMAIN_BASE + m->domain ||
+     * further use would act on someone else's blocks, so it is refused.
+     * CLAIMING with our identity is a reaper that judged our entry's
+     * previous process and is about to give it back (mdcom_take_dead_slot), or
+     * one reclaiming us, whose FREE the next call sees. */
+    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && o != MDCOM_PROC_CLAIMING) ||
         ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
         ((volatile mdcom_wire_proc *)me)->token != m->token)
         return -ENOTCONN;
@@ -109,14 +112,16 @@ int mdcom_beat(struct mdcom *m)
 /* 1 when the process of live entry i is dead: its platform says so, or it
  * promised a heartbeat and its heartbeat word has stood still for longer than
  * promised (measured by this attachment). The caller acquired the owner word,
- * so pid/token are complete. */
-static int proc_dead(struct mdcom *m, uint32_t i)
+ * so pid/token are complete; *pid_out and *token_out get the identity judged. */
+static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *token_out)
 {
     mdcom_wire_proc *p = &m->procs[i];
     struct mdcom_hb_seen *s = &m->hb[i];
     uint32_t pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
     uint32_t token = ((volatile mdcom_wire_proc *)p)->token;
     uint32_t hb, val, now, key;
+    *pid_out = pid;
+    *token_out = token;
     if (m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0)
         return 1;
     hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
@@ -204,9 +209,37 @@ static void reap_slot(struct mdcom *m, uint32_t i)
     drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
 }
 
+/* See internal.h. The owner word names only the domain, so between a
+ * reaper's look and its CAS another reaper may have reaped the entry and a
+ * live process of the same domain claimed it: the CAS alone would succeed
+ * (ABA) and the live process would be reaped, the blocks it holds freed. So
+ * the CAS is followed by a check of the identity; a different one is a
+ * re-use, and the owner word goes back. (Seen in rel_faults, 2026-11-22: a
+ * restarted process stopped being counted, 2 runs of 3 at 2000 kills.) */
+int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
+{
+    mdcom_wire_proc *p = &m->procs[i];
+    /* acquire: the dead process' last writes (or the re-user's pid/token,
+     * published by its release store of o) are visible to what follows */
+    if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return 0; /* another reaper was first, or the entry changed owner */
+    if (((volatile mdcom_wire_proc *)p)->pid != pid ||
+        ((volatile mdcom_wire_proc *)p)->token != token) {
+        /* CLAIMING -> o by CAS: the live owner may have left meanwhile
+         * (mdcom_term stores FREE), and then FREE stays. relaxed: we wrote
+         * nothing in the entry that the owner word would publish */
+        uint32_t c = MDCOM_PROC_CLAIMING;
+        (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
+                                                      memory_order_relaxed);
+        return 0;
+    }
+    return 1;
+}
+
 int mdcom_reap(struct mdcom *m)
 {
-    uint32_t i, o, stamp, prev;
+    uint32_t i, o, stamp, prev, pid, token;
     int n = 0;
     stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
     prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
@@ -223,12 +256,8 @@ int mdcom_reap(struct mdcom *m)
         o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
             continue;
-        if (!proc_dead(m, i))
+        if (!proc_dead(m, i, &pid, &token) || !mdcom_take_dead_slot(m, i, o, pid, token))
             continue;
-        /* acquire: the dead process' last writes are visible to the reclaim */
-        if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
-                                                     memory_order_acquire, memory_order_relaxed))
-            continue; /* another reaper (or a re-use) was first */
         reap_slot(m, i);
         /* release: the reclaim is complete before the entry can be reused */
         atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
@@ -363,14 +392,13 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
             uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+            uint32_t dpid, dtoken;
             if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
                 o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS &&
-                proc_dead(m, i)) {
+                proc_dead(m, i, &dpid, &dtoken)) {
                 /* dead owner: take the slot first (so no one else reuses its
                  * owner token meanwhile), then give its blocks back */
-                if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
-                                                             memory_order_acquire,
-                                                             memory_order_relaxed))
+                if (!mdcom_take_dead_slot(m, i, o, dpid, dtoken))
                     continue;
                 reap_slot(m, i);
             } else if (o != MDCOM_PROC_FREE ||
@@ -705,7 +733,7 @@ int mdcom_heartbeat(mdcom_t *m)
 
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
 {
-    uint32_t i;
+    uint32_t i, pid, token;
     int n = 0;
     if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
         return -EINVAL;
@@ -716,7 +744,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
-        if (i == m->proc_slot || !proc_dead(m, i))
+        if (i == m->proc_slot || !proc_dead(m, i, &pid, &token))
             n++;
     }
     return n;

@@ -618,6 +618,56 @@ TEST(Init, SurvivorsReapADeadProcessAtTheirNextCall)
     EXPECT_EQ(st.reclaimed, 1u);
 }
 
+/* A reaper judges an entry's process dead from (owner word, pid, token), then
+ * takes the entry by CAS on the owner word. The word names only the domain:
+ * if meanwhile another reaper freed the entry and a live process of the same
+ * domain claimed it, the CAS alone succeeds (ABA) and the live process is
+ * reaped. mdcom_take_dead_slot checks the identity after the CAS and gives
+ * the entry back. (rel_faults saw a restarted process stop being counted.) */
+TEST(Init, ReaperGivesBackAnEntryReusedSinceItLooked)
+{
+    Config c;
+    std_config(c);
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    /* the remote promises heartbeats, so its calls check its own entry */
+    mdcom_t *r = nullptr;
+    mdcom_init_opts o;
+    std::memset(&o, 0, sizeof(o));
+    o.heartbeat_ms = 1000;
+    ASSERT_EQ(0, mdcom_init(&r, c.get(), kR1, &o));
+    const uint32_t slot = ut_proc_slot(r), live = MDCOM_PROC_DOMAIN_BASE + kR1;
+    uint32_t pid, token;
+    ut_identity(r, &pid, &token);
+    ASSERT_EQ(live, ut_proc_owner_word(m, slot));
+    mdcom_fifoch_t *rx = nullptr;
+    ASSERT_EQ(0, mdcom_fifoch_open(r, "data", &rx));
+    uint32_t id;
+
+    /* judged: an earlier occupant of the entry (another identity) */
+    EXPECT_EQ(0, ut_take_dead_slot(m, slot, live, pid + 1u, token));
+    EXPECT_EQ(0, ut_take_dead_slot(m, slot, live, pid, token ^ 1u));
+    EXPECT_EQ(live, ut_proc_owner_word(m, slot)) << "the live owner's word is back";
+    EXPECT_EQ(1, mdcom_sense_process(m, kR1));
+    EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(rx, &id, nullptr)) << "and its calls work";
+
+    /* an owner word that changed since the look: the CAS fails */
+    EXPECT_EQ(0, ut_take_dead_slot(m, slot, MDCOM_PROC_DOMAIN_BASE + kR2, pid, token));
+    EXPECT_EQ(live, ut_proc_owner_word(m, slot));
+
+    /* judged: this very process (a missed heartbeat): the entry is taken */
+    EXPECT_EQ(1, ut_take_dead_slot(m, slot, live, pid, token));
+    EXPECT_EQ(MDCOM_PROC_CLAIMING, ut_proc_owner_word(m, slot));
+    /* while a reaper holds it, the process' own calls go on (the reaper may
+     * still give it back); once freed, they are refused */
+    EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(rx, &id, nullptr));
+    ut_set_proc_owner_word(m, slot, MDCOM_PROC_FREE);
+    EXPECT_EQ(-ENOTCONN, mdcom_fifoch_dequeue(rx, &id, nullptr));
+    ut_set_proc_owner_word(m, slot, live);
+    EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(rx, &id, nullptr));
+    EXPECT_EQ(0, mdcom_term(r));
+}
+
 TEST(Init, ADeadSleepersWaiterCountIsGivenBack)
 {
     Config c;

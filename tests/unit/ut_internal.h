@@ -20,6 +20,14 @@ void ut_mapping(const mdcom_t *m, void **base, uint32_t *size);
 uint32_t ut_owner(const mdcom_t *m);
 uint32_t ut_proc_slot(const mdcom_t *m);
 uint32_t ut_generation(const mdcom_t *m);
+/* The identity (pid, token) this attachment wrote in its process entry, and
+ * that entry's owner word (its domain + 2 while attached). */
+void ut_identity(const mdcom_t *m, uint32_t *pid, uint32_t *token);
+uint32_t ut_proc_owner_word(const mdcom_t *m, uint32_t slot);
+/* mdcom_take_dead_slot of the reaper in m, on entry slot. */
+int ut_take_dead_slot(mdcom_t *m, uint32_t slot, uint32_t owner_word, uint32_t pid, uint32_t token);
+/* Store an owner word (to hand an entry taken by ut_take_dead_slot back). */
+void ut_set_proc_owner_word(mdcom_t *m, uint32_t slot, uint32_t owner_word);
 /* Build-time constants of the core. */
 uint32_t ut_retry_max(void);
 uint32_t ut_max_instances(void);
