@@ -224,7 +224,7 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     tx_prefetch_slot(ch);
 }
 
-void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
+void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw)
 {
     struct mdcom_fifoch *f = &m->ch[index].f;
     const mdcom_chan_layout *cl = &m->cl[index];
@@ -242,7 +242,7 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index)
     f->stride = cl->stride;
     f->can_tx = (cl->senders >> m->domain) & 1u;
     f->can_rx = (cl->receivers >> m->domain) & 1u;
-    f->pfw = mdcom_cpu_prefetchw();
+    f->pfw = pfw;
     atomic_init(&f->spin_max, m->spin_ns);
     atomic_init(&f->spin_cur, m->spin_ns == MDCOM_NO_SPIN ? 0 : m->spin_ns);
     f->tag = MDCOM_TAG_FIFO;

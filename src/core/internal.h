@@ -215,7 +215,8 @@ void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
 /* release every SMEM lock held by owner (term, dead owner). */
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner);
-void mdcom_fifo_bind(struct mdcom *m, uint32_t index);
+/* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
+void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
 
 #endif /* MDCOM_INTERNAL_H */

@@ -215,7 +215,7 @@ static void reap_slot(struct mdcom *m, uint32_t i)
  * (ABA) and the live process would be reaped, the blocks it holds freed. So
  * the CAS is followed by a check of the identity; a different one is a
  * re-use, and the owner word goes back. (Seen in rel_faults, 2026-11-22: a
- * restarted process stopped being counted, 2 runs of 3 at 2000 kills.) */
+ * restarted process stopped being counted, 4 runs of 9 at 2000 kills.) */
 int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
 {
     mdcom_wire_proc *p = &m->procs[i];
@@ -448,10 +448,10 @@ static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
 
 static void bind_channels(struct mdcom *m)
 {
-    uint32_t i;
+    uint32_t i, pfw = mdcom_cpu_prefetchw(); /* asked once (CPUID may trap to a hypervisor) */
     for (i = 0; i < m->cfg->n_channels; i++) {
         if (m->cl[i].type == MDCOM_CHAN_FIFO)
-            mdcom_fifo_bind(m, i);
+            mdcom_fifo_bind(m, i, pfw);
         else
             mdcom_smem_bind(m, i);
     }
