@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.c - mean cost of mdcom_fifoch_alloc/get/enqueue/dequeue/free, and the
  * `api` subcommand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * api.h - cost of single API calls (api.c), used by `pingpong` (its "api"
  * section: the first BENCH_API_N) and by the `api` subcommand (all).

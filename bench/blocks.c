@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds 000/001
  * (STM32MP1 tty / netlink benchmarks), on every message transport.

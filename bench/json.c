@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * json.c - a minimal streaming JSON writer (objects, arrays, scalars).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * latency.c - `mdcom-bench latency`: round-trip and one-way latency of every
  * transport, payload 1 B .. 16 MiB on log2 steps, percentiles and 1-us

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - mdcom-bench: `mdcom-bench [--target T] <subcommand> [options]`.
  *

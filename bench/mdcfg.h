@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcfg.h - a run-time mdcom configuration for the message transports: two
  * domains ("a" id 0 master = side A, "b" id 1 remote = side B) and, per bench

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * msgrt.c - the message interface put to work: round trips for transports
  * that only implement bench_msg_ops, and two-process sessions (fork, pin,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * out.c - what the scenario subcommands share: host description, progress
  * line, CSV rows, output files, histograms, transport lists.

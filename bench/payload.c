@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * payload.c - CRC32C and checkable message patterns (see payload.h).
  */

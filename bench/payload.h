@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * payload.h - payloads that the receiver can check completely: CRC32C and the
  * message patterns of `throughput` and `blocks` (payload.c).

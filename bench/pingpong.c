@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pingpong.c - `mdcom-bench pingpong`: round-trip latency between two pinned
  * processes for every (transport, payload size) cell, the cost of single API

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * roundtrip.c - run one chunk of a (transport, size) cell between two
  * processes (a cell is one or more chunks; see pingpong.c's rounds).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * suite.c - `mdcom-bench suite`: a pass over every scenario that writes
  * bench-results/<timestamp>/ with each scenario's text, JSON and CSV, then

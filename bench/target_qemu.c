@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * target_qemu.c - `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`:
  * Linux <-> Cortex-M4 measurements with the mdcom firmware running under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * target_qemu.h - `mdcom-bench --target qemu-m4 ...` (target_qemu.c): the
  * Linux <-> Cortex-M4 measurements against the firmware under QEMU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // test_bench.cpp - unit tests of mdcom-bench's scenario logic: statistics,
 // histograms, argument parsing, payload checks (integrity), CSV rows.
 // The scenarios themselves run as ctest smoke tests (bench_*_smoke).

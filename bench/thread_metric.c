@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * thread_metric.c - `mdcom-bench thread-metric` (seed 004): Thread-Metric
  * style scores, iterations per reporting period, across two domains.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * throughput.c - `mdcom-bench throughput` (seed 002): channels x packet size
  * x bytes per channel, ping-pong and streaming, every payload checked.

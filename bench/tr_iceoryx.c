@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport
  * (bench_msg_ops; its round trips come from msgrt.c). Built only when CMake

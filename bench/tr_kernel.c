@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_kernel.c - the kernel IPC baselines: pipe, Unix domain socket (stream and
  * seqpacket) and POSIX message queue, as message transports (bench_msg_ops)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_mdcom.c - round trips through libmdcom FIFO channels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_mdcom_msg.c - the message interface of the mdcom FIFO transports (copy
  * API): what `blocks`, `throughput`, one-way latency and `thread-metric` use

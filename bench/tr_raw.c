@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_raw.c - the baselines: a bare shared-memory ping-pong without mdcom.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_rpmsg.c - round trips through the RPMsg transport (src/rpmsg): the ping
  * side is the host (virtio driver), the pong side the remote (virtio device),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_smem.c - mdcom SMEM channels as a message transport: a one-slot mailbox
  * per direction, kept in the channel's shared area and guarded by its lock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * transports.c - the table of round-trip transports, in report order.
  * Baselines first: the ratios of the others refer to them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.c - clock, CPU pinning, messages, argument parsing and formatting.
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # MdcomConfig.cmake - build an MDCOM configuration from a TOML description.
 #
 #   mdcom_generate_config(<target> <toml-file> [PREFIX <sym>])

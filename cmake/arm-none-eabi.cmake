@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Toolchain: bare-metal Cortex-M4 with arm-none-eabi-gcc (Debian gcc-arm-none-eabi).
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)

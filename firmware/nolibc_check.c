@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nolibc_check.c - proves the core is freestanding: this image links the core
  * and the template port with -nostdlib, providing only memcpy/memset/memcmp.

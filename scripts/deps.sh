@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs what building and testing mdcom needs, when it is missing (Debian/Ubuntu).
 # Usage: scripts/deps.sh [--cross]   (--cross: also the arm-none-eabi toolchain)
 set -euo pipefail

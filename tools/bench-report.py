@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench-report.py - turn one `mdcom-bench suite` directory into a report.
 
 usage: tools/bench-report.py DIR

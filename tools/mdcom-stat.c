@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcom-stat - show the state of an mdcom shared region, read-only.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mdcom-cfg: validate an MDCOM system description (TOML) and generate C.
 
 The input describes one shared region: its domains (OS instances / cores) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_apicost.c - mdcom-fw-apicost: the cost of each API call on the
  * Cortex-M4, in SysTick ticks. Run under QEMU with -icount shift=N: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_proto.h - the command protocol between Linux programs and the QEMU
  * firmware responder (mdcom-fw-resp), over the channels of qemu_m4.toml.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fw_resp.c - mdcom-fw-resp: the master domain of qemu_m4.toml on a
  * Cortex-M4, serving the Linux side's benchmark and test scenarios

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell_uart.h - a Linux-side doorbell over a byte stream socket: the
  * unix socket of a UART of a core emulated by QEMU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcom.h - public API of libmdcom, the MDCOM multi-domain communication library.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rpmsg.h - RPMsg over virtio split virtqueues, wire-compatible with the Linux
  * virtio_rpmsg_bus driver and with OpenAMP / RPMsg-Lite firmware.

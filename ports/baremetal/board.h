@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * board.h - what a board file provides to the bare-metal port.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cortexm.c - generic Cortex-M services of the bare-metal port: the SysTick
  * clock, semihosting, console formatting, exit and reset, and the fault

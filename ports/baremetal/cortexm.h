@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cortexm.h - the generic Cortex-M (ARMv7-M) parts of the bare-metal port:
  * system registers, interrupt masking, SysTick clock, semihosting, and the

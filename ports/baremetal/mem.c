@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mem.c - the only C library functions the core uses: memcpy, memset,
  * memcmp. Word-at-a-time when both pointers are word aligned (block copies

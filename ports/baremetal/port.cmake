@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ports/baremetal/port.cmake - included by the top-level CMakeLists.txt when
 # MDCOM_PORT=baremetal (cross builds). Selects the board (MDCOM_BOARD), puts
 # the port into libmdcom and defines mdcom_bm_runtime: startup, generic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * port_baremetal.c - the bare-metal Cortex-M port of libmdcom (no OS, no libc
  * beyond mem*). Board specifics come from the board file (board.h).

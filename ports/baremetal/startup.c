@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * startup.c - vector table and reset handler for any Cortex-M (ARMv7-M).
  *

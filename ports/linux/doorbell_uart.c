@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell_uart.c - the Linux side of a UART doorbell to a core under QEMU
  * (include/mdcom/doorbell_uart.h).

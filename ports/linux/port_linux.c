@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * port_linux.c - the Linux port of libmdcom.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * port_template.c - the skeleton for a new port, and a working minimal port
  * for any single-image system without an OS (bare metal, or a test).

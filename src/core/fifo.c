@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fifo.c - FIFO channels: a pool of blocks (one state word per block) and a
  * FIFO of block IDs (a bounded MPMC ring); see the diagram in layout.h.

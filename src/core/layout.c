@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.c - validates a configuration and computes, formats and verifies the
  * region layout drawn in layout.h. Nothing else computes an offset.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * layout.h - the wire format of an mdcom shared region. This file and layout.c
  * are the only places that know where anything lives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcom.c - attach/detach, process table, region liveness, the shared
  * wait/wake protocol, error names.

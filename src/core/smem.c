@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * smem.c - SMEM channels: a shared area guarded by an inter-domain lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rpmsg.c - RPMsg endpoints, name service and the host/remote buffer flows
  * over the virtqueues of virtqueue.c. The area is drawn in rpmsg_internal.h.

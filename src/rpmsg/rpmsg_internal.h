@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rpmsg_internal.h - the RPMsg area (wire format owned by this file) and the
  * private instance state.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtqueue.c - virtio split virtqueues, driver and device roles (see the
  * diagram in virtqueue.h). Freestanding: no libc beyond memset.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * virtqueue.h - virtio split virtqueues (virtio 1.x, section "Split Virtqueues",
  * and its "Legacy Interfaces: A Note on Virtqueue Layout"), both roles.

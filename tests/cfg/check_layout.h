@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * check_layout.h - C shim for check_generated.cpp: runs mdcom_layout_compute()
  * (src/core/layout.h is C-only) on a configuration.

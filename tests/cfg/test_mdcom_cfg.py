@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Tests of tools/mdcom-cfg (standard library only).
 
 Run from this directory with ``python3 -m unittest -v test_mdcom_cfg`` (ctest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_conformance.cpp - the port conformance suite: every mdcom port must pass it.
  *

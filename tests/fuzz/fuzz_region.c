@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_region.c - libFuzzer target: a hostile peer mutates the shared region
  * between the API calls of two attachments (a master and a remote).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the hand-made seeds of corpus/ (the fuzzer adds its own there when
 the corpus is merged: scripts/reliability fuzz-merge). Encoding: see the
 comment at the top of fuzz_region.c and its api()/hostile()/lifecycle()."""

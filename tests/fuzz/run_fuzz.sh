@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run_fuzz.sh - build (if needed) and run the libFuzzer target fuzz_region.
 #
 #   run_fuzz.sh SRC_DIR OUT_DIR [FUZZER_BINARY] [-- libFuzzer options]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_sys.h - building mdcom configurations at run time and attaching to them,
  * for the multi-process tests.

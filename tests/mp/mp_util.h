@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_util.h - helpers for tests that use real processes and real shared memory:
  * forked children with a bounded wait, anonymous shared memory for test

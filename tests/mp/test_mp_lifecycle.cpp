@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mp_lifecycle.cpp - attach order, timeouts, termination, liveness and
  * geometry checks across real processes (Linux port, real /dev/shm region):

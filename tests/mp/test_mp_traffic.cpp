@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mp_traffic.cpp - multi-process traffic on a real region (Linux port):
  *

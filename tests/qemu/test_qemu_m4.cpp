@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // End-to-end tests: the mdcom firmware (firmware/qemu-m4/fw_resp.c) runs as
 // the master domain on a Cortex-M4 under QEMU; this process attaches as the
 // remote domain "linux" to the same 16 MiB region file and checks every

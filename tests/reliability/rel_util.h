@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rel_util.h - helpers of the reliability tests (tests/reliability, tests/soak):
  * running a program and capturing its output, a read-only view of a region

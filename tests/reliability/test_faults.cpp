@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_faults.cpp - fault injection: processes killed with SIGKILL at random
  * points while traffic runs, on a real region of the Linux port.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_security.cpp - what a local attacker (another user, a planted file) and
  * a misconfiguration can do to a region of the Linux port.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_stat.cpp - mdcom-stat against a live region and against corrupted ones.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_timeouts.cpp - every blocking call returns -ETIMEDOUT no earlier than
  * its timeout and no later than timeout + a bound, over many calls.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rp_test.h - helpers for the RPMsg tests: aligned memory for the area and
  * the private state, one side (instance + message log), byte access to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hostile peers: the test plays one side by writing the vrings and buffers
  * itself (at offsets from the specification's layout), the library plays the

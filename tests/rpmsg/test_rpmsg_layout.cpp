@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Layouts of split virtqueues and of the RPMsg area against values computed
  * by hand from the virtio specification (section "Split Virtqueues" and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Both roles in one process over one area: one thread drives the host and the
  * remote alternately with non-blocking calls, so every step is deterministic.

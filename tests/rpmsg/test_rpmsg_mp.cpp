@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Two processes over real shared memory: the area is a MAP_SHARED mapping
  * created before fork (the RPMsg code sees exactly what it would see in a

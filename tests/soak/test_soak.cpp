@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_soak.cpp - 32 FIFO channels x 4 processes for a fixed duration.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fixture.h - shared helpers of the mdcom unit tests (C++17, GoogleTest).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_fifo.cpp - the FIFO channel API: pool, queue, zero-copy access, copy
  * helpers, permissions, re-initialisation.

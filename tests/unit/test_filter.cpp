@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_filter.cpp - send-side filters (mdcom_filter_set): EVERY_NTH, FUNC,
  * clearing, invalid filters.

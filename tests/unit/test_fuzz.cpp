@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_fuzz.cpp - random corruption of the shared region, then every API.
  *

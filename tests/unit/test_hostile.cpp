@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hostile.cpp - the shared region is untrusted. With a master and a
  * remote attached in this process, a third mapping of the region (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_init.cpp - mdcom_init / mdcom_term through the Linux port, with the
  * master and remotes attached in this one process (the static pool holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_layout.cpp - the wire format: struct sizes/offsets, the layout computed
  * from a config, config validation, the geometry hash, and format/verify.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_smem.cpp - SMEM channels: the shared area and its inter-domain lock.
  */

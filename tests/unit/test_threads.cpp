@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_threads.cpp - MPMC stress on one FIFO channel (also the TSan target).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_timeout.cpp - every mode of mdcom_fifoch_wait (MDCOM_POLL, finite,
  * MDCOM_FOREVER), the events RX / TX / SPACE (levels) and NOTIFY (an edge

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ut_internal.c - see ut_internal.h. Compiled with the same MDCOM_MAX_INSTANCES
  * and MDCOM_MAX_CHANNELS as the core, so struct mdcom has the same layout.

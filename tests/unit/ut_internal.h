@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ut_internal.h - a few process-private facts of an attachment, exposed to the
  * C++ unit tests by ut_internal.c (which is C and can include internal.h).

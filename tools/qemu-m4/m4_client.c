@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcom-m4-client - Linux <-> Cortex-M4 (QEMU) demo and measurements.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * m4_scen.c - Linux-side scenarios against the QEMU firmware (m4_scen.h).
  */

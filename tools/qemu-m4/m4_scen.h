@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * m4_scen.h - Linux-side scenarios against the QEMU firmware responder
  * (firmware/qemu-m4/fw_resp.c, protocol fw_proto.h): a link = QEMU started by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdcom-qemu - run firmware under QEMU (mps2-an386) with a file-backed mdcom
  * region and run a Linux-side command against it.

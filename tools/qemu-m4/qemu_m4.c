@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * qemu_m4.c - the QEMU launcher (qemu_m4.h).
  */

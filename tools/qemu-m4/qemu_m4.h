@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * qemu_m4.h - run mdcom firmware on a Cortex-M4 under QEMU (mps2-an386) with
  * its shared region in a file that Linux processes map (bench-independent:

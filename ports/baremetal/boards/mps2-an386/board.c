@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * board.c - ARM MPS2 AN386 (Cortex-M4) as modelled by QEMU (mps2-an386).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # mps2-an386: ARM MPS2+ AN386, Cortex-M4 (no FPU used), QEMU machine mps2-an386.
 set(MDCOM_BOARD_SOURCES ${CMAKE_CURRENT_LIST_DIR}/board.c)
 set(MDCOM_BOARD_LDSCRIPT ${CMAKE_CURRENT_LIST_DIR}/memory.ld)
