@@ -293,8 +293,8 @@ static void read_smem(struct report *r, const uint8_t *base, const mdcom_chan_la
     c->lock_waiters = rd(&ctl->lock.w[1]);
     if (c->lock == 0) {
         c->lock_slot = -1;
-    } else if (c->lock <= MDCOM_MAX_PROCS) {
-        c->lock_slot = (int)c->lock - 1;
+    } else if (c->lock <= 0xffffffu && MDCOM_LOCK_SLOT(c->lock) < MDCOM_MAX_PROCS) {
+        c->lock_slot = (int)MDCOM_LOCK_SLOT(c->lock);
         if (r->procs[c->lock_slot].alive != 1)
             warnf(r, "channel '%s': lock held by slot %d whose process is not alive", c->name,
                   c->lock_slot);

@@ -62,7 +62,7 @@ extern "C" {
 #define MDCOM_VERSION_MAJOR 0
 #define MDCOM_VERSION_MINOR 1
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 5u
+#define MDCOM_WIRE_VERSION 6u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */

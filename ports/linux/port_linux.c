@@ -4,7 +4,16 @@
  *
  *   region    a file under /dev/shm (or $MDCOM_SHM_DIR), created by the master
  *             with O_EXCL and mode 0600 (or the configured mode/group), never
- *             followed through a symlink, mapped MAP_SHARED.
+ *             followed through a symlink, its pages allocated at creation
+ *             (posix_fallocate: a full shm directory is -ENOSPC at init, not
+ *             a SIGBUS at the first touch of a block), mapped MAP_SHARED.
+ *             A file shrunk under a live mapping (ftruncate by any process of
+ *             the owner) raises SIGBUS at the next touch of a lost page: the
+ *             port's SIGBUS handler replaces the whole mapping with zero pages,
+ *             so the faulting access completes, every later call sees an
+ *             empty header (-ECONNRESET), and the process lives on to detach
+ *             and attach again. Faults outside mdcom regions go to the
+ *             handler that was there before (or the default action).
  *   doorbell  futex(2) on the shared word (not FUTEX_PRIVATE: other processes)
  *   lock      the core's portable atomic owner-word lock
  *   clock     CLOCK_MONOTONIC
@@ -17,6 +26,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +63,114 @@ static void sleep_ns(long ns)
     nanosleep(&ts, NULL);
 }
 
+/* ---------------------------------------------------------------- */
+/* SIGBUS recovery                                                    */
+/* ---------------------------------------------------------------- */
+
+#define LX_MAX_MAPS 64 /* mapped regions per process (instances x remaps) */
+
+/* Mapped regions, read by the signal handler: lock-free slots. A slot is
+ * claimed by CAS of its base from 0; size is written before base is
+ * published (release) and the handler reads base first (acquire). */
+static struct lx_map {
+    _Atomic uintptr_t base;
+    _Atomic size_t size;
+} lx_maps[LX_MAX_MAPS];
+
+static struct sigaction lx_old_bus;
+static atomic_int lx_bus_installed; /* 0 no, 1 installing, 2 yes */
+
+static void *lx_raw_mmap_anon_fixed(void *addr, size_t len)
+{
+    /* the raw system call: async-signal-safe, and not a sanitizer's wrapper */
+#ifdef SYS_mmap2
+    return (void *)syscall(SYS_mmap2, addr, len, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+#else
+    return (void *)syscall(SYS_mmap, addr, len, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+#endif
+}
+
+static void lx_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    int i, saved = errno;
+    for (i = 0; i < LX_MAX_MAPS; i++) {
+        /* acquire: size is complete for a base we see */
+        uintptr_t b = atomic_load_explicit(&lx_maps[i].base, memory_order_acquire);
+        size_t n = atomic_load_explicit(&lx_maps[i].size, memory_order_relaxed);
+        if (b && a >= b && a - b < n) {
+            /* the region's file lost this page: from now on this process
+             * sees zeros there (an empty header: -ECONNRESET), never a fault */
+            lx_raw_mmap_anon_fixed((void *)b, n);
+            errno = saved;
+            return;
+        }
+    }
+    errno = saved;
+    /* not ours: what was there before */
+    if (lx_old_bus.sa_flags & SA_SIGINFO) {
+        if (lx_old_bus.sa_sigaction) {
+            lx_old_bus.sa_sigaction(sig, si, uc);
+            return;
+        }
+    } else if (lx_old_bus.sa_handler != SIG_DFL && lx_old_bus.sa_handler != SIG_IGN) {
+        lx_old_bus.sa_handler(sig);
+        return;
+    }
+    /* default action: restore it; the access faults again and ends us */
+    signal(SIGBUS, SIG_DFL);
+}
+
+static void lx_bus_install(void)
+{
+    int z = 0;
+    struct sigaction sa;
+    if (atomic_load_explicit(&lx_bus_installed, memory_order_acquire) == 2 ||
+        !atomic_compare_exchange_strong(&lx_bus_installed, &z, 1)) {
+        while (atomic_load_explicit(&lx_bus_installed, memory_order_acquire) != 2)
+            lx_relax(NULL);
+        return;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = lx_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &lx_old_bus);
+    /* release: lx_old_bus is complete before anyone sees "installed" */
+    atomic_store_explicit(&lx_bus_installed, 2, memory_order_release);
+}
+
+static void lx_map_add(void *base, size_t size)
+{
+    int i;
+    lx_bus_install();
+    for (i = 0; i < LX_MAX_MAPS; i++) {
+        uintptr_t z = 0;
+        if (atomic_load_explicit(&lx_maps[i].base, memory_order_relaxed) != 0)
+            continue;
+        atomic_store_explicit(&lx_maps[i].size, size, memory_order_relaxed);
+        /* release: size before base, for the handler */
+        if (atomic_compare_exchange_strong_explicit(&lx_maps[i].base, &z, (uintptr_t)base,
+                                                    memory_order_release, memory_order_relaxed))
+            return;
+    }
+    /* more live mappings than slots: this one is unprotected (as before) */
+}
+
+static void lx_map_del(void *base)
+{
+    int i;
+    for (i = 0; i < LX_MAX_MAPS; i++) {
+        uintptr_t b = (uintptr_t)base;
+        /* relaxed: the unmap that follows is ours; no data is published */
+        if (atomic_compare_exchange_strong_explicit(&lx_maps[i].base, &b, 0, memory_order_relaxed,
+                                                    memory_order_relaxed))
+            return;
+    }
+}
+
 static int region_path(const char *name, char *buf, size_t cap)
 {
     const char *dir = getenv("MDCOM_SHM_DIR");
@@ -71,6 +189,7 @@ static int map_fd(int fd, uint32_t size, mdcom_region_map *out)
     out->base = p;
     out->size = size;
     out->handle = fd;
+    lx_map_add(p, size);
     return 0;
 }
 
@@ -126,6 +245,13 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
             close(fd);
             return -EFBIG;
         }
+        /* back every page now: a full shm directory is an error here, not a
+         * SIGBUS when a block is first touched (tmpfs files are sparse) */
+        r = posix_fallocate(fd, 0, (off_t)((uint64_t)st.st_size > size ? (uint64_t)st.st_size : size));
+        if (r != 0 && r != EOPNOTSUPP && r != EINVAL) {
+            close(fd);
+            return -r;
+        }
         r = map_fd(fd, (uint64_t)st.st_size > size ? (uint32_t)st.st_size : size, out);
         if (r)
             close(fd);
@@ -177,8 +303,10 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
 static void lx_region_close(void *ctx, mdcom_region_map *map, int remove)
 {
     (void)ctx;
-    if (map->base)
+    if (map->base) {
+        lx_map_del(map->base);
         munmap(map->base, map->size);
+    }
     if (map->handle > 0) {
         if (remove) {
             /* unlink by the fd's path only if it is still our file */
@@ -255,6 +383,14 @@ static int read_stat(uint32_t pid, char *state, uint64_t *start)
     return 0;
 }
 
+/* The token of a process: its start time + 1, so that 0 is never a token
+ * (a zeroed or forged entry names nobody alive). */
+static uint32_t lx_token(uint64_t start)
+{
+    uint32_t t = (uint32_t)start + 1u;
+    return t ? t : 1u;
+}
+
 static int lx_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
 {
     char st;
@@ -263,7 +399,9 @@ static int lx_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
     (void)ctx;
     *pid = (uint32_t)getpid();
     r = read_stat(*pid, &st, &start);
-    *token = r == 0 ? (uint32_t)start : 0;
+    if (r)
+        return r; /* no start time: no identity that pid reuse cannot fake */
+    *token = lx_token(start);
     return 0;
 }
 
@@ -280,13 +418,15 @@ static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
      * doorbell's platform may know better, see doorbell_uart.c). */
     if (pid >= 4194304u)
         return -ENOSYS;
+    if (token == 0)
+        return 0; /* a Linux process' token is never 0 (lx_token) */
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
         return 0;
     if (read_stat(pid, &st, &start) != 0)
         return kill((pid_t)pid, 0) == 0 || errno == EPERM ? 1 : 0;
     if (st == 'Z' || st == 'X')
         return 0; /* exited, not yet reaped */
-    return token == 0 || (uint32_t)start == token;
+    return lx_token(start) == token;
 }
 
 static const mdcom_platform linux_platform = {

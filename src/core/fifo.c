@@ -43,20 +43,17 @@
  * read by producers only when their private copy says the ring is full. */
 #define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
 
-/* Push (id, len); me/op: our process entry and its op record value.
+/* Push (id, len); me: our process entry, whose op record (op, op_id,
+ * op_state) the caller set; each attempt records its position in op_pos.
  * 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
                             mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
-                            uint32_t state, mdcom_wire_proc *me, uint32_t op)
+                            uint32_t state, mdcom_wire_proc *me)
 {
     /* relaxed: the position is only a hint; the CAS below decides */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
     uint32_t d = atomic_load_explicit(deq_cache, memory_order_relaxed);
     uint32_t tries;
-    /* relaxed: the op record is read only by a reaper once we are dead (a
-     * dead process' stores are all in memory); our own line: no miss */
-    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
-    atomic_store_explicit(&me->op, op, memory_order_relaxed);
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
         if (pos - d > mask) {
             /* full by our private copy: read the consumers' progress.
@@ -351,27 +348,51 @@ static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_
         memory_order_release, memory_order_relaxed);
 }
 
+/* 1 when a live process other than skip records an enqueue at position
+ * pos of channel chan: it claimed pos (and will publish it), or is about to
+ * try. A dead producer's record may name a position it lost to such a one
+ * (it died between a failed claim and recording the next attempt). */
+static int live_enq_claim(struct mdcom *m, uint32_t chan, uint32_t pos, uint32_t skip)
+{
+    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_ENQ, chan);
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+        if (i + 1 == skip || o == MDCOM_PROC_FREE)
+            continue;
+        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
+            atomic_load_explicit(&p->op_pos, memory_order_relaxed) == pos)
+            return 1;
+    }
+    return 0;
+}
+
 void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state)
 {
-    uint32_t chan = (op & 0xffffu) - 1u, i, lost = 0, n = 0;
+    uint32_t chan = (op & 0xffffu) - 1u, lost = 0, n = 0;
     struct mdcom_fifoch *ch;
     if (op && chan < m->cfg->n_channels && m->ch[chan].tag == MDCOM_TAG_FIFO) {
         ch = &m->ch[chan].f;
         if (op >> 16 == MDCOM_OP_ENQ) {
             /* a claimed position it never published: publish "skip" there so
-             * that consumers go past it. acquire: as in queued_in_ring */
+             * that consumers go past it, unless a live producer claims it.
+             * acquire: as in queued_in_ring */
             uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
             uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
             if (pos - d < e - d && e - d <= ch->qmask + 1 &&
-                atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos)) {
+                atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos) &&
+                !live_enq_claim(m, chan, pos, owner)) {
                 atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
                 atomic_store_explicit(&s->len, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->state, 0, memory_order_relaxed);
                 /* release: id/len before the slot reads full, as a producer */
                 atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
             }
+            /* the block it marked QUEUED, if it never made it into a slot */
+            if (id < ch->block_count && free_orphan(ch, id, state, owner))
+                n++;
         } else if (op >> 16 == MDCOM_OP_DEQ && id < ch->block_count) {
             /* a block it took off the queue but did not get to hold (in
              * the use it recorded: state has the generation) */
@@ -384,21 +405,6 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
             atomic_fetch_add_explicit(&ch->ctl->stats.w[2], lost, memory_order_relaxed);
             atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
         }
-    }
-    /* blocks it marked QUEUED that never made it into a slot */
-    for (i = 0; i < m->cfg->n_channels; i++) {
-        uint32_t b;
-        ch = &m->ch[i].f;
-        if (ch->tag != MDCOM_TAG_FIFO)
-            continue;
-        n = 0;
-        for (b = 0; b < ch->block_count; b++) {
-            uint32_t w = atomic_load_explicit(&ch->bstate[b], memory_order_relaxed);
-            if (MDCOM_BLK_OWNER(w) == owner)
-                n += (uint32_t)free_orphan(ch, b, w, owner);
-        }
-        if (n)
-            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
     }
 }
 
@@ -569,15 +575,24 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         atomic_fetch_add_explicit(&ch->ctl->stats.w[0], 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
+    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
+    /* The op record names the block before it reads QUEUED: a QUEUED block
+     * in no slot exists only inside an enqueue, so a reaper finds every such
+     * block of a dead process in its record, without scanning the pool.
+     * relaxed: read only by a reaper once we are dead (a dead process'
+     * stores are all in memory); our own line: no miss */
+    atomic_store_explicit(&ch->m->me->op_id, id, memory_order_relaxed);
+    atomic_store_explicit(&ch->m->me->op_state, q, memory_order_relaxed);
+    atomic_store_explicit(&ch->m->me->op, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index),
+                          memory_order_relaxed);
     /* ours (checked above): a store, as in block_release. relaxed: the queue
      * ring's release store publishes the new state with the slot */
-    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
     atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
     p = ch->m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, q, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index));
+                  len, q, ch->m->me);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -723,12 +738,12 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
     if (events & MDCOM_EV_NOTIFY) {
         /* notifiers change the event word only when someone waits: announce
          * for the whole wait so that every later notify() is seen */
-        mdcom_wait_begin(ch->m, 1, waiters);
+        mdcom_wait_begin(ch->m, 1, ch->index, waiters);
         /* fence: the announcement is visible before we take the snapshot */
         atomic_thread_fence(memory_order_seq_cst);
         a.ev_snap = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
     }
-    r = mdcom_wait_word(ch->m, &ch->ctl->event.w[0], waiters, &ch->spin_cur,
+    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->event.w[0], waiters, &ch->spin_cur,
                         atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
                         timeout_ns);
     if (events & MDCOM_EV_NOTIFY)

@@ -85,6 +85,8 @@ struct mdcom {
     uint32_t owns_region; /* this process formatted the region         */
     uint32_t proc_slot;  /* index in the process table           */
     uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
+    uint32_t incarn;     /* our incarnation of the entry (proc.incarn) */
+    uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
     uint32_t generation; /* generation we attached to            */
     uint32_t keep_region;
     uint32_t spin_ns;
@@ -177,10 +179,10 @@ int mdcom_region_check(struct mdcom *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
 
-/* wait on a shared word until cond(arg) > 0 or deadline; shared by FIFO and
- * SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
+/* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
+ * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
 typedef int (*mdcom_cond_fn)(void *arg);
-int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
+int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns);
 void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
@@ -210,12 +212,20 @@ int mdcom_reap(struct mdcom *m);
  * live process of the same domain), the owner word goes back and 0 is
  * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
 int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
-/* A sleeper's waiter count, recorded in its process entry (rec 0: the sleep
- * of mdcom_wait_word, rec 1: an EV_NOTIFY wait's announcement). */
-void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
+/* A sleeper's waiter count on channel chan, recorded in its process entry
+ * (rec 0: the sleep of mdcom_wait_word, rec 1: an EV_NOTIFY wait's
+ * announcement) with our incarnation. wait_end gives the count back only if
+ * the record is still ours (a reaper that took us for dead gave it back
+ * already), and never below 0; wait_begin repairs a count that reads
+ * negative (forged) by recounting the live records. */
+void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
-/* release every SMEM lock held by owner (term, dead owner). */
-void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner);
+/* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
+ * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
+void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);
+/* 1 when SMEM lock word w names no live attachment: a slot out of range, a
+ * free entry, or an entry re-claimed since (another incarnation). */
+int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);

@@ -28,11 +28,12 @@
  *  proc_off | process table: MDCOM_MAX_PROCS x 128 B (one PAD each: written |
  *           |   by its process on the message path)                        |
  *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
- *           |    heartbeat*, wait[2]* (offsets of the waiter counts this   |
- *           |    process has incremented, 0 = none), op*, op_pos*, op_id*, |
- *           |    op_state* (the queue operation in flight, for a reaper),  |
- *           |    hb_ms (heartbeat promise; heartbeat* counts signs of life) |
- *           |    rsv[21]}                                                  |
+ *           |    heartbeat*, wait[2]* (waiter counts this process has      |
+ *           |    incremented: channel + 1 | incarnation << 16, 0 = none),  |
+ *           |    op*, op_pos*, op_id*, op_state* (the queue operation in   |
+ *           |    flight, for a reaper), hb_ms (heartbeat promise;          |
+ *           |    heartbeat* counts signs of life), incarn (counted up by   |
+ *           |    each claim of the entry), rsv[20]}                        |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
  *           |    queue_depth, senders, receivers}                          |
@@ -69,7 +70,7 @@
  *  between the cores per message).
  *
  *  SMEM channel area
- *  +0     | lock* (0 free, else owner), lock_waiters*   | PAD
+ *  +0     | lock* (0 free, else slot + 1 | incarnation << 8), lock_waiters* | PAD
  *  +128   | data: size bytes                              |
  */
 #ifndef MDCOM_LAYOUT_H
@@ -173,8 +174,23 @@ typedef struct mdcom_wire_proc {
     /* the heartbeat promise (ms, 0 = none) of mdcom_init_opts; written
      * before the entry reads live, like pid and token */
     uint32_t hb_ms;
-    uint32_t reserved[21]; /* to MDCOM_PAD: no other process' entry in our pair */
+    /* incarnation: counted up (16 bits, never 0) by every claim of the
+     * entry, written before it reads live. It tags what an attachment owns
+     * besides blocks - its lock words and waiter records - so that a
+     * process reaped while paused cannot, when it runs again, release a
+     * lock or a waiter count of the entry's next occupant. */
+    uint32_t incarn;
+    uint32_t reserved[20]; /* to MDCOM_PAD: no other process' entry in our pair */
 } mdcom_wire_proc;
+/* A waiter record (proc.wait[]): channel index + 1 in the low 16 bits, the
+ * sleeper's incarnation above; 0 = none. */
+#define MDCOM_WAITREC_MAKE(chan, incarn) ((uint32_t)(incarn) << 16 | ((uint32_t)(chan) + 1u))
+#define MDCOM_WAITREC_CHAN(r) (((r)&0xffffu) - 1u)
+/* A SMEM lock word: 0 free, else the holder's process slot + 1 in the low 8
+ * bits and its incarnation in bits 8-23. */
+#define MDCOM_LOCK_MAKE(slot, incarn) (((uint32_t)(incarn)&0xffffu) << 8 | ((uint32_t)(slot) + 1u))
+#define MDCOM_LOCK_SLOT(w) (((w)&0xffu) - 1u)
+#define MDCOM_LOCK_INCARN(w) (((w) >> 8) & 0xffffu)
 #define MDCOM_OP_ENQ 1u
 #define MDCOM_OP_DEQ 2u
 #define MDCOM_OP_MAKE(kind, chan) ((uint32_t)(kind) << 16 | ((uint32_t)(chan) + 1u))
@@ -255,6 +271,8 @@ _Static_assert(offsetof(mdcom_wire_proc, op_pos) == 28, "proc.op_pos");
 _Static_assert(offsetof(mdcom_wire_proc, op_id) == 32, "proc.op_id");
 _Static_assert(offsetof(mdcom_wire_proc, op_state) == 36, "proc.op_state");
 _Static_assert(offsetof(mdcom_wire_proc, hb_ms) == 40, "proc.hb_ms");
+_Static_assert(offsetof(mdcom_wire_proc, incarn) == 44, "proc.incarn");
+_Static_assert(MDCOM_MAX_DIR <= 0xffffu, "a waiter record's channel fits in 16 bits");
 _Static_assert(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
 _Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 _Static_assert(offsetof(mdcom_wire_dirent, type) == 32, "dirent.type");

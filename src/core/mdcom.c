@@ -50,7 +50,7 @@ const char *mdcom_strerror(int err)
     case ENOENT: return "ENOENT: no such channel or region";
     case EPERM: return "EPERM: this domain/process is not allowed to do that";
     case EACCES: return "EACCES: permission denied on the region";
-    case ENOSPC: return "ENOSPC: region or instance pool too small";
+    case ENOSPC: return "ENOSPC: no space: region, shm directory or instance pool too small";
     case ETIMEDOUT: return "ETIMEDOUT: timed out";
     case EAGAIN: return "EAGAIN: nothing to dequeue / queue full";
     case ENOBUFS: return "ENOBUFS: no free block in the pool";
@@ -68,6 +68,8 @@ const char *mdcom_strerror(int err)
     case EADDRINUSE: return "EADDRINUSE: a live master already serves this region";
     case EINTR: return "EINTR: interrupted by a signal";
     case ENOSYS: return "ENOSYS: not supported by this platform port";
+    case ENOTCONN: return "ENOTCONN: this process was taken for dead (missed its heartbeat) and reaped";
+    case EMFILE: return "EMFILE: too many open files or registrations";
     default: return "unknown error";
     }
 }
@@ -154,45 +156,108 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
         m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
 }
 
-void mdcom_wait_begin(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
+/* The waiter count of channel chan (from our own layout), or NULL. */
+static mdcom_aword *waiter_word(struct mdcom *m, uint32_t chan)
 {
+    if (chan >= m->cfg->n_channels)
+        return 0;
+    return (mdcom_aword *)(m->base + m->cl[chan].off +
+                           (m->cl[chan].type == MDCOM_CHAN_FIFO
+                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.w[1])
+                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.w[1])));
+}
+
+/* Take one from a waiter count, never below 0 (a count is a promise that
+ * someone sleeps; "negative" is a lost wake-up for the next sleeper). */
+static void waiters_down(mdcom_aword *w)
+{
+    uint32_t v = atomic_load_explicit(w, memory_order_relaxed), tries;
+    /* relaxed: a counter; the sleeper's fence orders it against the check */
+    for (tries = 0; v != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX; tries++)
+        if (atomic_compare_exchange_weak_explicit(w, &v, v - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+}
+
+/* Live waiter records naming channel chan (a recount of its waiter word). */
+static uint32_t count_wait_records(struct mdcom *m, uint32_t chan)
+{
+    uint32_t i, k, n = 0;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        /* relaxed: a recount of a corrupted word; in-flight changes of it
+         * make it off by those, which the sleepers' slices absorb */
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+        if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+            continue;
+        for (k = 0; k < 2; k++) {
+            uint32_t r = atomic_load_explicit(&p->wait[k], memory_order_relaxed);
+            n += r != 0 && MDCOM_WAITREC_CHAN(r) == chan;
+        }
+    }
+    return n;
+}
+
+void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters)
+{
+    uint32_t old;
     /* relaxed: only a reaper reads the record, after it saw us dead. Record
      * first: dying between the two leaves a record without a count, and the
      * reaper never takes a count below 0 (one sleeper then wakes late, at
      * the end of its slice, instead of a count leaking for ever) */
-    atomic_store_explicit(&m->procs[m->proc_slot].wait[rec],
-                          (uint32_t)((uint8_t *)waiters - m->base), memory_order_relaxed);
-    atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+    atomic_store_explicit(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
+                          memory_order_relaxed);
+    old = atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+    if (old >= 0x80000000u) /* "negative": forged or corrupted; recount */
+        atomic_store_explicit(waiters, count_wait_records(m, chan), memory_order_relaxed);
 }
 
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
 {
-    atomic_fetch_sub_explicit(waiters, 1, memory_order_relaxed);
-    atomic_store_explicit(&m->procs[m->proc_slot].wait[rec], 0, memory_order_relaxed);
+    mdcom_wire_proc *me = m->me;
+    /* relaxed: our own entry. Only while the entry is still ours: a reaper
+     * that took us for dead gave back the count our record named, and the
+     * entry's next occupant has another incarnation. (Records are per
+     * attachment, counts per sleeping thread: the record is cleared by
+     * whichever thread ends first, and a reaper gives back one count per
+     * record; see docs/reliability.md.) */
+    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    uint32_t r = atomic_load_explicit(&me->wait[rec], memory_order_relaxed);
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && o != MDCOM_PROC_CLAIMING) ||
+        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+        return;
+    waiters_down(waiters);
+    if (r != 0 && (r >> 16) == m->incarn) /* relaxed: bookkeeping for a reaper */
+        atomic_compare_exchange_strong_explicit(&me->wait[rec], &r, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
 }
 
-/* Give back a waiter count a dead process held: off is read from its entry,
- * so it must be one of our channels' waiter words. */
-static void drop_wait(struct mdcom *m, uint32_t off)
+/* Give back a waiter count a dead process held (rec read from its entry:
+ * validated by our own layout). */
+static void drop_wait(struct mdcom *m, uint32_t rec)
 {
-    uint32_t i, v, tries;
-    mdcom_aword *w = 0;
-    if (!off)
-        return;
-    for (i = 0; i < m->cfg->n_channels && !w; i++) {
-        uint32_t want = m->cl[i].off + (m->cl[i].type == MDCOM_CHAN_FIFO
-                                            ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.w[1])
-                                            : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.w[1]));
-        if (off == want)
-            w = (mdcom_aword *)(m->base + off);
-    }
-    if (!w)
-        return; /* not a waiter word: a corrupted entry, ignore it */
-    v = atomic_load_explicit(w, memory_order_relaxed);
-    for (tries = 0; v != 0 && tries < MDCOM_RETRY_MAX; tries++)
-        if (atomic_compare_exchange_weak_explicit(w, &v, v - 1, memory_order_relaxed,
-                                                  memory_order_relaxed))
-            break;
+    mdcom_aword *w;
+    if (!rec || !(w = waiter_word(m, MDCOM_WAITREC_CHAN(rec))))
+        return; /* none, or a corrupted entry: ignore it */
+    waiters_down(w);
+}
+
+int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
+{
+    uint32_t slot = MDCOM_LOCK_SLOT(w), o;
+    mdcom_wire_proc *p;
+    if (w == 0)
+        return 0;
+    if (slot >= MDCOM_MAX_PROCS)
+        return 1;
+    p = &m->procs[slot];
+    /* acquire: pairs with claim_proc's release, so incarn is the occupant's */
+    o = atomic_load_explicit(&p->owner, memory_order_acquire);
+    if (o == MDCOM_PROC_FREE)
+        return 1;
+    if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+        return 0; /* being claimed or reaped: the reaper releases its locks */
+    return (((volatile mdcom_wire_proc *)p)->incarn & 0xffffu) != MDCOM_LOCK_INCARN(w);
 }
 
 /* Free the entry of a dead process (we own it: owner == CLAIMING). */
@@ -205,7 +270,7 @@ static void reap_slot(struct mdcom *m, uint32_t i)
                        atomic_load_explicit(&p->op_id, memory_order_relaxed),
                        atomic_load_explicit(&p->op_state, memory_order_relaxed));
     mdcom_fifo_release_owner(m, i + 1, 1);
-    mdcom_smem_release_owner(m, i + 1);
+    mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, ((volatile mdcom_wire_proc *)p)->incarn));
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
     drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
 }
@@ -238,17 +303,11 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
     return 1;
 }
 
-int mdcom_reap(struct mdcom *m)
+/* One scan of the process table: reap every entry whose process is dead. */
+static int reap_scan(struct mdcom *m)
 {
-    uint32_t i, o, stamp, prev, pid, token;
+    uint32_t i, o, pid, token;
     int n = 0;
-    stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
-    prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
-    /* relaxed: a throttle only; one thread of this process scans per period */
-    if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
-                                                                   memory_order_relaxed,
-                                                                   memory_order_relaxed))
-        return 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         if (i == m->proc_slot)
@@ -267,7 +326,19 @@ int mdcom_reap(struct mdcom *m)
     return n;
 }
 
-int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
+int mdcom_reap(struct mdcom *m)
+{
+    uint32_t stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
+    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    /* relaxed: a throttle only; one thread of this process scans per period */
+    if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
+                                                                   memory_order_relaxed,
+                                                                   memory_order_relaxed))
+        return 0;
+    return reap_scan(m);
+}
+
+int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns)
 {
@@ -318,7 +389,7 @@ int mdcom_wait_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters,
         snap = atomic_load_explicit(word, memory_order_acquire);
         if (slept++)
             (void)mdcom_reap(m); /* a quiet slice: is a peer dead holding something? */
-        mdcom_wait_begin(m, 0, waiters);
+        mdcom_wait_begin(m, 0, chan, waiters);
         /* fence: announce the waiter before the final check (pairs with the
          * waker's fence in mdcom_ring_word) */
         atomic_thread_fence(memory_order_seq_cst);
@@ -411,12 +482,20 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             p->pid = pid;
             p->token = token;
             p->hb_ms = m->hb_ms;
+            m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
+            if (!m->incarn)
+                m->incarn = 1;
+            p->incarn = m->incarn;
+            atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
+            atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
+            atomic_store_explicit(&p->op, 0, memory_order_relaxed);
             atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
             /* release: pid/token are visible before the slot reads as live */
             atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
                                   memory_order_release);
             m->proc_slot = i;
             m->owner = i + 1;
+            m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
             m->me = p;
             m->pid = pid;
             m->token = token;
@@ -696,15 +775,26 @@ fail_pool:
 
 int mdcom_term(mdcom_t *m)
 {
-    uint32_t i;
+    uint32_t i, st, gen;
+    int live, ours;
     if (!valid_inst(m))
         return -EINVAL;
-    if (mdcom_region_check(m) == 0) {
-        if (m->owns_region) /* release: all before is visible to whoever sees TERMINATED */
+    /* acquire: as in mdcom_region_check */
+    st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+    gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    /* the region we formatted, still in the generation we formatted: ours to
+     * end, even when the others took us for dead (-ENOTCONN) - otherwise
+     * its remotes would stay on a deleted file while we format a new one */
+    ours = m->owns_region && st == MDCOM_ST_READY && gen == m->generation;
+    live = mdcom_region_check(m) == 0; /* our entry, blocks and locks are still ours */
+    if (ours || live) {
+        if (ours) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
-        mdcom_fifo_release_owner(m, m->owner, 0);
-        mdcom_smem_release_owner(m, m->owner);
-        if (m->owns_region) {
+        if (live) {
+            mdcom_fifo_release_owner(m, m->owner, 0);
+            mdcom_smem_release_owner(m, m->lock_owner);
+        }
+        if (ours) {
             for (i = 0; i < m->cfg->n_channels; i++) {
                 union mdcom_chan *c = &m->ch[i];
                 if (c->tag == MDCOM_TAG_FIFO) {
@@ -717,10 +807,13 @@ int mdcom_term(mdcom_t *m)
             m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
         }
         /* release: our last uses of the region happen before the slot is free */
-        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                              memory_order_release);
+        if (live)
+            atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                                  memory_order_release);
     }
-    m->plat->region_close(m->plat->ctx, &m->map, m->owns_region && !m->keep_region);
+    /* remove the file only if it is still ours: a region another process of
+     * the master domain re-formatted (generation + 1) is theirs now */
+    m->plat->region_close(m->plat->ctx, &m->map, ours && !m->keep_region);
     pool_put(m);
     return 0;
 }
@@ -738,7 +831,9 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     int n = 0;
     if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
         return -EINVAL;
-    (void)mdcom_reap(m); /* what the dead held goes back now, not at the next attach */
+    /* what the dead held goes back now (unthrottled: a process counted dead
+     * below has been reaped, not only judged) */
+    (void)reap_scan(m);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */

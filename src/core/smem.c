@@ -35,6 +35,7 @@ void mdcom_smem_bind(struct mdcom *m, uint32_t index)
 
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
 {
+    /* owner: a lock word value, MDCOM_LOCK_MAKE(slot, incarnation) */
     uint32_t i;
     for (i = 0; i < m->cfg->n_channels; i++) {
         struct mdcom_smemch *ch = &m->ch[i].s;
@@ -83,7 +84,7 @@ static int lock_try(struct mdcom_smemch *ch)
 {
     const mdcom_platform *p = ch->m->plat;
     mdcom_aword *w = &ch->ctl->lock.w[0];
-    uint32_t owner = ch->m->owner;
+    uint32_t owner = ch->m->lock_owner;
     int r;
     if (p->lock_try) {
         r = p->lock_try(p->ctx, ch->index, w, owner);
@@ -103,12 +104,30 @@ static int lock_try(struct mdcom_smemch *ch)
 }
 
 /* lock_try, and when the lock is busy, once more after reaping dead
- * processes (a dead holder's lock is released by the reap). */
+ * processes (a dead holder's lock is released by the reap), or after
+ * breaking a lock whose word names no live attachment (forged, or left by
+ * an attachment whose entry was re-claimed since). */
 static int lock_try_reap(struct mdcom_smemch *ch)
 {
     int r = lock_try(ch);
     if (r == -EBUSY && mdcom_reap(ch->m) > 0)
         r = lock_try(ch);
+    if (r == -EBUSY) {
+        mdcom_aword *w = &ch->ctl->lock.w[0];
+        uint32_t o = atomic_load_explicit(w, memory_order_relaxed);
+        const mdcom_platform *p = ch->m->plat;
+        if (mdcom_lock_orphaned(ch->m, o)) {
+            /* by CAS on the value judged: a holder that came meanwhile stays.
+             * release: as an unlock (nobody's writes to order, but the next
+             * holder's acquire pairs with a release) */
+            int broke = p->lock_release
+                            ? p->lock_release(p->ctx, ch->index, w, o) == 0
+                            : atomic_compare_exchange_strong_explicit(
+                                  w, &o, 0, memory_order_release, memory_order_relaxed);
+            if (broke)
+                r = lock_try(ch);
+        }
+    }
     return r;
 }
 
@@ -134,7 +153,7 @@ int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns)
     int r;
     if (!valid_smem(ch))
         return -EINVAL;
-    r = mdcom_wait_word(ch->m, &ch->ctl->lock.w[0], &ch->ctl->lock.w[1], &ch->spin_cur,
+    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.w[0], &ch->ctl->lock.w[1], &ch->spin_cur,
                         ch->m->spin_ns, lock_cond, ch, timeout_ns);
     if (r == -ETIMEDOUT || r < 0)
         return r;
@@ -151,7 +170,7 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
         return -EINVAL;
     p = ch->m->plat;
     w = &ch->ctl->lock.w[0];
-    owner = ch->m->owner;
+    owner = ch->m->lock_owner;
     if (p->cache_clean)
         p->cache_clean(p->ctx, ch->data, ch->size);
     if (p->lock_release) {

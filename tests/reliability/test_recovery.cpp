@@ -229,6 +229,7 @@ TEST_F(Recovery, SplitBrainMasterPausedPastHeartbeat)
     sys_.channels = {fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB)};
     const mdcom_config *cfg = sys_.get();
     Shared<std::atomic<int>> master_phase; /* 1 attached, 2 saw ENOTCONN and re-attached */
+    Shared<std::atomic<int>> got;          /* the remote received from the new master */
     pid_t mpid = kids_.spawn([&] {
         mdcom_t *m = nullptr;
         mdcom_init_opts o{};
@@ -247,7 +248,7 @@ TEST_F(Recovery, SplitBrainMasterPausedPastHeartbeat)
         CHILD_CHECK(mdcom_fifoch_open(m, "ab", &ch) == 0, "open");
         uint32_t seq = 0;
         uint64_t end = now_ns() + 10 * (uint64_t)kSec;
-        while (now_ns() < end) { /* send until the remote has what it needs */
+        while (now_ns() < end && !got->load()) { /* send until the remote has one */
             mdcom_heartbeat(m);
             if (mdcom_fifoch_send(ch, &seq, sizeof seq, 10 * kMs) == 0)
                 seq++;
@@ -284,6 +285,7 @@ TEST_F(Recovery, SplitBrainMasterPausedPastHeartbeat)
     uint32_t v = 0;
     EXPECT_EQ(mdcom_fifoch_recv(r ? ch : nullptr, &v, sizeof v, 2 * kSec), (int)sizeof v)
         << "no message from the re-attached master";
+    got->store(1);
     mdcom_term(r);
     EXPECT_EQ(kids_.wait(mpid, 20 * kSec), "");
 }

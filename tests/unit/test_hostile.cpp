@@ -643,10 +643,12 @@ TEST_F(Hostile, ProcessTable)
     std::vector<uint8_t> saved(shm_->base + g.lay.proc_off,
                                shm_->base + g.lay.proc_off + MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     /* every free slot taken by a live process: -EUSERS */
+    uint32_t my_pid, my_token;
+    ut_identity(m_, &my_pid, &my_token);
     for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
         if (procs[i].owner.load() == MDCOM_PROC_FREE) {
-            procs[i].pid = (uint32_t)getpid();
-            procs[i].token = 0;
+            procs[i].pid = my_pid;
+            procs[i].token = my_token;
             procs[i].owner.store(MDCOM_PROC_DOMAIN_BASE + kR1);
         }
     }
@@ -696,14 +698,23 @@ TEST_F(Hostile, SmemLockWord)
     mdcom_smemch_t *ms_ = m_.smem("s"), *rs = r_.smem("s");
     SmemView sv(shm_->base, geo_->cl[2]);
     uint32_t *lock = sv.lock(), *waiters = sv.waiters();
-    wr32(lock, 0xdeadbeefu);
+    /* a word naming no live attachment (a slot out of range, a free
+     * entry, another incarnation) is broken by the next taker */
+    for (uint32_t forged : {0xdeadbeefu, MDCOM_LOCK_MAKE(MDCOM_MAX_PROCS - 1, 7),
+                            ut_lock_owner(m_) ^ 0x100u}) {
+        wr32(lock, forged);
+        EXPECT_EQ(0, mdcom_smemch_trylock(rs)) << std::hex << forged;
+        EXPECT_EQ(0, mdcom_smemch_unlock(rs));
+    }
+    /* held by a live attachment (the master): busy */
+    wr32(lock, ut_lock_owner(m_));
     EXPECT_EQ(-EBUSY, mdcom_smemch_trylock(rs));
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ETIMEDOUT, mdcom_smemch_lock(rs, ms(20)));
     EXPECT_GE(now_ns() - t0, (uint64_t)ms(20));
     EXPECT_EQ(-EPERM, mdcom_smemch_unlock(rs));
     /* the peer puts our own token there: we "hold" it; unlocking works */
-    wr32(lock, ut_owner(r_));
+    wr32(lock, ut_lock_owner(r_));
     EXPECT_EQ(-EDEADLK, mdcom_smemch_trylock(rs));
     EXPECT_EQ(-EBUSY, mdcom_smemch_trylock(ms_));
     EXPECT_EQ(0, mdcom_smemch_unlock(rs));

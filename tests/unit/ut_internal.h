@@ -19,6 +19,8 @@ void ut_mapping(const mdcom_t *m, void **base, uint32_t *size);
 /* Owner token of the attachment (process slot + 1), as stored in block state
  * words and SMEM lock words. */
 uint32_t ut_owner(const mdcom_t *m);
+/* The SMEM lock word this attachment writes (slot + 1 | incarnation << 8). */
+uint32_t ut_lock_owner(const mdcom_t *m);
 uint32_t ut_proc_slot(const mdcom_t *m);
 uint32_t ut_generation(const mdcom_t *m);
 /* The identity (pid, token) this attachment wrote in its process entry, and
