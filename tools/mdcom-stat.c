@@ -244,8 +244,8 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_chan_la
     c->enq = rd(&ctl->enq.w[0]);
     c->ev_seq = rd(&ctl->event.w[0]);
     c->ev_waiters = rd(&ctl->event.w[1]);
-    c->filtered = rd(&ctl->stats.w[0]);
-    c->errors = rd(&ctl->stats.w[1]);
+    c->filtered = rd(&ctl->stats.filtered);
+    c->errors = rd(&ctl->stats.errors);
     c->queued = c->enq - c->deq;
     if (c->queued > cl->qcap)
         warnf(r, "channel '%s': %" PRIu32 " entries between consumer (%" PRIu32

@@ -35,6 +35,9 @@ extern "C" {
 typedef _Atomic uint32_t mdcom_aword;
 #endif
 
+/* proc_alive's token for "whatever process has this pid now". */
+#define MDCOM_TOKEN_ANY 0xffffffffu
+
 /* A mapped region. */
 typedef struct mdcom_region_map {
     void *base;
@@ -93,7 +96,8 @@ typedef struct mdcom_platform {
     /* process identity: a pid and a token that changes when the pid is
      * reused (Linux: start time). 0 or negative errno. */
     int (*proc_self)(void *ctx, uint32_t *pid, uint32_t *token);
-    /* 1 alive, 0 dead, negative errno if unknown. */
+    /* 1 alive, 0 dead, negative errno if unknown. token MDCOM_TOKEN_ANY
+     * asks about the pid alone (any incarnation of it). */
     int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
 } mdcom_platform;
 

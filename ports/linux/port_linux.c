@@ -426,7 +426,7 @@ static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
         return kill((pid_t)pid, 0) == 0 || errno == EPERM ? 1 : 0;
     if (st == 'Z' || st == 'X')
         return 0; /* exited, not yet reaped */
-    return lx_token(start) == token;
+    return token == MDCOM_TOKEN_ANY || lx_token(start) == token;
 }
 
 static const mdcom_platform linux_platform = {

@@ -165,7 +165,7 @@ static inline int valid_fifo(const struct mdcom_fifoch *ch)
 
 static void count_error(struct mdcom_fifoch *ch)
 {
-    atomic_fetch_add_explicit(&ch->ctl->stats.w[1], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ch->ctl->stats.errors, 1, memory_order_relaxed);
 }
 
 static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
@@ -261,6 +261,21 @@ static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
     atomic_store_explicit(bs, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)),
                           memory_order_release);
     return 0;
+}
+
+/* Release (id) held by owner by CAS (a reaper, or a process giving back a
+ * block it may no longer own): a racing owner's change wins. 1 released. */
+static int block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+{
+    mdcom_aword *bs = &ch->bstate[id];
+    uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
+    uint32_t st = MDCOM_BLK_STATE(s);
+    if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
+        return 0;
+    /* release: as in block_release */
+    return atomic_compare_exchange_strong_explicit(
+        bs, &s, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)), memory_order_release,
+        memory_order_relaxed);
 }
 
 /* Number of free blocks (a racy snapshot). */
@@ -402,8 +417,8 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
             }
         }
         if (n) {
-            atomic_fetch_add_explicit(&ch->ctl->stats.w[2], lost, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
         }
     }
 }
@@ -419,7 +434,9 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
         for (id = 0; id < ch->block_count; id++) {
             /* relaxed: only to tell a dequeued message from an unsent block */
             uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-            if (block_release(ch, id, owner) == 0) {
+            /* a dead owner's blocks by CAS: its late stores (a process
+             * reaped while paused) and ours must not both win */
+            if (dead ? block_reclaim(ch, id, owner) : block_release(ch, id, owner) == 0) {
                 n++;
                 lost += MDCOM_BLK_STATE(s) == MDCOM_BLK_HELD;
             }
@@ -427,8 +444,8 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
         if (dead && n) {
             /* a dead receiver's dequeued messages are gone: senders see it in
              * mdcom_sense_fifoch (QUEUED blocks stay queued and are delivered) */
-            atomic_fetch_add_explicit(&ch->ctl->stats.w[2], lost, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.w[3], n, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
             /* blocks are free again: wake senders waiting for one */
             atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
             mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], i);
@@ -465,10 +482,10 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     st->queue_depth = ch->qmask + 1;
     st->queued = e - d;
     st->free_blocks = count_free(ch);
-    st->filtered = atomic_load_explicit(&ch->ctl->stats.w[0], memory_order_relaxed);
-    st->errors = atomic_load_explicit(&ch->ctl->stats.w[1], memory_order_relaxed);
-    st->lost = atomic_load_explicit(&ch->ctl->stats.w[2], memory_order_relaxed);
-    st->reclaimed = atomic_load_explicit(&ch->ctl->stats.w[3], memory_order_relaxed);
+    st->filtered = atomic_load_explicit(&ch->ctl->stats.filtered, memory_order_relaxed);
+    st->errors = atomic_load_explicit(&ch->ctl->stats.errors, memory_order_relaxed);
+    st->lost = atomic_load_explicit(&ch->ctl->stats.lost, memory_order_relaxed);
+    st->reclaimed = atomic_load_explicit(&ch->ctl->stats.reclaimed, memory_order_relaxed);
     /* a snapshot of racing counters may be off by the in-flight ops; beyond
      * capacity (or "negative") it is corrupted */
     if (st->queued > st->queue_depth) {
@@ -509,6 +526,12 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
                 MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->owner, MDCOM_BLK_GEN(s) + 1u),
                 memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+            if (ch->m->hb_ms && (r = mdcom_self(ch->m)) <= 0) {
+                /* taken for dead (a missed heartbeat) while we ran: the block
+                 * is not ours to keep; give it back unless a reaper did */
+                (void)block_reclaim(ch, v, ch->m->owner);
+                return r < 0 ? -ENOTCONN : -ENOBUFS;
+            }
             *id = v;
             return 0;
         }
@@ -572,7 +595,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
         r = block_release(ch, id, ch->m->owner);
         if (r)
             return r;
-        atomic_fetch_add_explicit(&ch->ctl->stats.w[0], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
     q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
@@ -613,7 +636,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 {
     const mdcom_platform *p;
-    uint32_t v, l, s;
+    uint32_t v, l, s, tries;
     int r;
     if (!valid_fifo(ch) || !id)
         return -EINVAL;
@@ -623,42 +646,61 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
         return r;
     rx_prefetch(ch);
-    {
-        uint32_t tries = 0;
-        do /* skip the holes of dead producers (filled by a reaper) */
-            r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
-                         ch->block_count, &v, &l, &s, ch->m->me,
-                         MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
-        while (r == 0 && v == MDCOM_QID_SKIP && ++tries < MDCOM_RETRY_MAX);
-        if (r == 0 && v == MDCOM_QID_SKIP)
+    for (tries = 0;;) {
+        uint32_t cur;
+        r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
+                     ch->block_count, &v, &l, &s, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+        if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
+            if (++tries < MDCOM_RETRY_MAX)
+                continue;
             r = -EPROTO;
-    }
-    if (r) {
-        if (r == -EPROTO)
+        }
+        if (r) {
+            if (r == -EPROTO)
+                count_error(ch);
+            return r;
+        }
+        if (v >= ch->block_count) {
             count_error(ch);
-        return r;
-    }
-    if (v >= ch->block_count) {
+            return -EPROTO;
+        }
+        /* s: the block's state word as its producer published it in the
+         * slot (untrusted: a wrong one makes the CAS below fail) */
+        if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
+            count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
+            return -EPROTO;
+        }
+        /* the queue slot made it ours. A CAS, not a store: a reaper frees a
+         * queued block that is in no slot and in no live consumer's op
+         * record, and the CAS makes one of the two win (with our op record
+         * published by the deq_pos CAS, the reaper never should). Expected s
+         * with its generation. The deq_pos CAS just drained the store
+         * buffer: this one costs no drain. */
+        cur = s;
+        if (atomic_compare_exchange_strong_explicit(
+                &ch->bstate[v], &cur,
+                MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, ch->m->owner, MDCOM_BLK_GEN(s)),
+                memory_order_relaxed, memory_order_relaxed))
+            break;
         count_error(ch);
-        return -EPROTO;
+        /* The block moved on since this entry was written (freed, maybe
+         * reused): the entry of a producer that was reaped while paused
+         * and published late. It names nothing: take the next one. Any
+         * other mismatch is a forged entry. */
+        if ((MDCOM_BLK_STATE(cur) != MDCOM_BLK_FREE && MDCOM_BLK_GEN(cur) == MDCOM_BLK_GEN(s)) ||
+            ++tries >= MDCOM_RETRY_MAX)
+            return -EPROTO;
+        if (ch->m->hb_ms && mdcom_self(ch->m) < 0)
+            return -ENOTCONN; /* taken for dead meanwhile: take no further entry */
     }
-    /* s: the block's state word as its producer published it in the slot
-     * (untrusted: a wrong one makes the CAS below fail) */
-    if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
-        count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
-        return -EPROTO;
-    }
-    /* the queue slot made it ours. A CAS, not a store: a reaper frees a
-     * queued block that is in no slot and in no live consumer's op record,
-     * and the CAS makes one of the two win (with our op record published by
-     * the deq_pos CAS, the reaper never should). Expected s with its
-     * generation: a change of the word since ring_pop read it is an error.
-     * The deq_pos CAS just drained the store buffer: this one costs no drain. */
-    if (!atomic_compare_exchange_strong_explicit(
-            &ch->bstate[v], &s, MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, ch->m->owner, MDCOM_BLK_GEN(s)),
-            memory_order_relaxed, memory_order_relaxed)) {
-        count_error(ch);
-        return -EPROTO;
+    if (ch->m->hb_ms && (r = mdcom_self(ch->m)) <= 0) {
+        /* taken for dead while we ran: the message is lost with us (as if
+         * we had died holding it), and counted so */
+        if (block_reclaim(ch, v, ch->m->owner)) {
+            atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
+        }
+        return r < 0 ? -ENOTCONN : -EAGAIN;
     }
     if (l > ch->block_size) {
         count_error(ch);

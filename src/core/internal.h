@@ -16,6 +16,66 @@
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
+/* Kill points (a test build only: -DMDCOM_KILLPOINTS). Every atomic store,
+ * CAS, fetch-add/sub and exchange of the core calls mdcom_kp(address) first,
+ * and so does MDCOM_KP() before a plain store to shared memory; the test's
+ * mdcom_kp() counts those inside the region and kills (or stops) the process
+ * at the n-th one. The same operations as <stdatomic.h>'s, on GCC's
+ * builtins; the library itself is never built this way. */
+#if defined(MDCOM_KILLPOINTS)
+void mdcom_kp(const volatile void *addr);
+#define MDCOM_KP(addr) mdcom_kp(addr)
+#undef atomic_store_explicit
+#define atomic_store_explicit(P, V, MO)                                                     \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        __typeof__((void)0, *kp_p_) kp_v_ = (V);                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_store(kp_p_, &kp_v_, (MO));                                                \
+    })
+#undef atomic_exchange_explicit
+#define atomic_exchange_explicit(P, V, MO)                                                  \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        __typeof__((void)0, *kp_p_) kp_v_ = (V), kp_r_;                                     \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_exchange(kp_p_, &kp_v_, &kp_r_, (MO));                                     \
+        kp_r_;                                                                              \
+    })
+#undef atomic_compare_exchange_strong_explicit
+#define atomic_compare_exchange_strong_explicit(P, E, D, S, F)                              \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_compare_exchange(kp_p_, (E), &kp_d_, 0, (S), (F));                         \
+    })
+#undef atomic_compare_exchange_weak_explicit
+#define atomic_compare_exchange_weak_explicit(P, E, D, S, F)                                \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_compare_exchange(kp_p_, (E), &kp_d_, 1, (S), (F));                         \
+    })
+#undef atomic_fetch_add_explicit
+#define atomic_fetch_add_explicit(P, V, MO)                                                 \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_fetch_add(kp_p_, (V), (MO));                                               \
+    })
+#undef atomic_fetch_sub_explicit
+#define atomic_fetch_sub_explicit(P, V, MO)                                                 \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_fetch_sub(kp_p_, (V), (MO));                                               \
+    })
+#else
+#define MDCOM_KP(addr) ((void)0)
+#endif
+
 #ifndef MDCOM_MAX_INSTANCES
 #define MDCOM_MAX_INSTANCES 4
 #endif
@@ -178,6 +238,12 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
 int mdcom_region_check(struct mdcom *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
+/* Is our process entry still ours? 1 yes, -1 no (reaped: FREE or another
+ * occupant), 0 in doubt (a reaper holds it and did not decide within a few
+ * microseconds). Only a process with a heartbeat promise can be reaped
+ * while it runs, so only those ask, after a transition a late call must not
+ * keep (alloc, dequeue). */
+int mdcom_self(struct mdcom *m);
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */

@@ -102,10 +102,17 @@ enum {
     MDCOM_ST_TERMINATED = 0x4d524554u  /* "TERM" */
 };
 
-/* Process slot owner values. */
+/* Process slot owner values. An entry being claimed (by a new process, or
+ * by a reaper) names the claimer's pid when it fits in 31 bits, so that a
+ * claimer that dies half-way is recognised and its claim taken over; other
+ * claimers (ids a port cannot judge) write plain CLAIMING. */
 #define MDCOM_PROC_FREE 0u
 #define MDCOM_PROC_CLAIMING 1u
 #define MDCOM_PROC_DOMAIN_BASE 2u /* owner = 2 + domain id */
+#define MDCOM_PROC_CLAIMING_BY(pid)                                                        \
+    ((pid) != 0 && (pid) < 0x400000u ? 0x80000000u | (uint32_t)(pid) : MDCOM_PROC_CLAIMING)
+#define MDCOM_PROC_IS_CLAIMING(o) ((o) == MDCOM_PROC_CLAIMING || ((o)&0x80000000u) != 0)
+#define MDCOM_PROC_CLAIMER(o) ((o)&0x7fffffffu)
 
 /* Block state word: state (bits 0-7) | owner (process slot + 1, bits 8-15,
  * 0 when free) | generation (bits 16-31, incremented by every alloc). The
@@ -214,12 +221,20 @@ typedef struct mdcom_wire_line {
     mdcom_aword w[MDCOM_PAD / 4];
 } mdcom_wire_line;
 
+/* The channel's counters (one PAD unit, written rarely). */
+typedef struct mdcom_wire_fifo_stats {
+    mdcom_aword filtered;  /* enqueues a filter dropped               */
+    mdcom_aword errors;    /* protocol errors detected                */
+    mdcom_aword lost;      /* messages lost with a dead receiver      */
+    mdcom_aword reclaimed; /* blocks taken back from dead processes   */
+    mdcom_aword reserved[MDCOM_PAD / 4 - 4];
+} mdcom_wire_fifo_stats;
+
 typedef struct mdcom_wire_fifo_ctl {
-    mdcom_wire_line enq;   /* w[0] = enq_pos                    */
-    mdcom_wire_line deq;   /* w[0] = deq_pos                    */
-    mdcom_wire_line event; /* w[0] = ev_seq, w[1] = ev_waiters  */
-    mdcom_wire_line stats; /* w[0] = filtered, w[1] = errors,
-                              w[2] = lost, w[3] = reclaimed     */
+    mdcom_wire_line enq;         /* w[0] = enq_pos                    */
+    mdcom_wire_line deq;         /* w[0] = deq_pos                    */
+    mdcom_wire_line event;       /* w[0] = ev_seq, w[1] = ev_waiters  */
+    mdcom_wire_fifo_stats stats; /* counters                          */
 } mdcom_wire_fifo_ctl;
 
 typedef struct mdcom_wire_qslot {
@@ -289,6 +304,10 @@ _Static_assert(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
 _Static_assert(offsetof(mdcom_wire_fifo_ctl, deq) == 128, "fifo.deq");
 _Static_assert(offsetof(mdcom_wire_fifo_ctl, event) == 256, "fifo.event");
 _Static_assert(offsetof(mdcom_wire_fifo_ctl, stats) == 384, "fifo.stats");
+_Static_assert(sizeof(mdcom_wire_fifo_stats) == MDCOM_PAD, "fifo stats: one PAD unit");
+_Static_assert(offsetof(mdcom_wire_fifo_stats, errors) == 4, "stats.errors");
+_Static_assert(offsetof(mdcom_wire_fifo_stats, lost) == 8, "stats.lost");
+_Static_assert(offsetof(mdcom_wire_fifo_stats, reclaimed) == 12, "stats.reclaimed");
 _Static_assert(sizeof(mdcom_wire_qslot) == 16, "queue slot");
 _Static_assert(offsetof(mdcom_wire_qslot, id) == 4, "qslot.id");
 _Static_assert(offsetof(mdcom_wire_qslot, len) == 8, "qslot.len");

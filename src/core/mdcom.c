@@ -90,6 +90,26 @@ int mdcom_region_check(struct mdcom *m)
     return m->hb_ms ? mdcom_beat(m) : 0;
 }
 
+int mdcom_self(struct mdcom *m)
+{
+    mdcom_wire_proc *me = m->me;
+    uint32_t o, i;
+    for (i = 0; i < 1024u; i++) {
+        /* relaxed: our own entry; a reaper that took it wrote FREE (or the
+         * next occupant's values) there, which is all we need to see */
+        o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+        if (!MDCOM_PROC_IS_CLAIMING(o))
+            break;
+        mdcom_relax(m); /* a reaper holds it: wait for its verdict */
+    }
+    if (MDCOM_PROC_IS_CLAIMING(o))
+        return 0;
+    return o == MDCOM_PROC_DOMAIN_BASE + m->domain &&
+                   ((volatile mdcom_wire_proc *)me)->incarn == m->incarn
+               ? 1
+               : -1;
+}
+
 int mdcom_beat(struct mdcom *m)
 {
     mdcom_wire_proc *me = m->me;
@@ -101,7 +121,7 @@ int mdcom_beat(struct mdcom *m)
      * previous process and is about to give it back (mdcom_take_dead_slot), or
      * one reclaiming us, whose FREE the next call sees. */
     uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
-    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && o != MDCOM_PROC_CLAIMING) ||
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
         ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
         ((volatile mdcom_wire_proc *)me)->token != m->token)
         return -ENOTCONN;
@@ -223,7 +243,7 @@ void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
      * record; see docs/reliability.md.) */
     uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
     uint32_t r = atomic_load_explicit(&me->wait[rec], memory_order_relaxed);
-    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && o != MDCOM_PROC_CLAIMING) ||
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
         ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
         return;
     waiters_down(waiters);
@@ -287,15 +307,18 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
     mdcom_wire_proc *p = &m->procs[i];
     /* acquire: the dead process' last writes (or the re-user's pid/token,
      * published by its release store of o) are visible to what follows */
-    if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
-                                                 memory_order_acquire, memory_order_relaxed))
+    uint32_t mine = MDCOM_PROC_CLAIMING_BY(m->pid);
+    if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, mine, memory_order_acquire,
+                                                 memory_order_relaxed))
         return 0; /* another reaper was first, or the entry changed owner */
+    if (MDCOM_PROC_IS_CLAIMING(o))
+        return 1; /* a dead claimer's claim: ours to finish (reap, free) */
     if (((volatile mdcom_wire_proc *)p)->pid != pid ||
         ((volatile mdcom_wire_proc *)p)->token != token) {
         /* CLAIMING -> o by CAS: the live owner may have left meanwhile
          * (mdcom_term stores FREE), and then FREE stays. relaxed: we wrote
          * nothing in the entry that the owner word would publish */
-        uint32_t c = MDCOM_PROC_CLAIMING;
+        uint32_t c = mine;
         (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
                                                       memory_order_relaxed);
         return 0;
@@ -314,10 +337,18 @@ static int reap_scan(struct mdcom *m)
             continue;
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
         o = atomic_load_explicit(&p->owner, memory_order_acquire);
-        if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+        if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
+            /* a claim in progress: its claimer (a new process or a reaper)
+             * died half-way if its pid is gone */
+            if (!m->plat->proc_alive ||
+                m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) != 0 ||
+                !mdcom_take_dead_slot(m, i, o, 0, 0))
+                continue;
+        } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS) {
             continue;
-        if (!proc_dead(m, i, &pid, &token) || !mdcom_take_dead_slot(m, i, o, pid, token))
+        } else if (!proc_dead(m, i, &pid, &token) || !mdcom_take_dead_slot(m, i, o, pid, token)) {
             continue;
+        }
         reap_slot(m, i);
         /* release: the reclaim is complete before the entry can be reused */
         atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
@@ -460,12 +491,21 @@ static int valid_inst(const struct mdcom *m)
 static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 {
     uint32_t pass, i;
+    m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
+    m->token = token;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
             uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
             uint32_t dpid, dtoken;
-            if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
+            if (pass == 1 && o != MDCOM_PROC_CLAIMING && (o & 0x80000000u) &&
+                m->plat->proc_alive &&
+                m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) == 0) {
+                /* a claim whose claimer died half-way: finish it for us */
+                if (!mdcom_take_dead_slot(m, i, o, 0, 0))
+                    continue;
+                reap_slot(m, i);
+            } else if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
                 o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS &&
                 proc_dead(m, i, &dpid, &dtoken)) {
                 /* dead owner: take the slot first (so no one else reuses its
@@ -474,17 +514,22 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                     continue;
                 reap_slot(m, i);
             } else if (o != MDCOM_PROC_FREE ||
-                       !atomic_compare_exchange_strong_explicit(&p->owner, &o, MDCOM_PROC_CLAIMING,
+                       !atomic_compare_exchange_strong_explicit(&p->owner, &o,
+                                                                MDCOM_PROC_CLAIMING_BY(pid),
                                                                 memory_order_acquire,
                                                                 memory_order_relaxed)) {
                 continue;
             }
+            MDCOM_KP(&p->pid);
             p->pid = pid;
+            MDCOM_KP(&p->token);
             p->token = token;
+            MDCOM_KP(&p->hb_ms);
             p->hb_ms = m->hb_ms;
             m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
             if (!m->incarn)
                 m->incarn = 1;
+            MDCOM_KP(&p->incarn);
             p->incarn = m->incarn;
             atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
             atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
@@ -542,7 +587,9 @@ static int format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_er
 {
     uint32_t gen = 1;
     int r;
+    MDCOM_KP(&m->hdr->fmt_pid);
     m->hdr->fmt_pid = pid; /* who formats: lets others take over if we die */
+    MDCOM_KP(&m->hdr->fmt_token);
     m->hdr->fmt_token = token;
     if (m->hdr->magic == MDCOM_MAGIC)
         gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;

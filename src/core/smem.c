@@ -184,7 +184,8 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
                 : -EPERM;
     }
     if (r)
-        return r;
+        /* not ours (any more): a process taken for dead learns why */
+        return ch->m->hb_ms && mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
     mdcom_ring_word(ch->m, w, &ch->ctl->lock.w[1], ch->index);
     return 0;
 }

@@ -375,8 +375,8 @@ struct FifoView {
     uint32_t *deq() const { return (uint32_t *)&ctl()->deq.w[0]; }
     uint32_t *ev_seq() const { return (uint32_t *)&ctl()->event.w[0]; }
     uint32_t *ev_waiters() const { return (uint32_t *)&ctl()->event.w[1]; }
-    uint32_t *filtered() const { return (uint32_t *)&ctl()->stats.w[0]; }
-    uint32_t *errors() const { return (uint32_t *)&ctl()->stats.w[1]; }
+    uint32_t *filtered() const { return (uint32_t *)&ctl()->stats.filtered; }
+    uint32_t *errors() const { return (uint32_t *)&ctl()->stats.errors; }
     /* queue slot at position pos (masked like the library does) */
     mdcom_wire_qslot *qslot(uint32_t pos) const
     {
