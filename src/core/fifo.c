@@ -454,6 +454,136 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 }
 
 /* ---------------------------------------------------------------- */
+/* audit (self-healing after forged or corrupted words)               */
+/* ---------------------------------------------------------------- */
+
+#define AUDIT_CHUNK 1024u /* blocks judged per pass over the queue */
+
+/* 1 when a live process' op record names block id in the use whose state
+ * word is w (an enqueue marked it QUEUED and has not published it yet). */
+static int live_enq_block(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t w)
+{
+    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_ENQ, chan);
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        if (atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
+            continue;
+        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
+            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id &&
+            atomic_load_explicit(&p->op_state, memory_order_relaxed) == w)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when block owner byte o names no live process entry. */
+static int owner_gone(struct mdcom *m, uint32_t o)
+{
+    uint32_t w;
+    if (o == 0 || o > MDCOM_MAX_PROCS)
+        return 1;
+    w = atomic_load_explicit(&m->procs[o - 1].owner, memory_order_relaxed);
+    return w == MDCOM_PROC_FREE ||
+           (!MDCOM_PROC_IS_CLAIMING(w) && w >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS);
+}
+
+uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
+{
+    struct mdcom_fifoch *ch = &m->ch[index].f;
+    uint32_t d, e, p, base, id, fixed = 0, lost = 0;
+    uint32_t seen[AUDIT_CHUNK / 32];
+    if (ch->tag != MDCOM_TAG_FIFO)
+        return 0;
+    /* acquire: as in queued_in_ring */
+    d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+    e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    if (e - d > ch->qmask + 1) {
+        /* positions no queue can hold: nothing in it can be trusted. The
+         * channel starts again empty (what was queued is lost, counted as
+         * errors), and its sleepers are woken. */
+        uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
+        uint32_t wt = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
+        mdcom_layout_format_channel(m->base, &m->cl[index]);
+        atomic_store_explicit(&ch->ctl->event.w[1], wt, memory_order_relaxed);
+        atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
+        count_error(ch);
+        /* fence: the re-initialised channel is visible before sleepers wake */
+        atomic_thread_fence(memory_order_seq_cst);
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], index);
+        ch->audit_set = 0;
+        return 1;
+    }
+    /* Holes: positions producers have passed but nobody published. When
+     * consumers made no progress since the previous audit (a period ago),
+     * every unpublished position that audit already saw claimed, and that no
+     * live producer records (a live claimer's record names its position
+     * until it has published: see ring_push), gets a skip entry. */
+    if (ch->audit_set && ch->audit_d == d && e != d) {
+        uint32_t lim = ch->audit_e - d <= e - d ? ch->audit_e : e;
+        for (p = d; p != lim; p++) {
+            mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
+            if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) ||
+                live_enq_claim(m, index, p, 0))
+                continue;
+            atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
+            atomic_store_explicit(&s->len, 0, memory_order_relaxed);
+            atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+            /* release: id/len before the slot reads full, as a producer */
+            atomic_store_explicit(&s->seq, SEQ_FULL(p), memory_order_release);
+            count_error(ch);
+            fixed++;
+        }
+    }
+    ch->audit_d = d;
+    ch->audit_e = e;
+    ch->audit_set = 1;
+    /* blocks, AUDIT_CHUNK at a time: mark the ones the queue holds, then
+     * judge every state word of the chunk */
+    for (base = 0; base < ch->block_count; base += AUDIT_CHUNK) {
+        uint32_t n = ch->block_count - base < AUDIT_CHUNK ? ch->block_count - base : AUDIT_CHUNK;
+        memset(seen, 0, sizeof seen);
+        for (p = d; p != e; p++) {
+            mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
+            uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
+            if (v - base < n)
+                seen[(v - base) / 32] |= 1u << ((v - base) % 32);
+        }
+        for (id = base; id < base + n; id++) {
+            mdcom_aword *bs = &ch->bstate[id];
+            uint32_t w = atomic_load_explicit(bs, memory_order_relaxed), st = MDCOM_BLK_STATE(w);
+            int orphan;
+            if (st == MDCOM_BLK_FREE)
+                orphan = MDCOM_BLK_OWNER(w) != 0; /* FREE names nobody */
+            else if (st == MDCOM_BLK_ALLOC || st == MDCOM_BLK_HELD)
+                orphan = owner_gone(m, MDCOM_BLK_OWNER(w));
+            else if (st == MDCOM_BLK_QUEUED)
+                orphan = !(seen[(id - base) / 32] >> ((id - base) % 32) & 1u) &&
+                         !queued_in_ring(ch, id) && !live_deq_claim(m, index, id, w, 0) &&
+                         !live_enq_block(m, index, id, w);
+            else
+                orphan = 1; /* no such state */
+            /* by CAS on the word judged: a change since (a live owner) wins.
+             * release: as in block_release */
+            if (orphan && atomic_compare_exchange_strong_explicit(
+                              bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+                              memory_order_release, memory_order_relaxed)) {
+                fixed++;
+                lost += st == MDCOM_BLK_QUEUED || st == MDCOM_BLK_HELD;
+            }
+        }
+    }
+    if (fixed) {
+        atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, fixed, memory_order_relaxed);
+        if (lost)
+            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
+        /* blocks are free again: wake senders waiting for one */
+        atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
+        mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], index);
+    }
+    return fixed;
+}
+
+/* ---------------------------------------------------------------- */
 /* API                                                                */
 /* ---------------------------------------------------------------- */
 
@@ -474,7 +604,9 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     uint32_t e, d;
     if (!valid_fifo(ch) || !st)
         return -EINVAL;
-    (void)mdcom_reap(ch->m); /* blocks of dead processes are counted free, not held */
+    /* blocks of dead processes are counted free, not held; the formatter
+     * repairs what the words prove wrong first */
+    (void)mdcom_sense_process(ch->m, ch->m->domain);
     e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
     d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed);
     st->block_size = ch->block_size;

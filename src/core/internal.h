@@ -119,6 +119,9 @@ struct mdcom_fifoch {
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
+    /* audit (the formatter only): the queue positions the last audit saw;
+     * holes are filled when consumers made no progress since */
+    uint32_t audit_d, audit_e, audit_set;
 };
 
 struct mdcom_smemch {
@@ -151,6 +154,7 @@ struct mdcom {
     uint32_t keep_region;
     uint32_t spin_ns;
     _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
+    _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
     uint32_t pid, token;         /* our identity in our process entry */
     uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
     /* what we last saw of each process entry's heartbeat word, to tell a
@@ -292,6 +296,13 @@ void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);
 /* 1 when SMEM lock word w names no live attachment: a slot out of range, a
  * free entry, or an entry re-claimed since (another incarnation). */
 int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
+/* Repair what the shared words of a FIFO channel prove wrong (the
+ * formatter's periodic audit): positions further apart than the queue holds
+ * (the channel is re-initialised), holes no live producer claims (skipped),
+ * blocks owned by no live process, QUEUED blocks in no entry and no live
+ * record, invalid state words (freed). Bounded: O(blocks / 1024 x depth +
+ * blocks). Returns the number of repairs. */
+uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);

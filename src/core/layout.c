@@ -340,8 +340,8 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
     }
 }
 
-void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
-                         const mdcom_chan_layout *chans, uint32_t generation)
+void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
+                               const mdcom_chan_layout *chans)
 {
     mdcom_wire_hdr *h = (mdcom_wire_hdr *)base;
     mdcom_wire_domain *d = (mdcom_wire_domain *)((uint8_t *)base + lay->dom_off);
@@ -353,7 +353,6 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     h->hdr_size = MDCOM_HDR_SIZE;
     h->region_size = lay->region_size;
     h->layout_hash = lay->hash;
-    h->generation = generation;
     h->n_domains = cfg->n_domains;
     h->n_channels = cfg->n_channels;
     h->dom_off = lay->dom_off;
@@ -369,9 +368,9 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
         d[i].id = cfg->domains[i].id;
         d[i].role = cfg->domains[i].role;
     }
-    memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_chan_layout *cl = &chans[i];
+        memset(de[i].name, 0, sizeof de[i].name);
         put_name(de[i].name, cfg->channels[i].name, MDCOM_NAME_MAX);
         de[i].type = cl->type;
         de[i].off = cl->off;
@@ -381,8 +380,18 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
         de[i].queue_depth = cl->qcap;
         de[i].senders = cl->senders;
         de[i].receivers = cl->receivers;
-        mdcom_layout_format_channel(base, cl);
     }
+}
+
+void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
+                         const mdcom_chan_layout *chans, uint32_t generation)
+{
+    uint32_t i;
+    mdcom_layout_write_tables(base, cfg, lay, chans);
+    ((mdcom_wire_hdr *)base)->generation = generation;
+    memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
+    for (i = 0; i < cfg->n_channels; i++)
+        mdcom_layout_format_channel(base, &chans[i]);
 }
 
 /* ---------------------------------------------------------------- */

@@ -365,6 +365,12 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
 void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
                          const mdcom_chan_layout *chans, uint32_t generation);
 
+/* Write the header's fixed fields (not state, generation, fmt_*), the
+ * domain table and the directory for cfg: what a remote verifies. The
+ * formatter rewrites them when its audit finds them damaged. */
+void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
+                               const mdcom_chan_layout *chans);
+
 /* (Re)initialise one channel's area to its empty state. */
 void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl);
 

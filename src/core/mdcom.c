@@ -37,6 +37,7 @@ static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
 
 #define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
 #define REAP_SHIFT 25 /* reap at most once per 2^25 ns (~34 ms) */
+#define AUDIT_SHIFT 27 /* the formatter audits at most once per 2^27 ns (~134 ms) */
 
 /* ---------------------------------------------------------------- */
 /* errors                                                             */
@@ -357,16 +358,46 @@ static int reap_scan(struct mdcom *m)
     return n;
 }
 
+/* The formatter's audit: header and directory, then every FIFO channel. */
+static void audit(struct mdcom *m)
+{
+    uint32_t i;
+    if (!m->owns_region || mdcom_region_check(m) != 0)
+        return;
+    /* Header, domain table and directory: what a remote verifies before it
+     * joins. Attached processes never read them again (they keep private
+     * copies of the layout), so damage there only stops new remotes; the
+     * formatter, who knows what they must say, writes them again. State,
+     * generation, the process table and the channels are left alone: no
+     * message is lost and nobody has to re-attach. */
+    if (mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, 0) != 0)
+        mdcom_layout_write_tables(m->base, m->cfg, &m->lay, m->cl);
+    for (i = 0; i < m->cfg->n_channels; i++)
+        (void)mdcom_fifo_audit(m, i);
+}
+
 int mdcom_reap(struct mdcom *m)
 {
-    uint32_t stamp = (uint32_t)(mdcom_now(m) >> REAP_SHIFT) | 1u;
+    uint64_t now = mdcom_now(m);
+    uint32_t stamp = (uint32_t)(now >> REAP_SHIFT) | 1u;
     uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    int n;
     /* relaxed: a throttle only; one thread of this process scans per period */
     if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
                                                                    memory_order_relaxed,
                                                                    memory_order_relaxed))
         return 0;
-    return reap_scan(m);
+    n = reap_scan(m);
+    if (m->owns_region) {
+        stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
+        prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
+        /* relaxed: a throttle, as above */
+        if (prev != stamp &&
+            atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
+                                                    memory_order_relaxed, memory_order_relaxed))
+            audit(m);
+    }
+    return n;
 }
 
 int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
@@ -374,7 +405,6 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
                     void *arg, int64_t timeout_ns)
 {
     uint64_t deadline, now;
-    uint32_t slept = 0;
     int r = cond(arg);
     if (r != 0)
         return r;
@@ -418,8 +448,8 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the cond() below will see it */
         snap = atomic_load_explicit(word, memory_order_acquire);
-        if (slept++)
-            (void)mdcom_reap(m); /* a quiet slice: is a peer dead holding something? */
+        /* about to sleep: is a peer dead holding something? (throttled) */
+        (void)mdcom_reap(m);
         mdcom_wait_begin(m, 0, chan, waiters);
         /* fence: announce the waiter before the final check (pairs with the
          * waker's fence in mdcom_ring_word) */
@@ -879,8 +909,9 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
         return -EINVAL;
     /* what the dead held goes back now (unthrottled: a process counted dead
-     * below has been reaped, not only judged) */
+     * below has been reaped, not only judged), and the formatter audits */
     (void)reap_scan(m);
+    audit(m);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */

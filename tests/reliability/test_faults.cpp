@@ -608,8 +608,8 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
 
 /* A dead receiver's op record names a block it dequeued and freed long ago.
  * Meanwhile a live sender reuses that block and is between marking it QUEUED
- * and publishing its queue slot (simulated: the state word is written as
- * enqueue writes it). The reaper must not take the new message's block for
+ * and publishing its queue slot (simulated: the op record and the state word
+ * are written as enqueue writes them). The reaper must not take the new message's block for
  * the dead receiver's orphan: the generation in the state word tells them
  * apart (a CI run lost a message and got -EPROTO here before it had one). */
 TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
@@ -640,6 +640,11 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     ASSERT_EQ(MDCOM_BLK_STATE(alloc_w), (uint32_t)MDCOM_BLK_ALLOC);
     const uint32_t queued_w =
         MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(alloc_w), MDCOM_BLK_GEN(alloc_w));
+    /* enqueue names the block in its op record before it reads QUEUED */
+    const uint32_t slot = MDCOM_BLK_OWNER(alloc_w) - 1;
+    v.set_word(l.proc_off(slot, offsetof(mdcom_wire_proc, op_id)), b);
+    v.set_word(l.proc_off(slot, offsetof(mdcom_wire_proc, op_state)), queued_w);
+    v.set_word(l.proc_off(slot, offsetof(mdcom_wire_proc, op)), MDCOM_OP_MAKE(MDCOM_OP_ENQ, 0));
     v.set_word(off, queued_w);
     ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomR) == 0; }, 200 * kMs));
@@ -651,6 +656,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     }
     EXPECT_EQ(queued_w, v.word(off)) << "the reaper freed a live sender's block";
     v.set_word(off, alloc_w); /* the simulated enqueue did not happen */
+    v.set_word(l.proc_off(slot, offsetof(mdcom_wire_proc, op)), 0);
     EXPECT_EQ(0, mdcom_fifoch_free(q, b));
     for (uint32_t id : others)
         EXPECT_EQ(0, mdcom_fifoch_free(q, id));

@@ -235,9 +235,13 @@ TEST_F(Hostile, SameBlockQueuedTwice)
     EXPECT_EQ(-EPROTO, mdcom_fifoch_dequeue(rx_, &id2, &len)) << "already held: one owner only";
     EXPECT_EQ(id2, 0xabcdu);
     EXPECT_EQ(0, mdcom_fifoch_free(rx_, id));
-    /* a duplicate seen after the block went back to the pool */
+    /* a duplicate seen after the block went back to the pool: an entry
+     * whose block moved on names nothing; it is consumed, counted, skipped */
+    uint32_t errs = sense(rx_).errors;
     fv_->inject_queue(a, 5);
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_dequeue(rx_, &id2, &len)) << "a free block is not queued";
+    EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(rx_, &id2, &len)) << "a free block is not queued";
+    EXPECT_EQ(id2, 0xabcdu);
+    EXPECT_EQ(sense(rx_).errors, errs + 1);
     /* a duplicate of a block the sender holds (allocated, not queued) */
     uint32_t held;
     ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &held));
@@ -365,7 +369,7 @@ TEST_F(Hostile, ForeignSeqWordsLookEmptyAndAFakeFullRingTimesOut)
 
 TEST_F(Hostile, BlockStateGarbage)
 {
-    uint32_t queued = send_one(4);
+    (void)send_one(4);
     uint32_t held;
     ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &held));
     std::mt19937 rng(12345);
@@ -376,10 +380,7 @@ TEST_F(Hostile, BlockStateGarbage)
         while (MDCOM_BLK_STATE(g) == MDCOM_BLK_FREE);
         wr32(fv_->bstate(i), g);
     }
-    uint32_t id;
-    EXPECT_EQ(-ENOBUFS, mdcom_fifoch_alloc(tx_, &id)) << "no state word reads FREE";
-    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(tx_, MDCOM_EV_TX, ms(5)));
-    EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_send(tx_, "x", 1, ms(5)));
+    /* what the words say now is refused... */
     EXPECT_EQ(-EALREADY, mdcom_fifoch_enqueue(tx_, held, 1)) << "our block's state was changed";
     EXPECT_EQ(-EALREADY, mdcom_fifoch_free(tx_, held));
     for (uint32_t i = 0; i < 8; i++) {
@@ -387,10 +388,15 @@ TEST_F(Hostile, BlockStateGarbage)
         EXPECT_EQ(-EALREADY, mdcom_fifoch_free(rx_, i));
     }
     uint32_t got;
-    EXPECT_EQ(-EPROTO, mdcom_fifoch_dequeue(rx_, &got, nullptr)) << "queued block " << queued
-                                                                 << " no longer QUEUED";
-    mdcom_fifo_state st = sense(rx_);
-    EXPECT_EQ(st.free_blocks, 0u);
+    UT_EXPECT_ONE_OF(mdcom_fifoch_dequeue(rx_, &got, nullptr), -EPROTO, -EAGAIN);
+    /* ...and the formatter's audit (sense_fifoch runs it) proves every one of
+     * them wrong - no such state, or an owner that is no live process, or
+     * QUEUED in no entry - and gives the blocks back */
+    mdcom_fifo_state st = sense(tx_); /* the master's: the formatter audits */
+    EXPECT_EQ(st.free_blocks, 8u) << "garbage state words not repaired";
+    uint32_t id;
+    EXPECT_EQ(0, mdcom_fifoch_alloc(tx_, &id));
+    EXPECT_EQ(0, mdcom_fifoch_free(tx_, id));
     recover_and_check();
 }
 
