@@ -325,24 +325,48 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
     return 0;
 }
 
-/* 1 when a live process other than skip has claimed block id of channel
- * chan, in the use whose state word is w, for a dequeue (it is about to
- * hold it). A record of an older use of the block does not count. */
-static int live_deq_claim(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t w,
-                          uint32_t skip)
+/* 1 when a process entry other than skip's (and not free) records queue
+ * operation op with field a (op_id, or op_pos when id_only is 0... see the
+ * callers) equal to x and, when w != 0, op_state equal to w. The records of
+ * processes that may still be running: what they name is not an orphan. */
+static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
+                       uint32_t skip)
 {
-    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_DEQ, chan);
+    uint32_t i;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
-        if (i + 1 == skip || o == MDCOM_PROC_FREE)
+        if (i + 1 == skip ||
+            atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
             continue;
         if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id &&
-            atomic_load_explicit(&p->op_state, memory_order_relaxed) == w)
+            atomic_load_explicit(by_pos ? &p->op_pos : &p->op_id, memory_order_relaxed) == x &&
+            (!w || atomic_load_explicit(&p->op_state, memory_order_relaxed) == w))
             return 1;
     }
     return 0;
+}
+
+/* A live consumer claimed block id (in the use whose word is w) to hold it. */
+#define live_deq_claim(m, chan, id, w, skip)                                               \
+    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_DEQ, (chan)), 0, (id), (w), (skip))
+/* A live producer records position pos: it claimed it (and will publish it),
+ * or is about to try. A dead producer's record may name a position it lost
+ * to such a one (it died between a failed claim and its next attempt). */
+#define live_enq_claim(m, chan, pos, skip)                                                 \
+    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 1, (pos), 0, (skip))
+/* A live producer marked block id QUEUED (word w) and has not published it. */
+#define live_enq_block(m, chan, id, w)                                                     \
+    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), (w), 0)
+
+/* Publish a skip entry at position pos (a hole nobody will fill). */
+static void fill_skip(struct mdcom_fifoch *ch, uint32_t pos)
+{
+    mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
+    atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
+    atomic_store_explicit(&s->len, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+    /* release: id/len before the slot reads full, as a producer */
+    atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
 }
 
 /* Free block id if its state word is still w, a QUEUED one, but the block
@@ -363,25 +387,6 @@ static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_
         memory_order_release, memory_order_relaxed);
 }
 
-/* 1 when a live process other than skip records an enqueue at position
- * pos of channel chan: it claimed pos (and will publish it), or is about to
- * try. A dead producer's record may name a position it lost to such a one
- * (it died between a failed claim and recording the next attempt). */
-static int live_enq_claim(struct mdcom *m, uint32_t chan, uint32_t pos, uint32_t skip)
-{
-    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_ENQ, chan);
-    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-        mdcom_wire_proc *p = &m->procs[i];
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
-        if (i + 1 == skip || o == MDCOM_PROC_FREE)
-            continue;
-        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(&p->op_pos, memory_order_relaxed) == pos)
-            return 1;
-    }
-    return 0;
-}
-
 void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state)
 {
@@ -398,13 +403,8 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
             if (pos - d < e - d && e - d <= ch->qmask + 1 &&
                 atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos) &&
-                !live_enq_claim(m, chan, pos, owner)) {
-                atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
-                atomic_store_explicit(&s->len, 0, memory_order_relaxed);
-                atomic_store_explicit(&s->state, 0, memory_order_relaxed);
-                /* release: id/len before the slot reads full, as a producer */
-                atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
-            }
+                !live_enq_claim(m, chan, pos, owner))
+                fill_skip(ch, pos);
             /* the block it marked QUEUED, if it never made it into a slot */
             if (id < ch->block_count && free_orphan(ch, id, state, owner))
                 n++;
@@ -457,24 +457,22 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 /* audit (self-healing after forged or corrupted words)               */
 /* ---------------------------------------------------------------- */
 
-#define AUDIT_CHUNK 1024u /* blocks judged per pass over the queue */
-
-/* 1 when a live process' op record names block id in the use whose state
- * word is w (an enqueue marked it QUEUED and has not published it yet). */
-static int live_enq_block(struct mdcom *m, uint32_t chan, uint32_t id, uint32_t w)
+/* The channel empty again (all blocks free, queue empty, counters zero),
+ * its sleepers' count kept and their event word changed so they wake. */
+static void reinit_channel(struct mdcom_fifoch *ch)
 {
-    uint32_t i, op = MDCOM_OP_MAKE(MDCOM_OP_ENQ, chan);
-    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-        mdcom_wire_proc *p = &m->procs[i];
-        if (atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
-            continue;
-        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(&p->op_id, memory_order_relaxed) == id &&
-            atomic_load_explicit(&p->op_state, memory_order_relaxed) == w)
-            return 1;
-    }
-    return 0;
+    struct mdcom *m = ch->m;
+    uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
+    uint32_t wt = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
+    mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
+    atomic_store_explicit(&ch->ctl->event.w[1], wt, memory_order_relaxed);
+    atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
+    /* fence: the re-initialised channel is visible before sleepers wake */
+    atomic_thread_fence(memory_order_seq_cst);
+    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], ch->index);
 }
+
+#define AUDIT_QUEUED 8u /* QUEUED blocks examined per audit (a queue pass each) */
 
 /* 1 when block owner byte o names no live process entry. */
 static int owner_gone(struct mdcom *m, uint32_t o)
@@ -490,8 +488,8 @@ static int owner_gone(struct mdcom *m, uint32_t o)
 uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
 {
     struct mdcom_fifoch *ch = &m->ch[index].f;
-    uint32_t d, e, p, base, id, fixed = 0, lost = 0;
-    uint32_t seen[AUDIT_CHUNK / 32];
+    uint32_t d, e, p, k, id, checks, fixed = 0, lost = 0;
+    uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
     if (ch->tag != MDCOM_TAG_FIFO)
         return 0;
     /* acquire: as in queued_in_ring */
@@ -500,78 +498,87 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
     if (e - d > ch->qmask + 1) {
         /* positions no queue can hold: nothing in it can be trusted. The
          * channel starts again empty (what was queued is lost, counted as
-         * errors), and its sleepers are woken. */
-        uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
-        uint32_t wt = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
-        mdcom_layout_format_channel(m->base, &m->cl[index]);
-        atomic_store_explicit(&ch->ctl->event.w[1], wt, memory_order_relaxed);
-        atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
+         * an error), and its sleepers are woken. */
+        reinit_channel(ch);
         count_error(ch);
-        /* fence: the re-initialised channel is visible before sleepers wake */
-        atomic_thread_fence(memory_order_seq_cst);
-        m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], index);
-        ch->audit_set = 0;
+        ch->audit_e1 = ch->audit_e2 = 0;
+        ch->audit_ncand = 0;
         return 1;
     }
-    /* Holes: positions producers have passed but nobody published. When
-     * consumers made no progress since the previous audit (a period ago),
-     * every unpublished position that audit already saw claimed, and that no
-     * live producer records (a live claimer's record names its position
-     * until it has published: see ring_push), gets a skip entry. */
-    if (ch->audit_set && ch->audit_d == d && e != d) {
-        uint32_t lim = ch->audit_e - d <= e - d ? ch->audit_e : e;
-        for (p = d; p != lim; p++) {
+    /* Holes: positions producers have passed but nobody published. Every
+     * unpublished position that was claimed two audits ago already (below
+     * that audit's producer index), and that no live producer records (a
+     * live claimer's record names its position until it has published: see
+     * ring_push), gets a skip entry. (Two periods, not one: records are per
+     * attachment, and a thread whose record a sibling overwrote is covered
+     * only by time; reliability.md.) */
+    if (ch->audit_e2 - d <= e - d) {
+        for (p = d; p != ch->audit_e2; p++) {
             mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
             if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) ||
                 live_enq_claim(m, index, p, 0))
                 continue;
-            atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
-            atomic_store_explicit(&s->len, 0, memory_order_relaxed);
-            atomic_store_explicit(&s->state, 0, memory_order_relaxed);
-            /* release: id/len before the slot reads full, as a producer */
-            atomic_store_explicit(&s->seq, SEQ_FULL(p), memory_order_release);
+            fill_skip(ch, p);
             count_error(ch);
             fixed++;
         }
     }
-    ch->audit_d = d;
-    ch->audit_e = e;
-    ch->audit_set = 1;
-    /* blocks, AUDIT_CHUNK at a time: mark the ones the queue holds, then
-     * judge every state word of the chunk */
-    for (base = 0; base < ch->block_count; base += AUDIT_CHUNK) {
-        uint32_t n = ch->block_count - base < AUDIT_CHUNK ? ch->block_count - base : AUDIT_CHUNK;
-        memset(seen, 0, sizeof seen);
-        for (p = d; p != e; p++) {
-            mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-            uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
-            if (v - base < n)
-                seen[(v - base) / 32] |= 1u << ((v - base) % 32);
-        }
-        for (id = base; id < base + n; id++) {
-            mdcom_aword *bs = &ch->bstate[id];
-            uint32_t w = atomic_load_explicit(bs, memory_order_relaxed), st = MDCOM_BLK_STATE(w);
-            int orphan;
-            if (st == MDCOM_BLK_FREE)
-                orphan = MDCOM_BLK_OWNER(w) != 0; /* FREE names nobody */
-            else if (st == MDCOM_BLK_ALLOC || st == MDCOM_BLK_HELD)
-                orphan = owner_gone(m, MDCOM_BLK_OWNER(w));
-            else if (st == MDCOM_BLK_QUEUED)
-                orphan = !(seen[(id - base) / 32] >> ((id - base) % 32) & 1u) &&
-                         !queued_in_ring(ch, id) && !live_deq_claim(m, index, id, w, 0) &&
-                         !live_enq_block(m, index, id, w);
-            else
-                orphan = 1; /* no such state */
-            /* by CAS on the word judged: a change since (a live owner) wins.
-             * release: as in block_release */
-            if (orphan && atomic_compare_exchange_strong_explicit(
-                              bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
-                              memory_order_release, memory_order_relaxed)) {
-                fixed++;
-                lost += st == MDCOM_BLK_QUEUED || st == MDCOM_BLK_HELD;
+    ch->audit_e2 = ch->audit_e1;
+    ch->audit_e1 = e;
+    /* Every state word. A QUEUED one is an orphan if no queue entry and no
+     * live record holds it; that costs a pass over the queue, so at most
+     * AUDIT_QUEUED of them are examined per audit, from a cursor that goes
+     * round the pool (bounded: O(blocks + AUDIT_QUEUED x depth)). */
+    for (k = 0, id = ch->audit_cursor, checks = 0; k < ch->block_count; k++) {
+        mdcom_aword *bs;
+        uint32_t w, st;
+        int orphan;
+        if (++id >= ch->block_count)
+            id = 0;
+        bs = &ch->bstate[id];
+        w = atomic_load_explicit(bs, memory_order_relaxed);
+        st = MDCOM_BLK_STATE(w);
+        if (st == MDCOM_BLK_FREE) {
+            orphan = MDCOM_BLK_OWNER(w) != 0; /* FREE names nobody */
+        } else if (st == MDCOM_BLK_ALLOC || st == MDCOM_BLK_HELD) {
+            orphan = owner_gone(m, MDCOM_BLK_OWNER(w));
+        } else if (st == MDCOM_BLK_QUEUED) {
+            uint32_t c, seen = 0;
+            if (checks == AUDIT_QUEUED)
+                continue;
+            if (++checks == AUDIT_QUEUED)
+                last = id;
+            orphan = !queued_in_ring(ch, id) && !live_deq_claim(m, index, id, w, 0) &&
+                     !live_enq_block(m, index, id, w);
+            /* freed only if the previous audit found it so too (same word) */
+            for (c = 0; c < ch->audit_ncand; c++)
+                seen |= ch->audit_cand[c] == id && ch->audit_cand_w[c] == w;
+            if (orphan && !seen && ncand < AUDIT_QUEUED) {
+                cand[ncand] = id;
+                cand_w[ncand++] = w;
             }
+            orphan &= seen;
+        } else {
+            orphan = 1; /* no such state */
+        }
+        /* by CAS on the word judged: a change since (a live owner) wins.
+         * release: as in block_release */
+        if (orphan && atomic_compare_exchange_strong_explicit(
+                          bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+                          memory_order_release, memory_order_relaxed)) {
+            fixed++;
+            lost += st == MDCOM_BLK_QUEUED || st == MDCOM_BLK_HELD;
         }
     }
+    for (k = 0; k < ncand; k++) {
+        ch->audit_cand[k] = cand[k];
+        ch->audit_cand_w[k] = cand_w[k];
+    }
+    ch->audit_ncand = ncand;
+    /* the next audit looks at the same QUEUED blocks again while some are
+     * suspects, else at the next ones */
+    if (!ncand && checks == AUDIT_QUEUED)
+        ch->audit_cursor = last;
     if (fixed) {
         atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, fixed, memory_order_relaxed);
         if (lost)
@@ -1026,22 +1033,13 @@ int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
 int mdcom_fifoch_init(mdcom_fifoch_t *ch)
 {
     struct mdcom *m;
-    uint32_t ev, waiters;
     if (!valid_fifo(ch))
         return -EINVAL;
     m = ch->m;
     if (!m->is_master)
         return -EPERM;
-    ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
-    waiters = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
-    mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
-    /* keep sleepers' bookkeeping, and change the word so they wake */
-    atomic_store_explicit(&ch->ctl->event.w[1], waiters, memory_order_relaxed);
-    atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
     atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
-    /* fence: the re-formatted channel is visible before sleepers are woken */
-    atomic_thread_fence(memory_order_seq_cst);
-    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], ch->index);
+    reinit_channel(ch);
     return 0;
 }
 

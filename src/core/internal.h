@@ -119,9 +119,14 @@ struct mdcom_fifoch {
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
-    /* audit (the formatter only): the queue positions the last audit saw;
-     * holes are filled when consumers made no progress since */
-    uint32_t audit_d, audit_e, audit_set;
+    /* audit (the formatter only): the producers' index one and two audits
+     * ago (positions below the older one were claimed two periods ago at
+     * least); the QUEUED blocks the last audit found in no entry and no
+     * record (freed only when the next audit finds them so again, with the
+     * same word) */
+    uint32_t audit_e1, audit_e2;
+    uint32_t audit_cursor; /* where the next audit's QUEUED checks start */
+    uint32_t audit_cand[8], audit_cand_w[8], audit_ncand; /* AUDIT_QUEUED */
 };
 
 struct mdcom_smemch {
@@ -300,8 +305,8 @@ int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
  * formatter's periodic audit): positions further apart than the queue holds
  * (the channel is re-initialised), holes no live producer claims (skipped),
  * blocks owned by no live process, QUEUED blocks in no entry and no live
- * record, invalid state words (freed). Bounded: O(blocks / 1024 x depth +
- * blocks). Returns the number of repairs. */
+ * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).
+ * Returns the number of repairs. */
 uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);

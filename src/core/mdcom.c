@@ -51,7 +51,7 @@ const char *mdcom_strerror(int err)
     case ENOENT: return "ENOENT: no such channel or region";
     case EPERM: return "EPERM: this domain/process is not allowed to do that";
     case EACCES: return "EACCES: permission denied on the region";
-    case ENOSPC: return "ENOSPC: no space: region, shm directory or instance pool too small";
+    case ENOSPC: return "ENOSPC: no space (region, shm directory or instances)";
     case ETIMEDOUT: return "ETIMEDOUT: timed out";
     case EAGAIN: return "EAGAIN: nothing to dequeue / queue full";
     case ENOBUFS: return "ENOBUFS: no free block in the pool";
@@ -69,8 +69,7 @@ const char *mdcom_strerror(int err)
     case EADDRINUSE: return "EADDRINUSE: a live master already serves this region";
     case EINTR: return "EINTR: interrupted by a signal";
     case ENOSYS: return "ENOSYS: not supported by this platform port";
-    case ENOTCONN: return "ENOTCONN: this process was taken for dead (missed its heartbeat) and reaped";
-    case EMFILE: return "EMFILE: too many open files or registrations";
+    case ENOTCONN: return "ENOTCONN: taken for dead (missed heartbeat) and reaped";
     default: return "unknown error";
     }
 }
@@ -327,10 +326,26 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
     return 1;
 }
 
+/* Take entry i (owner word o) if its process is dead, or if it is a claim
+ * whose claimer's pid no longer exists: 1 taken (ours to reap, then free). */
+static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+{
+    uint32_t pid = 0, token = 0;
+    if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
+        if (!m->plat->proc_alive ||
+            m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) != 0)
+            return 0;
+    } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
+               !proc_dead(m, i, &pid, &token)) {
+        return 0;
+    }
+    return mdcom_take_dead_slot(m, i, o, pid, token);
+}
+
 /* One scan of the process table: reap every entry whose process is dead. */
 static int reap_scan(struct mdcom *m)
 {
-    uint32_t i, o, pid, token;
+    uint32_t i, o;
     int n = 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
@@ -338,18 +353,8 @@ static int reap_scan(struct mdcom *m)
             continue;
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
         o = atomic_load_explicit(&p->owner, memory_order_acquire);
-        if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
-            /* a claim in progress: its claimer (a new process or a reaper)
-             * died half-way if its pid is gone */
-            if (!m->plat->proc_alive ||
-                m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) != 0 ||
-                !mdcom_take_dead_slot(m, i, o, 0, 0))
-                continue;
-        } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS) {
+        if (!take_if_dead(m, i, o))
             continue;
-        } else if (!proc_dead(m, i, &pid, &token) || !mdcom_take_dead_slot(m, i, o, pid, token)) {
-            continue;
-        }
         reap_slot(m, i);
         /* release: the reclaim is complete before the entry can be reused */
         atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
@@ -527,21 +532,10 @@ static int claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
             uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
-            uint32_t dpid, dtoken;
-            if (pass == 1 && o != MDCOM_PROC_CLAIMING && (o & 0x80000000u) &&
-                m->plat->proc_alive &&
-                m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) == 0) {
-                /* a claim whose claimer died half-way: finish it for us */
-                if (!mdcom_take_dead_slot(m, i, o, 0, 0))
-                    continue;
-                reap_slot(m, i);
-            } else if (pass == 1 && o >= MDCOM_PROC_DOMAIN_BASE &&
-                o < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS &&
-                proc_dead(m, i, &dpid, &dtoken)) {
-                /* dead owner: take the slot first (so no one else reuses its
-                 * owner token meanwhile), then give its blocks back */
-                if (!mdcom_take_dead_slot(m, i, o, dpid, dtoken))
-                    continue;
+            if (pass == 1 && take_if_dead(m, i, o)) {
+                /* a dead owner (or claimer): the slot is taken first (so no
+                 * one else reuses its owner token meanwhile), then what it
+                 * held goes back */
                 reap_slot(m, i);
             } else if (o != MDCOM_PROC_FREE ||
                        !atomic_compare_exchange_strong_explicit(&p->owner, &o,
