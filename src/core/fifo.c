@@ -44,7 +44,7 @@
 #define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
 
 /* Push (id, len); me: our process entry, whose op record (op, op_id,
- * op_state) the caller set; each attempt records its position in op_pos.
+ * the caller set) names the block; each attempt records its position in op_pos.
  * 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
                             mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
@@ -326,9 +326,9 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
 }
 
 /* 1 when a process entry other than skip's (and not free) records queue
- * operation op with field a (op_id, or op_pos when id_only is 0... see the
- * callers) equal to x and, when w != 0, op_state equal to w. The records of
- * processes that may still be running: what they name is not an orphan. */
+ * operation op with op_pos (by_pos) or op_id equal to x and, when w != 0,
+ * op_state equal to w: the records of processes that may still be running,
+ * whose operations in flight are not to be repaired. */
 static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
                        uint32_t skip)
 {
@@ -354,9 +354,10 @@ static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x
  * to such a one (it died between a failed claim and its next attempt). */
 #define live_enq_claim(m, chan, pos, skip)                                                 \
     live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 1, (pos), 0, (skip))
-/* A live producer marked block id QUEUED (word w) and has not published it. */
-#define live_enq_block(m, chan, id, w)                                                     \
-    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), (w), 0)
+/* A live producer's record names block id: it marked it QUEUED and may not
+ * have published it yet (an enqueue record names the block, not its word). */
+#define live_enq_block(m, chan, id)                                                        \
+    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), 0, 0)
 
 /* Publish a skip entry at position pos (a hole nobody will fill). */
 static void fill_skip(struct mdcom_fifoch *ch, uint32_t pos)
@@ -405,9 +406,15 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
                 atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos) &&
                 !live_enq_claim(m, chan, pos, owner))
                 fill_skip(ch, pos);
-            /* the block it marked QUEUED, if it never made it into a slot */
-            if (id < ch->block_count && free_orphan(ch, id, state, owner))
-                n++;
+            /* the block it marked QUEUED, if it never made it into a slot:
+             * QUEUED by it (its owner byte; the record names the block, not
+             * its word, and a later use of the block by it would have
+             * rewritten the record) and in no queue entry */
+            if (id < ch->block_count) {
+                uint32_t w = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+                if (MDCOM_BLK_OWNER(w) == owner && free_orphan(ch, id, w, owner))
+                    n++;
+            }
         } else if (op >> 16 == MDCOM_OP_DEQ && id < ch->block_count) {
             /* a block it took off the queue but did not get to hold (in
              * the use it recorded: state has the generation) */
@@ -549,7 +556,7 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
             if (++checks == AUDIT_QUEUED)
                 last = id;
             orphan = !queued_in_ring(ch, id) && !live_deq_claim(m, index, id, w, 0) &&
-                     !live_enq_block(m, index, id, w);
+                     !live_enq_block(m, index, id);
             /* freed only if the previous audit found it so too (same word) */
             for (c = 0; c < ch->audit_ncand; c++)
                 seen |= ch->audit_cand[c] == id && ch->audit_cand_w[c] == w;
@@ -643,7 +650,7 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = mdcom_region_check(ch->m); /* no new message into a dead region */
+    r = mdcom_region_ok(ch->m); /* no new message into a dead region */
     if (r)
         return r;
     n = ch->block_count;
@@ -718,43 +725,47 @@ static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 {
     const mdcom_platform *p;
-    uint32_t s, q;
+    struct mdcom *m;
+    mdcom_wire_proc *me;
+    uint32_t s, q, owner;
     int r;
     if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
+    m = ch->m; /* private: loaded once, not again after each shared store */
+    me = m->me;
+    owner = m->owner;
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
     s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, ch->m->owner))
+    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, owner))
         return -EALREADY;
     if (!filter_pass(ch, id, len)) {
-        r = block_release(ch, id, ch->m->owner);
+        r = block_release(ch, id, owner);
         if (r)
             return r;
         atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
-    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, ch->m->owner, MDCOM_BLK_GEN(s));
+    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, owner, MDCOM_BLK_GEN(s));
     /* The op record names the block before it reads QUEUED: a QUEUED block
      * in no slot exists only inside an enqueue, so a reaper finds every such
      * block of a dead process in its record, without scanning the pool.
      * relaxed: read only by a reaper once we are dead (a dead process'
      * stores are all in memory); our own line: no miss */
-    atomic_store_explicit(&ch->m->me->op_id, id, memory_order_relaxed);
-    atomic_store_explicit(&ch->m->me->op_state, q, memory_order_relaxed);
-    atomic_store_explicit(&ch->m->me->op, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index),
+    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
+    atomic_store_explicit(&me->op, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index),
                           memory_order_relaxed);
     /* ours (checked above): a store, as in block_release. relaxed: the queue
      * ring's release store publishes the new state with the slot */
     atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
-    p = ch->m->plat;
+    p = m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, q, ch->m->me);
+                  len, q, me);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -775,20 +786,22 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 {
     const mdcom_platform *p;
+    struct mdcom *m;
     uint32_t v, l, s, tries;
     int r;
     if (!valid_fifo(ch) || !id)
         return -EINVAL;
     if (!ch->can_rx)
         return -EPERM;
+    m = ch->m; /* private: loaded once, not again after each shared store */
     /* a sign of life when we promised heartbeats (our own line: no miss) */
-    if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
+    if (m->hb_ms && (r = mdcom_beat(m)) != 0)
         return r;
     rx_prefetch(ch);
     for (tries = 0;;) {
         uint32_t cur;
         r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, ch->m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+                     ch->block_count, &v, &l, &s, m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
@@ -818,7 +831,7 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         cur = s;
         if (atomic_compare_exchange_strong_explicit(
                 &ch->bstate[v], &cur,
-                MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, ch->m->owner, MDCOM_BLK_GEN(s)),
+                MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, m->owner, MDCOM_BLK_GEN(s)),
                 memory_order_relaxed, memory_order_relaxed))
             break;
         count_error(ch);
@@ -829,13 +842,13 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         if ((MDCOM_BLK_STATE(cur) != MDCOM_BLK_FREE && MDCOM_BLK_GEN(cur) == MDCOM_BLK_GEN(s)) ||
             ++tries >= MDCOM_RETRY_MAX)
             return -EPROTO;
-        if (ch->m->hb_ms && mdcom_self(ch->m) < 0)
+        if (m->hb_ms && mdcom_self(m) < 0)
             return -ENOTCONN; /* taken for dead meanwhile: take no further entry */
     }
-    if (ch->m->hb_ms && (r = mdcom_self(ch->m)) <= 0) {
+    if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
         /* taken for dead while we ran: the message is lost with us (as if
          * we had died holding it), and counted so */
-        if (block_reclaim(ch, v, ch->m->owner)) {
+        if (block_reclaim(ch, v, m->owner)) {
             atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
         }
@@ -843,10 +856,10 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     }
     if (l > ch->block_size) {
         count_error(ch);
-        (void)block_release(ch, v, ch->m->owner);
+        (void)block_release(ch, v, m->owner);
         return -EBADMSG;
     }
-    p = ch->m->plat;
+    p = m->plat;
     if (p->cache_invalidate)
         p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
     /* relaxed: a private guess (see rx_prefetch) */
