@@ -65,3 +65,6 @@ else()
   target_link_libraries(mdcom_openamp INTERFACE ${_inst}/lib/libopen_amp.a ${_inst}/lib/libmetal.a
                         ${MDCOM_SYSFS_LIB} Threads::Threads rt)
 endif()
+# visible to every directory that includes this file (bench/ and tests/)
+set(MDCOM_OPENAMP_FOUND ${MDCOM_OPENAMP_FOUND} CACHE INTERNAL "")
+set(MDCOM_OPENAMP_WHY "${MDCOM_OPENAMP_WHY}" CACHE INTERNAL "")
