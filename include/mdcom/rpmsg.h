@@ -22,6 +22,10 @@
  * so a Linux peer's physical addresses are used by setting addr_base to the
  * pool's physical address; between two mdcom sides addr_base is 0.
  *
+ * Memory laid out by someone else (a remoteproc resource table, a Linux
+ * host's carveout, vhost-user): mdcom_rpmsg_init_bound() below, with no
+ * control block; the layout above is then not used.
+ *
  * Messages: a 16-byte header (le32 src, le32 dst, le32 reserved, le16 len,
  * le16 flags) and up to buf_size - 16 bytes of payload (496 by default).
  * Endpoint addresses below 1024 are reserved; 53 is the name service, which
