@@ -22,6 +22,10 @@
  * so a Linux peer's physical addresses are used by setting addr_base to the
  * pool's physical address; between two mdcom sides addr_base is 0.
  *
+ * Memory laid out by someone else (a remoteproc resource table, a Linux
+ * host's carveout, vhost-user): mdcom_rpmsg_init_bound() below, with no
+ * control block; the layout above is then not used.
+ *
  * Messages: a 16-byte header (le32 src, le32 dst, le32 reserved, le16 len,
  * le16 flags) and up to buf_size - 16 bytes of payload (496 by default).
  * Endpoint addresses below 1024 are reserved; 53 is the name service, which
@@ -41,9 +45,10 @@
  * Conventions (as mdcom.h): 0 or a documented value >= 0 on success, negative
  * errno on failure; timeouts in ns: MDCOM_POLL (0) never waits, MDCOM_FOREVER
  * (-1) waits without limit. Errors that mean the peer broke the protocol:
- * -EPROTO (bad ring index, descriptor, address) and -EBADMSG (bad length,
- * header, name, unknown destination); each is also counted in
- * mdcom_rpmsg_stats. Every function taking a handle returns -EINVAL for a NULL
+ * -EPROTO (bad ring index, descriptor, address) and -EBADMSG (bad length or
+ * header); each is also counted in mdcom_rpmsg_stats. A message to an
+ * address without endpoint and a malformed name service message are
+ * counted and dropped, not errors (as Linux and OpenAMP do). Every function taking a handle returns -EINVAL for a NULL
  * or foreign handle. Waits of the remote return -ESHUTDOWN once the host
  * ended the instance.
  *
@@ -148,6 +153,9 @@ typedef struct mdcom_rpmsg_opts {
     int64_t attach_timeout_ns;      /* remote: wait this long for the host      */
     mdcom_rpmsg_ns_cb ns_cb;        /* optional                                 */
     void *ns_priv;
+    uint32_t no_ns;                 /* host: do not offer VIRTIO_RPMSG_F_NS
+                                       (mdcom control block mode; a bound host
+                                       takes the device's features instead)    */
 } mdcom_rpmsg_opts;
 
 /* Bytes of private memory an instance with these options needs (0 when the
@@ -184,12 +192,12 @@ uint32_t mdcom_rpmsg_max_payload(const mdcom_rpmsg_t *r);
 
 /* Dispatch received messages to their endpoints. Waits up to timeout_ns for
  * the first one when none is pending, then dispatches everything pending.
- * Returns the number of messages dispatched (>= 0; 0 when nothing arrived in
- * time), or at the first protocol violation (the offending entry counted and,
- * where possible, dropped and its buffer returned):
+ * Returns the number of messages taken (>= 0, dispatched or dropped; 0 when
+ * nothing arrived in time), or at the first protocol violation (the
+ * offending entry counted and, where possible, dropped and its buffer
+ * returned):
  *   -EPROTO    bad ring index, descriptor head, flags or buffer address
- *   -EBADMSG   bad length, header, name service message, or a message to an
- *              address with no endpoint (dropped, as Linux does)
+ *   -EBADMSG   bad used/descriptor length or header length
  *   -ESHUTDOWN (remote) the host ended the instance
  *   -EINTR     a signal interrupted the wait (Linux port)
  *   -EDEADLK   called from inside a callback nested too deep (depth 4) */
@@ -200,6 +208,103 @@ int mdcom_rpmsg_poll(mdcom_rpmsg_t *r, int64_t timeout_ns);
  * empty or longer than 31 bytes), or an error of mdcom_rpmsg_poll. */
 int mdcom_rpmsg_wait_service(mdcom_rpmsg_t *r, const char *name, uint32_t *addr,
                              int64_t timeout_ns);
+
+/* ------------------------------------------------------------------ */
+/* Binding to memory mdcom does not lay out                               */
+/* ------------------------------------------------------------------ */
+/* An instance can run on vrings and a buffer pool placed by someone else
+ * (a remoteproc resource table, a Linux host's carveout, vhost-user), with
+ * no mdcom control block. The caller gives local pointers to the three parts
+ * of both vrings, the pool, the device address of the pool (descriptor
+ * addresses are pool_da + byte offset in the pool), and how to notify the
+ * peer and wait for its notifications. Virtio device status and features,
+ * when there is a place for them (a resource table's vdev entry), are read
+ * and written there.
+ *
+ * Requirements: both vrings have num entries (a power of two); the pool holds
+ * 2 * num buffers of buf_size bytes, the host's RX buffers (posted in vring
+ * 0) first, then its TX buffers, as Linux virtio_rpmsg_bus and OpenAMP's
+ * host allocate them. */
+typedef struct mdcom_rpmsg_vring {
+    void *desc, *avail, *used; /* local pointers to the three parts          */
+} mdcom_rpmsg_vring;
+
+typedef struct mdcom_rpmsg_bind {
+    mdcom_rpmsg_vring vring[2]; /* 0: remote -> host, 1: host -> remote      */
+    uint32_t num;               /* entries of each vring                      */
+    uint32_t buf_size;          /* bytes per buffer incl. header (Linux: 512)  */
+    void *pool;                 /* local pointer to buffer 0                  */
+    uint64_t pool_da;           /* its address in descriptors                 */
+    /* virtio device status byte and feature words (resource table vdev
+     * entry: status, dfeatures, gfeatures); NULL: none (then features below
+     * are the negotiated ones and the device counts as started) */
+    uint8_t *status;
+    uint32_t *dfeatures, *gfeatures;
+    uint32_t features;          /* used when gfeatures is NULL (bit 0: F_NS)  */
+    /* Notify the peer that vring vq (0/1) has news. Required. */
+    void (*notify)(void *ctx, uint32_t vq);
+    /* Sleep until the peer notifies or timeout_ns passes; a notification
+     * sent since the previous call must make it return at once (an
+     * interrupt's pending bit, an eventfd, a semaphore). 0 or -EINTR.
+     * NULL: the instance spins (platform relax) instead of sleeping. */
+    int (*wait)(void *ctx, int64_t timeout_ns);
+    void *ctx;
+} mdcom_rpmsg_bind;
+
+/* Fill b->vring[i] from legacy vrings starting at vring0/vring1 with num
+ * entries and alignment align (the layout of Linux vring_init, OpenAMP and
+ * RPMsg-Lite). 0 or -EINVAL. */
+int mdcom_rpmsg_bind_legacy_vrings(mdcom_rpmsg_bind *b, void *vring0, void *vring1, uint32_t num,
+                                   uint32_t align);
+
+/* Start an instance on bound memory. opts->geometry and opts->addr_base are
+ * ignored (b gives them); everything else as mdcom_rpmsg_init.
+ * HOST: zeroes and formats both vrings, posts its RX buffers; with a status
+ *   byte it writes ACKNOWLEDGE, DRIVER, the negotiated features
+ *   (*gfeatures = *dfeatures & F_NS), FEATURES_OK, then DRIVER_OK.
+ * REMOTE: with a status byte, waits up to attach_timeout_ns for DRIVER_OK
+ *   (any other bits accepted; FAILED refused), then reads *gfeatures; its
+ *   waits return -ESHUTDOWN once the status is reset to 0 or FAILED.
+ * 0, or -EINVAL (bad b or opts), -ENOSPC (state_size), -ETIMEDOUT,
+ * -ECONNREFUSED (status FAILED). */
+int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
+                           const mdcom_rpmsg_bind *b, const mdcom_rpmsg_opts *opts);
+
+/* Bytes of private memory mdcom_rpmsg_init_bound needs for num entries. */
+size_t mdcom_rpmsg_state_size_bound(uint32_t num, const mdcom_rpmsg_opts *opts);
+
+/* ---- remoteproc resource table (Linux remoteproc, OpenAMP) ---------- */
+#define MDCOM_RSC_VDEV 3u          /* resource type of a virtio device         */
+#define MDCOM_VIRTIO_ID_RPMSG 7u   /* virtio device id of rpmsg                */
+#define MDCOM_RSC_ADDR_ANY 0xffffffffu
+
+/* struct fw_rsc_vdev_vring (20 bytes) */
+typedef struct mdcom_rsc_vring {
+    uint32_t da, align, num, notifyid, pa;
+} mdcom_rsc_vring;
+/* struct fw_rsc_vdev (24 bytes + vrings + config) after its le32 type word */
+typedef struct mdcom_rsc_vdev {
+    uint32_t id, notifyid, dfeatures, gfeatures, config_len;
+    uint8_t status, num_of_vrings, reserved[2];
+    mdcom_rsc_vring vring[];
+} mdcom_rsc_vdev;
+
+/* Find the first rpmsg vdev entry (id 7, >= 2 vrings) of the resource
+ * table at table (size bytes: le32 ver = 1, num, reserved[2], le32
+ * offset[num], entries), validating every offset and size against size.
+ * 0 and *vdev, or -EINVAL (malformed table), -ENOENT (no rpmsg vdev). */
+int mdcom_rsc_find_rpmsg(void *table, size_t size, mdcom_rsc_vdev **vdev);
+
+/* Fill a binding from a resource table's rpmsg vdev: the vrings at their da
+ * (vring[i].da, .align, .num), translated to local pointers through the
+ * memory window mem (local pointer) = mem_da (device address) .. + mem_size;
+ * the pool at pool_da (Linux: the vdev's buffer carveout; its RX half first),
+ * also in the window; status and features pointing into the vdev entry.
+ * notify/wait/ctx are left for the caller. 0, -EINVAL (da ANY or outside
+ * the window, vrings of different sizes, bad geometry). */
+int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem,
+                              uint64_t mem_da, size_t mem_size, uint64_t pool_da,
+                              uint32_t buf_size);
 
 /* Counters (all time, this side). */
 typedef struct mdcom_rpmsg_stats {

@@ -187,7 +187,7 @@ int mdcom_rpmsg_layout_compute(const mdcom_rpmsg_geometry *g, mdcom_rpmsg_layout
 /* private memory                                                         */
 /* ------------------------------------------------------------------ */
 struct rp_mem {
-    size_t inst, epts, svcs, bhead, stack, bstate, vq0, vq1, total;
+    size_t inst, epts, svcs, bhead, blen, stack, bstate, vq0, vq1, total;
 };
 
 static int rp_mem_plan(const mdcom_rpmsg_opts *o, const mdcom_rpmsg_layout *lay,
@@ -202,7 +202,8 @@ static int rp_mem_plan(const mdcom_rpmsg_opts *o, const mdcom_rpmsg_layout *lay,
     m->epts = align_sz(sizeof(struct mdcom_rpmsg), 16);
     m->svcs = m->epts + align_sz(ne * sizeof(struct mdcom_rpmsg_ept), 16);
     m->bhead = m->svcs + align_sz(ns * sizeof(struct mdcom_rp_svc), 16);
-    m->stack = m->bhead + align_sz(2 * n * sizeof(uint16_t), 16);
+    m->blen = m->bhead + align_sz(2 * n * sizeof(uint16_t), 16);
+    m->stack = m->blen + align_sz(2 * n * sizeof(uint32_t), 16);
     m->bstate = m->stack + align_sz(n * sizeof(uint16_t), 16);
     m->vq0 = m->bstate + align_sz(2 * n, 16);
     m->vq1 = m->vq0 + align_sz(n, 16);
@@ -223,24 +224,68 @@ size_t mdcom_rpmsg_state_size(const mdcom_rpmsg_opts *opts)
 /* ------------------------------------------------------------------ */
 /* notification and waiting                                              */
 /* ------------------------------------------------------------------ */
-static void rp_kick(struct mdcom_rpmsg *r)
+/* Ask the peer not to notify us (on) or to notify us again (off), on both
+ * rings we receive on. */
+static void rp_suppress(struct mdcom_rpmsg *r, int on)
 {
-    /* fence: the ring index we just published must be visible before we read
-     * the peer's waiter count (pairs with the fence in rp_wait) */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(r->peer_waiters, memory_order_relaxed) != 0) {
+    if (r->role == MDCOM_RPMSG_HOST) {
+        mdcom_vq_drv_suppress(&r->rxq, on);
+        mdcom_vq_drv_suppress(&r->txq, on);
+    } else {
+        mdcom_vq_dev_suppress(&r->rxq, on);
+        mdcom_vq_dev_suppress(&r->txq, on);
+    }
+}
+
+/* Notify the peer about vring idx unconditionally. */
+static void rp_notify(struct mdcom_rpmsg *r, uint32_t idx)
+{
+    if (r->bound) {
+        r->bind.notify(r->bind.ctx, idx);
+    } else {
         atomic_fetch_add_explicit(r->peer_notify, 1, memory_order_relaxed);
         r->plat->doorbell.ring(r->plat->doorbell.ctx, r->peer_notify, UINT32_MAX);
     }
 }
 
-/* Remote: the host ended or re-formatted the area. */
+/* After publishing an index of vq: notify the peer unless it suppressed
+ * notifications on that ring. */
+static void rp_kick(struct mdcom_rpmsg *r, struct mdcom_vq *vq)
+{
+    uint32_t idx = ((vq == &r->rxq) == (r->role == MDCOM_RPMSG_HOST)) ? 0u : 1u;
+    int want;
+    /* fence: the ring index we just published must be visible before we read
+     * the peer's suppression flag (pairs with the fence in rp_wait) */
+    atomic_thread_fence(memory_order_seq_cst);
+    want = r->role == MDCOM_RPMSG_HOST ? mdcom_vq_drv_peer_wants_notify(vq)
+                                       : mdcom_vq_dev_peer_wants_interrupt(vq);
+    if (want)
+        rp_notify(r, idx);
+}
+
+/* The virtio device status as the host published it. */
+static uint32_t rp_status(const struct mdcom_rpmsg *r)
+{
+    if (!r->bound)
+        return atomic_load_explicit(&r->ctl->status, memory_order_relaxed);
+    if (!r->bind.status)
+        return MDCOM_RP_ST_DRIVER_OK;
+    return atomic_load_explicit((_Atomic uint8_t *)(void *)r->bind.status, memory_order_relaxed);
+}
+
+static int rp_status_live(uint32_t st)
+{
+    return (st & MDCOM_RP_ST_DRIVER_OK) != 0 && (st & MDCOM_RP_ST_FAILED) == 0;
+}
+
+/* Remote: the host ended (status reset / FAILED) or re-formatted the area. */
 static int rp_peer_check(const struct mdcom_rpmsg *r)
 {
     if (r->role != MDCOM_RPMSG_REMOTE)
         return 0;
-    if (atomic_load_explicit(&r->ctl->status, memory_order_relaxed) != MDCOM_RP_ST_READY ||
-        mdcom_rd32(&r->ctl->generation) != r->generation)
+    if (!rp_status_live(rp_status(r)))
+        return -ESHUTDOWN;
+    if (!r->bound && mdcom_rd32(&r->ctl->generation) != r->generation)
         return -ESHUTDOWN;
     return 0;
 }
@@ -298,31 +343,37 @@ static int rp_wait(struct mdcom_rpmsg *r, rp_cond_fn cond, uint64_t deadline)
             r->spin_cur /= 2;
     }
     for (;;) {
-        uint32_t snap;
+        uint32_t snap = 0;
         int64_t slice;
-        int wr;
+        int wr = 0;
         if ((rc = rp_peer_check(r)) != 0)
             return rc;
         /* acquire: a kick that changed the word before our snapshot was
          * preceded by its publication, which cond() below then sees */
-        snap = atomic_load_explicit(r->my_notify, memory_order_acquire);
-        atomic_fetch_add_explicit(r->my_waiters, 1, memory_order_relaxed);
-        /* fence: announce the waiter before the final check (pairs with the
-         * fence in rp_kick) */
+        if (!r->bound)
+            snap = atomic_load_explicit(r->my_notify, memory_order_acquire);
+        rp_suppress(r, 0);
+        /* fence: ask for notifications before the final check (pairs with
+         * the fence in rp_kick) */
         atomic_thread_fence(memory_order_seq_cst);
         if (cond(r)) {
-            atomic_fetch_sub_explicit(r->my_waiters, 1, memory_order_relaxed);
+            rp_suppress(r, 1);
             return 0;
         }
         now = rp_now(r);
         if (now >= deadline) {
-            atomic_fetch_sub_explicit(r->my_waiters, 1, memory_order_relaxed);
+            rp_suppress(r, 1);
             return -ETIMEDOUT;
         }
         slice = (deadline - now) > RP_SLEEP_SLICE_NS ? (int64_t)RP_SLEEP_SLICE_NS
                                                      : (int64_t)(deadline - now);
-        wr = r->plat->doorbell.wait(r->plat->doorbell.ctx, r->my_notify, snap, slice);
-        atomic_fetch_sub_explicit(r->my_waiters, 1, memory_order_relaxed);
+        if (!r->bound)
+            wr = r->plat->doorbell.wait(r->plat->doorbell.ctx, r->my_notify, snap, slice);
+        else if (r->bind.wait)
+            wr = r->bind.wait(r->bind.ctx, slice);
+        else
+            rp_relax(r);
+        rp_suppress(r, 1);
         if (wr == -EINTR)
             return -EINTR;
         if (cond(r))
@@ -341,7 +392,11 @@ static void rp_return_rx(struct mdcom_rpmsg *r, uint32_t b)
         mdcom_vq_drv_add(&r->rxq, (uint16_t)b, rp_buf_addr(r, b), r->bsize,
                          MDCOM_VQ_DESC_F_WRITE);
     else
-        mdcom_vq_dev_put_used(&r->rxq, r->bhead[b], 0); /* nothing written into it */
+        /* used.len: virtio 1.x counts bytes the device wrote (none here: the
+         * buffer is device-readable) and Linux ignores it, but OpenAMP's host
+         * takes it as the size of the reclaimed TX buffer; OpenAMP's own
+         * device returns the descriptor's length, and so do we */
+        mdcom_vq_dev_put_used(&r->rxq, r->bhead[b], r->blen[b]);
     r->rx_dirty = 1;
 }
 
@@ -354,7 +409,7 @@ static void rp_flush_rx(struct mdcom_rpmsg *r)
         mdcom_vq_drv_publish(&r->rxq);
     else
         mdcom_vq_dev_publish(&r->rxq);
-    rp_kick(r);
+    rp_kick(r, &r->rxq);
 }
 
 static struct mdcom_rpmsg_ept *rp_find_ept(struct mdcom_rpmsg *r, uint32_t addr)
@@ -375,14 +430,14 @@ static struct mdcom_rp_svc *rp_find_svc(struct mdcom_rpmsg *r, const char *name)
     return NULL;
 }
 
-/* A name service message (payload p of plen bytes). 1 or -EBADMSG. */
+/* A name service message (payload p of plen bytes). 1 (handled or dropped). */
 static int rp_ns_rx(struct mdcom_rpmsg *r, const uint8_t *p, uint32_t plen)
 {
     char name[MDCOM_RPMSG_NAME_SIZE];
     uint32_t addr, flags, i;
     if (plen != MDCOM_RPMSG_NS_MSG_SIZE) {
-        r->st.bad_ns++;
-        return -EBADMSG;
+        r->st.bad_ns++; /* dropped, as Linux and OpenAMP do */
+        return 1;
     }
     memcpy(name, p + MDCOM_RP_NS_NAME, sizeof(name)); /* read once */
     addr = mdcom_rd32(p + MDCOM_RP_NS_ADDR);
@@ -390,8 +445,8 @@ static int rp_ns_rx(struct mdcom_rpmsg *r, const uint8_t *p, uint32_t plen)
     if (rp_strnlen(name, sizeof(name)) == sizeof(name) || name[0] == '\0' ||
         addr == MDCOM_RPMSG_ADDR_ANY ||
         (flags != MDCOM_RPMSG_NS_CREATE && flags != MDCOM_RPMSG_NS_DESTROY)) {
-        r->st.bad_ns++;
-        return -EBADMSG;
+        r->st.bad_ns++; /* dropped */
+        return 1;
     }
     if (flags == MDCOM_RPMSG_NS_CREATE) {
         struct mdcom_rp_svc *s = rp_find_svc(r, name);
@@ -447,13 +502,12 @@ static int rp_deliver(struct mdcom_rpmsg *r, uint32_t b, uint32_t len)
         return -EBADMSG;
     }
     r->bstate[b] = MDCOM_RP_B_RX_CB;
-    if (dst == MDCOM_RPMSG_NS_ADDR) {
+    if (dst == MDCOM_RPMSG_NS_ADDR && r->ns_on) {
         rc = rp_ns_rx(r, buf + MDCOM_RPMSG_HDR_SIZE, plen);
     } else {
         struct mdcom_rpmsg_ept *e = rp_find_ept(r, dst);
         if (!e) {
-            r->st.unknown_dst++; /* Linux drops it too ("no recipient") */
-            rc = -EBADMSG;
+            r->st.unknown_dst++; /* dropped, as Linux ("no recipient") and OpenAMP do */
         } else {
             if (e->dst == MDCOM_RPMSG_ADDR_ANY && src != MDCOM_RPMSG_ADDR_ANY)
                 e->dst = src; /* learn the peer's address (OpenAMP) */
@@ -515,6 +569,7 @@ static int rp_rx_one(struct mdcom_rpmsg *r)
             return -EBADMSG;
         }
         r->bhead[b] = head;
+        r->blen[b] = len;
         return rp_deliver(r, b, len);
     }
 }
@@ -657,7 +712,7 @@ static void rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t
         mdcom_vq_dev_publish(&r->txq);
     }
     r->st.tx_msgs++;
-    rp_kick(r);
+    rp_kick(r, &r->txq);
 }
 
 /* Give back an unused TX buffer. */
@@ -710,10 +765,28 @@ static struct mdcom_rpmsg *rp_of(const struct mdcom_rpmsg_ept *e)
     return e->r;
 }
 
-static void rp_host_format(struct mdcom_rpmsg *r)
+/* Host: zero both vrings, post every RX buffer, put every TX buffer on the
+ * free list (not yet visible: the caller publishes the status after). */
+static void rp_host_rings(struct mdcom_rpmsg *r)
+{
+    uint32_t i;
+    mdcom_vq_drv_format(&r->rxq);
+    mdcom_vq_drv_format(&r->txq);
+    for (i = 0; i < r->n; i++) {
+        mdcom_vq_drv_add(&r->rxq, (uint16_t)i, rp_buf_addr(r, i), r->bsize,
+                         MDCOM_VQ_DESC_F_WRITE);
+        r->bstate[r->n + i] = MDCOM_RP_B_FREE;
+        r->stack[i] = (uint16_t)(r->n - 1u - i); /* pop order 0, 1, 2, ... */
+    }
+    r->nstack = r->n;
+    rp_suppress(r, 1);
+    mdcom_vq_drv_publish(&r->rxq);
+}
+
+static void rp_host_format(struct mdcom_rpmsg *r, uint32_t features)
 {
     struct mdcom_rp_ctl *c = r->ctl;
-    uint32_t gen = 1, i;
+    uint32_t gen = 1;
     if (mdcom_rd32(&c->magic) == MDCOM_RP_MAGIC)
         gen = mdcom_rd32(&c->generation) + 1u;
     else
@@ -727,22 +800,13 @@ static void rp_host_format(struct mdcom_rpmsg *r)
     mdcom_wr32(&c->buf_size, r->bsize);
     mdcom_wr32(&c->vring_align, r->lay.geometry.vring_align);
     mdcom_wr32(&c->size, r->lay.size);
-    mdcom_wr32(&c->features, MDCOM_RPMSG_F_NS);
+    mdcom_wr32(&c->features, features);
     mdcom_wr32(&c->generation, gen);
     r->generation = gen;
-    mdcom_vq_drv_format(&r->rxq, &r->vl);
-    mdcom_vq_drv_format(&r->txq, &r->vl);
-    /* every RX buffer to the remote, every TX buffer on the free list */
-    for (i = 0; i < r->n; i++) {
-        mdcom_vq_drv_add(&r->rxq, (uint16_t)i, rp_buf_addr(r, i), r->bsize,
-                         MDCOM_VQ_DESC_F_WRITE);
-        r->bstate[r->n + i] = MDCOM_RP_B_FREE;
-        r->stack[i] = (uint16_t)(r->n - 1u - i); /* pop order 0, 1, 2, ... */
-    }
-    r->nstack = r->n;
-    mdcom_vq_drv_publish(&r->rxq);
+    r->ns_on = (features & MDCOM_RPMSG_F_NS) != 0;
+    rp_host_rings(r);
     /* release: geometry, vrings and posted buffers are complete before a
-     * remote that acquires status == ready looks at them */
+     * remote that acquires status with DRIVER_OK looks at them */
     atomic_store_explicit(&c->status, MDCOM_RP_ST_READY, memory_order_release);
     r->plat->doorbell.ring(r->plat->doorbell.ctx, &c->status, UINT32_MAX);
 }
@@ -755,7 +819,9 @@ static int rp_remote_attach(struct mdcom_rpmsg *r, int64_t timeout_ns)
         /* acquire: pairs with the host's release of status (format complete) */
         uint32_t st = atomic_load_explicit(&c->status, memory_order_acquire);
         uint64_t now;
-        if (st == MDCOM_RP_ST_READY)
+        if (st & MDCOM_RP_ST_FAILED)
+            return -ECONNREFUSED;
+        if (st & MDCOM_RP_ST_DRIVER_OK)
             break;
         now = rp_now(r);
         if (now >= deadline)
@@ -773,9 +839,39 @@ static int rp_remote_attach(struct mdcom_rpmsg *r, int64_t timeout_ns)
         mdcom_rd32(&c->size) != r->lay.size)
         return -ESTALE;
     r->generation = mdcom_rd32(&c->generation);
+    r->ns_on = (mdcom_rd32(&c->features) & MDCOM_RPMSG_F_NS) != 0;
     r->nstack = 0;
+    rp_suppress(r, 1);
     /* release: nothing to publish with it, but keeps the host's view ordered */
     atomic_store_explicit(&c->remote, 1, memory_order_release);
+    return 0;
+}
+
+/* The parts of an instance common to both modes. */
+static int rp_setup(struct mdcom_rpmsg *r, uint8_t *s, const struct rp_mem *m,
+                    const mdcom_rpmsg_opts *opts)
+{
+    r->role = opts->role;
+    r->plat = opts->platform ? opts->platform : mdcom_platform_default();
+    if (!r->plat || !r->plat->now_ns || !r->plat->doorbell.wait || !r->plat->doorbell.ring)
+        return -EINVAL;
+    if (r->addr_base + r->lay.pool_size < r->addr_base)
+        return -EINVAL;
+    r->n = r->lay.geometry.num_bufs;
+    r->bsize = r->lay.geometry.buf_size;
+    r->spin_max = opts->spin_ns ? opts->spin_ns : RP_SPIN_DEFAULT_NS;
+    r->spin_cur = r->spin_max == MDCOM_NO_SPIN ? 0 : r->spin_max;
+    r->epts = (struct mdcom_rpmsg_ept *)(void *)(s + m->epts);
+    r->max_epts = opts->max_endpoints ? opts->max_endpoints : MDCOM_RPMSG_DEFAULT_ENDPOINTS;
+    r->svcs = (struct mdcom_rp_svc *)(void *)(s + m->svcs);
+    r->max_svcs = opts->max_services ? opts->max_services : MDCOM_RPMSG_DEFAULT_SERVICES;
+    r->bhead = (uint16_t *)(void *)(s + m->bhead);
+    r->blen = (uint32_t *)(void *)(s + m->blen);
+    r->stack = (uint16_t *)(void *)(s + m->stack);
+    r->bstate = s + m->bstate;
+    r->next_addr = MDCOM_RPMSG_RESERVED_ADDRESSES;
+    r->ns_cb = opts->ns_cb;
+    r->ns_priv = opts->ns_priv;
     return 0;
 }
 
@@ -802,52 +898,267 @@ int mdcom_rpmsg_init(mdcom_rpmsg_t **out, void *state, size_t state_size, void *
         return -ENOSPC;
     memset(state, 0, m.total);
     r = (struct mdcom_rpmsg *)(void *)s;
-    r->role = opts->role;
     r->lay = lay;
+    r->addr_base = opts->addr_base;
+    if ((rc = rp_setup(r, s, &m, opts)) != 0)
+        return rc;
     (void)mdcom_vring_layout_compute(lay.geometry.num_bufs, lay.geometry.vring_align, &r->vl);
     r->area = (uint8_t *)area;
     r->ctl = (struct mdcom_rp_ctl *)area;
     r->pool = r->area + lay.pool_off;
-    r->addr_base = opts->addr_base;
-    r->n = lay.geometry.num_bufs;
-    r->bsize = lay.geometry.buf_size;
-    r->plat = opts->platform ? opts->platform : mdcom_platform_default();
-    if (!r->plat || !r->plat->now_ns || !r->plat->doorbell.wait || !r->plat->doorbell.ring)
-        return -EINVAL;
-    if (r->addr_base + lay.pool_size < r->addr_base)
-        return -EINVAL;
-    r->spin_max = opts->spin_ns ? opts->spin_ns : RP_SPIN_DEFAULT_NS;
-    r->spin_cur = r->spin_max == MDCOM_NO_SPIN ? 0 : r->spin_max;
-    r->epts = (struct mdcom_rpmsg_ept *)(void *)(s + m.epts);
-    r->max_epts = opts->max_endpoints ? opts->max_endpoints : MDCOM_RPMSG_DEFAULT_ENDPOINTS;
-    r->svcs = (struct mdcom_rp_svc *)(void *)(s + m.svcs);
-    r->max_svcs = opts->max_services ? opts->max_services : MDCOM_RPMSG_DEFAULT_SERVICES;
-    r->bhead = (uint16_t *)(void *)(s + m.bhead);
-    r->stack = (uint16_t *)(void *)(s + m.stack);
-    r->bstate = s + m.bstate;
-    r->next_addr = MDCOM_RPMSG_RESERVED_ADDRESSES;
-    r->ns_cb = opts->ns_cb;
-    r->ns_priv = opts->ns_priv;
     if (r->role == MDCOM_RPMSG_HOST) {
         mdcom_vq_bind(&r->rxq, r->area + lay.vring_off[0], &r->vl, s + m.vq0);
         mdcom_vq_bind(&r->txq, r->area + lay.vring_off[1], &r->vl, s + m.vq1);
         r->my_notify = &r->ctl->notify_host;
-        r->my_waiters = &r->ctl->host_waiters;
         r->peer_notify = &r->ctl->notify_remote;
-        r->peer_waiters = &r->ctl->remote_waiters;
-        rp_host_format(r);
+        rp_host_format(r, opts->no_ns ? 0u : MDCOM_RPMSG_F_NS);
     } else {
         mdcom_vq_bind(&r->rxq, r->area + lay.vring_off[1], &r->vl, s + m.vq0);
         mdcom_vq_bind(&r->txq, r->area + lay.vring_off[0], &r->vl, s + m.vq1);
         r->my_notify = &r->ctl->notify_remote;
-        r->my_waiters = &r->ctl->remote_waiters;
         r->peer_notify = &r->ctl->notify_host;
-        r->peer_waiters = &r->ctl->host_waiters;
         if ((rc = rp_remote_attach(r, opts->attach_timeout_ns)) != 0)
             return rc;
     }
     r->magic = MDCOM_RP_INST_MAGIC;
     *out = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* bound memory (resource table, vhost-user)                             */
+/* ------------------------------------------------------------------ */
+int mdcom_rpmsg_bind_legacy_vrings(mdcom_rpmsg_bind *b, void *vring0, void *vring1, uint32_t num,
+                                   uint32_t align)
+{
+    struct mdcom_vring_layout l;
+    uint8_t *v[2];
+    uint32_t i;
+    if (!b || !vring0 || !vring1 || mdcom_vring_layout_compute(num, align, &l) != 0)
+        return -EINVAL;
+    v[0] = (uint8_t *)vring0;
+    v[1] = (uint8_t *)vring1;
+    for (i = 0; i < 2; i++) {
+        b->vring[i].desc = v[i] + l.desc_off;
+        b->vring[i].avail = v[i] + l.avail_off;
+        b->vring[i].used = v[i] + l.used_off;
+    }
+    b->num = num;
+    return 0;
+}
+
+static void rp_status_set(const struct mdcom_rpmsg *r, uint32_t st, memory_order mo)
+{
+    atomic_store_explicit((_Atomic uint8_t *)(void *)r->bind.status, (uint8_t)st, mo);
+}
+
+size_t mdcom_rpmsg_state_size_bound(uint32_t num, const mdcom_rpmsg_opts *opts)
+{
+    mdcom_rpmsg_layout lay;
+    struct rp_mem m;
+    memset(&lay, 0, sizeof(lay));
+    lay.geometry.num_bufs = num;
+    if (!opts || !is_pow2(num) || num > MDCOM_RPMSG_MAX_NUM_BUFS || rp_mem_plan(opts, &lay, &m) != 0)
+        return 0;
+    return m.total;
+}
+
+/* Remote: wait for DRIVER_OK in the bound status byte. */
+static int rp_bound_attach(struct mdcom_rpmsg *r, int64_t timeout_ns)
+{
+    uint64_t deadline = rp_deadline(r, timeout_ns);
+    for (;;) {
+        /* acquire: the host formatted the vrings before it set DRIVER_OK */
+        uint32_t st = atomic_load_explicit((_Atomic uint8_t *)(void *)r->bind.status,
+                                           memory_order_acquire);
+        if (st & MDCOM_RP_ST_FAILED)
+            return -ECONNREFUSED;
+        if (st & MDCOM_RP_ST_DRIVER_OK)
+            return 0;
+        if (rp_now(r) >= deadline)
+            return -ETIMEDOUT;
+        /* the host does not notify a status change: sleep 1 ms slices */
+        if (r->bind.wait)
+            (void)r->bind.wait(r->bind.ctx, 1000000);
+        else
+            rp_relax(r);
+    }
+}
+
+int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
+                           const mdcom_rpmsg_bind *b, const mdcom_rpmsg_opts *opts)
+{
+    struct rp_mem m;
+    struct mdcom_rpmsg *r;
+    uint8_t *s = (uint8_t *)state;
+    uint32_t i, features;
+    int rc;
+    if (!out || !state || !b || !opts)
+        return -EINVAL;
+    *out = NULL;
+    if (opts->role != MDCOM_RPMSG_HOST && opts->role != MDCOM_RPMSG_REMOTE)
+        return -EINVAL;
+    if (!b->pool || !b->notify || !is_pow2(b->num) || b->num > MDCOM_RPMSG_MAX_NUM_BUFS ||
+        b->buf_size < MDCOM_RPMSG_MIN_BUF_SIZE || b->buf_size > MDCOM_RPMSG_MAX_BUF_SIZE ||
+        b->buf_size % 16u != 0 || ((uintptr_t)state & 15u) != 0)
+        return -EINVAL;
+    for (i = 0; i < 2; i++)
+        if (!b->vring[i].desc || !b->vring[i].avail || !b->vring[i].used ||
+            ((uintptr_t)b->vring[i].desc & 15u) != 0 || ((uintptr_t)b->vring[i].avail & 1u) != 0 ||
+            ((uintptr_t)b->vring[i].used & 3u) != 0)
+            return -EINVAL;
+    if ((uint64_t)2 * b->num * b->buf_size > UINT32_MAX)
+        return -EINVAL;
+    {
+        mdcom_rpmsg_layout lay;
+        memset(&lay, 0, sizeof(lay));
+        lay.geometry.num_bufs = b->num;
+        lay.geometry.buf_size = b->buf_size;
+        lay.pool_size = 2u * b->num * b->buf_size;
+        if (rp_mem_plan(opts, &lay, &m) != 0)
+            return -EINVAL;
+        if (state_size < m.total)
+            return -ENOSPC;
+        memset(state, 0, m.total);
+        r = (struct mdcom_rpmsg *)(void *)s;
+        r->lay = lay;
+    }
+    r->bound = 1;
+    r->bind = *b;
+    r->addr_base = b->pool_da;
+    r->pool = (uint8_t *)b->pool;
+    if ((rc = rp_setup(r, s, &m, opts)) != 0)
+        return rc;
+    if (r->role == MDCOM_RPMSG_HOST) {
+        mdcom_vq_bind_parts(&r->rxq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used,
+                            b->num, s + m.vq0);
+        mdcom_vq_bind_parts(&r->txq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used,
+                            b->num, s + m.vq1);
+        features = b->features;
+        if (b->status) {
+            /* the driver's side of the virtio status protocol (virtio 1.x
+             * 3.1.1): reset, ACKNOWLEDGE, DRIVER, features, FEATURES_OK */
+            rp_status_set(r, 0, memory_order_relaxed);
+            rp_status_set(r, MDCOM_RP_ST_ACK, memory_order_relaxed);
+            rp_status_set(r, MDCOM_RP_ST_ACK | MDCOM_RP_ST_DRIVER, memory_order_relaxed);
+            if (b->dfeatures)
+                features = mdcom_rd32(b->dfeatures);
+            features &= opts->no_ns ? 0u : MDCOM_RPMSG_F_NS;
+            if (b->gfeatures)
+                mdcom_wr32(b->gfeatures, features);
+            rp_status_set(r, MDCOM_RP_ST_ACK | MDCOM_RP_ST_DRIVER | MDCOM_RP_ST_FEATURES_OK,
+                          memory_order_relaxed);
+        } else {
+            features &= opts->no_ns ? 0u : MDCOM_RPMSG_F_NS;
+        }
+        r->ns_on = (features & MDCOM_RPMSG_F_NS) != 0;
+        rp_host_rings(r);
+        /* release: vrings and posted buffers are complete before a device
+         * that acquires DRIVER_OK looks at them */
+        if (b->status)
+            rp_status_set(r, MDCOM_RP_ST_READY, memory_order_release);
+        rp_notify(r, 0);
+    } else {
+        mdcom_vq_bind_parts(&r->rxq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used,
+                            b->num, s + m.vq0);
+        mdcom_vq_bind_parts(&r->txq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used,
+                            b->num, s + m.vq1);
+        if (b->status && (rc = rp_bound_attach(r, opts->attach_timeout_ns)) != 0)
+            return rc;
+        features = b->gfeatures ? mdcom_rd32(b->gfeatures) : b->features;
+        r->ns_on = (features & MDCOM_RPMSG_F_NS) != 0;
+        r->nstack = 0;
+        rp_suppress(r, 1);
+    }
+    r->magic = MDCOM_RP_INST_MAGIC;
+    *out = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* resource table                                                        */
+/* ------------------------------------------------------------------ */
+#define RP_RSC_HDR 16u /* le32 ver, num, reserved[2] */
+
+int mdcom_rsc_find_rpmsg(void *table, size_t size, mdcom_rsc_vdev **vdev)
+{
+    uint8_t *t = (uint8_t *)table;
+    uint32_t num, i;
+    if (!t || !vdev || size < RP_RSC_HDR || ((uintptr_t)t & 3u) != 0)
+        return -EINVAL;
+    if (mdcom_rd32(t) != 1u)
+        return -EINVAL;
+    num = mdcom_rd32(t + 4);
+    if (num > (size - RP_RSC_HDR) / 4u)
+        return -EINVAL;
+    for (i = 0; i < num; i++) {
+        uint32_t off = mdcom_rd32(t + RP_RSC_HDR + 4u * i);
+        mdcom_rsc_vdev *v;
+        uint32_t nv;
+        if (off < RP_RSC_HDR + 4u * num || (off & 3u) != 0 || (uint64_t)off + 4u > size)
+            return -EINVAL;
+        if (mdcom_rd32(t + off) != MDCOM_RSC_VDEV)
+            continue;
+        if ((uint64_t)off + 4u + sizeof(mdcom_rsc_vdev) > size)
+            return -EINVAL;
+        v = (mdcom_rsc_vdev *)(void *)(t + off + 4u);
+        nv = v->num_of_vrings;
+        if ((uint64_t)off + 4u + sizeof(mdcom_rsc_vdev) + (uint64_t)nv * sizeof(mdcom_rsc_vring) +
+                mdcom_rd32(&v->config_len) >
+            size)
+            return -EINVAL;
+        if (mdcom_rd32(&v->id) != MDCOM_VIRTIO_ID_RPMSG || nv < 2)
+            continue;
+        *vdev = v;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+/* Local pointer of [da, da + len) inside the window, or NULL. */
+static void *rp_da_to_va(void *mem, uint64_t mem_da, size_t mem_size, uint64_t da, uint64_t len)
+{
+    if (da < mem_da || da - mem_da > mem_size || len > mem_size - (da - mem_da))
+        return NULL;
+    return (uint8_t *)mem + (da - mem_da);
+}
+
+int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem,
+                              uint64_t mem_da, size_t mem_size, uint64_t pool_da,
+                              uint32_t buf_size)
+{
+    struct mdcom_vring_layout l;
+    void *v[2] = {NULL, NULL};
+    uint32_t num, i;
+    if (!b || !vdev || !mem || vdev->num_of_vrings < 2)
+        return -EINVAL;
+    num = mdcom_rd32(&vdev->vring[0].num);
+    if (mdcom_rd32(&vdev->vring[1].num) != num)
+        return -EINVAL;
+    for (i = 0; i < 2; i++) {
+        uint32_t da = mdcom_rd32(&vdev->vring[i].da);
+        uint32_t align = mdcom_rd32(&vdev->vring[i].align);
+        if (da == MDCOM_RSC_ADDR_ANY || mdcom_vring_layout_compute(num, align, &l) != 0)
+            return -EINVAL;
+        v[i] = rp_da_to_va(mem, mem_da, mem_size, da, l.size);
+        if (!v[i])
+            return -EINVAL;
+        b->vring[i].desc = (uint8_t *)v[i] + l.desc_off;
+        b->vring[i].avail = (uint8_t *)v[i] + l.avail_off;
+        b->vring[i].used = (uint8_t *)v[i] + l.used_off;
+    }
+    b->num = num;
+    b->buf_size = buf_size;
+    if (buf_size == 0 || (uint64_t)2 * num * buf_size > UINT32_MAX)
+        return -EINVAL;
+    b->pool = rp_da_to_va(mem, mem_da, mem_size, pool_da, (uint64_t)2 * num * buf_size);
+    if (!b->pool)
+        return -EINVAL;
+    b->pool_da = pool_da;
+    b->status = &vdev->status;
+    b->dfeatures = &vdev->dfeatures;
+    b->gfeatures = &vdev->gfeatures;
+    b->features = 0;
     return 0;
 }
 
@@ -858,15 +1169,26 @@ int mdcom_rpmsg_term(mdcom_rpmsg_t *r)
         return -EINVAL;
     for (i = 0; i < r->max_epts; i++)
         r->epts[i].in_use = 0;
+    if (r->bound) {
+        /* the host resets the device (status 0); the remote has nothing
+         * to say in the virtio protocol */
+        if (r->role == MDCOM_RPMSG_HOST && r->bind.status)
+            /* release: orders our last ring updates before the reset */
+            rp_status_set(r, 0, memory_order_release);
+        atomic_thread_fence(memory_order_seq_cst);
+        rp_notify(r, 0);
+        rp_notify(r, 1);
+        r->magic = 0;
+        return 0;
+    }
     if (r->role == MDCOM_RPMSG_HOST)
         /* release: orders our last ring updates before the reset */
         atomic_store_explicit(&r->ctl->status, 0, memory_order_release);
     else
         atomic_store_explicit(&r->ctl->remote, 0, memory_order_release);
     /* wake the peer unconditionally so a sleeper re-checks the status */
-    atomic_fetch_add_explicit(r->peer_notify, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
-    r->plat->doorbell.ring(r->plat->doorbell.ctx, r->peer_notify, UINT32_MAX);
+    rp_notify(r, 0);
     r->magic = 0;
     return 0;
 }
@@ -988,7 +1310,7 @@ int mdcom_rpmsg_ept_create(mdcom_rpmsg_t *r, mdcom_rpmsg_ept_t **out, const char
     if (nlen)
         memcpy(e->name, name, nlen);
     e->in_use = 1;
-    if (nlen && dst == MDCOM_RPMSG_ADDR_ANY) {
+    if (nlen && dst == MDCOM_RPMSG_ADDR_ANY && r->ns_on) {
         int rc = rp_send_ns(r, e, MDCOM_RPMSG_NS_CREATE, timeout_ns);
         if (rc) {
             e->in_use = 0;

@@ -33,10 +33,15 @@
  * order follows the virtqueue indices of virtio_rpmsg_bus (0 = host RX) and
  * of the resource table, so a remoteproc-style peer sees the same thing.
  *
- * Notification: after publishing a ring index, a side fences and, when the
- * peer's waiter count is non-zero, increments the peer's notify word and rings
- * the platform doorbell on it (the store-buffering handshake of the core: see
- * docs/architecture.md). A side that polls never needs a doorbell.
+ * Notification: a side that is about to sleep clears the suppression flag of
+ * the rings it receives on (virtio VRING_AVAIL_F_NO_INTERRUPT /
+ * VRING_USED_F_NO_NOTIFY), fences and re-checks the rings; while awake it
+ * keeps the flag set. After publishing a ring index a side fences and, unless
+ * the peer's flag is set, notifies it: between two mdcom sides by
+ * incrementing the peer's notify word and ringing the platform doorbell on
+ * it, on bound memory through the binding's notify callback (the
+ * store-buffering handshake of the core: see docs/architecture.md). The
+ * host_waiters / remote_waiters words of version 1 are unused (reserved).
  */
 #ifndef MDCOM_RPMSG_INTERNAL_H
 #define MDCOM_RPMSG_INTERNAL_H
@@ -49,7 +54,7 @@
 #include "virtqueue.h"
 
 #define MDCOM_RP_MAGIC 0x5052444du /* "MDRP" in memory order */
-#define MDCOM_RP_VERSION 1u
+#define MDCOM_RP_VERSION 2u /* 2: notifications follow the vring flags */
 #define MDCOM_RP_CTL_SIZE 192u
 #define MDCOM_RP_POOL_ALIGN 64u
 
@@ -58,6 +63,7 @@
 #define MDCOM_RP_ST_DRIVER 2u
 #define MDCOM_RP_ST_DRIVER_OK 4u
 #define MDCOM_RP_ST_FEATURES_OK 8u
+#define MDCOM_RP_ST_FAILED 0x80u
 #define MDCOM_RP_ST_READY                                                                 \
     (MDCOM_RP_ST_ACK | MDCOM_RP_ST_DRIVER | MDCOM_RP_ST_DRIVER_OK | MDCOM_RP_ST_FEATURES_OK)
 
@@ -100,6 +106,10 @@ _Static_assert(offsetof(struct mdcom_rp_ctl, notify_host) == 64, "host words on 
 _Static_assert(offsetof(struct mdcom_rp_ctl, host_waiters) == 68, "ctl.host_waiters");
 _Static_assert(offsetof(struct mdcom_rp_ctl, notify_remote) == 128, "remote words on line 2");
 _Static_assert(offsetof(struct mdcom_rp_ctl, remote_waiters) == 132, "ctl.remote_waiters");
+_Static_assert(sizeof(mdcom_rsc_vring) == 20, "fw_rsc_vdev_vring is 20 bytes");
+_Static_assert(sizeof(mdcom_rsc_vdev) == 24, "fw_rsc_vdev is 24 bytes before its vrings");
+_Static_assert(offsetof(mdcom_rsc_vdev, status) == 20, "fw_rsc_vdev.status");
+_Static_assert(offsetof(mdcom_rsc_vdev, gfeatures) == 12, "fw_rsc_vdev.gfeatures");
 #endif
 
 /* RPMsg header (offsets in a buffer) */
@@ -170,6 +180,10 @@ struct mdcom_rpmsg {
     struct mdcom_vq txq; /* host: vring 1 as driver; remote: vring 0 as device */
     uint8_t *bstate;     /* 2N: enum mdcom_rp_bstate                         */
     uint16_t *bhead;     /* 2N: remote: the descriptor head of a buffer      */
+    uint32_t *blen;      /* 2N: remote: the descriptor length of a buffer    */
+    uint32_t bound;      /* 1: mdcom_rpmsg_init_bound, no control block      */
+    mdcom_rpmsg_bind bind; /* bound: the caller's binding                    */
+    uint32_t ns_on;      /* VIRTIO_RPMSG_F_NS negotiated                     */
     uint16_t *stack;     /* N: host: free TX heads; remote: spare TX buffers */
     uint32_t nstack;
     mdcom_aword *my_notify, *my_waiters, *peer_notify, *peer_waiters;

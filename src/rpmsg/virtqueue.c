@@ -88,11 +88,57 @@ void mdcom_vq_bind(struct mdcom_vq *vq, void *base, const struct mdcom_vring_lay
     memset(state, MDCOM_VQ_IDLE, l->num);
 }
 
-void mdcom_vq_drv_format(struct mdcom_vq *vq, const struct mdcom_vring_layout *l)
+void mdcom_vq_bind_parts(struct mdcom_vq *vq, void *desc, void *avail, void *used, uint32_t num,
+                         uint8_t *state)
 {
-    /* desc and avail are contiguous; the used ring follows the padding */
-    memset(vq->desc, 0, l->used_off);
-    memset(vq->used, 0, l->size - l->used_off);
+    vq->desc = (uint8_t *)desc;
+    vq->avail = (uint8_t *)avail;
+    vq->used = (uint8_t *)used;
+    vq->state = state;
+    vq->num = num;
+    vq->next_avail = 0;
+    vq->next_used = 0;
+    vq->outstanding = 0;
+    memset(state, MDCOM_VQ_IDLE, num);
+}
+
+static _Atomic uint16_t *avail_flags(const struct mdcom_vq *vq)
+{
+    return (_Atomic uint16_t *)(void *)(vq->avail + offsetof(struct mdcom_vq_avail, flags));
+}
+static _Atomic uint16_t *used_flags(const struct mdcom_vq *vq)
+{
+    return (_Atomic uint16_t *)(void *)(vq->used + offsetof(struct mdcom_vq_used, flags));
+}
+
+/* The flags words are hints ordered by the callers' fences: relaxed. */
+void mdcom_vq_drv_suppress(struct mdcom_vq *vq, int on)
+{
+    atomic_store_explicit(avail_flags(vq), MDCOM_LE16(on ? MDCOM_VQ_AVAIL_F_NO_INTERRUPT : 0u),
+                          memory_order_relaxed);
+}
+int mdcom_vq_drv_peer_wants_notify(const struct mdcom_vq *vq)
+{
+    return (MDCOM_LE16(atomic_load_explicit(used_flags(vq), memory_order_relaxed)) &
+            MDCOM_VQ_USED_F_NO_NOTIFY) == 0;
+}
+void mdcom_vq_dev_suppress(struct mdcom_vq *vq, int on)
+{
+    atomic_store_explicit(used_flags(vq), MDCOM_LE16(on ? MDCOM_VQ_USED_F_NO_NOTIFY : 0u),
+                          memory_order_relaxed);
+}
+int mdcom_vq_dev_peer_wants_interrupt(const struct mdcom_vq *vq)
+{
+    return (MDCOM_LE16(atomic_load_explicit(avail_flags(vq), memory_order_relaxed)) &
+            MDCOM_VQ_AVAIL_F_NO_INTERRUPT) == 0;
+}
+
+void mdcom_vq_drv_format(struct mdcom_vq *vq)
+{
+    /* the three parts may lie apart (bind_parts): zero each */
+    memset(vq->desc, 0, VQ_DESC_SIZE * vq->num);
+    memset(vq->avail, 0, VQ_AVAIL_FIXED + VQ_AVAIL_ELEM * vq->num);
+    memset(vq->used, 0, VQ_USED_FIXED + VQ_USED_ELEM * vq->num);
 }
 
 /* ------------------------------------------------------------------ */

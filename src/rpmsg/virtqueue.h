@@ -35,9 +35,15 @@
  * it wrote itself; every index, head, length and address read from the peer
  * is read once into a local and validated before use.
  *
+ * Notification suppression: the receiving side of a ring asks its peer not
+ * to notify it by setting a flag in the part of the ring it writes (driver:
+ * avail.flags VRING_AVAIL_F_NO_INTERRUPT; device: used.flags
+ * VRING_USED_F_NO_NOTIFY); the publishing side reads the peer's flag after a
+ * full fence and notifies unless it is set (virtio 1.x 2.7.7, 2.7.10).
  * The event-index feature (VIRTIO_RING_F_EVENT_IDX) and indirect/chained
- * descriptors are not negotiated (RPMsg does not use them): the two event
- * fields are laid out (so the sizes match the specification) but left 0.
+ * descriptors are never offered nor accepted (RPMsg does not need them), so
+ * a conforming peer does not use them: the two event fields are laid out (so
+ * the sizes match the specification) but left 0.
  *
  * This header is C and C++ (tests): no _Atomic in it; the .c file accesses
  * the two shared 16-bit indices with C11 atomics.
@@ -144,9 +150,25 @@ enum mdcom_vq_bad { MDCOM_VQ_BAD_NONE = 0, MDCOM_VQ_BAD_IDX_JUMP, MDCOM_VQ_BAD_H
 /* Bind the private state to a vring at base (layout l). state has l->num bytes. */
 void mdcom_vq_bind(struct mdcom_vq *vq, void *base, const struct mdcom_vring_layout *l,
                    uint8_t *state);
+/* Bind to a vring whose three parts lie anywhere (vhost-user, a resource
+ * table with its own layout). state has num bytes. */
+void mdcom_vq_bind_parts(struct mdcom_vq *vq, void *desc, void *avail, void *used, uint32_t num,
+                         uint8_t *state);
+
+/* Notification suppression (atomic 16-bit flags words).
+ * Driver: ask (on != 0) or stop asking the device not to interrupt us. */
+void mdcom_vq_drv_suppress(struct mdcom_vq *vq, int on);
+/* Driver: 1 unless the device set VRING_USED_F_NO_NOTIFY. Call after a full
+ * fence that follows the publication of avail.idx. */
+int mdcom_vq_drv_peer_wants_notify(const struct mdcom_vq *vq);
+/* Device: ask (on != 0) or stop asking the driver not to notify us. */
+void mdcom_vq_dev_suppress(struct mdcom_vq *vq, int on);
+/* Device: 1 unless the driver set VRING_AVAIL_F_NO_INTERRUPT. Call after a
+ * full fence that follows the publication of used.idx. */
+int mdcom_vq_dev_peer_wants_interrupt(const struct mdcom_vq *vq);
 
 /* Driver: zero the whole vring (at format time, before the device looks). */
-void mdcom_vq_drv_format(struct mdcom_vq *vq, const struct mdcom_vring_layout *l);
+void mdcom_vq_drv_format(struct mdcom_vq *vq);
 
 /* Driver: write desc[head] and append head to the available ring (not yet
  * visible to the device: see mdcom_vq_drv_publish). head must be IDLE. */
@@ -170,8 +192,8 @@ int mdcom_vq_drv_has_used(const struct mdcom_vq *vq);
  * dropped). Chained/indirect flags are returned for the caller to refuse. */
 int mdcom_vq_dev_get_avail(struct mdcom_vq *vq, uint16_t *head, uint64_t *addr, uint32_t *len,
                            uint16_t *flags, enum mdcom_vq_bad *bad);
-/* Device: return a taken head with the number of bytes written (not yet
- * visible: see mdcom_vq_dev_publish). */
+/* Device: return a taken head with used.len = len (not yet visible: see
+ * mdcom_vq_dev_publish). */
 void mdcom_vq_dev_put_used(struct mdcom_vq *vq, uint16_t head, uint32_t len);
 /* Device: make the returned heads visible (release store of used.idx). */
 void mdcom_vq_dev_publish(struct mdcom_vq *vq);

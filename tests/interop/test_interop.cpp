@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Interop with the real OpenAMP (tests/interop/openamp.cmake builds it from
+ * ../shared/third_party). Two processes over one shared memory file: this
+ * process is the mdcom side, through the public API only (a resource table
+ * binding: mdcom_rsc_find_rpmsg + mdcom_rpmsg_bind_from_rsc +
+ * mdcom_rpmsg_init_bound); a forked child runs the OpenAMP peer (oa_peer.c).
+ * Doorbell: one eventfd per direction, inherited across the fork.
+ *
+ * Each case: the mdcom side finds OpenAMP's "oa-echo" service by name, announces
+ * its own "md-svc", runs the echoes (random lengths 1..496, exact compare and
+ * a CRC-32 both sides keep), then the malformed input OpenAMP's API allows
+ * (zero length, unknown destination, name service destroy of an unknown
+ * name), a second OpenAMP service announced and destroyed, md-svc destroyed,
+ * and the OpenAMP side's report (count, CRC, lost wakeups, errors, name
+ * service log).
+ */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interop.h"
+#include "mdcom/rpmsg.h"
+
+#ifndef MDCOM_INTEROP_SKIP
+
+namespace {
+
+struct Peer {
+    int efd_mine = -1, efd_peer = -1;
+    uint32_t wait_timeouts = 0;
+    static void notify(void *ctx, uint32_t)
+    {
+        auto *p = static_cast<Peer *>(ctx);
+        uint64_t one = 1;
+        if (write(p->efd_peer, &one, 8) != 8)
+            abort();
+    }
+    static int wait(void *ctx, int64_t timeout_ns)
+    {
+        auto *p = static_cast<Peer *>(ctx);
+        struct pollfd f = {p->efd_mine, POLLIN, 0};
+        int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000);
+        int n = poll(&f, 1, ms);
+        if (n > 0) {
+            uint64_t v;
+            if (read(p->efd_mine, &v, 8) != 8)
+                abort();
+        } else if (n == 0) {
+            p->wait_timeouts++;
+        } else if (errno == EINTR) {
+            return -EINTR;
+        }
+        return 0;
+    }
+};
+
+/* Polling: no doorbell; the spinning side yields its core (the test machine
+ * shares two cores between both processes and other jobs). */
+int poll_yield(void *, int64_t)
+{
+    sched_yield();
+    return 0;
+}
+
+struct Got {
+    std::vector<std::vector<uint8_t>> msgs;
+    std::vector<std::string> ns;
+};
+
+int on_msg(mdcom_rpmsg_ept_t *, void *data, size_t len, uint32_t, void *priv)
+{
+    auto *d = static_cast<uint8_t *>(data);
+    static_cast<Got *>(priv)->msgs.emplace_back(d, d + len);
+    return 0;
+}
+
+void on_ns(mdcom_rpmsg_t *, const char *name, uint32_t addr, uint32_t flags, void *priv)
+{
+    (void)addr;
+    static_cast<Got *>(priv)->ns.push_back((flags ? "-" : "+") + std::string(name));
+}
+
+struct Case {
+    uint32_t mdcom_role; /* MDCOM_RPMSG_HOST or _REMOTE */
+    bool polling;
+    uint32_t echoes;
+};
+
+class Interop : public ::testing::TestWithParam<Case> {};
+
+constexpr int64_t SEC = 1000000000LL;
+
+/* Poll until pred holds (at most 10 s). */
+template <class F> ::testing::AssertionResult poll_until(mdcom_rpmsg_t *r, F pred)
+{
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!pred()) {
+        int rc = mdcom_rpmsg_poll(r, SEC / 10);
+        if (rc < 0)
+            return ::testing::AssertionFailure() << "poll " << rc;
+        if (std::chrono::steady_clock::now() > end)
+            return ::testing::AssertionFailure() << "timed out";
+    }
+    return ::testing::AssertionSuccess();
+}
+
+TEST_P(Interop, EchoNameServiceMalformed)
+{
+    const Case c = GetParam();
+    char path[] = "/dev/shm/mdcom-interop-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(0, ftruncate(fd, IOP_SIZE));
+    auto *mem = static_cast<uint8_t *>(
+        mmap(nullptr, IOP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    close(fd);
+    ASSERT_NE(MAP_FAILED, mem);
+    iop_write_table(mem); /* the "firmware image": a resource table */
+
+    int to_host = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int to_remote = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ASSERT_GE(to_host, 0);
+    ASSERT_GE(to_remote, 0);
+    bool md_host = c.mdcom_role == MDCOM_RPMSG_HOST;
+    Peer me;
+    me.efd_mine = md_host ? to_host : to_remote;
+    me.efd_peer = md_host ? to_remote : to_host;
+
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        munmap(mem, IOP_SIZE);
+        int rc = iop_openamp_peer(md_host ? 2 : 1, path, md_host ? to_remote : to_host,
+                                  md_host ? to_host : to_remote, c.polling);
+        _exit(rc);
+    }
+
+    /* the mdcom side, through the resource table */
+    mdcom_rsc_vdev *vdev = nullptr;
+    ASSERT_EQ(0, mdcom_rsc_find_rpmsg(mem, 0x1000, &vdev));
+    mdcom_rpmsg_bind b{};
+    ASSERT_EQ(0, mdcom_rpmsg_bind_from_rsc(&b, vdev, mem, IOP_MEM_DA, IOP_SIZE,
+                                           IOP_MEM_DA + IOP_POOL, IOP_BUF));
+    b.notify = Peer::notify;
+    b.wait = c.polling ? poll_yield : Peer::wait;
+    b.ctx = &me;
+    Got got;
+    mdcom_rpmsg_opts o{};
+    o.role = c.mdcom_role;
+    o.attach_timeout_ns = 10 * SEC;
+    o.ns_cb = on_ns;
+    o.ns_priv = &got;
+    o.spin_ns = c.polling ? 0 : MDCOM_NO_SPIN;
+    size_t ssz = mdcom_rpmsg_state_size_bound(b.num, &o);
+    ASSERT_GT(ssz, 0u);
+    void *state = aligned_alloc(16, (ssz + 15) & ~size_t(15));
+    mdcom_rpmsg_t *r = nullptr;
+    ASSERT_EQ(0, mdcom_rpmsg_init_bound(&r, state, ssz, &b, &o));
+
+    uint32_t echo_addr = 0;
+    ASSERT_EQ(0, mdcom_rpmsg_wait_service(r, IOP_ECHO_NAME, &echo_addr, 10 * SEC));
+    mdcom_rpmsg_ept_t *e = nullptr, *svc = nullptr;
+    ASSERT_EQ(0, mdcom_rpmsg_ept_create(r, &e, nullptr, MDCOM_RPMSG_ADDR_ANY, echo_addr, on_msg,
+                                        &got, SEC));
+    ASSERT_EQ(0, mdcom_rpmsg_ept_create(r, &svc, IOP_MD_NAME, MDCOM_RPMSG_ADDR_ANY,
+                                        MDCOM_RPMSG_ADDR_ANY, on_msg, &got, SEC));
+
+    /* echoes */
+    std::mt19937 rng(1234 + c.mdcom_role + (c.polling ? 10 : 0));
+    uint32_t crc = 0;
+    me.wait_timeouts = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < c.echoes; i++) {
+        size_t len = 1 + rng() % 496;
+        std::vector<uint8_t> p(len);
+        for (auto &x : p)
+            x = (uint8_t)rng();
+        if (len > 4 && !memcmp(p.data(), "cmd:", 4))
+            p[0] = 0;
+        crc = iop_crc32(crc, p.data(), len);
+        ASSERT_EQ(0, mdcom_rpmsg_send(e, p.data(), len, 10 * SEC)) << i;
+        ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; })) << "echo " << i;
+        ASSERT_EQ(p, got.msgs[0]) << "echo " << i;
+        got.msgs.clear();
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("%u echoes in %.2f s (%.1f us per round trip), mdcom waits that timed out: %u\n",
+           c.echoes, secs, secs * 1e6 / c.echoes, me.wait_timeouts);
+    if (!c.polling) {
+        EXPECT_EQ(0u, me.wait_timeouts) << "a notification was lost";
+    }
+
+    auto cmd = [&](const char *s) {
+        std::string m = std::string("cmd:") + s;
+        return mdcom_rpmsg_send(e, m.data(), m.size(), 10 * SEC);
+    };
+    mdcom_rpmsg_stats st0{}, st{};
+    mdcom_rpmsg_stats_get(r, &st0);
+    /* zero length: delivered as an empty message */
+    ASSERT_EQ(0, cmd("zero"));
+    ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; }));
+    EXPECT_EQ(0u, got.msgs[0].size());
+    got.msgs.clear();
+    /* unknown destination: counted, dropped, nothing breaks */
+    ASSERT_EQ(0, cmd("unknown"));
+    ASSERT_TRUE(poll_until(r, [&] {
+        mdcom_rpmsg_stats_get(r, &st);
+        return st.unknown_dst == st0.unknown_dst + 1;
+    }));
+    /* name service destroy of a name never announced */
+    ASSERT_EQ(0, cmd("nsdestroy-unknown"));
+    ASSERT_TRUE(poll_until(r, [&] { return !got.ns.empty() && got.ns.back() == "-ghost"; }));
+    /* a second service announced and withdrawn by OpenAMP */
+    ASSERT_EQ(0, cmd("announce"));
+    uint32_t a2 = 0;
+    ASSERT_EQ(0, mdcom_rpmsg_wait_service(r, IOP_SECOND_NAME, &a2, 10 * SEC));
+    ASSERT_EQ(0, cmd("unannounce"));
+    ASSERT_TRUE(poll_until(r, [&] { return got.ns.back() == "-" IOP_SECOND_NAME; }));
+    /* mdcom withdraws md-svc */
+    ASSERT_EQ(0, mdcom_rpmsg_ept_destroy(svc));
+    /* the OpenAMP side's view */
+    ASSERT_EQ(0, cmd("report"));
+    ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; }));
+    std::string rep(got.msgs[0].begin(), got.msgs[0].end());
+    unsigned n = 0, ocrc = 0, late = 0, errs = 0;
+    char log[512] = "";
+    ASSERT_GE(sscanf(rep.c_str(), "rep:%u:%x:%u:%u:%511s", &n, &ocrc, &late, &errs, log), 4)
+        << rep;
+    EXPECT_EQ(c.echoes, n);
+    EXPECT_EQ(crc, ocrc);
+    EXPECT_EQ(0u, errs);
+    if (!c.polling) {
+        EXPECT_EQ(0u, late) << "OpenAMP found messages without a notification";
+    }
+    EXPECT_EQ(std::string("+" IOP_MD_NAME ",-" IOP_MD_NAME ","), std::string(log));
+    mdcom_rpmsg_stats_get(r, &st);
+    EXPECT_EQ(0u, st.bad_idx + st.bad_head + st.bad_desc + st.bad_addr + st.bad_len + st.bad_ns);
+
+    ASSERT_EQ(0, cmd("quit"));
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(0, WEXITSTATUS(status));
+    mdcom_rpmsg_term(r);
+    free(state);
+    munmap(mem, IOP_SIZE);
+    unlink(path);
+    close(to_host);
+    close(to_remote);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OpenAMP, Interop,
+    ::testing::Values(Case{MDCOM_RPMSG_HOST, false, 10000}, Case{MDCOM_RPMSG_REMOTE, false, 10000},
+                      Case{MDCOM_RPMSG_HOST, true, 10000}, Case{MDCOM_RPMSG_REMOTE, true, 10000}),
+    [](const ::testing::TestParamInfo<Case> &i) {
+        return std::string(i.param.mdcom_role == MDCOM_RPMSG_HOST ? "MdcomHostOpenampRemote"
+                                                                  : "OpenampHostMdcomRemote") +
+               (i.param.polling ? "_Polling" : "_Interrupts");
+    });
+
+} // namespace
+
+#else
+
+TEST(Interop, OpenAMP) { GTEST_SKIP() << MDCOM_INTEROP_SKIP; }
+
+#endif
