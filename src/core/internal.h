@@ -220,4 +220,12 @@ void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner);
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
 
+/* Event-loop hooks (ports/linux/events.c). The FIFO events of mask events
+ * that hold now, without waiting (the conditions of mdcom_fifoch_wait;
+ * NOTIFY: the event word differs from ev_snap). */
+uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
+/* Called first by mdcom_term when set (the events machinery stops its
+ * helper thread and gives back its waiter counts); NULL where unused. */
+extern void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+
 #endif /* MDCOM_INTERNAL_H */

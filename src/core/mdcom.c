@@ -694,11 +694,18 @@ fail_pool:
     return r;
 }
 
+void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+
 int mdcom_term(mdcom_t *m)
 {
     uint32_t i;
+    void (*hook)(struct mdcom *);
     if (!valid_inst(m))
         return -EINVAL;
+    /* acquire: the hook's setter initialised what the hook uses */
+    hook = atomic_load_explicit(&mdcom_term_hook, memory_order_acquire);
+    if (hook)
+        hook(m);
     if (mdcom_region_check(m) == 0) {
         if (m->owns_region) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
