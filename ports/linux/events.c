@@ -46,7 +46,7 @@
 #endif
 
 #define EV_TAG_WS 0x6d645753u
-#define EV_SLICE_NS 50000000ll /* re-evaluate and reap every 50 ms without news */
+#define EV_SLICE_NS 50000000ll /* default: re-evaluate and reap every 50 ms without news */
 #define EV_WORDS_MAX 128u      /* FUTEX_WAITV_MAX */
 
 struct member {
@@ -94,6 +94,22 @@ static struct evatt g_att[MDCOM_MAX_INSTANCES];
 static struct mdcom_waitset *g_fds; /* every set with an fd, for fd lookups */
 
 static void ev_term(struct mdcom *m);
+
+/* The no-news re-evaluation period: EV_SLICE_NS, or MDCOM_EV_SLICE_MS from
+ * the environment (tests lengthen it to show that wake-ups come from
+ * notifies, not from the period). Read once. */
+static int64_t slice_ns(void)
+{
+    static _Atomic int64_t v;
+    int64_t s = atomic_load_explicit(&v, memory_order_relaxed);
+    if (!s) {
+        const char *e = getenv("MDCOM_EV_SLICE_MS");
+        long ms = e ? strtol(e, NULL, 10) : 0;
+        s = ms > 0 && ms <= 3600000 ? (int64_t)ms * 1000000ll : EV_SLICE_NS;
+        atomic_store_explicit(&v, s, memory_order_relaxed); /* relaxed: same value every time */
+    }
+    return s;
+}
 
 static int64_t mono_ns(void)
 {
@@ -253,8 +269,8 @@ static int sleep_words(struct mdcom *m, struct futex_waitv *w, uint32_t n, int64
 {
     int64_t now = mono_ns(), end = deadline;
     long r;
-    if (now + EV_SLICE_NS < end)
-        end = now + EV_SLICE_NS;
+    if (now + slice_ns() < end)
+        end = now + slice_ns();
     if (!uses_futex(m)) {
         int64_t t = end - now;
         int wr;
