@@ -338,7 +338,7 @@ TEST_F(Events, PollSelectEpoll)
     e.data.u32 = 7;
     ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e), 0);
     struct epoll_event out[2];
-    EXPECT_EQ(epoll_wait(ep, out, 2, 100), 0);
+    EXPECT_EQ(epoll_wait(ep, out, 2, 100), 0) << strerror(errno);
     pid_t kid = kids_.spawn([&] {
         Inst b;
         CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
