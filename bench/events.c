@@ -147,6 +147,7 @@ static int side_mode(struct side *s, int md)
     if (md == M_WS) {
         if (mdcom_waitset_create(s->m, &s->ws) || mdcom_waitset_add_fifo(s->ws, s->in, MDCOM_EV_RX, 0))
             return -1;
+        mdcom_waitset_set_spin(s->ws, MDCOM_NO_SPIN); /* blocking, as the futex row */
     } else if (md == M_FD) {
         struct epoll_event e = {.events = EPOLLIN};
         s->fd = mdcom_fifoch_fd(s->in, MDCOM_EV_RX);

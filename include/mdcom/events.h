@@ -90,6 +90,11 @@ int mdcom_waitset_remove(mdcom_waitset_t *ws, const void *ch);
  * re-arms) the set's fd. Several threads may wait on one set. */
 int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_t timeout_ns);
 
+/* Spin limit of mdcom_waitset_wait before it sleeps, in ns (re-evaluating
+ * the members; default: the attachment's mdcom_init_opts.spin_ns);
+ * MDCOM_NO_SPIN sleeps at once. 0 or -EINVAL. */
+int mdcom_waitset_set_spin(mdcom_waitset_t *ws, uint32_t spin_ns);
+
 /* The set's pollable fd (created at the first call, the same fd after),
  * readable per the semantics above. It belongs to the set: destroy closes it.
  * fd >= 0, or -EMFILE/-ENFILE/-ENOMEM (eventfd), -EAGAIN (the helper

@@ -74,6 +74,7 @@ struct mdcom_waitset {
     int efd;              /* -1 until mdcom_waitset_fd */
     int pending;          /* efd's counter is non-zero (under mu) */
     int single;           /* behind mdcom_fifoch_fd / mdcom_smemch_fd */
+    _Atomic uint32_t spin_ns; /* spin before sleeping in wait (NO_SPIN: none) */
     struct mdcom_waitset *next_all, *next_fd, *next_g;
 };
 
@@ -357,6 +358,7 @@ int mdcom_waitset_create(mdcom_t *m, mdcom_waitset_t **out)
         return -ENOMEM;
     pthread_mutex_init(&ws->mu, NULL);
     ws->m = m;
+    atomic_init(&ws->spin_ns, m->spin_ns ? m->spin_ns : MDCOM_SPIN_DEFAULT_NS);
     ws->efd = -1;
     ws->tag = EV_TAG_WS;
     pthread_mutex_lock(&g_mu);
@@ -498,7 +500,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
     deadline = timeout_ns < 0 ? INT64_MAX : mono_ns() + timeout_ns;
     for (;;) {
         uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
-        uint32_t nw;
+        uint32_t nw, spin;
         int r;
         struct mdcom *m;
         memset(seen, 0, sizeof seen);
@@ -521,12 +523,42 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
             return r < 0 ? r : (int)(r > (int)n ? (int)n : r);
         if (timeout_ns == 0 || mono_ns() >= deadline)
             return -ETIMEDOUT;
-        if (slept++)
+        spin = atomic_load_explicit(&ws->spin_ns, memory_order_relaxed);
+        if (!slept && m && spin != MDCOM_NO_SPIN) {
+            /* spin first, as mdcom_fifoch_wait does: a reply due within
+             * microseconds costs no sleep and no wake-up */
+            int64_t end = mono_ns() + spin;
+            uint32_t k = 0;
+            if (end > deadline)
+                end = deadline;
+            for (;;) {
+                mdcom_relax(m);
+                pthread_mutex_lock(&ws->mu);
+                r = ws_eval(ws, out, n, NULL);
+                pthread_mutex_unlock(&ws->mu);
+                if (r != 0)
+                    return r < 0 ? r : (r > (int)n ? (int)n : r);
+                if ((++k & 15u) == 0 && mono_ns() >= end)
+                    break;
+            }
+            slept = 1;
+            continue; /* fresh snapshots before sleeping */
+        }
+        if (slept++ > 1)
             (void)mdcom_reap(m);
         r = sleep_words(m, w, nw, deadline);
         if (r == -EINTR)
             return -EINTR;
     }
+}
+
+int mdcom_waitset_set_spin(mdcom_waitset_t *ws, uint32_t spin_ns)
+{
+    if (!valid_ws(ws))
+        return -EINVAL;
+    /* relaxed: a tuning value read at the next wait */
+    atomic_store_explicit(&ws->spin_ns, spin_ns, memory_order_relaxed);
+    return 0;
 }
 
 int mdcom_waitset_fd(mdcom_waitset_t *ws)
