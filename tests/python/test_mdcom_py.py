@@ -108,11 +108,13 @@ def test_smem_lock_is_a_context_manager_across_processes(toml):
             p = peer(toml, """
                 st = sys_.smem('state')
                 assert not st.trylock()
+                sys_.fifo('b2a').send(b'tried', timeout=10)
                 with st.lock(timeout=10) as area:
                     assert bytes(area[0:5]) == b'HELLO'
                     area[0:5] = b'world'
             """)
-            time.sleep(0.2)
+            assert s.fifo("b2a").recv(timeout=10) == b"tried"
+            time.sleep(0.05)  # the peer is (very likely) asleep in lock()
             area[0:5] = b"HELLO"
         finish(p)
         with st as area:

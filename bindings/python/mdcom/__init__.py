@@ -306,6 +306,15 @@ class Fifo:
                    f"recv on '{self.name}'")
         return self._buf.raw[:n]
 
+    def try_recv(self) -> Optional[bytes]:
+        """The next message, or None at once when none is queued (no
+        exception on the empty path: for polling loops)."""
+        n = self._lib.mdcom_fifoch_recv(self._h, self._buf, len(self._buf), 0)
+        if n == -_errno.ETIMEDOUT:
+            return None
+        _check(n, f"recv on '{self.name}'")
+        return self._buf.raw[:n]
+
     def recv_into(self, buf: Union[bytearray, memoryview], timeout: Optional[float] = None) -> int:
         """Receive into a writable buffer; returns the length."""
         c = (ctypes.c_char * len(buf)).from_buffer(buf)
