@@ -6,6 +6,7 @@ set -euo pipefail
 want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
 want+=(iceoryx libiceoryx-binding-c-dev)  # iceoryx peer in mdcom-bench; without them it is built without it
+want+=(python3-pytest python3-gi)  # tests/python (pytest) and the GLib event-loop example
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 
 missing=()
@@ -25,6 +26,8 @@ for p in "${want[@]}"; do
     libclang-rt-14-dev) ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=("$p") ;;
     iceoryx) command -v iox-roudi >/dev/null || missing+=("$p") ;;
     libiceoryx-binding-c-dev) ls /usr/lib/*/cmake/iceoryx_binding_c/iceoryx_binding_cConfig.cmake >/dev/null 2>&1 || missing+=("$p") ;;
+    python3-pytest) python3 -c 'import pytest' 2>/dev/null || /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=("$p") ;;
+    python3-gi) /usr/bin/python3 -c 'import gi' 2>/dev/null || missing+=("$p") ;;
     libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;
   esac
 done
