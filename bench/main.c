@@ -23,6 +23,7 @@ extern const bench_cmd bench_cmd_blocks;
 extern const bench_cmd bench_cmd_throughput;
 extern const bench_cmd bench_cmd_thread_metric;
 extern const bench_cmd bench_cmd_suite;
+extern const bench_cmd bench_cmd_events; /* events.c: pollable fd and wait set */
 
 static const bench_cmd *const commands[] = {
     &bench_cmd_pingpong,
@@ -32,6 +33,7 @@ static const bench_cmd *const commands[] = {
     &bench_cmd_throughput,
     &bench_cmd_thread_metric,
     &bench_cmd_suite,
+    &bench_cmd_events,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -917,6 +917,15 @@ static int fifo_cond(void *p)
     return got;
 }
 
+uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap)
+{
+    struct wait_arg a;
+    a.ch = ch;
+    a.events = events;
+    a.ev_snap = ev_snap;
+    return (uint32_t)fifo_cond(&a);
+}
+
 int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
 {
     const uint32_t all = MDCOM_EV_RX | MDCOM_EV_TX | MDCOM_EV_SPACE | MDCOM_EV_NOTIFY;

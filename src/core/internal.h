@@ -306,6 +306,9 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * already), and never below 0; wait_begin repairs a count that reads
  * negative (forged) by recounting the live records. */
 void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
+/* Take one from a waiter count, never below 0 (nor from a count that reads
+ * negative: forged). */
+void mdcom_waiters_down(mdcom_aword *waiters);
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
 /* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
  * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
@@ -323,5 +326,13 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
+
+/* Event-loop hooks (ports/linux/events.c). The FIFO events of mask events
+ * that hold now, without waiting (the conditions of mdcom_fifoch_wait;
+ * NOTIFY: the event word differs from ev_snap). */
+uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
+/* Called first by mdcom_term when set (the events machinery stops its
+ * helper thread and gives back its waiter counts); NULL where unused. */
+extern void (*_Atomic mdcom_term_hook)(struct mdcom *m);
 
 #endif /* MDCOM_INTERNAL_H */

@@ -189,7 +189,7 @@ static mdcom_aword *waiter_word(struct mdcom *m, uint32_t chan)
 
 /* Take one from a waiter count, never below 0 (a count is a promise that
  * someone sleeps; "negative" is a lost wake-up for the next sleeper). */
-static void waiters_down(mdcom_aword *w)
+void mdcom_waiters_down(mdcom_aword *w)
 {
     uint32_t v = atomic_load_explicit(w, memory_order_relaxed), tries;
     /* relaxed: a counter; the sleeper's fence orders it against the check */
@@ -246,7 +246,7 @@ void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
     if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
         ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
         return;
-    waiters_down(waiters);
+    mdcom_waiters_down(waiters);
     if (r != 0 && (r >> 16) == m->incarn) /* relaxed: bookkeeping for a reaper */
         atomic_compare_exchange_strong_explicit(&me->wait[rec], &r, 0, memory_order_relaxed,
                                                 memory_order_relaxed);
@@ -259,7 +259,7 @@ static void drop_wait(struct mdcom *m, uint32_t rec)
     mdcom_aword *w;
     if (!rec || !(w = waiter_word(m, MDCOM_WAITREC_CHAN(rec))))
         return; /* none, or a corrupted entry: ignore it */
-    waiters_down(w);
+    mdcom_waiters_down(w);
 }
 
 int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
@@ -844,12 +844,19 @@ fail_pool:
     return r;
 }
 
+void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+
 int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
     int live, ours;
+    void (*hook)(struct mdcom *);
     if (!valid_inst(m))
         return -EINVAL;
+    /* acquire: the hook's setter initialised what the hook uses */
+    hook = atomic_load_explicit(&mdcom_term_hook, memory_order_acquire);
+    if (hook)
+        hook(m);
     /* acquire: as in mdcom_region_check */
     st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
     gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);

@@ -1,0 +1,1 @@
+../../../tools/mdcom_cfg.py

@@ -1,0 +1,769 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * events.c - pollable fds and wait sets (include/mdcom/events.h), Linux port.
+ *
+ * A member of a wait set holds one waiter count on its channel's shared
+ * waiter word from add to remove, so every notify / unlock on the channel
+ * changes the channel's word and rings the doorbell (futex wake). Sleepers
+ * follow the core's protocol (src/core/mdcom.c): the count is announced and
+ * fenced at add; then snap = word (acquire) ; evaluate ; sleep while every
+ * word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
+ * plus a process-private control word that add/remove/destroy change.
+ *
+ * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd that
+ * one helper thread per attachment (started at the first fd) keeps readable
+ * while its set's events hold: the helper sleeps on the union of the words of
+ * every set with an fd, and evaluates those sets when woken. A thread, not a
+ * kernel object, because the waker is any domain (firmware writes the word
+ * and rings a doorbell; nothing there can write our eventfd), and one per
+ * attachment, not per channel, because futex_waitv takes 128 words.
+ *
+ * With a doorbell other than the futex one (the QEMU UART doorbell), sleeps
+ * go through the port's doorbell.wait on the control word: that returns on
+ * any doorbell event (a byte from the firmware) and re-checks the word every
+ * few ms, after which everything is evaluated.
+ *
+ * Locks: g_mu (attachment table, fd list) -> att->mu -> ws->mu.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mdcom/events.h"
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+#define EV_TAG_WS 0x6d645753u
+#define EV_SLICE_NS 50000000ll /* default: re-evaluate and reap every 50 ms without news */
+#define EV_WORDS_MAX 128u      /* FUTEX_WAITV_MAX */
+
+struct member {
+    uint32_t used;
+    uint32_t type; /* MDCOM_CHAN_FIFO / MDCOM_CHAN_SMEM */
+    uint32_t events;
+    void *ch;
+    void *user;
+    mdcom_aword *word;    /* event word (FIFO) / lock word (SMEM) */
+    mdcom_aword *waiters; /* the waiter count we hold one of      */
+    uint32_t ev_snap;     /* event word at the last NOTIFY report  */
+};
+
+struct evatt;
+
+struct mdcom_waitset {
+    uint32_t tag;
+    struct mdcom *m; /* NULL once the attachment ended (term) */
+    struct evatt *att;
+    pthread_mutex_t mu;
+    struct member mem[MDCOM_MAX_CHANNELS]; /* by channel index */
+    uint32_t n;
+    uint32_t rr;          /* where the next report starts */
+    _Atomic uint32_t ctl; /* private futex word: changes on add/remove/destroy */
+    int efd;              /* -1 until mdcom_waitset_fd */
+    int pending;          /* efd's counter is non-zero (under mu) */
+    int single;           /* behind mdcom_fifoch_fd / mdcom_smemch_fd */
+    _Atomic uint32_t spin_ns; /* spin before sleeping in wait (NO_SPIN: none) */
+    struct mdcom_waitset *next_all, *next_fd, *next_g;
+};
+
+struct evatt {
+    struct mdcom *m;
+    pthread_mutex_t mu;
+    struct mdcom_waitset *all; /* every set of this attachment */
+    struct mdcom_waitset *fds; /* sets with an fd (the helper's) */
+    pthread_t th;
+    int running;
+    int stop;
+    _Atomic uint32_t ctl; /* private futex word of the helper */
+    _Atomic uint64_t wakes, evals; /* statistics */
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct evatt g_att[MDCOM_MAX_INSTANCES];
+static struct mdcom_waitset *g_fds; /* every set with an fd, for fd lookups */
+
+static void ev_term(struct mdcom *m);
+
+/* The no-news re-evaluation period: EV_SLICE_NS, or MDCOM_EV_SLICE_MS from
+ * the environment (tests lengthen it to show that wake-ups come from
+ * notifies, not from the period). Read once. */
+static int64_t slice_ns(void)
+{
+    static _Atomic int64_t v;
+    int64_t s = atomic_load_explicit(&v, memory_order_relaxed);
+    if (!s) {
+        const char *e = getenv("MDCOM_EV_SLICE_MS");
+        long ms = e ? strtol(e, NULL, 10) : 0;
+        s = ms > 0 && ms <= 3600000 ? (int64_t)ms * 1000000ll : EV_SLICE_NS;
+        atomic_store_explicit(&v, s, memory_order_relaxed); /* relaxed: same value every time */
+    }
+    return s;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static int uses_futex(const struct mdcom *m)
+{
+    return m->plat->doorbell.wait == mdcom_platform_linux()->doorbell.wait;
+}
+
+static void wake_private(_Atomic uint32_t *w)
+{
+    atomic_fetch_add_explicit(w, 1, memory_order_release);
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The region's state without the sign of life of mdcom_region_check (the
+ * helper thread must not beat for a hung process). */
+static int region_state(const struct mdcom *m)
+{
+    /* acquire: as in mdcom_region_check */
+    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    if (st == MDCOM_ST_TERMINATED)
+        return -ESHUTDOWN;
+    if (st != MDCOM_ST_READY || gen != m->generation)
+        return -ECONNRESET;
+    return 0;
+}
+
+/* Attachment record of m (created when create != 0). Under g_mu. */
+static struct evatt *att_of(struct mdcom *m, int create)
+{
+    uint32_t i;
+    struct evatt *free_a = NULL;
+    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
+        if (g_att[i].m == m)
+            return &g_att[i];
+        if (!g_att[i].m && !free_a)
+            free_a = &g_att[i];
+    }
+    if (!create || !free_a)
+        return NULL;
+    memset(free_a, 0, sizeof(*free_a));
+    pthread_mutex_init(&free_a->mu, NULL);
+    free_a->m = m;
+    /* release: ev_term is complete code before mdcom_term can call it */
+    atomic_store_explicit(&mdcom_term_hook, ev_term, memory_order_release);
+    return free_a;
+}
+
+/* ---- evaluation (under ws->mu) ------------------------------------- */
+
+static uint32_t member_eval(struct member *e, int consume)
+{
+    if (e->type == MDCOM_CHAN_FIFO) {
+        uint32_t got = mdcom_fifo_events((struct mdcom_fifoch *)e->ch, e->events, e->ev_snap);
+        if ((got & MDCOM_EV_NOTIFY) && consume) /* acquire: as in fifo_cond */
+            e->ev_snap = atomic_load_explicit(e->word, memory_order_acquire);
+        return got;
+    }
+    /* acquire: the previous holder's writes are visible once we see it free */
+    return atomic_load_explicit(e->word, memory_order_acquire) == 0 ? MDCOM_EV_UNLOCKED : 0;
+}
+
+static void fd_signal(struct mdcom_waitset *ws)
+{
+    uint64_t one = 1;
+    if (ws->efd >= 0 && !ws->pending && write(ws->efd, &one, sizeof one) == sizeof one)
+        ws->pending = 1;
+}
+
+static void fd_unsignal(struct mdcom_waitset *ws)
+{
+    uint64_t v;
+    if (ws->efd >= 0 && ws->pending) {
+        if (read(ws->efd, &v, sizeof v) < 0 && errno != EAGAIN)
+            return;
+        ws->pending = 0;
+    }
+}
+
+/* Evaluate every member; report up to n (out may be NULL: no report, no
+ * consumption) and set the fd's readiness. Returns the number of members
+ * with events (all of them, not only the reported), or a region error. */
+static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint32_t *mask)
+{
+    uint32_t k, i, got, cnt = 0, rep = 0, next_rr = ws->rr;
+    int r;
+    if (mask)
+        *mask = 0;
+    if (!ws->m) {
+        fd_signal(ws);
+        return -ESHUTDOWN;
+    }
+    r = region_state(ws->m);
+    if (r) {
+        fd_signal(ws);
+        return r;
+    }
+    for (k = 0; k < MDCOM_MAX_CHANNELS; k++) {
+        struct member *e;
+        i = (ws->rr + 1 + k) % MDCOM_MAX_CHANNELS;
+        e = &ws->mem[i];
+        if (!e->used)
+            continue;
+        got = member_eval(e, out && rep < n);
+        if (!got)
+            continue;
+        cnt++;
+        if (mask)
+            *mask |= got;
+        if (out && rep < n) {
+            out[rep].ch = e->ch;
+            out[rep].type = e->type;
+            out[rep].events = got;
+            out[rep].user = e->user;
+            rep++;
+            next_rr = i;
+        }
+    }
+    ws->rr = next_rr;
+    if (cnt)
+        fd_signal(ws);
+    else
+        fd_unsignal(ws);
+    return (int)cnt;
+}
+
+/* Words to sleep on (under ws->mu); returns how many were added to w. */
+static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32_t nw,
+                         uint64_t *seen)
+{
+    uint32_t i, k = 0;
+    for (i = 0; i < MDCOM_MAX_CHANNELS && nw + k < EV_WORDS_MAX; i++) {
+        struct member *e = &ws->mem[i];
+        if (!e->used || (seen[i / 64] >> (i % 64) & 1u))
+            continue;
+        seen[i / 64] |= 1ull << (i % 64);
+        w[nw + k].uaddr = (uint64_t)(uintptr_t)e->word;
+        /* acquire: a waker that changed the word before our snapshot also
+         * published its data before it, so the evaluation after sees it */
+        w[nw + k].val = atomic_load_explicit(e->word, memory_order_acquire);
+        w[nw + k].flags = FUTEX_32; /* shared: the region is a shared mapping */
+        w[nw + k].__reserved = 0;
+        k++;
+    }
+    return k;
+}
+
+/* Sleep on w[0..n-1] (w[0] = a private control word) until one changes or
+ * the absolute deadline (CLOCK_MONOTONIC ns). 0 woken, -ETIMEDOUT, -EINTR. */
+static int sleep_words(struct mdcom *m, struct futex_waitv *w, uint32_t n, int64_t deadline)
+{
+    int64_t now = mono_ns(), end = deadline;
+    long r;
+    if (now + slice_ns() < end)
+        end = now + slice_ns();
+    if (!uses_futex(m)) {
+        int64_t t = end - now;
+        int wr;
+        if (t <= 0)
+            return -ETIMEDOUT;
+        wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, (mdcom_aword *)(uintptr_t)w[0].uaddr,
+                                    (uint32_t)w[0].val, t);
+        return wr == -EINTR ? -EINTR : wr == -ETIMEDOUT ? -ETIMEDOUT : 0;
+    }
+    {
+        struct timespec ts;
+        ts.tv_sec = (time_t)(end / 1000000000ll);
+        ts.tv_nsec = (long)(end % 1000000000ll);
+        r = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
+    }
+    if (r >= 0 || errno == EAGAIN)
+        return 0;
+    if (errno == ETIMEDOUT)
+        return -ETIMEDOUT;
+    if (errno == EINTR)
+        return -EINTR;
+    return -errno;
+}
+
+/* ---- helper thread --------------------------------------------------- */
+
+static void *helper(void *arg)
+{
+    struct evatt *a = arg;
+    struct futex_waitv w[EV_WORDS_MAX];
+    for (;;) {
+        uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
+        uint32_t n = 1;
+        struct mdcom_waitset *ws;
+        int r;
+        memset(seen, 0, sizeof seen);
+        pthread_mutex_lock(&a->mu);
+        if (a->stop) {
+            pthread_mutex_unlock(&a->mu);
+            return NULL;
+        }
+        w[0].uaddr = (uint64_t)(uintptr_t)&a->ctl;
+        w[0].val = atomic_load_explicit(&a->ctl, memory_order_acquire);
+        w[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+        w[0].__reserved = 0;
+        for (ws = a->fds; ws; ws = ws->next_fd) {
+            pthread_mutex_lock(&ws->mu);
+            n += ws_words(ws, w, n, seen);
+            pthread_mutex_unlock(&ws->mu);
+        }
+        /* fence: our snapshots precede the evaluation (the counts were
+         * announced and fenced at add) */
+        atomic_thread_fence(memory_order_seq_cst);
+        for (ws = a->fds; ws; ws = ws->next_fd) {
+            pthread_mutex_lock(&ws->mu);
+            (void)ws_eval(ws, NULL, 0, NULL);
+            pthread_mutex_unlock(&ws->mu);
+        }
+        atomic_fetch_add_explicit(&a->evals, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&a->mu);
+        r = sleep_words(a->m, w, n, INT64_MAX);
+        atomic_fetch_add_explicit(&a->wakes, 1, memory_order_relaxed);
+        if (r == -ETIMEDOUT)
+            (void)mdcom_reap(a->m); /* a quiet slice: is a peer dead holding something? */
+    }
+}
+
+/* ---- wait sets ------------------------------------------------------- */
+
+static int valid_ws(const struct mdcom_waitset *ws)
+{
+    return ws && ws->tag == EV_TAG_WS;
+}
+
+int mdcom_waitset_create(mdcom_t *m, mdcom_waitset_t **out)
+{
+    struct mdcom_waitset *ws;
+    struct evatt *a;
+    if (!out || !mdcom_valid_inst(m))
+        return -EINVAL;
+    *out = NULL;
+    ws = calloc(1, sizeof(*ws));
+    if (!ws)
+        return -ENOMEM;
+    pthread_mutex_init(&ws->mu, NULL);
+    ws->m = m;
+    atomic_init(&ws->spin_ns, m->spin_ns ? m->spin_ns : MDCOM_SPIN_DEFAULT_NS);
+    ws->efd = -1;
+    ws->tag = EV_TAG_WS;
+    pthread_mutex_lock(&g_mu);
+    a = att_of(m, 1);
+    if (!a) {
+        pthread_mutex_unlock(&g_mu);
+        free(ws);
+        return -ENOMEM;
+    }
+    pthread_mutex_lock(&a->mu);
+    ws->att = a;
+    ws->next_all = a->all;
+    a->all = ws;
+    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&g_mu);
+    *out = ws;
+    return 0;
+}
+
+/* Something about the set changed: wake its sleepers and the helper. */
+static void ws_changed(struct mdcom_waitset *ws)
+{
+    wake_private(&ws->ctl);
+    if (ws->efd >= 0 && ws->att)
+        wake_private(&ws->att->ctl);
+}
+
+static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t events, void *user)
+{
+    struct mdcom *m;
+    struct member *e;
+    uint32_t idx;
+    int r;
+    if (!valid_ws(ws))
+        return -EINVAL;
+    pthread_mutex_lock(&ws->mu);
+    m = ws->m;
+    if (!m) {
+        pthread_mutex_unlock(&ws->mu);
+        return -ESHUTDOWN;
+    }
+    if (type == MDCOM_CHAN_FIFO) {
+        struct mdcom_fifoch *f = ch;
+        if (f->tag != MDCOM_TAG_FIFO || f->m != m || f->index >= MDCOM_MAX_CHANNELS) {
+            pthread_mutex_unlock(&ws->mu);
+            return -EINVAL;
+        }
+        idx = f->index;
+    } else {
+        struct mdcom_smemch *s = ch;
+        if (s->tag != MDCOM_TAG_SMEM || s->m != m || s->index >= MDCOM_MAX_CHANNELS) {
+            pthread_mutex_unlock(&ws->mu);
+            return -EINVAL;
+        }
+        idx = s->index;
+    }
+    r = region_state(m);
+    if (r) {
+        pthread_mutex_unlock(&ws->mu);
+        return r;
+    }
+    e = &ws->mem[idx];
+    if (e->used) {
+        pthread_mutex_unlock(&ws->mu);
+        return -EEXIST;
+    }
+    e->type = type;
+    e->ch = ch;
+    e->events = events;
+    e->user = user;
+    if (type == MDCOM_CHAN_FIFO) {
+        e->word = &((struct mdcom_fifoch *)ch)->ctl->event.w[0];
+        e->waiters = &((struct mdcom_fifoch *)ch)->ctl->event.w[1];
+    } else {
+        e->word = &((struct mdcom_smemch *)ch)->ctl->lock.w[0];
+        e->waiters = &((struct mdcom_smemch *)ch)->ctl->lock.w[1];
+    }
+    /* relaxed + fence: announce the waiter before any snapshot or
+     * evaluation (pairs with the waker's fence in notify / ring_word) */
+    atomic_fetch_add_explicit(e->waiters, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    e->ev_snap = atomic_load_explicit(e->word, memory_order_relaxed);
+    e->used = 1;
+    ws->n++;
+    ws_changed(ws);
+    pthread_mutex_unlock(&ws->mu);
+    return 0;
+}
+
+int mdcom_waitset_add_fifo(mdcom_waitset_t *ws, mdcom_fifoch_t *ch, uint32_t events, void *user)
+{
+    const uint32_t all = MDCOM_EV_RX | MDCOM_EV_TX | MDCOM_EV_SPACE | MDCOM_EV_NOTIFY;
+    if (!ch || !events || (events & ~all))
+        return -EINVAL;
+    return ws_add(ws, MDCOM_CHAN_FIFO, ch, events, user);
+}
+
+int mdcom_waitset_add_smem(mdcom_waitset_t *ws, mdcom_smemch_t *ch, void *user)
+{
+    if (!ch)
+        return -EINVAL;
+    return ws_add(ws, MDCOM_CHAN_SMEM, ch, MDCOM_EV_UNLOCKED, user);
+}
+
+/* Drop member e's waiter count (under ws->mu, region mapped). */
+static void member_drop(struct mdcom_waitset *ws, struct member *e)
+{
+    if (ws->m) /* relaxed: a count, ordered by nothing else */
+        mdcom_waiters_down(e->waiters); /* never below 0, whatever a peer wrote */
+    memset(e, 0, sizeof(*e));
+    ws->n--;
+}
+
+int mdcom_waitset_remove(mdcom_waitset_t *ws, const void *ch)
+{
+    uint32_t i;
+    if (!valid_ws(ws) || !ch)
+        return -EINVAL;
+    pthread_mutex_lock(&ws->mu);
+    for (i = 0; i < MDCOM_MAX_CHANNELS; i++) {
+        if (ws->mem[i].used && ws->mem[i].ch == ch) {
+            member_drop(ws, &ws->mem[i]);
+            ws_changed(ws);
+            pthread_mutex_unlock(&ws->mu);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+    return -ENOENT;
+}
+
+int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_t timeout_ns)
+{
+    struct futex_waitv w[EV_WORDS_MAX];
+    int64_t deadline;
+    uint32_t slept = 0;
+    if (!valid_ws(ws) || !out || n == 0)
+        return -EINVAL;
+    deadline = timeout_ns < 0 ? INT64_MAX : mono_ns() + timeout_ns;
+    for (;;) {
+        uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
+        uint32_t nw, spin;
+        int r;
+        struct mdcom *m;
+        memset(seen, 0, sizeof seen);
+        pthread_mutex_lock(&ws->mu);
+        m = ws->m;
+        if (m && (r = mdcom_region_check(m)) != 0) {
+            pthread_mutex_unlock(&ws->mu);
+            return r;
+        }
+        w[0].uaddr = (uint64_t)(uintptr_t)&ws->ctl;
+        w[0].val = atomic_load_explicit(&ws->ctl, memory_order_acquire);
+        w[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+        w[0].__reserved = 0;
+        nw = 1 + ws_words(ws, w, 1, seen);
+        /* fence: the snapshots precede the evaluation */
+        atomic_thread_fence(memory_order_seq_cst);
+        r = ws_eval(ws, out, n, NULL);
+        pthread_mutex_unlock(&ws->mu);
+        if (r != 0)
+            return r < 0 ? r : (int)(r > (int)n ? (int)n : r);
+        if (timeout_ns == 0 || mono_ns() >= deadline)
+            return -ETIMEDOUT;
+        spin = atomic_load_explicit(&ws->spin_ns, memory_order_relaxed);
+        if (!slept && m && spin != MDCOM_NO_SPIN) {
+            /* spin first, as mdcom_fifoch_wait does: a reply due within
+             * microseconds costs no sleep and no wake-up */
+            int64_t end = mono_ns() + spin;
+            uint32_t k = 0;
+            if (end > deadline)
+                end = deadline;
+            for (;;) {
+                mdcom_relax(m);
+                pthread_mutex_lock(&ws->mu);
+                r = ws_eval(ws, out, n, NULL);
+                pthread_mutex_unlock(&ws->mu);
+                if (r != 0)
+                    return r < 0 ? r : (r > (int)n ? (int)n : r);
+                if ((++k & 15u) == 0 && mono_ns() >= end)
+                    break;
+            }
+            slept = 1;
+            continue; /* fresh snapshots before sleeping */
+        }
+        if (slept++ > 1)
+            (void)mdcom_reap(m);
+        r = sleep_words(m, w, nw, deadline);
+        if (r == -EINTR)
+            return -EINTR;
+    }
+}
+
+int mdcom_waitset_set_spin(mdcom_waitset_t *ws, uint32_t spin_ns)
+{
+    if (!valid_ws(ws))
+        return -EINVAL;
+    /* relaxed: a tuning value read at the next wait */
+    atomic_store_explicit(&ws->spin_ns, spin_ns, memory_order_relaxed);
+    return 0;
+}
+
+int mdcom_waitset_fd(mdcom_waitset_t *ws)
+{
+    struct evatt *a;
+    int fd;
+    if (!valid_ws(ws))
+        return -EINVAL;
+    pthread_mutex_lock(&g_mu);
+    a = ws->att;
+    if (!ws->m || !a) {
+        pthread_mutex_unlock(&g_mu);
+        return -ESHUTDOWN;
+    }
+    pthread_mutex_lock(&a->mu);
+    if (ws->efd >= 0) {
+        fd = ws->efd;
+        goto out;
+    }
+    if (!a->running) {
+        a->stop = 0;
+        if (pthread_create(&a->th, NULL, helper, a) != 0) {
+            fd = -EAGAIN;
+            goto out;
+        }
+        a->running = 1;
+    }
+    fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) {
+        fd = -errno;
+        goto out;
+    }
+    pthread_mutex_lock(&ws->mu);
+    ws->efd = fd;
+    ws->pending = 0;
+    ws->next_fd = a->fds;
+    a->fds = ws;
+    ws->next_g = g_fds;
+    g_fds = ws;
+    pthread_mutex_unlock(&ws->mu);
+    wake_private(&a->ctl);
+out:
+    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&g_mu);
+    return fd;
+}
+
+/* Unlink ws from its attachment's lists (under g_mu and a->mu). */
+static void ws_unlink(struct evatt *a, struct mdcom_waitset *ws)
+{
+    struct mdcom_waitset **p;
+    for (p = &a->all; *p; p = &(*p)->next_all)
+        if (*p == ws) {
+            *p = ws->next_all;
+            break;
+        }
+    for (p = &a->fds; *p; p = &(*p)->next_fd)
+        if (*p == ws) {
+            *p = ws->next_fd;
+            break;
+        }
+}
+
+int mdcom_waitset_destroy(mdcom_waitset_t *ws)
+{
+    uint32_t i;
+    struct mdcom_waitset **p;
+    if (!valid_ws(ws))
+        return -EINVAL;
+    pthread_mutex_lock(&g_mu);
+    for (p = &g_fds; *p; p = &(*p)->next_g)
+        if (*p == ws) {
+            *p = ws->next_g;
+            break;
+        }
+    if (ws->att) {
+        pthread_mutex_lock(&ws->att->mu);
+        ws_unlink(ws->att, ws);
+        pthread_mutex_unlock(&ws->att->mu);
+    }
+    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_lock(&ws->mu);
+    for (i = 0; i < MDCOM_MAX_CHANNELS; i++)
+        if (ws->mem[i].used)
+            member_drop(ws, &ws->mem[i]);
+    ws->tag = 0;
+    if (ws->efd >= 0)
+        close(ws->efd);
+    pthread_mutex_unlock(&ws->mu);
+    pthread_mutex_destroy(&ws->mu);
+    free(ws);
+    return 0;
+}
+
+/* Attachment m ends (called first by mdcom_term): stop the helper, give
+ * back every count, leave the sets empty and their fds readable. */
+static void ev_term(struct mdcom *m)
+{
+    struct evatt *a;
+    struct mdcom_waitset *ws;
+    uint32_t i;
+    pthread_mutex_lock(&g_mu);
+    a = att_of(m, 0);
+    if (!a) {
+        pthread_mutex_unlock(&g_mu);
+        return;
+    }
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    wake_private(&a->ctl);
+    pthread_mutex_unlock(&a->mu);
+    if (a->running)
+        pthread_join(a->th, NULL);
+    pthread_mutex_lock(&a->mu);
+    for (ws = a->all; ws; ws = ws->next_all) {
+        pthread_mutex_lock(&ws->mu);
+        for (i = 0; i < MDCOM_MAX_CHANNELS; i++)
+            if (ws->mem[i].used)
+                member_drop(ws, &ws->mem[i]);
+        ws->m = NULL;
+        ws->att = NULL;
+        fd_signal(ws);
+        wake_private(&ws->ctl);
+        pthread_mutex_unlock(&ws->mu);
+    }
+    a->all = a->fds = NULL;
+    a->running = 0;
+    a->m = NULL;
+    pthread_mutex_unlock(&a->mu);
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* ---- single-channel fds ---------------------------------------------- */
+
+/* The set behind fd (any fd of a set), or NULL. Under g_mu. */
+static struct mdcom_waitset *ws_of_fd(int fd)
+{
+    struct mdcom_waitset *ws;
+    for (ws = g_fds; ws; ws = ws->next_g)
+        if (ws->efd == fd)
+            return ws;
+    return NULL;
+}
+
+static int single_fd(struct mdcom *m, uint32_t type, void *ch, uint32_t events)
+{
+    mdcom_waitset_t *ws;
+    int r = mdcom_waitset_create(m, &ws);
+    if (r)
+        return r;
+    ws->single = 1;
+    r = type == MDCOM_CHAN_FIFO ? mdcom_waitset_add_fifo(ws, ch, events, NULL)
+                                : mdcom_waitset_add_smem(ws, ch, NULL);
+    if (r == 0)
+        r = mdcom_waitset_fd(ws);
+    if (r < 0)
+        mdcom_waitset_destroy(ws);
+    return r;
+}
+
+int mdcom_fifoch_fd(mdcom_fifoch_t *ch, uint32_t events)
+{
+    if (!ch || ch->tag != MDCOM_TAG_FIFO)
+        return -EINVAL;
+    return single_fd(ch->m, MDCOM_CHAN_FIFO, ch, events);
+}
+
+int mdcom_smemch_fd(mdcom_smemch_t *ch)
+{
+    if (!ch || ch->tag != MDCOM_TAG_SMEM)
+        return -EINVAL;
+    return single_fd(ch->m, MDCOM_CHAN_SMEM, ch, MDCOM_EV_UNLOCKED);
+}
+
+int mdcom_fd_clear(int fd)
+{
+    struct mdcom_waitset *ws;
+    uint32_t mask;
+    int r;
+    pthread_mutex_lock(&g_mu);
+    ws = ws_of_fd(fd);
+    if (!ws) {
+        pthread_mutex_unlock(&g_mu);
+        return -EBADF;
+    }
+    pthread_mutex_lock(&ws->mu);
+    pthread_mutex_unlock(&g_mu);
+    {
+        mdcom_event ev[1];
+        /* consume NOTIFY edges of single-channel fds (their report is ours) */
+        r = ws_eval(ws, ws->single ? ev : NULL, ws->single ? 1u : 0u, &mask);
+    }
+    pthread_mutex_unlock(&ws->mu);
+    return r < 0 ? r : (int)mask;
+}
+
+int mdcom_fd_close(int fd)
+{
+    struct mdcom_waitset *ws;
+    pthread_mutex_lock(&g_mu);
+    ws = ws_of_fd(fd);
+    if (!ws || !ws->single) {
+        pthread_mutex_unlock(&g_mu);
+        return -EBADF;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return mdcom_waitset_destroy(ws);
+}
