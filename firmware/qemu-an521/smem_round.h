@@ -13,6 +13,12 @@
  * it sends the command). Without this start line CPU0 may finish its rounds
  * before CPU1 has even received the command, and nothing is contended.
  *
+ * Words [4..8] serve the optional Linux domain (smem3): [4] Linux is
+ * attached and ready (set by Linux), [8] the three-way phase began (set by
+ * CPU0 after it cleared [3]: Linux then waits for "go" [3] like CPU1), [5]
+ * Linux finished its rounds, [6] its disturbed holds, [7] its -EBUSY
+ * retries (set by Linux).
+ *
  * With the lock each core's rounds must see no disturbance and the counter
  * must end at the sum of both cores' rounds. With nolock (the negative
  * control) the same code without the lock must lose updates when both cores
