@@ -5,6 +5,9 @@
  * drives CPU1's services (fw_cpu1.c) and checks every answer:
  *
  *   mhu        the MHU driver: per-channel set / status / clear, interrupt
+ *   port       the port conformance checks that run on one core (region,
+ *              clock, doorbell wait / timeout / wake by the MHU interrupt,
+ *              process identity)
  *   ping       CPU1 attached (boot token), the doorbell reached it
  *   echo_poll  FIFO echo, varied lengths, seq + CRC checked on both sides,
  *              both cores polling
@@ -23,6 +26,7 @@
  * ends QEMU through semihosting with 0 when all passed, 1 otherwise.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "an521.h"
@@ -155,6 +159,81 @@ static void test_mhu(void)
     kv("stat_set", st1);
     kv("stat_clr1", st_after);
     kv("irqs", mdcom_an521_mhu_irqs(1) - irq0);
+    mdcom_bm_puts("\n");
+}
+
+/* The port conformance checks of tests/conformance that can run here, on
+ * the bare-metal port of this core, before the library is initialised
+ * (what needs two parties - the region shared, a ring waking the other core,
+ * the lock - is covered by the tests below with CPU1). */
+static void test_port(void)
+{
+    const mdcom_platform *p = mdcom_platform_baremetal();
+    mdcom_region_map map;
+    mdcom_aword word;
+    uint32_t pid, pid2, tok, tok2, ok = 0, n = 0, k;
+    const char *failed = "";
+    uint64_t t0, t1, prev;
+    volatile uint32_t *w;
+    int r;
+#define CHECK(name, cond)                                                                          \
+    do {                                                                                           \
+        n++;                                                                                       \
+        if (cond)                                                                                  \
+            ok++;                                                                                  \
+        else if (!*failed)                                                                         \
+            failed = name;                                                                         \
+    } while (0)
+    memset(&map, 0, sizeof(map));
+    r = p->region_open(p->ctx, "mdcom-an521", 4096, MDCOM_REGION_CREATE, 0600, -1, 0, &map);
+    CHECK("region_open", r == 0 && map.base == (void *)0x80000000u && map.size >= 4096u);
+    if (r == 0) {
+        w = (volatile uint32_t *)map.base;
+        w[0] = 0xa5a5a5a5u;
+        w[map.size / 4u - 1u] = 0x5a5a5a5au;
+        CHECK("region_rw", w[0] == 0xa5a5a5a5u && w[map.size / 4u - 1u] == 0x5a5a5a5au);
+        w[0] = 0;
+        w[map.size / 4u - 1u] = 0;
+        p->region_close(p->ctx, &map, 0);
+    }
+    CHECK("region_too_big", p->region_open(p->ctx, "x", (32u << 20), 0, 0, -1, 0, &map) == -ENOSPC);
+    prev = p->now_ns(p->ctx);
+    for (k = 0, r = 1; k < 1000; k++) {
+        uint64_t t = p->now_ns(p->ctx);
+        if (t < prev)
+            r = 0;
+        prev = t;
+    }
+    CHECK("clock_monotonic", r);
+    atomic_store(&word, 5u);
+    t0 = p->now_ns(p->ctx);
+    CHECK("wait_differs", p->doorbell.wait(p->doorbell.ctx, &word, 4u, MS(100)) == 0);
+    t1 = p->now_ns(p->ctx);
+    CHECK("wait_differs_at_once", t1 - t0 < (uint64_t)MS(2));
+    t0 = p->now_ns(p->ctx);
+    r = p->doorbell.wait(p->doorbell.ctx, &word, 5u, MS(3));
+    t1 = p->now_ns(p->ctx);
+    CHECK("wait_timeout", r == -ETIMEDOUT && t1 - t0 >= (uint64_t)MS(3) && t1 - t0 < (uint64_t)MS(50));
+    /* a doorbell interrupt (our own MHU0 channel 0) ends a wait on an unchanged word */
+    mdcom_an521_mhu_set(0, 0, 1u);
+    t0 = p->now_ns(p->ctx);
+    r = p->doorbell.wait(p->doorbell.ctx, &word, 5u, MS(1000));
+    t1 = p->now_ns(p->ctx);
+    CHECK("wait_ring_wakes", r == 0 && t1 - t0 < (uint64_t)MS(500));
+    CHECK("lock_hooks_portable", p->lock_try == 0 && p->lock_release == 0);
+    CHECK("proc_self", p->proc_self(p->ctx, &pid, &tok) == 0 && p->proc_self(p->ctx, &pid2, &tok2) == 0 &&
+                           pid == pid2 && tok == tok2 && pid == MDCOM_BM_PID && (pid & 0x80000000u));
+    CHECK("proc_alive_self", p->proc_alive(p->ctx, pid, tok) == 1);
+    CHECK("proc_alive_wrong_token", p->proc_alive(p->ctx, pid, tok + 1u) == 0);
+    CHECK("proc_alive_other_core_unknown", p->proc_alive(p->ctx, MDCOM_BM_PID + 1u, 1u) < 0);
+#undef CHECK
+    result("port", ok == n);
+    kv("checks", n);
+    kv("passed", ok);
+    if (*failed) {
+        mdcom_bm_puts(" first_failed=");
+        mdcom_bm_puts(failed);
+    }
     mdcom_bm_puts("\n");
 }
 
@@ -425,6 +504,7 @@ int main(void)
     mdcom_bm_put_u32(mdcom_an521_cpu());
     mdcom_bm_puts("\n");
     test_mhu();
+    test_port();
     r = mdcom_init(&g_m, &mdcom_an521_config, MDCOM_AN521_DOM_CPU0, &o);
     if (r) {
         mdcom_bm_puts(err);

@@ -204,6 +204,7 @@ struct An521 : ::testing::Test {
 };
 
 TEST_F(An521, MhuSetStatusClearInterrupt) { expect_pass("mhu"); }
+TEST_F(An521, PortConformanceOnCpu0) { expect_pass("port"); }
 TEST_F(An521, Cpu1BootsAndAttaches) { expect_pass("ping"); }
 
 TEST_F(An521, FifoEchoPollingSeqCrc)
