@@ -13,10 +13,12 @@
  *              both cores polling
  *   echo_mhu   the same, both cores sleeping in WFI until the MHU interrupt
  *   smem_lock  both cores lock "state" at the same time, rounds each:
- *              no disturbed hold, counter = 2 * rounds
+ *              no disturbed hold, counter = 2 * rounds, and contended (an
+ *              -EBUSY seen; else run again, up to 4 attempts)
  *   smem3      if a Linux process attached as domain "linux" (word [4] of
  *              "state" set within 5 s): the same with three contenders,
- *              counter = 3 * rounds (else "RESULT smem3 SKIP")
+ *              Linux taking the lock until both cores are done; counter =
+ *              2 * rounds + Linux's rounds (else "RESULT smem3 SKIP")
  *   smem_nolock the same rounds without the lock (negative control): lost
  *              updates show that the two cores really ran in parallel
  *   blockack   header + bytes cut into blocks, CPU1 acks the byte count
@@ -292,34 +294,43 @@ static void test_echo(const char *name, uint32_t mode, uint32_t count)
     set_mode(FW_MODE_POLL);
 }
 
+/* Both cores run rounds at once (smem_round.h). The host runs the two vCPU
+ * threads on shared CPUs, so a run may happen to see no overlap at all (no
+ * -EBUSY on either side, and for the control nothing lost): then it is run
+ * again, up to 4 attempts; the line shows how many it took. */
 static void test_smem(const char *name, uint32_t nolock, uint32_t rounds)
 {
     volatile uint32_t *area;
     void *p;
-    uint32_t done = 0, dist = 0, busy = 0, total;
+    uint32_t done, dist, busy, total, attempt, overlap;
     fw_rsp o;
     int r, r2;
     uint64_t t0;
-    memset(&o, 0, sizeof(o));
     mdcom_smemch_get(g_state, &p, 0);
     area = (volatile uint32_t *)p;
-    area[0] = 0;
-    area[1] = 0;
-    area[2] = 0; /* the start line (smem_round.h) */
-    area[3] = 0;
-    mdcom_bm_dmb(); /* cleared before CPU1 gets the command */
-    r = cmd(FW_OP_SMEM, FW_MODE_POLL, rounds, nolock);
-    t0 = mdcom_bm_now_ns();
-    r2 = r ? r : smem_rounds(g_state, area, rounds, nolock, SMEM_MARK_CPU0, &done, &dist, &busy);
-    if (!r)
-        r = answer(&o);
-    total = area[0];
+    for (attempt = 1;; attempt++) {
+        done = dist = busy = 0;
+        memset(&o, 0, sizeof(o));
+        area[0] = 0;
+        area[1] = 0;
+        area[2] = 0; /* the start line (smem_round.h) */
+        area[3] = 0;
+        mdcom_bm_dmb(); /* cleared before CPU1 gets the command */
+        r = cmd(FW_OP_SMEM, FW_MODE_POLL, rounds, nolock);
+        t0 = mdcom_bm_now_ns();
+        r2 = r ? r : smem_rounds(g_state, area, rounds, nolock, SMEM_MARK_CPU0, &done, &dist, &busy);
+        if (!r)
+            r = answer(&o);
+        total = area[0];
+        overlap = nolock ? (total < 2u * rounds || dist + o.value > 0) : (busy + o.value2 > 0);
+        if (r || r2 || overlap || attempt == 4)
+            break;
+    }
     if (nolock) /* the control must see the race: lost updates or disturbed holds */
-        result(name, r == 0 && r2 == 0 && o.count == rounds && done == rounds &&
-                         (total < 2u * rounds || dist + o.value > 0));
+        result(name, r == 0 && r2 == 0 && o.count == rounds && done == rounds && overlap);
     else
         result(name, r == 0 && r2 == 0 && o.status == 0 && o.count == rounds && done == rounds &&
-                         dist == 0 && o.value == 0 && total == 2u * rounds);
+                         dist == 0 && o.value == 0 && total == 2u * rounds && overlap);
     kv("rounds", rounds);
     kv("counter", total);
     kv("lost", 2u * rounds - total);
@@ -327,6 +338,7 @@ static void test_smem(const char *name, uint32_t nolock, uint32_t rounds)
     kv("disturbed_cpu1", o.value);
     kv("busy_cpu0", busy);
     kv("busy_cpu1", o.value2);
+    kv("attempts", attempt);
     kv("us", (uint32_t)((mdcom_bm_now_ns() - t0) / 1000u));
     mdcom_bm_puts("\n");
 }
@@ -336,7 +348,7 @@ static void test_smem3(uint32_t rounds)
 {
     volatile uint32_t *area;
     void *p;
-    uint32_t done = 0, dist = 0, busy = 0, total, ldist, lbusy;
+    uint32_t done = 0, dist = 0, busy = 0, total, ldist, lbusy, ldone;
     fw_rsp o;
     int r, r2;
     uint64_t end = mdcom_bm_now_ns() + (uint64_t)MS(5000);
@@ -355,12 +367,19 @@ static void test_smem3(uint32_t rounds)
     area[1] = 0;
     area[2] = 0;
     area[3] = 0;
+    area[10] = 0;
+    area[11] = 0;
     mdcom_bm_dmb(); /* "go" cleared before Linux sees the phase begin */
     area[8] = 1u;
+    end = mdcom_bm_now_ns() + (uint64_t)MS(30000);
+    while (area[11] != 1u && mdcom_bm_now_ns() < end)
+        (void)mdcom_heartbeat(g_m); /* Linux spins for "go" once [11] is set */
     r = cmd(FW_OP_SMEM, FW_MODE_POLL, rounds, 0);
     r2 = r ? r : smem_rounds(g_state, area, rounds, 0, SMEM_MARK_CPU0, &done, &dist, &busy);
     if (!r)
         r = answer(&o);
+    mdcom_bm_dmb(); /* our rounds come before "cores done" */
+    area[10] = 1u;
     end = mdcom_bm_now_ns() + (uint64_t)MS(60000);
     while (area[5] != 1u && mdcom_bm_now_ns() < end) {
         mdcom_bm_wfi();
@@ -369,12 +388,15 @@ static void test_smem3(uint32_t rounds)
     mdcom_bm_dmb(); /* Linux's results are read after its "done" */
     ldist = area[6];
     lbusy = area[7];
+    ldone = area[9];
     total = area[0];
     result("smem3", r == 0 && r2 == 0 && o.status == 0 && o.count == rounds && area[5] == 1u &&
-                        dist == 0 && o.value == 0 && ldist == 0 && total == 3u * rounds);
+                        dist == 0 && o.value == 0 && ldist == 0 && ldone >= rounds &&
+                        total == 2u * rounds + ldone);
     kv("rounds", rounds);
+    kv("rounds_linux", ldone);
     kv("counter", total);
-    kv("lost", 3u * rounds - total);
+    kv("lost", 2u * rounds + ldone - total);
     kv("disturbed_cpu0", dist);
     kv("disturbed_cpu1", o.value);
     kv("disturbed_linux", ldist);

@@ -13,11 +13,14 @@
  * it sends the command). Without this start line CPU0 may finish its rounds
  * before CPU1 has even received the command, and nothing is contended.
  *
- * Words [4..8] serve the optional Linux domain (smem3): [4] Linux is
+ * Words [4..10] serve the optional Linux domain (smem3): [4] Linux is
  * attached and ready (set by Linux), [8] the three-way phase began (set by
- * CPU0 after it cleared [3]: Linux then waits for "go" [3] like CPU1), [5]
- * Linux finished its rounds, [6] its disturbed holds, [7] its -EBUSY
- * retries (set by Linux).
+ * CPU0 after it cleared [3] and [11]), [11] Linux saw [8] and now spins for
+ * "go" [3] like CPU1 (CPU0 waits for it before it starts the cores),
+ * [10] both cores finished (set by CPU0: Linux, much faster, keeps taking
+ * the lock until then, so that it contends for the whole phase), [5] Linux
+ * finished, [6] its disturbed holds, [7] its -EBUSY retries, [9] its rounds
+ * (set by Linux).
  *
  * With the lock each core's rounds must see no disturbance and the counter
  * must end at the sum of both cores' rounds. With nolock (the negative

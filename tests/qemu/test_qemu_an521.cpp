@@ -42,8 +42,9 @@ struct LinuxSide {
     bool went = false;
 };
 
-// The third contender (smem_round.h's words [3..8]): ready, wait for the
-// phase and "go", lock / check / increment / unlock kRounds times, report.
+// The third contender (smem_round.h's words [3..10]): ready, wait for the
+// phase and "go", lock / check / increment / unlock at least kRounds times and
+// until both cores are done, report.
 void linux_rounds(mdcom_t *m, LinuxSide *ls)
 {
     mdcom_smemch_t *ch = nullptr;
@@ -56,7 +57,12 @@ void linux_rounds(mdcom_t *m, LinuxSide *ls)
     auto ld = [&](int i) { return __atomic_load_n(&w[i], __ATOMIC_ACQUIRE); };
     __atomic_store_n(&w[4], 1u, __ATOMIC_RELEASE); // ready
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (!(ld(8) == 1u && ld(3) == 1u)) {
+    bool in_phase = false;
+    while (!(in_phase && ld(3) == 1u)) {
+        if (!in_phase && ld(8) == 1u) {
+            in_phase = true;
+            __atomic_store_n(&w[11], 1u, __ATOMIC_RELEASE); // spinning for "go" now
+        }
         if (std::chrono::steady_clock::now() > end) {
             ls->err = -ETIMEDOUT;
             return;
@@ -65,7 +71,8 @@ void linux_rounds(mdcom_t *m, LinuxSide *ls)
     }
     ls->went = true;
     const uint32_t mark = 0x4c4e5800u; // "LNX"
-    while (ls->done < kRounds) {
+    // at least kRounds, and on until both cores are done ([10])
+    while (ls->done < kRounds || ld(10) != 1u) {
         int r = mdcom_smemch_trylock(ch);
         if (r == -EBUSY) {
             ls->busy++;
@@ -92,6 +99,7 @@ void linux_rounds(mdcom_t *m, LinuxSide *ls)
     }
     __atomic_store_n(&w[6], ls->disturbed, __ATOMIC_RELAXED);
     __atomic_store_n(&w[7], ls->busy, __ATOMIC_RELAXED);
+    __atomic_store_n(&w[9], ls->done, __ATOMIC_RELAXED);
     __atomic_store_n(&w[5], 1u, __ATOMIC_RELEASE); // results above are published
 }
 
@@ -246,10 +254,12 @@ TEST_F(An521, SmemLockTwoCoresAndLinux)
     std::string r = res("smem3");
     EXPECT_TRUE(g_run.ls.went) << "Linux never saw the three-way phase begin, err " << g_run.ls.err;
     EXPECT_EQ(g_run.ls.err, 0);
-    EXPECT_EQ(g_run.ls.done, kRounds);
+    EXPECT_GE(g_run.ls.done, kRounds);
     EXPECT_EQ(g_run.ls.disturbed, 0u);
     expect_pass("smem3");
-    EXPECT_EQ(field(r, "counter"), 3l * kRounds);
+    EXPECT_EQ(field(r, "counter"), 2l * kRounds + (long)g_run.ls.done);
+    // Linux met the firmware's lock: the cross-emulator case of reliability.md gap 5
+    EXPECT_GT(g_run.ls.busy, 0u);
     std::printf("linux: rounds %u disturbed %u busy %u\n", g_run.ls.done, g_run.ls.disturbed,
                 g_run.ls.busy);
 }
