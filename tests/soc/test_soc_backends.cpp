@@ -24,6 +24,7 @@
 
 #include "mdcom/linux_soc.h"
 #include "mdcom/mdcom.h"
+#include "soc_dev_cfg.h"
 #include "soc_test_cfg.h"
 
 namespace {
@@ -86,6 +87,26 @@ TEST(SocSpec, ParsesAndRejects)
         EXPECT_EQ(mdcom_linux_soc_init(&s, "shm", bad, err, sizeof(err)), -EINVAL) << bad;
         EXPECT_NE(std::strstr(err, "doorbell spec"), nullptr) << err;
     }
+}
+
+// mdcom-cfg's spec strings ([region] backend / doorbell keys) are what the
+// Linux port parses.
+TEST(SocSpec, GeneratedSpecsParse)
+{
+    mdcom_linux_soc s;
+    char err[256] = "";
+    EXPECT_STREQ(SOC_TEST_REGION_SPEC, "shm");
+    EXPECT_STREQ(SOC_TEST_DOORBELL_SPEC, "futex");
+    EXPECT_EQ(mdcom_linux_soc_init(&s, SOC_DEV_REGION_SPEC, nullptr, err, sizeof(err)), 0) << err;
+    EXPECT_STREQ(s.region_path, "/dev/mem");
+    EXPECT_EQ(s.region_offset, 0x10040000u);
+    EXPECT_EQ(s.region_size, 1u << 20);
+    // the doorbell spec parses; opening /dev/uio0 is what may fail here
+    int r = mdcom_linux_soc_init(&s, nullptr, SOC_DEV_DOORBELL_SPEC, err, sizeof(err));
+    EXPECT_NE(r, -EINVAL) << err;
+    if (r == 0)
+        mdcom_linux_soc_close(&s);
+    EXPECT_STREQ(SOC_DEV_DOORBELL_SPEC, "uio:/dev/uio0:map=0:reg=0xc:val=0x10000");
 }
 
 // Master in a child process, remote here, both on spec: 200 messages each
