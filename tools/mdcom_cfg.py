@@ -79,7 +79,7 @@ _REGION_KEYS = ("name", "size", "mode", "group",
                 # the Linux side of a real SoC (ports/linux/region_soc.c)
                 "backend", "path", "offset", "map",
                 "doorbell", "doorbell_path", "doorbell_map", "doorbell_reg", "doorbell_value",
-                "doorbell_irq", "doorbell_reenable")
+                "doorbell_irq", "doorbell_reenable", "doorbell_ack", "doorbell_ack_value")
 _BACKENDS = ("shm", "devmem", "uio")
 _DOORBELLS = ("futex", "uio")
 _UIO_MAPS = 5  # UIO_MAX_MAPS
@@ -114,6 +114,8 @@ class Region:
     doorbell_value: int = 0
     doorbell_irq: str = ""
     doorbell_reenable: bool = True
+    doorbell_ack: int = -1  # register written after each interrupt, -1 none
+    doorbell_ack_value: int = 0
 
     def region_spec(self) -> str:
         """The region spec string of include/mdcom/linux_soc.h."""
@@ -131,6 +133,8 @@ class Region:
                 f":val={self.doorbell_value:#x}")
         if self.doorbell_irq:
             spec += f":irq={self.doorbell_irq}"
+        if self.doorbell_ack >= 0:
+            spec += f":ack={self.doorbell_ack:#x}:ackval={self.doorbell_ack_value:#x}"
         return spec if self.doorbell_reenable else spec + ":noreenable"
 
 
@@ -495,7 +499,7 @@ def _parse_region_soc(diag: _Diag, table: dict, size: int | None) -> dict | None
         out["path"] = _read_dev_path(diag, table, "path", "region")
         out["map"] = _read_int(diag, table, "map", "region", 0, _UIO_MAPS - 1, default=0)
     db_keys = ("doorbell_path", "doorbell_map", "doorbell_reg", "doorbell_value", "doorbell_irq",
-               "doorbell_reenable")
+               "doorbell_reenable", "doorbell_ack", "doorbell_ack_value")
     if doorbell != "uio":
         for key in db_keys:
             if key in table:
@@ -519,6 +523,17 @@ def _parse_region_soc(diag: _Diag, table: dict, size: int | None) -> dict | None
             diag.error("region.doorbell_reenable", f"must be a boolean, got {_toml_type(reen)}")
             reen = None
         out["doorbell_reenable"] = reen
+        ack = _read_int(diag, table, "doorbell_ack", "region", 0, 0xFFFFFFFC, default=-1)
+        if ack is not None and ack >= 0 and ack % 4:
+            diag.error("region.doorbell_ack", f"must be a multiple of 4 (a 32-bit register), got {ack}")
+            ack = None
+        out["doorbell_ack"] = ack
+        if ack is not None and ack >= 0:
+            out["doorbell_ack_value"] = _read_int(diag, table, "doorbell_ack_value", "region", 0,
+                                                  0xFFFFFFFF)
+        elif "doorbell_ack_value" in table:
+            diag.error("region.doorbell_ack_value", "only with doorbell_ack")
+            ok = False
     if not ok or any(v is None for v in out.values()):
         return None
     return out

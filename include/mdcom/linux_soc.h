@@ -20,13 +20,15 @@
  * The carveout must hold the configuration's region (else -ENOSPC).
  * Doorbell spec:
  *   "futex"                    the Linux port's futex doorbell (default)
- *   "uio:<path>:map=<n>:reg=<off>:val=<v>[:irq=<path2>][:noreenable]"
+ *   "uio:<path>:map=<n>:reg=<off>:val=<v>[:irq=<path2>][:ack=<off2>:ackval=<v2>][:noreenable]"
  *        ring  writes the 32-bit <v> to the register at byte <off> of map n
  *              of <path> (e.g. an IPCC channel SET bit, an MU GP request)
  *        wait  read() of 4 bytes (the interrupt count) on <path> (or <path2>),
  *              poll()ed with the timeout: /dev/uioX is pollable; after each
- *              interrupt, writes 1 (u32) to re-enable it (uio_pdrv_genirq's
- *              irqcontrol) unless :noreenable. Peers on Linux still ring the
+ *              interrupt, writes <v2> to the register at <off2> (clears the
+ *              mailbox's pending request: IPCC channel clear, MU GIP w1c),
+ *              then 1 (u32) to the fd to re-enable the interrupt
+ *              (uio_pdrv_genirq's irqcontrol) unless :noreenable. Peers on Linux still ring the
  *              futex too; a wait re-checks its word at least every 20 ms.
  * Numbers are decimal or 0x-hex. The carveout is mapped once at init: one
  * region per soc handle.
@@ -54,7 +56,7 @@ typedef struct mdcom_linux_soc {
     uint64_t region_offset;
     uint32_t region_map, region_size;
     char db_path[MDCOM_SOC_PATH_MAX], db_irq_path[MDCOM_SOC_PATH_MAX];
-    uint32_t db_map, db_reg, db_val, db_reenable;
+    uint32_t db_map, db_reg, db_val, db_reenable, db_has_ack, db_ack, db_ackval;
     int db_irq_fd;
     void *db_regs, *db_map_base;
     size_t db_regs_len;

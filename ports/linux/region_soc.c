@@ -137,6 +137,11 @@ static int parse_doorbell(mdcom_linux_soc *s, const char *spec)
             p += 5;
             if (path_part(&p, s->db_irq_path, ":"))
                 return -EINVAL;
+        } else if (strncmp(p, ":ack=", 5) == 0) {
+            if (key_num(&p, "ack", 0xfffffffcu, &s->db_ack) || (s->db_ack & 3u) ||
+                key_num(&p, "ackval", 0xffffffffu, &s->db_ackval))
+                return -EINVAL;
+            s->db_has_ack = 1;
         } else if (strncmp(p, ":noreenable", 11) == 0 && (p[11] == '\0' || p[11] == ':')) {
             s->db_reenable = 0;
             p += 11;
@@ -290,6 +295,10 @@ static int soc_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
             uint32_t count, one = 1;
             if (read(s->db_irq_fd, &count, sizeof(count)) == (ssize_t)sizeof(count)) {
                 s->db_irqs++;
+                /* clear the mailbox's request before the interrupt is
+                 * enabled again, else it fires at once (IPCC, MU: w1c) */
+                if (s->db_has_ack)
+                    ((volatile uint32_t *)s->db_regs)[s->db_ack / 4u] = s->db_ackval;
                 if (s->db_reenable && write(s->db_irq_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
                     return -errno;
                 return 0; /* an interrupt: the caller re-checks everything */
@@ -335,16 +344,16 @@ int mdcom_linux_soc_init(mdcom_linux_soc *s, const char *region_spec, const char
         void *base, *mb;
         size_t ml;
         uint64_t have = uio_map_size(s->db_path, s->db_map);
-        if (have && have < (uint64_t)s->db_reg + 4u)
+        uint32_t top = (s->db_has_ack && s->db_ack > s->db_reg ? s->db_ack : s->db_reg) + 4u;
+        if (have && have < top)
             return fail(err, errlen, -ENOSPC, "soc: register 0x%x beyond map %u of %s (%" PRIu64 " bytes)",
-                        s->db_reg, s->db_map, s->db_path, have);
-        r = map_at(s->db_path, (uint64_t)s->db_map * (uint64_t)sysconf(_SC_PAGESIZE) + s->db_reg, 4,
-                   &base, &mb, &ml);
+                        top - 4u, s->db_map, s->db_path, have);
+        r = map_at(s->db_path, (uint64_t)s->db_map * (uint64_t)sysconf(_SC_PAGESIZE), top, &base, &mb,
+                   &ml);
         if (r)
             return fail(err, errlen, r, "soc: cannot map the mailbox register of %s: %s", s->db_path,
                         strerror(-r));
-        /* keep the register's own address: db_reg is applied below */
-        s->db_regs = (char *)base - s->db_reg;
+        s->db_regs = base; /* the map's start: registers at db_reg, db_ack */
         s->db_regs_len = ml;
         s->db_irq_fd = open(s->db_irq_path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
         if (s->db_irq_fd < 0) {

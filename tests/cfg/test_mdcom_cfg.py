@@ -232,7 +232,7 @@ class TestGeneratedContent(GeneratedMixin, unittest.TestCase):
         cases = {
             "soc_devmem.toml": ('#define SOC_DEVMEM_REGION_SPEC "devmem:/dev/mem@0x10040000:size=0x100000"',
                                 '#define SOC_DEVMEM_DOORBELL_SPEC '
-                                '"uio:/dev/uio0:map=0:reg=0xc:val=0x10000"'),
+                                '"uio:/dev/uio0:map=0:reg=0x8:val=0x10000:ack=0x8:ackval=0x2"'),
             "soc_uio.toml": ('#define SOC_UIO_REGION_SPEC "uio:/dev/uio1:map=1"',
                              '#define SOC_UIO_DOORBELL_SPEC "futex"'),
             "minimal.toml": ('#define MIN_REGION_SPEC "shm"', '#define MIN_DOORBELL_SPEC "futex"'),

@@ -83,7 +83,9 @@ TEST(SocSpec, ParsesAndRejects)
         EXPECT_NE(std::strstr(err, "region spec"), nullptr) << err;
     }
     for (const char *bad : {"uio", "uio:/dev/uio1:map=0:reg=0x10", "uio:/dev/uio1:map=0:reg=2:val=1",
-                            "uio:/dev/uio1:map=0:reg=0x10:val=1:bogus", "eventfd"}) {
+                            "uio:/dev/uio1:map=0:reg=0x10:val=1:bogus", "eventfd",
+                            "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x8",
+                            "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x9:ackval=1"}) {
         EXPECT_EQ(mdcom_linux_soc_init(&s, "shm", bad, err, sizeof(err)), -EINVAL) << bad;
         EXPECT_NE(std::strstr(err, "doorbell spec"), nullptr) << err;
     }
@@ -106,7 +108,7 @@ TEST(SocSpec, GeneratedSpecsParse)
     EXPECT_NE(r, -EINVAL) << err;
     if (r == 0)
         mdcom_linux_soc_close(&s);
-    EXPECT_STREQ(SOC_DEV_DOORBELL_SPEC, "uio:/dev/uio0:map=0:reg=0xc:val=0x10000");
+    EXPECT_STREQ(SOC_DEV_DOORBELL_SPEC, "uio:/dev/uio0:map=0:reg=0x8:val=0x10000:ack=0x8:ackval=0x2");
 }
 
 // Master in a child process, remote here, both on spec: 200 messages each
@@ -228,7 +230,8 @@ struct UioDoorbell : ::testing::Test {
         regs = d.file("uio1", 2 * (size_t)pg);
         irq = d.path + "/irq";
         ASSERT_EQ(mkfifo(irq.c_str(), 0600), 0);
-        std::string spec = "uio:" + regs + ":map=1:reg=0x10:val=0x5:irq=" + irq + ":noreenable";
+        std::string spec = "uio:" + regs + ":map=1:reg=0x10:val=0x5:irq=" + irq +
+                           ":ack=0x8:ackval=0x3:noreenable";
         char err[256] = "";
         ASSERT_EQ(mdcom_linux_soc_init(&s, "shm", spec.c_str(), err, sizeof(err)), 0) << err;
     }
@@ -253,6 +256,7 @@ TEST_F(UioDoorbell, RingWritesTheMailboxRegister)
     std::memcpy(&got, v.data(), 4);
     EXPECT_EQ(got, 5u);
     EXPECT_EQ(read_at(regs, pg, 4), std::vector<uint8_t>(4, 0)); // only that register
+    EXPECT_EQ(read_at(regs, pg + 0x8, 4), std::vector<uint8_t>(4, 0)); // no ack without an interrupt
     EXPECT_EQ(mdcom_linux_soc_rings(&s), 1u);
 }
 
@@ -283,6 +287,9 @@ TEST_F(UioDoorbell, InterruptWakesWaiterAndFdIsPollable)
     EXPECT_GE(dt, 0.030);
     EXPECT_LT(dt, 2.0);
     EXPECT_EQ(mdcom_linux_soc_irqs(&s), 1u);
+    uint32_t ack;
+    std::memcpy(&ack, read_at(regs, sysconf(_SC_PAGESIZE) + 0x8, 4).data(), 4);
+    EXPECT_EQ(ack, 3u) << "the request is cleared (ack register) after an interrupt";
     // the same fd in an event loop
     struct pollfd p = {mdcom_linux_soc_irq_fd(&s), POLLIN, 0};
     EXPECT_EQ(poll(&p, 1, 0), 0);
