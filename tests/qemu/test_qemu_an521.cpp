@@ -258,7 +258,7 @@ TEST_F(An521, SmemLockTwoCoresAndLinux)
     EXPECT_EQ(g_run.ls.disturbed, 0u);
     expect_pass("smem3");
     EXPECT_EQ(field(r, "counter"), 2l * kRounds + (long)g_run.ls.done);
-    // Linux met the firmware's lock: the cross-emulator case of reliability.md gap 5
+    // Linux met the firmware's lock: reliability.md, formerly known gap 5
     EXPECT_GT(g_run.ls.busy, 0u);
     std::printf("linux: rounds %u disturbed %u busy %u\n", g_run.ls.done, g_run.ls.disturbed,
                 g_run.ls.busy);

@@ -226,7 +226,7 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
          * host fences for DMB) only when the machine can have more than
          * one vCPU, and mps2-an386 has one. STREX is then a load, compare
          * and unconditional store, so a host CAS can land in between (see
-         * docs/reliability.md, known gap 5). icount needs single-threaded
+         * docs/reliability.md, formerly known gap 5: the two-vCPU mps2-an521 has it). icount needs single-threaded
          * TCG; the API-cost image takes no locks against Linux. */
         argv[n++] = "-accel";
         argv[n++] = "tcg,thread=multi";
