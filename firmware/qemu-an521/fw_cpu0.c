@@ -14,7 +14,7 @@
  *   echo_mhu   the same, both cores sleeping in WFI until the MHU interrupt
  *   smem_lock  both cores lock "state" at the same time, rounds each:
  *              no disturbed hold, counter = 2 * rounds, and contended (an
- *              -EBUSY seen; else run again, up to 4 attempts)
+ *              -EBUSY seen; else run again, up to 6 attempts)
  *   smem3      if a Linux process attached as domain "linux" (word [4] of
  *              "state" set within 5 s): the same with three contenders,
  *              Linux taking the lock until both cores are done; counter =
@@ -297,7 +297,7 @@ static void test_echo(const char *name, uint32_t mode, uint32_t count)
 /* Both cores run rounds at once (smem_round.h). The host runs the two vCPU
  * threads on shared CPUs, so a run may happen to see no overlap at all (no
  * -EBUSY on either side, and for the control nothing lost): then it is run
- * again, up to 4 attempts; the line shows how many it took. */
+ * again, up to 6 attempts; the line shows how many it took. */
 static void test_smem(const char *name, uint32_t nolock, uint32_t rounds)
 {
     volatile uint32_t *area;
@@ -323,7 +323,7 @@ static void test_smem(const char *name, uint32_t nolock, uint32_t rounds)
             r = answer(&o);
         total = area[0];
         overlap = nolock ? (total < 2u * rounds || dist + o.value > 0) : (busy + o.value2 > 0);
-        if (r || r2 || overlap || attempt == 4)
+        if (r || r2 || overlap || attempt == 6)
             break;
     }
     if (nolock) /* the control must see the race: lost updates or disturbed holds */
@@ -459,32 +459,24 @@ static void test_blockack(uint32_t count)
     mdcom_bm_puts("\n");
 }
 
-/* Round trips of one 16-byte message (no checks: timing only), in batches
- * of RTT_BATCH: the mean over all, and the best batch (the host that runs
- * the two vCPU threads is shared: a batch without preemption shows the cost
- * of the path itself). */
-#define RTT_BATCH 100u
+/* Round trips of one 16-byte message (no checks: timing only): the mean.
+ * (Batches of 100 timed with SysTick sometimes read 0 ns under multi-threaded
+ * TCG, so no per-batch figure is given.) */
 static void bench_rtt(const char *name, uint32_t mode, uint32_t count)
 {
     uint32_t msg[4] = {0, 16, 0, 0}, back[8], i;
     fw_rsp o;
     int r;
-    uint64_t t0, tb, dt, best = UINT64_MAX;
+    uint64_t t0, dt;
     set_mode(mode);
     r = cmd(FW_OP_ECHO, mode, count, 0);
-    t0 = tb = mdcom_bm_now_ns();
+    t0 = mdcom_bm_now_ns();
     for (i = 0; !r && i < count; i++) {
         msg[0] = i;
         r = send_m(g_ein, msg, sizeof(msg), mode);
         if (!r) {
             r = recv_m(g_eout, back, sizeof(back), mode);
             r = r == (int)sizeof(msg) && back[0] == i ? 0 : r < 0 ? r : -EBADMSG;
-        }
-        if ((i + 1u) % RTT_BATCH == 0) {
-            uint64_t now = mdcom_bm_now_ns();
-            if (now - tb < best)
-                best = now - tb;
-            tb = now;
         }
     }
     dt = mdcom_bm_now_ns() - t0;
@@ -494,7 +486,6 @@ static void bench_rtt(const char *name, uint32_t mode, uint32_t count)
     result(name, r == 0 && o.count == count);
     kv("round_trips", i);
     kv("ns_per_rt", i ? (uint32_t)(dt / i) : 0);
-    kv("best_batch_ns_per_rt", best != UINT64_MAX ? (uint32_t)(best / RTT_BATCH) : 0);
     mdcom_bm_puts("\n");
 }
 
@@ -540,7 +531,9 @@ int main(void)
     test_echo("echo_mhu", FW_MODE_DOORBELL, ECHO_MHU_COUNT);
     test_smem("smem_lock", 0, AN521_SMEM_ROUNDS);
     test_smem3(AN521_SMEM_ROUNDS);
-    test_smem("smem_nolock", 1, AN521_SMEM_ROUNDS);
+    /* 10x the rounds: without the lock a round is short, and the control
+     * needs the two vCPU threads to overlap for a while */
+    test_smem("smem_nolock", 1, 10u * AN521_SMEM_ROUNDS);
     test_blockack(BA_COUNT);
     bench_rtt("rtt_poll", FW_MODE_POLL, RTT_COUNT);
     bench_rtt("rtt_mhu", FW_MODE_DOORBELL, RTT_COUNT);
