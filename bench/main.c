@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "mdcom/mdcom.h"
 #include "target_qemu.h"
+#include "target_qemu_an521.h"
 
 extern const bench_cmd bench_cmd_pingpong;
 extern const bench_cmd bench_cmd_api;
@@ -76,6 +77,10 @@ int main(int argc, char **argv)
             /* argv[0] of the target is its name; options and subcommand follow */
             argv[used] = (char *)"qemu-m4";
             return bench_target_qemu_m4(argc - used, argv + used);
+        }
+        if (strcmp(t, "qemu-an521") == 0) { /* M33 <-> M33, target_qemu_an521.c */
+            argv[used] = (char *)"qemu-an521";
+            return bench_target_qemu_an521(argc - used, argv + used);
         }
         if (strcmp(t, "linux") != 0) {
             bench_err("unknown target '%s' (linux, qemu-m4)", t);

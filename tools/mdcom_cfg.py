@@ -75,7 +75,14 @@ _C_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 _TOP_KEYS = ("region", "domain", "fifo", "smem")
-_REGION_KEYS = ("name", "size", "mode", "group")
+_REGION_KEYS = ("name", "size", "mode", "group",
+                # the Linux side of a real SoC (ports/linux/region_soc.c)
+                "backend", "path", "offset", "map",
+                "doorbell", "doorbell_path", "doorbell_map", "doorbell_reg", "doorbell_value",
+                "doorbell_irq", "doorbell_reenable", "doorbell_ack", "doorbell_ack_value")
+_BACKENDS = ("shm", "devmem", "uio")
+_DOORBELLS = ("futex", "uio")
+_UIO_MAPS = 5  # UIO_MAX_MAPS
 _DOMAIN_KEYS = ("name", "id", "role")
 _FIFO_KEYS = ("name", "block_size", "block_count", "queue_depth", "senders", "receivers")
 _SMEM_KEYS = ("name", "size", "users")
@@ -95,6 +102,40 @@ class Region:
     size: int  # 0 = auto (exactly what the layout needs)
     mode: int  # permission bits, never 0
     group: int  # gid or -1
+    # Linux side of a real SoC: where the region is mapped from, and the doorbell
+    backend: str = "shm"  # "shm" | "devmem" | "uio"
+    path: str = ""  # devmem: the memory device; uio: /dev/uioN
+    offset: int = 0  # devmem: physical address of the carveout
+    map: int = 0  # uio: map index
+    doorbell: str = "futex"  # "futex" | "uio"
+    doorbell_path: str = ""
+    doorbell_map: int = 0
+    doorbell_reg: int = 0
+    doorbell_value: int = 0
+    doorbell_irq: str = ""
+    doorbell_reenable: bool = True
+    doorbell_ack: int = -1  # register written after each interrupt, -1 none
+    doorbell_ack_value: int = 0
+
+    def region_spec(self) -> str:
+        """The region spec string of include/mdcom/linux_soc.h."""
+        if self.backend == "devmem":
+            return f"devmem:{self.path}@{self.offset:#x}:size={self.size:#x}"
+        if self.backend == "uio":
+            return f"uio:{self.path}:map={self.map}" + (f":size={self.size:#x}" if self.size else "")
+        return "shm"
+
+    def doorbell_spec(self) -> str:
+        """The doorbell spec string of include/mdcom/linux_soc.h."""
+        if self.doorbell != "uio":
+            return "futex"
+        spec = (f"uio:{self.doorbell_path}:map={self.doorbell_map}:reg={self.doorbell_reg:#x}"
+                f":val={self.doorbell_value:#x}")
+        if self.doorbell_irq:
+            spec += f":irq={self.doorbell_irq}"
+        if self.doorbell_ack >= 0:
+            spec += f":ack={self.doorbell_ack:#x}:ackval={self.doorbell_ack_value:#x}"
+        return spec if self.doorbell_reenable else spec + ":noreenable"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -397,9 +438,105 @@ def _parse_region(diag: _Diag, data: dict) -> Region | None:
     size = _read_int(diag, table, "size", "region", 0, FOUR_GIB - 1, default=0, sizes=True)
     mode = _read_mode(diag, table, "region")
     group = _read_int(diag, table, "group", "region", -1, 0x7FFFFFFF, default=-1)
-    if None in (name, size, mode, group):
+    soc = _parse_region_soc(diag, table, size)
+    if None in (name, size, mode, group, soc):
         return None
-    return Region(name=name, size=size, mode=mode, group=group)
+    return Region(name=name, size=size, mode=mode, group=group, **soc)
+
+
+def _read_choice(diag: _Diag, table: dict, key: str, path: str, choices: tuple[str, ...]) -> str | None:
+    """An optional string out of choices (default: the first)."""
+    value = _get(diag, table, key, path, required=False)
+    if value is _UNSET:
+        return choices[0]
+    if not isinstance(value, str) or value not in choices:
+        diag.error(f"{path}.{key}", f"must be one of {', '.join(repr(c) for c in choices)}, "
+                   f"got {_show(value)}")
+        return None
+    return value
+
+
+def _read_dev_path(diag: _Diag, table: dict, key: str, path: str, default: Any = _UNSET) -> str | None:
+    """A device path: absolute, printable, without the spec separators ':' and '@'."""
+    value = _get(diag, table, key, path, required=default is _UNSET)
+    if value is _UNSET:
+        return None if default is _UNSET else default
+    where = f"{path}.{key}"
+    if not isinstance(value, str):
+        diag.error(where, f"must be a string, got {_toml_type(value)}")
+        return None
+    if (not value.startswith("/") or len(value) >= 128 or any(c in value for c in ":@\"\\")
+            or not value.isprintable()):
+        diag.error(where, f"must be an absolute path (< 128 chars, no ':', '@' or quotes), "
+                   f"got {_show(value)}")
+        return None
+    return value
+
+
+def _parse_region_soc(diag: _Diag, table: dict, size: int | None) -> dict | None:
+    """The [region] keys of the Linux side of a real SoC: backend, doorbell."""
+    out: dict[str, Any] = {}
+    ok = True
+    backend = _read_choice(diag, table, "backend", "region", _BACKENDS)
+    doorbell = _read_choice(diag, table, "doorbell", "region", _DOORBELLS)
+    if backend is None or doorbell is None:
+        return None
+    out["backend"] = backend
+    out["doorbell"] = doorbell
+    only = {"path": ("devmem", "uio"), "offset": ("devmem",), "map": ("uio",)}
+    for key, kinds in only.items():
+        if key in table and backend not in kinds:
+            diag.error(f"region.{key}", f"only with backend = {' or '.join(repr(k) for k in kinds)}"
+                       f" (backend is {backend!r})")
+            ok = False
+    if backend == "devmem":
+        out["path"] = _read_dev_path(diag, table, "path", "region", default="/dev/mem")
+        out["offset"] = _read_int(diag, table, "offset", "region", 0, (1 << 64) - 1)
+        if size == 0:
+            diag.error("region.size", "required with backend = 'devmem' (the carveout's size)")
+            ok = False
+    elif backend == "uio":
+        out["path"] = _read_dev_path(diag, table, "path", "region")
+        out["map"] = _read_int(diag, table, "map", "region", 0, _UIO_MAPS - 1, default=0)
+    db_keys = ("doorbell_path", "doorbell_map", "doorbell_reg", "doorbell_value", "doorbell_irq",
+               "doorbell_reenable", "doorbell_ack", "doorbell_ack_value")
+    if doorbell != "uio":
+        for key in db_keys:
+            if key in table:
+                diag.error(f"region.{key}", "only with doorbell = 'uio'")
+                ok = False
+    else:
+        out["doorbell_path"] = _read_dev_path(diag, table, "doorbell_path", "region")
+        out["doorbell_map"] = _read_int(diag, table, "doorbell_map", "region", 0, _UIO_MAPS - 1,
+                                        default=0)
+        reg = _read_int(diag, table, "doorbell_reg", "region", 0, 0xFFFFFFFC)
+        if reg is not None and reg % 4:
+            diag.error("region.doorbell_reg", f"must be a multiple of 4 (a 32-bit register), got {reg}")
+            reg = None
+        out["doorbell_reg"] = reg
+        out["doorbell_value"] = _read_int(diag, table, "doorbell_value", "region", 0, 0xFFFFFFFF)
+        out["doorbell_irq"] = _read_dev_path(diag, table, "doorbell_irq", "region", default="")
+        reen = _get(diag, table, "doorbell_reenable", "region", required=False)
+        if reen is _UNSET:
+            reen = True
+        elif not isinstance(reen, bool):
+            diag.error("region.doorbell_reenable", f"must be a boolean, got {_toml_type(reen)}")
+            reen = None
+        out["doorbell_reenable"] = reen
+        ack = _read_int(diag, table, "doorbell_ack", "region", 0, 0xFFFFFFFC, default=-1)
+        if ack is not None and ack >= 0 and ack % 4:
+            diag.error("region.doorbell_ack", f"must be a multiple of 4 (a 32-bit register), got {ack}")
+            ack = None
+        out["doorbell_ack"] = ack
+        if ack is not None and ack >= 0:
+            out["doorbell_ack_value"] = _read_int(diag, table, "doorbell_ack_value", "region", 0,
+                                                  0xFFFFFFFF)
+        elif "doorbell_ack_value" in table:
+            diag.error("region.doorbell_ack_value", "only with doorbell_ack")
+            ok = False
+    if not ok or any(v is None for v in out.values()):
+        return None
+    return out
 
 
 class _DomainTable:
@@ -673,6 +810,10 @@ def render_header(cfg: Config, sym: str) -> str:
     lines += [f"#define {up}_CH_{macro_name(c.name)} {i} /* {c.type} */"
               for i, c in enumerate(cfg.channels)]
     lines += [f"#define {up}_N_CHANNELS {len(cfg.channels)}", "",
+              "/* The Linux side's region backend and doorbell ([region] backend, doorbell):",
+              " * specs for mdcom_linux_soc_init() (include/mdcom/linux_soc.h). */",
+              f'#define {up}_REGION_SPEC "{cfg.region.region_spec()}"',
+              f'#define {up}_DOORBELL_SPEC "{cfg.region.doorbell_spec()}"', "",
               "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
 

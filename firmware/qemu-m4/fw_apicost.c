@@ -29,7 +29,9 @@
 #include "mdcom/mdcom.h"
 #include "mdcom_m4_cfg.h"
 
-#define PHASES 40u /* instructions per SysTick tick at -icount shift=0 */
+#ifndef PHASES /* the board's instructions per SysTick tick at -icount shift=0 (1e9 / cpu_hz) */
+#define PHASES 40u /* mps2-an386: 25 MHz; mps2-an521 builds with 50 (20 MHz) */
+#endif
 #define N (13u * PHASES)
 #define CYCLES (N / PHASES)
 

@@ -45,6 +45,9 @@ typedef struct mdcom_board {
     int (*lock_release)(uint32_t lock_id, mdcom_aword *word, uint32_t owner);
     void (*cache_clean)(const void *addr, size_t len);
     void (*cache_invalidate)(const void *addr, size_t len);
+    /* Optional: this image's pid (bit 31 set) when several cores of the
+     * board run images (NULL: MDCOM_BM_PID). */
+    uint32_t (*pid)(void);
 } mdcom_board;
 
 /* The board description (board file). */

@@ -19,10 +19,15 @@ set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIE
 
 add_library(mdcom_bm_runtime STATIC
   ${_bm}/startup.c ${_bm}/cortexm.c ${_bm}/mem.c ${MDCOM_BOARD_SOURCES})
-target_include_directories(mdcom_bm_runtime PUBLIC ${_bm} ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_include_directories(mdcom_bm_runtime PUBLIC ${_bm} ${_bm}/boards/${MDCOM_BOARD}
+  ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_definitions(mdcom_bm_runtime PRIVATE MDCOM_BM_NUM_IRQS=${MDCOM_BOARD_NUM_IRQS})
 target_compile_options(mdcom_bm_runtime PRIVATE ${MDCOM_WARNINGS})
 set_source_files_properties(${_bm}/mem.c PROPERTIES
   COMPILE_OPTIONS "-fno-tree-loop-distribute-patterns;-fno-strict-aliasing")
-target_link_options(mdcom_bm_runtime INTERFACE -T${MDCOM_BOARD_LDSCRIPT} -L${_bm})
+# An image may link another memory map of the board (a second core's):
+# target property MDCOM_LDSCRIPT of the image; default the board's.
+target_link_options(mdcom_bm_runtime INTERFACE
+  "-T$<IF:$<BOOL:$<TARGET_PROPERTY:MDCOM_LDSCRIPT>>,$<TARGET_PROPERTY:MDCOM_LDSCRIPT>,${MDCOM_BOARD_LDSCRIPT}>"
+  -L${_bm})
 unset(_bm)

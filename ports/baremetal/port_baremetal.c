@@ -157,10 +157,15 @@ static void bm_cache_invalidate(void *ctx, const void *addr, size_t len)
     mdcom_board_desc.cache_invalidate(addr, len);
 }
 
+static uint32_t bm_pid(void)
+{
+    return mdcom_board_desc.pid ? mdcom_board_desc.pid() : MDCOM_BM_PID;
+}
+
 static int bm_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
 {
     (void)ctx;
-    *pid = MDCOM_BM_PID;
+    *pid = bm_pid();
     *token = mdcom_bm_boot_token();
     return 0;
 }
@@ -168,7 +173,7 @@ static int bm_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
 static int bm_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 {
     (void)ctx;
-    if (pid == MDCOM_BM_PID) /* this image: alive only as this boot */
+    if (pid == bm_pid()) /* this image: alive only as this boot */
         return token == mdcom_bm_boot_token();
     return -ENOSYS; /* a process of another OS: unknown, counted as alive */
 }

@@ -227,6 +227,23 @@ class TestGeneratedContent(GeneratedMixin, unittest.TestCase):
                        ".mode = 0640u,", ".group = 1234,", 'region_name = "cfgtest.full"'):
             self.assertIn(needle, text)
 
+    def test_soc_specs(self):
+        """[region] backend / doorbell keys become the spec strings of linux_soc.h."""
+        cases = {
+            "soc_devmem.toml": ('#define SOC_DEVMEM_REGION_SPEC "devmem:/dev/mem@0x10040000:size=0x100000"',
+                                '#define SOC_DEVMEM_DOORBELL_SPEC '
+                                '"uio:/dev/uio0:map=0:reg=0x8:val=0x10000:ack=0x8:ackval=0x2"'),
+            "soc_uio.toml": ('#define SOC_UIO_REGION_SPEC "uio:/dev/uio1:map=1"',
+                             '#define SOC_UIO_DOORBELL_SPEC "futex"'),
+            "minimal.toml": ('#define MIN_REGION_SPEC "shm"', '#define MIN_DOORBELL_SPEC "futex"'),
+        }
+        for name, needles in cases.items():
+            with self.subTest(fixture=name):
+                out, sym = self.generate(HERE / "good" / name)
+                text = (out / f"{sym}_cfg.h").read_text()
+                for needle in needles:
+                    self.assertIn(needle + "\n", text)
+
     def test_prefix_option(self):
         out, sym = self.generate(self.fixture, "--prefix", "Board2")
         self.assertEqual(sym, "Board2")

@@ -348,7 +348,7 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
      * the same time: QEMU runs this one-vCPU machine without CF_PARALLEL,
      * so the firmware's STREX is a non-atomic load/compare/store against
      * this process, and a lock contended across the boundary can be lost
-     * or doubled by the emulator (docs/reliability.md, known gap 5).
+     * or doubled by the emulator (docs/reliability.md, "Closed ... formerly known gap 5": an386 only).
      * Contention between Linux processes is tested in tests/mp. */
     if ((r = m4_result(l, &res, REPLY_NS * 4)) != 0)
         return r;

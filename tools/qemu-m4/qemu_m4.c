@@ -180,8 +180,8 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
     char machine[96], object[2 * MDCOM_QEMU_PATH_MAX], serial0[MDCOM_QEMU_PATH_MAX + 8],
         serial1[MDCOM_QEMU_PATH_MAX + 32], semi[64], icount[32], logp[MDCOM_QEMU_PATH_MAX + 16];
     const char *qemu = o->qemu ? o->qemu : getenv("MDCOM_QEMU");
-    const char *argv[32];
-    int n = 0, pfd[2];
+    const char *argv[48];
+    int n = 0, pfd[2], k;
     pid_t parent = getpid(), pid;
     if (!qemu || !*qemu)
         qemu = "qemu-system-arm";
@@ -226,11 +226,13 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
          * host fences for DMB) only when the machine can have more than
          * one vCPU, and mps2-an386 has one. STREX is then a load, compare
          * and unconditional store, so a host CAS can land in between (see
-         * docs/reliability.md, known gap 5). icount needs single-threaded
+         * docs/reliability.md, formerly known gap 5: the two-vCPU mps2-an521 has it). icount needs single-threaded
          * TCG; the API-cost image takes no locks against Linux. */
         argv[n++] = "-accel";
         argv[n++] = "tcg,thread=multi";
     }
+    for (k = 0; o->extra && o->extra[k] && k < 16; k++)
+        argv[n++] = o->extra[k];
     argv[n] = NULL;
     snprintf(logp, sizeof(logp), "%s/qemu.log", q->dir);
 

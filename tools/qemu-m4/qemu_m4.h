@@ -59,6 +59,9 @@ typedef struct mdcom_qemu_opts {
                                 semihosting command line); -1: off          */
     const char *console;     /* NULL: <dir>/console.log; "-": our stdout    */
     int64_t ready_timeout_ns; /* 0: 30 s; < 0: do not wait for READY        */
+    /* NULL, or more QEMU arguments (NULL-terminated, at most 16): e.g. for
+     * mps2-an521 "-smp 2 -device loader,file=<cpu1.elf>,cpu-num=1" */
+    const char *const *extra;
 } mdcom_qemu_opts;
 
 typedef struct mdcom_qemu {
