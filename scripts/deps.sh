@@ -7,6 +7,10 @@ want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
 want+=(iceoryx libiceoryx-binding-c-dev)  # iceoryx peer in mdcom-bench; without them it is built without it
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+# packaging (tests/package, man pages, scripts/abi-check) and the Linux cross
+# builds for armhf/aarch64 run under qemu-user (presets armhf, aarch64)
+want+=(pkg-config scdoc abigail-tools python3-pytest)
+[[ "${1:-}" == "--cross" ]] && want+=(g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user)
 
 missing=()
 for p in "${want[@]}"; do
@@ -25,6 +29,13 @@ for p in "${want[@]}"; do
     libclang-rt-14-dev) ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || missing+=("$p") ;;
     iceoryx) command -v iox-roudi >/dev/null || missing+=("$p") ;;
     libiceoryx-binding-c-dev) ls /usr/lib/*/cmake/iceoryx_binding_c/iceoryx_binding_cConfig.cmake >/dev/null 2>&1 || missing+=("$p") ;;
+    pkg-config) command -v pkg-config >/dev/null || missing+=("$p") ;;
+    scdoc) command -v scdoc >/dev/null || missing+=("$p") ;;
+    abigail-tools) command -v abidiff >/dev/null || missing+=("$p") ;;
+    python3-pytest) python3 -c 'import pytest' 2>/dev/null || missing+=("$p") ;;
+    g++-arm-linux-gnueabihf) command -v arm-linux-gnueabihf-g++ >/dev/null || missing+=("$p") ;;
+    g++-aarch64-linux-gnu) command -v aarch64-linux-gnu-g++ >/dev/null || missing+=("$p") ;;
+    qemu-user) command -v qemu-arm >/dev/null && command -v qemu-aarch64 >/dev/null || missing+=("$p") ;;
     libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;
   esac
 done
