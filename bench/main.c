@@ -100,8 +100,7 @@ int main(int argc, char **argv)
         return BENCH_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("mdcom-bench (libmdcom %d.%d, wire %u)\n", MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR,
-               MDCOM_WIRE_VERSION);
+        printf("mdcom-bench %s (wire %u)\n", MDCOM_VERSION_STRING, MDCOM_WIRE_VERSION);
         return BENCH_EXIT_OK;
     }
     if (strcmp(name, "help") == 0) {

@@ -9,6 +9,10 @@ want+=(iceoryx libiceoryx-binding-c-dev)  # iceoryx peer in mdcom-bench; without
 want+=(libsysfs-dev)  # libmetal's Linux layer (OpenAMP interop tests, bench peer); without it they are skipped
 want+=(python3-pytest python3-gi)  # tests/python (pytest) and the GLib event-loop example
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+# packaging (tests/package, man pages, scripts/abi-check) and the Linux cross
+# builds for armhf/aarch64 run under qemu-user (presets armhf, aarch64)
+want+=(pkg-config scdoc abigail-tools)  # packaging: mdcom.pc check, man pages, ABI check
+[[ "${1:-}" == "--cross" ]] && want+=(g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user)
 
 missing=()
 for p in "${want[@]}"; do
@@ -30,6 +34,12 @@ for p in "${want[@]}"; do
     libsysfs-dev) [[ -f /usr/include/sysfs/libsysfs.h ]] || missing+=("$p") ;;
     python3-pytest) python3 -c 'import pytest' 2>/dev/null || /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=("$p") ;;
     python3-gi) /usr/bin/python3 -c 'import gi' 2>/dev/null || missing+=("$p") ;;
+    pkg-config) command -v pkg-config >/dev/null || missing+=("$p") ;;
+    scdoc) command -v scdoc >/dev/null || missing+=("$p") ;;
+    abigail-tools) command -v abidiff >/dev/null || missing+=("$p") ;;
+    g++-arm-linux-gnueabihf) command -v arm-linux-gnueabihf-g++ >/dev/null || missing+=("$p") ;;
+    g++-aarch64-linux-gnu) command -v aarch64-linux-gnu-g++ >/dev/null || missing+=("$p") ;;
+    qemu-user) command -v qemu-arm >/dev/null && command -v qemu-aarch64 >/dev/null || missing+=("$p") ;;
     libnewlib-arm-none-eabi) [[ -f /usr/lib/arm-none-eabi/include/errno.h ]] || missing+=("$p") ;;
   esac
 done

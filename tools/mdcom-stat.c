@@ -3,6 +3,8 @@
  * mdcom-stat - show the state of an mdcom shared region, read-only.
  *
  *   mdcom-stat [--json] [--watch [SECONDS]] [--count N] REGION
+ *   mdcom-stat [--json] --list       every region of this machine: state, users
+ *   mdcom-stat --version
  *
  * REGION is a region name (the file $MDCOM_SHM_DIR/REGION, default
  * /dev/shm/REGION) or, when it contains a '/', a path to a region file.
@@ -33,7 +35,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -75,7 +79,7 @@ struct chan_snap {
     uint32_t type;
     uint32_t block_size, block_count, qcap, senders, receivers, data_size;
     /* FIFO */
-    uint32_t enq, deq, queued, ev_seq, ev_waiters, filtered, errors;
+    uint32_t enq, deq, queued, ev_seq, ev_waiters, filtered, errors, lost, reclaimed;
     uint32_t n_free, n_alloc, n_queued, n_held, n_bad, n_orphan;
     /* SMEM */
     uint32_t lock, lock_waiters;
@@ -246,6 +250,8 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_chan_la
     c->ev_waiters = rd(&ctl->event.w[1]);
     c->filtered = rd(&ctl->stats.filtered);
     c->errors = rd(&ctl->stats.errors);
+    c->lost = rd(&ctl->stats.lost);
+    c->reclaimed = rd(&ctl->stats.reclaimed);
     c->queued = c->enq - c->deq;
     if (c->queued > cl->qcap)
         warnf(r, "channel '%s': %" PRIu32 " entries between consumer (%" PRIu32
@@ -618,10 +624,10 @@ static void print_text(const struct report *r, FILE *o)
                     "       queued %" PRIu32 "  free %" PRIu32 "/%" PRIu32 "  alloc %" PRIu32
                     "  in-queue %" PRIu32 "  held %" PRIu32 "  orphaned %" PRIu32
                     "  invalid %" PRIu32 "  filtered %" PRIu32 "  errors %" PRIu32
-                    "  waiters %" PRIu32 "\n",
+                    "  lost %" PRIu32 "  reclaimed %" PRIu32 "  waiters %" PRIu32 "\n",
                     i, c->name, c->block_size, c->block_count, c->qcap, s, rcv, c->queued,
                     c->n_free, c->block_count, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
-                    c->n_bad, c->filtered, c->errors, c->ev_waiters);
+                    c->n_bad, c->filtered, c->errors, c->lost, c->reclaimed, c->ev_waiters);
         } else {
             mask_names(r, c->senders, s, sizeof(s));
             fprintf(o, "  %-4u %-20s smem  %" PRIu32 " B  (%s)\n       lock ", i, c->name,
@@ -652,6 +658,23 @@ static void json_str(FILE *o, const char *s)
         fputc(*s, o);
     }
     fputc('"', o);
+}
+
+/* JSON array of the names of the domains in mask (ids without a domain: "?"). */
+static void json_names(const struct report *r, FILE *o, uint32_t mask)
+{
+    uint32_t d;
+    int first = 1;
+    fputc('[', o);
+    for (d = 0; d < MDCOM_MAX_DOMAINS; d++) {
+        if (!((mask >> d) & 1u))
+            continue;
+        if (!first)
+            fputc(',', o);
+        json_str(o, domain_name(r, d));
+        first = 0;
+    }
+    fputc(']', o);
 }
 
 static void print_json(const struct report *r, FILE *o)
@@ -702,13 +725,18 @@ static void print_json(const struct report *r, FILE *o)
                 else
                     state = "invalid";
                 fprintf(o, "%s{\"slot\":%u,\"owner\":%" PRIu32 ",\"domain\":%" PRId64
-                           ",\"pid\":%" PRIu32 ",\"state\":\"%s\"}",
+                           ",\"pid\":%" PRIu32 ",\"state\":\"%s\",\"domain_name\":",
                         first ? "" : ",", i, p->owner,
                         p->owner >= MDCOM_PROC_DOMAIN_BASE &&
                                 p->owner < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS
                             ? (int64_t)(p->owner - MDCOM_PROC_DOMAIN_BASE)
                             : (int64_t)-1,
                         p->pid, state);
+                json_str(o, p->owner >= MDCOM_PROC_DOMAIN_BASE &&
+                                    p->owner < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS
+                                ? domain_name(r, p->owner - MDCOM_PROC_DOMAIN_BASE)
+                                : "?");
+                fputc('}', o);
                 first = 0;
             }
         }
@@ -726,21 +754,32 @@ static void print_json(const struct report *r, FILE *o)
                         ",\"queued_blocks\":%" PRIu32 ",\"held_blocks\":%" PRIu32
                         ",\"orphaned_blocks\":%" PRIu32 ",\"invalid_blocks\":%" PRIu32
                         ",\"filtered\":%" PRIu32 ",\"errors\":%" PRIu32 ",\"waiters\":%" PRIu32
-                        "}",
+                        ",\"lost\":%" PRIu32 ",\"reclaimed\":%" PRIu32,
                         c->block_size, c->block_count, c->qcap, c->senders, c->receivers,
                         c->queued, c->n_free, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
-                        c->n_bad, c->filtered, c->errors, c->ev_waiters);
+                        c->n_bad, c->filtered, c->errors, c->ev_waiters, c->lost, c->reclaimed);
             else
                 fprintf(o,
                         ",\"type\":\"smem\",\"size\":%" PRIu32 ",\"users\":%" PRIu32
                         ",\"lock_slot\":%d,\"lock_word\":%" PRIu32 ",\"lock_owner_pid\":%" PRIu32
-                        ",\"lock_owner_state\":\"%s\",\"waiters\":%" PRIu32 "}",
+                        ",\"lock_owner_state\":\"%s\",\"waiters\":%" PRIu32,
                         c->data_size, c->senders, c->lock_slot, c->lock,
                         c->lock_slot >= 0 ? r->procs[c->lock_slot].pid : 0,
                         c->lock_slot >= 0 ? alive_name(r->procs[c->lock_slot].alive)
                         : c->lock_slot == -1 ? "free"
                                              : "invalid",
                         c->lock_waiters);
+            /* the masks above, as names */
+            if (c->type == MDCOM_CHAN_FIFO) {
+                fprintf(o, ",\"sender_names\":");
+                json_names(r, o, c->senders);
+                fprintf(o, ",\"receiver_names\":");
+                json_names(r, o, c->receivers);
+            } else {
+                fprintf(o, ",\"user_names\":");
+                json_names(r, o, c->senders);
+            }
+            fputc('}', o);
         }
         fprintf(o, "],\"warnings\":[");
         for (i = 0; i < r->n_warn; i++) {
@@ -756,12 +795,115 @@ static void usage(FILE *o)
 {
     fprintf(o,
             "usage: mdcom-stat [--json] [--watch [SECONDS]] [--count N] REGION\n"
+            "       mdcom-stat [--json] --list\n"
             "  REGION       region name ($MDCOM_SHM_DIR or /dev/shm) or a path containing '/'\n"
             "  --json       one JSON object per snapshot\n"
             "  --watch [S]  repeat every S seconds (default 1) until interrupted\n"
             "  --count N    with --watch: stop after N snapshots\n"
+            "  --list       the mdcom regions in $MDCOM_SHM_DIR (or /dev/shm): state,\n"
+            "               generation, size and the processes of each domain\n"
+            "  --version    print the version\n"
             "Reads the region without changing it. Exit status: 0 consistent, 1 usage,\n"
             "2 cannot open/map, 3 corrupted or inconsistent, 4 other wire version.\n");
+}
+
+/* --list: every file of the region directory that holds an mdcom header.
+ * Files that are not mdcom regions (bad magic, too small, not regular) are
+ * skipped; mdcom regions that fail the checks are listed with their error. */
+static int list_regions(int json)
+{
+    const char *dir = getenv("MDCOM_SHM_DIR");
+    struct dirent **ents = NULL;
+    static struct report rep;
+    int n, k, shown = 0, worst = EX_OK;
+    if (!dir || !*dir)
+        dir = "/dev/shm";
+    n = scandir(dir, &ents, NULL, alphasort);
+    if (n < 0) {
+        fprintf(stderr, "mdcom-stat: cannot read %s: %s\n", dir, strerror(errno));
+        return EX_OPEN;
+    }
+    if (json)
+        printf("{\"dir\":\"%s\",\"regions\":[", dir);
+    else
+        printf("%-24s %-9s %-5s %-10s %s\n", "REGION", "STATE", "GEN", "BYTES", "USERS");
+    for (k = 0; k < n; k++) {
+        const char *name = ents[k]->d_name;
+        char path[PATH_MAX];
+        uint32_t i;
+        if (name[0] == '.' || snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+            continue;
+        snapshot(&rep, path);
+        free(rep.ch);
+        rep.ch = NULL;
+        if (!rep.have_hdr || rep.h.magic != MDCOM_MAGIC)
+            continue; /* not an mdcom region */
+        if (rep.status > worst)
+            worst = rep.status;
+        if (json) {
+            printf("%s{\"region\":", shown ? "," : "");
+            json_str(stdout, rep.name);
+            printf(",\"path\":");
+            json_str(stdout, rep.path);
+            printf(",\"ok\":%s,\"state\":\"%s\",\"generation\":%" PRIu32
+                   ",\"file_size\":%" PRIu64 ",\"users\":[",
+                   rep.status == EX_OK ? "true" : "false", state_name(rep.h.state),
+                   rep.h.generation, rep.file_size);
+        } else {
+            printf("%-24s %-9s %-5" PRIu32 " %-10" PRIu64 " ", rep.name, state_name(rep.h.state),
+                   rep.h.generation, rep.file_size);
+        }
+        shown++;
+        if (rep.status != EX_OK) {
+            if (json) {
+                printf("],\"error\":");
+                json_str(stdout, rep.error);
+                printf("}");
+            } else {
+                printf("error: %s\n", rep.error);
+            }
+            continue;
+        }
+        /* users: the live and dead processes of each domain */
+        {
+            int first = 1;
+            for (i = 0; i < rep.h.n_domains; i++) {
+                uint32_t p, live = 0, dead = 0;
+                for (p = 0; p < MDCOM_MAX_PROCS; p++) {
+                    if (rep.procs[p].owner != MDCOM_PROC_DOMAIN_BASE + rep.dom[i].id)
+                        continue;
+                    if (rep.procs[p].alive == 0)
+                        dead++;
+                    else
+                        live++;
+                }
+                if (!live && !dead)
+                    continue;
+                if (json) {
+                    printf("%s{\"domain\":", first ? "" : ",");
+                    json_str(stdout, rep.dom[i].name);
+                    printf(",\"alive\":%" PRIu32 ",\"dead\":%" PRIu32 "}", live, dead);
+                } else {
+                    printf("%s%s:%" PRIu32, first ? "" : " ", rep.dom[i].name, live);
+                    if (dead)
+                        printf("(+%" PRIu32 " dead)", dead);
+                }
+                first = 0;
+            }
+            if (json)
+                printf("]}");
+            else
+                printf("%s\n", first ? "-" : "");
+        }
+    }
+    for (k = 0; k < n; k++)
+        free(ents[k]);
+    free(ents);
+    if (json)
+        printf("]}\n");
+    else if (!shown)
+        printf("(no mdcom regions in %s)\n", dir);
+    return worst;
 }
 
 int main(int argc, char **argv)
@@ -774,44 +916,70 @@ int main(int argc, char **argv)
     struct sigaction sa;
     static struct report rep;
 
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json")) {
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"watch", optional_argument, NULL, 'w'},
+        {"count", required_argument, NULL, 'n'},
+        {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt, list = 0;
+    while ((opt = getopt_long(argc, argv, "jw::n:lhV", opts, NULL)) != -1) {
+        char *end;
+        const char *arg = optarg;
+        switch (opt) {
+        case 'j':
             json = 1;
-        } else if (!strcmp(a, "--watch") || !strcmp(a, "-w")) {
+            break;
+        case 'w':
             watch = 1;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
-                char *end;
-                interval = strtod(argv[++i], &end);
+            /* "--watch 0.5" as well as "--watch=0.5": a numeric next word is the interval */
+            if (!arg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+                arg = argv[optind++];
+            if (arg) {
+                interval = strtod(arg, &end);
                 if (*end || interval < 0.01 || interval > 86400) {
                     fprintf(stderr, "mdcom-stat: --watch: interval must be 0.01..86400 s\n");
                     return EX_USAGE;
                 }
             }
-        } else if (!strcmp(a, "--count") || !strcmp(a, "-n")) {
-            char *end;
-            if (i + 1 >= argc) {
-                usage(stderr);
-                return EX_USAGE;
-            }
-            count = strtol(argv[++i], &end, 10);
+            break;
+        case 'n':
+            count = strtol(arg, &end, 10);
             if (*end || count < 1) {
                 fprintf(stderr, "mdcom-stat: --count: must be a positive number\n");
                 return EX_USAGE;
             }
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            break;
+        case 'l':
+            list = 1;
+            break;
+        case 'h':
             usage(stdout);
             return EX_OK;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "mdcom-stat: unknown option '%s'\n", a);
-            usage(stderr);
-            return EX_USAGE;
-        } else if (!region) {
-            region = a;
-        } else {
+        case 'V':
+            printf("mdcom-stat %s (wire %u)\n", MDCOM_VERSION_STRING, MDCOM_WIRE_VERSION);
+            return EX_OK;
+        default:
             usage(stderr);
             return EX_USAGE;
         }
+    }
+    for (i = optind; i < argc; i++) {
+        if (region) {
+            usage(stderr);
+            return EX_USAGE;
+        }
+        region = argv[i];
+    }
+    if (list) {
+        if (region || watch) {
+            usage(stderr);
+            return EX_USAGE;
+        }
+        return list_regions(json);
     }
     if (!region || !*region) {
         usage(stderr);

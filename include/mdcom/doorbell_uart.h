@@ -27,12 +27,15 @@
 #define MDCOM_DOORBELL_UART_H
 
 #include <stdint.h>
+#include "mdcom/export.h"
 
 #include "mdcom/platform.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 typedef struct mdcom_uart_doorbell mdcom_uart_doorbell;
 
@@ -58,6 +61,8 @@ int mdcom_doorbell_uart_connected(const mdcom_uart_doorbell *db);
 /* Bytes received from / sent to the peer so far (statistics). */
 uint64_t mdcom_doorbell_uart_rx(const mdcom_uart_doorbell *db);
 uint64_t mdcom_doorbell_uart_tx(const mdcom_uart_doorbell *db);
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

@@ -46,10 +46,13 @@
 #include <stdint.h>
 
 #include "mdcom/mdcom.h"
+#include "mdcom/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 /* SMEM event: the channel's lock is free (a lock attempt may succeed). */
 #define MDCOM_EV_UNLOCKED 0x10u
@@ -121,6 +124,8 @@ int mdcom_fd_clear(int fd);
 /* Close an fd of mdcom_fifoch_fd / mdcom_smemch_fd (and free what is behind
  * it). 0, -EBADF. A wait set's fd is closed by mdcom_waitset_destroy. */
 int mdcom_fd_close(int fd);
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

@@ -41,10 +41,13 @@
 #include <stdint.h>
 
 #include "mdcom/platform.h"
+#include "mdcom/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 #define MDCOM_SOC_PATH_MAX 128
 
@@ -74,6 +77,8 @@ int mdcom_linux_soc_irq_fd(const mdcom_linux_soc *s);
 /* Interrupts taken / rings written since init (statistics, tests). */
 uint64_t mdcom_linux_soc_irqs(const mdcom_linux_soc *s);
 uint64_t mdcom_linux_soc_rings(const mdcom_linux_soc *s);
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

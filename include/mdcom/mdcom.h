@@ -42,25 +42,47 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "mdcom/export.h"
 
 /* Error codes used by mdcom that some C libraries (newlib without its Linux
- * extensions) lack; defined outside every libc's range there. */
+ * extensions) lack. Portable code compares with MDCOM_ESHUTDOWN and
+ * MDCOM_EUSERS: the C library's value where it has one, else a value outside
+ * every libc's range. For source compatibility, ESHUTDOWN and EUSERS are
+ * still defined to them where the C library lacks them; define
+ * MDCOM_NO_ERRNO_COMPAT before including this header to keep your namespace
+ * clean (that fallback goes away with 1.0, see CHANGELOG.md). */
+#ifdef ESHUTDOWN
+#define MDCOM_ESHUTDOWN ESHUTDOWN
+#else
+#define MDCOM_ESHUTDOWN 2001
+#endif
+#ifdef EUSERS
+#define MDCOM_EUSERS EUSERS
+#else
+#define MDCOM_EUSERS 2002
+#endif
+#ifndef MDCOM_NO_ERRNO_COMPAT
 #ifndef ESHUTDOWN
-#define ESHUTDOWN 2001
+#define ESHUTDOWN MDCOM_ESHUTDOWN
 #endif
 #ifndef EUSERS
-#define EUSERS 2002
+#define EUSERS MDCOM_EUSERS
+#endif
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+MDCOM_API_BEGIN /* the declarations below are the exported API */
+
 /* ------------------------------------------------------------------ */
 /* Version                                                              */
 /* ------------------------------------------------------------------ */
 #define MDCOM_VERSION_MAJOR 0
 #define MDCOM_VERSION_MINOR 1
+#define MDCOM_VERSION_PATCH 0
+#define MDCOM_VERSION_STRING "0.1.0" /* = project(VERSION) in CMakeLists.txt */
 /* Wire format version of the shared region (checked at attach). */
 #define MDCOM_WIRE_VERSION 6u
 
@@ -154,6 +176,11 @@ typedef struct mdcom_init_opts {
      * sleep slice, <= 50 ms). Choose it above the longest time the process
      * computes without calling mdcom or holds a SMEM lock. */
     uint32_t heartbeat_ms;
+    /* Reserved for options of later versions; must be zero (a designated or
+     * `= {0}` initializer does it). A later minor version gives a word a
+     * meaning only with 0 = the behaviour of this version, so code built
+     * against this header keeps working unchanged. */
+    uint32_t reserved[6];
 } mdcom_init_opts;
 
 #define MDCOM_HEARTBEAT_MIN_MS 100u
@@ -168,6 +195,10 @@ typedef struct mdcom_init_opts {
  * region at mdcom_term. A remote waits up to opts->attach_timeout_ns for the
  * master, then checks the region against cfg. Attach order does not matter.
  * opts may be NULL (attach timeout 0, default platform).
+ * cfg is NOT copied: the handle keeps the pointer (and the names and tables it
+ * points to) until mdcom_term, so cfg must outlive the handle (a generated
+ * `const mdcom_config` or a static one does; a stack copy does not). opts is
+ * read during the call only.
  * Returns 0 and *out, or:
  *   -EINVAL   invalid config or domain_id (errbuf says which key)
  *   -ENOSPC   region_size too small for the layout, or too many instances
@@ -239,6 +270,10 @@ typedef struct mdcom_fifo_state {
     uint32_t lost;         /* messages lost with a receiver that died
                               after dequeuing them (all time)            */
     uint32_t reclaimed;    /* blocks taken back from dead processes      */
+    /* Room for counters of later versions (the struct's size is part of the
+     * ABI); this version leaves them as the caller set them: zero the struct
+     * before the call to tell a later counter's 0 from "not written". */
+    uint32_t reserved[7];
 } mdcom_fifo_state;
 
 /* Usage of the channel (a snapshot; reaps dead processes first, see
@@ -357,6 +392,8 @@ int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns);
 /* Release the lock (publishes the area's contents). 0, -EPERM if this
  * process does not hold it. */
 int mdcom_smemch_unlock(mdcom_smemch_t *ch);
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mdcom/export.h"
 
 #ifdef __cplusplus
 #include <atomic>
@@ -37,6 +38,8 @@ typedef _Atomic uint32_t mdcom_aword;
 
 /* proc_alive's token for "whatever process has this pid now". */
 #define MDCOM_TOKEN_ANY 0xffffffffu
+
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 /* A mapped region. */
 typedef struct mdcom_region_map {
@@ -99,6 +102,12 @@ typedef struct mdcom_platform {
     /* 1 alive, 0 dead, negative errno if unknown. token MDCOM_TOKEN_ANY
      * asks about the pid alone (any incarnation of it). */
     int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
+
+    /* Reserved for hooks of later versions; must be NULL (a designated
+     * initializer leaves them so). A later minor version calls a new hook
+     * only when it is non-NULL, so a table built against this header keeps
+     * working with it. */
+    void (*reserved[4])(void);
 } mdcom_platform;
 
 /* The port selected by the build (CMake MDCOM_PORT). */
@@ -107,6 +116,8 @@ const mdcom_platform *mdcom_platform_default(void);
 /* Ports shipped with mdcom; only those built into the library link. */
 const mdcom_platform *mdcom_platform_linux(void);    /* ports/linux    */
 const mdcom_platform *mdcom_platform_template(void); /* ports/template */
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

@@ -61,12 +61,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mdcom/export.h"
 
 #include "mdcom/mdcom.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 /* ------------------------------------------------------------------ */
 /* Wire constants                                                         */
@@ -409,6 +412,8 @@ int mdcom_rpmsg_hold_rx_buffer(mdcom_rpmsg_ept_t *ept, void *data);
 /* Return a held RX buffer to the peer. 0, -EINVAL (not a buffer of this
  * instance), -EALREADY (not held). */
 int mdcom_rpmsg_release_rx_buffer(mdcom_rpmsg_ept_t *ept, void *data);
+
+MDCOM_API_END
 
 #ifdef __cplusplus
 }

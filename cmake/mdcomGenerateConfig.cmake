@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# MdcomConfig.cmake - build an MDCOM configuration from a TOML description.
+# mdcomGenerateConfig.cmake - build an MDCOM configuration from a TOML description.
 #
 #   mdcom_generate_config(<target> <toml-file> [PREFIX <sym>])
 #
@@ -10,6 +10,10 @@
 #
 #   mdcom_generate_config(demo_cfg ${PROJECT_SOURCE_DIR}/examples/demo.toml)
 #   target_link_libraries(app PRIVATE demo_cfg mdcom::mdcom)
+#
+# Included by the top CMakeLists (in-tree: the tool is tools/mdcom-cfg) and by
+# an installed package's mdcomConfig.cmake, which sets MDCOM_CFG_TOOL and
+# MDCOM_CFG_INCLUDE_DIR to the installed mdcom-cfg and headers first.
 #   /* app.c */ #include "demo_cfg.h"  ... mdcom_init(&m, &demo_config, DEMO_DOM_LINUX, 0);
 #
 # <sym> defaults to the region name as a C identifier (what `mdcom-cfg
@@ -24,9 +28,14 @@
 
 include_guard(GLOBAL)
 
-get_filename_component(_mdcom_cfg_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-set_property(GLOBAL PROPERTY MDCOM_CFG_ROOT "${_mdcom_cfg_root}")
-unset(_mdcom_cfg_root)
+if(NOT MDCOM_CFG_TOOL)
+  get_filename_component(_mdcom_cfg_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+  set(MDCOM_CFG_TOOL "${_mdcom_cfg_root}/tools/mdcom-cfg")
+  set(MDCOM_CFG_INCLUDE_DIR "${_mdcom_cfg_root}/include")
+  unset(_mdcom_cfg_root)
+endif()
+set_property(GLOBAL PROPERTY MDCOM_CFG_TOOL "${MDCOM_CFG_TOOL}")
+set_property(GLOBAL PROPERTY MDCOM_CFG_INCLUDE_DIR "${MDCOM_CFG_INCLUDE_DIR}")
 if(Python3_EXECUTABLE)
   set_property(GLOBAL PROPERTY MDCOM_CFG_PYTHON "${Python3_EXECUTABLE}")
 endif()
@@ -72,8 +81,11 @@ function(mdcom_generate_config target toml)
     message(FATAL_ERROR "mdcom_generate_config(${target}): unexpected arguments "
                         "'${ARG_UNPARSED_ARGUMENTS}' (usage: <target> <toml> [PREFIX <sym>])")
   endif()
-  get_property(root GLOBAL PROPERTY MDCOM_CFG_ROOT)
-  set(tool "${root}/tools/mdcom-cfg")
+  get_property(tool GLOBAL PROPERTY MDCOM_CFG_TOOL)
+  get_property(incdir GLOBAL PROPERTY MDCOM_CFG_INCLUDE_DIR)
+  # the tool's Python module lies beside the (real) script
+  get_filename_component(tool_dir "${tool}" REALPATH)
+  get_filename_component(tool_dir "${tool_dir}" DIRECTORY)
   _mdcom_cfg_python(py)
 
   get_filename_component(toml "${toml}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -91,15 +103,15 @@ function(mdcom_generate_config target toml)
   add_custom_command(
     OUTPUT "${out}/${sym}_cfg.h" "${out}/${sym}_cfg.c"
     COMMAND "${py}" "${tool}" generate "${toml}" --out-dir "${out}" --prefix "${sym}"
-    DEPENDS "${toml}" "${tool}" "${root}/tools/mdcom_cfg.py"
+    DEPENDS "${toml}" "${tool}" "${tool_dir}/mdcom_cfg.py"
     COMMENT "mdcom-cfg: generating ${sym}_cfg.c from ${toml_name}"
     VERBATIM)
 
   add_library(${target} STATIC "${out}/${sym}_cfg.c" "${out}/${sym}_cfg.h")
-  target_include_directories(${target} PUBLIC "${out}" "${root}/include")
+  target_include_directories(${target} PUBLIC "${out}" "${incdir}")
   set_target_properties(${target} PROPERTIES
     C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF LINKER_LANGUAGE C)
-  if(NOT CMAKE_CROSSCOMPILING)
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   endif()
   if(DEFINED MDCOM_WARNINGS)

@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The installed mdcom as a downstream user sees it (pytest, run by ctest).
+
+Installs the build tree (cmake --install) into a temporary prefix, then:
+  - nm -D of the installed libmdcom.so exports exactly the functions the
+    installed public headers declare, in version node MDCOM_0; soname .so.0
+  - examples/consumer builds against the prefix with find_package(mdcom) +
+    mdcom_generate_config(), and with pkg-config + mdcom-cfg alone; both run
+  - the installed commands answer --version
+  - cpack builds the .deb; its contents (dpkg -x) hold all of it, and the
+    consumer builds from them and runs
+Environment (set by tests/package/CMakeLists.txt): MDCOM_BUILD_DIR,
+MDCOM_SOURCE_DIR, MDCOM_CMAKE, MDCOM_CPACK, MDCOM_VERSION.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BUILD = Path(os.environ["MDCOM_BUILD_DIR"])
+SRC = Path(os.environ["MDCOM_SOURCE_DIR"])
+CMAKE = os.environ.get("MDCOM_CMAKE", "cmake")
+CPACK = os.environ.get("MDCOM_CPACK", "cpack")
+VERSION = os.environ["MDCOM_VERSION"]
+CONSUMER = SRC / "examples" / "consumer"
+HEADERS = ["mdcom.h", "platform.h", "rpmsg.h", "doorbell_uart.h", "events.h", "linux_soc.h"]
+
+
+def run(cmd, **kw):
+    kw.setdefault("check", True)
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    r = subprocess.run([str(c) for c in cmd], **kw)
+    return r
+
+
+def libdir(prefix: Path) -> Path:
+    hits = sorted(prefix.glob("lib*/**/libmdcom.so"))
+    assert hits, f"no libmdcom.so under {prefix}"
+    return hits[0].parent
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    p = tmp_path_factory.mktemp("prefix")
+    run([CMAKE, "--install", BUILD, "--prefix", p])
+    return p
+
+
+def declared_functions(header_dir: Path):
+    """Functions declared between MDCOM_API_BEGIN and MDCOM_API_END of the
+    public headers, minus those of ports other than linux (a declaration
+    followed by a comment naming ports/<other>)."""
+    names = set()
+    for h in HEADERS:
+        text = (header_dir / h).read_text()
+        m = re.search(r"MDCOM_API_BEGIN(.*)MDCOM_API_END", text, re.S)
+        assert m, f"{h}: no MDCOM_API_BEGIN ... MDCOM_API_END block"
+        body = m.group(1)
+        other_port = set(re.findall(r"(mdcom_\w+)\s*\([^;]*;\s*/\*\s*ports/(?!linux)\w+", body))
+        body = re.sub(r"/\*.*?\*/", " ", body, flags=re.S)
+        body = re.sub(r"//[^\n]*", " ", body)
+        body = re.sub(r"^\s*#.*(?:\\\n.*)*$", " ", body, flags=re.M)
+        while True:  # drop struct/enum bodies (their function pointers are no exports)
+            b2 = re.sub(r"\{[^{}]*\}", " ", body)
+            if b2 == body:
+                break
+            body = b2
+        for stmt in body.split(";"):
+            s = " ".join(stmt.split())
+            if not s or s.startswith("typedef"):
+                continue
+            fm = re.match(r"^[^()]*?\b(mdcom_\w+)\s*\(", s)
+            if fm:
+                names.add(fm.group(1))
+        names -= other_port
+    return names
+
+
+def test_exports_match_public_headers(prefix):
+    lib = libdir(prefix) / "libmdcom.so"
+    want = declared_functions(prefix / "include" / "mdcom")
+    assert len(want) > 40, want  # the parser found the API
+    out = run(["nm", "-D", "--defined-only", lib]).stdout
+    got, versions, other = set(), set(), []
+    for line in out.splitlines():
+        parts = line.split()
+        sym, kind = parts[-1], parts[-2]
+        if kind == "A":  # the version node itself
+            versions.add(sym)
+            continue
+        name, _, ver = sym.partition("@@")
+        if kind in "TW" and ver:
+            got.add(name)
+            versions.add(ver)
+        else:
+            other.append(line)
+    assert not other, f"unexpected exported symbols: {other}"
+    assert got - want == set(), f"exported but not public: {sorted(got - want)}"
+    assert want - got == set(), f"public but not exported: {sorted(want - got)}"
+    assert versions == {"MDCOM_0"}
+
+
+def test_soname(prefix):
+    lib = libdir(prefix) / "libmdcom.so"
+    dyn = run(["readelf", "-d", lib]).stdout
+    assert "Library soname: [libmdcom.so.0]" in dyn
+    assert (lib.parent / "libmdcom.so.0").exists()
+
+
+def test_installed_files(prefix):
+    ld = libdir(prefix)
+    for f in [ld / "libmdcom.a", ld / "libmdcom_core.a", ld / "pkgconfig" / "mdcom.pc",
+              ld / "cmake" / "mdcom" / "mdcomConfig.cmake",
+              ld / "cmake" / "mdcom" / "mdcomConfigVersion.cmake",
+              prefix / "include" / "mdcom" / "export.h",
+              prefix / "bin" / "mdcom-cfg", prefix / "bin" / "mdcom-stat",
+              prefix / "bin" / "mdcom-bench", prefix / "share" / "mdcom" / "mdcom_cfg.py"]:
+        assert f.exists(), f
+    if shutil.which("scdoc"):
+        for page in ["man1/mdcom-cfg.1", "man1/mdcom-stat.1", "man1/mdcom-bench.1",
+                     "man3/mdcom_init.3", "man3/mdcom_fifoch.3", "man3/mdcom_smemch.3",
+                     "man3/mdcom_rpmsg.3", "man3/mdcom_platform.3"]:
+            assert (prefix / "share" / "man" / page).exists(), page
+
+
+def test_tools_version(prefix):
+    for tool in ["mdcom-cfg", "mdcom-stat", "mdcom-bench"]:
+        out = run([prefix / "bin" / tool, "--version"])
+        assert VERSION in out.stdout, (tool, out.stdout)
+
+
+def run_consumer(exe, libpath, tmp):
+    env = dict(os.environ, MDCOM_SHM_DIR=str(tmp))
+    if libpath:
+        env["LD_LIBRARY_PATH"] = str(libpath)
+    r = run([exe], env=env, timeout=60)
+    assert "consumer: ok" in r.stdout
+    assert not list(Path(tmp).iterdir()), "the master left its region behind"
+
+
+def consumer_cmake(prefix: Path, tmp: Path):
+    b = tmp / "cmake-build"
+    run([CMAKE, "-S", CONSUMER, "-B", b, f"-DCMAKE_PREFIX_PATH={prefix}", "-G", "Ninja"])
+    run([CMAKE, "--build", b])
+    exe = b / "mdcom-consumer"
+    # linked with the shared library of the prefix (RUNPATH from CMake)
+    ldd = run(["ldd", exe]).stdout
+    assert str(prefix) in ldd, ldd
+    shm = tmp / "shm-cmake"
+    shm.mkdir()
+    run_consumer(exe, None, shm)
+    return exe
+
+
+def consumer_pkgconfig(prefix: Path, tmp: Path):
+    # mdcom.pc holds the configured prefix (absolute, as sysroot-aware
+    # pkg-config in Yocto/Buildroot expects); a tree installed or unpacked
+    # elsewhere is found with --define-prefix (prefix from the .pc's place).
+    out = tmp / "pc-build"
+    env = dict(os.environ,
+               PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
+               PATH=f"{prefix / 'bin'}:{os.environ['PATH']}")
+    pc = "pkg-config --define-prefix"
+    run(["make", "-f", CONSUMER / "Makefile", f"OUT={out}", f"PKG_CONFIG={pc}",
+         f"MDCOM_CFG={prefix / 'bin' / 'mdcom-cfg'}"], env=env)
+    shm = tmp / "shm-pc"
+    shm.mkdir()
+    run_consumer(out / "mdcom-consumer", libdir(prefix), shm)
+
+
+def test_consumer_find_package(prefix, tmp_path):
+    consumer_cmake(prefix, tmp_path)
+
+
+def test_stat_list(prefix, tmp_path):
+    """mdcom-stat --list shows a live region with its state and users (by name)."""
+    exe = consumer_cmake(prefix, tmp_path)
+    shm = tmp_path / "shm-list"
+    shm.mkdir()
+    (shm / "not-a-region").write_bytes(b"x" * 4096)
+    env = dict(os.environ, MDCOM_SHM_DIR=str(shm))
+    holder = subprocess.Popen([exe, "--hold", "20"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "holding" not in line:
+            line = holder.stdout.readline()
+            assert line, "consumer ended before holding"
+        stat = prefix / "bin" / "mdcom-stat"
+        d = json.loads(run([stat, "--list", "--json"], env=env).stdout)
+        assert [r["region"] for r in d["regions"]] == ["consumer"], d
+        r = d["regions"][0]
+        assert r["ok"] and r["state"] == "READY" and r["generation"] == 1, r
+        assert r["users"] == [{"domain": "app", "alive": 1, "dead": 0}], r
+        text = run([stat, "--list"], env=env).stdout
+        assert re.search(r"^consumer\s+READY\s+1\s+\d+\s+app:1$", text, re.M), text
+        one = json.loads(run([stat, "--json", "consumer"], env=env).stdout)
+        req = one["channels"][0]
+        assert req["sender_names"] == ["app"] and req["receiver_names"] == ["peer"], req
+        assert req["lost"] == 0 and req["reclaimed"] == 0, req
+        assert one["processes"][0]["domain_name"] == "app", one["processes"]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_consumer_pkgconfig(prefix, tmp_path):
+    consumer_pkgconfig(prefix, tmp_path)
+
+
+def test_deb(tmp_path):
+    pkgdir = tmp_path / "deb"
+    run([CPACK, "-G", "DEB", "-B", pkgdir, "--config", BUILD / "CPackConfig.cmake"], cwd=BUILD)
+    debs = list(pkgdir.glob("mdcom_*.deb"))
+    assert len(debs) == 1, list(pkgdir.iterdir())
+    listing = run(["dpkg-deb", "-c", debs[0]]).stdout
+    for f in ["./usr/include/mdcom/mdcom.h", "libmdcom.so.0", "/pkgconfig/mdcom.pc",
+              "/cmake/mdcom/mdcomConfig.cmake", "./usr/bin/mdcom-cfg", "./usr/bin/mdcom-stat",
+              "./usr/bin/mdcom-bench", "./usr/share/mdcom/mdcom_cfg.py"]:
+        assert f in listing, f
+    root = tmp_path / "root"
+    run(["dpkg-deb", "-x", debs[0], root])
+    consumer_cmake(root / "usr", tmp_path)
+    consumer_pkgconfig(root / "usr", tmp_path)
