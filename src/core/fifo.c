@@ -42,6 +42,12 @@
  * thus move one way (producer -> consumer) and the consumer's progress is
  * read by producers only when their private copy says the ring is full. */
 #define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
+/* A skipped position p (a hole nobody will publish: a dead producer's, or
+ * one the audit proved unclaimed): even, never 0 for a live position (0 is
+ * the formatted slot, which position 0x7fffffff never sees again). Written
+ * by CAS from the unpublished value that was judged, in the seq word alone,
+ * so a producer that publishes first wins and its entry is never touched. */
+#define SEQ_SKIP(p) ((uint32_t)((p) << 1) + 2u)
 
 /* Push (id, len); me: our process entry, whose op record (op, op_id,
  * the caller set) names the block; each attempt records its position in op_pos.
@@ -127,6 +133,14 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
                 *state = w;
                 return 0;
             }
+        } else if (seq == SEQ_SKIP(pos)) {
+            /* a hole a reaper or the audit closed: claim it and say so.
+             * release: as above (nothing was read but the seq) */
+            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
+                                                      memory_order_relaxed)) {
+                *id = MDCOM_QID_SKIP;
+                return 0;
+            }
         } else {
             /* an older lap's entry (or nothing yet): empty unless our
              * position is stale */
@@ -147,7 +161,8 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
     if (full) {
         d = atomic_load_explicit(&ctl->deq.w[0], memory_order_relaxed); /* hint */
         /* acquire: a positive answer must let the caller see the entry */
-        return atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire) == SEQ_FULL(d);
+        uint32_t seq = atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire);
+        return seq == SEQ_FULL(d) || seq == SEQ_SKIP(d); /* a skip: dequeue goes past it */
     }
     /* acquire: as in ring_push */
     d = atomic_load_explicit(&ctl->deq.w[0], memory_order_acquire);
@@ -359,15 +374,23 @@ static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x
 #define live_enq_block(m, chan, id)                                                        \
     live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), 0, 0)
 
-/* Publish a skip entry at position pos (a hole nobody will fill). */
-static void fill_skip(struct mdcom_fifoch *ch, uint32_t pos)
+/* Close the hole at position pos, whose seq read seq (unpublished), unless
+ * a live producer records the position (its claim). 1 closed. */
+static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32_t skip_owner)
 {
     mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
-    atomic_store_explicit(&s->id, MDCOM_QID_SKIP, memory_order_relaxed);
-    atomic_store_explicit(&s->len, 0, memory_order_relaxed);
-    atomic_store_explicit(&s->state, 0, memory_order_relaxed);
-    /* release: id/len before the slot reads full, as a producer */
-    atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
+    /* the position the seq names (31 bits: seq drops the top one) */
+    uint32_t x = (seq & 1u) ? seq >> 1 : (seq >> 1) - 1u;
+    if (seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos))
+        return 0; /* published or closed */
+    if (((x - pos) & 0x7fffffffu) - 1u < 0x3fffffffu)
+        return 0; /* a later lap's entry: pos was consumed since it was judged */
+    if (live_enq_claim(ch->m, ch->index, pos, skip_owner))
+        return 0;
+    /* by CAS from the value judged: a producer that publishes meanwhile
+     * wins. relaxed: a skip carries no data to publish */
+    return atomic_compare_exchange_strong_explicit(&s->seq, &seq, SEQ_SKIP(pos),
+                                                   memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Free block id if its state word is still w, a QUEUED one, but the block
@@ -402,10 +425,9 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
             uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
             uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
-            if (pos - d < e - d && e - d <= ch->qmask + 1 &&
-                atomic_load_explicit(&s->seq, memory_order_relaxed) != SEQ_FULL(pos) &&
-                !live_enq_claim(m, chan, pos, owner))
-                fill_skip(ch, pos);
+            if (pos - d < e - d && e - d <= ch->qmask + 1)
+                (void)fill_skip(ch, pos, atomic_load_explicit(&s->seq, memory_order_relaxed),
+                                owner);
             /* the block it marked QUEUED, if it never made it into a slot:
              * QUEUED by it (its owner byte; the record names the block, not
              * its word, and a later use of the block by it would have
@@ -499,9 +521,19 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
     uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
     if (ch->tag != MDCOM_TAG_FIFO)
         return 0;
-    /* acquire: as in queued_in_ring */
-    d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-    e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    /* A snapshot of both positions: the consumers' read again after the
+     * producers', and kept only if it did not move (positions only grow), so
+     * that e - d is what the queue held at one instant. Two reads at two
+     * instants can differ by more than the capacity under live traffic, and
+     * must not be taken for corruption. acquire: as in queued_in_ring */
+    for (k = 0;; k++) {
+        d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+        e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_acquire);
+        if (atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed) == d)
+            break;
+        if (k == 16)
+            return 0; /* busy: nothing to repair in a queue that moves */
+    }
     if (e - d > ch->qmask + 1) {
         /* positions no queue can hold: nothing in it can be trusted. The
          * channel starts again empty (what was queued is lost, counted as
@@ -522,10 +554,8 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
     if (ch->audit_e2 - d <= e - d) {
         for (p = d; p != ch->audit_e2; p++) {
             mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-            if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) ||
-                live_enq_claim(m, index, p, 0))
+            if (!fill_skip(ch, p, atomic_load_explicit(&s->seq, memory_order_acquire), 0))
                 continue;
-            fill_skip(ch, p);
             count_error(ch);
             fixed++;
         }
