@@ -379,12 +379,15 @@ static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x
 static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32_t skip_owner)
 {
     mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
-    /* the position the seq names (31 bits: seq drops the top one) */
-    uint32_t x = (seq & 1u) ? seq >> 1 : (seq >> 1) - 1u;
     if (seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos))
         return 0; /* published or closed */
-    if (((x - pos) & 0x7fffffffu) - 1u < 0x3fffffffu)
-        return 0; /* a later lap's entry: pos was consumed since it was judged */
+    /* Consumers still before pos (read after seq: positions only grow), so
+     * when seq was read no producer could have claimed a later lap of this
+     * slot (that needs the consumers past pos): seq is what pos left
+     * unpublished, or garbage, never a later lap's entry. The caller's view
+     * of the positions may be old. acquire: as in queued_in_ring */
+    if (pos - atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire) >= 0x80000000u)
+        return 0;
     if (live_enq_claim(ch->m, ch->index, pos, skip_owner))
         return 0;
     /* by CAS from the value judged: a producer that publishes meanwhile
