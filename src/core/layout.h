@@ -60,7 +60,9 @@
  *  The queue is a bounded MPMC ring whose slots only producers write: a
  *  producer claims position p by CAS on enq_pos once p - deq_pos < qcap,
  *  fills the slot (id, len, the block's QUEUED state word) and publishes it with seq = 2p + 1 (odd; formatting writes
- *  0, which matches no position). A consumer reads the slot at deq_pos, and
+ *  0, which matches no position). A hole nobody will publish (a dead
+ *  producer's, or one the formatter's audit proved unclaimed) is closed
+ *  with seq = 2p + 2 (even), by CAS in the seq word alone. A consumer reads the slot at deq_pos, and
  *  if its seq says "entry of position p" claims it by CAS on deq_pos (read
  *  first, claim second: once deq_pos has passed p a producer may reuse the
  *  slot). Slot lines thus travel one way, producer -> consumer. Positions are
