@@ -42,6 +42,48 @@ protected:
         MpFixture::SetUp();
         sys_.region = region_;
     }
+
+    /* A sleeper process (domain b, no spin) receives n messages on "ab";
+     * before each send the test waits asleep_ms so that it sleeps in its
+     * futex. Returns the p50 wake-up latency (send -> recv returned), or -1
+     * on a failure (reported). A lost wake-up shows as the 50 ms slice. */
+    int64_t wake_latency_p50(const mdcom_config *cfg, mdcom_fifoch_t *tx, int n, int asleep_ms)
+    {
+        Shared<std::atomic<uint64_t>> woke;
+        Shared<std::atomic<int>> ready;
+        pid_t d = kids_.spawn([&] {
+            mdcom_t *m = nullptr;
+            CHILD_CHECK(attach(&m, cfg, kDomB, 5 * kSec, MDCOM_NO_SPIN) == 0, "attach");
+            mdcom_fifoch_t *ch;
+            CHILD_CHECK(mdcom_fifoch_open(m, "ab", &ch) == 0, "open");
+            for (int i = 0; i < n; i++) {
+                ready->store(i + 1);
+                char buf[64];
+                int r = mdcom_fifoch_recv(ch, buf, sizeof buf, 5 * kSec);
+                CHILD_CHECK(r >= 0, "recv: %d", r);
+                woke->store(now_ns());
+            }
+            mdcom_term(m);
+            return 0;
+        });
+        std::vector<int64_t> lat;
+        for (int i = 0; i < n; i++) {
+            if (!wait_until([&] { return ready->load() == i + 1; }, 5 * kSec)) {
+                ADD_FAILURE() << "sleeper not ready for message " << i;
+                return -1;
+            }
+            sleep_ms(asleep_ms);
+            uint64_t t0 = now_ns();
+            if (mdcom_fifoch_send(tx, "x", 1, kSec) != 0 ||
+                !wait_until([&] { return woke->load() >= t0; }, 5 * kSec)) {
+                ADD_FAILURE() << "message " << i << " not received";
+                return -1;
+            }
+            lat.push_back((int64_t)(woke->load() - t0));
+        }
+        EXPECT_EQ(kids_.wait(d, 10 * kSec), "");
+        return rel::percentile(lat, 0.5);
+    }
 };
 
 /* --------------------------------------------------------------------- */
@@ -336,34 +378,7 @@ TEST_F(Recovery, WaitersReapedSleeperThatWakesDoesNotUnderflow)
     EXPECT_EQ(v.word(waiters), 0u) << "waiter count after the reaped sleeper left";
 
     /* a new sleeper is woken by the next notify, not by its 50 ms slice */
-    Shared<std::atomic<uint64_t>> woke;
-    Shared<std::atomic<int>> ready;
-    pid_t d = kids_.spawn([&] {
-        mdcom_t *m = nullptr;
-        CHILD_CHECK(attach(&m, cfg, kDomB, 5 * kSec, MDCOM_NO_SPIN) == 0, "attach");
-        mdcom_fifoch_t *ch;
-        CHILD_CHECK(mdcom_fifoch_open(m, "ab", &ch) == 0, "open");
-        for (int i = 0; i < 20; i++) {
-            ready->store(i + 1);
-            char buf[64];
-            int r = mdcom_fifoch_recv(ch, buf, sizeof buf, 5 * kSec);
-            CHILD_CHECK(r >= 0, "recv: %d", r);
-            woke->store(now_ns());
-        }
-        mdcom_term(m);
-        return 0;
-    });
-    std::vector<int64_t> lat;
-    for (int i = 0; i < 20; i++) {
-        ASSERT_TRUE(wait_until([&] { return ready->load() == i + 1; }, 5 * kSec));
-        sleep_ms(5); /* asleep in its futex */
-        uint64_t t0 = now_ns();
-        ASSERT_EQ(mdcom_fifoch_send(tx, "x", 1, kSec), 0);
-        ASSERT_TRUE(wait_until([&] { return woke->load() >= t0; }, 5 * kSec));
-        lat.push_back((int64_t)(woke->load() - t0));
-    }
-    EXPECT_EQ(kids_.wait(d, 10 * kSec), "");
-    int64_t p50 = rel::percentile(lat, 0.5);
+    int64_t p50 = wake_latency_p50(cfg, tx, 20, 5);
     printf("wake-up latency p50 %.3f ms after the reaped sleeper\n", p50 / 1e6);
     /* a lost wake-up shows as the sleeper's 50 ms slice */
     EXPECT_LT(p50, 25 * kMs);
@@ -430,34 +445,8 @@ TEST_F(Recovery, ForgedNegativeWaiterCountIsRepaired)
         ASSERT_TRUE(v.ok());
         v.set_word(waiters, 0xffffffffu); /* "-1": the next sleeper makes it 0 */
     }
-    Shared<std::atomic<uint64_t>> woke;
-    Shared<std::atomic<int>> ready;
-    pid_t d = kids_.spawn([&] {
-        mdcom_t *m = nullptr;
-        CHILD_CHECK(attach(&m, cfg, kDomB, 5 * kSec, MDCOM_NO_SPIN) == 0, "attach");
-        mdcom_fifoch_t *ch;
-        CHILD_CHECK(mdcom_fifoch_open(m, "ab", &ch) == 0, "open");
-        for (int i = 0; i < 10; i++) {
-            ready->store(i + 1);
-            char buf[64];
-            int r = mdcom_fifoch_recv(ch, buf, sizeof buf, 5 * kSec);
-            CHILD_CHECK(r >= 0, "recv: %d", r);
-            woke->store(now_ns());
-        }
-        mdcom_term(m);
-        return 0;
-    });
-    std::vector<int64_t> lat;
-    for (int i = 0; i < 10; i++) {
-        ASSERT_TRUE(wait_until([&] { return ready->load() == i + 1; }, 5 * kSec));
-        sleep_ms(60); /* asleep, past one sleep slice (the repair point) */
-        uint64_t t0 = now_ns();
-        ASSERT_EQ(mdcom_fifoch_send(tx, "x", 1, kSec), 0);
-        ASSERT_TRUE(wait_until([&] { return woke->load() >= t0; }, 5 * kSec));
-        lat.push_back((int64_t)(woke->load() - t0));
-    }
-    EXPECT_EQ(kids_.wait(d, 10 * kSec), "");
-    int64_t p50 = rel::percentile(lat, 0.5);
+    /* asleep past one sleep slice (the repair point) before each send */
+    int64_t p50 = wake_latency_p50(cfg, tx, 10, 60);
     printf("wake-up latency p50 %.3f ms after a forged waiter count\n", p50 / 1e6);
     EXPECT_LT(p50, 25 * kMs);
 }
