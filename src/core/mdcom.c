@@ -905,12 +905,12 @@ int mdcom_heartbeat(mdcom_t *m)
 
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
 {
-    uint32_t i, pid, token;
+    uint32_t i;
     int n = 0;
     if (!valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !domain_role(m->cfg, domain_id))
         return -EINVAL;
-    /* what the dead held goes back now (unthrottled: a process counted dead
-     * below has been reaped, not only judged), and the formatter audits */
+    /* what the dead held goes back now (unthrottled), and the formatter
+     * audits */
     (void)reap_scan(m);
     audit(m);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
@@ -919,8 +919,17 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
-        if (i == m->proc_slot || !proc_dead(m, i, &pid, &token))
+        if (i == m->proc_slot) {
             n++;
+        } else if (take_if_dead(m, i, o)) {
+            /* judged dead only now (a heartbeat that ran out since the scan
+             * above): a process counted dead has been reaped, not only judged */
+            reap_slot(m, i);
+            /* release: as in reap_scan */
+            atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+        } else if (atomic_load_explicit(&p->owner, memory_order_acquire) == o) {
+            n++; /* alive (or another reaper's now: then not counted) */
+        }
     }
     return n;
 }

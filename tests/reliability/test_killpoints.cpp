@@ -445,7 +445,7 @@ protected:
          * one that died with it claimed or held lost it, and says so */
         if (!finished || !consumes) {
             EXPECT_GE(theirs + lost, 3u)
-                << tag << " kp " << n << ": a queued message vanished uncounted";
+                << tag << " kp " << n << ": a queued message vanished uncounted (delivered " << theirs << ", lost " << lost << ")";
         }
         EXPECT_GE(theirs, expect_min) << tag << " kp " << n << ": queued messages not delivered";
         EXPECT_LE(lost, 1u) << tag << " kp " << n;
