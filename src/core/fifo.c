@@ -651,7 +651,7 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     uint32_t e, d;
     if (!valid_fifo(ch) || !st)
         return -EINVAL;
-    /* blocks of dead processes are counted free, not held; the formatter
+    /* blocks of dead processes are counted free, not held; the master domain
      * repairs what the words prove wrong first */
     (void)mdcom_sense_process(ch->m, ch->m->domain);
     e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);

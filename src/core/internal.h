@@ -119,7 +119,7 @@ struct mdcom_fifoch {
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
-    /* audit (the formatter only): the producers' index one and two audits
+    /* audit (master domain only): the producers' index one and two audits
      * ago (positions below the older one were claimed two periods ago at
      * least); the QUEUED blocks the last audit found in no entry and no
      * record (freed only when the next audit finds them so again, with the
@@ -317,7 +317,7 @@ void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);
  * free entry, or an entry re-claimed since (another incarnation). */
 int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
 /* Repair what the shared words of a FIFO channel prove wrong (the
- * formatter's periodic audit): positions further apart than the queue holds
+ * master domain's periodic audit): positions further apart than the queue holds
  * (the channel is re-initialised), holes no live producer claims (skipped),
  * blocks owned by no live process, QUEUED blocks in no entry and no live
  * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).

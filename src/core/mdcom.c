@@ -363,11 +363,13 @@ static int reap_scan(struct mdcom *m)
     return n;
 }
 
-/* The formatter's audit: header and directory, then every FIFO channel. */
+/* The master domain's audit: header and directory, then every FIFO channel. */
 static void audit(struct mdcom *m)
 {
     uint32_t i;
-    if (!m->owns_region || mdcom_region_check(m) != 0)
+    /* any process of the master domain (the one that formatted the region
+     * may have re-attached and joined instead) */
+    if (!m->is_master || mdcom_region_check(m) != 0)
         return;
     /* Header, domain table and directory: what a remote verifies before it
      * joins. Attached processes never read them again (they keep private
@@ -393,7 +395,7 @@ int mdcom_reap(struct mdcom *m)
                                                                    memory_order_relaxed))
         return 0;
     n = reap_scan(m);
-    if (m->owns_region) {
+    if (m->is_master) {
         stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
         prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
         /* relaxed: a throttle, as above */
@@ -864,7 +866,13 @@ int mdcom_term(mdcom_t *m)
      * end, even when the others took us for dead (-ENOTCONN) - otherwise
      * its remotes would stay on a deleted file while we format a new one */
     ours = m->owns_region && st == MDCOM_ST_READY && gen == m->generation;
-    live = mdcom_region_check(m) == 0; /* our entry, blocks and locks are still ours */
+    /* our entry, blocks and locks are still ours: the region is as we
+     * attached it, or (a state or generation that changed without a
+     * re-format, e.g. forged) our entry still has our identity - left live,
+     * it would be counted as a live process of ours for ever */
+    live = mdcom_region_check(m) == 0 ||
+           (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
+            ((volatile mdcom_wire_proc *)m->me)->token == m->token);
     if (ours || live) {
         if (ours) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
