@@ -160,6 +160,7 @@ struct mdcom {
     uint32_t spin_ns;
     _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
     _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
+    _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
     uint32_t pid, token;         /* our identity in our process entry */
     uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
     /* what we last saw of each process entry's heartbeat word, to tell a

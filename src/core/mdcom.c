@@ -366,21 +366,29 @@ static int reap_scan(struct mdcom *m)
 /* The master domain's audit: header and directory, then every FIFO channel. */
 static void audit(struct mdcom *m)
 {
-    uint32_t i;
+    uint32_t i, z = 0;
     /* any process of the master domain (the one that formatted the region
      * may have re-attached and joined instead) */
     if (!m->is_master || mdcom_region_check(m) != 0)
         return;
+    /* one thread of this attachment at a time (the channels' audit state is
+     * private and plain); a busy audit is as good as ours. acquire: the
+     * previous auditor's writes of that state */
+    if (!atomic_compare_exchange_strong_explicit(&m->audit_busy, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return;
     /* Header, domain table and directory: what a remote verifies before it
      * joins. Attached processes never read them again (they keep private
      * copies of the layout), so damage there only stops new remotes; the
-     * formatter, who knows what they must say, writes them again. State,
+     * master domain, which knows what they must say, writes them again. State,
      * generation, the process table and the channels are left alone: no
      * message is lost and nobody has to re-attach. */
     if (mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, 0) != 0)
         mdcom_layout_write_tables(m->base, m->cfg, &m->lay, m->cl);
     for (i = 0; i < m->cfg->n_channels; i++)
         (void)mdcom_fifo_audit(m, i);
+    /* release: our writes of the audit state, for the next auditor */
+    atomic_store_explicit(&m->audit_busy, 0, memory_order_release);
 }
 
 int mdcom_reap(struct mdcom *m)

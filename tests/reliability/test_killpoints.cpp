@@ -201,7 +201,9 @@ protected:
         CHILD_CHECK(mdcom_smemch_open(m, "s", &s) == 0, "open s");
         std::atomic<bool> stop{false};
         std::thread th;
-        if (busy_thread)
+        /* (not with term: mdcom_term must not race with other calls on the
+         * attachment, mdcom.h) */
+        if (busy_thread && op != TERM)
             th = std::thread([&] { /* another thread of the victim, mid-traffic */
                 char b[16] = {0};
                 while (!stop.load()) {
