@@ -264,31 +264,38 @@ static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32
     return k;
 }
 
+/* Sleep on the control word w[0] alone, at most t ns (the port's doorbell:
+ * not a futex, or no futex_waitv). 0 woken, -ETIMEDOUT, -EINTR. */
+static int sleep_control(struct mdcom *m, struct futex_waitv *w, int64_t t)
+{
+    int wr;
+    if (t <= 0)
+        return -ETIMEDOUT;
+    wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, (mdcom_aword *)(uintptr_t)w[0].uaddr,
+                                (uint32_t)w[0].val, t);
+    return wr == -EINTR ? -EINTR : wr == -ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
 /* Sleep on w[0..n-1] (w[0] = a private control word) until one changes or
  * the absolute deadline (CLOCK_MONOTONIC ns). 0 woken, -ETIMEDOUT, -EINTR. */
 static int sleep_words(struct mdcom *m, struct futex_waitv *w, uint32_t n, int64_t deadline)
 {
     int64_t now = mono_ns(), end = deadline;
+    struct timespec ts;
     long r;
     if (now + slice_ns() < end)
         end = now + slice_ns();
-    if (!uses_futex(m)) {
-        int64_t t = end - now;
-        int wr;
-        if (t <= 0)
-            return -ETIMEDOUT;
-        wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, (mdcom_aword *)(uintptr_t)w[0].uaddr,
-                                    (uint32_t)w[0].val, t);
-        return wr == -EINTR ? -EINTR : wr == -ETIMEDOUT ? -ETIMEDOUT : 0;
-    }
-    {
-        struct timespec ts;
-        ts.tv_sec = (time_t)(end / 1000000000ll);
-        ts.tv_nsec = (long)(end % 1000000000ll);
-        r = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
-    }
+    if (!uses_futex(m))
+        return sleep_control(m, w, end - now);
+    ts.tv_sec = (time_t)(end / 1000000000ll);
+    ts.tv_nsec = (long)(end % 1000000000ll);
+    r = syscall(SYS_futex_waitv, w, n, 0, &ts, CLOCK_MONOTONIC);
     if (r >= 0 || errno == EAGAIN)
         return 0;
+    if (errno == ENOSYS) /* a kernel or emulator without futex_waitv: members
+                          * are re-evaluated every slice (later wake-ups, never
+                          * lost ones) */
+        return sleep_control(m, w, end - now);
     if (errno == ETIMEDOUT)
         return -ETIMEDOUT;
     if (errno == EINTR)
