@@ -300,8 +300,8 @@ static void reap_slot(struct mdcom *m, uint32_t i)
  * live process of the same domain claimed it: the CAS alone would succeed
  * (ABA) and the live process would be reaped, the blocks it holds freed. So
  * the CAS is followed by a check of the identity; a different one is a
- * re-use, and the owner word goes back. (Seen in rel_faults, 2026-11-22: a
- * restarted process stopped being counted, 4 runs of 9 at 2000 kills.) */
+ * re-use, and the owner word goes back (history: docs/reliability.md). An
+ * entry in a claim (o with bit 31) is taken whole: its claimer is dead. */
 int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
 {
     mdcom_wire_proc *p = &m->procs[i];
