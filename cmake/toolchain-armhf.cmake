@@ -1,27 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Toolchain: the Linux side of 32-bit ARM SoCs (STM32MP1, i.MX7): Debian gcc-arm-linux-gnueabihf.
-# Builds the Linux port, libmdcom.so and the tools for the target; the tests
-# run under qemu-user (qemu-arm, Debian qemu-user) through CMAKE_CROSSCOMPILING_EMULATOR,
-# so no binfmt registration is needed. A Yocto/Buildroot SDK brings its own
-# toolchain file instead (CMAKE_SYSTEM_NAME Linux is what selects the port).
-set(CMAKE_SYSTEM_NAME Linux)
+# Toolchain: the Linux side of 32-bit ARM SoCs (STM32MP1, i.MX7): Debian
+# gcc-arm-linux-gnueabihf, tests under qemu-arm (see toolchain-linux-cross.cmake).
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(MDCOM_CROSS_TRIPLE arm-linux-gnueabihf)
-set(CMAKE_C_COMPILER ${MDCOM_CROSS_TRIPLE}-gcc)
-set(CMAKE_CXX_COMPILER ${MDCOM_CROSS_TRIPLE}-g++)
-set(CMAKE_AR ${MDCOM_CROSS_TRIPLE}-ar CACHE FILEPATH "")
-set(CMAKE_RANLIB ${MDCOM_CROSS_TRIPLE}-ranlib CACHE FILEPATH "")
-set(CMAKE_STRIP ${MDCOM_CROSS_TRIPLE}-strip CACHE FILEPATH "")
-# Debian's cross toolchains keep the target's libc in /usr/<triple>.
-set(CMAKE_FIND_ROOT_PATH /usr/${MDCOM_CROSS_TRIPLE})
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-find_program(MDCOM_QEMU_USER qemu-arm)
-if(MDCOM_QEMU_USER)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${MDCOM_QEMU_USER} -L /usr/${MDCOM_CROSS_TRIPLE})
-endif()
+set(MDCOM_QEMU_USER_NAME qemu-arm)
+include(${CMAKE_CURRENT_LIST_DIR}/toolchain-linux-cross.cmake)
 # 64-bit off_t, as Debian (from trixie) and Yocto build 32-bit ARM: region
 # files and the tests' sparse >4 GiB files need it.
 set(CMAKE_C_FLAGS_INIT "-D_FILE_OFFSET_BITS=64")
