@@ -28,26 +28,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "fifo_internal.h"
 
 /* ---------------------------------------------------------------- */
 /* the queue: bounded MPMC ring (free-running u32 positions, a seq per slot) */
 /* ---------------------------------------------------------------- */
 
-/* Slot sequence values. Only producers write slots: the entry for position p
- * is published with seq = 2p + 1 (odd; formatting writes 0, which no
- * position matches). A consumer claims position p by CAS on deq_pos *after*
- * reading the slot, so it never writes the slot; a producer reuses the slot
- * of position p for p + qcap only once deq_pos has passed p. The slot lines
- * thus move one way (producer -> consumer) and the consumer's progress is
- * read by producers only when their private copy says the ring is full. */
-#define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
-/* A skipped position p (a hole nobody will publish: a dead producer's, or
- * one the audit proved unclaimed): even, never 0 for a live position (0 is
- * the formatted slot, which position 0x7fffffff never sees again). Written
- * by CAS from the unpublished value that was judged, in the seq word alone,
- * so a producer that publishes first wins and its entry is never touched. */
-#define SEQ_SKIP(p) ((uint32_t)((p) << 1) + 2u)
 
 /* Push (id, len); me: our process entry, whose op record (op, op_id,
  * the caller set) names the block; each attempt records its position in op_pos.
@@ -173,20 +159,8 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
 /* helpers                                                            */
 /* ---------------------------------------------------------------- */
 
-static inline int valid_fifo(const struct mdcom_fifoch *ch)
-{
-    return ch && ch->tag == MDCOM_TAG_FIFO;
-}
 
-static void count_error(struct mdcom_fifoch *ch)
-{
-    atomic_fetch_add_explicit(&ch->ctl->stats.errors, 1, memory_order_relaxed);
-}
 
-static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
-{
-    return ch->blocks + (size_t)id * ch->stride;
-}
 
 /* Receive-side prediction. Senders take blocks round-robin (alloc_hint) and
  * receivers free them in the order received, so the next message of a
@@ -261,8 +235,34 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw)
     f->tag = MDCOM_TAG_FIFO;
 }
 
+/* The inline send gate: open while this domain may send with no heartbeat
+ * promise, no cache hook and no filter (relaxed: a private word; a racing
+ * filter_set orders itself by filter_type, see filter_pass). */
+static void tx_gate(struct mdcom_fifoch *f)
+{
+    struct mdcom *m = f->m;
+    int open = f->can_tx && f->alloc_so && !m->hb_ms && !m->plat->cache_clean &&
+               atomic_load_explicit(&f->filter_type, memory_order_relaxed) == MDCOM_FILTER_NONE;
+    atomic_store_explicit(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
+}
+
+void mdcom_fifo_own(struct mdcom *m, uint32_t index)
+{
+    struct mdcom_fifoch *f = &m->ch[index].f;
+    f->alloc_so = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, m->owner);
+    f->alloc_delta = 0x10000u + f->alloc_so - MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
+    f->hdr = m->hdr;
+    f->gen = m->generation;
+    f->me = m->me;
+    f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->owner);
+    f->op_enq = MDCOM_OP_MAKE(MDCOM_OP_ENQ, index);
+    f->op_deq = MDCOM_OP_MAKE(MDCOM_OP_DEQ, index);
+    f->rx_fast = f->can_rx && !m->hb_ms && !m->plat->cache_invalidate ? (uintptr_t)f : 0u;
+    tx_gate(f);
+}
+
 /* Release (id) held by owner back to the pool. */
-static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
 {
     mdcom_aword *bs = &ch->bstate[id];
     uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
@@ -280,7 +280,7 @@ static int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
 
 /* Release (id) held by owner by CAS (a reaper, or a process giving back a
  * block it may no longer own): a racing owner's change wins. 1 released. */
-static int block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
 {
     mdcom_aword *bs = &ch->bstate[id];
     uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
@@ -320,140 +320,9 @@ static int any_free(struct mdcom_fifoch *ch)
     return 0;
 }
 
-/* 1 when block id sits in a published slot between deq_pos and enq_pos, or
- * when the positions are absurd (then nothing is freed). */
-static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
-{
-    /* acquire: pairs with consumers' release CAS, so their op records are
-     * visible to live_deq_claim once we see them past an entry */
-    uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-    uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
-    uint32_t p;
-    if (e - d > ch->qmask + 1)
-        return 1;
-    for (p = d; p != e; p++) {
-        mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-        if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) &&
-            atomic_load_explicit(&s->id, memory_order_relaxed) == id)
-            return 1;
-    }
-    return 0;
-}
 
-/* 1 when a process entry other than skip's (and not free) records queue
- * operation op with op_pos (by_pos) or op_id equal to x and, when w != 0,
- * op_state equal to w: the records of processes that may still be running,
- * whose operations in flight are not to be repaired. */
-static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
-                       uint32_t skip)
-{
-    uint32_t i;
-    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-        mdcom_wire_proc *p = &m->procs[i];
-        if (i + 1 == skip ||
-            atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
-            continue;
-        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(by_pos ? &p->op_pos : &p->op_id, memory_order_relaxed) == x &&
-            (!w || atomic_load_explicit(&p->op_state, memory_order_relaxed) == w))
-            return 1;
-    }
-    return 0;
-}
 
-/* A live consumer claimed block id (in the use whose word is w) to hold it. */
-#define live_deq_claim(m, chan, id, w, skip)                                               \
-    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_DEQ, (chan)), 0, (id), (w), (skip))
-/* A live producer records position pos: it claimed it (and will publish it),
- * or is about to try. A dead producer's record may name a position it lost
- * to such a one (it died between a failed claim and its next attempt). */
-#define live_enq_claim(m, chan, pos, skip)                                                 \
-    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 1, (pos), 0, (skip))
-/* A live producer's record names block id: it marked it QUEUED and may not
- * have published it yet (an enqueue record names the block, not its word). */
-#define live_enq_block(m, chan, id)                                                        \
-    live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), 0, 0)
 
-/* Close the hole at position pos, whose seq read seq (unpublished), unless
- * a live producer records the position (its claim). 1 closed. */
-static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32_t skip_owner)
-{
-    mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
-    if (seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos))
-        return 0; /* published or closed */
-    /* Consumers still before pos (read after seq: positions only grow), so
-     * when seq was read no producer could have claimed a later lap of this
-     * slot (that needs the consumers past pos): seq is what pos left
-     * unpublished, or garbage, never a later lap's entry. The caller's view
-     * of the positions may be old. acquire: as in queued_in_ring */
-    if (pos - atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire) >= 0x80000000u)
-        return 0;
-    if (live_enq_claim(ch->m, ch->index, pos, skip_owner))
-        return 0;
-    /* by CAS from the value judged: a producer that publishes meanwhile
-     * wins. relaxed: a skip carries no data to publish */
-    return atomic_compare_exchange_strong_explicit(&s->seq, &seq, SEQ_SKIP(pos),
-                                                   memory_order_relaxed, memory_order_relaxed);
-}
-
-/* Free block id if its state word is still w, a QUEUED one, but the block
- * is in no slot and claimed by no live consumer: nobody can ever dequeue it.
- * w carries the generation, so a later message in the same block (its
- * producer between marking it QUEUED and publishing its slot) is not taken
- * for the orphan. */
-static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_t dead)
-{
-    if (MDCOM_BLK_STATE(w) != MDCOM_BLK_QUEUED ||
-        atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) != w)
-        return 0;
-    if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
-        return 0;
-    /* release: as in block_release */
-    return atomic_compare_exchange_strong_explicit(
-        &ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
-        memory_order_release, memory_order_relaxed);
-}
-
-void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
-                        uint32_t state)
-{
-    uint32_t chan = (op & 0xffffu) - 1u, lost = 0, n = 0;
-    struct mdcom_fifoch *ch;
-    if (op && chan < m->cfg->n_channels && m->ch[chan].tag == MDCOM_TAG_FIFO) {
-        ch = &m->ch[chan].f;
-        if (op >> 16 == MDCOM_OP_ENQ) {
-            /* a claimed position it never published: publish "skip" there so
-             * that consumers go past it, unless a live producer claims it.
-             * acquire: as in queued_in_ring */
-            uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-            uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
-            mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
-            if (pos - d < e - d && e - d <= ch->qmask + 1)
-                (void)fill_skip(ch, pos, atomic_load_explicit(&s->seq, memory_order_relaxed),
-                                owner);
-            /* the block it marked QUEUED, if it never made it into a slot:
-             * QUEUED by it (its owner byte; the record names the block, not
-             * its word, and a later use of the block by it would have
-             * rewritten the record) and in no queue entry */
-            if (id < ch->block_count) {
-                uint32_t w = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-                if (MDCOM_BLK_OWNER(w) == owner && free_orphan(ch, id, w, owner))
-                    n++;
-            }
-        } else if (op >> 16 == MDCOM_OP_DEQ && id < ch->block_count) {
-            /* a block it took off the queue but did not get to hold (in
-             * the use it recorded: state has the generation) */
-            if (free_orphan(ch, id, state, owner)) {
-                lost++;
-                n++;
-            }
-        }
-        if (n) {
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
-        }
-    }
-}
 
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 {
@@ -468,7 +337,7 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
             uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
             /* a dead owner's blocks by CAS: its late stores (a process
              * reaped while paused) and ours must not both win */
-            if (dead ? block_reclaim(ch, id, owner) : block_release(ch, id, owner) == 0) {
+            if (dead ? mdcom_block_reclaim(ch, id, owner) : mdcom_block_release(ch, id, owner) == 0) {
                 n++;
                 lost += MDCOM_BLK_STATE(s) == MDCOM_BLK_HELD;
             }
@@ -485,150 +354,7 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
     }
 }
 
-/* ---------------------------------------------------------------- */
-/* audit (self-healing after forged or corrupted words)               */
-/* ---------------------------------------------------------------- */
 
-/* The channel empty again (all blocks free, queue empty, counters zero),
- * its sleepers' count kept and their event word changed so they wake. */
-static void reinit_channel(struct mdcom_fifoch *ch)
-{
-    struct mdcom *m = ch->m;
-    uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
-    uint32_t wt = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
-    mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
-    atomic_store_explicit(&ch->ctl->event.w[1], wt, memory_order_relaxed);
-    atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
-    /* fence: the re-initialised channel is visible before sleepers wake */
-    atomic_thread_fence(memory_order_seq_cst);
-    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], ch->index);
-}
-
-#define AUDIT_QUEUED 8u /* QUEUED blocks examined per audit (a queue pass each) */
-
-/* 1 when block owner byte o names no live process entry. */
-static int owner_gone(struct mdcom *m, uint32_t o)
-{
-    uint32_t w;
-    if (o == 0 || o > MDCOM_MAX_PROCS)
-        return 1;
-    w = atomic_load_explicit(&m->procs[o - 1].owner, memory_order_relaxed);
-    return w == MDCOM_PROC_FREE ||
-           (!MDCOM_PROC_IS_CLAIMING(w) && w >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS);
-}
-
-uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
-{
-    struct mdcom_fifoch *ch = &m->ch[index].f;
-    uint32_t d, e, p, k, id, checks, fixed = 0, lost = 0;
-    uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
-    if (ch->tag != MDCOM_TAG_FIFO)
-        return 0;
-    /* A snapshot of both positions: the consumers' read again after the
-     * producers', and kept only if it did not move (positions only grow), so
-     * that e - d is what the queue held at one instant. Two reads at two
-     * instants can differ by more than the capacity under live traffic, and
-     * must not be taken for corruption. acquire: as in queued_in_ring */
-    for (k = 0;; k++) {
-        d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-        e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_acquire);
-        if (atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed) == d)
-            break;
-        if (k == 16)
-            return 0; /* busy: nothing to repair in a queue that moves */
-    }
-    if (e - d > ch->qmask + 1) {
-        /* positions no queue can hold: nothing in it can be trusted. The
-         * channel starts again empty (what was queued is lost, counted as
-         * an error), and its sleepers are woken. */
-        reinit_channel(ch);
-        count_error(ch);
-        ch->audit_e1 = ch->audit_e2 = 0;
-        ch->audit_ncand = 0;
-        return 1;
-    }
-    /* Holes: positions producers have passed but nobody published. Every
-     * unpublished position that was claimed two audits ago already (below
-     * that audit's producer index), and that no live producer records (a
-     * live claimer's record names its position until it has published: see
-     * ring_push), gets a skip entry. (Two periods, not one: records are per
-     * attachment, and a thread whose record a sibling overwrote is covered
-     * only by time; reliability.md.) */
-    if (ch->audit_e2 - d <= e - d) {
-        for (p = d; p != ch->audit_e2; p++) {
-            mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-            if (!fill_skip(ch, p, atomic_load_explicit(&s->seq, memory_order_acquire), 0))
-                continue;
-            count_error(ch);
-            fixed++;
-        }
-    }
-    ch->audit_e2 = ch->audit_e1;
-    ch->audit_e1 = e;
-    /* Every state word. A QUEUED one is an orphan if no queue entry and no
-     * live record holds it; that costs a pass over the queue, so at most
-     * AUDIT_QUEUED of them are examined per audit, from a cursor that goes
-     * round the pool (bounded: O(blocks + AUDIT_QUEUED x depth)). */
-    for (k = 0, id = ch->audit_cursor, checks = 0; k < ch->block_count; k++) {
-        mdcom_aword *bs;
-        uint32_t w, st;
-        int orphan;
-        if (++id >= ch->block_count)
-            id = 0;
-        bs = &ch->bstate[id];
-        w = atomic_load_explicit(bs, memory_order_relaxed);
-        st = MDCOM_BLK_STATE(w);
-        if (st == MDCOM_BLK_FREE) {
-            orphan = MDCOM_BLK_OWNER(w) != 0; /* FREE names nobody */
-        } else if (st == MDCOM_BLK_ALLOC || st == MDCOM_BLK_HELD) {
-            orphan = owner_gone(m, MDCOM_BLK_OWNER(w));
-        } else if (st == MDCOM_BLK_QUEUED) {
-            uint32_t c, seen = 0;
-            if (checks == AUDIT_QUEUED)
-                continue;
-            if (++checks == AUDIT_QUEUED)
-                last = id;
-            orphan = !queued_in_ring(ch, id) && !live_deq_claim(m, index, id, w, 0) &&
-                     !live_enq_block(m, index, id);
-            /* freed only if the previous audit found it so too (same word) */
-            for (c = 0; c < ch->audit_ncand; c++)
-                seen |= ch->audit_cand[c] == id && ch->audit_cand_w[c] == w;
-            if (orphan && !seen && ncand < AUDIT_QUEUED) {
-                cand[ncand] = id;
-                cand_w[ncand++] = w;
-            }
-            orphan &= seen;
-        } else {
-            orphan = 1; /* no such state */
-        }
-        /* by CAS on the word judged: a change since (a live owner) wins.
-         * release: as in block_release */
-        if (orphan && atomic_compare_exchange_strong_explicit(
-                          bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
-                          memory_order_release, memory_order_relaxed)) {
-            fixed++;
-            lost += st == MDCOM_BLK_QUEUED || st == MDCOM_BLK_HELD;
-        }
-    }
-    for (k = 0; k < ncand; k++) {
-        ch->audit_cand[k] = cand[k];
-        ch->audit_cand_w[k] = cand_w[k];
-    }
-    ch->audit_ncand = ncand;
-    /* the next audit looks at the same QUEUED blocks again while some are
-     * suspects, else at the next ones */
-    if (!ncand && checks == AUDIT_QUEUED)
-        ch->audit_cursor = last;
-    if (fixed) {
-        atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, fixed, memory_order_relaxed);
-        if (lost)
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-        /* blocks are free again: wake senders waiting for one */
-        atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
-        mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], index);
-    }
-    return fixed;
-}
 
 /* ---------------------------------------------------------------- */
 /* API                                                                */
@@ -674,7 +400,7 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     return 0;
 }
 
-int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
+static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 {
     const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     uint32_t n, k, v;
@@ -708,7 +434,7 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
             if (ch->m->hb_ms && (r = mdcom_self(ch->m)) <= 0) {
                 /* taken for dead (a missed heartbeat) while we ran: the block
                  * is not ours to keep; give it back unless a reaper did */
-                (void)block_reclaim(ch, v, ch->m->owner);
+                (void)mdcom_block_reclaim(ch, v, ch->m->owner);
                 return r < 0 ? -ENOTCONN : -ENOBUFS;
             }
             *id = v;
@@ -720,11 +446,41 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
     return -ENOBUFS;
 }
 
+/* The inline path takes the hinted block when it is free and the first CAS
+ * wins; anything else (a bad argument, another state, a region that changed,
+ * a heartbeat promise) is alloc_full's, which checks everything again. */
+int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
+{
+    uint32_t v, s;
+    /* relaxed: a private gate word (tx_gate) */
+    if (!ch || atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) != (uintptr_t)ch || !id)
+        return alloc_full(ch, id);
+    /* relaxed: READY of our generation was acquired at attach; all this
+     * looks for is a later change (a shutdown or re-format) */
+    if (atomic_load_explicit(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
+        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen)
+        return alloc_full(ch, id);
+    /* relaxed: a private hint, always < block_count (stored wrapped) */
+    v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    /* relaxed: a look before the CAS, which decides */
+    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
+    /* acquire: as in alloc_full (the previous owner's release in free);
+     * FREE + alloc_delta: our ALLOC word of the next generation */
+    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
+        !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
+                                               memory_order_acquire, memory_order_relaxed))
+        return alloc_full(ch, id);
+    atomic_store_explicit(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
+                          memory_order_relaxed);
+    *id = v;
+    return 0;
+}
+
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
 {
     if (!valid_fifo(ch) || id >= ch->block_count)
         return -EINVAL;
-    return block_release(ch, id, ch->m->owner);
+    return mdcom_block_release(ch, id, ch->m->owner);
 }
 
 int mdcom_fifoch_get(mdcom_fifoch_t *ch, uint32_t id, void **ptr, uint32_t *size)
@@ -755,7 +511,7 @@ static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
     }
 }
 
-int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
     const mdcom_platform *p;
     struct mdcom *m;
@@ -776,7 +532,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, owner))
         return -EALREADY;
     if (!filter_pass(ch, id, len)) {
-        r = block_release(ch, id, owner);
+        r = mdcom_block_release(ch, id, owner);
         if (r)
             return r;
         atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
@@ -816,9 +572,135 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     return r;
 }
 
-int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
+/* The inline path: our ALLOC block, no filter or cache hook, room by our
+ * copy of the consumers' position, the first position CAS wins. Every other
+ * case is enqueue_full's, entered before anything shared was written. The
+ * stores and their order are enqueue_full's (and ring_push's). */
+int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 {
+    mdcom_wire_proc *me;
+    mdcom_wire_qslot *sl;
+    mdcom_aword *bs, *posw;
+    uint32_t s, pos, d, qmask;
+    /* relaxed: a private gate word (tx_gate) */
+    if (!ch || atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) != (uintptr_t)ch ||
+        id >= ch->block_count || len > ch->block_size)
+        return enqueue_full(ch, id, len);
+    /* private words into locals: the shared stores below could alias them */
+    bs = &ch->bstate[id];
+    posw = &ch->ctl->enq.w[0];
+    qmask = ch->qmask;
+    me = ch->me;
+    sl = ch->q;
+    if (MDCOM_HAVE_PREFETCH) {
+        tx_prefetch_slot(ch);
+        mdcom_prefetchw(ch->pfw, bs);
+    }
+    /* relaxed: our own block's word */
+    s = atomic_load_explicit(bs, memory_order_relaxed);
+    /* relaxed: hints; the CAS below decides */
+    pos = atomic_load_explicit(posw, memory_order_relaxed);
+    d = atomic_load_explicit(&ch->deq_cache, memory_order_relaxed);
+    if (MDCOM_BLK_SO(s) != ch->alloc_so)
+        return enqueue_full(ch, id, len);
+    if (pos - d > qmask) {
+        /* full by our private copy: read the consumers' progress, as in
+         * ring_push (acquire: their reads of the slot we reuse are done) */
+        d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+        atomic_store_explicit(&ch->deq_cache, d, memory_order_relaxed);
+        if (pos - d > qmask)
+            return enqueue_full(ch, id, len);
+    }
+    s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
+    /* relaxed: the op record, as in enqueue_full (it names the block before
+     * the block reads QUEUED; read by a reaper only once we are dead) */
+    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
+    atomic_store_explicit(&me->op, ch->op_enq, memory_order_relaxed);
+    /* relaxed: ours; the slot's release store publishes it */
+    atomic_store_explicit(bs, s, memory_order_relaxed);
+    /* relaxed: the position this attempt claims, for a reaper */
+    atomic_store_explicit(&me->op_pos, pos, memory_order_relaxed);
+    /* relaxed: claiming the position; publication is the seq store */
+    if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
+                                               memory_order_relaxed)) {
+        /* another producer took it (or a spurious failure): back to ALLOC
+         * (ours: a reaper takes only the dead) and the full path */
+        atomic_store_explicit(bs, s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
+        return enqueue_full(ch, id, len);
+    }
+    sl += pos & qmask; /* masked: always in bounds */
+    atomic_store_explicit(&sl->id, id, memory_order_relaxed);
+    atomic_store_explicit(&sl->len, len, memory_order_relaxed);
+    atomic_store_explicit(&sl->state, s, memory_order_relaxed);
+    /* release: id/len/state and the block's data are visible before the slot reads full */
+    atomic_store_explicit(&sl->seq, SEQ_FULL(pos), memory_order_release);
+    return 0;
+}
+
+/* The entry (v, l, s) we just claimed from the queue: make its block ours.
+ * 0 taken, 1 the entry names nothing (a producer reaped while paused that
+ * published late: take the next one), -EPROTO forged. */
+static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
+{
+    uint32_t cur = s;
+    if (v >= ch->block_count || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
+        count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
+        return -EPROTO;
+    }
+    /* The queue slot made it ours. A CAS, not a store: a reaper frees a
+     * queued block that is in no slot and in no live consumer's op record,
+     * and the CAS makes one of the two win (with our op record published by
+     * the deq_pos CAS, the reaper never should). Expected s with its
+     * generation (s: the block's state word as its producer published it in
+     * the slot; untrusted: a wrong one makes the CAS fail). The deq_pos CAS
+     * just drained the store buffer: this one costs no drain. */
+    if (atomic_compare_exchange_strong_explicit(&ch->bstate[v], &cur,
+                                                (s & 0xffff0000u) | ch->held_so,
+                                                memory_order_relaxed, memory_order_relaxed))
+        return 0;
+    count_error(ch);
+    /* the block moved on since this entry was written (freed, maybe reused):
+     * any other mismatch is a forged entry */
+    return MDCOM_BLK_STATE(cur) != MDCOM_BLK_FREE && MDCOM_BLK_GEN(cur) == MDCOM_BLK_GEN(s)
+               ? -EPROTO
+               : 1;
+}
+
+/* After the block of entry (v, l) became ours: the last checks, then hand it out. */
+static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t *id,
+                      uint32_t *len)
+{
+    struct mdcom *m = ch->m;
     const mdcom_platform *p;
+    int r;
+    if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
+        /* taken for dead while we ran: the message is lost with us (as if
+         * we had died holding it), and counted so */
+        if (mdcom_block_reclaim(ch, v, m->owner)) {
+            atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
+        }
+        return r < 0 ? -ENOTCONN : -EAGAIN;
+    }
+    if (l > ch->block_size) {
+        count_error(ch);
+        (void)mdcom_block_release(ch, v, m->owner);
+        return -EBADMSG;
+    }
+    p = m->plat;
+    if (p->cache_invalidate)
+        p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
+    /* relaxed: a private guess (see rx_prefetch) */
+    atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
+                          memory_order_relaxed);
+    *id = v;
+    if (len)
+        *len = l;
+    return 0;
+}
+
+static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
+{
     struct mdcom *m;
     uint32_t v, l, s, tries;
     int r;
@@ -832,9 +714,8 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
         return r;
     rx_prefetch(ch);
     for (tries = 0;;) {
-        uint32_t cur;
         r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, m->me, MDCOM_OP_MAKE(MDCOM_OP_DEQ, ch->index));
+                     ch->block_count, &v, &l, &s, m->me, ch->op_deq);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
@@ -845,59 +726,89 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
                 count_error(ch);
             return r;
         }
-        if (v >= ch->block_count) {
-            count_error(ch);
-            return -EPROTO;
-        }
-        /* s: the block's state word as its producer published it in the
-         * slot (untrusted: a wrong one makes the CAS below fail) */
-        if (MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
-            count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
-            return -EPROTO;
-        }
-        /* the queue slot made it ours. A CAS, not a store: a reaper frees a
-         * queued block that is in no slot and in no live consumer's op
-         * record, and the CAS makes one of the two win (with our op record
-         * published by the deq_pos CAS, the reaper never should). Expected s
-         * with its generation. The deq_pos CAS just drained the store
-         * buffer: this one costs no drain. */
-        cur = s;
-        if (atomic_compare_exchange_strong_explicit(
-                &ch->bstate[v], &cur,
-                MDCOM_BLK_MAKEG(MDCOM_BLK_HELD, m->owner, MDCOM_BLK_GEN(s)),
-                memory_order_relaxed, memory_order_relaxed))
+        r = deq_take_block(ch, v, s);
+        if (r == 0)
             break;
-        count_error(ch);
-        /* The block moved on since this entry was written (freed, maybe
-         * reused): the entry of a producer that was reaped while paused
-         * and published late. It names nothing: take the next one. Any
-         * other mismatch is a forged entry. */
-        if ((MDCOM_BLK_STATE(cur) != MDCOM_BLK_FREE && MDCOM_BLK_GEN(cur) == MDCOM_BLK_GEN(s)) ||
-            ++tries >= MDCOM_RETRY_MAX)
+        if (r < 0 || ++tries >= MDCOM_RETRY_MAX)
             return -EPROTO;
         if (m->hb_ms && mdcom_self(m) < 0)
             return -ENOTCONN; /* taken for dead meanwhile: take no further entry */
     }
-    if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
-        /* taken for dead while we ran: the message is lost with us (as if
-         * we had died holding it), and counted so */
-        if (block_reclaim(ch, v, m->owner)) {
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
-        }
-        return r < 0 ? -ENOTCONN : -EAGAIN;
+    return deq_finish(ch, v, l, id, len);
+}
+
+/* An entry we claimed on the inline path that is not a plain one. */
+static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint32_t l,
+                                      uint32_t s, uint32_t *id, uint32_t *len)
+{
+    int r;
+    if (v == MDCOM_QID_SKIP) /* a skip written as an entry: go past it, as ring_pop's callers do */
+        return dequeue_full(ch, id, len);
+    r = deq_take_block(ch, v, s);
+    if (r < 0)
+        return r;
+    if (r > 0)
+        return dequeue_full(ch, id, len);
+    return deq_finish(ch, v, l, id, len);
+}
+
+/* The inline path: the entry at our position is full (or the queue empty),
+ * the first claim wins and the entry is a plain one. The loads, stores and
+ * their order are ring_pop's and dequeue_full's. */
+int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
+{
+    mdcom_wire_proc *me;
+    mdcom_wire_qslot *sl;
+    mdcom_aword *posw;
+    uint32_t pos, seq, v, l, s, n;
+    if (!ch || ch->rx_fast != (uintptr_t)ch || !id)
+        return dequeue_full(ch, id, len);
+    /* private words into locals: the shared stores below could alias them */
+    posw = &ch->ctl->deq.w[0];
+    n = ch->block_count;
+    me = ch->me;
+    if (MDCOM_HAVE_PREFETCH)
+        rx_prefetch(ch);
+    /* relaxed: a hint; the CAS below decides */
+    pos = atomic_load_explicit(posw, memory_order_relaxed);
+    sl = &ch->q[pos & ch->qmask]; /* masked: always in bounds */
+    /* acquire: pairs with the producer's release; id/len/data are complete */
+    seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+    if (seq != SEQ_FULL(pos)) {
+        /* empty unless our position is stale or the entry is a skip */
+        if (seq != SEQ_SKIP(pos) && atomic_load_explicit(posw, memory_order_relaxed) == pos)
+            return -EAGAIN;
+        return dequeue_full(ch, id, len);
     }
-    if (l > ch->block_size) {
-        count_error(ch);
-        (void)block_release(ch, v, m->owner);
-        return -EBADMSG;
+    /* read before claiming, as in ring_pop */
+    v = atomic_load_explicit(&sl->id, memory_order_relaxed);
+    l = atomic_load_explicit(&sl->len, memory_order_relaxed);
+    s = atomic_load_explicit(&sl->state, memory_order_relaxed);
+    if (MDCOM_HAVE_PREFETCH && v < n)
+        MDCOM_PREFETCH(block_ptr(ch, v));
+    /* the block we are taking, for a reaper (relaxed: made visible by the
+     * release CAS below), as in ring_pop */
+    atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
+    atomic_store_explicit(&me->op_state, s, memory_order_relaxed);
+    atomic_store_explicit(&me->op, ch->op_deq, memory_order_relaxed);
+    /* release: our reads of the slot (and our op record) are done before a
+     * producer or reaper that sees the new deq_pos acts */
+    if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
+                                               memory_order_relaxed))
+        return dequeue_full(ch, id, len);
+    if (v >= n || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED || l > ch->block_size)
+        return dequeue_claimed(ch, v, l, s, id, len);
+    {
+        uint32_t cur = s;
+        /* relaxed: as in deq_take_block (the deq_pos CAS drained the store
+         * buffer); weak: a spurious failure is retried by dequeue_claimed */
+        if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur,
+                                                   (s & 0xffff0000u) | ch->held_so,
+                                                   memory_order_relaxed, memory_order_relaxed))
+            return dequeue_claimed(ch, v, l, s, id, len);
     }
-    p = m->plat;
-    if (p->cache_invalidate)
-        p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
-    /* relaxed: a private guess (see rx_prefetch) */
-    atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
-                          memory_order_relaxed);
+    if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
+        atomic_store_explicit(&ch->rx_next, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
@@ -1054,7 +965,7 @@ int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeo
         return r;
     if (cap && len)
         memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
-    r = block_release(ch, id, ch->m->owner);
+    r = mdcom_block_release(ch, id, ch->m->owner);
     mdcom_fifoch_notify(ch);
     if (len > cap) {
         count_error(ch);
@@ -1074,6 +985,7 @@ int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
         return -EPERM;
     if (!f || f->type == MDCOM_FILTER_NONE) {
         atomic_store_explicit(&ch->filter_type, MDCOM_FILTER_NONE, memory_order_release);
+        tx_gate(ch);
         return 0;
     }
     atomic_store_explicit(&ch->filter_n, f->n, memory_order_relaxed);
@@ -1082,21 +994,10 @@ int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
     atomic_store_explicit(&ch->filter_arg, f->arg, memory_order_relaxed);
     /* release: n/fn/arg are visible to enqueuers that see the new type */
     atomic_store_explicit(&ch->filter_type, f->type, memory_order_release);
+    tx_gate(ch);
     return 0;
 }
 
-int mdcom_fifoch_init(mdcom_fifoch_t *ch)
-{
-    struct mdcom *m;
-    if (!valid_fifo(ch))
-        return -EINVAL;
-    m = ch->m;
-    if (!m->is_master)
-        return -EPERM;
-    atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
-    reinit_channel(ch);
-    return 0;
-}
 
 int mdcom_fifoch_set_spin(mdcom_fifoch_t *ch, uint32_t spin_ns)
 {

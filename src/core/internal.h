@@ -107,6 +107,24 @@ struct mdcom_fifoch {
     uint32_t block_size, block_count, stride;
     uint32_t can_tx, can_rx;
     uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
+    /* The message path's one-word gates: the handle's own address when the
+     * inline path applies (this domain may send / receive, no heartbeat
+     * promise, no cache hook, no filter), else 0 and every call takes the
+     * full path, which checks (and reports) each condition on its own. A
+     * word equal to the handle's address is also the inline path's handle
+     * check, as good as the tag. Private words. */
+    _Atomic uintptr_t tx_fast;
+    uintptr_t rx_fast;
+    /* what our transitions write, precomputed once the process entry is
+     * ours (mdcom_fifo_own): FREE word + alloc_delta = our ALLOC word of the
+     * next generation; the state|owner half of HELD words; our op record
+     * words for this channel */
+    uint32_t alloc_so, alloc_delta, held_so, op_enq, op_deq;
+    /* the region header and the generation we attached to (copies of
+     * m->hdr, m->generation next to the words the message path loads) */
+    mdcom_wire_hdr *hdr;
+    uint32_t gen;
+    mdcom_wire_proc *me; /* our process entry (m->me) */
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
     _Atomic uint32_t filter_n;
@@ -183,10 +201,25 @@ struct mdcom {
     union mdcom_chan ch[MDCOM_MAX_CHANNELS];
 };
 
-/* a read prefetch (a hint: no effect on correctness or ordering) */
 #if defined(__GNUC__) || defined(__clang__)
+#define MDCOM_COLD __attribute__((noinline, cold))
+#define MDCOM_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define MDCOM_COLD
+#define MDCOM_ALWAYS_INLINE inline
+#endif
+
+/* a read prefetch (a hint: no effect on correctness or ordering). None on
+ * M-profile cores: they have no data cache to fill, or a small one the
+ * prefetch would not beat. */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define MDCOM_HAVE_PREFETCH 0
+#define MDCOM_PREFETCH(p) ((void)(p))
+#elif defined(__GNUC__) || defined(__clang__)
+#define MDCOM_HAVE_PREFETCH 1
 #define MDCOM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #else
+#define MDCOM_HAVE_PREFETCH 0
 #define MDCOM_PREFETCH(p) ((void)(p))
 #endif
 
@@ -212,7 +245,8 @@ static inline void mdcom_prefetchw(uint32_t ok, const void *p)
     else
         __builtin_prefetch(p, 0, 3);
 }
-#elif defined(__GNUC__) || defined(__clang__)
+#elif (defined(__GNUC__) || defined(__clang__)) && \
+    !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
 static inline uint32_t mdcom_cpu_prefetchw(void) { return 1u; }
 static inline void mdcom_prefetchw(uint32_t ok, const void *p)
 {
@@ -277,6 +311,28 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
 
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
+/* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
+int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
+/* Claim a process entry for (pid, token) and make it ours (attach.c);
+ * 0 or -EUSERS. Entries of dead processes are reaped and reused. */
+int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token);
+/* set up every channel handle from our layout (attach.c) */
+void mdcom_bind_channels(struct mdcom *m);
+/* The master-domain process that won state -> FORMATTING formats the region
+ * and claims its entry (master.c): 0 or a negative errno, set in e. The
+ * remote-only profile refuses (-EPERM). */
+int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e);
+/* The master domain's audit of header, directory and every FIFO channel
+ * (master.c; nothing in the remote-only profile). */
+void mdcom_audit(struct mdcom *m);
+/* Take process entry i (owner word o) if its process is dead, or if it is a
+ * claim whose claimer no longer exists: 1 taken, ours to reap with
+ * mdcom_reap_slot and then to free (reap.c; 0 in the remote-only profile). */
+int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o);
+/* Give back what the dead process of entry i held (we own the entry). */
+void mdcom_reap_slot(struct mdcom *m, uint32_t i);
+/* The waiter count of channel chan (from our own layout), or NULL (wait.c). */
+mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan);
 
 /* The channel named name (or, name NULL, at index) if it has type tag and
  * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
@@ -326,6 +382,9 @@ int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
 uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
+/* our process entry is claimed (m->owner, m->hb_ms final): precompute the
+ * words the message path writes and open its inline gates */
+void mdcom_fifo_own(struct mdcom *m, uint32_t index);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
 
 /* Event-loop hooks (ports/linux/events.c). The FIFO events of mask events

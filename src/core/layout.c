@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * layout.c - validates a configuration and computes, formats and verifies the
- * region layout drawn in layout.h. Nothing else computes an offset.
+ * layout.c - validates a configuration, computes the region layout drawn in
+ * layout.h and verifies a region against it. Nothing else computes an
+ * offset (format.c writes what this computes).
  */
 #include "layout.h"
 
@@ -311,87 +312,6 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     }
     lay->hash = h;
     return 0;
-}
-
-/* ---------------------------------------------------------------- */
-/* formatting (master)                                                */
-/* ---------------------------------------------------------------- */
-
-static void put_name(char *dst, const char *src, size_t max)
-{
-    size_t n = mdcom_strnlen(src, max - 1);
-    memset(dst, 0, max);
-    memcpy(dst, src, n);
-}
-
-void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
-{
-    uint8_t *a = (uint8_t *)base + cl->off;
-    uint32_t i;
-    if (cl->type == MDCOM_CHAN_FIFO) {
-        mdcom_wire_qslot *q = (mdcom_wire_qslot *)(a + cl->qslots_off);
-        mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
-        memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
-        (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
-        for (i = 0; i < cl->block_count; i++)
-            bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
-    } else {
-        memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
-    }
-}
-
-void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
-                               const mdcom_chan_layout *chans)
-{
-    mdcom_wire_hdr *h = (mdcom_wire_hdr *)base;
-    mdcom_wire_domain *d = (mdcom_wire_domain *)((uint8_t *)base + lay->dom_off);
-    mdcom_wire_dirent *de = (mdcom_wire_dirent *)((uint8_t *)base + lay->dir_off);
-    uint32_t i;
-
-    h->magic = MDCOM_MAGIC;
-    h->version = MDCOM_WIRE_VERSION;
-    h->hdr_size = MDCOM_HDR_SIZE;
-    h->region_size = lay->region_size;
-    h->layout_hash = lay->hash;
-    h->n_domains = cfg->n_domains;
-    h->n_channels = cfg->n_channels;
-    h->dom_off = lay->dom_off;
-    h->proc_off = lay->proc_off;
-    h->dir_off = lay->dir_off;
-    h->n_procs = MDCOM_MAX_PROCS;
-    h->data_off = lay->data_off;
-    h->master_domain = lay->master_domain;
-    memset(h->reserved, 0, sizeof(h->reserved));
-    for (i = 0; i < cfg->n_domains; i++) {
-        memset(&d[i], 0, sizeof(d[i]));
-        put_name(d[i].name, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX);
-        d[i].id = cfg->domains[i].id;
-        d[i].role = cfg->domains[i].role;
-    }
-    for (i = 0; i < cfg->n_channels; i++) {
-        const mdcom_chan_layout *cl = &chans[i];
-        memset(de[i].name, 0, sizeof de[i].name);
-        put_name(de[i].name, cfg->channels[i].name, MDCOM_NAME_MAX);
-        de[i].type = cl->type;
-        de[i].off = cl->off;
-        de[i].size = cl->size;
-        de[i].block_size = cl->type == MDCOM_CHAN_FIFO ? cl->block_size : cl->data_size;
-        de[i].block_count = cl->block_count;
-        de[i].queue_depth = cl->qcap;
-        de[i].senders = cl->senders;
-        de[i].receivers = cl->receivers;
-    }
-}
-
-void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
-                         const mdcom_chan_layout *chans, uint32_t generation)
-{
-    uint32_t i;
-    mdcom_layout_write_tables(base, cfg, lay, chans);
-    ((mdcom_wire_hdr *)base)->generation = generation;
-    memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
-    for (i = 0; i < cfg->n_channels; i++)
-        mdcom_layout_format_channel(base, &chans[i]);
 }
 
 /* ---------------------------------------------------------------- */

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * attach.c - attach and detach: the instance pool, the attach state machine,
+ * claiming a process entry, term, opening channels.
+ *
+ * Attach protocol
+ *   master: open(create) -> state = FORMATTING -> write header, tables,
+ *           channels -> generation = old + 1 -> state = READY (release) -> ring
+ *           (master.c)
+ *   remote: open (waits for the file) -> wait for state == READY (acquire)
+ *           -> verify every header/directory field against the layout computed
+ *           from its own config -> claim a process slot
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static struct mdcom g_pool[MDCOM_MAX_INSTANCES];
+static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
+
+int mdcom_domain_role(const mdcom_config *cfg, uint32_t id)
+{
+    uint32_t i;
+    for (i = 0; i < cfg->n_domains; i++)
+        if (cfg->domains[i].id == id)
+            return (int)cfg->domains[i].role;
+    return 0;
+}
+
+static struct mdcom *pool_get(void)
+{
+    uint32_t i;
+    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
+        uint32_t z = 0;
+        /* acq_rel: the slot's previous user finished before we reuse it */
+        if (atomic_compare_exchange_strong_explicit(&g_pool_used[i], &z, 1,
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            return &g_pool[i];
+    }
+    return 0;
+}
+
+static void pool_put(struct mdcom *m)
+{
+    uint32_t i = (uint32_t)(m - g_pool);
+    memset(m, 0, sizeof(*m));
+    /* release: our clearing is done before another init takes the slot */
+    atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
+}
+
+static int valid_inst(const struct mdcom *m)
+{
+    return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
+}
+
+/* Claim a process slot; reclaims slots of dead processes. */
+int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
+{
+    uint32_t pass, i;
+    m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
+    m->token = token;
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+            mdcom_wire_proc *p = &m->procs[i];
+            uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+            if (pass == 1 && mdcom_take_if_dead(m, i, o)) {
+                /* a dead owner (or claimer): the slot is taken first (so no
+                 * one else reuses its owner token meanwhile), then what it
+                 * held goes back */
+                mdcom_reap_slot(m, i);
+            } else if (o != MDCOM_PROC_FREE ||
+                       !atomic_compare_exchange_strong_explicit(&p->owner, &o,
+                                                                MDCOM_PROC_CLAIMING_BY(pid),
+                                                                memory_order_acquire,
+                                                                memory_order_relaxed)) {
+                continue;
+            }
+            MDCOM_KP(&p->pid);
+            p->pid = pid;
+            MDCOM_KP(&p->token);
+            p->token = token;
+            MDCOM_KP(&p->hb_ms);
+            p->hb_ms = m->hb_ms;
+            m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
+            if (!m->incarn)
+                m->incarn = 1;
+            MDCOM_KP(&p->incarn);
+            p->incarn = m->incarn;
+            atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
+            atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
+            atomic_store_explicit(&p->op, 0, memory_order_relaxed);
+            atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
+            /* release: pid/token are visible before the slot reads as live */
+            atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
+                                  memory_order_release);
+            m->proc_slot = i;
+            m->owner = i + 1;
+            m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
+            m->me = p;
+            m->pid = pid;
+            m->token = token;
+            for (i = 0; i < m->cfg->n_channels; i++)
+                if (m->ch[i].tag == MDCOM_TAG_FIFO)
+                    mdcom_fifo_own(m, i);
+            return 0;
+        }
+    }
+    return -EUSERS;
+}
+
+/* 1 when a live process of domain dom is in the process table at proc_off
+ * (an offset read from the region: checked against the mapping first). */
+static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
+{
+    uint32_t i;
+    if (proc_off % 4u || proc_off < MDCOM_HDR_SIZE ||
+        (uint64_t)proc_off + MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc) > m->map.size)
+        return 0;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = (mdcom_wire_proc *)(m->base + proc_off) + i;
+        /* acquire: pairs with mdcom_claim_proc's release, so pid/token are complete */
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
+            (!m->plat->proc_alive ||
+             m->plat->proc_alive(m->plat->ctx, ((volatile mdcom_wire_proc *)p)->pid,
+                                 ((volatile mdcom_wire_proc *)p)->token) != 0))
+            return 1;
+    }
+    return 0;
+}
+
+void mdcom_bind_channels(struct mdcom *m)
+{
+    uint32_t i, pfw = mdcom_cpu_prefetchw(); /* asked once (CPUID may trap to a hypervisor) */
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        if (m->cl[i].type == MDCOM_CHAN_FIFO)
+            mdcom_fifo_bind(m, i, pfw);
+        else
+            mdcom_smem_bind(m, i);
+    }
+}
+
+/* Join a READY region that matches our layout. */
+static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+{
+    int r;
+    m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    mdcom_bind_channels(m);
+    r = mdcom_claim_proc(m, pid, token);
+    if (r)
+        return mdcom_err_set(e, r, m->cfg->region_name, "all process slots are in use");
+    /* the region may have been re-formatted while we bound it */
+    if (mdcom_region_check(m) != 0) {
+        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                              memory_order_release);
+        return 1; /* look again */
+    }
+    return 0;
+}
+
+static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
+{
+    if (st == MDCOM_ST_FORMATTING)
+        return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
+                             "the region stayed in FORMATTING (formatter busy or dead)");
+    if (stale) /* the region of a master that is gone, laid out for another config */
+        return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+    return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
+                         "the master did not format the region in time");
+}
+
+/*
+ * Attach state machine. Every process of the master domain may format the
+ * region, but only one does: the one whose CAS moves the state to FORMATTING.
+ * The others (and remotes) wait for READY and join. A READY region whose
+ * master domain has no live process, or an unknown state, is stale and
+ * re-formatted by the next master-domain process (generation + 1).
+ */
+static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
+{
+    const mdcom_config *cfg = m->cfg;
+    int stale = 0; /* last verify error of a READY region without a live master */
+    uint32_t rounds = 0;
+    for (;;) {
+        /* acquire: a READY state orders everything its formatter wrote before it */
+        uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+        uint64_t now;
+        int r;
+        /* a state that keeps changing under us must not extend the timeout */
+        if (rounds++ > 0 && mdcom_now(m) >= deadline)
+            return attach_timeout(m, st, stale, e);
+        stale = 0;
+        if (st == MDCOM_ST_READY) {
+            mdcom_err scratch = {0, 0, 0};
+            uint32_t proc_off = ((volatile mdcom_wire_hdr *)m->hdr)->proc_off;
+            r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl,
+                                    m->is_master ? &scratch : e);
+            if (r == 0 && (!m->is_master || live_proc_of_domain(m, m->lay.proc_off, m->domain))) {
+                r = join_region(m, pid, token, e);
+                if (r <= 0)
+                    return r;
+                continue;
+            }
+            if (!m->is_master) {
+                /* a region of a live master with another layout: refuse now;
+                 * a stale one (its master gone): wait for a new master */
+                if (live_proc_of_domain(m, proc_off, m->lay.master_domain))
+                    return r;
+                stale = r;
+            } else if (r != 0 && live_proc_of_domain(m, proc_off, m->lay.master_domain)) {
+                /* a live system with another layout: never clobber it */
+                r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
+                mdcom_err_str(e, " (a live master process serves this region)");
+                return r ? r : -EADDRINUSE;
+            }
+        } else if (st == MDCOM_ST_FORMATTING) {
+            if (m->is_master && m->plat->proc_alive) {
+                uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
+                uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
+                if (fp != 0 && m->plat->proc_alive(m->plat->ctx, fp, ft) == 0) {
+                    /* the formatter died: take its place; the CAS on fmt_pid
+                     * makes one taker win. acquire: see what it had written. */
+                    if (atomic_compare_exchange_strong_explicit(
+                            (mdcom_aword *)&m->hdr->fmt_pid, &fp, pid, memory_order_acquire,
+                            memory_order_relaxed))
+                        return mdcom_format_region(m, pid, token, e);
+                    continue;
+                }
+            }
+        }
+        if (m->is_master && st != MDCOM_ST_FORMATTING) {
+            /* EMPTY, TERMINATED, garbage, or a stale READY: format it.
+             * acq_rel: exclusive ownership of the header from here on */
+            if (atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
+                                                        memory_order_acq_rel,
+                                                        memory_order_relaxed))
+                return mdcom_format_region(m, pid, token, e);
+            continue;
+        }
+        now = mdcom_now(m);
+        if (now >= deadline)
+            return attach_timeout(m, st, stale, e);
+        {
+            uint64_t rem = deadline - now;
+            int64_t slice = rem > 1000000ull ? 1000000 : (int64_t)rem; /* 1 ms */
+            m->plat->doorbell.wait(m->plat->doorbell.ctx, &m->hdr->state, st, slice);
+        }
+    }
+}
+
+int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
+               const mdcom_init_opts *opts)
+{
+    static const mdcom_init_opts no_opts;
+    const mdcom_platform *plat;
+    struct mdcom *m;
+    mdcom_err e;
+    uint32_t pid = 0, token = 0;
+    uint64_t deadline;
+    int role, r;
+
+    if (!opts)
+        opts = &no_opts;
+    e.buf = opts->errbuf;
+    e.cap = opts->errbuf_len;
+    e.pos = 0;
+    if (e.buf && e.cap)
+        e.buf[0] = '\0';
+    if (!out)
+        return mdcom_err_set(&e, -EINVAL, 0, "out is NULL");
+    *out = 0;
+    plat = opts->platform ? opts->platform : mdcom_platform_default();
+    if (!plat || !plat->region_open || !plat->region_close || !plat->now_ns ||
+        !plat->doorbell.wait || !plat->doorbell.ring)
+        return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
+    m = pool_get();
+    if (!m)
+        return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
+    memset(m, 0, sizeof(*m));
+
+    /* validate first (an invalid config is -EINVAL whatever its size), and
+     * keep the channel layouts only when they fit this build's capacity */
+    r = mdcom_layout_compute(cfg, &m->lay,
+                             cfg && cfg->n_channels <= MDCOM_MAX_CHANNELS ? m->cl : 0, &e);
+    if (r)
+        goto fail_pool;
+    if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
+        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
+                          "more channels than this build's MDCOM_MAX_CHANNELS");
+        goto fail_pool;
+    }
+    role = mdcom_domain_role(cfg, domain_id);
+    if (!role) {
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
+        goto fail_pool;
+    }
+    m->cfg = cfg;
+    m->plat = plat;
+    m->domain = domain_id;
+    m->is_master = role == MDCOM_ROLE_MASTER;
+    m->keep_region = opts->keep_region;
+    if (opts->heartbeat_ms &&
+        (opts->heartbeat_ms < MDCOM_HEARTBEAT_MIN_MS || opts->heartbeat_ms > MDCOM_HEARTBEAT_MAX_MS)) {
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name,
+                          "heartbeat_ms outside MDCOM_HEARTBEAT_MIN_MS..MAX_MS");
+        goto fail_pool;
+    }
+    m->hb_ms = opts->heartbeat_ms;
+    m->spin_ns = opts->spin_ns ? opts->spin_ns : MDCOM_SPIN_DEFAULT_NS;
+    if (plat->proc_self && (r = plat->proc_self(plat->ctx, &pid, &token)) != 0) {
+        mdcom_err_set(&e, r, cfg->region_name, "platform cannot identify this process");
+        goto fail_pool;
+    }
+    deadline = mdcom_deadline(m, opts->attach_timeout_ns);
+
+    if (m->is_master)
+        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
+                              MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
+                              &m->map);
+    else
+        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, -1,
+                              opts->attach_timeout_ns, &m->map);
+    if (r) {
+        if (r == -ETIMEDOUT) {
+            mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
+        } else {
+            mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
+            mdcom_err_str(&e, mdcom_strerror(r));
+        }
+        goto fail_pool;
+    }
+    m->base = (uint8_t *)m->map.base;
+    m->hdr = (mdcom_wire_hdr *)m->base;
+    m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
+    if (m->map.size < MDCOM_HDR_SIZE || (m->is_master && m->map.size < m->lay.region_size)) {
+        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "mapped region is too small");
+        goto fail_map;
+    }
+    r = attach(m, pid, token, deadline, &e);
+    if (r)
+        goto fail_map;
+    m->tag = MDCOM_TAG_INST;
+    *out = m;
+    return 0;
+
+fail_map:
+    plat->region_close(plat->ctx, &m->map, 0);
+fail_pool:
+    pool_put(m);
+    return r;
+}
+
+void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+
+int mdcom_term(mdcom_t *m)
+{
+    uint32_t i, st, gen;
+    int live, ours;
+    void (*hook)(struct mdcom *);
+    if (!valid_inst(m))
+        return -EINVAL;
+    /* acquire: the hook's setter initialised what the hook uses */
+    hook = atomic_load_explicit(&mdcom_term_hook, memory_order_acquire);
+    if (hook)
+        hook(m);
+    /* acquire: as in mdcom_region_check */
+    st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+    gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    /* the region we formatted, still in the generation we formatted: ours to
+     * end, even when the others took us for dead (-ENOTCONN) - otherwise
+     * its remotes would stay on a deleted file while we format a new one */
+    ours = m->owns_region && st == MDCOM_ST_READY && gen == m->generation;
+    /* our entry, blocks and locks are still ours: the region is as we
+     * attached it, or (a state or generation that changed without a
+     * re-format, e.g. forged) our entry still has our identity - left live,
+     * it would be counted as a live process of ours for ever */
+    live = mdcom_region_check(m) == 0 ||
+           (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
+            ((volatile mdcom_wire_proc *)m->me)->token == m->token);
+    if (ours || live) {
+        if (ours) /* release: all before is visible to whoever sees TERMINATED */
+            atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+        if (live) {
+            mdcom_fifo_release_owner(m, m->owner, 0);
+            mdcom_smem_release_owner(m, m->lock_owner);
+        }
+        if (ours) {
+            for (i = 0; i < m->cfg->n_channels; i++) {
+                union mdcom_chan *c = &m->ch[i];
+                if (c->tag == MDCOM_TAG_FIFO) {
+                    atomic_fetch_add_explicit(&c->f.ctl->event.w[0], 1, memory_order_relaxed);
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.w[0], i);
+                } else {
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.w[0], i);
+                }
+            }
+            m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+        }
+        /* release: our last uses of the region happen before the slot is free */
+        if (live)
+            atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                                  memory_order_release);
+    }
+    /* remove the file only if it is still ours: a region another process of
+     * the master domain re-formatted (generation + 1) is theirs now */
+    m->plat->region_close(m->plat->ctx, &m->map, ours && !m->keep_region);
+    pool_put(m);
+    return 0;
+}
+
+int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out)
+{
+    const mdcom_chan_layout *cl;
+    if (!valid_inst(m) || !out)
+        return -EINVAL;
+    if (name) {
+        for (index = 0; index < m->cfg->n_channels; index++)
+            if (mdcom_streq(m->cfg->channels[index].name, name, MDCOM_NAME_MAX))
+                break;
+        if (index == m->cfg->n_channels)
+            return -ENOENT;
+    } else if (index >= m->cfg->n_channels) {
+        return -EINVAL;
+    }
+    if (m->ch[index].tag != tag)
+        return -ENOENT;
+    cl = &m->cl[index];
+    if (!(((cl->senders | cl->receivers) >> m->domain) & 1u))
+        return -EPERM;
+    *out = &m->ch[index];
+    return 0;
+}
+
+uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
+
+int mdcom_valid_inst(const struct mdcom *m) { return valid_inst(m); }

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fifo_internal.h - what the FIFO message path (fifo.c) and the FIFO repairs
+ * (fifo_repair.c: a dead process' operation in flight, the master domain's
+ * audit) share: the queue slots' sequence values and the block helpers.
+ */
+#ifndef MDCOM_FIFO_INTERNAL_H
+#define MDCOM_FIFO_INTERNAL_H
+
+#include "internal.h"
+
+/* Slot sequence values. Only producers write slots: the entry for position p
+ * is published with seq = 2p + 1 (odd; formatting writes 0, which no
+ * position matches). A consumer claims position p by CAS on deq_pos *after*
+ * reading the slot, so it never writes the slot; a producer reuses the slot
+ * of position p for p + qcap only once deq_pos has passed p. The slot lines
+ * thus move one way (producer -> consumer) and the consumer's progress is
+ * read by producers only when their private copy says the ring is full. */
+#define SEQ_FULL(p) ((uint32_t)(((p) << 1) | 1u))
+/* A skipped position p (a hole nobody will publish: a dead producer's, or
+ * one the audit proved unclaimed): even, never 0 for a live position (0 is
+ * the formatted slot, which position 0x7fffffff never sees again). Written
+ * by CAS from the unpublished value that was judged, in the seq word alone,
+ * so a producer that publishes first wins and its entry is never touched. */
+#define SEQ_SKIP(p) ((uint32_t)((p) << 1) + 2u)
+
+static inline int valid_fifo(const struct mdcom_fifoch *ch)
+{
+    return ch && ch->tag == MDCOM_TAG_FIFO;
+}
+
+static inline void count_error(struct mdcom_fifoch *ch)
+{
+    atomic_fetch_add_explicit(&ch->ctl->stats.errors, 1, memory_order_relaxed);
+}
+
+static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
+{
+    return ch->blocks + (size_t)id * ch->stride;
+}
+
+/* Release block id held (ALLOC or HELD) by owner back to the pool: 0, or
+ * -EALREADY when owner does not hold it. A plain release store: the block
+ * is the caller's. */
+int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner);
+/* The same by CAS, for a block the caller may no longer own (a reaper, or a
+ * process taken for dead): a racing owner's change wins. 1 released. */
+int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner);
+
+#endif /* MDCOM_FIFO_INTERNAL_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proc.c - our own process entry and the region's liveness, as the message
+ * path checks them: is the region still READY in the generation we
+ * attached to, is our entry still ours (a heartbeat promise lets the others
+ * reap a process that stops), which attachment a SMEM lock word names.
+ * The reaper that acts on the answers is reap.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+int mdcom_region_check(struct mdcom *m)
+{
+    /* acquire: a TERMINATED/READY state orders what the master wrote before it */
+    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    if (st == MDCOM_ST_TERMINATED)
+        return -ESHUTDOWN;
+    if (st != MDCOM_ST_READY || gen != m->generation)
+        return -ECONNRESET;
+    return m->hb_ms ? mdcom_beat(m) : 0;
+}
+
+int mdcom_self(struct mdcom *m)
+{
+    mdcom_wire_proc *me = m->me;
+    uint32_t o, i;
+    for (i = 0; i < 1024u; i++) {
+        /* relaxed: our own entry; a reaper that took it wrote FREE (or the
+         * next occupant's values) there, which is all we need to see */
+        o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+        if (!MDCOM_PROC_IS_CLAIMING(o))
+            break;
+        mdcom_relax(m); /* a reaper holds it: wait for its verdict */
+    }
+    if (MDCOM_PROC_IS_CLAIMING(o))
+        return 0;
+    return o == MDCOM_PROC_DOMAIN_BASE + m->domain &&
+                   ((volatile mdcom_wire_proc *)me)->incarn == m->incarn
+               ? 1
+               : -1;
+}
+
+int mdcom_beat(struct mdcom *m)
+{
+    mdcom_wire_proc *me = m->me;
+    uint32_t v;
+    /* relaxed: our own entry. Another owner or identity in it means the
+     * others took us for dead (a missed heartbeat) and reclaimed it: every
+     * further use would act on someone else's blocks, so it is refused.
+     * CLAIMING with our identity is a reaper that judged our entry's
+     * previous process and is about to give it back (mdcom_take_dead_slot), or
+     * one reclaiming us, whose FREE the next call sees. */
+    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
+        ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
+        ((volatile mdcom_wire_proc *)me)->token != m->token)
+        return -ENOTCONN;
+    /* relaxed: a counter only observers compare with what they saw before;
+     * we are its only writer */
+    v = atomic_load_explicit(&me->heartbeat, memory_order_relaxed);
+    atomic_store_explicit(&me->heartbeat, v + 1u, memory_order_relaxed);
+    return 0;
+}
+
+int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
+{
+    uint32_t slot = MDCOM_LOCK_SLOT(w), o;
+    mdcom_wire_proc *p;
+    if (w == 0)
+        return 0;
+    if (slot >= MDCOM_MAX_PROCS)
+        return 1;
+    p = &m->procs[slot];
+    /* acquire: pairs with claim_proc's release, so incarn is the occupant's */
+    o = atomic_load_explicit(&p->owner, memory_order_acquire);
+    if (o == MDCOM_PROC_FREE)
+        return 1;
+    if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+        return 0; /* being claimed or reaped: the reaper releases its locks */
+    return (((volatile mdcom_wire_proc *)p)->incarn & 0xffffu) != MDCOM_LOCK_INCARN(w);
+}
+
+int mdcom_heartbeat(mdcom_t *m)
+{
+    if (!mdcom_valid_inst(m))
+        return -EINVAL;
+    return mdcom_region_check(m); /* a sign of life when we promised some */
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * wait.c - the shared wait/wake protocol (FIFO events, SMEM locks) and the
+ * waiter counts a sleeper holds.
+ *
+ *   waker:  publish (release) ; change word ; fence ; if waiters: ring(word)
+ *   waiter: snap = word ; waiters++ ; fence ; if cond: done ;
+ *           else sleep while word == snap (bounded slices) ; waiters--
+ *   The two seq_cst fences make it impossible for the waiter to miss the
+ *   publication while the waker misses the waiter (store-buffering pattern).
+ *   A sleeper records which waiter count it holds in its process entry, so
+ *   that the count can be given back if it dies asleep (reap.c).
+ *   Before each sleep slice a waiter calls the reaper (mdcom_reap, the one
+ *   up-call of this file): a peer that died holding what it waits for is
+ *   found within a slice.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
+
+void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
+{
+    /* fence: our publication (queue slot, lock release) must be globally
+     * visible before we read the waiter count (pairs with the waiter's fence) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(waiters, memory_order_relaxed) != 0)
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
+}
+
+/* The waiter count of channel chan (from our own layout), or NULL. */
+mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan)
+{
+    if (chan >= m->cfg->n_channels)
+        return 0;
+    return (mdcom_aword *)(m->base + m->cl[chan].off +
+                           (m->cl[chan].type == MDCOM_CHAN_FIFO
+                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.w[1])
+                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.w[1])));
+}
+
+/* Take one from a waiter count, never below 0 (a count is a promise that
+ * someone sleeps; "negative" is a lost wake-up for the next sleeper). */
+void mdcom_waiters_down(mdcom_aword *w)
+{
+    uint32_t v = atomic_load_explicit(w, memory_order_relaxed), tries;
+    /* relaxed: a counter; the sleeper's fence orders it against the check */
+    for (tries = 0; v != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX; tries++)
+        if (atomic_compare_exchange_weak_explicit(w, &v, v - 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+}
+
+/* Live waiter records naming channel chan (a recount of its waiter word). */
+static uint32_t count_wait_records(struct mdcom *m, uint32_t chan)
+{
+    uint32_t i, k, n = 0;
+    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
+        mdcom_wire_proc *p = &m->procs[i];
+        /* relaxed: a recount of a corrupted word; in-flight changes of it
+         * make it off by those, which the sleepers' slices absorb */
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+        if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
+            continue;
+        for (k = 0; k < 2; k++) {
+            uint32_t r = atomic_load_explicit(&p->wait[k], memory_order_relaxed);
+            n += r != 0 && MDCOM_WAITREC_CHAN(r) == chan;
+        }
+    }
+    return n;
+}
+
+void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters)
+{
+    uint32_t old;
+    /* relaxed: only a reaper reads the record, after it saw us dead. Record
+     * first: dying between the two leaves a record without a count, and the
+     * reaper never takes a count below 0 (one sleeper then wakes late, at
+     * the end of its slice, instead of a count leaking for ever) */
+    atomic_store_explicit(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
+                          memory_order_relaxed);
+    old = atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+    if (old >= 0x80000000u) /* "negative": forged or corrupted; recount */
+        atomic_store_explicit(waiters, count_wait_records(m, chan), memory_order_relaxed);
+}
+
+void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
+{
+    mdcom_wire_proc *me = m->me;
+    /* relaxed: our own entry. Only while the entry is still ours: a reaper
+     * that took us for dead gave back the count our record named, and the
+     * entry's next occupant has another incarnation. (Records are per
+     * attachment, counts per sleeping thread: the record is cleared by
+     * whichever thread ends first, and a reaper gives back one count per
+     * record; see docs/reliability.md.) */
+    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    uint32_t r = atomic_load_explicit(&me->wait[rec], memory_order_relaxed);
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
+        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+        return;
+    mdcom_waiters_down(waiters);
+    if (r != 0 && (r >> 16) == m->incarn) /* relaxed: bookkeeping for a reaper */
+        atomic_compare_exchange_strong_explicit(&me->wait[rec], &r, 0, memory_order_relaxed,
+                                                memory_order_relaxed);
+}
+
+int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
+                    _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
+                    void *arg, int64_t timeout_ns)
+{
+    uint64_t deadline, now;
+    int r = cond(arg);
+    if (r != 0)
+        return r;
+    if (timeout_ns == 0) {
+        r = mdcom_region_check(m); /* a poller must learn of a shutdown too */
+        return r ? r : -ETIMEDOUT;
+    }
+    now = mdcom_now(m);
+    deadline = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
+
+    /* adaptive spin: grow the limit when spinning pays off, shrink when not */
+    if (spin_max != MDCOM_NO_SPIN && spin_max != 0) {
+        uint32_t lim = atomic_load_explicit(spin_cur, memory_order_relaxed);
+        uint64_t end = now + lim;
+        uint32_t n = 0;
+        if (end > deadline)
+            end = deadline;
+        for (;;) {
+            mdcom_relax(m);
+            r = cond(arg);
+            if (r != 0) {
+                if (r > 0 && lim < spin_max)
+                    atomic_store_explicit(spin_cur, lim * 2 > spin_max ? spin_max : lim * 2,
+                                          memory_order_relaxed);
+                return r;
+            }
+            if ((++n & 31u) == 0 && mdcom_now(m) >= end)
+                break;
+        }
+        if (lim / 2 >= MDCOM_SPIN_MIN_NS)
+            atomic_store_explicit(spin_cur, lim / 2, memory_order_relaxed);
+    }
+
+    for (;;) {
+        uint32_t snap;
+        int64_t slice;
+        int wr;
+        r = mdcom_region_check(m);
+        if (r)
+            return r;
+        /* acquire: a waker that changed the word before our snapshot also
+         * published its data before it, so the cond() below will see it */
+        snap = atomic_load_explicit(word, memory_order_acquire);
+        /* about to sleep: is a peer dead holding something? (throttled) */
+        (void)mdcom_reap(m);
+        mdcom_wait_begin(m, 0, chan, waiters);
+        /* fence: announce the waiter before the final check (pairs with the
+         * waker's fence in mdcom_ring_word) */
+        atomic_thread_fence(memory_order_seq_cst);
+        r = cond(arg);
+        if (r != 0) {
+            mdcom_wait_end(m, 0, waiters);
+            return r;
+        }
+        now = mdcom_now(m);
+        if (now >= deadline) {
+            mdcom_wait_end(m, 0, waiters);
+            return -ETIMEDOUT;
+        }
+        slice = (deadline - now) > SLEEP_SLICE_NS ? (int64_t)SLEEP_SLICE_NS
+                                                  : (int64_t)(deadline - now);
+        wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, word, snap, slice);
+        mdcom_wait_end(m, 0, waiters);
+        if (wr == -EINTR)
+            return -EINTR;
+        r = cond(arg);
+        if (r != 0)
+            return r;
+        if (mdcom_now(m) >= deadline)
+            return -ETIMEDOUT;
+    }
+}
