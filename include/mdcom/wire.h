@@ -96,7 +96,7 @@
 extern "C" {
 #endif
 
-MDCOM_API_BEGIN /* types and constants only: this header declares no function */
+MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 #define MDCOM_CL 64u   /* cache line                                   */
 #define MDCOM_PAD 128u /* false-sharing distance (a 128-B line pair)   */
@@ -323,6 +323,51 @@ _Static_assert(offsetof(mdcom_wire_qslot, id) == 4, "qslot.id");
 _Static_assert(offsetof(mdcom_wire_qslot, len) == 8, "qslot.len");
 _Static_assert(offsetof(mdcom_wire_qslot, state) == 12, "qslot.state");
 _Static_assert(sizeof(mdcom_wire_smem_ctl) == MDCOM_PAD, "smem control");
+
+/* ---- Where things are: the core's layout computation, for inspectors ----
+ * Hosted builds (the Linux port) only. An inspector rebuilds an
+ * mdcom_config from a region's domain table and directory (or uses its own),
+ * computes the layout with mdcom_wire_layout_compute() and checks the region
+ * against it with mdcom_wire_verify() - the same checks a remote makes at
+ * attach - before it reads any live word at the computed offsets. */
+
+/* The region's geometry (offsets from the region base). */
+typedef struct mdcom_wire_layout {
+    uint32_t dom_off, proc_off, dir_off, data_off;
+    uint32_t needed;      /* bytes the layout needs                  */
+    uint32_t region_size; /* bytes the region has (>= needed)        */
+    uint32_t hash;        /* the header's layout_hash                */
+    uint32_t master_domain;
+} mdcom_wire_layout;
+
+/* One channel's geometry: off from the region base, the others from off. */
+typedef struct mdcom_wire_chan_layout {
+    uint32_t type; /* MDCOM_CHAN_FIFO or MDCOM_CHAN_SMEM */
+    uint32_t off;  /* channel area in the region         */
+    uint32_t size; /* channel area bytes                 */
+    /* FIFO: queue slots (qcap of them), block states, blocks (stride apart) */
+    uint32_t qslots_off, qcap;
+    uint32_t bstate_off;
+    uint32_t blocks_off, stride;
+    uint32_t block_size, block_count;
+    /* SMEM: the data area */
+    uint32_t data_off, data_size;
+    uint32_t senders, receivers; /* SMEM: users in both */
+} mdcom_wire_chan_layout;
+
+/* Validate cfg and compute its layout. chans (may be NULL) receives
+ * cfg->n_channels entries; err (may be NULL) a NUL-terminated reason.
+ * Returns 0, -EINVAL (cfg invalid) or -ENOSPC (region_size too small). */
+int mdcom_wire_layout_compute(const mdcom_config *cfg, mdcom_wire_layout *lay,
+                              mdcom_wire_chan_layout *chans, char *err, size_t err_len);
+
+/* Check the formatted region mapped at base (mapped_size bytes) against the
+ * layout of cfg, reading each shared header and directory field once.
+ * Returns 0, -EINVAL / -ENOSPC (cfg, as above), -ENOMEM, -EBADMSG (not an
+ * mdcom region, or damaged), -EPROTONOSUPPORT (another wire version) or
+ * -ESTALE (another configuration); err says which field differs. */
+int mdcom_wire_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg, char *err,
+                      size_t err_len);
 
 MDCOM_API_END
 
