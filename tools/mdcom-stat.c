@@ -16,12 +16,12 @@
  *   1. header fields are read once each; magic, wire version, header size and
  *      table counts are checked;
  *   2. the positions of the domain table and the channel directory come from
- *      the core's own mdcom_layout_compute() (on a placeholder configuration
- *      with the header's counts), never from the header's offsets, and must
- *      fit in the mapping;
+ *      the core's own layout computation, mdcom_wire_layout_compute() (on a
+ *      placeholder configuration with the header's counts), never from the
+ *      header's offsets, and must fit in the mapping;
  *   3. a configuration is rebuilt from the domain table and the directory,
- *      validated by mdcom_layout_compute(), and the whole region compared with
- *      it by mdcom_layout_verify() - the same checks a remote makes at attach;
+ *      validated by mdcom_wire_layout_compute(), and the whole region compared
+ *      with it by mdcom_wire_verify() - the same checks a remote makes at attach;
  *   4. only then are the live words (process table, queue positions, block
  *      states, lock words, counters) read, at offsets from that computed
  *      layout, which verify proved to lie inside the mapping. Their values are
@@ -51,9 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layout.h"
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
+#include "mdcom/wire.h"
 
 enum { EX_OK = 0, EX_USAGE = 1, EX_OPEN = 2, EX_CORRUPT = 3, EX_VERSION = 4 };
 
@@ -171,7 +171,7 @@ static const char *state_name(uint32_t st)
 
 /* A placeholder configuration with the header's counts: the core computes
  * where the domain table and the directory are (nothing else does). */
-static int table_layout(uint32_t n_domains, uint32_t n_channels, mdcom_layout *lay)
+static int table_layout(uint32_t n_domains, uint32_t n_channels, mdcom_wire_layout *lay)
 {
     static char dnames[MDCOM_MAX_DOMAINS][12];
     static char cnames[MDCOM_MAX_DIR][12];
@@ -200,7 +200,7 @@ static int table_layout(uint32_t n_domains, uint32_t n_channels, mdcom_layout *l
     cfg.n_domains = n_domains;
     cfg.channels = c;
     cfg.n_channels = n_channels;
-    return mdcom_layout_compute(&cfg, lay, NULL, NULL);
+    return mdcom_wire_layout_compute(&cfg, lay, NULL, NULL, 0);
 }
 
 /* Copy a fixed-size name field, NUL-terminated, non-printables as '?'. */
@@ -237,7 +237,7 @@ static void read_header(const uint8_t *b, struct hdr_snap *h)
 }
 
 /* Live words of one FIFO channel (offsets from our verified layout). */
-static void read_fifo(struct report *r, const uint8_t *base, const mdcom_chan_layout *cl,
+static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_chan_layout *cl,
                       struct chan_snap *c)
 {
     const uint8_t *a = base + cl->off;
@@ -291,7 +291,7 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_chan_la
               c->name, c->n_orphan);
 }
 
-static void read_smem(struct report *r, const uint8_t *base, const mdcom_chan_layout *cl,
+static void read_smem(struct report *r, const uint8_t *base, const mdcom_wire_chan_layout *cl,
                       struct chan_snap *c)
 {
     const mdcom_wire_smem_ctl *ctl = (const mdcom_wire_smem_ctl *)(base + cl->off);
@@ -316,13 +316,12 @@ static void read_smem(struct report *r, const uint8_t *base, const mdcom_chan_la
 static int inspect(struct report *r, const uint8_t *b, uint32_t size)
 {
     const mdcom_platform *plat = mdcom_platform_linux();
-    mdcom_layout tl, lay;
-    mdcom_chan_layout *cls = NULL;
+    mdcom_wire_layout tl, lay;
+    mdcom_wire_chan_layout *cls = NULL;
     mdcom_channel_cfg *ccfg = NULL;
     char (*cnames)[MDCOM_NAME_MAX] = NULL;
     mdcom_config cfg;
     char ebuf[256] = "";
-    mdcom_err e = {ebuf, sizeof(ebuf), 0};
     struct hdr_snap *h = &r->h;
     uint32_t i, n_ch;
     int rc;
@@ -408,12 +407,12 @@ static int inspect(struct report *r, const uint8_t *b, uint32_t size)
     cfg.n_domains = h->n_domains;
     cfg.channels = ccfg;
     cfg.n_channels = n_ch;
-    rc = mdcom_layout_compute(&cfg, &lay, cls, &e);
+    rc = mdcom_wire_layout_compute(&cfg, &lay, cls, ebuf, sizeof(ebuf));
     if (rc != 0) {
         rc = fail(r, EX_CORRUPT, "the region describes an invalid system: %s", ebuf);
         goto out;
     }
-    rc = mdcom_layout_verify(b, size, &cfg, &lay, cls, &e);
+    rc = mdcom_wire_verify(b, size, &cfg, ebuf, sizeof(ebuf));
     if (rc != 0) {
         rc = fail(r, rc == -EPROTONOSUPPORT ? EX_VERSION : EX_CORRUPT,
                   "the region is inconsistent: %s", ebuf);

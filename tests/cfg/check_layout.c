@@ -6,19 +6,15 @@
 
 #include <errno.h>
 
-#include "layout.h"
+#include "mdcom/wire.h"
 
 int cfgtest_layout_check(const mdcom_config *cfg, uint32_t *needed, uint32_t *region_size,
                          char *err, size_t err_len)
 {
-    static mdcom_chan_layout chans[MDCOM_MAX_DIR];
-    mdcom_layout lay;
-    mdcom_err e = {err, err_len, 0};
+    mdcom_wire_layout lay;
     int rc;
 
-    if (err_len)
-        err[0] = '\0';
-    rc = mdcom_layout_compute(cfg, &lay, chans, &e);
+    rc = mdcom_wire_layout_compute(cfg, &lay, NULL, err, err_len);
     if (rc == 0) {
         *needed = lay.needed;
         *region_size = lay.region_size;

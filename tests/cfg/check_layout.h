@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * check_layout.h - C shim for check_generated.cpp: runs mdcom_layout_compute()
- * (src/core/layout.h is C-only) on a configuration.
+ * check_layout.h - C shim for check_generated.cpp: runs the core's layout
+ * computation (mdcom_wire_layout_compute(), <mdcom/wire.h>) on a
+ * configuration from C, as a C program would.
  */
 #ifndef MDCOM_TESTS_CHECK_LAYOUT_H
 #define MDCOM_TESTS_CHECK_LAYOUT_H
@@ -15,7 +16,7 @@
 extern "C" {
 #endif
 
-/* mdcom_layout_compute(cfg) with a channel table; returns its result and
+/* mdcom_wire_layout_compute(cfg); returns its result and
  * fills *needed / *region_size (on success) and err (always, NUL-terminated). */
 int cfgtest_layout_check(const mdcom_config *cfg, uint32_t *needed, uint32_t *region_size,
                          char *err, size_t err_len);

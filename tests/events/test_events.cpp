@@ -19,7 +19,7 @@
 #include <atomic>
 #include <thread>
 
-#include "events/ev_internal.h"
+#include "support/whitebox.h"
 #include "mdcom/events.h"
 #include "mp/mp_sys.h"
 

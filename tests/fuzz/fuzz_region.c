@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "mdcom/wire.h"
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
@@ -147,8 +147,8 @@ static const mdcom_channel_cfg g_chans[NCH] = {
     {"c", MDCOM_CHAN_FIFO, 200, 2, 8, 2, 1, 0, 0},
 };
 static const mdcom_config g_cfg = {"fuzz", 0, 0, -1, g_doms, 2, g_chans, NCH};
-static mdcom_layout g_lay;
-static mdcom_chan_layout g_cl[NCH];
+static mdcom_wire_layout g_lay;
+static mdcom_wire_chan_layout g_cl[NCH];
 
 #define NINST 3 /* 0 master, 1 remote, 2 a third attachment */
 #define NHELD 8
@@ -166,7 +166,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     uint32_t i;
     (void)argc;
     (void)argv;
-    if (mdcom_layout_compute(&g_cfg, &g_lay, g_cl, NULL) != 0)
+    if (mdcom_wire_layout_compute(&g_cfg, &g_lay, g_cl, NULL, 0) != 0)
         abort();
     g_size = g_lay.region_size;
     g_region = malloc(g_size);
@@ -350,7 +350,7 @@ static void hostile(struct in *s, uint32_t kind)
         break;
     }
     case 3: { /* a protocol-aware peer: forge an entry at the consumer position */
-        const mdcom_chan_layout *cl = &g_cl[u8(s) % NCH];
+        const mdcom_wire_chan_layout *cl = &g_cl[u8(s) % NCH];
         uint32_t pos, id, len, seq, w[4];
         if (cl->type != MDCOM_CHAN_FIFO)
             break;
@@ -378,7 +378,7 @@ static void hostile(struct in *s, uint32_t kind)
         break;
     }
     default: { /* a chosen field */
-        const mdcom_chan_layout *cl;
+        const mdcom_wire_chan_layout *cl;
         uint32_t f = u8(s);
         c = f % NCH;
         cl = &g_cl[c];

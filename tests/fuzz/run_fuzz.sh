@@ -25,12 +25,12 @@ if [ -z "$bin" ]; then
   bin=$out/fuzz_region
   if ! "$cc" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=c11 \
       -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-      -I"$src/include" -I"$src/src/core" -DMDCOM_MAX_INSTANCES=4 -DMDCOM_MAX_CHANNELS=64 \
+      -I"$src/include" -DMDCOM_MAX_INSTANCES=4 -DMDCOM_MAX_CHANNELS=64 \
       "$src/tests/fuzz/fuzz_region.c" "$src/src/core/layout.c" "$src/src/core/errors.c" \
       "$src/src/core/attach.c" "$src/src/core/proc.c" "$src/src/core/wait.c" \
       "$src/src/core/master.c" "$src/src/core/reap.c" "$src/src/core/fifo_repair.c" \
-      "$src/src/core/format.c" \
-      "$src/src/core/fifo.c" "$src/src/core/smem.c" -o "$bin.tmp" 2>"$out/build.log"; then
+      "$src/src/core/format.c" "$src/src/core/fifo.c" "$src/src/core/smem.c" \
+      "$src/src/wire.c" -o "$bin.tmp" 2>"$out/build.log"; then
     cat "$out/build.log"
     if grep -q -e "libclang_rt.fuzzer" -e "cannot find" -e "unsupported option" "$out/build.log"; then
       echo "SKIP: $cc has no libFuzzer runtime (Debian: libclang-rt-14-dev)"

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "layout.h"
+#include "mdcom/wire.h"
 #include "mdcom/mdcom.h"
 #include "mp/mp_util.h"
 
@@ -156,11 +156,11 @@ private:
 struct Layout {
     explicit Layout(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
     {
-        rc = mdcom_layout_compute(cfg, &lay, cl.data(), nullptr);
+        rc = mdcom_wire_layout_compute(cfg, &lay, cl.data(), nullptr, 0);
     }
     int rc = -1;
-    mdcom_layout lay{};
-    std::vector<mdcom_chan_layout> cl;
+    mdcom_wire_layout lay{};
+    std::vector<mdcom_wire_chan_layout> cl;
 
     size_t bstate_off(uint32_t ch, uint32_t id) const
     {

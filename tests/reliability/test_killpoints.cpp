@@ -267,7 +267,7 @@ protected:
     /* Census of channel 0 ("q") and of the queue; returns "" or a complaint. */
     std::string check_region(uint32_t ch, const rel::RegionView &v)
     {
-        const mdcom_chan_layout &cl = lay_->cl[ch];
+        const mdcom_wire_chan_layout &cl = lay_->cl[ch];
         uint32_t e = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, enq.w[0]));
         uint32_t d = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, deq.w[0]));
         std::map<uint32_t, int> in_ring;

@@ -205,8 +205,8 @@ protected:
             if (off + 4 <= v.size)
                 v.set_word(off & ~(size_t)3, val());
         };
-        const mdcom_chan_layout &c0 = l.cl[rng() % 2];
-        const mdcom_chan_layout &sm = l.cl[2];
+        const mdcom_wire_chan_layout &c0 = l.cl[rng() % 2];
+        const mdcom_wire_chan_layout &sm = l.cl[2];
         switch (cls) {
         case HEADER: put(rng() % MDCOM_HDR_SIZE); break;
         case DOMAINS: put(l.lay.dom_off + rng() % (2 * sizeof(mdcom_wire_domain))); break;

@@ -7,7 +7,7 @@
  *                removes its /dev/shm file when destroyed
  *   ut::Inst     an attachment (mdcom_init / mdcom_term, RAII)
  *   ut::Shm      a third, "hostile" mapping of a region file, to corrupt it
- *   ut::Geometry mdcom_layout_compute() of a config: where every shared word is
+ *   ut::Geometry mdcom_wire_layout_compute() of a config: where every shared word is
  *   ut::FifoView the shared words of one FIFO channel inside a mapping
  *   ut::SmemView the same for an SMEM channel
  *   UT_EXPECT_ONE_OF(expr, v...)   result is one of a documented set
@@ -43,8 +43,8 @@
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
-#include "layout.h"
-#include "ut_internal.h"
+#include "mdcom/wire.h"
+#include "support/whitebox.h"
 
 namespace ut {
 
@@ -318,11 +318,11 @@ struct Geometry {
     explicit Geometry(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
     {
         std::memset(&lay, 0, sizeof(lay));
-        rc = mdcom_layout_compute(cfg, &lay, cl.data(), nullptr);
+        rc = mdcom_wire_layout_compute(cfg, &lay, cl.data(), nullptr, 0);
     }
     int rc;
-    mdcom_layout lay;
-    std::vector<mdcom_chan_layout> cl;
+    mdcom_wire_layout lay;
+    std::vector<mdcom_wire_chan_layout> cl;
 };
 
 /* Relaxed atomic access to a shared 32-bit word (any mapping). */
@@ -369,7 +369,7 @@ private:
 
 /* The shared words of one FIFO channel inside some mapping. */
 struct FifoView {
-    FifoView(uint8_t *region_base, const mdcom_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    FifoView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
     mdcom_wire_fifo_ctl *ctl() const { return (mdcom_wire_fifo_ctl *)a; }
     uint32_t *enq() const { return (uint32_t *)&ctl()->enq.w[0]; }
     uint32_t *deq() const { return (uint32_t *)&ctl()->deq.w[0]; }
@@ -405,19 +405,19 @@ struct FifoView {
     }
 
     uint8_t *a;
-    mdcom_chan_layout cl;
+    mdcom_wire_chan_layout cl;
 };
 
 /* The shared words of one SMEM channel inside some mapping. */
 struct SmemView {
-    SmemView(uint8_t *region_base, const mdcom_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    SmemView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
     mdcom_wire_smem_ctl *ctl() const { return (mdcom_wire_smem_ctl *)a; }
     uint32_t *lock() const { return (uint32_t *)&ctl()->lock.w[0]; }
     uint32_t *waiters() const { return (uint32_t *)&ctl()->lock.w[1]; }
     uint8_t *data() const { return a + cl.data_off; }
 
     uint8_t *a;
-    mdcom_chan_layout cl;
+    mdcom_wire_chan_layout cl;
 };
 
 /* Standard CRC-32 (IEEE 802.3, reflected, poly 0xEDB88320). */

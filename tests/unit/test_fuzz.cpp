@@ -113,7 +113,7 @@ protected:
                     shm_->base[off + i] = (uint8_t)rng_();
             } else if (what < 80) {
                 /* an interesting value in a channel's shared words */
-                const mdcom_chan_layout &cl = geo_->cl[rng_() % 4];
+                const mdcom_wire_chan_layout &cl = geo_->cl[rng_() % 4];
                 uint32_t span = cl.type == MDCOM_CHAN_FIFO ? cl.blocks_off : cl.data_off;
                 size_t off = cl.off + (rng_() % (span / 4)) * 4;
                 shm_->w32(off, interesting(shm_->r32(off)));
@@ -135,7 +135,7 @@ protected:
                 shm_->w32(off, (uint32_t)rng_());
             } else {
                 /* a whole channel area */
-                const mdcom_chan_layout &cl = geo_->cl[rng_() % 4];
+                const mdcom_wire_chan_layout &cl = geo_->cl[rng_() % 4];
                 for (uint32_t i = 0; i < cl.size; i++)
                     shm_->base[cl.off + i] = (uint8_t)rng_();
             }

@@ -6,7 +6,7 @@
  * return success or a documented error, never crash, never hang, and never
  * hand out a pointer outside the region.
  *
- * Addresses of shared words come from mdcom_layout_compute() (ut::Geometry,
+ * Addresses of shared words come from mdcom_wire_layout_compute() (ut::Geometry,
  * ut::FifoView), never from hand-computed offsets.
  */
 #include "fixture.h"
@@ -525,7 +525,7 @@ TEST_F(Hostile, HostileWriterThread)
     /* a peer rewriting the channel's control lines, slots and states as fast
      * as it can while both sides use the channel */
     std::atomic<bool> stop{false};
-    const mdcom_chan_layout &cl = geo_->cl[0];
+    const mdcom_wire_chan_layout &cl = geo_->cl[0];
     std::thread h([&] {
         std::mt19937 rng(777);
         const uint32_t words = cl.blocks_off / 4; /* control, slots, states */
@@ -764,7 +764,7 @@ void write_region(const mdcom_config *cfg, size_t file_size,
     ASSERT_EQ(0, g.rc);
     std::vector<uint8_t> img(std::max<size_t>(file_size, g.lay.region_size) + 64);
     uint8_t *base = (uint8_t *)(((uintptr_t)img.data() + 63) & ~(uintptr_t)63);
-    mdcom_layout_format(base, cfg, &g.lay, g.cl.data(), 1);
+    ASSERT_EQ(0, ut_layout_format(base, cfg, 1));
     ((mdcom_wire_hdr *)base)->state.store(MDCOM_ST_READY);
     if (mutate)
         mutate(base, g);

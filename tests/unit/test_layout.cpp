@@ -41,8 +41,8 @@ void base_config(Config &c)
 
 struct Computed {
     int rc;
-    mdcom_layout lay;
-    std::vector<mdcom_chan_layout> cl;
+    mdcom_wire_layout lay;
+    std::vector<mdcom_wire_chan_layout> cl;
     char err[256];
 };
 
@@ -52,8 +52,7 @@ Computed compute(const mdcom_config *cfg)
     std::memset(&r.lay, 0, sizeof(r.lay));
     r.cl.resize(cfg && cfg->n_channels ? (cfg->n_channels > 2048 ? 2048 : cfg->n_channels) : 1);
     std::memset(r.err, 0, sizeof(r.err));
-    mdcom_err e = {r.err, sizeof(r.err), 0};
-    r.rc = mdcom_layout_compute(cfg, &r.lay, r.cl.data(), &e);
+    r.rc = mdcom_wire_layout_compute(cfg, &r.lay, r.cl.data(), r.err, sizeof(r.err));
     return r;
 }
 
@@ -153,7 +152,7 @@ TEST(LayoutWire, BlockStateWord)
 }
 
 /* ------------------------------------------------------------------ */
-/* mdcom_layout_compute                                                 */
+/* mdcom_wire_layout_compute (the core's mdcom_layout_compute)          */
 /* ------------------------------------------------------------------ */
 
 TEST(LayoutCompute, TablesAndChannelOffsets)
@@ -183,7 +182,7 @@ TEST(LayoutCompute, TablesAndChannelOffsets)
     uint64_t expect_off = r.lay.data_off;
     for (uint32_t i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg &ch = cfg->channels[i];
-        const mdcom_chan_layout &l = r.cl[i];
+        const mdcom_wire_chan_layout &l = r.cl[i];
         SCOPED_TRACE(ch.name);
         EXPECT_EQ(l.type, ch.type);
         EXPECT_EQ(l.off % 128, 0u) << "channel areas start on a 128-B line pair";
@@ -308,17 +307,16 @@ TEST(LayoutCompute, LargeStridesAreColoured)
 
 TEST(LayoutCompute, NullArgumentsAndNoErrbuf)
 {
-    mdcom_layout lay;
+    mdcom_wire_layout lay;
     char buf[64] = "x";
-    mdcom_err e = {buf, sizeof(buf), 0};
-    EXPECT_EQ(-EINVAL, mdcom_layout_compute(nullptr, &lay, nullptr, &e));
+    EXPECT_EQ(-EINVAL, mdcom_wire_layout_compute(nullptr, &lay, nullptr, buf, sizeof(buf)));
     Config c;
     base_config(c);
-    EXPECT_EQ(-EINVAL, mdcom_layout_compute(c.get(), nullptr, nullptr, &e));
+    EXPECT_EQ(-EINVAL, mdcom_wire_layout_compute(c.get(), nullptr, nullptr, buf, sizeof(buf)));
     /* no chans array and no error buffer are both fine */
-    EXPECT_EQ(0, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+    EXPECT_EQ(0, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
     c.region_size(1);
-    EXPECT_EQ(-ENOSPC, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+    EXPECT_EQ(-ENOSPC, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
 }
 
 TEST(LayoutCompute, ErrorBufferIsBounded)
@@ -328,9 +326,8 @@ TEST(LayoutCompute, ErrorBufferIsBounded)
     c.chans[0].block_count = 0;
     for (size_t cap : {1u, 2u, 8u, 17u}) {
         std::vector<char> buf(cap + 8, '#');
-        mdcom_err e = {buf.data(), cap, 0};
-        mdcom_layout lay;
-        EXPECT_EQ(-EINVAL, mdcom_layout_compute(c.get(), &lay, nullptr, &e));
+        mdcom_wire_layout lay;
+        EXPECT_EQ(-EINVAL, mdcom_wire_layout_compute(c.get(), &lay, nullptr, buf.data(), cap));
         EXPECT_LT(std::strlen(buf.data()), cap) << "terminated inside the buffer";
         for (size_t i = cap; i < cap + 8; i++)
             EXPECT_EQ(buf[i], '#') << "no write past the buffer";
@@ -458,8 +455,8 @@ TEST(LayoutCompute, TooManyChannels)
 
     /* exactly MDCOM_MAX_DIR is fine */
     c.chans.pop_back();
-    mdcom_layout lay;
-    EXPECT_EQ(0, mdcom_layout_compute(c.get(), &lay, nullptr, nullptr));
+    mdcom_wire_layout lay;
+    EXPECT_EQ(0, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
 
     /* n_channels without a channel array */
     Config d;
@@ -562,16 +559,15 @@ protected:
         h->state.store(0x5157a7e5u); /* format leaves state and fmt_* to its caller */
         h->fmt_pid.store(4242);
         h->fmt_token = 77;
-        mdcom_layout_format(img_->mem, cfg_, &r_.lay, r_.cl.data(), 7);
+        ASSERT_EQ(0, ut_layout_format(img_->mem, cfg_, 7));
         pristine_.assign(img_->mem, img_->mem + r_.lay.region_size);
     }
     void restore() { std::memcpy(img_->mem, pristine_.data(), pristine_.size()); }
     int verify(uint32_t mapped = 0)
     {
         std::memset(err_, 0, sizeof(err_));
-        mdcom_err e = {err_, sizeof(err_), 0};
-        return mdcom_layout_verify(img_->mem, mapped ? mapped : r_.lay.region_size, cfg_, &r_.lay,
-                                   r_.cl.data(), &e);
+        return mdcom_wire_verify(img_->mem, mapped ? mapped : r_.lay.region_size, cfg_, err_,
+                                 sizeof(err_));
     }
     uint32_t &word(size_t off) { return *(uint32_t *)(img_->mem + off); }
 
@@ -626,7 +622,7 @@ TEST_F(LayoutVerify, FormattedRegion)
     /* empty FIFO: queue empty, every block free (= in the pool) */
     for (uint32_t ci : {0u, 2u}) {
         FifoView f(img_->mem, r_.cl[ci]);
-        const mdcom_chan_layout &l = r_.cl[ci];
+        const mdcom_wire_chan_layout &l = r_.cl[ci];
         EXPECT_EQ(*f.enq(), 0u);
         EXPECT_EQ(*f.deq(), 0u);
         EXPECT_EQ(*f.ev_waiters(), 0u);
@@ -648,7 +644,7 @@ TEST_F(LayoutVerify, FormatChannelResetsOnlyThatChannel)
     std::memset(f.block(0), 0x5a, 100);
     FifoView g(img_->mem, r_.cl[2]);
     *g.enq() = 9;
-    mdcom_layout_format_channel(img_->mem, &r_.cl[0]);
+    ASSERT_EQ(0, ut_layout_format_channel(img_->mem, cfg_, 0));
     EXPECT_EQ(*f.enq(), 0u);
     EXPECT_EQ(*f.bstate(3), (uint32_t)MDCOM_BLK_FREE);
     EXPECT_EQ(f.block(0)[99], 0x5a) << "block data is not cleared";
@@ -806,8 +802,6 @@ TEST_F(LayoutVerify, OtherConfigIsStale)
     const mdcom_config *ocfg = other.get();
     Computed o = compute(ocfg);
     ASSERT_EQ(0, o.rc) << o.err;
-    mdcom_err e = {err_, sizeof(err_), 0};
-    EXPECT_EQ(-ESTALE, mdcom_layout_verify(img_->mem, r_.lay.region_size, ocfg, &o.lay,
-                                           o.cl.data(), &e));
+    EXPECT_EQ(-ESTALE, mdcom_wire_verify(img_->mem, r_.lay.region_size, ocfg, err_, sizeof(err_)));
     EXPECT_TRUE(contains(err_, "receivers")) << err_;
 }

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layout.h" /* the wire format: header magic and state */
+#include "mdcom/wire.h" /* the wire format: header magic and state */
 
 #define MAX_LIVE 16
 static mdcom_qemu *volatile g_live[MAX_LIVE];

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ut_internal.h - a few process-private facts of an attachment, exposed to the
- * C++ unit tests by ut_internal.c (which is C and can include internal.h).
+ * support/whitebox.h - what white-box tests see of the core's private state
+ * (an attachment's process-private facts, a channel's waiter count) and of
+ * its private layout functions (format). Implemented by whitebox.c, the only
+ * test file that includes src/ headers (target mdcom_test_internal); every
+ * test links it through mdcom_add_gtest.
  */
-#ifndef MDCOM_UT_INTERNAL_H
-#define MDCOM_UT_INTERNAL_H
+#ifndef MDCOM_TESTS_SUPPORT_WHITEBOX_H
+#define MDCOM_TESTS_SUPPORT_WHITEBOX_H
 
 #include <stdint.h>
 
@@ -31,6 +34,13 @@ uint32_t ut_proc_owner_word(const mdcom_t *m, uint32_t slot);
 int ut_take_dead_slot(mdcom_t *m, uint32_t slot, uint32_t owner_word, uint32_t pid, uint32_t token);
 /* Store an owner word (to hand an entry taken by ut_take_dead_slot back). */
 void ut_set_proc_owner_word(mdcom_t *m, uint32_t slot, uint32_t owner_word);
+/* The waiter count of a FIFO channel (its event line's second word). */
+uint32_t ev_test_waiters(mdcom_fifoch_t *ch);
+/* The core's mdcom_layout_format() of cfg into base (region_size bytes,
+ * header state and fmt_* left alone): 0 or the layout's error. */
+int ut_layout_format(void *base, const mdcom_config *cfg, uint32_t generation);
+/* The core's mdcom_layout_format_channel() of channel chan of cfg. */
+int ut_layout_format_channel(void *base, const mdcom_config *cfg, uint32_t chan);
 /* Build-time constants of the core. */
 uint32_t ut_retry_max(void);
 uint32_t ut_max_instances(void);
@@ -40,4 +50,4 @@ uint32_t ut_max_channels(void);
 }
 #endif
 
-#endif /* MDCOM_UT_INTERNAL_H */
+#endif /* MDCOM_TESTS_SUPPORT_WHITEBOX_H */

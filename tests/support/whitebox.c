@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * whitebox.c - see whitebox.h. The one test file that includes the core's
+ * private headers (through the mdcom_test_internal target's include path);
+ * compiled with the same MDCOM_MAX_INSTANCES and MDCOM_MAX_CHANNELS as the
+ * core, so struct mdcom has the same layout.
+ */
+#include "support/whitebox.h"
+
+#include <stdlib.h>
+
+#include "internal.h"
+#include "layout.h"
+
+void ut_mapping(const mdcom_t *m, void **base, uint32_t *size)
+{
+    *base = m->map.base;
+    *size = m->map.size;
+}
+
+uint32_t ut_owner(const mdcom_t *m) { return m->owner; }
+uint32_t ut_lock_owner(const mdcom_t *m) { return m->lock_owner; }
+uint32_t ut_proc_slot(const mdcom_t *m) { return m->proc_slot; }
+uint32_t ut_generation(const mdcom_t *m) { return m->generation; }
+uint32_t ut_retry_max(void) { return MDCOM_RETRY_MAX; }
+uint32_t ut_max_instances(void) { return MDCOM_MAX_INSTANCES; }
+uint32_t ut_max_channels(void) { return MDCOM_MAX_CHANNELS; }
+
+void ut_identity(const mdcom_t *m, uint32_t *pid, uint32_t *token)
+{
+    *pid = m->pid;
+    *token = m->token;
+}
+
+uint32_t ut_proc_owner_word(const mdcom_t *m, uint32_t slot)
+{
+    return atomic_load_explicit(&m->procs[slot].owner, memory_order_acquire);
+}
+
+int ut_take_dead_slot(mdcom_t *m, uint32_t slot, uint32_t owner_word, uint32_t pid, uint32_t token)
+{
+    return mdcom_take_dead_slot(m, slot, owner_word, pid, token);
+}
+
+void ut_set_proc_owner_word(mdcom_t *m, uint32_t slot, uint32_t owner_word)
+{
+    atomic_store_explicit(&m->procs[slot].owner, owner_word, memory_order_release);
+}
+
+uint32_t ev_test_waiters(mdcom_fifoch_t *ch)
+{
+    /* relaxed: a test's look at a count */
+    return atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
+}
+
+/* the core's own layout of cfg, in a private array (freed by the caller) */
+static int ut_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout **cls)
+{
+    *cls = calloc(cfg->n_channels ? cfg->n_channels : 1, sizeof(**cls));
+    if (!*cls)
+        return -ENOMEM;
+    return mdcom_layout_compute(cfg, lay, *cls, NULL);
+}
+
+int ut_layout_format(void *base, const mdcom_config *cfg, uint32_t generation)
+{
+    mdcom_layout lay;
+    mdcom_chan_layout *cls;
+    int rc = ut_compute(cfg, &lay, &cls);
+    if (rc == 0)
+        mdcom_layout_format(base, cfg, &lay, cls, generation);
+    free(cls);
+    return rc;
+}
+
+int ut_layout_format_channel(void *base, const mdcom_config *cfg, uint32_t chan)
+{
+    mdcom_layout lay;
+    mdcom_chan_layout *cls;
+    int rc = ut_compute(cfg, &lay, &cls);
+    if (rc == 0 && chan >= cfg->n_channels)
+        rc = -EINVAL;
+    if (rc == 0)
+        mdcom_layout_format_channel(base, &cls[chan]);
+    free(cls);
+    return rc;
+}
