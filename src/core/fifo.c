@@ -449,12 +449,11 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 /* The inline path takes the hinted block when it is free and the first CAS
  * wins; anything else (a bad argument, another state, a region that changed,
  * a heartbeat promise) is alloc_full's, which checks everything again. */
-int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
+/* alloc's inline path (the caller checked the handle); what alloc_full
+ * answers when it does not apply */
+static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id)
 {
     uint32_t v, s;
-    /* relaxed: a private gate word (tx_gate) */
-    if (!ch || atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) != (uintptr_t)ch || !id)
-        return alloc_full(ch, id);
     /* relaxed: READY of our generation was acquired at attach; all this
      * looks for is a later change (a shutdown or re-format) */
     if (atomic_load_explicit(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
@@ -474,6 +473,21 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
                           memory_order_relaxed);
     *id = v;
     return 0;
+}
+
+/* 1 when the inline send path applies to ch (tx_gate); no other field of a
+ * handle that fails it is read */
+static MDCOM_ALWAYS_INLINE int tx_open(const struct mdcom_fifoch *ch)
+{
+    /* relaxed: a private gate word */
+    return ch && atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) == (uintptr_t)ch;
+}
+
+int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
+{
+    if (!tx_open(ch) || !id)
+        return alloc_full(ch, id);
+    return alloc_inline(ch, id);
 }
 
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
@@ -576,16 +590,12 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
  * copy of the consumers' position, the first position CAS wins. Every other
  * case is enqueue_full's, entered before anything shared was written. The
  * stores and their order are enqueue_full's (and ring_push's). */
-int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
     mdcom_wire_proc *me;
     mdcom_wire_qslot *sl;
     mdcom_aword *bs, *posw;
     uint32_t s, pos, d, qmask;
-    /* relaxed: a private gate word (tx_gate) */
-    if (!ch || atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) != (uintptr_t)ch ||
-        id >= ch->block_count || len > ch->block_size)
-        return enqueue_full(ch, id, len);
     /* private words into locals: the shared stores below could alias them */
     bs = &ch->bstate[id];
     posw = &ch->ctl->enq.w[0];
@@ -635,6 +645,13 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     /* release: id/len/state and the block's data are visible before the slot reads full */
     atomic_store_explicit(&sl->seq, SEQ_FULL(pos), memory_order_release);
     return 0;
+}
+
+int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+{
+    if (!tx_open(ch) || id >= ch->block_count || len > ch->block_size)
+        return enqueue_full(ch, id, len);
+    return enqueue_inline(ch, id, len);
 }
 
 /* The entry (v, l, s) we just claimed from the queue: make its block ours.
@@ -755,14 +772,16 @@ static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint3
 /* The inline path: the entry at our position is full (or the queue empty),
  * the first claim wins and the entry is a plain one. The loads, stores and
  * their order are ring_pop's and dequeue_full's. */
-int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
+/* dequeue's inline path; *held: the HELD word it wrote when it returns 0
+ * from that path, else 0 (the full paths do not say) */
+static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id,
+                                               uint32_t *len, uint32_t *held)
 {
     mdcom_wire_proc *me;
     mdcom_wire_qslot *sl;
     mdcom_aword *posw;
     uint32_t pos, seq, v, l, s, n;
-    if (!ch || ch->rx_fast != (uintptr_t)ch || !id)
-        return dequeue_full(ch, id, len);
+    *held = 0;
     /* private words into locals: the shared stores below could alias them */
     posw = &ch->ctl->deq.w[0];
     n = ch->block_count;
@@ -799,13 +818,13 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     if (v >= n || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED || l > ch->block_size)
         return dequeue_claimed(ch, v, l, s, id, len);
     {
-        uint32_t cur = s;
+        uint32_t cur = s, h = (s & 0xffff0000u) | ch->held_so;
         /* relaxed: as in deq_take_block (the deq_pos CAS drained the store
          * buffer); weak: a spurious failure is retried by dequeue_claimed */
-        if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur,
-                                                   (s & 0xffff0000u) | ch->held_so,
-                                                   memory_order_relaxed, memory_order_relaxed))
+        if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur, h, memory_order_relaxed,
+                                                   memory_order_relaxed))
             return dequeue_claimed(ch, v, l, s, id, len);
+        *held = h;
     }
     if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
         atomic_store_explicit(&ch->rx_next, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
@@ -815,22 +834,34 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     return 0;
 }
 
-int mdcom_fifoch_notify(mdcom_fifoch_t *ch)
+int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 {
-    mdcom_aword *ev, *waiters;
-    if (!valid_fifo(ch))
-        return -EINVAL;
-    ev = &ch->ctl->event.w[0];
-    waiters = &ch->ctl->event.w[1];
+    uint32_t held;
+    if (!ch || ch->rx_fast != (uintptr_t)ch || !id)
+        return dequeue_full(ch, id, len);
+    return dequeue_inline(ch, id, len, &held);
+}
+
+/* notify's body (the caller checked the handle) */
+static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
+{
+    mdcom_aword *ev = &ch->ctl->event.w[0];
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(waiters, memory_order_relaxed) != 0) {
+    if (atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed) != 0) {
         /* only sleepers look at the event word: change it so their futex
          * compare fails, then wake them (no write at all when nobody waits) */
         atomic_fetch_add_explicit(ev, 1, memory_order_relaxed);
         ch->m->plat->doorbell.ring(ch->m->plat->doorbell.ctx, ev, ch->index);
     }
+}
+
+int mdcom_fifoch_notify(mdcom_fifoch_t *ch)
+{
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    notify_inline(ch);
     return 0;
 }
 
@@ -916,7 +947,27 @@ static int64_t remaining(struct mdcom *m, struct budget *b)
     return now >= b->deadline ? 0 : (int64_t)(b->deadline - now);
 }
 
-int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
+/* send after alloc: id holds the message (len bytes copied); queue it,
+ * waiting for space within the budget. */
+static int send_queue(struct mdcom_fifoch *ch, uint32_t id, uint32_t len, struct budget *b)
+{
+    int r;
+    while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
+        /* queue shallower than the pool and full: receivers notify as they drain */
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, b));
+        if (r < 0)
+            break;
+    }
+    if (r < 0) {
+        (void)mdcom_fifoch_free(ch, id);
+        return r;
+    }
+    notify_inline(ch);
+    return r;
+}
+
+static MDCOM_COLD int send_full(struct mdcom_fifoch *ch, const void *buf, uint32_t len,
+                                int64_t timeout_ns)
 {
     struct budget b = {timeout_ns, 0};
     uint32_t id;
@@ -935,21 +986,63 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
         return r;
     if (len)
         memcpy(block_ptr(ch, id), buf, len);
-    while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
-        /* queue shallower than the pool and full: receivers notify as they drain */
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, &b));
-        if (r < 0)
-            break;
-    }
-    if (r < 0) {
-        (void)mdcom_fifoch_free(ch, id);
+    return send_queue(ch, id, len, &b);
+}
+
+/* The inline path: alloc, copy, enqueue and notify with one handle check;
+ * a dry pool goes to send_full (which waits), a full queue to send_queue. */
+int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
+{
+    uint32_t id;
+    int r;
+    if (!tx_open(ch) || len > ch->block_size || (!buf && len))
+        return send_full(ch, buf, len, timeout_ns);
+    if (MDCOM_HAVE_PREFETCH)
+        tx_prefetch(ch);
+    r = alloc_inline(ch, &id);
+    if (r == -ENOBUFS)
+        return send_full(ch, buf, len, timeout_ns);
+    if (r)
         return r;
+    if (len) /* buf may be NULL when len is 0 */
+        memcpy(block_ptr(ch, id), buf, len);
+    r = enqueue_inline(ch, id, len);
+    if (r == 0) {
+        notify_inline(ch);
+        return 0;
     }
-    mdcom_fifoch_notify(ch);
+    if (r == -EAGAIN) {
+        struct budget b = {timeout_ns, 0};
+        return send_queue(ch, id, len, &b);
+    }
+    (void)mdcom_fifoch_free(ch, id);
     return r;
 }
 
-int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns)
+/* recv after dequeue: copy out, give the block back, tell waiting senders. */
+static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, uint32_t len,
+                                         void *buf, uint32_t cap, uint32_t held)
+{
+    int r = 0;
+    if (cap && len)
+        memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
+    if (held) /* the word our inline dequeue wrote: ours, a store as in mdcom_block_release.
+               * release: our reads of the data are done before the next alloc */
+        atomic_store_explicit(&ch->bstate[id],
+                              (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+                              memory_order_release);
+    else
+        r = mdcom_block_release(ch, id, ch->m->owner);
+    notify_inline(ch);
+    if (len > cap) {
+        count_error(ch);
+        return -EMSGSIZE;
+    }
+    return r ? r : (int)len;
+}
+
+static MDCOM_COLD int recv_full(struct mdcom_fifoch *ch, void *buf, uint32_t cap,
+                                int64_t timeout_ns)
 {
     struct budget b = {timeout_ns, 0};
     uint32_t id, len;
@@ -963,15 +1056,24 @@ int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeo
     }
     if (r)
         return r;
-    if (cap && len)
-        memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
-    r = mdcom_block_release(ch, id, ch->m->owner);
-    mdcom_fifoch_notify(ch);
-    if (len > cap) {
-        count_error(ch);
-        return -EMSGSIZE;
-    }
-    return r ? r : (int)len;
+    return recv_done(ch, id, len, buf, cap, 0);
+}
+
+/* The inline path: a message already there is dequeued, copied out and its
+ * block given back with one handle check; an empty queue goes to recv_full
+ * (which waits). */
+int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns)
+{
+    uint32_t id, len, held;
+    int r;
+    if (!ch || ch->rx_fast != (uintptr_t)ch || (!buf && cap))
+        return recv_full(ch, buf, cap, timeout_ns);
+    r = dequeue_inline(ch, &id, &len, &held);
+    if (r == -EAGAIN)
+        return recv_full(ch, buf, cap, timeout_ns);
+    if (r)
+        return r;
+    return recv_done(ch, id, len, buf, cap, held);
 }
 
 int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
