@@ -120,6 +120,8 @@ class SeqStore:
         self.SLOT.pack_into(self._mm, i * self.SLOT.size, name, epoch, seq)
 
 
+_IN_QUEUE = 16  # samples between Zenoh's reader and a direction "in" worker
+
 COUNTERS = ("messages", "bytes", "lost", "duplicates", "echo_dropped", "congestion_dropped",
             "rate_dropped", "oversize", "filtered", "foreign", "errors")
 
@@ -210,9 +212,16 @@ class Bridge:
                                      name=f"out:{e.cfg.channel}", daemon=True)
                 self._threads.append(t)
             else:
-                sub = self.session.declare_subscriber(
-                    e.cfg.key, lambda s, e=e, f=fifo: self._on_sample(e, f, s))
+                # a bounded queue between Zenoh's reader and the worker: with
+                # "block" a full one holds the reader (backpressure onto the
+                # link), with "drop" the oldest sample goes (a gap: counted lost)
+                handler = (zenoh.handlers.FifoChannel(_IN_QUEUE) if e.cfg.congestion == "block"
+                           else zenoh.handlers.RingChannel(_IN_QUEUE))
+                sub = self.session.declare_subscriber(e.cfg.key, handler)
                 self._decl.append(sub)
+                t = threading.Thread(target=self._in_loop, args=(e, fifo, sub),
+                                     name=f"in:{e.cfg.channel}", daemon=True)
+                self._threads.append(t)
         if status_key:
             self._decl.append(self.session.declare_queryable(status_key, self._on_status_query))
         self._threads.append(threading.Thread(target=self._status_loop, name="status",
@@ -259,6 +268,14 @@ class Bridge:
                 e.stats["bytes"] += len(msg)
 
     # Zenoh -> channel ------------------------------------------------------
+    def _in_loop(self, e: Entry, fifo: mdcom.Fifo, sub: Any) -> None:
+        while not self.stop.is_set():
+            try:
+                sample = sub.handler.recv()
+            except Exception:  # the subscriber was undeclared: closing
+                return
+            self._on_sample(e, fifo, sample)
+
     def _on_sample(self, e: Entry, fifo: mdcom.Fifo, sample: Any) -> None:
         att = sample.attachment
         hdr = Header.unpack(att.to_bytes()) if att is not None else None
@@ -376,17 +393,17 @@ class Bridge:
 
     def close(self) -> None:
         self.stop.set()
+        for d in self._decl:  # ends the "in" workers' recv()
+            try:
+                d.undeclare()
+            except Exception:
+                pass
         for t in self._threads:
             t.join(timeout=2)
         try:
             self._write_status()
         except OSError:
             pass
-        for d in self._decl:
-            try:
-                d.undeclare()
-            except Exception:
-                pass
         self.session.close()
         self.system.close()
 

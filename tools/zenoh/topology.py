@@ -159,7 +159,8 @@ class Topology:
     """Files and processes of the two-SoC setup in directory `d`."""
 
     def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
-                 block_b: Optional[int] = None, count: int = 32, tag: str = "") -> None:
+                 block_b: Optional[int] = None, count: int = 32, tag: str = "",
+                 same_key: bool = False) -> None:
         self.d = d
         uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
         self.names = {"a": f"mdzA{uniq}", "b": f"mdzB{uniq}"}
@@ -168,8 +169,13 @@ class Topology:
         fields = dict(block=block, block_b=block_b or block, count=count, prefix=self.prefix,
                       congestion=congestion)
         self.toml = {"a": d / "a.toml", "b": d / "b.toml"}
-        self.toml["a"].write_text(_REGION_A.format(name=self.names["a"], **fields))
-        self.toml["b"].write_text(_REGION_B.format(name=self.names["b"], **fields))
+        a = _REGION_A.format(name=self.names["a"], **fields)
+        b = _REGION_B.format(name=self.names["b"], **fields)
+        if same_key:  # every channel on one key: each bridge publishes and subscribes it
+            a, b = (t.replace(f'"{self.prefix}/up"', f'"{self.prefix}/both"')
+                    .replace(f'"{self.prefix}/down"', f'"{self.prefix}/both"') for t in (a, b))
+        self.toml["a"].write_text(a)
+        self.toml["b"].write_text(b)
         self.zcfg = {"a": d / "zenoh-a.json5", "b": d / "zenoh-b.json5"}
         self.zcfg["a"].write_text(zenoh_config(self.port_a))
         self.zcfg["b"].write_text(zenoh_config(self.port_b, connect=self.port_a))
