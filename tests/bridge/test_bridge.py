@@ -139,13 +139,17 @@ def test_c_restart_bridge_b_mid_stream(topo):
     t = topo()
     n = 12000
     s, r = ends(t, ("a", "fw", "up"), ("b", "app", "rx"), n, recv_args=("--idle", "8"),
-                size_args=("--lo", "8", "--hi", "4096"), send_args=("--delay", "0.0003"))
-    time.sleep(1.0)
+                size_args=("--lo", "8", "--hi", "4096"),
+                send_args=("--delay", "0.0003", "--pause-at", str(n * 7 // 10)))
+    time.sleep(1.0)  # >= 0.3 ms a message: the sender is at most at 3300 of 8400
     t.bridges["b"].send_signal(signal.SIGKILL)
     t.bridges["b"].wait()
-    time.sleep(1.0)
+    time.sleep(0.5)  # the sender goes on into the void
     t.start_bridge("b")
     t.wait_connected()
+    assert s.stdout.readline().strip() == "paused"
+    s.stdin.write("go\n")  # the rest of the stream reaches the restarted bridge
+    s.stdin.flush()
     sent = result(s)
     got = result(r)
     assert got["errors"] == []  # no duplicate, order kept, CRCs hold

@@ -196,6 +196,10 @@ class Topology:
             self.role("keeper", str(self.toml[side]))
 
     def start_bridge(self, side: str) -> subprocess.Popen:
+        try:  # a killed bridge's last status must not pass for the new one's
+            self.status[side].unlink()
+        except FileNotFoundError:
+            pass
         p = self.spawn(str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
                        "--id", f"bridge-{side}-{self.names[side]}", "-s", str(self.status[side]),
                        "--status-key", f"{self.prefix}/status/{side}")
@@ -304,6 +308,9 @@ def role_send(a: argparse.Namespace) -> int:
     sys.stdin.readline()  # go
     t0 = time.monotonic()
     for i in range(a.n):
+        if i == a.pause_at:  # hold until told (the tests restart a bridge meanwhile)
+            print("paused", flush=True)
+            sys.stdin.readline()
         ch.send(message(i, sz[i]), timeout=a.timeout)
         if a.delay:
             time.sleep(a.delay)
@@ -375,6 +382,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         q.add_argument("--idle", type=float, default=10.0)
         q.add_argument("--slow", type=float, default=0.0)
         q.add_argument("--exact", action="store_true")
+        q.add_argument("--pause-at", type=int, default=-1)
     a = p.parse_args(argv)
     return {"keeper": role_keeper, "send": role_send, "recv": role_recv}[a.role](a)
 
