@@ -77,6 +77,8 @@ class SeqStore:
 
     def __init__(self, path: Optional[str]) -> None:
         self._slots: dict[bytes, int] = {}
+        self._by_stream: dict[str, int] = {}
+        self._names: dict[int, bytes] = {}
         self._mm: Optional[mmap.mmap] = None
         if path is None:
             return
@@ -108,6 +110,10 @@ class SeqStore:
     def store(self, stream: str, epoch: int, seq: int) -> None:
         if self._mm is None:
             return
+        i = self._by_stream.get(stream)  # per message: no hashing on the hot path
+        if i is not None:
+            self.SLOT.pack_into(self._mm, i * self.SLOT.size, self._names[i], epoch, seq)
+            return
         name = self._name(stream)
         i = self._slots.get(name)
         if i is None:
@@ -117,6 +123,9 @@ class SeqStore:
             else:
                 i = len(self._slots)
             self._slots[name] = i
+        self._by_stream = {k: v for k, v in self._by_stream.items() if v != i}
+        self._by_stream[stream] = i
+        self._names[i] = name
         self.SLOT.pack_into(self._mm, i * self.SLOT.size, name, epoch, seq)
 
 
@@ -131,19 +140,18 @@ class Entry:
 
     def __init__(self, index: int, b: _cfg.Bridge) -> None:
         self.index, self.cfg = index, b
+        # written only by the entry's own worker thread; status readers copy
+        # the dict (one operation under the GIL) and may be a message behind
         self.stats: dict[str, int] = dict.fromkeys(COUNTERS, 0)
-        self.lock = threading.Lock()
         self.seq = 0  # out: last published
         # in: (sender id, key) -> [epoch, last delivered seq]
         self.streams: dict[tuple[bytes, str], list[int]] = {}
 
     def count(self, what: str, n: int = 1) -> None:
-        with self.lock:
-            self.stats[what] += n
+        self.stats[what] += n
 
     def snapshot(self) -> dict[str, Any]:
-        with self.lock:
-            out: dict[str, Any] = dict(self.stats)
+        out: dict[str, Any] = dict(self.stats)
         out.update(channel=self.cfg.channel, direction=self.cfg.direction, key=self.cfg.key,
                    congestion=self.cfg.congestion, reliability=self.cfg.reliability)
         if self.cfg.direction == "out":
@@ -263,9 +271,8 @@ class Bridge:
                 e.count("errors")
                 self.log(f"{e.cfg.channel}: put: {exc}")
                 continue
-            with e.lock:
-                e.stats["messages"] += 1
-                e.stats["bytes"] += len(msg)
+            e.stats["messages"] += 1
+            e.stats["bytes"] += len(msg)
 
     # Zenoh -> channel ------------------------------------------------------
     def _in_loop(self, e: Entry, fifo: mdcom.Fifo, sub: Any) -> None:
@@ -290,23 +297,23 @@ class Bridge:
                 e.count("echo_dropped")
                 return
             stream = (sender, key)
-            stream_name = f"{e.index}|{sender.decode(errors='replace')}|{key}"
-            with e.lock:
-                st = e.streams.get(stream)
-                if st is None:
-                    stored = self.seqs.load(stream_name)
-                    # a stream we delivered before a restart goes on from there;
-                    # a new one (or a new epoch: the sender restarted) starts here
-                    st = e.streams[stream] = list(stored) if stored and stored[0] == epoch \
-                        else [epoch, seq - 1]
-                elif st[0] != epoch:
-                    st[:] = [epoch, seq - 1]
-                if seq <= st[1]:
-                    e.stats["duplicates"] += 1
-                    return
-                if seq > st[1] + 1:
-                    e.stats["lost"] += seq - st[1] - 1
-                st[1] = seq
+            st = e.streams.get(stream)
+            if st is None:
+                name = f"{e.index}|{sender.decode(errors='replace')}|{key}"
+                stored = self.seqs.load(name)
+                # a stream we delivered before a restart goes on from there;
+                # a new one (or a new epoch: the sender restarted) starts here
+                st = e.streams[stream] = [*stored, name] if stored and stored[0] == epoch \
+                    else [epoch, seq - 1, name]
+            elif st[0] != epoch:
+                st[:2] = [epoch, seq - 1]
+            stream_name = st[2]
+            if seq <= st[1]:
+                e.stats["duplicates"] += 1
+                return
+            if seq > st[1] + 1:
+                e.stats["lost"] += seq - st[1] - 1
+            st[1] = seq
         payload = sample.payload.to_bytes()
         if len(payload) > fifo.block_size:
             e.count("oversize")
@@ -338,12 +345,11 @@ class Bridge:
             e.count("errors")
             self.log(f"{e.cfg.channel}: {exc}")
             return
-        with e.lock:
-            if ok:
-                e.stats["messages"] += 1
-                e.stats["bytes"] += len(payload)
-            else:
-                e.stats["filtered"] += 1
+        if ok:
+            e.stats["messages"] += 1
+            e.stats["bytes"] += len(payload)
+        else:
+            e.stats["filtered"] += 1
         self._delivered(stream_name, hdr, seq)
 
     def _delivered(self, stream_name: str, hdr: Any, seq: int) -> None:
