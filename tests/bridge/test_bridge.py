@@ -200,6 +200,22 @@ def test_d_slow_receiver_drop_counts_drops(topo):
     assert b["messages"] + b["congestion_dropped"] + b["lost"] == n, b
 
 
+def test_rate_limit_drop(topo):
+    """rate_limit with "drop": bridge A publishes at most about rate_limit
+    messages a second and counts the rest as rate_dropped."""
+    t = topo(congestion="drop", rate_limit=50)
+    n = 400
+    s, r = ends(t, ("a", "fw", "up"), ("b", "app", "rx"), n, recv_args=("--idle", "3"),
+                size_args=("--lo", "8", "--hi", "64"), send_args=("--delay", "0.002"))
+    sent, got = result(s), result(r)
+    assert got["errors"] == []
+    a = settled(t, "a", "up", lambda e: e["messages"] + e["rate_dropped"] == n)
+    assert a["messages"] + a["rate_dropped"] == n
+    assert a["rate_dropped"] > 0
+    assert a["messages"] <= 50 * (sent["seconds"] + 0.5) + 2, (a, sent)
+    assert got["received"] == a["messages"]
+
+
 def test_oversize_is_counted_never_truncated(topo):
     """A message larger than the destination channel's block size is not
     delivered (no truncation) and is counted."""

@@ -71,6 +71,7 @@ direction = "out"
 key = "{prefix}/up"
 domain = "linux"
 congestion = "{congestion}"
+rate_limit = {rate_limit}
 
 [[bridge]]
 channel = "down"
@@ -160,14 +161,14 @@ class Topology:
 
     def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
                  block_b: Optional[int] = None, count: int = 32, tag: str = "",
-                 same_key: bool = False) -> None:
+                 same_key: bool = False, rate_limit: int = 0) -> None:
         self.d = d
         uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
         self.names = {"a": f"mdzA{uniq}", "b": f"mdzB{uniq}"}
         self.prefix = f"mdcom/test/{uniq}"
         self.port_a, self.port_b = free_port(), free_port()
         fields = dict(block=block, block_b=block_b or block, count=count, prefix=self.prefix,
-                      congestion=congestion)
+                      congestion=congestion, rate_limit=rate_limit)
         self.toml = {"a": d / "a.toml", "b": d / "b.toml"}
         a = _REGION_A.format(name=self.names["a"], **fields)
         b = _REGION_B.format(name=self.names["b"], **fields)
