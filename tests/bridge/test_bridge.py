@@ -254,3 +254,23 @@ def test_status_queryable_and_config_errors(topo, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert "bridge[0] 'up'.direction: must be \"out\" (channel -> Zenoh) or \"in\"" in p.stderr
+
+
+def test_plain_zenoh_publisher_is_delivered_as_foreign(topo):
+    """Samples without the bridge's attachment (a plain Zenoh or ROS 2
+    publisher) are delivered as they are, counted as foreign."""
+    import zenoh
+    t = topo()
+    r = t.role("recv", str(t.toml["b"]), "app", "rx", "-n", "20", "--idle", "5",
+               "--lo", "8", "--hi", "512", stdout=subprocess.PIPE, text=True)
+    assert r.stdout.readline().strip() == "ready"
+    conf = zenoh.Config.from_json5(T.zenoh_config(T.free_port(), connect=t.port_b))
+    with zenoh.open(conf) as z:
+        pub = z.declare_publisher(f"{t.prefix}/up")
+        time.sleep(1.0)  # the bridge's subscription reaches this session
+        for i, size in enumerate(T.sizes(20, 8, 512)):
+            pub.put(T.message(i, size))
+        got = result(r)
+    assert (got["received"], got["errors"]) == (20, [])
+    b = settled(t, "b", "rx", lambda e: e["foreign"] == 20)
+    assert (b["foreign"], b["messages"], b["lost"]) == (20, 20, 0)
