@@ -50,3 +50,15 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# mdcom-zenoh (tools/zenoh, tests/bridge): the eclipse-zenoh package from PyPI,
+# pinned, for the python3 that CMake finds first; without it the bridge tests skip
+ZENOH_PY="eclipse-zenoh==1.10.2"
+if ! python3 -c 'import zenoh' 2>/dev/null; then
+  python3 -m pip --version >/dev/null 2>&1 || {
+    sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends python3-pip >/dev/null; } || true; }
+  echo "mdcom: installing $ZENOH_PY (pip)" >&2
+  python3 -m pip install -q "$ZENOH_PY" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "$ZENOH_PY" ||
+    echo "mdcom: could not install $ZENOH_PY: the bridge tests (tests/bridge) will skip" >&2
+fi

@@ -41,6 +41,7 @@ __all__ = [
     "Region",
     "Domain",
     "Channel",
+    "Bridge",
     "load_config",
     "parse_config",
     "default_prefix",
@@ -74,7 +75,7 @@ _MODE_RE = re.compile(r"(?:0[oO]?)?([0-7]{1,4})")
 _C_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
-_TOP_KEYS = ("region", "domain", "fifo", "smem")
+_TOP_KEYS = ("region", "domain", "fifo", "smem", "bridge")
 _REGION_KEYS = ("name", "size", "mode", "group",
                 # the Linux side of a real SoC (ports/linux/region_soc.c)
                 "backend", "path", "offset", "map",
@@ -87,6 +88,14 @@ _DOMAIN_KEYS = ("name", "id", "role")
 _FIFO_KEYS = ("name", "block_size", "block_count", "queue_depth", "senders", "receivers")
 _SMEM_KEYS = ("name", "size", "users")
 _ROLES = ("master", "remote")
+# [[bridge]]: a FIFO channel mapped onto a Zenoh key expression by mdcom-zenoh
+# (tools/zenoh, docs/bridge.md)
+_BRIDGE_KEYS = ("channel", "direction", "key", "domain", "reliability", "congestion",
+                "priority", "rate_limit", "express")
+_DIRECTIONS = ("out", "in")  # out: channel -> Zenoh; in: Zenoh -> channel
+_RELIABILITIES = ("reliable", "best_effort")
+_CONGESTIONS = ("block", "drop")
+_KEY_MAX = 1024
 
 
 # --------------------------------------------------------------------------
@@ -163,6 +172,21 @@ class Channel:
 
 
 @dataclasses.dataclass(frozen=True)
+class Bridge:
+    """One [[bridge]] entry: FIFO channel <-> Zenoh key expression."""
+
+    channel: str
+    direction: str  # "out" (channel -> Zenoh) | "in" (Zenoh -> channel)
+    key: str
+    domain: int  # the domain mdcom-zenoh attaches as
+    reliability: str = "reliable"
+    congestion: str = "block"
+    priority: int = 5  # Zenoh priority 1 (real time) .. 7 (background); 5 = data
+    rate_limit: int = 0  # messages per second, 0 = none (direction "out")
+    express: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Config:
     """A validated system description. Channels are in index order."""
 
@@ -170,6 +194,7 @@ class Config:
     region: Region
     domains: tuple[Domain, ...]
     channels: tuple[Channel, ...]
+    bridges: tuple[Bridge, ...] = ()
 
     def domain_name(self, dom_id: int) -> str:
         """Name of the domain with id dom_id."""
@@ -694,6 +719,150 @@ def _check_macro_collisions(diag: _Diag, entries: list[tuple[str, Any]], what: s
         seen.setdefault(macro, (where, name))
 
 
+def _key_expr_problem(key: str, wildcards: bool) -> str | None:
+    """Why `key` is not a canonical Zenoh key expression (None if it is).
+    Chunks are separated by '/', none empty; '#', '?' and whitespace are
+    reserved; '$' only in the '$*' sub-chunk wildcard; '*' and '**' only as
+    whole chunks (and only when wildcards are allowed)."""
+    if not key:
+        return "must not be empty"
+    if len(key) > _KEY_MAX:
+        return f"must be at most {_KEY_MAX} characters, got {len(key)}"
+    if key.startswith("/") or key.endswith("/"):
+        return "must not start or end with '/'"
+    if any(c in key for c in "#?") or any(c.isspace() or not c.isprintable() for c in key):
+        return "must not contain '#', '?', whitespace or control characters"
+    chunks = key.split("/")
+    if "" in chunks:
+        return "must not contain an empty chunk ('//')"
+    for chunk in chunks:
+        wild = chunk in ("*", "**") or "$*" in chunk
+        if wild and not wildcards:
+            return (f"must be a plain key without wildcards for direction \"out\" "
+                    f"(a publisher's key), got chunk {_show(chunk)}")
+        if chunk not in ("*", "**") and "*" in chunk.replace("$*", ""):
+            return f"'*' must be a whole chunk ('*' or '**') or '$*', got chunk {_show(chunk)}"
+        if "$" in chunk.replace("$*", ""):
+            return f"'$' is only allowed as '$*', got chunk {_show(chunk)}"
+    for a, b in zip(chunks, chunks[1:]):
+        if a == "**" and b == "**":
+            return "'**/**' is not canonical: write '**'"
+    return None
+
+
+def _parse_bridges(diag: _Diag, data: dict, doms: _DomainTable,
+                   channels: list[Channel]) -> list[Bridge]:
+    """Validate [[bridge]] against the channels and domains."""
+    tables = _tables(diag, data, "bridge") or []
+    fifos = {c.name: c for c in channels if c.type == "fifo"}
+    smems = {c.name for c in channels if c.type == "smem"}
+    bridges: list[Bridge] = []
+    seen_chan: dict[tuple[str, str], str] = {}
+    seen_out_key: dict[str, str] = {}
+    for i, table in enumerate(tables):
+        chan_name = table.get("channel")
+        path = f"bridge[{i}] '{chan_name}'" if isinstance(chan_name, str) and \
+            _NAME_RE.fullmatch(chan_name) and len(chan_name) < NAME_MAX else f"bridge[{i}]"
+        _check_keys(diag, table, _BRIDGE_KEYS, path)
+        ok = True
+        chan = None
+        value = _get(diag, table, "channel", path, required=True)
+        if value is not _UNSET:
+            if not isinstance(value, str):
+                diag.error(f"{path}.channel", f"must be a string, got {_toml_type(value)}")
+                ok = False
+            elif value in smems:
+                diag.error(f"{path}.channel", f"{_show(value)} is an [[smem]] channel: "
+                           "only [[fifo]] channels can be bridged")
+                ok = False
+            elif value not in fifos:
+                known = ", ".join(fifos) or "none"
+                diag.error(f"{path}.channel",
+                           f"unknown fifo channel {_show(value)} (configured: {known})")
+                ok = False
+            else:
+                chan = fifos[value]
+        else:
+            ok = False
+        direction = _get(diag, table, "direction", path, required=True)
+        if direction is not _UNSET and direction not in _DIRECTIONS:
+            diag.error(f"{path}.direction", "must be \"out\" (channel -> Zenoh) or \"in\" "
+                       f"(Zenoh -> channel), got {_show(direction)}")
+            direction = None
+        if direction in (None, _UNSET):
+            ok = False
+        key = _get(diag, table, "key", path, required=True)
+        if key is not _UNSET:
+            if not isinstance(key, str):
+                diag.error(f"{path}.key", f"must be a string, got {_toml_type(key)}")
+                ok = False
+            else:
+                problem = _key_expr_problem(key, wildcards=direction != "out")
+                if problem:
+                    diag.error(f"{path}.key", f"not a valid Zenoh key expression: {problem}")
+                    ok = False
+        else:
+            ok = False
+        dom = _get(diag, table, "domain", path, required=True)
+        dom_id = None
+        if dom is not _UNSET:
+            dom_id = _resolve_domain(diag, dom, f"{path}.domain", doms)
+            if dom_id is _UNSET or dom_id is None:
+                ok = False
+                dom_id = None
+        else:
+            ok = False
+        if chan is not None and dom_id is not None and direction in _DIRECTIONS:
+            role, ids = ("receiver", chan.receivers) if direction == "out" else \
+                ("sender", chan.senders)
+            if dom_id not in ids:
+                names = ", ".join(_domain_label(doms, d) for d in ids)
+                diag.error(f"{path}.domain", f"domain {_show(dom)} is not a {role} of fifo "
+                           f"{_show(chan.name)} ({role}s: {names}): direction "
+                           f"{_show(direction)} needs the bridge's domain as a {role}")
+                ok = False
+        reliability = _read_choice(diag, table, "reliability", path, _RELIABILITIES)
+        congestion = _read_choice(diag, table, "congestion", path, _CONGESTIONS)
+        priority = _read_int(diag, table, "priority", path, 1, 7, default=5)
+        rate = _read_int(diag, table, "rate_limit", path, 0, 10**9, default=0)
+        express = _get(diag, table, "express", path, required=False)
+        if express is _UNSET:
+            express = False
+        elif not isinstance(express, bool):
+            diag.error(f"{path}.express", f"must be a boolean, got {_toml_type(express)}")
+            express = None
+        if rate and direction == "in":
+            diag.error(f"{path}.rate_limit", "only applies to direction \"out\" "
+                       "(the bridge paces what it publishes)")
+            rate = None
+        if None in (reliability, congestion, priority, rate, express) or not ok:
+            continue
+        dup = (chan.name, direction)
+        if dup in seen_chan:
+            diag.error(f"{path}.channel", f"channel {_show(chan.name)} is already bridged "
+                       f"{_show(direction)} by {seen_chan[dup]}")
+            continue
+        seen_chan[dup] = f"bridge[{i}]"
+        if direction == "out":
+            if key in seen_out_key:
+                diag.error(f"{path}.key", f"key {_show(key)} is already published by "
+                           f"{seen_out_key[key]}")
+                continue
+            seen_out_key[key] = f"bridge[{i}]"
+        bridges.append(Bridge(channel=chan.name, direction=direction, key=key, domain=dom_id,
+                              reliability=reliability, congestion=congestion,
+                              priority=priority, rate_limit=rate, express=express))
+    return bridges
+
+
+def _domain_label(doms: _DomainTable, dom_id: int) -> str:
+    """A domain's name for messages (its id if it has none)."""
+    for d in doms.domains:
+        if d.id == dom_id:
+            return d.name
+    return str(dom_id)
+
+
 # --------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------
@@ -709,9 +878,10 @@ def parse_config(data: dict, source: str) -> Config:
     region = _parse_region(diag, data)
     doms = _parse_domains(diag, data)
     channels = _parse_channels(diag, data, doms)
+    bridges = _parse_bridges(diag, data, doms, channels)
     diag.raise_if_any()
     return Config(source=source, region=region, domains=tuple(doms.domains),
-                  channels=tuple(channels))
+                  channels=tuple(channels), bridges=tuple(bridges))
 
 
 def _syntax_error(source: str, text: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
@@ -931,7 +1101,7 @@ def to_json(cfg: Config, sym: str | None = None) -> dict:
             entry.update(size=c.size, users=names(c.users), users_mask=mask(c.users))
         channels.append(entry)
     r = cfg.region
-    return {
+    out: dict[str, Any] = {
         "source": cfg.source,
         "prefix": sym,
         "region": {"name": r.name, "size": r.size, "mode": r.mode, "mode_octal": _octal(r.mode),
@@ -939,6 +1109,13 @@ def to_json(cfg: Config, sym: str | None = None) -> dict:
         "domains": [{"name": d.name, "id": d.id, "role": d.role} for d in cfg.domains],
         "channels": channels,
     }
+    if cfg.bridges:  # only when configured: the dump of other systems is unchanged
+        out["bridges"] = [{"channel": b.channel, "direction": b.direction, "key": b.key,
+                           "domain": cfg.domain_name(b.domain), "reliability": b.reliability,
+                           "congestion": b.congestion, "priority": b.priority,
+                           "rate_limit": b.rate_limit, "express": b.express}
+                          for b in cfg.bridges]
+    return out
 
 
 def _summary(cfg: Config) -> str:

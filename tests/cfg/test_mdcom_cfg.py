@@ -180,7 +180,7 @@ class TestGoodFixtures(GeneratedMixin, unittest.TestCase):
                 res = run_tool("dump", fixture, "--json")
                 self.assertEqual(res.returncode, 0, res.stderr)
                 data = json.loads(res.stdout)
-                self.assertEqual(set(data), {"source", "prefix", "region", "domains", "channels"})
+                self.assertEqual(set(data) - {"bridges"}, {"source", "prefix", "region", "domains", "channels"})
                 self.assertEqual([c["index"] for c in data["channels"]],
                                  list(range(len(data["channels"]))))
 
@@ -342,6 +342,41 @@ class TestModel(unittest.TestCase):
         self.assertEqual(mdcom_cfg.default_prefix("-a--b-"), "a_b")
         self.assertEqual(mdcom_cfg.default_prefix("__"), "region")
         self.assertEqual(mdcom_cfg.macro_name("reply-1.x"), "REPLY_1_X")
+
+
+class TestBridge(unittest.TestCase):
+    """The [[bridge]] table read by mdcom-zenoh (tools/zenoh, docs/bridge.md)."""
+
+    def test_values_and_defaults(self):
+        cfg = mdcom_cfg.load_config(str(HERE / "good" / "bridge.toml"))
+        up, down = cfg.bridges
+        self.assertEqual((up.channel, up.direction, up.key, up.domain), ("up", "out", "soc/a/m4/up", 0))
+        self.assertEqual((up.reliability, up.congestion, up.priority, up.rate_limit, up.express),
+                         ("reliable", "block", 5, 10000, False))
+        self.assertEqual((down.direction, down.key, down.reliability, down.congestion,
+                          down.priority, down.express),
+                         ("in", "soc/*/m4/down/**", "best_effort", "drop", 2, True))
+        dumped = json.loads(run_tool("dump", HERE / "good" / "bridge.toml", "--json").stdout)
+        self.assertEqual(dumped["bridges"][1]["domain"], "linux")
+        self.assertEqual(dumped["bridges"][0]["rate_limit"], 10000)
+
+    def test_no_bridge_table(self):
+        cfg = mdcom_cfg.load_config(str(HERE / "good" / "minimal.toml"))
+        self.assertEqual(cfg.bridges, ())
+
+    def test_key_expressions(self):
+        good_in = ["a", "a/b/c", "a/*/c", "a/**", "**", "a/b$*/c", "robot-1/cmd_vel", "a/**/b"]
+        for key in good_in:
+            with self.subTest(key=key):
+                self.assertIsNone(mdcom_cfg._key_expr_problem(key, wildcards=True))
+        self.assertIsNone(mdcom_cfg._key_expr_problem("a/b/c", wildcards=False))
+        bad = ["", "/a", "a/", "a//b", "a b", "a/b#", "a/b?", "a/*b", "a/$b", "**/**"]
+        for key in bad:
+            with self.subTest(key=key):
+                self.assertIsNotNone(mdcom_cfg._key_expr_problem(key, wildcards=True))
+        for key in ("a/*", "a/**", "a/x$*"):
+            with self.subTest(key=key):
+                self.assertIsNotNone(mdcom_cfg._key_expr_problem(key, wildcards=False))
 
 
 class TestBadFixtures(unittest.TestCase):

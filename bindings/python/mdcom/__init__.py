@@ -304,7 +304,7 @@ class Fifo:
         """The next message (a copy), waiting up to ``timeout`` seconds."""
         n = _check(self._lib.mdcom_fifoch_recv(self._h, self._buf, len(self._buf), _ns(timeout)),
                    f"recv on '{self.name}'")
-        return self._buf.raw[:n]
+        return ctypes.string_at(self._buf, n)  # n bytes, not the whole block
 
     def try_recv(self) -> Optional[bytes]:
         """The next message, or None at once when none is queued (no
@@ -313,7 +313,7 @@ class Fifo:
         if n == -_errno.ETIMEDOUT:
             return None
         _check(n, f"recv on '{self.name}'")
-        return self._buf.raw[:n]
+        return ctypes.string_at(self._buf, n)
 
     def recv_into(self, buf: Union[bytearray, memoryview], timeout: Optional[float] = None) -> int:
         """Receive into a writable buffer; returns the length."""

@@ -1,0 +1,392 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Two SoCs on one machine for the bridge's tests and benchmark.
+
+Region A (SoC A): domains "linux" (master) and "fw" (the firmware, here a
+Linux process standing for it); FIFO "up" fw -> linux is bridged out on
+``<prefix>/up``, FIFO "down" linux -> fw is bridged in from ``<prefix>/down``.
+Region B (SoC B): domains "linux" (master) and "app"; FIFO "rx" linux -> app is
+bridged in from ``<prefix>/up``, FIFO "tx" app -> linux out on ``<prefix>/down``.
+
+Zenoh: peer to peer over TCP on 127.0.0.1, explicit endpoints, scouting off:
+A listens; B listens and connects to A (and keeps retrying).
+
+Also the stand-in processes (``python3 topology.py ROLE ...``): ``keeper`` (a
+process of the master domain that keeps the region formatted while bridges
+come and go), ``send``/``recv`` (numbered messages with a CRC, checked for
+order, content, duplicates) and the benchmark's ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from typing import Optional
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DAEMON = HERE / "mdcom-zenoh"
+
+_REGION_A = """\
+# SPDX-License-Identifier: BSD-3-Clause
+[region]
+name = "{name}"
+
+[[domain]]
+name = "linux"
+id = 0
+role = "master"
+
+[[domain]]
+name = "fw"
+id = 1
+role = "remote"
+
+[[fifo]]
+name = "up"
+block_size = {block}
+block_count = {count}
+senders = ["fw"]
+receivers = ["linux"]
+
+[[fifo]]
+name = "down"
+block_size = {block}
+block_count = {count}
+senders = ["linux"]
+receivers = ["fw"]
+
+[[bridge]]
+channel = "up"
+direction = "out"
+key = "{prefix}/up"
+domain = "linux"
+congestion = "{congestion}"
+rate_limit = {rate_limit}
+
+[[bridge]]
+channel = "down"
+direction = "in"
+key = "{prefix}/down"
+domain = "linux"
+congestion = "{congestion}"
+"""
+
+_REGION_B = """\
+# SPDX-License-Identifier: BSD-3-Clause
+[region]
+name = "{name}"
+
+[[domain]]
+name = "linux"
+id = 0
+role = "master"
+
+[[domain]]
+name = "app"
+id = 1
+role = "remote"
+
+[[fifo]]
+name = "rx"
+block_size = {block_b}
+block_count = {count}
+senders = ["linux"]
+receivers = ["app"]
+
+[[fifo]]
+name = "tx"
+block_size = {block}
+block_count = {count}
+senders = ["app"]
+receivers = ["linux"]
+
+[[bridge]]
+channel = "rx"
+direction = "in"
+key = "{prefix}/up"
+domain = "linux"
+congestion = "{congestion}"
+
+[[bridge]]
+channel = "tx"
+direction = "out"
+key = "{prefix}/down"
+domain = "linux"
+congestion = "{congestion}"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def zenoh_config(listen: int, connect: Optional[int] = None) -> str:
+    """A Zenoh JSON5 config: peer, TCP on loopback, no scouting."""
+    cfg = {
+        "mode": "peer",
+        "listen": {"endpoints": [f"tcp/127.0.0.1:{listen}"]},
+        "scouting": {"multicast": {"enabled": False}, "gossip": {"enabled": False}},
+    }
+    if connect is not None:
+        cfg["connect"] = {"endpoints": [f"tcp/127.0.0.1:{connect}"],
+                          "timeout_ms": -1, "exit_on_failure": False}
+    return "// SPDX-License-Identifier: BSD-3-Clause\n" + json.dumps(cfg, indent=1) + "\n"
+
+
+def env() -> dict[str, str]:
+    """The environment of every process: PYTHONPATH to the binding, MDCOM_LIB."""
+    e = dict(os.environ)
+    paths = [str(REPO / "bindings" / "python"), str(HERE)]
+    if e.get("PYTHONPATH"):
+        paths.append(e["PYTHONPATH"])
+    e["PYTHONPATH"] = os.pathsep.join(paths)
+    e["PYTHONDONTWRITEBYTECODE"] = "1"
+    return e
+
+
+class Topology:
+    """Files and processes of the two-SoC setup in directory `d`."""
+
+    def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
+                 block_b: Optional[int] = None, count: int = 32, tag: str = "",
+                 same_key: bool = False, rate_limit: int = 0) -> None:
+        self.d = d
+        uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
+        self.names = {"a": f"mdzA{uniq}", "b": f"mdzB{uniq}"}
+        self.prefix = f"mdcom/test/{uniq}"
+        self.port_a, self.port_b = free_port(), free_port()
+        fields = dict(block=block, block_b=block_b or block, count=count, prefix=self.prefix,
+                      congestion=congestion, rate_limit=rate_limit)
+        self.toml = {"a": d / "a.toml", "b": d / "b.toml"}
+        a = _REGION_A.format(name=self.names["a"], **fields)
+        b = _REGION_B.format(name=self.names["b"], **fields)
+        if same_key:  # every channel on one key: each bridge publishes and subscribes it
+            a, b = (t.replace(f'"{self.prefix}/up"', f'"{self.prefix}/both"')
+                    .replace(f'"{self.prefix}/down"', f'"{self.prefix}/both"') for t in (a, b))
+        self.toml["a"].write_text(a)
+        self.toml["b"].write_text(b)
+        self.zcfg = {"a": d / "zenoh-a.json5", "b": d / "zenoh-b.json5"}
+        self.zcfg["a"].write_text(zenoh_config(self.port_a))
+        self.zcfg["b"].write_text(zenoh_config(self.port_b, connect=self.port_a))
+        self.status = {"a": d / "status-a.json", "b": d / "status-b.json"}
+        self.procs: list[subprocess.Popen] = []
+        self.bridges: dict[str, subprocess.Popen] = {}
+
+    def spawn(self, *args: str, **kw) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, *args], env=env(), **kw)
+        self.procs.append(p)
+        return p
+
+    def role(self, *args: str, **kw) -> subprocess.Popen:
+        return self.spawn(str(HERE / "topology.py"), *args, **kw)
+
+    def start_keepers(self) -> None:
+        for side in "ab":
+            self.role("keeper", str(self.toml[side]))
+
+    def start_bridge(self, side: str) -> subprocess.Popen:
+        try:  # a killed bridge's last status must not pass for the new one's
+            self.status[side].unlink()
+        except FileNotFoundError:
+            pass
+        p = self.spawn(str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
+                       "--id", f"bridge-{side}-{self.names[side]}", "-s", str(self.status[side]),
+                       "--status-key", f"{self.prefix}/status/{side}")
+        self.bridges[side] = p
+        return p
+
+    def read_status(self, side: str) -> dict:
+        return json.loads(self.status[side].read_text())
+
+    def entry(self, side: str, channel: str) -> dict:
+        st = self.read_status(side)
+        return next(e for e in st["entries"] if e["channel"] == channel)
+
+    def wait_connected(self, timeout: float = 20.0) -> None:
+        """Until both bridges see a peer (their status files say so)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                if all(self.read_status(s)["zenoh"]["peers"] > 0 for s in "ab"):
+                    time.sleep(0.3)  # subscriptions propagate after the link is up
+                    return
+            except (OSError, ValueError, KeyError):
+                pass
+            for s, p in self.bridges.items():
+                if p.poll() is not None:
+                    raise RuntimeError(f"bridge {s} exited with {p.returncode}")
+            time.sleep(0.1)
+        raise TimeoutError("the bridges did not connect")
+
+    def close(self) -> None:
+        for p in reversed(self.procs):  # bridges and ends before the keepers
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for n in self.names.values():
+            try:
+                os.unlink(f"/dev/shm/{n}")
+            except OSError:
+                pass
+
+
+# --------------------------------------------------------------------------
+# Messages: message i has a size from `sizes()`, starts with its number and
+# the CRC-32 of the rest when it has room (>= 8 bytes); shorter ones are a
+# pattern derived from i. The receiver rebuilds what it expects.
+# --------------------------------------------------------------------------
+
+_POOL = random.Random(1).randbytes(1 << 17)
+
+
+def sizes(n: int, lo: int = 1, hi: int = 65536, seed: int = 2) -> list[int]:
+    """n sizes log-uniform in lo..hi, the first two lo and hi."""
+    r = random.Random(seed)
+    out = [min(hi, max(lo, int(round(2 ** r.uniform(lo.bit_length() - 1, hi.bit_length() - 1)))))
+           for _ in range(n)]
+    out[:2] = [lo, hi][:n]
+    return out
+
+
+def message(i: int, size: int) -> bytes:
+    if size < 8:
+        return bytes((i + k) & 0xFF for k in range(size))
+    off = (i * 7919) % (1 << 16)
+    body = _POOL[off:off + size - 8]
+    return struct.pack("<II", i & 0xFFFFFFFF, zlib.crc32(body)) + body
+
+
+def check(msg: bytes) -> Optional[int]:
+    """The number in a message of >= 8 bytes whose CRC holds, else None."""
+    if len(msg) < 8:
+        return None
+    i, crc = struct.unpack_from("<II", msg)
+    return i if zlib.crc32(msg[8:]) == crc else None
+
+
+# --------------------------------------------------------------------------
+# Roles
+# --------------------------------------------------------------------------
+
+
+def _system(toml: str, domain: str):
+    import mdcom
+    return mdcom.System(toml, domain, attach_timeout=20)
+
+
+def role_keeper(a: argparse.Namespace) -> int:
+    sigs = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    s = _system(a.toml, "linux")
+    signal.sigwait(sigs)
+    s.close()
+    return 0
+
+
+def role_send(a: argparse.Namespace) -> int:
+    """Send messages 0..n-1 (sizes a.lo..a.hi) on a channel; a.delay seconds
+    between messages; prints a JSON line with the time it took."""
+    s = _system(a.toml, a.domain)
+    ch = s.fifo(a.channel)
+    sz = sizes(a.n, a.lo, a.hi)
+    print("ready", flush=True)
+    sys.stdin.readline()  # go
+    t0 = time.monotonic()
+    for i in range(a.n):
+        if i == a.pause_at:  # hold until told (the tests restart a bridge meanwhile)
+            print("paused", flush=True)
+            sys.stdin.readline()
+        ch.send(message(i, sz[i]), timeout=a.timeout)
+        if a.delay:
+            time.sleep(a.delay)
+    print(json.dumps({"sent": a.n, "seconds": time.monotonic() - t0}), flush=True)
+    s.close()
+    return 0
+
+
+def role_recv(a: argparse.Namespace) -> int:
+    """Receive until a.n messages or a.idle seconds without one. --exact:
+    message k must be message(k) (no loss allowed); otherwise numbers must
+    strictly increase (no duplicate, no reordering) and CRCs hold. Prints a
+    JSON summary; exit 1 on a violation."""
+    import mdcom
+    s = _system(a.toml, a.domain)
+    ch = s.fifo(a.channel)
+    sz = sizes(a.n, a.lo, a.hi)
+    got, last, bad, seen = 0, -1, [], []
+    print("ready", flush=True)
+    t0 = None
+    while got < a.n:
+        try:
+            m = ch.recv(timeout=a.idle)
+        except mdcom.MdcomTimeout:
+            break
+        if t0 is None:
+            t0 = time.monotonic()
+        if a.exact:
+            want = message(got, sz[got])
+            if len(m) != len(want) or zlib.crc32(m) != zlib.crc32(want):
+                bad.append(f"message {got}: {len(m)} B, expected {len(want)} B "
+                           f"crc {zlib.crc32(want):08x}, got {zlib.crc32(m):08x}")
+                break
+        else:
+            i = check(m)
+            if i is None:
+                bad.append(f"message after {last}: bad CRC ({len(m)} B)")
+            elif i <= last:
+                bad.append(f"message {i} after {last}: duplicate or out of order")
+            else:
+                last = i
+                if len(seen) < 100000:
+                    seen.append(i)
+        got += 1
+        if a.slow:
+            time.sleep(a.slow)
+    out = {"received": got, "last": last, "errors": bad[:10],
+           "seconds": (time.monotonic() - t0) if t0 else 0.0}
+    print(json.dumps(out), flush=True)
+    s.close()
+    return 1 if bad else 0
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="role", required=True)
+    k = sub.add_parser("keeper")
+    k.add_argument("toml")
+    for name in ("send", "recv"):
+        q = sub.add_parser(name)
+        q.add_argument("toml")
+        q.add_argument("domain")
+        q.add_argument("channel")
+        q.add_argument("-n", type=int, default=1000)
+        q.add_argument("--lo", type=int, default=1)
+        q.add_argument("--hi", type=int, default=65536)
+        q.add_argument("--delay", type=float, default=0.0)
+        q.add_argument("--timeout", type=float, default=60.0)
+        q.add_argument("--idle", type=float, default=10.0)
+        q.add_argument("--slow", type=float, default=0.0)
+        q.add_argument("--exact", action="store_true")
+        q.add_argument("--pause-at", type=int, default=-1)
+    a = p.parse_args(argv)
+    return {"keeper": role_keeper, "send": role_send, "recv": role_recv}[a.role](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
