@@ -11,7 +11,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "fifo_internal.h"
 
 int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
 {
@@ -60,4 +60,11 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
                                   ((volatile mdcom_wire_proc *)&m->procs[i])->token) != 0);
     }
     return n;
+}
+
+int mdcom_fifoch_init(mdcom_fifoch_t *ch)
+{
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    return -EPERM; /* only the master domain empties a channel */
 }
