@@ -34,7 +34,7 @@
 #include "an521.h"
 #include "board.h"
 #include "cortexm.h"
-#include "fw_proto.h"
+#include "mdcom_fw/proto.h"
 #include "mdcom/mdcom.h"
 #include "mdcom_an521_cfg.h"
 #include "smem_round.h"
@@ -262,7 +262,7 @@ static void test_echo(const char *name, uint32_t mode, uint32_t count)
     uint64_t t0;
     memset(&o, 0, sizeof(o));
     set_mode(mode);
-    r = cmd(FW_OP_ECHO, mode, count, 1);
+    r = cmd(FW_OP_ECHO, mode, count, FW_ARG_CHECK);
     t0 = mdcom_bm_now_ns();
     for (i = 0; !r && i < count; i++) {
         fw_echo_hdr *h = (fw_echo_hdr *)out;

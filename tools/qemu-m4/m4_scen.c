@@ -198,7 +198,7 @@ int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uin
     uint8_t buf[512];
     uint32_t i, bad = 0;
     fw_rsp res;
-    int r = m4_cmd(l, FW_OP_ECHO, mode, n, 1);
+    int r = m4_cmd(l, FW_OP_ECHO, mode, n, FW_ARG_CHECK);
     if (r)
         return r;
     for (i = 0; i < n; i++) {
@@ -427,7 +427,7 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
     r = mdcom_rpmsg_init(&rp, state, ss, area, size, &o);
     if (r)
         goto out_free;
-    if ((r = m4_cmd(l, FW_OP_RPMSG_ECHO, mode, n, (uint32_t)ba)) != 0)
+    if ((r = m4_cmd(l, FW_OP_RPMSG_ECHO, mode, n, ba ? FW_ARG_BLOCKACK : 0)) != 0)
         goto out_term;
     if ((r = mdcom_rpmsg_wait_service(rp, FW_RPMSG_SERVICE, &addr, REPLY_NS)) != 0)
         goto out_term;

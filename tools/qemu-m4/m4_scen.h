@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * m4_scen.h - Linux-side scenarios against the QEMU firmware responder
- * (firmware/qemu-m4/fw_resp.c, protocol fw_proto.h): a link = QEMU started by
+ * (firmware/qemu-m4 + firmware/common, protocol mdcom_fw/proto.h): a link = QEMU started by
  * the launcher + this process attached as the remote domain "linux" with the
  * UART doorbell. Used by mdcom-m4-client (measurements) and tests/qemu.
  */
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "fw_proto.h"
+#include "mdcom_fw/proto.h"
 #include "mdcom/doorbell_uart.h"
 #include "mdcom/mdcom.h"
 #include "qemu_m4.h"
