@@ -18,6 +18,26 @@
 
 #define MS FW_MS
 
+/* The clock of FW_ARG_STAMP. mdcom_bm_now_ns() counts SysTick periods in an
+ * interrupt, and QEMU folds periods it could not deliver on time (the host
+ * busy) into one: that clock falls behind by whole periods. A free-running
+ * counter that QEMU computes from its virtual clock at each read does not
+ * (the board's: FW_STAMP_COUNTER, ticks of FW_STAMP_NS_PER_TICK ns,
+ * extended to 64 bits here: read at least once a wrap, ~171 s at 25 MHz). */
+#ifdef FW_STAMP_COUNTER
+static uint64_t stamp_ns(void)
+{
+    static uint32_t last, hi;
+    uint32_t v = MDCOM_BM_REG(FW_STAMP_COUNTER);
+    if (v < last)
+        hi++;
+    last = v;
+    return (((uint64_t)hi << 32) | v) * FW_STAMP_NS_PER_TICK;
+}
+#else
+#define stamp_ns mdcom_bm_now_ns
+#endif
+
 void fw_die(const char *who, const char *what, int r)
 {
     mdcom_bm_puts(who);
@@ -201,7 +221,7 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
         if (r)
             return r;
         if (c->arg & FW_ARG_STAMP)
-            t_rx = mdcom_bm_now_ns();
+            t_rx = stamp_ns();
         mdcom_fifoch_get(s->ein, in, &pi, 0);
         if ((c->arg & FW_ARG_CHECK) && echo_bad(pi, len, &expect))
             o->value++;
@@ -408,7 +428,7 @@ static rp_ctx g_rp;
 static int rp_echo_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     rp_ctx *x = priv;
-    uint64_t t_rx = (x->arg & FW_ARG_STAMP) ? mdcom_bm_now_ns() : 0;
+    uint64_t t_rx = (x->arg & FW_ARG_STAMP) ? stamp_ns() : 0;
     int r;
     if (x->arg & FW_ARG_BLOCKACK) {
         r = ba_feed(&x->ba, data, (uint32_t)len);
@@ -497,7 +517,7 @@ static int svc_raw(fw_svc *s, const fw_cmd *c, fw_rsp *o)
             continue;
         }
         if (c->arg & FW_ARG_STAMP) {
-            uint64_t t = mdcom_bm_now_ns();
+            uint64_t t = stamp_ns();
             __atomic_store_n(&w[FW_RAW_NS_LO], (uint32_t)t, __ATOMIC_RELAXED);
             __atomic_store_n(&w[FW_RAW_NS_HI], (uint32_t)(t >> 32), __ATOMIC_RELAXED);
         }
