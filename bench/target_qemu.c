@@ -676,6 +676,46 @@ static void qm_sizes(qm_ctx *c)
         bench_json_arr_end(c->j);
 }
 
+/* Instructions of the firmware's work per echoed message (FW_ARG_COST under
+ * -icount shift=0: from the receive call that returned the message to its
+ * reply published), MDCOM FIFO and RPMsg, the same work (one copy, no
+ * check). A QEMU instance of its own (-icount). */
+static void qm_echo_cost(qm_ctx *c)
+{
+    static const uint32_t sizes[] = {16, 496};
+    uint32_t n = c->quick ? 200u : 2000u, k;
+    m4_link l;
+    int r = m4_link_start_icount(&l, c->fw, 0);
+    if (r) {
+        bench_err("qemu-m4: echo cost: %s (%s)", l.err, mdcom_strerror(r));
+        c->failures++;
+        return;
+    }
+    printf("\n== firmware instructions per echoed message (-icount shift=0; receive call that\n"
+           "   returned it .. reply published; one copy, no check on both transports) ==\n");
+    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        double f = -1, rp = -1;
+        r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
+                        NULL, NULL, NULL);
+        if (qm_check(c, "echo cost, MDCOM FIFO", r) == 0 && l.last.count)
+            f = (double)l.last.value2 / l.last.count;
+        r = m4_rpmsg_echo_arg(&l, n, FW_MODE_POLL, sizes[k], FW_ARG_COST, NULL, NULL);
+        if (qm_check(c, "echo cost, RPMsg", r) == 0 && l.last.count)
+            rp = (double)l.last.value2 / l.last.count;
+        printf("%8u %12.0f %12.0f %13.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0);
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "call", "echo_per_message");
+            bench_json_u64(c->j, "bytes", sizes[k]);
+            bench_json_dbl(c->j, "mdcom_fifo_instr", f);
+            bench_json_dbl(c->j, "rpmsg_instr", rp);
+            bench_json_obj_end(c->j);
+        }
+    }
+    m4_link_stop(&l);
+}
+
 static int qm_api(qm_ctx *c)
 {
     mdcom_qemu_opts o;
@@ -774,6 +814,7 @@ static int qm_api(qm_ctx *c)
     printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     qm_sizes(c);
+    qm_echo_cost(c);
     return 0;
 }
 

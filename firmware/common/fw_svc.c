@@ -210,14 +210,55 @@ static uint32_t echo_reply(void *dst, const void *src, uint32_t len, uint32_t ar
     return len;
 }
 
+/* FW_ARG_COST: the clock cost of one pair of reads, subtracted from each
+ * measured span (the mean of 64 back-to-back pairs). */
+static uint64_t clock_pair_ns(void)
+{
+    uint64_t sum = 0;
+    uint32_t k;
+    for (k = 0; k < 64; k++) {
+        uint64_t a = stamp_ns();
+        sum += stamp_ns() - a;
+    }
+    return sum / 64u;
+}
+
+/* (stamp_ns: SysTick's period count can step back by a period under
+ * -icount, when the counter reloaded before QEMU raised its interrupt) */
+static void cost_add(fw_rsp *o, uint64_t t_a, uint64_t pair)
+{
+    uint64_t d = stamp_ns() - t_a;
+    o->value2 += (uint32_t)(d > pair ? d - pair : 0);
+}
+
+/* fw_rx for FW_ARG_COST: *t_a = the clock before the dequeue that returned
+ * the message (poll mode only) */
+static int rx_timed(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len, uint64_t *t_a)
+{
+    uint64_t end = 0;
+    uint32_t spins = 0;
+    for (;;) {
+        int r;
+        *t_a = stamp_ns();
+        r = mdcom_fifoch_dequeue(ch, id, len);
+        if (r != -EAGAIN)
+            return r;
+        if (idle_over(&spins, &end))
+            return -ETIMEDOUT;
+    }
+}
+
 static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
 {
     uint32_t expect = 0;
+    uint64_t pair = (c->arg & FW_ARG_COST) ? clock_pair_ns() : 0, t_a = 0;
     while (o->count < c->count) {
         uint32_t in, out, len, n;
         uint64_t t_rx = 0;
         void *pi, *po;
-        int r = fw_rx(s->ein, c->mode, &in, &len);
+        int r = (c->arg & FW_ARG_COST) && c->mode == FW_MODE_POLL
+                    ? rx_timed(s->ein, &in, &len, &t_a)
+                    : fw_rx(s->ein, c->mode, &in, &len);
         if (r)
             return r;
         if (c->arg & FW_ARG_STAMP)
@@ -240,6 +281,8 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
             return r;
         }
         mdcom_fifoch_notify(s->eout);
+        if (c->arg & FW_ARG_COST)
+            cost_add(o, t_a, pair);
         o->count++;
     }
     return 0;
@@ -462,6 +505,7 @@ static int svc_rpmsg(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     void *area;
     uint32_t size;
     mdcom_rpmsg_opts ro;
+    uint64_t pair;
     int r;
     if (!s->rpmsg)
         return -ENOSYS;
@@ -482,8 +526,12 @@ static int svc_rpmsg(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     g_rp.expect = 0;
     r = mdcom_rpmsg_ept_create(rp, &ept, FW_RPMSG_SERVICE, MDCOM_RPMSG_ADDR_ANY,
                                MDCOM_RPMSG_ADDR_ANY, rp_echo_cb, &g_rp, MS(FW_IDLE_MS));
+    pair = (c->arg & FW_ARG_COST) ? clock_pair_ns() : 0;
     while (r == 0 && o->count < c->count) {
+        uint64_t t_a = (c->arg & FW_ARG_COST) ? stamp_ns() : 0;
         r = mdcom_rpmsg_poll(rp, c->mode == FW_MODE_DOORBELL ? MS(FW_IDLE_MS) : MDCOM_POLL);
+        if (r > 0 && (c->arg & FW_ARG_COST)) /* a message (and its reply) in this poll */
+            cost_add(o, t_a, pair);
         if (r > 0)
             r = 0;
         /* poll mode: MDCOM_POLL returns 0 when nothing is pending; keep going

@@ -101,6 +101,11 @@ void m4_link_detach(m4_link *l)
 
 int m4_link_start(m4_link *l, const char *fw)
 {
+    return m4_link_start_icount(l, fw, -1);
+}
+
+int m4_link_start_icount(m4_link *l, const char *fw, int shift)
+{
     mdcom_qemu_opts o;
     int r;
     memset(l, 0, sizeof(*l));
@@ -108,7 +113,7 @@ int m4_link_start(m4_link *l, const char *fw)
     o.firmware = fw;
     o.region_name = mdcom_m4_config.region_name;
     o.doorbell = 1;
-    o.icount_shift = -1;
+    o.icount_shift = shift;
     r = mdcom_qemu_start(&l->q, &o, l->err, sizeof(l->err));
     if (r)
         return r;
@@ -191,7 +196,10 @@ int m4_result(m4_link *l, fw_rsp *out, int64_t timeout_ns)
     int r = mdcom_fifoch_recv(l->rsp, out, sizeof(*out), timeout_ns);
     if (r < 0)
         return r;
-    return r == (int)sizeof(*out) ? 0 : -EBADMSG;
+    if (r != (int)sizeof(*out))
+        return -EBADMSG;
+    l->last = *out;
+    return 0;
 }
 
 /* Fill buf with message i: fw_echo_hdr + plen bytes, CRC in the header. */

@@ -25,12 +25,16 @@ typedef struct m4_link {
     mdcom_t *m;
     mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack;
     mdcom_smemch_t *state, *rpmsg, *raw;
+    fw_rsp last; /* the last result m4_result received */
     char err[512];
 } m4_link;
 
 /* Start QEMU with firmware fw (doorbell socket on) and attach. 0 or -errno
  * (l->err says why). */
 int m4_link_start(m4_link *l, const char *fw);
+/* The same with QEMU's -icount shift=N (N >= 0: the firmware's clock counts
+ * instructions, 2^N ns each; -1: off). */
+int m4_link_start_icount(m4_link *l, const char *fw, int shift);
 /* Attach / detach this process (QEMU keeps running). */
 int m4_link_attach(m4_link *l, int64_t timeout_ns);
 void m4_link_detach(m4_link *l);

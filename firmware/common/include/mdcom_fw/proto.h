@@ -19,6 +19,10 @@
  *             each message with a fw_stamp (its clock when the message
  *             arrived) instead of the echo (one-way timing). Without
  *             either the firmware reads nothing but the length.
+ *             FW_ARG_COST: rsp.value2 = the firmware's clock summed over
+ *             each message's work, from the receive call that returned it
+ *             to the reply published (clock-read overhead subtracted):
+ *             instructions under QEMU -icount shift=0.
  *   BLOCKACK  count transactions on bulk: a stream of fw_ba_hdr{preamble,
  *             length} followed by length bytes, cut into messages of any
  *             size; when all length bytes arrived the firmware sends the
@@ -72,6 +76,7 @@ enum fw_op {
 #define FW_ARG_CHECK 1u
 #define FW_ARG_STAMP 2u
 #define FW_ARG_BLOCKACK 4u
+#define FW_ARG_COST 8u /* rsp.value2 = clock ns of the firmware's per-message work, summed */
 
 /* The firmware's heartbeat promise (mdcom_init_opts.heartbeat_ms): its pid
  * cannot be probed from Linux, so a hung core is seen by this. */
