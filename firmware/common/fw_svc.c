@@ -273,14 +273,17 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
         }
         mdcom_fifoch_get(s->eout, out, &po, 0);
         n = echo_reply(po, pi, len, c->arg, t_rx);
-        mdcom_fifoch_free(s->ein, in);
-        mdcom_fifoch_notify(s->ein); /* a sender may wait for a free block */
+        /* the reply first, then the request's block back (the order of the
+         * RPMsg echo, whose receive buffer returns after the callback) */
         r = mdcom_fifoch_enqueue(s->eout, out, n);
         if (r) {
             mdcom_fifoch_free(s->eout, out);
+            mdcom_fifoch_free(s->ein, in);
             return r;
         }
         mdcom_fifoch_notify(s->eout);
+        mdcom_fifoch_free(s->ein, in);
+        mdcom_fifoch_notify(s->ein); /* a sender may wait for a free block */
         if (c->arg & FW_ARG_COST)
             cost_add(o, t_a, pair);
         o->count++;
