@@ -45,8 +45,10 @@
  *             word 0, the firmware copies it to word 1 (FW_ARG_STAMP: its
  *             clock at arrival to words 2..3 first). The link's own limit.
  *   PING      answers at once; rsp.value = boot token, value2 = doorbells.
+ *   The images' own ops (not the library's):
  *   RESET     answers, then resets the core (SYSRESETREQ).
- *   EXIT      answers, then ends QEMU with exit status arg (semihosting).
+ *   EXIT      answers, then ends QEMU with exit status arg (semihosting;
+ *             the an521's CPU1 sleeps instead: CPU0 ends QEMU).
  *   HANG      answers, takes a block of rsp, then spins without calling
  *             mdcom: a hung firmware, to be counted dead by its heartbeat.
  */
