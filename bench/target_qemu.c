@@ -537,6 +537,8 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
             bench_json_obj_end(c->j);
         }
     }
+    printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
+           " without copying them and answers the 4-byte count)\n");
     printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
     if (c->j)
         bench_json_arr_end(c->j);
