@@ -12,16 +12,18 @@
  * CRC for echoes, byte count for block-ack, sum for the sink).
  *
  *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
- *            RPMsg; polling and doorbell = UART interrupt + WFI), the
- *            Linux -> firmware one-way time (round trip / 2, MDCOM vs
- *            RPMsg: the paper's 3.6x) and the one-way stream per message
+ *            RPMsg at equal work; polling and doorbell = UART interrupt +
+ *            WFI) next to the raw spin echo, the Linux -> firmware one-way
+ *            time stamped on both sides and as round trip / 2 (MDCOM vs
+ *            RPMsg: the paper's 3.6x), and the one-way stream per message
  *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
  *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
  *            (496-byte messages), time per transaction
  *   api      instructions per API call on the Cortex-M4: the fw-apicost
  *            image under `-icount shift=0` (SysTick counts instructions),
  *            mode / mean / sd per call next to the paper's table 4 (ns on
- *            an i.MX7 M4), plus arm-none-eabi-size of the core and RPMsg
+ *            an i.MX7 M4), arm-none-eabi-size of the core and RPMsg, and
+ *            the firmware's instructions per echoed message (FIFO, RPMsg)
  *   all      the three, one QEMU instance for latency + blocks
  *
  * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
@@ -91,10 +93,11 @@ static void qm_usage(FILE *out)
             "master; this process attaches as the remote domain \"linux\" of\n"
             "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n"
             "\n"
-            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg; polling and\n"
-            "            doorbell = UART interrupt + WFI on the M4), Linux -> firmware\n"
-            "            one-way (round trip / 2, 16..496 B, RPMsg/MDCOM ratio: the paper's\n"
-            "            3.6x), one-way stream per message (64 B..32 KiB)\n"
+            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg at equal work,\n"
+            "            polling and doorbell = UART interrupt + WFI on the M4; raw spin echo),\n"
+            "            Linux -> firmware one-way (time stamps on both sides, and round trip\n"
+            "            / 2; 16..496 B, RPMsg/MDCOM ratio: the paper's 3.6x), one-way stream\n"
+            "            per message (64 B..32 KiB)\n"
             "  blocks    the seeds' block table 512..32768 B: block-ack transactions over\n"
             "            MDCOM FIFO (one 32 KiB block / 512-byte messages) and RPMsg\n"
             "            (496-byte messages); time per transaction\n"
