@@ -339,8 +339,11 @@ int m4_ow_offset(const m4_ow *ow, double *theta, double *halfwidth)
     for (i = 0; i < ow->b.n; i++)
         if (i == 0 || ow->b.v[i] > lo)
             lo = ow->b.v[i];
-    *theta = (hi + lo) / 2;
-    *halfwidth = (hi - lo) / 2;
+    /* a stamp tf is the arrival rounded down by < q: theta < min(a) + q, and
+     * each one-way time lies in [a - theta, a - theta + q): centre it */
+    hi += FW_STAMP_RES_NS;
+    *theta = (hi + lo) / 2 - FW_STAMP_RES_NS / 2.0;
+    *halfwidth = (hi - lo) / 2 + FW_STAMP_RES_NS / 2.0;
     return lo <= hi ? 0 : -ERANGE;
 }
 

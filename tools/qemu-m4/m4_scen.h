@@ -60,8 +60,10 @@ typedef struct m4_ow {
 
 /* The offset theta = firmware clock - host clock, from causality alone:
  * every message arrives after it was sent and before its reply came back,
- * so max(b) <= theta <= min(a) over all samples given. *theta = the middle,
- * *halfwidth = half the interval (the one-way error bound). 0, -ENODATA
+ * so max(b) <= theta <= min(a) + FW_STAMP_RES_NS over all samples given
+ * (a stamp is rounded down by less than FW_STAMP_RES_NS). One-way time of
+ * a sample = a - *theta, within +- *halfwidth (the interval and the
+ * rounding). 0, -ENODATA
  * without samples, -ERANGE when the interval is empty (the clocks are not
  * one clock: e.g. QEMU under -icount). */
 int m4_ow_offset(const m4_ow *ow, double *theta, double *halfwidth);

@@ -115,6 +115,10 @@ typedef struct fw_stamp {
     uint32_t seq, len, fw_ns_lo, fw_ns_hi;
 } fw_stamp;
 
+/* resolution of fw_stamp's clock (mps2-an386: FPGAIO counter, 25 MHz): a
+ * stamp is the arrival time rounded down by less than this */
+#define FW_STAMP_RES_NS 40u
+
 /* words of the "raw" SMEM area (RAW_ECHO) */
 enum { FW_RAW_PING = 0, FW_RAW_PONG = 1, FW_RAW_NS_LO = 2, FW_RAW_NS_HI = 3 };
 
