@@ -319,7 +319,7 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
     static const uint32_t sizes[] = {16, 64, 256, 496};
     enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
     m4_ow ow[2 * NS + 1], all;
-    double theta = 0, hw = 0, p50[2 * NS + 1];
+    double theta = 0, hw = 0, p50[2 * NS + 1], back[2 * NS + 1];
     uint32_t k, j, total = (2 * NS + 1) * n;
     int r = 0;
     memset(ow, 0, sizeof(ow));
@@ -350,8 +350,11 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
         printf("  ERROR (%s)\n", r == -ERANGE ? "no common clock: the two sides' clocks disagree"
                                               : "see above");
     } else {
-        for (k = 0; k < 2 * NS + 1; k++)
+        for (k = 0; k < 2 * NS + 1; k++) {
             p50[k] = (m4_times_pct(&ow[k].a, 50) - theta) / 1e3;
+            /* the way back: firmware's work on the message + its reply to here */
+            back[k] = (theta - m4_times_pct(&ow[k].b, 50)) / 1e3;
+        }
         printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
                " offset bounded by causality over %u samples: each figure +- %.3f us)\n",
                all.a.n, hw / 1e3);
@@ -371,6 +374,10 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
                 bench_json_obj_end(c->j);
             }
         }
+        printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
+        for (k = 0; k < NS; k++)
+            printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
+                   back[2 * k + 1]);
     }
     for (k = 0; k < 2 * NS + 1; k++) {
         free(ow[k].a.v);
