@@ -12,16 +12,18 @@
  * CRC for echoes, byte count for block-ack, sum for the sink).
  *
  *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
- *            RPMsg; polling and doorbell = UART interrupt + WFI), the
- *            Linux -> firmware one-way time (round trip / 2, MDCOM vs
- *            RPMsg: the paper's 3.6x) and the one-way stream per message
+ *            RPMsg at equal work; polling and doorbell = UART interrupt +
+ *            WFI) next to the raw spin echo, the Linux -> firmware one-way
+ *            time stamped on both sides and as round trip / 2 (MDCOM vs
+ *            RPMsg: the paper's 3.6x), and the one-way stream per message
  *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
  *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
  *            (496-byte messages), time per transaction
  *   api      instructions per API call on the Cortex-M4: the fw-apicost
  *            image under `-icount shift=0` (SysTick counts instructions),
  *            mode / mean / sd per call next to the paper's table 4 (ns on
- *            an i.MX7 M4), plus arm-none-eabi-size of the core and RPMsg
+ *            an i.MX7 M4), arm-none-eabi-size of the core and RPMsg, and
+ *            the firmware's instructions per echoed message (FIFO, RPMsg)
  *   all      the three, one QEMU instance for latency + blocks
  *
  * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
@@ -91,10 +93,11 @@ static void qm_usage(FILE *out)
             "master; this process attaches as the remote domain \"linux\" of\n"
             "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n"
             "\n"
-            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg; polling and\n"
-            "            doorbell = UART interrupt + WFI on the M4), Linux -> firmware\n"
-            "            one-way (round trip / 2, 16..496 B, RPMsg/MDCOM ratio: the paper's\n"
-            "            3.6x), one-way stream per message (64 B..32 KiB)\n"
+            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg at equal work,\n"
+            "            polling and doorbell = UART interrupt + WFI on the M4; raw spin echo),\n"
+            "            Linux -> firmware one-way (time stamps on both sides, and round trip\n"
+            "            / 2; 16..496 B, RPMsg/MDCOM ratio: the paper's 3.6x), one-way stream\n"
+            "            per message (64 B..32 KiB)\n"
             "  blocks    the seeds' block table 512..32768 B: block-ack transactions over\n"
             "            MDCOM FIFO (one 32 KiB block / 512-byte messages) and RPMsg\n"
             "            (496-byte messages); time per transaction\n"
@@ -255,16 +258,20 @@ typedef struct qm_rt {
     bench_stats st;
 } qm_rt;
 
-/* Round trips of `bytes`-byte messages (FIFO: 12-byte header + payload;
- * RPMsg: payload of `bytes`). */
-static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int rpmsg, uint32_t mode, uint32_t bytes,
+/* Round trips of `bytes`-byte messages (12-byte header + payload, the same
+ * on both transports; equal work: the firmware copies each message once
+ * into its reply and checks nothing, this side checks seq + CRC of each
+ * reply after taking its time). tr: 0 MDCOM FIFO, 1 RPMsg, 2 the raw spin
+ * echo (one word each way, polling only). */
+static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int tr, uint32_t mode, uint32_t bytes,
                       uint32_t n)
 {
+    int rpmsg = tr == 1;
     m4_times t = qm_times(n);
     char what[80];
     int r;
     memset(row, 0, sizeof(*row));
-    row->tr = rpmsg ? "RPMsg" : "MDCOM FIFO";
+    row->tr = tr == 2 ? "raw spin" : rpmsg ? "RPMsg" : "MDCOM FIFO";
     row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
     row->bytes = bytes;
     if (c->broken || !t.v) {
@@ -273,10 +280,12 @@ static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int rpmsg, uint32_t mod
     }
     snprintf(what, sizeof(what), "%s echo, %s, %u B", row->tr, row->mode, bytes);
     bench_progress("%s x %u", what, n);
-    if (rpmsg)
-        r = m4_rpmsg_echo(l, n, mode, bytes, &t);
+    if (tr == 2)
+        r = m4_raw_echo(l, n, 0, &t, NULL);
+    else if (rpmsg)
+        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, &t, NULL);
     else
-        r = m4_echo(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), &t, NULL);
+        r = m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), 0, &t, NULL, NULL);
     bench_progress_end();
     if (qm_check(c, what, r) == 0) {
         row->ok = 1;
@@ -298,6 +307,86 @@ static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
     bench_json_obj_end(c->j);
 }
 
+/* One-way Linux -> firmware with time stamps on both sides: the firmware
+ * stamps each message's arrival with its SysTick clock. Without -icount
+ * QEMU's virtual clock (SysTick's source) is this host's CLOCK_MONOTONIC
+ * minus a constant, so the two sides read one clock up to an offset theta;
+ * theta is bounded from causality over all samples of the run
+ * (m4_ow_offset), and each one-way time is tf - t0 - theta, +- the bound.
+ * Equal work as above, except that the reply is the 16-byte stamp. */
+static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
+{
+    static const uint32_t sizes[] = {16, 64, 256, 496};
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
+    m4_ow ow[2 * NS + 1], all;
+    double theta = 0, hw = 0, p50[2 * NS + 1], back[2 * NS + 1];
+    uint32_t k, j, total = (2 * NS + 1) * n;
+    int r = 0;
+    memset(ow, 0, sizeof(ow));
+    all.a = qm_times(total);
+    all.b = qm_times(total);
+    for (k = 0; k < 2 * NS + 1 && r == 0 && !c->broken; k++) {
+        ow[k].a = qm_times(n);
+        ow[k].b = qm_times(n);
+        bench_progress("one-way with time stamps %u/%u", k + 1, 2 * NS + 1);
+        if (k == 2 * NS)
+            r = m4_raw_echo(l, n, FW_ARG_STAMP, NULL, &ow[k]);
+        else if (k % 2 == 0)
+            r = m4_echo_arg(l, n, FW_MODE_POLL, (int)(sizes[k / 2] - sizeof(fw_echo_hdr)),
+                            FW_ARG_STAMP, NULL, &ow[k], NULL);
+        else
+            r = m4_rpmsg_echo_arg(l, n, FW_MODE_POLL, sizes[k / 2], FW_ARG_STAMP, NULL, &ow[k]);
+        bench_progress_end();
+        qm_check(c, "one-way with time stamps", r);
+        for (j = 0; j < ow[k].a.n; j++) {
+            m4_times_add(&all.a, ow[k].a.v[j]);
+            m4_times_add(&all.b, ow[k].b.v[j]);
+        }
+    }
+    printf("\n== Linux -> firmware one-way, time stamps on both sides, polling (us, p50) ==\n");
+    if (r == 0 && !c->broken)
+        r = m4_ow_offset(&all, &theta, &hw);
+    if (r || c->broken) {
+        printf("  ERROR (%s)\n", r == -ERANGE ? "no common clock: the two sides' clocks disagree"
+                                              : "see above");
+    } else {
+        for (k = 0; k < 2 * NS + 1; k++) {
+            p50[k] = (m4_times_pct(&ow[k].a, 50) - theta) / 1e3;
+            /* the way back: firmware's work on the message + its reply to here */
+            back[k] = (theta - m4_times_pct(&ow[k].b, 50)) / 1e3;
+        }
+        printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
+               " offset bounded by causality over %u samples: each figure +- %.3f us)\n",
+               all.a.n, hw / 1e3);
+        printf("%8s %12s %12s %12s %14s %12s\n", "bytes", "raw spin", "MDCOM FIFO", "RPMsg",
+               "RPMsg / MDCOM", "MDCOM / raw");
+        for (k = 0; k < NS; k++) {
+            printf("%8u %12.3f %12.3f %12.3f %13.2fx %11.2fx\n", sizes[k], p50[2 * NS], p50[2 * k],
+                   p50[2 * k + 1], p50[2 * k + 1] / p50[2 * k], p50[2 * k] / p50[2 * NS]);
+            if (c->j) {
+                bench_json_obj_begin(c->j, NULL);
+                bench_json_str(c->j, "kind", "one_way_stamped");
+                bench_json_u64(c->j, "bytes", sizes[k]);
+                bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
+                bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
+                bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
+                bench_json_dbl(c->j, "bound_us", hw / 1e3);
+                bench_json_obj_end(c->j);
+            }
+        }
+        printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
+        for (k = 0; k < NS; k++)
+            printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
+                   back[2 * k + 1]);
+    }
+    for (k = 0; k < 2 * NS + 1; k++) {
+        free(ow[k].a.v);
+        free(ow[k].b.v);
+    }
+    free(all.a.v);
+    free(all.b.v);
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
     static const uint32_t ow_sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
@@ -306,7 +395,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
     uint32_t now = c->quick ? 500u : 5000u, nst = c->quick ? 1000u : 10000u;
     char b1[16], b2[16], b3[16], b4[16], b5[16];
-    qm_rt rt[4];
+    qm_rt rt[5];
     unsigned k;
 
     if (c->j)
@@ -318,7 +407,8 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_rt_run(c, l, &rt[1], 0, FW_MODE_DOORBELL, 12, nd);
     qm_rt_run(c, l, &rt[2], 1, FW_MODE_POLL, 12, n);
     qm_rt_run(c, l, &rt[3], 1, FW_MODE_DOORBELL, 12, nd);
-    for (k = 0; k < 4; k++) {
+    qm_rt_run(c, l, &rt[4], 2, FW_MODE_POLL, 4, n);
+    for (k = 0; k < 5; k++) {
         if (!rt[k].ok) {
             printf("%-12s %-9s  ERROR (see above)\n", rt[k].tr, rt[k].mode);
             continue;
@@ -332,8 +422,15 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     if (rt[0].ok && rt[1].ok)
         printf("doorbell / polling (MDCOM, p50): %.1fx\n",
                (double)rt[1].st.p50 / (double)(rt[0].st.p50 ? rt[0].st.p50 : 1));
+    if (rt[0].ok && rt[4].ok)
+        printf("MDCOM FIFO / raw spin echo (polling, p50): %.2fx\n",
+               (double)rt[0].st.p50 / (double)(rt[4].st.p50 ? rt[4].st.p50 : 1));
+    printf("(equal work: the firmware copies each message once into its reply and checks\n"
+           " nothing on both transports; this side checks seq + CRC of every reply after\n"
+           " taking its time. raw spin: one 4-byte word each way, no library)\n");
+    qm_oneway(c, l, now);
 
-    printf("\n== Linux -> firmware one-way = round trip / 2, polling (us, p50) ==\n");
+    printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
     printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
     for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
         qm_rt f, rp;
@@ -450,6 +547,8 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
             bench_json_obj_end(c->j);
         }
     }
+    printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
+           " without copying them and answers the 4-byte count)\n");
     printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
     if (c->j)
         bench_json_arr_end(c->j);
@@ -589,6 +688,46 @@ static void qm_sizes(qm_ctx *c)
         bench_json_arr_end(c->j);
 }
 
+/* Instructions of the firmware's work per echoed message (FW_ARG_COST under
+ * -icount shift=0: from the receive call that returned the message to its
+ * reply published), MDCOM FIFO and RPMsg, the same work (one copy, no
+ * check). A QEMU instance of its own (-icount). */
+static void qm_echo_cost(qm_ctx *c)
+{
+    static const uint32_t sizes[] = {16, 496};
+    uint32_t n = c->quick ? 200u : 2000u, k;
+    m4_link l;
+    int r = m4_link_start_icount(&l, c->fw, 0);
+    if (r) {
+        bench_err("qemu-m4: echo cost: %s (%s)", l.err, mdcom_strerror(r));
+        c->failures++;
+        return;
+    }
+    printf("\n== firmware instructions per echoed message (-icount shift=0; receive call that\n"
+           "   returned it .. reply published; one copy, no check on both transports) ==\n");
+    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        double f = -1, rp = -1;
+        r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
+                        NULL, NULL, NULL);
+        if (qm_check(c, "echo cost, MDCOM FIFO", r) == 0 && l.last.count)
+            f = (double)l.last.value2 / l.last.count;
+        r = m4_rpmsg_echo_arg(&l, n, FW_MODE_POLL, sizes[k], FW_ARG_COST, NULL, NULL);
+        if (qm_check(c, "echo cost, RPMsg", r) == 0 && l.last.count)
+            rp = (double)l.last.value2 / l.last.count;
+        printf("%8u %12.0f %12.0f %13.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0);
+        if (c->j) {
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "call", "echo_per_message");
+            bench_json_u64(c->j, "bytes", sizes[k]);
+            bench_json_dbl(c->j, "mdcom_fifo_instr", f);
+            bench_json_dbl(c->j, "rpmsg_instr", rp);
+            bench_json_obj_end(c->j);
+        }
+    }
+    m4_link_stop(&l);
+}
+
 static int qm_api(qm_ctx *c)
 {
     mdcom_qemu_opts o;
@@ -687,6 +826,7 @@ static int qm_api(qm_ctx *c)
     printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     qm_sizes(c);
+    qm_echo_cost(c);
     return 0;
 }
 

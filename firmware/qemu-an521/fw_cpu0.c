@@ -23,6 +23,11 @@
  *              updates show that the two cores really ran in parallel
  *   blockack   header + bytes cut into blocks, CPU1 acks the byte count
  *   rtt_poll / rtt_mhu  round trips of a 16-byte message (timing, SysTick)
+ *   rpmsg_poll / rpmsg_mhu  RPMsg between the cores (CPU0 host, CPU1 the
+ *              remote echo): messages of varied length with seq + CRC,
+ *              checked on both sides
+ *   rpmsg_rtt_poll / rpmsg_rtt_mhu  its round trips of a 16-byte message,
+ *              the same work as rtt_poll / rtt_mhu (timing)
  *
  * Each prints "RESULT <name> PASS|FAIL key=value ..." on UART0; the image
  * ends QEMU through semihosting with 0 when all passed, 1 otherwise.
@@ -34,8 +39,9 @@
 #include "an521.h"
 #include "board.h"
 #include "cortexm.h"
-#include "fw_proto.h"
+#include "mdcom_fw/proto.h"
 #include "mdcom/mdcom.h"
+#include "mdcom/rpmsg.h"
 #include "mdcom_an521_cfg.h"
 #include "smem_round.h"
 
@@ -47,11 +53,12 @@
 #define ECHO_COUNT 20000u
 #define ECHO_MHU_COUNT 5000u
 #define RTT_COUNT 5000u
+#define RPMSG_COUNT 2000u
 #define BA_COUNT 100u
 
 static mdcom_t *g_m;
 static mdcom_fifoch_t *g_ctl, *g_rsp, *g_ein, *g_eout, *g_bulk, *g_ack;
-static mdcom_smemch_t *g_state;
+static mdcom_smemch_t *g_state, *g_rpmsg;
 static uint32_t g_failed;
 
 static void die(const char *what, int r)
@@ -262,7 +269,7 @@ static void test_echo(const char *name, uint32_t mode, uint32_t count)
     uint64_t t0;
     memset(&o, 0, sizeof(o));
     set_mode(mode);
-    r = cmd(FW_OP_ECHO, mode, count, 1);
+    r = cmd(FW_OP_ECHO, mode, count, FW_ARG_CHECK);
     t0 = mdcom_bm_now_ns();
     for (i = 0; !r && i < count; i++) {
         fw_echo_hdr *h = (fw_echo_hdr *)out;
@@ -489,6 +496,90 @@ static void bench_rtt(const char *name, uint32_t mode, uint32_t count)
     mdcom_bm_puts("\n");
 }
 
+/* RPMsg host role against CPU1's remote echo (firmware/common). */
+static uint64_t g_rp_state[2048] __attribute__((aligned(16)));
+
+typedef struct rp_host {
+    uint32_t got, bad;
+    const uint8_t *sent;
+    uint32_t len;
+} rp_host;
+
+static int rp_host_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    rp_host *h = priv;
+    (void)ept;
+    (void)src;
+    if (len != h->len || memcmp(data, h->sent, len) != 0)
+        h->bad++;
+    h->got++;
+    return 0;
+}
+
+/* fixed = 0: messages of varied length (12..496 B), seq + CRC checked on
+ * CPU1 too; fixed = 16: the timing of bench_rtt (16-byte messages, CPU1
+ * copies and checks nothing, checked here by memcmp). */
+static void test_rpmsg(const char *name, uint32_t mode, uint32_t count, uint32_t fixed)
+{
+    static uint8_t out[FW_RPMSG_BUF_SIZE];
+    mdcom_rpmsg_opts ro;
+    mdcom_rpmsg_t *rp = 0;
+    mdcom_rpmsg_ept_t *ept;
+    rp_host h = {0, 0, out, 0};
+    uint32_t i = 0, addr, size, max;
+    void *area;
+    fw_rsp o;
+    uint64_t t0 = 0, dt = 0;
+    int r, r2;
+    memset(&o, 0, sizeof(o));
+    memset(&ro, 0, sizeof(ro));
+    ro.role = MDCOM_RPMSG_HOST;
+    ro.geometry.num_bufs = FW_RPMSG_NUM_BUFS;
+    ro.geometry.buf_size = FW_RPMSG_BUF_SIZE;
+    ro.geometry.vring_align = FW_RPMSG_ALIGN;
+    ro.spin_ns = mode == FW_MODE_DOORBELL ? MDCOM_NO_SPIN : 0;
+    mdcom_smemch_get(g_rpmsg, &area, &size);
+    r = mdcom_rpmsg_init(&rp, g_rp_state, sizeof(g_rp_state), area, size, &ro);
+    if (!r)
+        r = cmd(FW_OP_RPMSG_ECHO, mode, count, fixed ? 0 : FW_ARG_CHECK);
+    if (!r)
+        r = mdcom_rpmsg_wait_service(rp, FW_RPMSG_SERVICE, &addr, MS(FW_IDLE_MS));
+    if (!r)
+        r = mdcom_rpmsg_ept_create(rp, &ept, 0, MDCOM_RPMSG_ADDR_ANY, addr, rp_host_cb, &h,
+                                   MS(FW_IDLE_MS));
+    max = r ? 0 : mdcom_rpmsg_max_payload(rp);
+    t0 = mdcom_bm_now_ns();
+    for (i = 0; !r && i < count; i++) {
+        fw_echo_hdr *eh = (fw_echo_hdr *)out;
+        uint32_t n = fixed ? fixed - sizeof(*eh) : rnd() % (max - sizeof(*eh) + 1u), k;
+        uint32_t want = h.got + 1;
+        for (k = 0; k < n; k++)
+            out[sizeof(*eh) + k] = (uint8_t)rnd();
+        eh->seq = i;
+        eh->len = n;
+        eh->crc = fw_crc32(out + sizeof(*eh), n);
+        h.len = sizeof(*eh) + n;
+        r = mdcom_rpmsg_send(ept, out, h.len, MS(FW_IDLE_MS));
+        while (!r && h.got < want) {
+            r = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? MS(FW_IDLE_MS) : MDCOM_POLL);
+            r = r > 0 ? 0 : r;
+        }
+    }
+    dt = mdcom_bm_now_ns() - t0;
+    if (rp)
+        mdcom_rpmsg_term(rp); /* CPU1's service ends (-ESHUTDOWN) */
+    r2 = answer(&o);
+    if (!r)
+        r = r2;
+    result(name, r == 0 && o.status == 0 && o.value == 0 && h.bad == 0 && h.got == count);
+    kv("count", h.got);
+    kv("bad_here", h.bad);
+    kv("bad_cpu1", o.value);
+    kv("err", (uint32_t)-r);
+    kv("ns_per_rt", i ? (uint32_t)(dt / i) : 0);
+    mdcom_bm_puts("\n");
+}
+
 static void open_all(void)
 {
     int r;
@@ -498,7 +589,8 @@ static void open_all(void)
         (r = mdcom_fifoch_at(g_m, MDCOM_AN521_CH_ECHO_OUT, &g_eout)) ||
         (r = mdcom_fifoch_at(g_m, MDCOM_AN521_CH_BULK, &g_bulk)) ||
         (r = mdcom_fifoch_at(g_m, MDCOM_AN521_CH_ACK, &g_ack)) ||
-        (r = mdcom_smemch_at(g_m, MDCOM_AN521_CH_STATE, &g_state)))
+        (r = mdcom_smemch_at(g_m, MDCOM_AN521_CH_STATE, &g_state)) ||
+        (r = mdcom_smemch_at(g_m, MDCOM_AN521_CH_RPMSG, &g_rpmsg)))
         die("open channels", r);
 }
 
@@ -537,6 +629,10 @@ int main(void)
     test_blockack(BA_COUNT);
     bench_rtt("rtt_poll", FW_MODE_POLL, RTT_COUNT);
     bench_rtt("rtt_mhu", FW_MODE_DOORBELL, RTT_COUNT);
+    test_rpmsg("rpmsg_poll", FW_MODE_POLL, RPMSG_COUNT, 0);
+    test_rpmsg("rpmsg_mhu", FW_MODE_DOORBELL, RPMSG_COUNT, 0);
+    test_rpmsg("rpmsg_rtt_poll", FW_MODE_POLL, RTT_COUNT, 16);
+    test_rpmsg("rpmsg_rtt_mhu", FW_MODE_DOORBELL, RTT_COUNT, 16);
     r = cmd(FW_OP_EXIT, FW_MODE_POLL, 0, 0);
     mdcom_bm_puts(g_failed ? "DONE FAIL\n" : "DONE PASS\n");
     return g_failed ? 1 : 0;

@@ -272,6 +272,22 @@ TEST_F(An521, RoundTripsComplete)
     expect_pass("rtt_mhu");
 }
 
+// RPMsg between the cores (CPU0 host, CPU1 the remote echo of firmware/common,
+// the MHU as doorbell): every message of varied length checked (seq + CRC) on
+// both cores, polling and MHU interrupt + WFI.
+TEST_F(An521, RpmsgBetweenCores)
+{
+    expect_pass("rpmsg_poll");
+    expect_pass("rpmsg_mhu");
+    expect_pass("rpmsg_rtt_poll");
+    expect_pass("rpmsg_rtt_mhu");
+    for (const char *n : {"rpmsg_poll", "rpmsg_mhu"}) {
+        EXPECT_GT(field(res(n), "count"), 0) << n;
+        EXPECT_EQ(field(res(n), "bad_here"), 0) << n;
+        EXPECT_EQ(field(res(n), "bad_cpu1"), 0) << n;
+    }
+}
+
 TEST_F(An521, AllPassedAndExitStatus)
 {
     EXPECT_NE(g_run.console.find("DONE PASS"), std::string::npos);

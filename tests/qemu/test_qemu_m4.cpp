@@ -101,6 +101,37 @@ TEST_F(Link, RpmsgEcho100k)
     EXPECT_EQ(m4_rpmsg_blockack(&l, 20, 32768, FW_MODE_POLL, nullptr), 0);
 }
 
+// The benchmark's modes: the echoes with the firmware checking nothing (equal
+// work on both transports: this side still checks seq + CRC of each reply),
+// the raw spin echo, and the firmware's arrival stamps. The stamps must be
+// consistent with one clock on both sides (QEMU without -icount): a non-empty
+// causality interval for the offset over every sample, and each one-way time
+// inside the round trip.
+TEST_F(Link, EqualWorkRawEchoAndOneWayStamps)
+{
+    start();
+    uint32_t fw_bad = 1;
+    EXPECT_EQ(m4_echo_arg(&l, 2000, FW_MODE_POLL, -1, 0, nullptr, nullptr, &fw_bad), 0);
+    EXPECT_EQ(fw_bad, 0u);
+    EXPECT_EQ(m4_rpmsg_echo_arg(&l, 2000, FW_MODE_POLL, 64, 0, nullptr, nullptr), 0);
+    enum { N = 2000 };
+    static double a[3 * N], b[3 * N], rt[N];
+    m4_ow ow{{a, 0, 3 * N}, {b, 0, 3 * N}};
+    m4_times t{rt, 0, N};
+    EXPECT_EQ(m4_raw_echo(&l, N, FW_ARG_STAMP, &t, &ow), 0);
+    EXPECT_EQ(t.n, (uint32_t)N);
+    EXPECT_EQ(m4_echo_arg(&l, N, FW_MODE_POLL, 52, FW_ARG_STAMP, nullptr, &ow, nullptr), 0);
+    EXPECT_EQ(m4_rpmsg_echo_arg(&l, N, FW_MODE_POLL, 64, FW_ARG_STAMP, nullptr, &ow), 0);
+    ASSERT_EQ(ow.a.n, 3u * N);
+    double theta = 0, hw = 0;
+    ASSERT_EQ(m4_ow_offset(&ow, &theta, &hw), 0) << "the two sides' clocks are not one clock";
+    EXPECT_LT(hw, 1e6); // the bound is at most half the fastest round trip
+    for (uint32_t i = 0; i < ow.a.n; i++) {
+        EXPECT_GE(ow.a.v[i] - theta, -hw); // arrival after the send
+        EXPECT_LE(ow.b.v[i] - theta, hw);  // and before the reply
+    }
+}
+
 TEST_F(Link, RemoteStartedBeforeMaster)
 {
     mdcom_qemu_opts o{};

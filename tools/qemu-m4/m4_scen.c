@@ -82,7 +82,8 @@ int m4_link_attach(m4_link *l, int64_t timeout_ns)
         (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_BULK, &l->bulk)) ||
         (r = mdcom_fifoch_at(l->m, MDCOM_M4_CH_ACK, &l->ack)) ||
         (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_STATE, &l->state)) ||
-        (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_RPMSG, &l->rpmsg))) {
+        (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_RPMSG, &l->rpmsg)) ||
+        (r = mdcom_smemch_at(l->m, MDCOM_M4_CH_RAW, &l->raw))) {
         snprintf(l->err, sizeof(l->err), "open channels: %s", mdcom_strerror(r));
         mdcom_term(l->m);
         l->m = NULL;
@@ -100,6 +101,11 @@ void m4_link_detach(m4_link *l)
 
 int m4_link_start(m4_link *l, const char *fw)
 {
+    return m4_link_start_icount(l, fw, -1);
+}
+
+int m4_link_start_icount(m4_link *l, const char *fw, int shift)
+{
     mdcom_qemu_opts o;
     int r;
     memset(l, 0, sizeof(*l));
@@ -107,7 +113,7 @@ int m4_link_start(m4_link *l, const char *fw)
     o.firmware = fw;
     o.region_name = mdcom_m4_config.region_name;
     o.doorbell = 1;
-    o.icount_shift = -1;
+    o.icount_shift = shift;
     r = mdcom_qemu_start(&l->q, &o, l->err, sizeof(l->err));
     if (r)
         return r;
@@ -190,48 +196,83 @@ int m4_result(m4_link *l, fw_rsp *out, int64_t timeout_ns)
     int r = mdcom_fifoch_recv(l->rsp, out, sizeof(*out), timeout_ns);
     if (r < 0)
         return r;
-    return r == (int)sizeof(*out) ? 0 : -EBADMSG;
+    if (r != (int)sizeof(*out))
+        return -EBADMSG;
+    l->last = *out;
+    return 0;
 }
 
-int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uint32_t *fw_bad)
+/* Fill buf with message i: fw_echo_hdr + plen bytes, CRC in the header. */
+static uint32_t echo_fill(uint8_t *buf, uint32_t i, uint32_t plen)
+{
+    fw_echo_hdr *h = (fw_echo_hdr *)buf;
+    uint32_t k;
+    for (k = 0; k < plen; k++)
+        buf[sizeof(*h) + k] = (uint8_t)(i * 7u + k);
+    h->seq = i;
+    h->len = plen;
+    h->crc = fw_crc32(buf + sizeof(*h), plen);
+    return (uint32_t)sizeof(*h) + plen;
+}
+
+/* The reply to message i (sent: len bytes) is what arg asks for: the echo
+ * (seq, length and CRC checked), or a fw_stamp (seq and length checked; its
+ * time stamp goes to ow with t0 / t3). 0 good, 1 bad. */
+static int echo_reply_bad(const void *p, uint32_t rlen, uint32_t i, uint32_t len, uint32_t arg,
+                          double t0, double t3, m4_ow *ow)
+{
+    if (arg & FW_ARG_STAMP) {
+        fw_stamp st;
+        double tf;
+        if (rlen != sizeof(st))
+            return 1;
+        memcpy(&st, p, sizeof(st));
+        tf = (double)(((uint64_t)st.fw_ns_hi << 32) | st.fw_ns_lo);
+        if (ow) {
+            m4_times_add(&ow->a, tf - t0);
+            m4_times_add(&ow->b, tf - t3);
+        }
+        return st.seq != i || st.len != len;
+    } else {
+        fw_echo_hdr e;
+        if (rlen != len || rlen < sizeof(e))
+            return 1;
+        memcpy(&e, p, sizeof(e));
+        return e.seq != i || e.len != len - sizeof(e) ||
+               fw_crc32((const uint8_t *)p + sizeof(e), e.len) != e.crc;
+    }
+}
+
+int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg, m4_times *t,
+                m4_ow *ow, uint32_t *fw_bad)
 {
     uint8_t buf[512];
     uint32_t i, bad = 0;
     fw_rsp res;
-    int r = m4_cmd(l, FW_OP_ECHO, mode, n, 1);
+    int r = m4_cmd(l, FW_OP_ECHO, mode, n, arg);
     if (r)
         return r;
     for (i = 0; i < n; i++) {
-        fw_echo_hdr *h = (fw_echo_hdr *)buf;
-        uint32_t plen = payload >= 0 ? (uint32_t)payload : (i * 37u) % (512u - sizeof(*h) + 1u);
-        uint32_t id, len, k;
+        uint32_t plen = payload >= 0 ? (uint32_t)payload : (i * 37u) % (512u - sizeof(fw_echo_hdr) + 1u);
+        uint32_t id, len, mlen = echo_fill(buf, i, plen);
         void *p;
-        double t0;
-        for (k = 0; k < plen; k++)
-            buf[sizeof(*h) + k] = (uint8_t)(i * 7u + k);
-        h->seq = i;
-        h->len = plen;
-        h->crc = fw_crc32(buf + sizeof(*h), plen);
+        double t0, t3;
         t0 = m4_now_ns();
         if ((r = tx_alloc(l->ein, mode, &id, REPLY_NS)) != 0)
             return r;
         mdcom_fifoch_get(l->ein, id, &p, NULL);
-        memcpy(p, buf, sizeof(*h) + plen);
-        if ((r = mdcom_fifoch_enqueue(l->ein, id, (uint32_t)sizeof(*h) + plen)) != 0)
+        memcpy(p, buf, mlen);
+        if ((r = mdcom_fifoch_enqueue(l->ein, id, mlen)) != 0)
             return r;
         mdcom_fifoch_notify(l->ein);
         if ((r = rx_wait(l->eout, mode, &id, &len, REPLY_NS)) != 0)
             return r;
         mdcom_fifoch_get(l->eout, id, &p, NULL);
-        {
-            const fw_echo_hdr *e = (const fw_echo_hdr *)p;
-            if (len != sizeof(*h) + plen || e->seq != i || e->len != plen ||
-                fw_crc32(e + 1, plen) != e->crc || e->crc != h->crc)
-                bad++;
-        }
+        t3 = m4_now_ns(); /* the reply is in hand; its check is not timed */
+        bad += (uint32_t)echo_reply_bad(p, len, i, mlen, arg, t0, t3, ow);
         mdcom_fifoch_free(l->eout, id);
         mdcom_fifoch_notify(l->eout);
-        m4_times_add(t, m4_now_ns() - t0);
+        m4_times_add(t, t3 - t0);
     }
     if ((r = m4_result(l, &res, REPLY_NS)) != 0)
         return r;
@@ -240,6 +281,70 @@ int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uin
     if (res.status)
         return res.status;
     return (int)bad + (res.count != n);
+}
+
+int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uint32_t *fw_bad)
+{
+    return m4_echo_arg(l, n, mode, payload, FW_ARG_CHECK, t, NULL, fw_bad);
+}
+
+int m4_raw_echo(m4_link *l, uint32_t n, uint32_t arg, m4_times *t, m4_ow *ow)
+{
+    uint32_t *w, i, bad = 0;
+    void *p;
+    fw_rsp res;
+    int r;
+    if (!l->raw)
+        return -ENOSYS;
+    mdcom_smemch_get(l->raw, &p, NULL);
+    w = p;
+    __atomic_store_n(&w[FW_RAW_PING], 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&w[FW_RAW_PONG], 0u, __ATOMIC_RELAXED);
+    if ((r = m4_cmd(l, FW_OP_RAW_ECHO, FW_MODE_POLL, n, arg)) != 0)
+        return r;
+    for (i = 1; i <= n; i++) {
+        double t0 = m4_now_ns(), t3, end = t0 + (double)REPLY_NS;
+        uint32_t spins = 0;
+        /* release: pairs with the firmware's acquire of the ping */
+        __atomic_store_n(&w[FW_RAW_PING], i, __ATOMIC_RELEASE);
+        /* acquire: the stamp words written before the pong are seen */
+        while (__atomic_load_n(&w[FW_RAW_PONG], __ATOMIC_ACQUIRE) != i)
+            if ((++spins & 4095u) == 0 && m4_now_ns() > end)
+                return -ETIMEDOUT;
+        t3 = m4_now_ns();
+        m4_times_add(t, t3 - t0);
+        if ((arg & FW_ARG_STAMP) && ow) {
+            double tf = (double)(((uint64_t)__atomic_load_n(&w[FW_RAW_NS_HI], __ATOMIC_RELAXED) << 32) |
+                                 __atomic_load_n(&w[FW_RAW_NS_LO], __ATOMIC_RELAXED));
+            m4_times_add(&ow->a, tf - t0);
+            m4_times_add(&ow->b, tf - t3);
+        }
+    }
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+        return r;
+    if (res.status)
+        return res.status;
+    return (int)bad + (res.count != n);
+}
+
+int m4_ow_offset(const m4_ow *ow, double *theta, double *halfwidth)
+{
+    double hi = 0, lo = 0;
+    uint32_t i;
+    if (!ow->a.n || !ow->b.n)
+        return -ENODATA;
+    for (i = 0; i < ow->a.n; i++)
+        if (i == 0 || ow->a.v[i] < hi)
+            hi = ow->a.v[i];
+    for (i = 0; i < ow->b.n; i++)
+        if (i == 0 || ow->b.v[i] > lo)
+            lo = ow->b.v[i];
+    /* a stamp tf is the arrival rounded down by < q: theta < min(a) + q, and
+     * each one-way time lies in [a - theta, a - theta + q): centre it */
+    hi += FW_STAMP_RES_NS;
+    *theta = (hi + lo) / 2 - FW_STAMP_RES_NS / 2.0;
+    *halfwidth = (hi - lo) / 2 + FW_STAMP_RES_NS / 2.0;
+    return lo <= hi ? 0 : -ERANGE;
 }
 
 int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t mode, m4_times *t)
@@ -381,26 +486,37 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
 
 /* ---- RPMsg echo: Linux = host (driver) role ---- */
 typedef struct rp_ctx {
-    uint32_t got, bad, expect_len, seq, ba;
+    uint32_t got, bad, expect_len, seq, ba, arg;
+    double t0, t3; /* the current message's send and reply times */
+    m4_ow *ow;
 } rp_ctx;
 
+/* The reply is checked here, after its time is taken: the same checks as
+ * the FIFO echo's (echo_reply_bad), not timed either. */
 static int rp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     rp_ctx *c = priv;
-    uint32_t seq = 0;
+    uint32_t v = 0;
     (void)ept;
     (void)src;
-    if (len >= 4)
-        memcpy(&seq, data, 4);
-    if (c->ba ? (len != 4 || seq != c->expect_len) : (len != c->expect_len || seq != c->seq))
+    c->t3 = m4_now_ns();
+    if (c->ba) {
+        if (len >= 4)
+            memcpy(&v, data, 4);
+        if (len != 4 || v != c->expect_len)
+            c->bad++;
+    } else if (echo_reply_bad(data, (uint32_t)len, c->seq, c->expect_len, c->arg, c->t0, c->t3, c->ow)) {
         c->bad++;
+    }
     c->got++;
     return 0;
 }
 
-/* ba = 0: n echoes of payload bytes; ba = 1: n block-ack transactions of
- * payload bytes in messages of at most the RPMsg payload size. */
-static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t, int ba)
+/* ba = 0: n echoes of payload-byte messages (fw_echo_hdr + payload - 12
+ * bytes, arg: FW_ARG_*); ba = 1: n block-ack transactions of payload bytes
+ * in messages of at most the RPMsg payload size. */
+static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t, int ba,
+                     uint32_t arg, m4_ow *ow)
 {
     mdcom_rpmsg_opts o;
     mdcom_rpmsg_t *rp;
@@ -408,7 +524,7 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
     void *area, *state;
     uint32_t size, addr, i;
     size_t ss;
-    rp_ctx c = {0, 0, payload, 0, (uint32_t)ba};
+    rp_ctx c = {0, 0, payload, 0, (uint32_t)ba, arg, 0, 0, ow};
     uint8_t buf[512];
     fw_rsp res;
     int r;
@@ -427,18 +543,21 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
     r = mdcom_rpmsg_init(&rp, state, ss, area, size, &o);
     if (r)
         goto out_free;
-    if ((r = m4_cmd(l, FW_OP_RPMSG_ECHO, mode, n, (uint32_t)ba)) != 0)
+    if (!ba && payload < sizeof(fw_echo_hdr))
+        return -EINVAL;
+    if ((r = m4_cmd(l, FW_OP_RPMSG_ECHO, mode, n, ba ? FW_ARG_BLOCKACK : arg)) != 0)
         goto out_term;
     if ((r = mdcom_rpmsg_wait_service(rp, FW_RPMSG_SERVICE, &addr, REPLY_NS)) != 0)
         goto out_term;
     if ((r = mdcom_rpmsg_ept_create(rp, &ept, NULL, MDCOM_RPMSG_ADDR_ANY, addr, rp_cb, &c,
                                     REPLY_NS)) != 0)
         goto out_term;
-    memset(buf, 0x5a, sizeof(buf));
     for (i = 0; i < n && r == 0; i++) {
-        double t0 = m4_now_ns(), end = t0 + (double)REPLY_NS;
-        uint32_t want = c.got + 1;
+        double t0, end;
+        uint32_t want = c.got + 1, mlen = ba ? 0 : echo_fill(buf, i, payload - sizeof(fw_echo_hdr));
         c.seq = i;
+        c.t0 = t0 = m4_now_ns();
+        end = t0 + (double)REPLY_NS;
         if (ba) {
             uint32_t sent = 0, max = mdcom_rpmsg_max_payload(rp), first = 1;
             while (r == 0 && (first || sent < payload)) {
@@ -457,8 +576,7 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
                 r = mdcom_rpmsg_send(ept, buf, off + room, REPLY_NS);
             }
         } else {
-            memcpy(buf, &i, 4);
-            r = mdcom_rpmsg_send(ept, buf, payload, REPLY_NS);
+            r = mdcom_rpmsg_send(ept, buf, mlen, REPLY_NS);
         }
         while (r == 0 && c.got < want) {
             int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
@@ -467,7 +585,8 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
             else if (m4_now_ns() > end)
                 r = -ETIMEDOUT;
         }
-        m4_times_add(t, m4_now_ns() - t0);
+        if (r == 0)
+            m4_times_add(t, c.t3 - t0);
     }
 out_term:
     mdcom_rpmsg_term(rp); /* the firmware's waits end (-ESHUTDOWN) */
@@ -481,12 +600,18 @@ out_free:
     return r ? r : (int)c.bad;
 }
 
-int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t)
+int m4_rpmsg_echo_arg(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, uint32_t arg,
+                      m4_times *t, m4_ow *ow)
 {
-    return rpmsg_run(l, n, mode, payload, t, 0);
+    return rpmsg_run(l, n, mode, bytes, t, 0, arg, ow);
+}
+
+int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
+{
+    return rpmsg_run(l, n, mode, bytes, t, 0, FW_ARG_CHECK, NULL);
 }
 
 int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t)
 {
-    return rpmsg_run(l, n, mode, bytes, t, 1);
+    return rpmsg_run(l, n, mode, bytes, t, 1, 0, NULL);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * m4_scen.h - Linux-side scenarios against the QEMU firmware responder
- * (firmware/qemu-m4/fw_resp.c, protocol fw_proto.h): a link = QEMU started by
+ * (firmware/qemu-m4 + firmware/common, protocol mdcom_fw/proto.h): a link = QEMU started by
  * the launcher + this process attached as the remote domain "linux" with the
  * UART doorbell. Used by mdcom-m4-client (measurements) and tests/qemu.
  */
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "fw_proto.h"
+#include "mdcom_fw/proto.h"
 #include "mdcom/doorbell_uart.h"
 #include "mdcom/mdcom.h"
 #include "qemu_m4.h"
@@ -24,13 +24,17 @@ typedef struct m4_link {
     mdcom_uart_doorbell *db;
     mdcom_t *m;
     mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack;
-    mdcom_smemch_t *state, *rpmsg;
+    mdcom_smemch_t *state, *rpmsg, *raw;
+    fw_rsp last; /* the last result m4_result received */
     char err[512];
 } m4_link;
 
 /* Start QEMU with firmware fw (doorbell socket on) and attach. 0 or -errno
  * (l->err says why). */
 int m4_link_start(m4_link *l, const char *fw);
+/* The same with QEMU's -icount shift=N (N >= 0: the firmware's clock counts
+ * instructions, 2^N ns each; -1: off). */
+int m4_link_start_icount(m4_link *l, const char *fw, int shift);
 /* Attach / detach this process (QEMU keeps running). */
 int m4_link_attach(m4_link *l, int64_t timeout_ns);
 void m4_link_detach(m4_link *l);
@@ -47,11 +51,39 @@ typedef struct m4_times {
     uint32_t n, cap;
 } m4_times;
 
+/* One-way samples (FW_ARG_STAMP): a = tf - t0 and b = tf - t3 per message,
+ * tf the firmware's clock when the message arrived, t0 / t3 this side's
+ * CLOCK_MONOTONIC at the send and at the reply. */
+typedef struct m4_ow {
+    m4_times a, b;
+} m4_ow;
+
+/* The offset theta = firmware clock - host clock, from causality alone:
+ * every message arrives after it was sent and before its reply came back,
+ * so max(b) <= theta <= min(a) + FW_STAMP_RES_NS over all samples given
+ * (a stamp is rounded down by less than FW_STAMP_RES_NS). One-way time of
+ * a sample = a - *theta, within +- *halfwidth (the interval and the
+ * rounding). 0, -ENODATA
+ * without samples, -ERANGE when the interval is empty (the clocks are not
+ * one clock: e.g. QEMU under -icount). */
+int m4_ow_offset(const m4_ow *ow, double *theta, double *halfwidth);
+
 /* Echo n messages (payload bytes: fixed `payload`, or varying 0..496 when
  * payload < 0) with seq + CRC, checking every reply. Returns the number of
  * bad replies (>= 0) or -errno; firmware's own count of bad requests in
  * *fw_bad. Each round trip's time goes to t. */
 int m4_echo(m4_link *l, uint32_t n, uint32_t mode, int payload, m4_times *t, uint32_t *fw_bad);
+
+/* The echo with the firmware's work chosen by arg (FW_ARG_CHECK: it checks
+ * seq + CRC, as m4_echo; 0: it only copies; FW_ARG_STAMP: it answers with
+ * its arrival time, collected in ow). This side checks every reply after
+ * taking its time: t = send to reply in hand, the check not included. */
+int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg, m4_times *t,
+                m4_ow *ow, uint32_t *fw_bad);
+
+/* Raw spin echo on the "raw" SMEM area (no library call per round): n
+ * rounds, polling; arg FW_ARG_STAMP fills ow. Bad rounds or -errno. */
+int m4_raw_echo(m4_link *l, uint32_t n, uint32_t arg, m4_times *t, m4_ow *ow);
 
 /* n block-ack transactions of `bytes` payload, cut in messages of at most
  * `chunk` bytes. Returns bad acks (>= 0) or -errno; time per transaction to t. */
@@ -66,9 +98,13 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
  * or -errno. */
 int m4_smem(m4_link *l, uint32_t n, uint32_t mode);
 
-/* RPMsg echo of n messages (this side: host role). Returns bad replies or
- * -errno; round trips to t. */
-int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4_times *t);
+/* RPMsg echo of n messages of `bytes` (>= 12: fw_echo_hdr + payload, the
+ * same messages and checks as the FIFO echo; firmware checks seq + CRC)
+ * (this side: host role). Returns bad replies or -errno; round trips to t. */
+int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t);
+/* The same with the firmware's work chosen by arg (as m4_echo_arg). */
+int m4_rpmsg_echo_arg(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, uint32_t arg,
+                      m4_times *t, m4_ow *ow);
 
 /* n block-ack transactions of `bytes` over RPMsg (496-byte messages). */
 int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t);

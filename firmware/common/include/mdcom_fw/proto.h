@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fw_proto.h - the command protocol between Linux programs and the QEMU
- * firmware responder (mdcom-fw-resp), over the channels of qemu_m4.toml.
- * Shared by the firmware and the Linux side. All fields little-endian u32.
+ * mdcom_fw/proto.h - the command protocol between a driver (Linux programs,
+ * or CPU0 of the an521) and the firmware responder (firmware/common: the
+ * images mdcom-fw-resp and mdcom-fw-an521-cpu1), over the channels of
+ * qemu_m4.toml / an521.toml. Shared by the firmware and the Linux side (not
+ * installed). All fields little-endian u32.
  *
  *   Linux: send fw_cmd on "ctl"  ->  firmware runs the service  ->  Linux
  *   receives fw_rsp on "rsp" when the service ends (count reached, or no
@@ -10,9 +12,17 @@
  *   firmware spins with MDCOM_POLL) or FW_MODE_DOORBELL (it sleeps in WFI
  *   until Linux rings the UART doorbell).
  *
- *   ECHO      count messages on echo_in, each echoed verbatim on echo_out.
- *             A message is fw_echo_hdr + payload; the firmware checks the
- *             CRC and the sequence (rsp.value = bad messages).
+ *   ECHO      count messages on echo_in, each echoed verbatim on echo_out
+ *             (one copy). A message is fw_echo_hdr + payload. arg bits:
+ *             FW_ARG_CHECK the firmware also checks the sequence and the
+ *             CRC (rsp.value = bad messages; tests), FW_ARG_STAMP it answers
+ *             each message with a fw_stamp (its clock when the message
+ *             arrived) instead of the echo (one-way timing). Without
+ *             either the firmware reads nothing but the length.
+ *             FW_ARG_COST: rsp.value2 = the firmware's clock summed over
+ *             each message's work, from the receive call that returned it
+ *             to the reply published (clock-read overhead subtracted):
+ *             instructions under QEMU -icount shift=0.
  *   BLOCKACK  count transactions on bulk: a stream of fw_ba_hdr{preamble,
  *             length} followed by length bytes, cut into messages of any
  *             size; when all length bytes arrived the firmware sends the
@@ -27,10 +37,18 @@
  *             rsp.count = iterations (Thread-Metric message processing).
  *   TM_SYNC   arg ms: trylock/unlock on "tm_sync"; rsp.count = iterations.
  *   RPMSG_ECHO count messages echoed on the RPMsg endpoint "mdcom-echo"
- *             (firmware: remote role over the "rpmsg" SMEM area).
+ *             (firmware: remote role over the "rpmsg" SMEM area), with the
+ *             same arg bits and the same work as ECHO (one copy: the send);
+ *             FW_ARG_BLOCKACK: the block-ack protocol instead of the echo.
+ *   RAW_ECHO  count rounds of the raw spin echo on the "raw" SMEM area (no
+ *             library call per round): the driver writes a new sequence to
+ *             word 0, the firmware copies it to word 1 (FW_ARG_STAMP: its
+ *             clock at arrival to words 2..3 first). The link's own limit.
  *   PING      answers at once; rsp.value = boot token, value2 = doorbells.
+ *   The images' own ops (not the library's):
  *   RESET     answers, then resets the core (SYSRESETREQ).
- *   EXIT      answers, then ends QEMU with exit status arg (semihosting).
+ *   EXIT      answers, then ends QEMU with exit status arg (semihosting;
+ *             the an521's CPU1 sleeps instead: CPU0 ends QEMU).
  *   HANG      answers, takes a block of rsp, then spins without calling
  *             mdcom: a hung firmware, to be counted dead by its heartbeat.
  */
@@ -52,8 +70,15 @@ enum fw_op {
     FW_OP_RPMSG_ECHO = 8,
     FW_OP_RESET = 9,
     FW_OP_EXIT = 10,
-    FW_OP_HANG = 11
+    FW_OP_HANG = 11,
+    FW_OP_RAW_ECHO = 12
 };
+
+/* fw_cmd.arg bits of ECHO and RPMSG_ECHO (see above) */
+#define FW_ARG_CHECK 1u
+#define FW_ARG_STAMP 2u
+#define FW_ARG_BLOCKACK 4u
+#define FW_ARG_COST 8u /* rsp.value2 = clock ns of the firmware's per-message work, summed */
 
 /* The firmware's heartbeat promise (mdcom_init_opts.heartbeat_ms): its pid
  * cannot be probed from Linux, so a hung core is seen by this. */
@@ -83,6 +108,19 @@ typedef struct fw_rsp {
 typedef struct fw_echo_hdr {
     uint32_t seq, len, crc; /* len: payload bytes after the header; crc: CRC-32 of them */
 } fw_echo_hdr;
+
+/* the answer to a message under FW_ARG_STAMP (and RAW_ECHO's words 1..3):
+ * fw_ns = the firmware's clock (ns since its boot) when the message arrived */
+typedef struct fw_stamp {
+    uint32_t seq, len, fw_ns_lo, fw_ns_hi;
+} fw_stamp;
+
+/* resolution of fw_stamp's clock (mps2-an386: FPGAIO counter, 25 MHz): a
+ * stamp is the arrival time rounded down by less than this */
+#define FW_STAMP_RES_NS 40u
+
+/* words of the "raw" SMEM area (RAW_ECHO) */
+enum { FW_RAW_PING = 0, FW_RAW_PONG = 1, FW_RAW_NS_LO = 2, FW_RAW_NS_HI = 3 };
 
 typedef struct fw_ba_hdr {
     uint32_t preamble, length;
