@@ -235,13 +235,13 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw)
     f->tag = MDCOM_TAG_FIFO;
 }
 
-/* The inline send gate: open while this domain may send with no heartbeat
- * promise, no cache hook and no filter (relaxed: a private word; a racing
+/* The inline send gate: open while this domain may send with no cache hook
+ * and no filter (relaxed: a private word; a racing
  * filter_set orders itself by filter_type, see filter_pass). */
 static void tx_gate(struct mdcom_fifoch *f)
 {
     struct mdcom *m = f->m;
-    int open = f->can_tx && f->alloc_so && !m->hb_ms && !m->plat->cache_clean &&
+    int open = f->can_tx && f->alloc_so && !m->plat->cache_clean &&
                atomic_load_explicit(&f->filter_type, memory_order_relaxed) == MDCOM_FILTER_NONE;
     atomic_store_explicit(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
 }
@@ -257,7 +257,10 @@ void mdcom_fifo_own(struct mdcom *m, uint32_t index)
     f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->owner);
     f->op_enq = MDCOM_OP_MAKE(MDCOM_OP_ENQ, index);
     f->op_deq = MDCOM_OP_MAKE(MDCOM_OP_DEQ, index);
-    f->rx_fast = f->can_rx && !m->hb_ms && !m->plat->cache_invalidate ? (uintptr_t)f : 0u;
+    f->hb = m->hb_ms != 0;
+    f->self_owner = MDCOM_PROC_DOMAIN_BASE + m->domain;
+    f->incarn = m->incarn;
+    f->rx_fast = f->can_rx && !m->plat->cache_invalidate ? (uintptr_t)f : 0u;
     tx_gate(f);
 }
 
@@ -449,6 +452,41 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 /* The inline path takes the hinted block when it is free and the first CAS
  * wins; anything else (a bad argument, another state, a region that changed,
  * a heartbeat promise) is alloc_full's, which checks everything again. */
+/* 1 while our process entry is plainly ours (owner word and incarnation as
+ * we claimed them); anything else is for mdcom_self to judge. relaxed: our
+ * own entry, as in mdcom_self */
+static MDCOM_ALWAYS_INLINE int self_ok(const struct mdcom_fifoch *ch)
+{
+    return atomic_load_explicit(&ch->me->owner, memory_order_relaxed) == ch->self_owner &&
+           ((volatile mdcom_wire_proc *)ch->me)->incarn == ch->incarn;
+}
+
+/* A heartbeat promise's sign of life on the inline paths (mdcom_beat's
+ * common case): 0, or 1 when the entry is not plainly ours (the full path
+ * then decides). relaxed: a counter we alone write (see mdcom_beat) */
+static MDCOM_ALWAYS_INLINE int beat_inline(struct mdcom_fifoch *ch)
+{
+    uint32_t v;
+    if (!self_ok(ch))
+        return 1;
+    v = atomic_load_explicit(&ch->me->heartbeat, memory_order_relaxed);
+    atomic_store_explicit(&ch->me->heartbeat, v + 1u, memory_order_relaxed);
+    return 0;
+}
+
+/* alloc took block v, but our entry is no longer plainly ours: what
+ * alloc_full does in that case (mdcom_self judges) */
+static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t *id)
+{
+    int r = mdcom_self(ch->m);
+    if (r <= 0) {
+        (void)mdcom_block_reclaim(ch, v, ch->m->owner);
+        return r < 0 ? -ENOTCONN : -ENOBUFS;
+    }
+    *id = v;
+    return 0;
+}
+
 /* alloc's inline path (the caller checked the handle); what alloc_full
  * answers when it does not apply */
 static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id)
@@ -457,7 +495,8 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
     /* relaxed: READY of our generation was acquired at attach; all this
      * looks for is a later change (a shutdown or re-format) */
     if (atomic_load_explicit(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
-        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen)
+        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen ||
+        (ch->hb && beat_inline(ch)))
         return alloc_full(ch, id);
     /* relaxed: a private hint, always < block_count (stored wrapped) */
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
@@ -471,6 +510,9 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
         return alloc_full(ch, id);
     atomic_store_explicit(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
                           memory_order_relaxed);
+    /* taken for dead while we ran (a heartbeat promise only): as alloc_full */
+    if (ch->hb && !self_ok(ch))
+        return alloc_judged(ch, v, id);
     *id = v;
     return 0;
 }
@@ -782,6 +824,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     mdcom_aword *posw;
     uint32_t pos, seq, v, l, s, n;
     *held = 0;
+    if (ch->hb && beat_inline(ch)) /* a sign of life, as dequeue_full's mdcom_beat */
+        return dequeue_full(ch, id, len);
     /* private words into locals: the shared stores below could alias them */
     posw = &ch->ctl->deq.w[0];
     n = ch->block_count;
@@ -824,6 +868,10 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur, h, memory_order_relaxed,
                                                    memory_order_relaxed))
             return dequeue_claimed(ch, v, l, s, id, len);
+        /* taken for dead while we ran (a heartbeat promise only): deq_finish
+         * judges, as on the full path */
+        if (ch->hb && !self_ok(ch))
+            return deq_finish(ch, v, l, id, len);
         *held = h;
     }
     if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */

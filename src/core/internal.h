@@ -108,8 +108,8 @@ struct mdcom_fifoch {
     uint32_t can_tx, can_rx;
     uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     /* The message path's one-word gates: the handle's own address when the
-     * inline path applies (this domain may send / receive, no heartbeat
-     * promise, no cache hook, no filter), else 0 and every call takes the
+     * inline path applies (this domain may send / receive, no cache hook,
+     * no filter), else 0 and every call takes the
      * full path, which checks (and reports) each condition on its own. A
      * word equal to the handle's address is also the inline path's handle
      * check, as good as the tag. Private words. */
@@ -125,6 +125,9 @@ struct mdcom_fifoch {
     mdcom_wire_hdr *hdr;
     uint32_t gen;
     mdcom_wire_proc *me; /* our process entry (m->me) */
+    /* a heartbeat promise (m->hb_ms != 0), and what our entry's owner word
+     * and incarnation read while the entry is ours (mdcom_self) */
+    uint32_t hb, self_owner, incarn;
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
     _Atomic uint32_t filter_n;
