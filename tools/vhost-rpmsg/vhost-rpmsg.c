@@ -470,30 +470,6 @@ static void ns_cb(mdcom_rpmsg_t *r, const char *name, uint32_t addr, uint32_t fl
     }
 }
 
-/* The pool: Linux virtio_rpmsg_bus allocates its 2 * num buffers in one
- * coherent block, RX half first, and posts every RX buffer in vring 0 before
- * its first kick. The lowest posted address is the pool's. */
-static int find_pool(uint32_t num, uint64_t *pool_da)
-{
-    uint16_t *avail = uva_to_va(D.vq[0].avail, 4u + 2u * num);
-    uint8_t *desc = uva_to_va(D.vq[0].desc, 16u * num);
-    if (!avail || !desc)
-        return -1;
-    uint16_t n = __atomic_load_n(&avail[1], __ATOMIC_ACQUIRE);
-    if (n == 0 || n > num)
-        return -1;
-    uint64_t lo = UINT64_MAX;
-    for (uint16_t k = 0; k < n; k++) {
-        uint16_t head = avail[2 + k] % num;
-        uint64_t a;
-        memcpy(&a, desc + 16u * head, 8);
-        if (a < lo)
-            lo = a;
-    }
-    *pool_da = lo;
-    return 0;
-}
-
 static int start_rpmsg(void)
 {
     static _Alignas(16) uint8_t state[1 << 20];
@@ -502,8 +478,8 @@ static int start_rpmsg(void)
     mdcom_rpmsg_bind b;
     mdcom_rpmsg_opts o;
     int rc;
-    if (num != D.vq[1].num || find_pool(num, &pool_da) != 0) {
-        logf_("vrings not usable yet (num %u/%u)", D.vq[0].num, D.vq[1].num);
+    if (num == 0 || num != D.vq[1].num) {
+        logf_("vrings of %u and %u entries", D.vq[0].num, D.vq[1].num);
         return -1;
     }
     memset(&b, 0, sizeof(b));
@@ -518,8 +494,14 @@ static int start_rpmsg(void)
     }
     b.num = num;
     b.buf_size = MDCOM_RPMSG_DEFAULT_BUF_SIZE;
+    /* the kernel posted its RX buffers before this first kick: they give
+     * the pool's guest-physical address */
+    if ((rc = mdcom_rpmsg_bind_find_pool(&b)) != 0) {
+        logf_("mdcom_rpmsg_bind_find_pool: %d", rc);
+        return rc == -EAGAIN ? 1 : -1;
+    }
+    pool_da = b.pool_da;
     b.pool = gpa_to_va(pool_da, 2ull * num * b.buf_size);
-    b.pool_da = pool_da;
     if (!b.pool) {
         logf_("pool at 0x%" PRIx64 " outside the memory table", pool_da);
         return -1;
@@ -608,9 +590,11 @@ int main(int argc, char **argv)
         }
         if (D.vq[0].kick >= 0 && (pf[1].revents & POLLIN) && D.vq[0].have_addr && D.vq[1].have_addr &&
             D.vq[1].kick >= 0 && D.nmap > 0) {
-            if (start_rpmsg() == 0)
+            int st = start_rpmsg();
+            if (st == 0)
                 break;
-            return 1;
+            if (st < 0)
+                return 1;
         }
     }
 
