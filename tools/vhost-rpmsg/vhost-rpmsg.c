@@ -20,7 +20,7 @@
  * "count crc" and "R" by resetting both; announcements from the kernel are
  * logged and answered with a "hello <name>" message to the announced address.
  *
- * Usage: vhost-rpmsg --socket PATH [--echo-addr N] [--ctl-addr N]
+ * Usage: vhost-rpmsg --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req]
  * Log lines on stderr ("vhost-rpmsg: ..."); exits 0 when the front-end closes
  * the connection, 1 on an error.
  */
@@ -111,6 +111,7 @@ struct vq {
 static struct dev {
     int sock;
     uint64_t features, protocol;
+    int no_backend_req; /* --no-backend-req: do not offer BACKEND_REQ */
     struct map map[VU_MAX_REGIONS];
     uint32_t nmap;
     struct vq vq[2];
@@ -271,7 +272,10 @@ static int vu_handle_one(void)
         logf_("features 0x%" PRIx64, p.u64);
         break;
     case VU_GET_PROTOCOL_FEATURES:
-        rc = vu_reply_u64(&h, (1ull << VU_PROTOCOL_F_REPLY_ACK) | (1ull << VU_PROTOCOL_F_BACKEND_REQ));
+        /* BACKEND_REQ: the kernel then holds a pipe from us whose end of
+         * file tells it that we are gone */
+        rc = vu_reply_u64(&h, (1ull << VU_PROTOCOL_F_REPLY_ACK) |
+                                  (D.no_backend_req ? 0 : (1ull << VU_PROTOCOL_F_BACKEND_REQ)));
         replied = 1;
         break;
     case VU_SET_PROTOCOL_FEATURES:
@@ -538,10 +542,12 @@ int main(int argc, char **argv)
             path = argv[++i];
         else if (!strcmp(argv[i], "--echo-addr") && i + 1 < argc)
             echo_addr = (uint32_t)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--no-backend-req"))
+            D.no_backend_req = 1;
         else if (!strcmp(argv[i], "--ctl-addr") && i + 1 < argc)
             ctl_addr = (uint32_t)strtoul(argv[++i], NULL, 0);
         else {
-            fprintf(stderr, "usage: %s --socket PATH [--echo-addr N] [--ctl-addr N]\n", argv[0]);
+            fprintf(stderr, "usage: %s --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req]\n", argv[0]);
             return 2;
         }
     }
