@@ -111,7 +111,8 @@ struct vq {
 static struct dev {
     int sock;
     uint64_t features, protocol;
-    int no_backend_req; /* --no-backend-req: do not offer BACKEND_REQ */
+    int no_backend_req; /* --no-backend-req: do not offer BACKEND_REQ (shows
+                           that virtio_uml 6.1 cannot probe without it) */
     struct map map[VU_MAX_REGIONS];
     uint32_t nmap;
     struct vq vq[2];
@@ -272,8 +273,9 @@ static int vu_handle_one(void)
         logf_("features 0x%" PRIx64, p.u64);
         break;
     case VU_GET_PROTOCOL_FEATURES:
-        /* BACKEND_REQ: the kernel then holds a pipe from us whose end of
-         * file tells it that we are gone */
+        /* BACKEND_REQ: 6.1's virtio_uml allocates its interrupt only with
+         * it (the probe fails without), and the end of file of that pipe
+         * tells it that we are gone */
         rc = vu_reply_u64(&h, (1ull << VU_PROTOCOL_F_REPLY_ACK) |
                                   (D.no_backend_req ? 0 : (1ull << VU_PROTOCOL_F_BACKEND_REQ)));
         replied = 1;
