@@ -100,6 +100,7 @@ void expect_clean_log(const std::string &log, const char *what)
 
 struct Uml : ::testing::Test {
     std::string dir, kernel;
+    std::vector<pid_t> children; /* killed at the end, whatever happened */
     void SetUp() override
     {
         FILE *p = popen(MDCOM_SOURCE_DIR "/scripts/uml-kernel", "r");
@@ -121,6 +122,11 @@ struct Uml : ::testing::Test {
     }
     void TearDown() override
     {
+        for (pid_t p : children)
+            if (waitpid(p, nullptr, WNOHANG) == 0) {
+                kill(p, SIGKILL);
+                waitpid(p, nullptr, 0);
+            }
         if (!dir.empty() && !HasFailure())
             (void)!system(("rm -rf " + dir).c_str());
         else if (!dir.empty())
@@ -128,16 +134,20 @@ struct Uml : ::testing::Test {
     }
     pid_t device(const std::string &log)
     {
-        return spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock"}, dir + "/" + log);
+        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock"}, dir + "/" + log);
+        children.push_back(p);
+        return p;
     }
     pid_t boot(const std::string &out, const std::string &mode, long n)
     {
         mkdir(out.c_str(), 0755);
-        return spawn({kernel, "mem=128M", "rootfstype=hostfs", "rootflags=/", "rw",
+        pid_t p = spawn({kernel, "mem=128M", "rootfstype=hostfs", "rootflags=/", "rw",
                       "init=" MDCOM_UML_GUEST, "virtio_uml.device=" + dir + "/vu.sock:7", "con=null",
                       "con0=null,fd:1", "ssl=null", "mdcom_out=" + out, "mdcom_mode=" + mode,
                       "mdcom_n=" + std::to_string(n)},
                      out + "/console.log");
+        children.push_back(p);
+        return p;
     }
 };
 
