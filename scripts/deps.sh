@@ -62,3 +62,20 @@ if ! python3 -c 'import zenoh' 2>/dev/null; then
     python3 -m pip install -q --break-system-packages "$ZENOH_PY" ||
     echo "mdcom: could not install $ZENOH_PY: the bridge tests (tests/bridge) will skip" >&2
 fi
+
+# The UML kernel of tests/kernel (scripts/uml-kernel builds it from this source
+# package, once per config). Installed on its own so that a distribution
+# without the package only skips that test; MDCOM_NO_KERNEL=1 skips it here.
+if [[ -z "${MDCOM_NO_KERNEL:-}" && $(uname -m) == x86_64 ]]; then
+  kmissing=()
+  [[ -f /usr/src/linux-source-6.1.tar.xz ]] || kmissing+=(linux-source-6.1)
+  for t in flex bison bc; do command -v $t >/dev/null || kmissing+=($t); done
+  if ((${#kmissing[@]})); then
+    echo "mdcom: installing ${kmissing[*]} (UML kernel for tests/kernel)" >&2
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends "${kmissing[@]}" >/dev/null; } ||
+      echo "mdcom: ${kmissing[*]} not installable here: tests/kernel will be skipped" >&2
+  fi
+fi

@@ -260,6 +260,21 @@ typedef struct mdcom_rpmsg_bind {
 int mdcom_rpmsg_bind_legacy_vrings(mdcom_rpmsg_bind *b, void *vring0, void *vring1, uint32_t num,
                                    uint32_t align);
 
+/* For a remote whose host does not say where its buffer pool lies (the
+ * vhost-user case: a device only learns the vrings): find pool_da from the
+ * RX buffers the host posted in vring 0. Linux virtio_rpmsg_bus (and
+ * OpenAMP's host) allocate the 2 * num buffers in one block, RX half first,
+ * and post every RX buffer before their first notification, so the lowest
+ * posted address is the pool's. Call it after that notification, with
+ * b->vring[0], b->num and b->buf_size set; it only reads the ring. Every
+ * posted descriptor must be one device-writable buffer of buf_size bytes at
+ * pool_da + k * buf_size, k < num.
+ * 0 and b->pool_da; -EAGAIN (nothing posted yet), -EPROTO (a posted entry
+ * breaks the rule: the host lays out its pool otherwise), -EINVAL (bad b).
+ * The caller then sets b->pool to its own mapping of
+ * [pool_da, pool_da + 2 * num * buf_size). */
+int mdcom_rpmsg_bind_find_pool(mdcom_rpmsg_bind *b);
+
 /* Start an instance on bound memory. opts->geometry and opts->addr_base are
  * ignored (b gives them); everything else as mdcom_rpmsg_init.
  * HOST: zeroes and formats both vrings, posts its RX buffers; with a status

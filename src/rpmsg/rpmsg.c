@@ -947,6 +947,57 @@ int mdcom_rpmsg_bind_legacy_vrings(mdcom_rpmsg_bind *b, void *vring0, void *vrin
     return 0;
 }
 
+int mdcom_rpmsg_bind_find_pool(mdcom_rpmsg_bind *b)
+{
+    const uint8_t *avail, *desc;
+    uint64_t lo = UINT64_MAX, span;
+    uint16_t n, k;
+    if (!b || !b->vring[0].desc || !b->vring[0].avail || !is_pow2(b->num) ||
+        b->num > MDCOM_RPMSG_MAX_NUM_BUFS || b->buf_size < MDCOM_RPMSG_MIN_BUF_SIZE ||
+        b->buf_size > MDCOM_RPMSG_MAX_BUF_SIZE || b->buf_size % 16u != 0)
+        return -EINVAL;
+    avail = (const uint8_t *)b->vring[0].avail;
+    desc = (const uint8_t *)b->vring[0].desc;
+    /* acquire: the ring entries and descriptors the host wrote before it
+     * published avail.idx are visible once we see idx */
+    n = MDCOM_LE16(atomic_load_explicit((const _Atomic uint16_t *)(const void *)(avail + 2),
+                                        memory_order_acquire));
+    if (n == 0)
+        return -EAGAIN;
+    if (n > b->num)
+        return -EPROTO;
+    span = (uint64_t)b->num * b->buf_size; /* the RX half of the pool */
+    /* two passes over the host's entries, each read once per pass and
+     * checked before use: the lowest address, then every address inside
+     * [lo, lo + span) on a buffer boundary */
+    for (k = 0; k < n; k++) {
+        uint16_t h = mdcom_rd16(avail + 4u + 2u * k);
+        const uint8_t *d;
+        uint64_t a;
+        if (h >= b->num)
+            return -EPROTO;
+        d = desc + 16u * h;
+        if (mdcom_rd32(d + 8) != b->buf_size || mdcom_rd16(d + 12) != MDCOM_VQ_DESC_F_WRITE)
+            return -EPROTO;
+        a = mdcom_rd64(d);
+        if (a < lo)
+            lo = a;
+    }
+    if (lo > UINT64_MAX - 2u * span)
+        return -EPROTO;
+    for (k = 0; k < n; k++) {
+        uint16_t h = mdcom_rd16(avail + 4u + 2u * k);
+        uint64_t a;
+        if (h >= b->num)
+            return -EPROTO;
+        a = mdcom_rd64(desc + 16u * h);
+        if (a < lo || a - lo >= span || (a - lo) % b->buf_size != 0)
+            return -EPROTO;
+    }
+    b->pool_da = lo;
+    return 0;
+}
+
 static void rp_status_set(const struct mdcom_rpmsg *r, uint32_t st, memory_order mo)
 {
     atomic_store_explicit((_Atomic uint8_t *)(void *)r->bind.status, (uint8_t)st, mo);

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * uml_guest - the program a User-Mode Linux kernel runs as init (tests/kernel).
+ * Built on the host: UML runs host x86_64 binaries, and the root file system
+ * is the host's (rootfstype=hostfs).
+ *
+ * It talks to vhost-rpmsg (the mdcom RPMsg remote) through the kernel's own
+ * RPMsg host: virtio_rpmsg_bus, rpmsg_ctrl (/dev/rpmsg_ctrl0) and rpmsg_char
+ * (/dev/rpmsgN). Kernel command line parameters of the form key=value arrive
+ * as environment variables:
+ *   mdcom_out=DIR     results: DIR/guest.log, DIR/dmesg-*.txt (required)
+ *   mdcom_mode=MODE   full | quick | bench
+ *   mdcom_n=N         echoes (full/quick), round trips per size (bench)
+ *   mdcom_seed=S      seed of the random lengths
+ * Every step writes one line to guest.log ("OK ...", "FAIL ...", "INFO ...",
+ * "BENCH ...", "READY_FOR_KILL", "DONE"); the host test reads it.
+ * Ends with a power-off (init must not exit).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/rpmsg.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ECHO_ADDR_ENV "mdcom_echo_addr"
+#define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
+#define KSVC_ADDR 0x500u    /* the service this side announces */
+#define MAX_PAYLOAD 496u
+
+static FILE *glog;
+static const char *outdir;
+static int failures;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (glog) {
+        vfprintf(glog, fmt, ap);
+        fputc('\n', glog);
+        fflush(glog);
+        fsync(fileno(glog));
+    }
+    va_end(ap);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    putchar('\n');
+    fflush(stdout);
+    va_end(ap);
+}
+
+#define FAIL(...) (failures++, say("FAIL " __VA_ARGS__))
+
+static void power_off(void)
+{
+    sync();
+    reboot(RB_POWER_OFF);
+    for (;;)
+        pause();
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static uint64_t rng;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 11);
+}
+
+static int wait_path(const char *p, int present, int ms)
+{
+    for (int t = 0; t < ms; t += 10) {
+        if ((access(p, F_OK) == 0) == present)
+            return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
+static long read_num(const char *path)
+{
+    char b[32] = {0};
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof(b) - 1);
+    close(fd);
+    return n > 0 ? strtol(b, NULL, 0) : -1;
+}
+
+/* The kernel has no devtmpfs (tests/kernel/uml.config says why): create
+ * /dev/<name> from /sys/class/rpmsg/<name>/dev on the tmpfs mounted at /dev.
+ * 0 or -1 (no such device). */
+static int make_node(const char *name)
+{
+    char p[300], b[32] = {0};
+    unsigned maj, min;
+    struct stat st;
+    snprintf(p, sizeof(p), "/sys/class/rpmsg/%s/dev", name);
+    int fd = open(p, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof(b) - 1);
+    close(fd);
+    if (n <= 0 || sscanf(b, "%u:%u", &maj, &min) != 2)
+        return -1;
+    snprintf(p, sizeof(p), "/dev/%s", name);
+    if (stat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(maj, min))
+        return 0;
+    unlink(p);
+    return mknod(p, S_IFCHR | 0600, makedev(maj, min));
+}
+
+/* /dev/rpmsgN of the endpoint device with this src (or any src: -1) and dst;
+ * -1 when none. */
+static int find_eptdev(long src, long dst, char *dev, size_t cap)
+{
+    DIR *d = opendir("/sys/class/rpmsg");
+    struct dirent *e;
+    int found = -1;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        char p[300];
+        if (strncmp(e->d_name, "rpmsg", 5) || strncmp(e->d_name, "rpmsg_ctrl", 10) == 0 ||
+            strlen(e->d_name) > 200)
+            continue;
+        snprintf(p, sizeof(p), "/sys/class/rpmsg/%s/dst", e->d_name);
+        long dd = read_num(p);
+        snprintf(p, sizeof(p), "/sys/class/rpmsg/%s/src", e->d_name);
+        long ss = read_num(p);
+        if (dd == dst && (src < 0 || ss == src) && make_node(e->d_name) == 0) {
+            snprintf(dev, cap, "/dev/%s", e->d_name);
+            found = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static int wait_eptdev(long src, long dst, char *dev, size_t cap, int ms)
+{
+    for (int t = 0; t < ms; t += 10) {
+        if (find_eptdev(src, dst, dev, cap) == 0 && access(dev, F_OK) == 0)
+            return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* read one message with a timeout: length, 0 on timeout, -errno */
+static ssize_t read_msg(int fd, void *buf, size_t cap, int ms)
+{
+    struct pollfd pf = {fd, POLLIN, 0};
+    int n = poll(&pf, 1, ms);
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return 0;
+    ssize_t r = read(fd, buf, cap);
+    return r < 0 ? -errno : r;
+}
+
+static void save_dmesg(const char *name)
+{
+    static char buf[1 << 20];
+    char p[512];
+    int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf));
+    snprintf(p, sizeof(p), "%s/%s", outdir, name);
+    FILE *f = fopen(p, "w");
+    if (f && n > 0)
+        fwrite(buf, 1, (size_t)n, f);
+    if (f) {
+        fflush(f);
+        fsync(fileno(f));
+        fclose(f);
+    }
+}
+
+/* Open an endpoint to the echo service through rpmsg_ctrl. */
+static int open_echo_ept(int ctrl, uint32_t echo_addr, uint32_t src, char *dev, size_t cap)
+{
+    struct rpmsg_endpoint_info ei;
+    memset(&ei, 0, sizeof(ei));
+    snprintf(ei.name, sizeof(ei.name), "mdcom-echo");
+    ei.src = src;
+    ei.dst = echo_addr;
+    if (ioctl(ctrl, RPMSG_CREATE_EPT_IOCTL, &ei) != 0) {
+        FAIL("RPMSG_CREATE_EPT_IOCTL: %s", strerror(errno));
+        return -1;
+    }
+    if (wait_eptdev(src, echo_addr, dev, cap, 5000) != 0) {
+        FAIL("no /dev/rpmsgN for the created endpoint");
+        return -1;
+    }
+    int fd = open(dev, O_RDWR);
+    if (fd < 0)
+        FAIL("open %s: %s", dev, strerror(errno));
+    return fd;
+}
+
+static int ctl_request(int fd, const char *req, char *out, size_t cap)
+{
+    /* the control endpoint answers on the same endpoint device: send with
+     * the eptdev bound to CTL_ADDR */
+    if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+        return -1;
+    ssize_t n = read_msg(fd, out, cap - 1, 5000);
+    if (n <= 0)
+        return -1;
+    out[n] = 0;
+    return 0;
+}
+
+static int echo_run(int fd, int ctl, long n)
+{
+    uint8_t tx[MAX_PAYLOAD], rx[MAX_PAYLOAD + 16];
+    uint32_t crc = 0;
+    char st[64];
+    if (ctl_request(ctl, "R", st, sizeof(st)) != 0 || strcmp(st, "OK") != 0) {
+        FAIL("control reset");
+        return -1;
+    }
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        uint32_t len = 1 + rnd() % MAX_PAYLOAD;
+        for (uint32_t k = 0; k < len; k++)
+            tx[k] = (uint8_t)rnd();
+        crc = crc32_update(crc, tx, len);
+        ssize_t w = write(fd, tx, len);
+        if (w != (ssize_t)len) {
+            FAIL("echo %ld: write %zd (%s)", i, w, strerror(errno));
+            return -1;
+        }
+        ssize_t r = read_msg(fd, rx, sizeof(rx), 10000);
+        if (r != (ssize_t)len || memcmp(rx, tx, len) != 0) {
+            FAIL("echo %ld: sent %u bytes, got %zd%s", i, len, r, r == (ssize_t)len ? " (different)" : "");
+            return -1;
+        }
+        if (crc32_update(0, rx, len) != crc32_update(0, tx, len)) {
+            FAIL("echo %ld: crc", i);
+            return -1;
+        }
+    }
+    uint64_t dt = now_ns() - t0;
+    if (ctl_request(ctl, "S", st, sizeof(st)) != 0) {
+        FAIL("control stats");
+        return -1;
+    }
+    unsigned long long cnt = 0;
+    unsigned int dcrc = 0;
+    if (sscanf(st, "%llu %x", &cnt, &dcrc) != 2 || cnt != (unsigned long long)n || dcrc != crc) {
+        FAIL("device saw %s, expected %ld %08x", st, n, crc);
+        return -1;
+    }
+    say("OK echo %ld messages, random lengths 1..%u, crc %08x matches the device's, %.1f us/round trip",
+        n, MAX_PAYLOAD, crc, (double)dt / (double)n / 1000.0);
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench_run(int fd, long n)
+{
+    static uint64_t t[100000];
+    uint8_t tx[MAX_PAYLOAD], rx[MAX_PAYLOAD + 16];
+    const uint32_t sizes[2] = {64, 496};
+    if (n > 100000)
+        n = 100000;
+    memset(tx, 0x5a, sizeof(tx));
+    for (int s = 0; s < 2; s++) {
+        for (long i = -200; i < n; i++) { /* 200 warm-up round trips */
+            uint64_t t0 = now_ns();
+            if (write(fd, tx, sizes[s]) != (ssize_t)sizes[s] ||
+                read_msg(fd, rx, sizeof(rx), 10000) != (ssize_t)sizes[s]) {
+                FAIL("bench %u B: round trip %ld", sizes[s], i);
+                return;
+            }
+            if (i >= 0)
+                t[i] = now_ns() - t0;
+        }
+        qsort(t, (size_t)n, sizeof(t[0]), cmp_u64);
+        uint64_t sum = 0;
+        for (long i = 0; i < n; i++)
+            sum += t[i];
+        say("BENCH size=%u n=%ld p50_ns=%llu p99_ns=%llu mean_ns=%llu", sizes[s], n,
+            (unsigned long long)t[n / 2], (unsigned long long)t[(n * 99) / 100],
+            (unsigned long long)(sum / (uint64_t)n));
+    }
+}
+
+int main(void)
+{
+    const char *mode = getenv("mdcom_mode");
+    const char *ns = getenv("mdcom_n");
+    const char *seed = getenv("mdcom_seed");
+    long n = ns ? strtol(ns, NULL, 0) : 10000;
+    char p[512], dev[300], dev2[300], buf[600];
+    outdir = getenv("mdcom_out");
+    if (!mode)
+        mode = "full";
+    rng = seed ? strtoull(seed, NULL, 0) : 0x9E3779B97F4A7C15ull;
+    if (!rng)
+        rng = 1;
+    mount("proc", "/proc", "proc", 0, NULL);
+    mount("sysfs", "/sys", "sysfs", 0, NULL);
+    /* over the host's /dev, inside this kernel only */
+    mount("tmpfs", "/dev", "tmpfs", 0, "mode=755");
+    if (!outdir) {
+        printf("uml_guest: no mdcom_out= on the kernel command line\n");
+        power_off();
+    }
+    snprintf(p, sizeof(p), "%s/guest.log", outdir);
+    glog = fopen(p, "w");
+    say("INFO mode %s n %ld", mode, n);
+
+    /* 1. the kernel probed the virtio device and the remote announced
+     *    "rpmsg-raw": rpmsg_ctrl0 and an rpmsg_char device for it */
+    if (wait_path("/sys/class/rpmsg/rpmsg_ctrl0/dev", 1, 10000) != 0 || make_node("rpmsg_ctrl0") != 0) {
+        FAIL("no rpmsg_ctrl0 after 10 s");
+        goto out;
+    }
+    long echo_addr = -1;
+    for (int t = 0; t < 500 && echo_addr < 0; t++) {
+        DIR *d = opendir("/sys/bus/rpmsg/devices");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            const char *s = strstr(e->d_name, ".rpmsg-raw.");
+            if (s && strstr(e->d_name, ".-1.")) { /* a channel from the remote's announcement */
+                const char *last = strrchr(e->d_name, '.');
+                echo_addr = strtol(last + 1, NULL, 10);
+                say("OK name service remote->kernel: channel %s", e->d_name);
+            }
+        }
+        if (d)
+            closedir(d);
+        if (echo_addr < 0)
+            usleep(10000);
+    }
+    if (echo_addr < 0) {
+        FAIL("no rpmsg-raw channel announced by the remote");
+        goto out;
+    }
+    if (wait_eptdev(-1, echo_addr, dev, sizeof(dev), 5000) != 0) {
+        FAIL("rpmsg_char did not bind the announced rpmsg-raw channel");
+        goto out;
+    }
+    say("OK rpmsg_char bound the announced channel as %s", dev);
+
+    int ctrl = open("/dev/rpmsg_ctrl0", O_RDWR);
+    if (ctrl < 0) {
+        FAIL("open /dev/rpmsg_ctrl0: %s", strerror(errno));
+        goto out;
+    }
+    /* 2. an endpoint of our own to the echo service, one to the control */
+    int fd = open_echo_ept(ctrl, (uint32_t)echo_addr, 0x600, dev, sizeof(dev));
+    struct rpmsg_endpoint_info ci;
+    memset(&ci, 0, sizeof(ci));
+    snprintf(ci.name, sizeof(ci.name), "mdcom-ctl");
+    ci.src = 0x601;
+    ci.dst = CTL_ADDR;
+    int ctl = -1;
+    if (ioctl(ctrl, RPMSG_CREATE_EPT_IOCTL, &ci) == 0 && wait_eptdev(0x601, CTL_ADDR, dev2, sizeof(dev2), 5000) == 0)
+        ctl = open(dev2, O_RDWR);
+    if (fd < 0 || ctl < 0) {
+        FAIL("endpoints (echo %d, control %d)", fd, ctl);
+        goto out;
+    }
+    say("OK RPMSG_CREATE_EPT_IOCTL: %s -> 0x%lx, %s -> 0x%x", dev, echo_addr, dev2, CTL_ADDR);
+
+    if (!strcmp(mode, "bench")) {
+        bench_run(fd, n);
+        goto out;
+    }
+    if (echo_run(fd, ctl, n) != 0)
+        goto out;
+
+    /* 3. name service kernel -> remote: a local rpmsg-raw channel with a
+     *    fixed address is announced; the remote answers "hello rpmsg-raw" */
+    struct rpmsg_endpoint_info di;
+    memset(&di, 0, sizeof(di));
+    snprintf(di.name, sizeof(di.name), "rpmsg-raw");
+    di.src = KSVC_ADDR;
+    di.dst = RPMSG_ADDR_ANY;
+    if (ioctl(ctrl, RPMSG_CREATE_DEV_IOCTL, &di) != 0) {
+        FAIL("RPMSG_CREATE_DEV_IOCTL: %s", strerror(errno));
+        goto out;
+    }
+    char dev3[300];
+    /* rpmsg_char prints an unset dst (RPMSG_ADDR_ANY) as -1 */
+    if (wait_eptdev(KSVC_ADDR, -1, dev3, sizeof(dev3), 5000) != 0) {
+        FAIL("no /dev/rpmsgN for the local channel");
+        goto out;
+    }
+    int kfd = open(dev3, O_RDWR);
+    ssize_t hn = kfd >= 0 ? read_msg(kfd, buf, sizeof(buf) - 1, 5000) : -1;
+    if (hn <= 0) {
+        FAIL("no answer to the kernel's announcement on %s (%zd)", dev3, hn);
+        goto out;
+    }
+    buf[hn] = 0;
+    if (strcmp(buf, "hello rpmsg-raw") != 0) {
+        FAIL("answer to the announcement: '%s'", buf);
+        goto out;
+    }
+    say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'", KSVC_ADDR, buf);
+    close(kfd);
+    if (ioctl(ctrl, RPMSG_RELEASE_DEV_IOCTL, &di) != 0) {
+        FAIL("RPMSG_RELEASE_DEV_IOCTL: %s", strerror(errno));
+        goto out;
+    }
+    say("OK released the local channel (the remote logs the destroy announcement)");
+    /* the destroy announcement reaches the remote before the next echo does */
+    if (ctl_request(ctl, "S", buf, sizeof(buf)) != 0) {
+        FAIL("control after release");
+        goto out;
+    }
+    save_dmesg("dmesg-run.txt");
+    if (!strcmp(mode, "quick"))
+        goto out;
+
+    /* 4. the remote is killed: what does the kernel do? */
+    say("READY_FOR_KILL");
+    uint64_t t0 = now_ns();
+    struct pollfd pf = {fd, POLLIN, 0};
+    int pr = poll(&pf, 1, 30000);
+    ssize_t rr = pr > 0 ? read(fd, buf, sizeof(buf)) : 0;
+    int rerr = rr < 0 ? errno : 0;
+    say("INFO after kill: poll %d revents 0x%x read %zd (%s) after %.1f ms", pr, pr > 0 ? pf.revents : 0, rr,
+        rerr ? strerror(rerr) : "-", (double)(now_ns() - t0) / 1e6);
+    int gone = wait_path("/sys/class/rpmsg/rpmsg_ctrl0", 0, 10000) == 0;
+    ssize_t wr = write(fd, "x", 1);
+    int werr = wr < 0 ? errno : 0;
+    say("INFO after kill: /dev/rpmsg_ctrl0 %s, write %zd (%s)", gone ? "removed" : "still there", wr,
+        werr ? strerror(werr) : "-");
+    if (pr > 0 && rerr == EPIPE && gone && werr == EPIPE)
+        say("OK device loss: readers woken with EPIPE, writes fail with EPIPE, rpmsg_ctrl0 removed");
+    else
+        FAIL("device loss not seen as expected");
+    sleep(1);
+    save_dmesg("dmesg-kill.txt");
+out:
+    say("DONE failures=%d", failures);
+    power_off();
+    return 0;
+}
