@@ -167,9 +167,8 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
  * channel usually sits in the block after the last one dequeued. A receiver
  * that polls prefetches that block's first line and its state word along
  * with the slot: when the slot turns full, the two lines it points to are
- * already on their way instead of being fetched one after the other (on the
- * x86 test host, medians of 8 interleaved runs, 64 B polled round trips:
- * zero-copy 246 -> 230 ns, copy 325 -> 270 ns). Only a hint:
+ * already on their way instead of being fetched one after the other
+ * (docs/benchmarks.md has what it saves). Only a hint:
  * a wrong guess costs a prefetch, never a wrong read, since everything is
  * still read from the slot and validated after. */
 static inline void rx_prefetch(struct mdcom_fifoch *ch)
@@ -188,10 +187,8 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
  * word and block (last written or read by the receiver) are fetched only
  * when alloc, the copy and enqueue reach them, one after the other.
  * Asking for all three lines for writing before the first use overlaps the
- * transfers (x86 test host, 64 B polled round trips, medians of 8
- * interleaved runs: zero-copy 211-226 -> 180-190 ns, copy 260-270 -> 226-230
- * ns; the slot line brings most of it, the state word and block line the
- * rest for copy). Hints only: a guess that turns out wrong (the hint block
+ * transfers (docs/benchmarks.md: the slot line brings most of the gain, the
+ * state word and block line the rest for copy). Hints only: a guess that turns out wrong (the hint block
  * is not free, another producer takes the position) costs a prefetch. */
 static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
 {

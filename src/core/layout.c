@@ -191,9 +191,11 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
                              "domains: exactly one domain must have role master");
 
     lay->dom_off = MDCOM_HDR_SIZE;
-    lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * 32u, MDCOM_PAD);
-    lay->dir_off = (uint32_t)align_up(lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_PAD);
-    off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * 64u, MDCOM_PAD);
+    lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * sizeof(mdcom_wire_domain),
+                                       MDCOM_PAD);
+    lay->dir_off = (uint32_t)align_up(
+        lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_PAD);
+    off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * sizeof(mdcom_wire_dirent), MDCOM_PAD);
     lay->data_off = (uint32_t)off;
 
     for (i = 0; i < cfg->n_channels; i++) {
@@ -239,8 +241,9 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
                 return cfg_fail(e, cfg, "channels", i, c->name, "block_size: too large");
             cl.stride = (uint32_t)st;
             cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
-            cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * 16u, MDCOM_PAD);
-            cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * 4u,
+            cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * sizeof(mdcom_wire_qslot),
+                                               MDCOM_PAD);
+            cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * sizeof(mdcom_aword),
                                                MDCOM_PAD);
             sz = cl.blocks_off + (uint64_t)cl.stride * cl.block_count;
             if (sz > 0xffffffffu || off + sz > 0xffffffffu)
