@@ -27,7 +27,7 @@ CMAKE = os.environ.get("MDCOM_CMAKE", "cmake")
 CPACK = os.environ.get("MDCOM_CPACK", "cpack")
 VERSION = os.environ["MDCOM_VERSION"]
 CONSUMER = SRC / "examples" / "consumer"
-HEADERS = ["mdcom.h", "platform.h", "rpmsg.h", "doorbell_uart.h", "events.h", "linux_soc.h", "wire.h"]
+HEADERS = ["mdcom.h", "platform.h", "rpmsg.h", "events.h", "linux_soc.h", "wire.h"]
 
 
 def run(cmd, **kw):
