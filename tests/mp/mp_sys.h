@@ -89,6 +89,17 @@ protected:
     }
 };
 
+/* The same with the two-domain system of most tests on that region. */
+class TwoDomainFixture : public MpFixture {
+protected:
+    System sys_ = System::two_domains("");
+    void SetUp() override
+    {
+        MpFixture::SetUp();
+        sys_.region = region_;
+    }
+};
+
 } // namespace mdt
 
 #endif /* MDCOM_TESTS_MP_SYS_H */
