@@ -39,6 +39,14 @@ typedef _Atomic uint32_t mdcom_aword;
 /* proc_alive's token for "whatever process has this pid now". */
 #define MDCOM_TOKEN_ANY 0xffffffffu
 
+/* Foreign pids: a process id with bit 31 set names a process of a domain
+ * that is not an OS process of this port (firmware on another core:
+ * ports/baremetal's MDCOM_BM_PID). No Linux pid has it (pids stay below
+ * 2^22). The Linux port answers "unknown" for them; a platform that can see
+ * the other core (a doorbell link) may judge them. */
+#define MDCOM_PID_FOREIGN 0x80000000u
+#define MDCOM_PID_IS_FOREIGN(pid) (((uint32_t)(pid)&MDCOM_PID_FOREIGN) != 0u)
+
 MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 /* A mapped region. */

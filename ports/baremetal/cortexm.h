@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mdcom/platform.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -118,9 +120,9 @@ void mdcom_bm_doorbell_raise(void);
 uint32_t mdcom_bm_doorbell_count(void);
 
 /* Process identity of this image (port_baremetal.c): pid and token written
- * into the region's process table. The pid has bit 31 set (no Linux pid
- * has), the token changes at every boot (see port_baremetal.c). */
-#define MDCOM_BM_PID 0x80000001u
+ * into the region's process table. The pid is foreign (MDCOM_PID_FOREIGN,
+ * mdcom/platform.h), the token changes at every boot (see port_baremetal.c). */
+#define MDCOM_BM_PID (MDCOM_PID_FOREIGN | 1u)
 uint32_t mdcom_bm_boot_token(void);
 
 #ifdef __cplusplus

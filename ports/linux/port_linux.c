@@ -412,11 +412,11 @@ static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
     (void)ctx;
     if (pid == 0)
         return 0;
-    /* Linux pids stay below PID_MAX_LIMIT (2^22): a larger id is a process
-     * of another kind of domain (firmware uses ids with bit 31 set). Its
-     * liveness is not ours to judge: unknown, which counts as alive (its
-     * doorbell's platform may know better, see doorbell_uart.c). */
-    if (pid >= 4194304u)
+    /* Linux pids stay below PID_MAX_LIMIT (2^22): a foreign pid
+     * (MDCOM_PID_IS_FOREIGN) or any other larger id is a process of another
+     * kind of domain. Its liveness is not ours to judge: unknown, which
+     * counts as alive (a platform with a link to it may know better). */
+    if (MDCOM_PID_IS_FOREIGN(pid) || pid >= 4194304u)
         return -ENOSYS;
     if (token == 0)
         return 0; /* a Linux process' token is never 0 (lx_token) */

@@ -29,14 +29,8 @@ namespace {
 
 constexpr uint32_t kA = 0, kB = 1;
 
-class Events : public MpFixture {
+class Events : public TwoDomainFixture {
 protected:
-    System sys_ = System::two_domains("x");
-    void SetUp() override
-    {
-        MpFixture::SetUp();
-        sys_.region = region_;
-    }
     void chans(uint32_t n)
     {
         static std::vector<std::string> names;

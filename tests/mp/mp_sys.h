@@ -13,32 +13,12 @@
 
 #include "mdcom/mdcom.h"
 #include "mp/mp_util.h"
+#include "support/inst.h"
 
 namespace mdt {
 
-inline mdcom_channel_cfg fifo_cfg(const char *name, uint32_t block_size, uint32_t block_count,
-                                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
-{
-    mdcom_channel_cfg c{};
-    c.name = name;
-    c.type = MDCOM_CHAN_FIFO;
-    c.block_size = block_size;
-    c.block_count = block_count;
-    c.queue_depth = queue_depth;
-    c.senders = senders;
-    c.receivers = receivers;
-    return c;
-}
-
-inline mdcom_channel_cfg smem_cfg(const char *name, uint32_t size, uint32_t users)
-{
-    mdcom_channel_cfg c{};
-    c.name = name;
-    c.type = MDCOM_CHAN_SMEM;
-    c.size = size;
-    c.users = users;
-    return c;
-}
+using tsup::fifo_cfg;
+using tsup::smem_cfg;
 
 /* A configuration that owns its storage. Build it before fork(): children
  * get a copy of everything. */
@@ -92,24 +72,7 @@ inline int attach(mdcom_t **m, const mdcom_config *cfg, uint32_t domain, int64_t
     return r;
 }
 
-/* An attachment of the test's main process, detached at scope exit even when
- * an assertion fails (so a failed test does not leak an instance slot). */
-struct Inst {
-    mdcom_t *m = nullptr;
-    Inst() = default;
-    Inst(const Inst &) = delete;
-    Inst &operator=(const Inst &) = delete;
-    ~Inst() { term(); }
-    int term()
-    {
-        int r = 0;
-        if (m)
-            r = mdcom_term(m);
-        m = nullptr;
-        return r;
-    }
-    operator mdcom_t *() const { return m; }
-};
+using tsup::Inst; /* support/inst.h */
 
 /* Test fixture base: a unique region name, children killed and the region
  * file removed at the end whatever happened. */
@@ -123,6 +86,17 @@ protected:
     {
         kids_.kill_all();
         region_remove(region_);
+    }
+};
+
+/* The same with the two-domain system of most tests on that region. */
+class TwoDomainFixture : public MpFixture {
+protected:
+    System sys_ = System::two_domains("");
+    void SetUp() override
+    {
+        MpFixture::SetUp();
+        sys_.region = region_;
     }
 };
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mp_util.h - helpers for tests that use real processes and real shared memory:
- * forked children with a bounded wait, anonymous shared memory for test
- * bookkeeping, unique region names, a CRC-32, and clocks.
+ * forked children with a bounded wait and anonymous shared memory for test
+ * bookkeeping; clocks, region names and the CRC-32 come from
+ * support/common.h.
  *
  * Used by tests/mp and tests/conformance (header only, C++17).
  */
@@ -30,88 +31,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "support/common.h"
+
 namespace mdt {
 
-constexpr int64_t kMs = 1000000;     /* ns per millisecond */
-constexpr int64_t kSec = 1000000000; /* ns per second      */
-
-inline uint64_t now_ns()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-inline void sleep_ns(int64_t ns)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)(ns / kSec);
-    ts.tv_nsec = (long)(ns % kSec);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-inline void sleep_ms(int64_t ms) { sleep_ns(ms * kMs); }
-
-/* Poll pred() every millisecond for at most timeout_ns; true when it held. */
-template <class Pred>
-bool wait_until(Pred pred, int64_t timeout_ns)
-{
-    uint64_t end = now_ns() + (uint64_t)timeout_ns;
-    for (;;) {
-        if (pred())
-            return true;
-        if (now_ns() >= end)
-            return pred();
-        sleep_ms(1);
-    }
-}
-
-/* CRC-32 (IEEE 802.3: reflected, polynomial 0xEDB88320, init and final xor
- * 0xFFFFFFFF). Chainable: crc32(b, n, crc32(a, m)) == crc32(a || b). */
-inline uint32_t crc32(const void *data, size_t len, uint32_t crc = 0)
-{
-    static const std::array<uint32_t, 256> table = [] {
-        std::array<uint32_t, 256> t{};
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-        return t;
-    }();
-    const uint8_t *p = static_cast<const uint8_t *>(data);
-    crc = ~crc;
-    for (size_t i = 0; i < len; i++)
-        crc = table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-    return ~crc;
-}
-
-/* A region name unique to this process and call: "<tag>-<pid>-<n>". */
-inline std::string unique_region(const char *tag)
-{
-    static std::atomic<unsigned> counter{0};
-    return std::string(tag) + "-" + std::to_string((long)getpid()) + "-" +
-           std::to_string(counter.fetch_add(1) + 1);
-}
-
-/* Path of a Linux-port region file (honours $MDCOM_SHM_DIR like the port). */
-inline std::string region_path(const std::string &name)
-{
-    const char *dir = getenv("MDCOM_SHM_DIR");
-    if (!dir || !*dir)
-        dir = "/dev/shm";
-    return std::string(dir) + "/" + name;
-}
-
-inline bool region_exists(const std::string &name)
-{
-    struct stat st;
-    return lstat(region_path(name).c_str(), &st) == 0;
-}
-
-inline void region_remove(const std::string &name) { unlink(region_path(name).c_str()); }
+using tsup::crc32;
+using tsup::kMs;
+using tsup::kSec;
+using tsup::now_ns;
+using tsup::region_exists;
+using tsup::region_path;
+using tsup::region_remove;
+using tsup::sleep_ms;
+using tsup::sleep_ns;
+using tsup::unique_region;
+using tsup::wait_until;
 
 /* Anonymous MAP_SHARED memory visible to children forked afterwards. T must
  * be usable across processes (plain data, lock-free atomics). */

@@ -26,6 +26,7 @@
 #include "mdcom/wire.h"
 #include "mdcom/mdcom.h"
 #include "mp/mp_util.h"
+#include "support/common.h"
 
 namespace rel {
 
@@ -111,71 +112,9 @@ inline RunResult run(const std::vector<std::string> &argv, const std::vector<std
     return rr;
 }
 
-/* A read-only (or read-write, for a hostile peer) mapping of a region file. */
-class RegionView {
-public:
-    explicit RegionView(const std::string &path, bool writable = false)
-    {
-        fd_ = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
-        if (fd_ < 0)
-            return;
-        struct stat st;
-        if (fstat(fd_, &st) != 0 || st.st_size <= 0)
-            return;
-        void *p = mmap(nullptr, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0),
-                       MAP_SHARED, fd_, 0);
-        if (p == MAP_FAILED)
-            return;
-        base = (uint8_t *)p;
-        size = (size_t)st.st_size;
-    }
-    ~RegionView()
-    {
-        if (base)
-            munmap(base, size);
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    RegionView(const RegionView &) = delete;
-    RegionView &operator=(const RegionView &) = delete;
-    bool ok() const { return base != nullptr; }
-    uint32_t word(size_t off) const
-    {
-        return __atomic_load_n((const uint32_t *)(base + off), __ATOMIC_RELAXED);
-    }
-    void set_word(size_t off, uint32_t v) { __atomic_store_n((uint32_t *)(base + off), v, __ATOMIC_RELAXED); }
-
-    uint8_t *base = nullptr;
-    size_t size = 0;
-
-private:
-    int fd_ = -1;
-};
-
-/* The layout of cfg, computed by the core (the one function that does it). */
-struct Layout {
-    explicit Layout(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
-    {
-        rc = mdcom_wire_layout_compute(cfg, &lay, cl.data(), nullptr, 0);
-    }
-    int rc = -1;
-    mdcom_wire_layout lay{};
-    std::vector<mdcom_wire_chan_layout> cl;
-
-    size_t bstate_off(uint32_t ch, uint32_t id) const
-    {
-        return cl[ch].off + cl[ch].bstate_off + 4u * id;
-    }
-    size_t proc_off(uint32_t slot, size_t field) const
-    {
-        return lay.proc_off + sizeof(mdcom_wire_proc) * slot + field;
-    }
-    size_t proc_owner_off(uint32_t slot) const
-    {
-        return proc_off(slot, offsetof(mdcom_wire_proc, owner));
-    }
-    size_t proc_pid_off(uint32_t slot) const { return proc_off(slot, offsetof(mdcom_wire_proc, pid)); }
-};
+/* A mapping of a region file, and the layout of a config (support/common.h). */
+using RegionView = tsup::RegionMap;
+using Layout = tsup::Geometry;
 
 /* Block accounting of one FIFO channel, read from the region. */
 struct BlockCensus {

@@ -21,9 +21,9 @@
  *           known-defect state reported by name.
  *   SmemLockHolderKilled  the lock holder is killed; survivors see it dead.
  *
- * Tests named DISABLED_Core* are reproducers of what the core lacks for the
- * issue's guarantees (see docs/reliability.md); they fail today. Run them with
- * --gtest_also_run_disabled_tests.
+ * CoreGaps.Core* prove that gaps of the core's crash recovery are closed;
+ * CoreGaps.DISABLED_Core* reproduce the ones still open (docs/reliability.md)
+ * and fail. Run them with --gtest_also_run_disabled_tests.
  *
  *   MDCOM_REL_FAULT_KILLS=n      kills (default 200; scripts/reliability: 2000)
  *   MDCOM_REL_FAULT_DELAY_MS=n   maximum random delay before a kill (default 12)
@@ -575,14 +575,15 @@ TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
 }
 
 /* ------------------------------------------------------------------ */
-/* reproducers of core gaps (fail today; see docs/reliability.md)       */
+/* core gaps (docs/reliability.md): the enabled tests prove a gap closed, */
+/* the DISABLED_ ones reproduce a gap still open (they fail)             */
 /* ------------------------------------------------------------------ */
 
 class CoreGaps : public Faults {};
 
 /* A receiver killed while holding a dequeued block: the block should return
- * to the pool once the death is detected (issue: "within 100 ms of their next
- * call or wait"), not only when a later attach finds all 64 slots taken. */
+ * to the pool once the death is detected (docs/reliability.md: within 100 ms
+ * of the survivors' next call or wait), not only when a later attach finds all 64 slots taken. */
 TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
 {
     System s = fault_system(region_);
@@ -704,9 +705,9 @@ TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
 }
 
 /* A consumer killed between its position CAS and its block state store:
- * consumers never write queue slots, so the ring goes on (with the
- * Vyukov-style ring of wire version 1 the slot was never handed to the next
- * lap and every enqueue failed -EAGAIN after one lap). */
+ * consumers never write queue slots, so the ring goes on (in a ring whose
+ * consumers hand slots back, the slot would never reach the next lap and
+ * every enqueue would fail -EAGAIN after one lap). */
 TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
 {
     System s = fault_system(region_);
@@ -738,7 +739,7 @@ TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
 }
 
 /* The same death leaves the claimed block QUEUED in no slot: it should come
- * back to the pool (today it is lost until the channel is re-initialised). */
+ * back to the pool (while this gap is open it is lost until the channel is re-initialised). */
 TEST_F(CoreGaps, DISABLED_CoreOrphanQueuedBlockIsReclaimed)
 {
     System s = fault_system(region_);

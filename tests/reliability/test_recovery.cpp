@@ -34,14 +34,8 @@ namespace {
 
 constexpr uint32_t kDomA = 0, kDomB = 1; /* a: master, b: remote */
 
-class Recovery : public MpFixture {
+class Recovery : public TwoDomainFixture {
 protected:
-    System sys_ = System::two_domains("");
-    void SetUp() override
-    {
-        MpFixture::SetUp();
-        sys_.region = region_;
-    }
 
     /* A sleeper process (domain b, no spin) receives n messages on "ab";
      * before each send the test waits asleep_ms so that it sleeps in its

@@ -192,10 +192,10 @@ TEST_F(Security, ConfiguredGroupMemberCanAttach)
     EXPECT_EQ("", kids_.wait(c, 10 * kSec)) << "a member of the configured group could not attach";
 }
 
-/* Reproducer of a port gap (fails today): a remote attaches to a region file
- * whatever its owner and mode, so a user who squats the name (creates the
- * file first, world-writable, and formats it) becomes the master of every
- * remote that attaches. The remote should refuse a file that is not owned by
+/* Reproducer of a port gap (disabled, and needs root; the gap is open while
+ * it fails): a remote attaches to a region file whatever its owner and mode,
+ * so a user who squats the name (creates the file first, world-writable, and
+ * formats it) becomes the master of every remote that attaches. The remote should refuse a file that is not owned by
  * its own uid (or the configured group's owner) or that is world-accessible. */
 TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
 {

@@ -136,6 +136,18 @@ struct Side {
     }
 };
 
+/* End a host/remote pair over one area (a fixture's TearDown): terminate
+ * whichever side is up, then free the area. */
+inline void end_pair(Side &host, Side &remote, Area *&area)
+{
+    if (remote.r)
+        remote.term();
+    if (host.r)
+        host.term();
+    delete area;
+    area = nullptr;
+}
+
 /* Deterministic payload: byte i of message seq. */
 inline uint8_t pattern(uint32_t seq, size_t i) { return (uint8_t)(seq * 131u + i * 7u + (i >> 8)); }
 

@@ -17,6 +17,7 @@
 
 using rpt::Area;
 using rpt::Side;
+using rpt::end_pair;
 
 namespace {
 
@@ -69,14 +70,7 @@ struct Hostile : ::testing::Test {
         ASSERT_EQ(0, mdcom_vring_layout_compute(N, AL, &v0.l));
         v1.l = v0.l;
     }
-    void TearDown() override
-    {
-        if (remote.r)
-            remote.term();
-        if (host.r)
-            host.term();
-        delete area;
-    }
+    void TearDown() override { end_pair(host, remote, area); }
 
     void start_remote()
     {

@@ -14,6 +14,7 @@
 
 using rpt::Area;
 using rpt::Side;
+using rpt::end_pair;
 
 namespace {
 
@@ -33,14 +34,7 @@ struct Pair : ::testing::Test {
         ASSERT_EQ(0, host.init(area->p, area->size));
         ASSERT_EQ(0, remote.init(area->p, area->size));
     }
-    void TearDown() override
-    {
-        if (remote.r)
-            remote.term();
-        if (host.r)
-            host.term();
-        delete area;
-    }
+    void TearDown() override { end_pair(host, remote, area); }
 
     /* remote announces name; host learns it; host endpoint bound to it */
     void handshake(const char *name, mdcom_rpmsg_ept_t **hep, mdcom_rpmsg_ept_t **rep)

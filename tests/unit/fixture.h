@@ -44,48 +44,32 @@
 #include "mdcom/platform.h"
 
 #include "mdcom/wire.h"
+#include "support/common.h"
+#include "support/inst.h"
 #include "support/whitebox.h"
 
 namespace ut {
+
+using tsup::crc32;
+using tsup::errname;
+using tsup::Geometry;
+using tsup::Inst;
+using tsup::now_ns;
+using tsup::rd32;
+using tsup::region_exists;
+using tsup::region_path;
+using tsup::sleep_ms;
+using tsup::unique_region;
+using tsup::wr32;
 
 /* Domain ids used by most tests. */
 constexpr uint32_t kMaster = 0, kR1 = 1, kR2 = 2, kR3 = 3;
 constexpr uint32_t bit(uint32_t d) { return 1u << d; }
 
-inline uint64_t now_ns()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 constexpr int64_t ms(int64_t v) { return v * 1000000; }
 constexpr int64_t us(int64_t v) { return v * 1000; }
 
-inline void sleep_ms(long v)
-{
-    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
-    nanosleep(&ts, nullptr);
-}
-
-inline std::string unique_name(const char *tag = "ut")
-{
-    static std::atomic<unsigned> counter{0};
-    char buf[MDCOM_NAME_MAX];
-    std::snprintf(buf, sizeof(buf), "%s-%d-%u", tag, (int)getpid(), counter.fetch_add(1) + 1);
-    return buf;
-}
-
-inline std::string shm_path(const std::string &name)
-{
-    const char *dir = std::getenv("MDCOM_SHM_DIR");
-    return std::string(dir && *dir ? dir : "/dev/shm") + "/" + name;
-}
-
-inline bool shm_exists(const std::string &name)
-{
-    struct stat st;
-    return lstat(shm_path(name).c_str(), &st) == 0;
-}
+inline std::string unique_name(const char *tag = "ut") { return unique_region(tag).substr(0, MDCOM_NAME_MAX - 1); }
 
 /* Remove region files "ut...-<pid>-<n>" left by test processes that died
  * (e.g. a sanitizer abort skips destructors). Files of live processes, such
@@ -122,14 +106,6 @@ inline int remove_stale_regions()
 }
 inline const int stale_regions_removed = remove_stale_regions();
 
-/* "EPROTO: ..." for messages. */
-inline std::string errname(int r)
-{
-    if (r > 0)
-        return "+" + std::to_string(r);
-    return std::to_string(r) + " (" + mdcom_strerror(r) + ")";
-}
-
 inline ::testing::AssertionResult one_of(const char *expr, int r, std::initializer_list<int> ok)
 {
     for (int v : ok)
@@ -165,7 +141,7 @@ public:
         std::memset(&cfg_, 0, sizeof(cfg_));
         cfg_.group = -1;
     }
-    ~Config() { unlink(shm_path(region_).c_str()); }
+    ~Config() { unlink(region_path(region_).c_str()); }
     Config(const Config &) = delete;
     Config &operator=(const Config &) = delete;
 
@@ -190,27 +166,13 @@ public:
     Config &fifo(const std::string &name, uint32_t block_size, uint32_t block_count,
                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
     {
-        mdcom_channel_cfg c;
-        std::memset(&c, 0, sizeof(c));
-        c.name = keep(name);
-        c.type = MDCOM_CHAN_FIFO;
-        c.block_size = block_size;
-        c.block_count = block_count;
-        c.queue_depth = queue_depth;
-        c.senders = senders;
-        c.receivers = receivers;
-        chans.push_back(c);
+        chans.push_back(tsup::fifo_cfg(keep(name), block_size, block_count, queue_depth, senders,
+                                       receivers));
         return *this;
     }
     Config &smem(const std::string &name, uint32_t size, uint32_t users)
     {
-        mdcom_channel_cfg c;
-        std::memset(&c, 0, sizeof(c));
-        c.name = keep(name);
-        c.type = MDCOM_CHAN_SMEM;
-        c.size = size;
-        c.users = users;
-        chans.push_back(c);
+        chans.push_back(tsup::smem_cfg(keep(name), size, users));
         return *this;
     }
     Config &region_size(uint32_t v)
@@ -234,7 +196,7 @@ public:
         return &cfg_;
     }
     const std::string &name() const { return region_; }
-    std::string path() const { return shm_path(region_); }
+    std::string path() const { return region_path(region_); }
     /* stable storage for strings the tests put into the config */
     const char *keep(const std::string &s)
     {
@@ -251,120 +213,9 @@ private:
     mdcom_config cfg_;
 };
 
-/* One attachment. */
-class Inst {
-public:
-    Inst() = default;
-    ~Inst() { term(); }
-    Inst(const Inst &) = delete;
-    Inst &operator=(const Inst &) = delete;
-
-    int init(const mdcom_config *cfg, uint32_t domain, int64_t attach_timeout = 0,
-             uint32_t spin_ns = 0, uint32_t keep_region = 0)
-    {
-        mdcom_init_opts o;
-        std::memset(&o, 0, sizeof(o));
-        o.attach_timeout_ns = attach_timeout;
-        o.errbuf = err;
-        o.errbuf_len = sizeof(err);
-        o.spin_ns = spin_ns;
-        o.keep_region = keep_region;
-        std::memset(err, 'X', sizeof(err)); /* init must terminate it */
-        err[sizeof(err) - 1] = '\0';
-        return mdcom_init(&m, cfg, domain, &o);
-    }
-    int term()
-    {
-        int r = 0;
-        if (m)
-            r = mdcom_term(m);
-        m = nullptr;
-        return r;
-    }
-    /* Forget the handle without terminating (the test terminated it). */
-    void release() { m = nullptr; }
-    operator mdcom_t *() const { return m; }
-
-    mdcom_fifoch_t *fifo(const char *name)
-    {
-        mdcom_fifoch_t *c = nullptr;
-        int r = mdcom_fifoch_open(m, name, &c);
-        EXPECT_EQ(0, r) << "mdcom_fifoch_open(" << name << "): " << errname(r);
-        return c;
-    }
-    mdcom_smemch_t *smem(const char *name)
-    {
-        mdcom_smemch_t *c = nullptr;
-        int r = mdcom_smemch_open(m, name, &c);
-        EXPECT_EQ(0, r) << "mdcom_smemch_open(" << name << "): " << errname(r);
-        return c;
-    }
-    /* The library's own mapping of the region for this attachment. */
-    bool inside(const void *p, size_t len) const
-    {
-        void *base;
-        uint32_t size;
-        ut_mapping(m, &base, &size);
-        const uint8_t *b = (const uint8_t *)base, *q = (const uint8_t *)p;
-        return q >= b && len <= size && (size_t)(q - b) <= size - len;
-    }
-
-    mdcom_t *m = nullptr;
-    char err[512] = {};
-};
-
-/* Layout of a config, computed like the library does. */
-struct Geometry {
-    explicit Geometry(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
-    {
-        std::memset(&lay, 0, sizeof(lay));
-        rc = mdcom_wire_layout_compute(cfg, &lay, cl.data(), nullptr, 0);
-    }
-    int rc;
-    mdcom_wire_layout lay;
-    std::vector<mdcom_wire_chan_layout> cl;
-};
-
-/* Relaxed atomic access to a shared 32-bit word (any mapping). */
-inline uint32_t rd32(const void *p) { return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED); }
-inline void wr32(void *p, uint32_t v) { __atomic_store_n((uint32_t *)p, v, __ATOMIC_RELAXED); }
-
 /* A separate read/write mapping of a region file: the hostile peer. */
-class Shm {
-public:
-    explicit Shm(const std::string &region)
-    {
-        fd_ = open(shm_path(region).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd_ < 0)
-            return;
-        struct stat st;
-        if (fstat(fd_, &st) != 0 || st.st_size <= 0)
-            return;
-        void *p = mmap(nullptr, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-        if (p == MAP_FAILED)
-            return;
-        base = (uint8_t *)p;
-        size = (size_t)st.st_size;
-    }
-    ~Shm()
-    {
-        if (base)
-            munmap(base, size);
-        if (fd_ >= 0)
-            close(fd_);
-    }
-    Shm(const Shm &) = delete;
-    Shm &operator=(const Shm &) = delete;
-    bool ok() const { return base != nullptr; }
-    uint32_t r32(size_t off) const { return rd32(base + off); }
-    void w32(size_t off, uint32_t v) { wr32(base + off, v); }
-    mdcom_wire_hdr *hdr() { return (mdcom_wire_hdr *)base; }
-
-    uint8_t *base = nullptr;
-    size_t size = 0;
-
-private:
-    int fd_ = -1;
+struct Shm : tsup::RegionMap {
+    explicit Shm(const std::string &region) : RegionMap(region_path(region), true) {}
 };
 
 /* The shared words of one FIFO channel inside some mapping. */
@@ -419,29 +270,6 @@ struct SmemView {
     uint8_t *a;
     mdcom_wire_chan_layout cl;
 };
-
-/* Standard CRC-32 (IEEE 802.3, reflected, poly 0xEDB88320). */
-struct Crc32Table {
-    uint32_t t[256];
-    Crc32Table()
-    {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-    }
-};
-inline uint32_t crc32(const void *data, size_t n, uint32_t crc = 0)
-{
-    static const Crc32Table tab; /* thread-safe initialisation */
-    const uint8_t *p = (const uint8_t *)data;
-    crc = ~crc;
-    while (n--)
-        crc = tab.t[(crc ^ *p++) & 0xffu] ^ (crc >> 8);
-    return ~crc;
-}
 
 } // namespace ut
 

@@ -116,23 +116,23 @@ protected:
                 const mdcom_wire_chan_layout &cl = geo_->cl[rng_() % 4];
                 uint32_t span = cl.type == MDCOM_CHAN_FIFO ? cl.blocks_off : cl.data_off;
                 size_t off = cl.off + (rng_() % (span / 4)) * 4;
-                shm_->w32(off, interesting(shm_->r32(off)));
+                shm_->set_word(off, interesting(shm_->word(off)));
             } else if (what < 88) {
                 /* a header word */
                 size_t off = (rng_() % 16) * 4;
                 if (off == offsetof(mdcom_wire_hdr, state) && rng_() % 2)
-                    shm_->w32(off, rng_() % 2 ? MDCOM_ST_TERMINATED : MDCOM_ST_FORMATTING);
+                    shm_->set_word(off, rng_() % 2 ? MDCOM_ST_TERMINATED : MDCOM_ST_FORMATTING);
                 else
-                    shm_->w32(off, interesting(shm_->r32(off)));
+                    shm_->set_word(off, interesting(shm_->word(off)));
             } else if (what < 96) {
                 /* a process table word: owner .. hb_ms of one entry */
                 size_t off = geo_->lay.proc_off + sizeof(mdcom_wire_proc) * (rng_() % MDCOM_MAX_PROCS) +
                              (rng_() % (offsetof(mdcom_wire_proc, hb_ms) / 4 + 1)) * 4;
-                shm_->w32(off, interesting(shm_->r32(off)));
+                shm_->set_word(off, interesting(shm_->word(off)));
             } else if (what < 98) {
                 /* a directory / domain table word (checked at attach only) */
                 size_t off = geo_->lay.dom_off + (rng_() % ((geo_->lay.data_off - geo_->lay.dom_off) / 4)) * 4;
-                shm_->w32(off, (uint32_t)rng_());
+                shm_->set_word(off, (uint32_t)rng_());
             } else {
                 /* a whole channel area */
                 const mdcom_wire_chan_layout &cl = geo_->cl[rng_() % 4];

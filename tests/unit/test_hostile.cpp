@@ -626,8 +626,8 @@ TEST_F(Hostile, HeaderScribbledBeforeARemoteAttaches)
     };
     for (const Case &c : cases) {
         SCOPED_TRACE(c.what);
-        const uint32_t old = shm_->r32(c.off);
-        shm_->w32(c.off, c.value);
+        const uint32_t old = shm_->word(c.off);
+        shm_->set_word(c.off, c.value);
         Inst r;
         uint64_t t0 = now_ns();
         int rc = r.init(cfg_, kR1, ms(20));
@@ -637,7 +637,7 @@ TEST_F(Hostile, HeaderScribbledBeforeARemoteAttaches)
             EXPECT_GT(std::strlen(r.err), 0u);
             EXPECT_LT(std::strlen(r.err), sizeof(r.err));
         }
-        shm_->w32(c.off, old);
+        shm_->set_word(c.off, old);
         EXPECT_EQ(0, r.init(cfg_, kR1)) << "after repair: " << r.err;
     }
 }
@@ -768,7 +768,7 @@ void write_region(const mdcom_config *cfg, size_t file_size,
     ((mdcom_wire_hdr *)base)->state.store(MDCOM_ST_READY);
     if (mutate)
         mutate(base, g);
-    int fd = open(shm_path(cfg->region_name).c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = open(region_path(cfg->region_name).c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
     ASSERT_GE(fd, 0);
     ASSERT_EQ((ssize_t)file_size, write(fd, base, file_size));
     close(fd);

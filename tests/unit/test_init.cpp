@@ -127,11 +127,11 @@ TEST(Init, TermRemovesTheRegionFile)
     Inst m, r;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
-    EXPECT_TRUE(shm_exists(c.name()));
+    EXPECT_TRUE(region_exists(c.name()));
     EXPECT_EQ(0, r.term());
-    EXPECT_TRUE(shm_exists(c.name())) << "a remote never removes the region";
+    EXPECT_TRUE(region_exists(c.name())) << "a remote never removes the region";
     EXPECT_EQ(0, m.term());
-    EXPECT_FALSE(shm_exists(c.name())) << "master term removes " << c.path();
+    EXPECT_FALSE(region_exists(c.name())) << "master term removes " << c.path();
 }
 
 TEST(Init, KeepRegionAndRestartWithNewGeneration)
@@ -142,7 +142,7 @@ TEST(Init, KeepRegionAndRestartWithNewGeneration)
     ASSERT_EQ(0, m.init(c.get(), kMaster, 0, 0, /*keep_region=*/1)) << m.err;
     const uint32_t gen1 = ut_generation(m);
     EXPECT_EQ(0, m.term());
-    ASSERT_TRUE(shm_exists(c.name())) << "keep_region keeps the file";
+    ASSERT_TRUE(region_exists(c.name())) << "keep_region keeps the file";
     {
         Shm shm(c.name());
         ASSERT_TRUE(shm.ok());
@@ -211,7 +211,7 @@ TEST(Init, RemoteWithoutMasterTimesOut)
     EXPECT_LT(dt, (uint64_t)ms(2000));
     EXPECT_GT(std::strlen(r.err), 0u);
     EXPECT_TRUE(contains(r.err, c.name().c_str())) << r.err;
-    EXPECT_FALSE(shm_exists(c.name())) << "a remote never creates the region";
+    EXPECT_FALSE(region_exists(c.name())) << "a remote never creates the region";
 }
 
 TEST(Init, RemoteWithPollAndNoMaster)
@@ -289,7 +289,7 @@ TEST(Init, InvalidArguments)
     c.chans[0].block_count = 0;
     EXPECT_EQ(-EINVAL, i.init(c.get(), kMaster));
     EXPECT_TRUE(contains(i.err, "block_count")) << i.err;
-    EXPECT_FALSE(shm_exists(c.name())) << "no region for an invalid config";
+    EXPECT_FALSE(region_exists(c.name())) << "no region for an invalid config";
     c.chans[0].block_count = 8;
     c.region_size(100);
     EXPECT_EQ(-ENOSPC, i.init(c.get(), kMaster));
@@ -356,11 +356,11 @@ TEST(Init, SecondMasterDomainProcessJoins)
     ASSERT_EQ(0, mdcom_fifoch_send(tx2, "y", 1, 0));
     EXPECT_EQ(1, mdcom_fifoch_recv(rx, b, sizeof(b), ms(100)));
     EXPECT_EQ(0, m2.term());
-    EXPECT_TRUE(shm_exists(c.name())) << "a joined master-domain process does not end the region";
+    EXPECT_TRUE(region_exists(c.name())) << "a joined master-domain process does not end the region";
     EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(rx, MDCOM_EV_RX, ms(1))) << "not terminated";
     EXPECT_EQ(0, m.term());
     EXPECT_EQ(-ESHUTDOWN, mdcom_fifoch_wait(rx, MDCOM_EV_RX, ms(1)));
-    EXPECT_FALSE(shm_exists(c.name()));
+    EXPECT_FALSE(region_exists(c.name()));
 }
 
 /* A master-domain process whose config differs from the live one must not
@@ -458,7 +458,7 @@ TEST(Init, StaleRegionOfADeadMasterIsReused)
     int status = 0;
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ASSERT_TRUE(shm_exists(c.name()));
+    ASSERT_TRUE(region_exists(c.name()));
     uint32_t gen;
     {
         Shm shm(c.name());
@@ -908,7 +908,7 @@ TEST(Init, SymlinkAtTheRegionPathIsNotFollowed)
 {
     Config c;
     std_config(c);
-    std::string target = shm_path(unique_name("ut-target"));
+    std::string target = region_path(unique_name("ut-target"));
     int fd = open(target.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(fd, 0);
     close(fd);

@@ -22,9 +22,9 @@ uint32_t pow2_ceil(uint32_t v)
 }
 
 uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
-/* the false-sharing distance of wire version 4 */
+/* the false-sharing distance (MDCOM_PAD) */
 uint64_t align128(uint64_t v) { return (v + 127) / 128 * 128; }
-/* block stride: whole pairs, and from 4 KiB on an odd number of them (wire version 5) */
+/* block stride: whole pairs, and from 4 KiB on an odd number of them (cache colouring) */
 uint64_t stride_of(uint64_t bs)
 {
     uint64_t st = align128(bs);

@@ -347,6 +347,27 @@ int m4_ow_offset(const m4_ow *ow, double *theta, double *halfwidth)
     return lo <= hi ? 0 : -ERANGE;
 }
 
+/* Fill the next chunk (cap bytes at b) of a block-ack message of total
+ * bytes filled with v: the first chunk starts with the fw_ba_hdr. Advances
+ * *sent and clears *first; returns the chunk's length. */
+static uint32_t ba_fill(uint8_t *b, uint32_t cap, uint32_t total, uint32_t *sent, uint32_t *first,
+                        uint8_t v)
+{
+    uint32_t off = 0, room;
+    if (*first) {
+        fw_ba_hdr h = {FW_BA_PREAMBLE, total};
+        memcpy(b, &h, sizeof(h));
+        off = sizeof(h);
+        *first = 0;
+    }
+    room = cap - off;
+    if (room > total - *sent)
+        room = total - *sent;
+    memset(b + off, v, room);
+    *sent += room;
+    return off + room;
+}
+
 int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t mode, m4_times *t)
 {
     uint32_t i, bad = 0;
@@ -359,24 +380,12 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         double t0 = m4_now_ns();
         void *p;
         while (first || sent < bytes) {
-            uint32_t off = 0, room;
-            uint8_t *b;
+            uint32_t clen;
             if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
                 return r;
             mdcom_fifoch_get(l->bulk, id, &p, NULL);
-            b = p;
-            if (first) {
-                fw_ba_hdr h = {FW_BA_PREAMBLE, bytes};
-                memcpy(b, &h, sizeof(h));
-                off = sizeof(h);
-                first = 0;
-            }
-            room = chunk - off;
-            if (room > bytes - sent)
-                room = bytes - sent;
-            memset(b + off, (int)(i & 0xff), room);
-            sent += room;
-            if ((r = mdcom_fifoch_enqueue(l->bulk, id, off + room)) != 0)
+            clen = ba_fill(p, chunk, bytes, &sent, &first, (uint8_t)i);
+            if ((r = mdcom_fifoch_enqueue(l->bulk, id, clen)) != 0)
                 return r;
             mdcom_fifoch_notify(l->bulk);
         }
@@ -561,19 +570,8 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
         if (ba) {
             uint32_t sent = 0, max = mdcom_rpmsg_max_payload(rp), first = 1;
             while (r == 0 && (first || sent < payload)) {
-                uint32_t off = 0, room;
-                if (first) {
-                    fw_ba_hdr h = {FW_BA_PREAMBLE, payload};
-                    memcpy(buf, &h, sizeof(h));
-                    off = sizeof(h);
-                    first = 0;
-                }
-                room = max - off;
-                if (room > payload - sent)
-                    room = payload - sent;
-                memset(buf + off, (int)(i & 0xff), room);
-                sent += room;
-                r = mdcom_rpmsg_send(ept, buf, off + room, REPLY_NS);
+                uint32_t clen = ba_fill(buf, max, payload, &sent, &first, (uint8_t)i);
+                r = mdcom_rpmsg_send(ept, buf, clen, REPLY_NS);
             }
         } else {
             r = mdcom_rpmsg_send(ept, buf, mlen, REPLY_NS);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "mdcom_fw/proto.h"
-#include "mdcom/doorbell_uart.h"
+#include "doorbell_uart.h"
 #include "mdcom/mdcom.h"
 #include "qemu_m4.h"
 

@@ -2,7 +2,8 @@
 /*
  * doorbell_uart.h - a Linux-side doorbell over a byte stream socket: the
  * unix socket of a UART of a core emulated by QEMU
- * (-serial unix:PATH,server=on,wait=off). Linux port only.
+ * (-serial unix:PATH,server=on,wait=off). A test harness of tools/qemu-m4
+ * (library mdcom_qemu_m4, not installed), built on the public port API.
  *
  *   ring  writes one byte to the socket: the UART's RX interrupt wakes the
  *         firmware (mdcom_bm_doorbell_raise in ports/baremetal)
@@ -18,24 +19,22 @@
  * port and poll.
  *
  * mdcom_doorbell_uart_platform() is the Linux port with this doorbell and a
- * process-liveness check that knows firmware processes: pids with bit 31 set
- * (ports/baremetal writes MDCOM_BM_PID = 0x80000001) are alive while the
- * socket is connected, dead once the peer closed it. Pass it in
+ * process-liveness check that knows firmware processes: foreign pids
+ * (MDCOM_PID_IS_FOREIGN, mdcom/platform.h; ports/baremetal writes
+ * MDCOM_BM_PID) are alive while the socket is connected, dead once the peer
+ * closed it. Pass it in
  * mdcom_init_opts.platform (or mdcom_rpmsg_opts.platform).
  */
 #ifndef MDCOM_DOORBELL_UART_H
 #define MDCOM_DOORBELL_UART_H
 
 #include <stdint.h>
-#include "mdcom/export.h"
 
 #include "mdcom/platform.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-MDCOM_API_BEGIN /* the declarations below are the exported API */
 
 typedef struct mdcom_uart_doorbell mdcom_uart_doorbell;
 
@@ -61,8 +60,6 @@ int mdcom_doorbell_uart_connected(const mdcom_uart_doorbell *db);
 /* Bytes received from / sent to the peer so far (statistics). */
 uint64_t mdcom_doorbell_uart_rx(const mdcom_uart_doorbell *db);
 uint64_t mdcom_doorbell_uart_tx(const mdcom_uart_doorbell *db);
-
-MDCOM_API_END
 
 #ifdef __cplusplus
 }

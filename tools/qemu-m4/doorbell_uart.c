@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell_uart.c - the Linux side of a UART doorbell to a core under QEMU
- * (include/mdcom/doorbell_uart.h).
+ * (doorbell_uart.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mdcom/doorbell_uart.h"
+#include "doorbell_uart.h"
+
 #include "mdcom/mdcom.h"
 
 #define RECHECK_NS 10000000ll /* re-check the word while connected: 10 ms */
@@ -111,7 +112,7 @@ static void uart_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 static int uart_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 {
     mdcom_uart_doorbell *db = (mdcom_uart_doorbell *)((char *)ctx - offsetof(mdcom_uart_doorbell, plat));
-    if (pid & 0x80000000u) /* a firmware process: alive while the link is */
+    if (MDCOM_PID_IS_FOREIGN(pid)) /* a firmware process: alive while the link is */
         return atomic_load_explicit(&db->connected, memory_order_relaxed) ? 1 : 0;
     return mdcom_platform_linux()->proc_alive(NULL, pid, token);
 }

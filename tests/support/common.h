@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * support/common.h - the helpers every test directory shares (C++17, header
+ * only, no GoogleTest so that forked children may use it too):
+ *
+ *   now_ns, sleep_ns, sleep_ms, wait_until   clocks and bounded polling
+ *   crc32                                    CRC-32 (IEEE) of messages
+ *   unique_region, region_path,
+ *   region_exists, region_remove             region files of the Linux port
+ *   fifo_cfg, smem_cfg                       one channel of an mdcom_config
+ *   errname                                  "-71 (EPROTO ...)" for messages
+ *   RegionMap                                a separate mapping of a region
+ *                                            file (an inspector, or a hostile
+ *                                            peer when writable)
+ *   Geometry                                 where every shared word of a
+ *                                            config is, from the core's own
+ *                                            mdcom_wire_layout_compute()
+ *
+ * tests/unit (fixture.h), tests/mp (mp_util.h, mp_sys.h), tests/reliability
+ * (rel_util.h) and the others build on these names (namespace tsup).
+ */
+#ifndef MDCOM_TESTS_SUPPORT_COMMON_H
+#define MDCOM_TESTS_SUPPORT_COMMON_H
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mdcom/mdcom.h"
+#include "mdcom/wire.h"
+
+namespace tsup {
+
+constexpr int64_t kMs = 1000000;     /* ns per millisecond */
+constexpr int64_t kSec = 1000000000; /* ns per second      */
+
+inline uint64_t now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+inline void sleep_ns(int64_t ns)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / kSec);
+    ts.tv_nsec = (long)(ns % kSec);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+inline void sleep_ms(int64_t ms) { sleep_ns(ms * kMs); }
+
+/* Poll pred() every millisecond for at most timeout_ns; true when it held. */
+template <class Pred>
+bool wait_until(Pred pred, int64_t timeout_ns)
+{
+    uint64_t end = now_ns() + (uint64_t)timeout_ns;
+    for (;;) {
+        if (pred())
+            return true;
+        if (now_ns() >= end)
+            return pred();
+        sleep_ms(1);
+    }
+}
+
+/* CRC-32 (IEEE 802.3: reflected, polynomial 0xEDB88320, init and final xor
+ * 0xFFFFFFFF). Chainable: crc32(b, n, crc32(a, m)) == crc32(a || b). */
+inline uint32_t crc32(const void *data, size_t len, uint32_t crc = 0)
+{
+    static const std::array<uint32_t, 256> table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    const uint8_t *p = static_cast<const uint8_t *>(data);
+    crc = ~crc;
+    for (size_t i = 0; i < len; i++)
+        crc = table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* A region name unique to this process and call: "<tag>-<pid>-<n>". */
+inline std::string unique_region(const char *tag)
+{
+    static std::atomic<unsigned> counter{0};
+    return std::string(tag) + "-" + std::to_string((long)getpid()) + "-" +
+           std::to_string(counter.fetch_add(1) + 1);
+}
+
+/* Path of a Linux-port region file (honours $MDCOM_SHM_DIR like the port). */
+inline std::string region_path(const std::string &name)
+{
+    const char *dir = getenv("MDCOM_SHM_DIR");
+    if (!dir || !*dir)
+        dir = "/dev/shm";
+    return std::string(dir) + "/" + name;
+}
+
+inline bool region_exists(const std::string &name)
+{
+    struct stat st;
+    return lstat(region_path(name).c_str(), &st) == 0;
+}
+
+inline void region_remove(const std::string &name) { unlink(region_path(name).c_str()); }
+
+inline mdcom_channel_cfg fifo_cfg(const char *name, uint32_t block_size, uint32_t block_count,
+                                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
+{
+    mdcom_channel_cfg c{};
+    c.name = name;
+    c.type = MDCOM_CHAN_FIFO;
+    c.block_size = block_size;
+    c.block_count = block_count;
+    c.queue_depth = queue_depth;
+    c.senders = senders;
+    c.receivers = receivers;
+    return c;
+}
+
+inline mdcom_channel_cfg smem_cfg(const char *name, uint32_t size, uint32_t users)
+{
+    mdcom_channel_cfg c{};
+    c.name = name;
+    c.type = MDCOM_CHAN_SMEM;
+    c.size = size;
+    c.users = users;
+    return c;
+}
+
+/* "-71 (EPROTO: ...)" for messages. */
+inline std::string errname(int r)
+{
+    if (r > 0)
+        return "+" + std::to_string(r);
+    return std::to_string(r) + " (" + mdcom_strerror(r) + ")";
+}
+
+/* Relaxed atomic access to a shared 32-bit word (any mapping). */
+inline uint32_t rd32(const void *p) { return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED); }
+inline void wr32(void *p, uint32_t v) { __atomic_store_n((uint32_t *)p, v, __ATOMIC_RELAXED); }
+
+/* A separate mapping of a region file (path, never through a symlink): read
+ * only for an inspector, writable for a hostile peer. ok() false when the
+ * file cannot be opened or mapped. */
+class RegionMap {
+public:
+    explicit RegionMap(const std::string &path, bool writable = false)
+    {
+        fd_ = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+        if (fd_ < 0)
+            return;
+        struct stat st;
+        if (fstat(fd_, &st) != 0 || st.st_size <= 0)
+            return;
+        void *p = mmap(nullptr, (size_t)st.st_size, PROT_READ | (writable ? PROT_WRITE : 0),
+                       MAP_SHARED, fd_, 0);
+        if (p == MAP_FAILED)
+            return;
+        base = (uint8_t *)p;
+        size = (size_t)st.st_size;
+    }
+    ~RegionMap()
+    {
+        if (base)
+            munmap(base, size);
+        if (fd_ >= 0)
+            close(fd_);
+    }
+    RegionMap(const RegionMap &) = delete;
+    RegionMap &operator=(const RegionMap &) = delete;
+    bool ok() const { return base != nullptr; }
+    uint32_t word(size_t off) const { return rd32(base + off); }
+    void set_word(size_t off, uint32_t v) { wr32(base + off, v); }
+    mdcom_wire_hdr *hdr() { return (mdcom_wire_hdr *)base; }
+
+    uint8_t *base = nullptr;
+    size_t size = 0;
+
+private:
+    int fd_ = -1;
+};
+
+/* The layout of cfg, computed by the core (the one function that does it),
+ * and the offsets of the words tests look at. */
+struct Geometry {
+    explicit Geometry(const mdcom_config *cfg) : cl(cfg->n_channels ? cfg->n_channels : 1)
+    {
+        rc = mdcom_wire_layout_compute(cfg, &lay, cl.data(), nullptr, 0);
+    }
+    int rc = -1;
+    mdcom_wire_layout lay{};
+    std::vector<mdcom_wire_chan_layout> cl;
+
+    size_t bstate_off(uint32_t ch, uint32_t id) const
+    {
+        return cl[ch].off + cl[ch].bstate_off + 4u * id;
+    }
+    size_t proc_off(uint32_t slot, size_t field) const
+    {
+        return lay.proc_off + sizeof(mdcom_wire_proc) * slot + field;
+    }
+    size_t proc_owner_off(uint32_t slot) const
+    {
+        return proc_off(slot, offsetof(mdcom_wire_proc, owner));
+    }
+    size_t proc_pid_off(uint32_t slot) const { return proc_off(slot, offsetof(mdcom_wire_proc, pid)); }
+};
+
+} // namespace tsup
+
+#endif /* MDCOM_TESTS_SUPPORT_COMMON_H */
