@@ -94,8 +94,11 @@ void bench_err_mdcom(const char *what, int rc);
 /* ------------------------------------------------------------------ */
 /* "64", "4K", "4KiB", "1M", "1MiB", "512B": binary multiples. 0 or -1. */
 int bench_parse_size(const char *s, uint64_t *out);
-/* Comma separated sizes, at most max entries. Count or -1 (message printed). */
-int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi);
+/* Comma separated sizes (what NULL: bytes) or counts of `what` (messages
+ * name it: "channel count '64' out of range 1..32"), at most max entries.
+ * Count or -1 (message printed). */
+int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi,
+                          const char *what);
 /* Unsigned integer with optional k/M suffix (decimal: 100k = 100000). */
 int bench_parse_count(const char *s, uint64_t *out);
 int bench_parse_double(const char *s, double *out);
@@ -166,6 +169,9 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h);
 /* A progress line on stderr ("\r...") when stderr is a terminal, else one
  * line every 10 s at most. bench_progress_end() clears it. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Announce that `steps` bench_progress() calls follow: each line then ends in
+ * "[k/steps, N s left]" (the estimate from the time per step so far). */
+void bench_progress_plan(uint64_t steps);
 void bench_progress_end(void);
 
 /* CSV in long format, the same columns for every scenario:

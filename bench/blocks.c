@@ -155,10 +155,10 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
         blocks = o->quick ? "512,4K,32K" : "512,1K,2K,4K,8K,16K,32K,64K,256K,1M";
     if (!counts)
         counts = o->quick ? "1,8" : "1,2,4,8";
-    o->n_blocks = bench_parse_size_list(blocks, o->blocks, BK_MAX_B, 16, 16u << 20);
+    o->n_blocks = bench_parse_size_list(blocks, o->blocks, BK_MAX_B, 16, 16u << 20, NULL);
     if (o->n_blocks < 0)
         return -1;
-    o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024);
+    o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024, "block count");
     if (o->n_counts < 0)
         return -1;
     int n = bench_parse_transports(trs, o->tr, BK_MAX_TR, 1, "blocks");
@@ -527,6 +527,7 @@ static int bk_main(int argc, char **argv)
             (unsigned long long)o.iters, o.cell_time);
     unsigned integ = 0, fail = 0;
     char b1[24];
+    bench_progress_plan((uint64_t)o.n_blocks * (unsigned)o.n_counts * o.n_tr);
     for (int bi = 0; bi < o.n_blocks && !bench_interrupted; bi++)
         for (int ni = 0; ni < o.n_counts && !bench_interrupted; ni++) {
             for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "transport.h"
 
 #define LT_MAX_SIZES 32
@@ -51,13 +52,22 @@ typedef struct lt_opts {
     double cell_time, timeout_s;
     unsigned rounds;
     uint32_t hist_cap_us;
-    int quick, no_oneway, no_rtt, strict;
+    int quick, no_oneway, no_rtt, strict, api;
+    uint64_t api_calls;
+    const char *cmd; /* "latency", or "pingpong" (the preset) */
     const char *json, *csv;
     const bench_transport *tr[LT_MAX_TR];
     unsigned n_tr;
 } lt_opts;
 
 static lt_cell lt_cells[LT_MAX_TR][LT_MAX_SIZES];
+
+/* The preset that makes `pingpong` (see lt_pingpong_main). */
+#define PINGPONG_SIZES "64,256,1K,4K,16K,64K,256K,1M"
+#define PINGPONG_TRS "raw-spin,raw-futex,mdcom-copy-poll,mdcom-zc-poll,mdcom-copy-block,mdcom-zc-block"
+#define PINGPONG_PRESET_TEXT                                                                       \
+    "--sizes " PINGPONG_SIZES " --no-oneway --api\n  --transports " PINGPONG_TRS
+
 
 static void lt_usage(FILE *out)
 {
@@ -82,6 +92,9 @@ static void lt_usage(FILE *out)
             "  --rounds R         chunks per cell, round-robin over transports (default 3,\n"
             "                     --quick 1)\n"
             "  --no-oneway        only round trips;  --no-rtt  only one-way\n"
+            "  --api, --no-api    also (or not) time single API calls in one process and\n"
+            "                     check them against %.0f ns per call\n"
+            "  --api-calls N      calls per API in that section (default %u, --quick %u)\n"
             "  --hist-cap US      histogram bins of 1 us up to US (default 1000); slower\n"
             "                     samples count in the last bin\n"
             "  --timeout S        a wait longer than this is an error (default 5)\n"
@@ -89,15 +102,23 @@ static void lt_usage(FILE *out)
             "  --csv FILE         all results as CSV rows\n"
             "  --strict           exit %d when a target is missed\n"
             "\n"
+            "\n"
+            "`mdcom-bench pingpong` is this command with the preset\n"
+            "  %s\n"
+            "(later options override it): the same cells, the same code, the same figures.\n"
+            "\n"
             "Transports:\n",
-            BENCH_EXIT_MISSED);
+            BENCH_API_TARGET_NS, BENCH_API_CALLS_DEFAULT, BENCH_API_CALLS_QUICK, BENCH_EXIT_MISSED,
+            PINGPONG_PRESET_TEXT);
     bench_list_transports(out, 0);
     fprintf(out, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
                  "(--strict).\n",
             BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
 }
 
-static uint64_t lt_default_samples(uint32_t size, int quick)
+/* Samples per cell: one default for every entry point (latency, pingpong,
+ * suite), so that a cell measures the same way wherever it runs. */
+static uint64_t bench_default_samples(uint32_t size, int quick)
 {
     if (quick)
         return size <= 4096u ? 2000u : 200u;
@@ -130,9 +151,14 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
                                        {"json", required_argument, 0, 'j'},
                                        {"csv", required_argument, 0, 'C'},
                                        {"strict", no_argument, 0, 'S'},
+                                       {"api", no_argument, 0, 'A'},
+                                       {"no-api", no_argument, 0, 'N'},
+                                       {"api-calls", required_argument, 0, 'a'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+    const char *cmd = o->cmd;
     memset(o, 0, sizeof(*o));
+    o->cmd = cmd;
     o->warmup = UINT64_MAX;
     o->cell_time = -1;
     o->timeout_s = 5;
@@ -147,25 +173,25 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
         case 't': trs = optarg; break;
         case 'n':
             if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 100000000u) {
-                bench_err("latency: bad --iters '%s' (1..100M)", optarg);
+                bench_err("%s: bad --iters '%s' (1..100M)", cmd, optarg);
                 return -1;
             }
             break;
         case 'w':
             if (bench_parse_count(optarg, &o->warmup) != 0 || o->warmup > 100000000u) {
-                bench_err("latency: bad --warmup '%s'", optarg);
+                bench_err("%s: bad --warmup '%s'", cmd, optarg);
                 return -1;
             }
             break;
         case 'c':
             if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
-                bench_err("latency: bad --cell-time '%s'", optarg);
+                bench_err("%s: bad --cell-time '%s'", cmd, optarg);
                 return -1;
             }
             break;
         case 'r':
             if (bench_parse_count(optarg, &v) != 0 || !v || v > 100) {
-                bench_err("latency: bad --rounds '%s' (1..100)", optarg);
+                bench_err("%s: bad --rounds '%s' (1..100)", cmd, optarg);
                 return -1;
             }
             o->rounds = (unsigned)v;
@@ -174,7 +200,7 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
         case 'R': o->no_rtt = 1; break;
         case 'H':
             if (bench_parse_count(optarg, &v) != 0 || !v || v > 1000000u) {
-                bench_err("latency: bad --hist-cap '%s' (1..1000000 us)", optarg);
+                bench_err("%s: bad --hist-cap '%s' (1..1000000 us)", cmd, optarg);
                 return -1;
             }
             o->hist_cap_us = (uint32_t)v;
@@ -182,7 +208,7 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
         case 'T':
             if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
                 o->timeout_s > 3600) {
-                bench_err("latency: bad --timeout '%s'", optarg);
+                bench_err("%s: bad --timeout '%s'", cmd, optarg);
                 return -1;
             }
             break;
@@ -190,29 +216,37 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
         case 'j': o->json = optarg; break;
         case 'C': o->csv = optarg; break;
         case 'S': o->strict = 1; break;
+        case 'A': o->api = 1; break;
+        case 'N': o->api = 0; break;
+        case 'a':
+            if (bench_parse_count(optarg, &o->api_calls) != 0 || !o->api_calls) {
+                bench_err("%s: bad --api-calls '%s'", cmd, optarg);
+                return -1;
+            }
+            break;
         case 'h': return 1;
         default: return -1;
         }
     }
     if (optind < argc) {
-        bench_err("latency: unexpected argument '%s'", argv[optind]);
+        bench_err("%s: unexpected argument '%s'", cmd, argv[optind]);
         return -1;
     }
     if (o->no_oneway && o->no_rtt) {
-        bench_err("latency: --no-oneway and --no-rtt leave nothing to measure");
+        bench_err("%s: --no-oneway and --no-rtt leave nothing to measure", cmd);
         return -1;
     }
     if (sizes) {
-        o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
+        o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE, NULL);
         if (o->n_sizes < 0)
             return -1;
     } else if (o->quick) {
         o->n_sizes = bench_parse_size_list("1,64,1K,4K,64K,1M", o->sizes, LT_MAX_SIZES, 1,
-                                           LT_MAX_SIZE);
+                                           LT_MAX_SIZE, NULL);
     } else {
         o->n_sizes = bench_log2_sizes(o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
     }
-    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, "latency");
+    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, cmd);
     if (n < 0)
         return -1;
     o->n_tr = (unsigned)n;
@@ -406,7 +440,7 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     ow_a.out = malloc(samples * sizeof(uint64_t));
     c->ow_run = 1;
     if (!sh || !ow_a.out) {
-        bench_err("latency: out of memory for one-way samples");
+        bench_err("%s: out of memory for one-way samples", o->cmd);
         c->ow_failures++;
         bench_shared_free(sh, shlen);
         free(ow_a.out);
@@ -484,12 +518,12 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         c->run = 1;
         c->na = (size < bench_tr_min_size(o->tr[t]) && !lt_small_via_msg(o->tr[t], size)) ||
                 size > bench_tr_max_size(o->tr[t]);
-        c->samples = o->iters ? o->iters : lt_default_samples(size, o->quick);
+        c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
         if (c->na || o->no_rtt)
             continue;
         buf[t] = malloc(c->samples * sizeof(uint64_t));
         if (!buf[t]) {
-            bench_err("latency: out of memory for %llu samples", (unsigned long long)c->samples);
+            bench_err("%s: out of memory for %llu samples", o->cmd, (unsigned long long)c->samples);
             rc = -1;
             goto out;
         }
@@ -682,6 +716,24 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
             snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
                      bench_fmt_ns(b2, sizeof(b2), (double)b));
     }
+    /* zero copy: the round trip does not grow with the payload */
+    static const char *const zc[] = {"mdcom-zc-poll", "mdcom-zc-block"};
+    int s1m = lt_size_index(o, 1u << 20);
+    for (unsigned i = 0; i < 2; i++) {
+        int ti = lt_tr_index(o, zc[i]);
+        if (ti < 0)
+            continue;
+        lt_target *t = &tg[n++];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "%s p50 1 MiB / %s p50 64 B", zc[i], zc[i]);
+        t->limit = 1.5;
+        uint64_t a = s1m < 0 ? 0 : lt_p50(o, ti, s1m, 0), b = s64 < 0 ? 0 : lt_p50(o, ti, s64, 0);
+        t->value = lt_ratio(a, b);
+        t->state = isnan(t->value) ? T_SKIPPED : t->value <= t->limit ? T_MET : T_MISSED;
+        if (!isnan(t->value))
+            snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
+                     bench_fmt_ns(b2, sizeof(b2), (double)b));
+    }
     /* mdcom FIFO faster than every peer at every size (best FIFO variant) */
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
         if (!lt_is_peer(o->tr[p]))
@@ -768,6 +820,38 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     return n;
 }
 
+/* The cost of single API calls (api.c, the zero-copy path), one target each. */
+static unsigned lt_api(FILE *out, const lt_opts *o, lt_target *tg, unsigned *integrity,
+                       unsigned *failures)
+{
+    bench_api_result api[BENCH_API_NX];
+    uint64_t calls = o->api_calls ? o->api_calls
+                                  : o->quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
+    unsigned integ = 0;
+    int rc = bench_api_run(calls, api, &integ);
+    *integrity += integ;
+    fprintf(out, "\n== api: mean cost of one call (single process, batches of %u) ==\n",
+            BENCH_API_BATCH);
+    if (rc != 0) {
+        *failures += !integ;
+        fprintf(out, "ERROR (messages above)\n");
+        return 0;
+    }
+    fprintf(out, "%-9s %10s %10s %11s %11s\n", "api", "calls", "mean", "p50-batch", "best-batch");
+    for (int a = 0; a < BENCH_API_N; a++) {
+        fprintf(out, "%-9s %10llu %7.1f ns %8.1f ns %8.1f ns\n", api[a].api,
+                (unsigned long long)api[a].calls, api[a].mean_ns, api[a].p50_ns, api[a].best_ns);
+        lt_target *t = &tg[a];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
+        snprintf(t->detail, sizeof(t->detail), "%.1f ns per call (limit in ns)", api[a].mean_ns);
+        t->value = api[a].mean_ns;
+        t->limit = BENCH_API_TARGET_NS;
+        t->state = t->value <= t->limit ? T_MET : T_MISSED;
+    }
+    return BENCH_API_N;
+}
+
 static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
 {
     bench_json_obj_begin(j, key);
@@ -788,7 +872,7 @@ static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const 
     bench_json j;
     bench_json_init(&j, f);
     bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "latency");
+    bench_json_str(&j, "benchmark", o->cmd);
     bench_host_json(&j, "host", h);
     bench_json_obj_begin(&j, "config");
     bench_json_bool(&j, "quick", o->quick);
@@ -893,21 +977,21 @@ static void lt_write_csv(FILE *f, const lt_opts *o)
 
 static int lt_main(int argc, char **argv)
 {
-    lt_opts o;
+    lt_opts o = {.cmd = argv[0]};
     int prc = lt_parse(argc, argv, &o);
     if (prc == 1) {
         lt_usage(stdout);
         return BENCH_EXIT_OK;
     }
     if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench latency --help'\n");
+        fprintf(stderr, "try 'mdcom-bench %s --help'\n", o.cmd);
         return BENCH_EXIT_USAGE;
     }
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();
     memset(lt_cells, 0, sizeof(lt_cells));
-    if (bench_begin("latency", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    if (bench_begin(o.cmd, o.json, o.csv, o.quick, &out, &jf, &cf, &h))
         return BENCH_EXIT_USAGE;
     fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
                  "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
@@ -916,6 +1000,11 @@ static int lt_main(int argc, char **argv)
     fflush(out);
     if (h.cpus.pinned)
         bench_pin_self(h.cpus.cpu[0]);
+    unsigned n_ow = 0;
+    for (unsigned t = 0; t < o.n_tr; t++)
+        n_ow += o.tr[t]->msg != NULL;
+    bench_progress_plan((uint64_t)o.n_sizes *
+                        ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
     unsigned integrity = 0, failures = 0;
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
@@ -924,7 +1013,7 @@ static int lt_main(int argc, char **argv)
             break;
         }
         if (bench_interrupted) {
-            bench_err("latency: interrupted");
+            bench_err("%s: interrupted", o.cmd);
             rc = BENCH_EXIT_INTERRUPTED;
             break;
         }
@@ -934,13 +1023,17 @@ static int lt_main(int argc, char **argv)
         }
         lt_print_size(out, &o, s);
     }
-    lt_target tg[LT_MAX_TARGETS];
-    unsigned ntg = lt_targets(&o, tg), met = 0, missed = 0, skipped = 0;
+    lt_target tg[LT_MAX_TARGETS + BENCH_API_N];
+    unsigned ntg = rc ? 0 : lt_targets(&o, tg), met = 0, missed = 0, skipped = 0;
+    if (o.api && !rc) /* single calls, one process: their cost against the target */
+        ntg += lt_api(out, &o, tg + ntg, &integrity, &failures);
     fprintf(out, "\n== targets (computed from this run) ==\n");
     for (unsigned i = 0; i < ntg; i++) {
         fprintf(out, "%-7s  %-56s ", t_state[tg[i].state], tg[i].name);
         if (tg[i].state == T_SKIPPED)
             fprintf(out, "  not measured\n");
+        else if (strncmp(tg[i].name, "api ", 4) == 0)
+            fprintf(out, "= %6.1f ns (limit %.0f ns)\n", tg[i].value, tg[i].limit);
         else
             fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
         met += tg[i].state == T_MET;
@@ -970,6 +1063,31 @@ static int lt_main(int argc, char **argv)
         return BENCH_EXIT_ERROR;
     return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
+
+/* `pingpong`: the preset in front of the user's options (getopt: the last
+ * value of an option wins), then latency's own code. */
+static int lt_pingpong_main(int argc, char **argv)
+{
+    static char *preset[] = {"pingpong",     "--sizes", PINGPONG_SIZES, "--transports",
+                             PINGPONG_TRS, "--no-oneway", "--api"};
+    enum { NP = sizeof(preset) / sizeof(preset[0]) };
+    char **v = calloc((size_t)argc + NP + 1, sizeof(*v));
+    if (!v)
+        return BENCH_EXIT_ERROR;
+    memcpy(v, preset, sizeof(preset));
+    for (int i = 1; i < argc; i++)
+        v[NP + i - 1] = argv[i];
+    int rc = lt_main(argc - 1 + NP, v);
+    free(v);
+    return rc;
+}
+
+const bench_cmd bench_cmd_pingpong = {
+    .name = "pingpong",
+    .summary = "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
+    .main = lt_pingpong_main,
+    .usage = lt_usage,
+};
 
 const bench_cmd bench_cmd_latency = {
     .name = "latency",

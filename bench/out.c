@@ -79,15 +79,34 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
 /* ---- progress ------------------------------------------------------------------- */
 
 static int progress_shown;
-static uint64_t progress_last;
+static uint64_t progress_last, progress_total, progress_step, progress_t0;
+
+void bench_progress_plan(uint64_t steps)
+{
+    progress_total = steps;
+    progress_step = 0;
+    progress_t0 = bench_now_ns();
+}
 
 void bench_progress(const char *fmt, ...)
 {
-    char buf[200];
+    char buf[240];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    /* the steps done so far give the time per step, hence the time left */
+    if (progress_total && n > 0 && (size_t)n < sizeof(buf)) {
+        uint64_t done = progress_step++;
+        double el = (double)(bench_now_ns() - progress_t0) / 1e9;
+        if (done && done < progress_total)
+            snprintf(buf + n, sizeof(buf) - (size_t)n, "  [%llu/%llu, %.0f s left]",
+                     (unsigned long long)done + 1, (unsigned long long)progress_total,
+                     el / (double)done * (double)(progress_total - done));
+        else
+            snprintf(buf + n, sizeof(buf) - (size_t)n, "  [%llu/%llu]",
+                     (unsigned long long)done + 1, (unsigned long long)progress_total);
+    }
     if (isatty(2)) {
         fprintf(stderr, "\r%s\033[K", buf);
         progress_shown = 1;

@@ -221,30 +221,18 @@ static int su_main(int argc, char **argv)
         if (quick && i != S_API)
             su_add(&st[i], "--quick");
     }
-    /* latency: 4x steps over 1 B .. 16 MiB */
+    /* Only the cells to run are chosen here (sizes, transports, channel
+     * counts); how a cell is measured (samples, warm-up, rounds, time budget,
+     * bytes per channel) is each scenario's default, as when run alone. */
     su_add(&st[S_LAT], "--sizes");
     su_add(&st[S_LAT], quick ? "1,64,4K,64K,1M" : "1,64,1K,4K,64K,1M,16M");
     if (!quick) {
-        su_add(&st[S_LAT], "--iters");
-        su_add(&st[S_LAT], "20000");
-        su_add(&st[S_LAT], "--cell-time");
-        su_add(&st[S_LAT], "0.12");
-        su_add(&st[S_LAT], "--rounds");
-        su_add(&st[S_LAT], "1");
         su_add(&st[S_BLK], "--blocks");
         su_add(&st[S_BLK], "512,1K,2K,4K,8K,16K,32K,256K");
         su_add(&st[S_BLK], "--counts");
         su_add(&st[S_BLK], "1,8");
-        su_add(&st[S_BLK], "--iters");
-        su_add(&st[S_BLK], "500");
-        su_add(&st[S_BLK], "--cell-time");
-        su_add(&st[S_BLK], "0.05");
         su_add(&st[S_TP], "--sizes");
         su_add(&st[S_TP], "16,64,496,4K");
-        su_add(&st[S_TP], "--totals");
-        su_add(&st[S_TP], "1M");
-        su_add(&st[S_TP], "--cell-time");
-        su_add(&st[S_TP], "0.15");
     } else {
         su_add(&st[S_API], "--calls");
         su_add(&st[S_API], "64k");

@@ -100,10 +100,10 @@ TEST(BenchParse, SizesAndCounts)
     EXPECT_EQ(bench_parse_count("10M", &v), 0);
     EXPECT_EQ(v, 10000000u);
     uint32_t l[4];
-    EXPECT_EQ(bench_parse_size_list("1,64,4K", l, 4, 1, 1 << 20), 3);
+    EXPECT_EQ(bench_parse_size_list("1,64,4K", l, 4, 1, 1 << 20, nullptr), 3);
     EXPECT_EQ(l[2], 4096u);
-    EXPECT_EQ(bench_parse_size_list("1,2,3,4,5", l, 4, 1, 100), -1); // too many
-    EXPECT_EQ(bench_parse_size_list("0", l, 4, 1, 100), -1);         // out of range
+    EXPECT_EQ(bench_parse_size_list("1,2,3,4,5", l, 4, 1, 100, nullptr), -1); // too many
+    EXPECT_EQ(bench_parse_size_list("0", l, 4, 1, 100, nullptr), -1);         // out of range
     uint32_t s[32];
     int n = bench_log2_sizes(s, 32, 1, 16u << 20);
     EXPECT_EQ(n, 25);
@@ -193,4 +193,15 @@ TEST(BenchCsv, RowsHaveFixedColumns)
     EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,p50,1234,ns\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,ratio,,x\n"), std::string::npos);
+}
+
+// A list of counts names what is out of range, not "size ... bytes".
+TEST(BenchParse, CountListNamesWhatIsOutOfRange)
+{
+    uint32_t l[4];
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(bench_parse_size_list("1,64", l, 4, 1, 32, "channel count"), -1);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("channel count '64' out of range 1..32"), std::string::npos) << err;
+    EXPECT_EQ(err.find("bytes"), std::string::npos) << err;
 }

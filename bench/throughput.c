@@ -93,7 +93,7 @@ static void tp_usage(FILE *out)
             "  --channels LIST    channel counts (default 1,8,32; --quick 1,8; max %u)\n"
             "  --sizes LIST       packet sizes (default 1,16,64,256,496,4K,64K;\n"
             "                     --quick 64,496,4K)\n"
-            "  --totals LIST      bytes per channel (default 1M; --quick 100K; the seed\n"
+            "  --totals LIST      bytes per channel (default 1M; the seed\n"
             "                     used 100,10K,100K,1M,10M)\n"
             "  --mode M           pingpong, stream or both (default both)\n"
             "  --window N         stream: packets in flight per channel (default 64)\n"
@@ -197,17 +197,18 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
         return -1;
     }
     o->n_chans = bench_parse_size_list(chans ? chans : o->quick ? "1,8" : "1,8,32", o->chans,
-                                       TP_MAX_CH, 1, BENCH_MAX_CHAN);
+                                       TP_MAX_CH, 1, BENCH_MAX_CHAN,
+                                       "--channels entry");
     if (o->n_chans < 0)
         return -1;
     o->n_sizes = bench_parse_size_list(sizes ? sizes : o->quick ? "64,496,4K" : "1,16,64,256,496,4K,64K",
-                                       o->sizes, TP_MAX_SZ, 1, 16u << 20);
+                                       o->sizes, TP_MAX_SZ, 1, 16u << 20, NULL);
     if (o->n_sizes < 0)
         return -1;
     /* totals are decimal byte counts (100, 10K = 10000 as in the seed) */
     {
         char tmp[256];
-        snprintf(tmp, sizeof(tmp), "%s", totals ? totals : o->quick ? "100k" : "1M");
+        snprintf(tmp, sizeof(tmp), "%s", totals ? totals : "1M");
         char *save = NULL;
         o->n_totals = 0;
         for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -842,6 +843,8 @@ static int tp_main(int argc, char **argv)
             o.window, o.cell_time);
     unsigned integ = 0, fail = 0;
     char b1[24];
+    bench_progress_plan((uint64_t)(o.modes[0] + o.modes[1]) * (unsigned)o.n_chans *
+                        (unsigned)o.n_totals * (unsigned)o.n_sizes * o.n_tr);
     for (int m = 0; m < TP_NMODES && !bench_interrupted; m++) {
         if (!o.modes[m])
             continue;

@@ -52,6 +52,7 @@
 
 #include "iceoryx_binding_c/chunk.h"
 #include "iceoryx_binding_c/enums.h"
+#include "iceoryx_binding_c/log.h"
 #include "iceoryx_binding_c/notification_info.h"
 #include "iceoryx_binding_c/publisher.h"
 #include "iceoryx_binding_c/runtime.h"
@@ -235,6 +236,8 @@ static int roudi_start(void)
     }
     char name[64];
     snprintf(name, sizeof(name), "mdb-bench-%ld", (long)getpid());
+    /* the runtime logs (coloured) to stderr: warnings and errors only */
+    iox_set_loglevel(Iceoryx_LogLevel_Warn);
     iox_runtime_init(name); /* RouDi is up: registers at once */
     roudi_state = 1;
     return 0;
