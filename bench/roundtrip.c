@@ -71,6 +71,8 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
                    bench_rt_result *r)
 {
+    if (t->ext)
+        return bench_ext_chunk(t, o, samples, np, r);
     uint64_t cell_t0 = bench_now_ns();
     unsigned integrity0 = r->integrity, failures0 = r->failures;
 

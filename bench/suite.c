@@ -257,8 +257,16 @@ static int su_main(int argc, char **argv)
     }
     su_add(&st[S_BLK], "--transports");
     su_add(&st[S_BLK], msg_trs);
+    /* throughput also streams through the peer programs (one channel) */
+    static char tp_trs[600];
+    snprintf(tp_trs, sizeof(tp_trs), "%s", msg_trs);
+    for (unsigned i = 0; i < bench_n_transports; i++)
+        if (bench_transports[i]->ext) {
+            strncat(tp_trs, ",", sizeof(tp_trs) - strlen(tp_trs) - 1);
+            strncat(tp_trs, bench_transports[i]->name, sizeof(tp_trs) - strlen(tp_trs) - 1);
+        }
     su_add(&st[S_TP], "--transports");
-    su_add(&st[S_TP], msg_trs);
+    su_add(&st[S_TP], tp_trs);
     su_add(&st[S_TM], "--period");
     su_add(&st[S_TM], period);
     su_add(&st[S_TM], "--transports");

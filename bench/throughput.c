@@ -222,7 +222,7 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
             o->totals[o->n_totals++] = v;
         }
     }
-    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 1, "throughput");
+    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 2, "throughput");
     if (n < 0)
         return -1;
     o->n_tr = (unsigned)n;
@@ -476,6 +476,31 @@ static int tp_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     return tp_run_threads(ops, ctx, side, arg);
 }
 
+static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t nch, int bi,
+                        uint32_t size, unsigned t, tp_cell *c)
+{
+    bench_ext_stream_res x;
+    uint64_t want = (o->totals[bi] + size - 1) / size;
+    if (m != TP_STREAM || nch != 1 ||
+        bench_ext_stream(o->tr[t], size, want, o->window, (uint64_t)(o->cell_time * 1e9),
+                         h->cpus.cpu[0], h->cpus.cpu[1], &x) == BENCH_SESSION_NA) {
+        c->na = 1;
+        return;
+    }
+    c->msgs = x.msgs;
+    c->bytes = x.bytes;
+    c->loss = x.lost;
+    c->corrupt = x.corrupt;
+    c->capped = x.msgs < want;
+    c->wall_s = (double)x.wall_ns / 1e9;
+    c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
+    c->msgs_ps = x.wall_ns ? (double)x.msgs / c->wall_s : NAN;
+    c->ch_min_bps = c->ch_max_bps = c->agg_bps;
+    c->ok = x.wall_ns && !x.lost && !x.corrupt;
+    if (!c->ok)
+        c->failures++;
+}
+
 static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, int bi, int si,
                         unsigned t)
 {
@@ -483,6 +508,10 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
     memset(c, 0, sizeof(*c));
     c->run = 1;
     uint32_t size = o->sizes[si], nch = o->chans[ci];
+    if (o->tr[t]->ext) { /* a peer program: one-channel streams only */
+        tp_cell_ext(o, h, m, nch, bi, size, t, c);
+        return;
+    }
     if ((size > 16 ? size : 16) > bench_tr_max_size(o->tr[t])) {
         c->na = 1;
         return;
