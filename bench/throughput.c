@@ -640,8 +640,13 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
             if (!c->run)
                 continue;
             if (c->na) {
-                fprintf(out, "%-17s %7s  n/a (packets above %u B)\n", tr->name, b[0],
-                        bench_tr_max_size(tr));
+                if (o->sizes[si] > bench_tr_max_size(tr) && !tr->ext)
+                    fprintf(out, "%-17s %7s  n/a (packets above %u B)\n", tr->name, b[0],
+                            bench_tr_max_size(tr));
+                else
+                    fprintf(out, "%-17s %7s  n/a (%s)\n", tr->name, b[0],
+                            tr->ext ? "one-channel streams only, or not built"
+                                    : "this channel count or a limit of this machine");
                 continue;
             }
             if (!c->ok && !c->loss && !c->corrupt) {
