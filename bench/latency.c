@@ -28,10 +28,16 @@
 #define LT_MAX_SIZE (16u * 1024u * 1024u)
 #define LT_HIST_PAIRS 4096
 
+/* CDF points: these percentiles of the samples (the report's 64 B CDF) */
+static const double lt_cdf_p[] = {0.1, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90,
+                                  95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
+#define LT_NCDF (sizeof(lt_cdf_p) / sizeof(lt_cdf_p[0]))
+
 typedef struct lt_hist {
     size_t n;
     uint32_t *bin;
     uint64_t *cnt;
+    uint64_t cdf[LT_NCDF]; /* ns at lt_cdf_p (all 0 without samples) */
 } lt_hist;
 
 typedef struct lt_cell {
@@ -311,6 +317,8 @@ static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t 
         return;
     }
     h->n = bench_hist_us(sorted, n, cap, h->bin, h->cnt, LT_HIST_PAIRS);
+    for (size_t i = 0; i < LT_NCDF && n; i++)
+        h->cdf[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
 }
 
 static void lt_hist_free(lt_hist *h)
@@ -862,6 +870,14 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     bench_json_arr_begin(j, "count");
     for (size_t i = 0; i < h->n; i++)
         bench_json_u64(j, NULL, h->cnt[i]);
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "cdf_pct");
+    for (size_t i = 0; i < LT_NCDF; i++)
+        bench_json_dbl(j, NULL, lt_cdf_p[i]);
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "cdf_ns");
+    for (size_t i = 0; i < LT_NCDF; i++)
+        bench_json_u64(j, NULL, h->cdf[i]);
     bench_json_arr_end(j);
     bench_json_obj_end(j);
 }

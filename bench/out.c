@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdcom/mdcom.h"
@@ -43,6 +44,17 @@ void bench_host_detect(bench_host *h)
     }
     bench_cpus_detect(&h->cpus);
     h->timer_ns = bench_timer_overhead_ns();
+    /* other work on the machine at the start: part of every report's caption */
+    h->loadavg = -1;
+    f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &h->loadavg) != 1)
+            h->loadavg = -1;
+        fclose(f);
+    }
+    time_t now = time(NULL);
+    struct tm tmv;
+    strftime(h->date, sizeof(h->date), "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tmv));
 }
 
 void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
@@ -56,7 +68,9 @@ void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick
                 h->cpus.cpu[0], h->cpus.cpu[1]);
     else
         fprintf(out, "pinned: NO (fewer than 2 cpus allowed: both sides share a cpu)\n");
-    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read\n", h->timer_ns);
+    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read; load average %.2f at "
+                 "start (%s)\n",
+            h->timer_ns, h->loadavg, h->date);
 }
 
 void bench_host_json(bench_json *j, const char *key, const bench_host *h)
@@ -71,6 +85,8 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
     bench_json_i64(j, "cpu_a", h->cpus.cpu[0]);
     bench_json_i64(j, "cpu_b", h->cpus.cpu[1]);
     bench_json_dbl(j, "timer_overhead_ns", h->timer_ns);
+    bench_json_dbl(j, "loadavg_1m", h->loadavg);
+    bench_json_str(j, "date", h->date);
     bench_json_u64(j, "mdcom_version_major", MDCOM_VERSION_MAJOR);
     bench_json_u64(j, "mdcom_version_minor", MDCOM_VERSION_MINOR);
     bench_json_obj_end(j);

@@ -27,6 +27,11 @@
 #ifndef MDCOM_BENCH_REPORT_SCRIPT
 #define MDCOM_BENCH_REPORT_SCRIPT "tools/bench-report.py"
 #endif
+#ifndef MDCOM_BENCH_PY_SCRIPT /* bench/py_bench.py, bindings/python, libmdcom.so */
+#define MDCOM_BENCH_PY_SCRIPT "bench/py_bench.py"
+#define MDCOM_BENCH_PY_PATH "bindings/python"
+#define MDCOM_BENCH_LIB "libmdcom.so"
+#endif
 
 extern const bench_cmd bench_cmd_latency;
 extern const bench_cmd bench_cmd_blocks;
@@ -37,7 +42,8 @@ extern const bench_cmd bench_cmd_thread_metric;
 #define SU_MAX_ARGS 32
 
 typedef struct su_step {
-    const bench_cmd *cmd;
+    const char *name;
+    const bench_cmd *cmd; /* NULL: args is a program to run (args[0] its path) */
     const char *args[SU_MAX_ARGS];
     int n;
     int rc;
@@ -98,6 +104,11 @@ static int su_run(su_step *s, const char *path)
             fclose(txt);
         signal(SIGINT, SIG_DFL);
         s->args[s->n] = NULL;
+        if (!s->cmd) {
+            execvp(s->args[0], (char **)s->args);
+            fprintf(stderr, "mdcom-bench suite: cannot run %s\n", s->args[0]);
+            _exit(BENCH_EXIT_ERROR);
+        }
         int rc = s->cmd->main(s->n, (char **)s->args);
         /* exit, not _exit: a step's own atexit handlers must run (the
          * iceoryx transport stops the RouDi daemon it started there) */
@@ -201,7 +212,7 @@ static int su_main(int argc, char **argv)
     printf("mdcom-bench suite: results in %s/\n", dir);
     fflush(stdout);
 
-    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_N };
+    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_PY, S_N };
     static su_step st[S_N];
     static char jpath[S_N][1100], cpath[S_N][1100];
     memset(st, 0, sizeof(st));
@@ -210,7 +221,8 @@ static int su_main(int argc, char **argv)
     st[S_TP].cmd = &bench_cmd_throughput;
     st[S_API].cmd = &bench_cmd_api;
     st[S_TM].cmd = &bench_cmd_thread_metric;
-    for (int i = 0; i < S_N; i++) {
+    for (int i = 0; i < S_PY; i++) {
+        st[i].name = st[i].cmd->name;
         su_add(&st[i], st[i].cmd->name);
         snprintf(jpath[i], sizeof(jpath[i]), "%s/%s.json", dir, st[i].cmd->name);
         snprintf(cpath[i], sizeof(cpath[i]), "%s/%s.csv", dir, st[i].cmd->name);
@@ -272,18 +284,39 @@ static int su_main(int argc, char **argv)
     su_add(&st[S_TM], "--transports");
     su_add(&st[S_TM], "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,raw-spin,raw-futex,pipe,mq");
 
+    /* the Python package against PyPI's iceoryx2 (bench/py_bench.py) */
+    st[S_PY].name = "python";
+    snprintf(jpath[S_PY], sizeof(jpath[S_PY]), "%s/python.json", dir);
+    su_add(&st[S_PY], access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+    su_add(&st[S_PY], MDCOM_BENCH_PY_SCRIPT);
+    su_add(&st[S_PY], "--json");
+    su_add(&st[S_PY], jpath[S_PY]);
+    if (quick)
+        su_add(&st[S_PY], "--quick");
+    int have_py = access(MDCOM_BENCH_PY_SCRIPT, R_OK) == 0 && access(MDCOM_BENCH_LIB, R_OK) == 0;
+    if (have_py) {
+        setenv("MDCOM_LIB", MDCOM_BENCH_LIB, 1);
+        setenv("PYTHONPATH", MDCOM_BENCH_PY_PATH, 1);
+    }
+
     int worst = 0;
     uint64_t t0 = bench_now_ns();
     for (int i = 0; i < S_N; i++) {
         char path[1100];
-        snprintf(path, sizeof(path), "%s/%s.txt", dir, st[i].cmd->name);
-        printf("\n######## %s ########\n", st[i].cmd->name);
+        snprintf(path, sizeof(path), "%s/%s.txt", dir, st[i].name);
+        printf("\n######## %s ########\n", st[i].name);
+        if (i == S_PY && !have_py) {
+            printf("skipped: %s or %s not found (shared library build)\n", MDCOM_BENCH_PY_SCRIPT,
+                   MDCOM_BENCH_LIB);
+            st[i].rc = -1;
+            continue;
+        }
         for (int a = 0; a < st[i].n; a++)
-            printf("%s%s", a ? " " : "$ mdcom-bench ", st[i].args[a]);
+            printf("%s%s", a ? " " : st[i].cmd ? "$ mdcom-bench " : "$ ", st[i].args[a]);
         printf("\n");
         fflush(stdout);
         if (su_run(&st[i], path) != 0) {
-            bench_err("suite: cannot run %s", st[i].cmd->name);
+            bench_err("suite: cannot run %s", st[i].name);
             st[i].rc = BENCH_EXIT_ERROR;
         }
         if (st[i].rc == BENCH_EXIT_INTERRUPTED || st[i].rc >= 128) {
@@ -309,13 +342,15 @@ static int su_main(int argc, char **argv)
         bench_host_json(&j, "host", &h);
         bench_json_arr_begin(&j, "steps");
         for (int i = 0; i < S_N; i++) {
-            char cmd[1024] = "mdcom-bench";
+            char cmd[1024] = "";
+            if (st[i].cmd)
+                snprintf(cmd, sizeof(cmd), "mdcom-bench");
             for (int a = 0; a < st[i].n; a++) {
-                strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
+                strncat(cmd, cmd[0] ? " " : "", sizeof(cmd) - strlen(cmd) - 1);
                 strncat(cmd, st[i].args[a], sizeof(cmd) - strlen(cmd) - 1);
             }
             bench_json_obj_begin(&j, NULL);
-            bench_json_str(&j, "scenario", st[i].cmd->name);
+            bench_json_str(&j, "scenario", st[i].name);
             bench_json_str(&j, "command", cmd);
             bench_json_i64(&j, "exit", st[i].rc);
             bench_json_dbl(&j, "seconds", st[i].seconds);
@@ -328,7 +363,7 @@ static int su_main(int argc, char **argv)
     }
     printf("\n######## summary ########\n");
     for (int i = 0; i < S_N; i++)
-        printf("%-14s exit %d  %6.1f s%s\n", st[i].cmd->name, st[i].rc, st[i].seconds,
+        printf("%-14s exit %d  %6.1f s%s\n", st[i].name, st[i].rc, st[i].seconds,
                st[i].rc == BENCH_EXIT_ERROR ? "  <- integrity or API error (see its output)" : "");
     printf("total %.1f s\n", total);
     fflush(stdout);
