@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * thread_metric.c - `mdcom-bench thread-metric` (seed 004): Thread-Metric
+ * thread_metric.c - `mdcom-bench thread-metric`: Thread-Metric
  * style scores, iterations per reporting period, across two domains.
  *
  * message processing: a 16-byte message goes to the peer domain and back;
@@ -562,7 +562,7 @@ static int tm_main(int argc, char **argv)
 
 const bench_cmd bench_cmd_thread_metric = {
     .name = "thread-metric",
-    .summary = "seed 004: message-processing and synchronization scores per period",
+    .summary = "Thread-Metric style: message-processing and synchronization scores per period",
     .main = tm_main,
     .usage = tm_usage,
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * throughput.c - `mdcom-bench throughput` (seed 002): channels x packet size
+ * throughput.c - `mdcom-bench throughput`: channels x packet size
  * x bytes per channel, ping-pong and streaming, every payload checked.
  *
  * Side A (parent, cpu A) runs one sender thread per channel, side B (child,
@@ -85,7 +85,7 @@ static void tp_usage(FILE *out)
             "                              [--transports LIST] [--cell-time S] [--quick] [--crc]\n"
             "                              [--timeout S] [--json FILE] [--csv FILE]\n"
             "\n"
-            "Seed 002: channels x packet size x bytes per channel. One sender thread per\n"
+            "Channels x packet size x bytes per channel. One sender thread per\n"
             "channel (cpu A) and one receiver thread per channel (cpu B). Every packet is\n"
             "checked (seq + CRC32C + bytes); loss and corruption must be 0.\n"
             "Aggregate = total bytes / wall time.\n"
@@ -924,7 +924,7 @@ static int tp_main(int argc, char **argv)
 
 const bench_cmd bench_cmd_throughput = {
     .name = "throughput",
-    .summary = "seed 002: 1/8/32 channels x packet size, ping-pong and streaming, checked",
+    .summary = "1/8/32 channels x packet size, ping-pong and streaming, checked",
     .main = tp_main,
     .usage = tp_usage,
 };

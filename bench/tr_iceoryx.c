@@ -15,7 +15,7 @@
  * One runtime per process, set up before fork: iceoryx 2.0 keeps its runtime
  * in a process-wide singleton, so a child forked from a registered process
  * gets a copy of the parent's runtime and iox_runtime_init() in the child
- * silently returns it under the parent's name (checked on this machine with
+ * silently returns it under the parent's name (iceoryx
  * 2.0.3). A second registration from the child is therefore impossible, and
  * a child sending port requests through the copied runtime would race the
  * parent on the same reply socket. So setup() (parent, before fork) creates

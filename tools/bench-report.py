@@ -314,8 +314,9 @@ def make_plots(d, res, notes, host, quick):
                     ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], label=t, **sty[t])
                 for k, src in enumerate(sorted({p["source"] for p in pub})):
                     pts = sorted((p["block"], p["block"] / 1024 / (p["ms"] / 1e3)) for p in pub if p["source"] == src)
-                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], color="#777777", ls=":",
-                            marker="x", label=f"published: {src}")
+                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], color="#777777",
+                            ls=":-."[k % 2] if k % 2 == 0 else "-.", marker="x+"[k % 2],
+                            label=f"published: {src}")
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 size_ticks(ax, [r["length"] for r in rows])
