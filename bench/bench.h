@@ -151,6 +151,63 @@ void bench_json_null(bench_json *j, const char *key);
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
 
 /* ------------------------------------------------------------------ */
+/* The scenario driver (driver.c): options as a table, targets            */
+/* ------------------------------------------------------------------ */
+enum bench_opt_kind {
+    BO_FLAG, /* int field = lo                 */
+    BO_STR,  /* const char * field = the text  */
+    BO_U64,  /* uint64_t field, range lo..hi   */
+    BO_U32,  /* uint32_t field, range lo..hi   */
+    BO_DBL,  /* double field, range lo..hi     */
+};
+typedef struct bench_opt {
+    const char *name; /* the long option, without "--"                    */
+    int kind;         /* enum bench_opt_kind                              */
+    size_t off;       /* offsetof(the scenario's options, the field)      */
+    double lo, hi;    /* the accepted range; BO_FLAG: the value stored    */
+    const char *arg;  /* placeholder for --help ("LIST", "N", "S"), or NULL */
+    const char *help; /* for --help; '\n' separates lines               */
+} bench_opt;
+#define BENCH_MAX_OPTS 40
+/* One table row: BOPT(options type, field, "name", kind, lo, hi, arg, help) */
+#define BOPT(type, field, nm, kind, lo, hi, arg, help)                                             \
+    {nm, kind, offsetof(type, field), lo, hi, arg, help}
+/* Parse argv[1..] into o by the table (ended by a row with name NULL).
+ * 0 ok, 1 --help asked, -1 usage error (printed). */
+int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
+/* The table as --help lines. */
+void bench_opts_usage(FILE *f, const bench_opt *tab);
+/* The options every scenario has, as table rows; its options type has the
+ * fields trs_s, cell_time, timeout_s, quick, json, csv. */
+#define BENCH_COMMON_OPTS(type)                                                                    \
+    BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST", "comma separated, or 'all'"),            \
+        BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
+             "at most S seconds per cell (0 = no limit)"),                                         \
+        BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                  \
+             "a wait longer than this is an error (default 5)"),                                  \
+        BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),            \
+        BOPT(type, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout, text to stderr)"), \
+        BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
+/* Transports (need_msg as bench_parse_transports) and the exit statuses. */
+void bench_usage_tail(FILE *f, int need_msg);
+
+/* A target computed from the run: value against limit. */
+enum { BT_MET, BT_MISSED, BT_SKIPPED };
+typedef struct bench_target {
+    char name[96];
+    char detail[160];
+    char unit[8]; /* "" = a ratio (printed "1.23x"), else the unit of value */
+    double value, limit;
+    int state;
+} bench_target;
+/* state from value (NaN: not measured = skipped); at_least: MET when
+ * value >= limit, else when value <= limit. */
+void bench_target_eval(bench_target *t, double value, int at_least);
+/* Print the targets and their counts; returns met, sets *missed. */
+unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
+void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);
+
+/* ------------------------------------------------------------------ */
 /* Shared pieces of the scenario subcommands (out.c)                     */
 /* ------------------------------------------------------------------ */
 typedef struct bench_host {

@@ -56,8 +56,8 @@ typedef struct lt_opts {
     int n_sizes;
     uint64_t iters, warmup;
     double cell_time, timeout_s;
-    unsigned rounds;
-    uint32_t hist_cap_us;
+    uint32_t rounds, hist_cap_us;
+    const char *sizes_s, *trs_s;
     int quick, no_oneway, no_rtt, strict, api;
     uint64_t api_calls;
     const char *cmd; /* "latency", or "pingpong" (the preset) */
@@ -68,58 +68,48 @@ typedef struct lt_opts {
 
 static lt_cell lt_cells[LT_MAX_TR][LT_MAX_SIZES];
 
+
 /* The preset that makes `pingpong` (see lt_pingpong_main). */
 #define PINGPONG_SIZES "64,256,1K,4K,16K,64K,256K,1M"
 #define PINGPONG_TRS "raw-spin,raw-futex,mdcom-copy-poll,mdcom-zc-poll,mdcom-copy-block,mdcom-zc-block"
 #define PINGPONG_PRESET_TEXT                                                                       \
     "--sizes " PINGPONG_SIZES " --no-oneway --api\n  --transports " PINGPONG_TRS
 
+static const bench_opt lt_opts_tab[] = {
+    BOPT(lt_opts, sizes_s, "sizes", BO_STR, 0, 0, "LIST",
+         "payload sizes (default 1 B .. 16 MiB in log2 steps;\n--quick 1,64,1K,4K,64K,1M)"),
+    BENCH_COMMON_OPTS(lt_opts),
+    BOPT(lt_opts, iters, "iters", BO_U64, 1, 1e8, "N",
+         "samples per cell (default 100k up to 4 KiB, 50k, 20k,\n5k, 2k, then 500 above 1 MiB; "
+         "--quick 2000 / 200)"),
+    BOPT(lt_opts, warmup, "warmup", BO_U64, 0, 1e8, "N",
+         "untimed round trips first (default iters/10, 32..5000)"),
+    BOPT(lt_opts, rounds, "rounds", BO_U32, 1, 100, "R",
+         "chunks per cell, round-robin over transports (default 3,\n--quick 1)"),
+    BOPT(lt_opts, no_oneway, "no-oneway", BO_FLAG, 1, 0, NULL, "round trips only"),
+    BOPT(lt_opts, no_rtt, "no-rtt", BO_FLAG, 1, 0, NULL, "one way only"),
+    BOPT(lt_opts, api, "api", BO_FLAG, 1, 0, NULL,
+         "also time single API calls in one process (targets:\n<= 50 ns per call)"),
+    BOPT(lt_opts, api, "no-api", BO_FLAG, 0, 0, NULL, "not"),
+    BOPT(lt_opts, api_calls, "api-calls", BO_U64, 1, 1e9, "N",
+         "calls per API (default 1M, --quick 64k)"),
+    BOPT(lt_opts, hist_cap_us, "hist-cap", BO_U32, 1, 1e6, "US",
+         "histogram bins of 1 us up to US (default 1000); slower\nsamples count in the last bin"),
+    BOPT(lt_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
+    {0},
+};
 
 static void lt_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mdcom-bench latency [--sizes LIST] [--transports LIST] [--quick]\n"
-            "                           [--iters N] [--warmup N] [--cell-time S] [--rounds R]\n"
-            "                           [--no-oneway] [--no-rtt] [--hist-cap US] [--timeout S]\n"
-            "                           [--json FILE] [--csv FILE] [--strict]\n"
-            "\n"
-            "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
-            "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
-            "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
-            "\n"
-            "  --sizes LIST       payload sizes (default 1 B .. 16 MiB in log2 steps;\n"
-            "                     --quick 1,64,1K,4K,64K,1M)\n"
-            "  --transports LIST  comma separated, or 'all' (default all)\n"
-            "  --iters N          samples per cell (default 100k up to 4 KiB, 50k, 20k,\n"
-            "                     5k, 2k, then 500 above 1 MiB; --quick 2000 / 200)\n"
-            "  --warmup N         untimed round trips first (default iters/10, 32..5000)\n"
-            "  --cell-time S      at most S seconds of sampling per cell (default 0.5,\n"
-            "                     --quick 0.05; 0 = no limit)\n"
-            "  --rounds R         chunks per cell, round-robin over transports (default 3,\n"
-            "                     --quick 1)\n"
-            "  --no-oneway        only round trips;  --no-rtt  only one-way\n"
-            "  --api, --no-api    also (or not) time single API calls in one process and\n"
-            "                     check them against %.0f ns per call\n"
-            "  --api-calls N      calls per API in that section (default %u, --quick %u)\n"
-            "  --hist-cap US      histogram bins of 1 us up to US (default 1000); slower\n"
-            "                     samples count in the last bin\n"
-            "  --timeout S        a wait longer than this is an error (default 5)\n"
-            "  --json FILE        all results as JSON ('-' = stdout, text to stderr)\n"
-            "  --csv FILE         all results as CSV rows\n"
-            "  --strict           exit %d when a target is missed\n"
-            "\n"
-            "\n"
-            "`mdcom-bench pingpong` is this command with the preset\n"
-            "  %s\n"
-            "(later options override it): the same cells, the same code, the same figures.\n"
-            "\n"
-            "Transports:\n",
-            BENCH_API_TARGET_NS, BENCH_API_CALLS_DEFAULT, BENCH_API_CALLS_QUICK, BENCH_EXIT_MISSED,
+    fprintf(out, "usage: mdcom-bench latency [options]\n\n"
+                 "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
+                 "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
+                 "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n\n");
+    bench_opts_usage(out, lt_opts_tab);
+    fprintf(out, "\n`mdcom-bench pingpong` is this command with the preset\n  %s\n"
+                 "(later options override it): the same cells, the same code, the same figures.\n",
             PINGPONG_PRESET_TEXT);
-    bench_list_transports(out, 0);
-    fprintf(out, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
-                 "(--strict).\n",
-            BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+    bench_usage_tail(out, 0);
 }
 
 /* Samples per cell: one default for every entry point (latency, pingpong,
@@ -143,25 +133,6 @@ static uint64_t bench_default_samples(uint32_t size, int quick)
 
 static int lt_parse(int argc, char **argv, lt_opts *o)
 {
-    static const struct option lo[] = {{"sizes", required_argument, 0, 's'},
-                                       {"transports", required_argument, 0, 't'},
-                                       {"iters", required_argument, 0, 'n'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"cell-time", required_argument, 0, 'c'},
-                                       {"rounds", required_argument, 0, 'r'},
-                                       {"no-oneway", no_argument, 0, 'O'},
-                                       {"no-rtt", no_argument, 0, 'R'},
-                                       {"hist-cap", required_argument, 0, 'H'},
-                                       {"timeout", required_argument, 0, 'T'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"json", required_argument, 0, 'j'},
-                                       {"csv", required_argument, 0, 'C'},
-                                       {"strict", no_argument, 0, 'S'},
-                                       {"api", no_argument, 0, 'A'},
-                                       {"no-api", no_argument, 0, 'N'},
-                                       {"api-calls", required_argument, 0, 'a'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
     const char *cmd = o->cmd;
     memset(o, 0, sizeof(*o));
     o->cmd = cmd;
@@ -169,75 +140,10 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     o->cell_time = -1;
     o->timeout_s = 5;
     o->hist_cap_us = 1000;
-    const char *sizes = NULL, *trs = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        uint64_t v;
-        switch (c) {
-        case 's': sizes = optarg; break;
-        case 't': trs = optarg; break;
-        case 'n':
-            if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 100000000u) {
-                bench_err("%s: bad --iters '%s' (1..100M)", cmd, optarg);
-                return -1;
-            }
-            break;
-        case 'w':
-            if (bench_parse_count(optarg, &o->warmup) != 0 || o->warmup > 100000000u) {
-                bench_err("%s: bad --warmup '%s'", cmd, optarg);
-                return -1;
-            }
-            break;
-        case 'c':
-            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
-                bench_err("%s: bad --cell-time '%s'", cmd, optarg);
-                return -1;
-            }
-            break;
-        case 'r':
-            if (bench_parse_count(optarg, &v) != 0 || !v || v > 100) {
-                bench_err("%s: bad --rounds '%s' (1..100)", cmd, optarg);
-                return -1;
-            }
-            o->rounds = (unsigned)v;
-            break;
-        case 'O': o->no_oneway = 1; break;
-        case 'R': o->no_rtt = 1; break;
-        case 'H':
-            if (bench_parse_count(optarg, &v) != 0 || !v || v > 1000000u) {
-                bench_err("%s: bad --hist-cap '%s' (1..1000000 us)", cmd, optarg);
-                return -1;
-            }
-            o->hist_cap_us = (uint32_t)v;
-            break;
-        case 'T':
-            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
-                o->timeout_s > 3600) {
-                bench_err("%s: bad --timeout '%s'", cmd, optarg);
-                return -1;
-            }
-            break;
-        case 'q': o->quick = 1; break;
-        case 'j': o->json = optarg; break;
-        case 'C': o->csv = optarg; break;
-        case 'S': o->strict = 1; break;
-        case 'A': o->api = 1; break;
-        case 'N': o->api = 0; break;
-        case 'a':
-            if (bench_parse_count(optarg, &o->api_calls) != 0 || !o->api_calls) {
-                bench_err("%s: bad --api-calls '%s'", cmd, optarg);
-                return -1;
-            }
-            break;
-        case 'h': return 1;
-        default: return -1;
-        }
-    }
-    if (optind < argc) {
-        bench_err("%s: unexpected argument '%s'", cmd, argv[optind]);
-        return -1;
-    }
+    int rc = bench_opts_parse(cmd, lt_opts_tab, o, argc, argv);
+    if (rc != 0)
+        return rc;
+    const char *sizes = o->sizes_s, *trs = o->trs_s;
     if (o->no_oneway && o->no_rtt) {
         bench_err("%s: --no-oneway and --no-rtt leave nothing to measure", cmd);
         return -1;
@@ -678,16 +584,6 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
 
 /* ---- targets ------------------------------------------------------------------------ */
 
-enum { T_MET, T_MISSED, T_SKIPPED };
-static const char *const t_state[] = {"MET", "MISSED", "SKIPPED"};
-
-typedef struct lt_target {
-    char name[96];
-    char detail[160];
-    double value, limit;
-    int state;
-} lt_target;
-
 #define LT_MAX_TARGETS 48
 
 static int lt_size_index(const lt_opts *o, uint32_t size)
@@ -698,7 +594,7 @@ static int lt_size_index(const lt_opts *o, uint32_t size)
     return -1;
 }
 
-static unsigned lt_targets(const lt_opts *o, lt_target *tg)
+static unsigned lt_targets(const lt_opts *o, bench_target *tg)
 {
     unsigned n = 0;
     static const struct {
@@ -711,7 +607,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     int s64 = lt_size_index(o, 64);
     char b1[24], b2[24];
     for (unsigned i = 0; i < sizeof(ratio64) / sizeof(ratio64[0]); i++) {
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", ratio64[i].num,
                  ratio64[i].den);
@@ -719,7 +615,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
         uint64_t a = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].num), s64, 0);
         uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].den), s64, 0);
         t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? T_SKIPPED : t->value <= t->limit ? T_MET : T_MISSED;
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
         if (!isnan(t->value))
             snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
                      bench_fmt_ns(b2, sizeof(b2), (double)b));
@@ -731,13 +627,13 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
         int ti = lt_tr_index(o, zc[i]);
         if (ti < 0)
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "%s p50 1 MiB / %s p50 64 B", zc[i], zc[i]);
         t->limit = 1.5;
         uint64_t a = s1m < 0 ? 0 : lt_p50(o, ti, s1m, 0), b = s64 < 0 ? 0 : lt_p50(o, ti, s64, 0);
         t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? T_SKIPPED : t->value <= t->limit ? T_MET : T_MISSED;
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
         if (!isnan(t->value))
             snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
                      bench_fmt_ns(b2, sizeof(b2), (double)b));
@@ -746,7 +642,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
         if (!lt_is_peer(o->tr[p]))
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "mdcom FIFO (best) p50 < %s p50, every size", o->tr[p]->name);
         t->limit = 1.0;
@@ -773,7 +669,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
             }
         }
         t->value = worst;
-        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
+        t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
         if (cmp)
             snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
                      faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
@@ -783,7 +679,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1 && cb >= 0; p++) {
         if (!lt_is_peer(o->tr[p]) || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "mdcom-copy-block p50 < %s p50, every size", o->tr[p]->name);
         t->limit = 1.0;
@@ -803,7 +699,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
             }
         }
         t->value = worst;
-        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
+        t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
         if (cmp)
             snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
                      faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
@@ -812,7 +708,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++) {
         if (!strstr(o->tr[p]->name, "rpmsg"))
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         const char *ref = lt_mdcom_ref(o->tr[p]);
         snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", o->tr[p]->name, ref);
@@ -820,7 +716,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
         uint64_t a = s64 < 0 ? 0 : lt_p50(o, (int)p, s64, 0);
         uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ref), s64, 0);
         t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value >= t->limit ? BT_MET : BT_MISSED;
         if (!isnan(t->value))
             snprintf(t->detail, sizeof(t->detail), "%s / %s (target >= 10x)",
                      bench_fmt_ns(b1, sizeof(b1), (double)a), bench_fmt_ns(b2, sizeof(b2), (double)b));
@@ -829,7 +725,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
 }
 
 /* The cost of single API calls (api.c, the zero-copy path), one target each. */
-static unsigned lt_api(FILE *out, const lt_opts *o, lt_target *tg, unsigned *integrity,
+static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *integrity,
                        unsigned *failures)
 {
     bench_api_result api[BENCH_API_NX];
@@ -849,13 +745,14 @@ static unsigned lt_api(FILE *out, const lt_opts *o, lt_target *tg, unsigned *int
     for (int a = 0; a < BENCH_API_N; a++) {
         fprintf(out, "%-9s %10llu %7.1f ns %8.1f ns %8.1f ns\n", api[a].api,
                 (unsigned long long)api[a].calls, api[a].mean_ns, api[a].p50_ns, api[a].best_ns);
-        lt_target *t = &tg[a];
+        bench_target *t = &tg[a];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
-        snprintf(t->detail, sizeof(t->detail), "%.1f ns per call (limit in ns)", api[a].mean_ns);
+        snprintf(t->detail, sizeof(t->detail), "%llu calls", (unsigned long long)api[a].calls);
+        snprintf(t->unit, sizeof(t->unit), "ns");
         t->value = api[a].mean_ns;
         t->limit = BENCH_API_TARGET_NS;
-        t->state = t->value <= t->limit ? T_MET : T_MISSED;
+        t->state = t->value <= t->limit ? BT_MET : BT_MISSED;
     }
     return BENCH_API_N;
 }
@@ -882,7 +779,7 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     bench_json_obj_end(j);
 }
 
-static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const lt_target *tg,
+static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const bench_target *tg,
                           unsigned ntg, unsigned integrity, unsigned failures, double secs)
 {
     bench_json j;
@@ -937,17 +834,7 @@ static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const 
             }
         }
     bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "targets");
-    for (unsigned i = 0; i < ntg; i++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "name", tg[i].name);
-        bench_json_dbl(&j, "value", tg[i].value);
-        bench_json_dbl(&j, "limit", tg[i].limit);
-        bench_json_str(&j, "detail", tg[i].detail);
-        bench_json_str(&j, "state", t_state[tg[i].state]);
-        bench_json_obj_end(&j);
-    }
-    bench_json_arr_end(&j);
+    bench_targets_json(&j, tg, ntg);
     bench_json_u64(&j, "integrity_errors", integrity);
     bench_json_u64(&j, "failures", failures);
     bench_json_dbl(&j, "seconds", secs);
@@ -1039,25 +926,13 @@ static int lt_main(int argc, char **argv)
         }
         lt_print_size(out, &o, s);
     }
-    lt_target tg[LT_MAX_TARGETS + BENCH_API_N];
-    unsigned ntg = rc ? 0 : lt_targets(&o, tg), met = 0, missed = 0, skipped = 0;
+    bench_target tg[LT_MAX_TARGETS + BENCH_API_N];
+    unsigned ntg = rc ? 0 : lt_targets(&o, tg);
     if (o.api && !rc) /* single calls, one process: their cost against the target */
         ntg += lt_api(out, &o, tg + ntg, &integrity, &failures);
-    fprintf(out, "\n== targets (computed from this run) ==\n");
-    for (unsigned i = 0; i < ntg; i++) {
-        fprintf(out, "%-7s  %-56s ", t_state[tg[i].state], tg[i].name);
-        if (tg[i].state == T_SKIPPED)
-            fprintf(out, "  not measured\n");
-        else if (strncmp(tg[i].name, "api ", 4) == 0)
-            fprintf(out, "= %6.1f ns (limit %.0f ns)\n", tg[i].value, tg[i].limit);
-        else
-            fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
-        met += tg[i].state == T_MET;
-        missed += tg[i].state == T_MISSED;
-        skipped += tg[i].state == T_SKIPPED;
-    }
+    unsigned missed;
+    bench_targets_print(out, tg, ntg, &missed);
     double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, missed, skipped);
     fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integrity, failures, secs);
     fflush(out);
     if (jf) {
