@@ -108,9 +108,8 @@ unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsi
         fprintf(out, "%-7s  %-56s ", tg_state[tg[i].state], tg[i].name);
         if (tg[i].state == BT_SKIPPED)
             fprintf(out, "  not measured\n");
-        else if (tg[i].unit[0])
-            fprintf(out, "= %8.4g %s (%s; limit %g %s)\n", tg[i].value, tg[i].unit, tg[i].detail,
-                    tg[i].limit, tg[i].unit);
+        else if (tg[i].unit[0]) /* detail: the value with its unit */
+            fprintf(out, "= %s (limit %g %s)\n", tg[i].detail, tg[i].limit, tg[i].unit);
         else
             fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
         met += tg[i].state == BT_MET;

@@ -748,7 +748,8 @@ static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *
         bench_target *t = &tg[a];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
-        snprintf(t->detail, sizeof(t->detail), "%llu calls", (unsigned long long)api[a].calls);
+        snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", api[a].mean_ns,
+                 (unsigned long long)api[a].calls);
         snprintf(t->unit, sizeof(t->unit), "ns");
         t->value = api[a].mean_ns;
         t->limit = BENCH_API_TARGET_NS;
