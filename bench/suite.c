@@ -156,41 +156,34 @@ static int su_mkdirs(const char *path)
     return 0;
 }
 
+typedef struct su_opts {
+    const char *outdir, *script, *period;
+    int quick, no_report;
+} su_opts;
+
+static const bench_opt su_opts_tab[] = {
+    BOPT(su_opts, outdir, "out", BO_STR, 0, 0, "DIR", "parent directory of the results"),
+    BOPT(su_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "the cells of a CI smoke run"),
+    BOPT(su_opts, period, "period", BO_STR, 0, 0, "S", "thread-metric reporting period"),
+    BOPT(su_opts, no_report, "no-report", BO_FLAG, 1, 0, NULL, "do not run the report script"),
+    BOPT(su_opts, script, "report-script", BO_STR, 0, 0, "PATH", "the report script"),
+    {0},
+};
+
 static int su_main(int argc, char **argv)
 {
-    static const struct option lo[] = {{"out", required_argument, 0, 'o'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"period", required_argument, 0, 'p'},
-                                       {"no-report", no_argument, 0, 'N'},
-                                       {"report-script", required_argument, 0, 'r'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *outdir = "bench-results", *script = MDCOM_BENCH_REPORT_SCRIPT;
-    const char *period = NULL;
-    int quick = 0, no_report = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        double d;
-        switch (c) {
-        case 'o': outdir = optarg; break;
-        case 'q': quick = 1; break;
-        case 'p':
-            if (bench_parse_double(optarg, &d) != 0 || d <= 0 || d > 3600) {
-                bench_err("suite: bad --period '%s'", optarg);
-                return BENCH_EXIT_USAGE;
-            }
-            period = optarg;
-            break;
-        case 'N': no_report = 1; break;
-        case 'r': script = optarg; break;
-        case 'h': su_usage(stdout); return BENCH_EXIT_OK;
-        default: fprintf(stderr, "try 'mdcom-bench suite --help'\n"); return BENCH_EXIT_USAGE;
-        }
+    su_opts o = {.outdir = "bench-results", .script = MDCOM_BENCH_REPORT_SCRIPT};
+    int prc = bench_opts_parse("suite", su_opts_tab, &o, argc, argv);
+    if (prc == 1) {
+        su_usage(stdout);
+        return BENCH_EXIT_OK;
     }
-    if (optind < argc) {
-        bench_err("suite: unexpected argument '%s'", argv[optind]);
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench suite --help'\n");
         return BENCH_EXIT_USAGE;
     }
+    const char *outdir = o.outdir, *script = o.script, *period = o.period;
+    int quick = o.quick, no_report = o.no_report;
     if (!period)
         period = quick ? "0.2" : "2";
 
