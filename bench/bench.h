@@ -2,11 +2,14 @@
 /*
  * bench.h - shared pieces of mdcom-bench.
  *
- * mdcom-bench is one executable with subcommands. Each subcommand is one file
- * (cmd_<name>.c) defining a `const bench_cmd bench_cmd_<name>` and one line in
- * the table of main.c. Round-trip transports (transport.h) are one file each
- * too. Everything else here is small plumbing: clock, CPU pinning, argument
- * parsing, number formatting, statistics (stats.c) and a JSON writer (json.c).
+ * mdcom-bench is one executable with subcommands. Each scenario is one file
+ * (latency.c, throughput.c, ...) defining a `const bench_cmd bench_cmd_<name>`
+ * and one line in the table of main.c; `pingpong` is a preset of latency.
+ * A scenario is an option table and the code of one cell; the driver
+ * (driver.c) parses the table, lists it for --help and prints and writes the
+ * targets; out.c has the host header, progress line, CSV rows and output
+ * files. Transports (transport.h) are one file each. The rest is plumbing:
+ * clock, CPU pinning, number formatting, statistics (stats.c), JSON (json.c).
  */
 #ifndef MDCOM_BENCH_H
 #define MDCOM_BENCH_H
