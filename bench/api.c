@@ -438,15 +438,9 @@ static void api_usage(FILE *out)
 static int api_main(int argc, char **argv)
 {
     api_opts o = {0};
-    int prc = bench_opts_parse("api", api_opts_tab, &o, argc, argv);
-    if (prc == 1) {
-        api_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench api --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bench_opts_parse("api", api_opts_tab, &o, argc, argv), "api", api_usage);
+    if (prc >= 0)
+        return prc;
     api_skip_copy = o.skip_copy;
     if (!o.calls)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;

@@ -178,6 +178,9 @@ typedef struct bench_opt {
 /* Parse argv[1..] into o by the table (ended by a row with name NULL).
  * 0 ok, 1 --help asked, -1 usage error (printed). */
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
+/* What a scenario does with its parse result: 1 (--help) prints usage and
+ * gives BENCH_EXIT_OK, -1 a hint and BENCH_EXIT_USAGE; 0 gives -1: go on. */
+int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *));
 /* The table as --help lines. */
 void bench_opts_usage(FILE *f, const bench_opt *tab);
 /* The options every scenario has, as table rows; its options type has the

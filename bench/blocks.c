@@ -458,15 +458,9 @@ static void bk_csv(FILE *f, const bk_opts *o)
 static int bk_main(int argc, char **argv)
 {
     bk_opts o;
-    int prc = bk_parse(argc, argv, &o);
-    if (prc == 1) {
-        bk_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench blocks --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bk_parse(argc, argv, &o), "blocks", bk_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();

@@ -60,6 +60,19 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
     return 0;
 }
 
+int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *))
+{
+    if (prc == 1) {
+        usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench %s --help'\n", cmd);
+        return BENCH_EXIT_USAGE;
+    }
+    return -1;
+}
+
 void bench_opts_usage(FILE *f, const bench_opt *tab)
 {
     for (const bench_opt *t = tab; t->name; t++) {

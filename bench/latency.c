@@ -882,15 +882,9 @@ static void lt_write_csv(FILE *f, const lt_opts *o)
 static int lt_main(int argc, char **argv)
 {
     lt_opts o = {.cmd = argv[0]};
-    int prc = lt_parse(argc, argv, &o);
-    if (prc == 1) {
-        lt_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench %s --help'\n", o.cmd);
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(lt_parse(argc, argv, &o), o.cmd, lt_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();

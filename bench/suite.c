@@ -173,15 +173,9 @@ static const bench_opt su_opts_tab[] = {
 static int su_main(int argc, char **argv)
 {
     su_opts o = {.outdir = "bench-results", .script = MDCOM_BENCH_REPORT_SCRIPT};
-    int prc = bench_opts_parse("suite", su_opts_tab, &o, argc, argv);
-    if (prc == 1) {
-        su_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench suite --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), "suite", su_usage);
+    if (prc >= 0)
+        return prc;
     const char *outdir = o.outdir, *script = o.script, *period = o.period;
     int quick = o.quick, no_report = o.no_report;
     if (!period)

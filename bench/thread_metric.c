@@ -451,15 +451,9 @@ static void tm_json(FILE *f, const tm_opts *o, const bench_host *h, unsigned int
 static int tm_main(int argc, char **argv)
 {
     tm_opts o;
-    int prc = tm_parse(argc, argv, &o);
-    if (prc == 1) {
-        tm_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench thread-metric --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(tm_parse(argc, argv, &o), "thread-metric", tm_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();

@@ -768,15 +768,9 @@ static void tp_csv(FILE *f, const tp_opts *o)
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
-    int prc = tp_parse(argc, argv, &o);
-    if (prc == 1) {
-        tp_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench throughput --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();
