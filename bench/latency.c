@@ -594,6 +594,42 @@ static int lt_size_index(const lt_opts *o, uint32_t size)
     return -1;
 }
 
+/* Target: mdcom transport m (m < 0: the best mdcom FIFO variant of each
+ * size) has a lower p50 than peer p at every size both carry. */
+static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m)
+{
+    char b1[24];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s p50 < %s p50, every size",
+             m < 0 ? "mdcom FIFO (best)" : o->tr[m]->name, o->tr[p]->name);
+    t->limit = 1.0;
+    unsigned cmp = 0, faster = 0;
+    double worst = NAN;
+    uint32_t worst_size = 0;
+    for (int s = 0; s < o->n_sizes; s++) {
+        uint64_t pp = lt_p50(o, p, s, 0), best = m < 0 ? 0 : lt_p50(o, m, s, 0);
+        for (unsigned k = 0; k < o->n_tr && m < 0; k++) {
+            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50(o, (int)k, s, 0) : 0;
+            if (v && (!best || v < best))
+                best = v;
+        }
+        if (!pp || !best)
+            continue;
+        cmp++;
+        double r = (double)best / (double)pp;
+        faster += r < 1.0;
+        if (isnan(worst) || r > worst) {
+            worst = r;
+            worst_size = o->sizes[s];
+        }
+    }
+    t->value = worst;
+    t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
+    if (cmp)
+        snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
+                 faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
+}
+
 static unsigned lt_targets(const lt_opts *o, bench_target *tg)
 {
     unsigned n = 0;
@@ -638,72 +674,17 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
             snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
                      bench_fmt_ns(b2, sizeof(b2), (double)b));
     }
-    /* mdcom FIFO faster than every peer at every size (best FIFO variant) */
-    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
-        if (!lt_is_peer(o->tr[p]))
-            continue;
-        bench_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "mdcom FIFO (best) p50 < %s p50, every size", o->tr[p]->name);
-        t->limit = 1.0;
-        unsigned cmp = 0, faster = 0;
-        double worst = NAN;
-        uint32_t worst_size = 0;
-        for (int s = 0; s < o->n_sizes; s++) {
-            uint64_t pp = lt_p50(o, (int)p, s, 0), best = 0;
-            for (unsigned m = 0; m < o->n_tr; m++) {
-                if (!lt_is_mdcom_fifo(o->tr[m]))
-                    continue;
-                uint64_t v = lt_p50(o, (int)m, s, 0);
-                if (v && (!best || v < best))
-                    best = v;
-            }
-            if (!pp || !best)
-                continue;
-            cmp++;
-            double r = (double)best / (double)pp;
-            faster += r < 1.0;
-            if (isnan(worst) || r > worst) {
-                worst = r;
-                worst_size = o->sizes[s];
-            }
-        }
-        t->value = worst;
-        t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
-        if (cmp)
-            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
-                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
-    }
-    /* same wait class, same copy semantics: mdcom-copy-block vs each blocking peer */
+    /* mdcom faster than every peer at every size: the best FIFO variant (cb < 0),
+     * and mdcom-copy-block against each blocking peer (same wait class, same
+     * copy semantics) */
     int cb = lt_tr_index(o, "mdcom-copy-block");
-    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1 && cb >= 0; p++) {
-        if (!lt_is_peer(o->tr[p]) || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)
-            continue;
-        bench_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "mdcom-copy-block p50 < %s p50, every size", o->tr[p]->name);
-        t->limit = 1.0;
-        unsigned cmp = 0, faster = 0;
-        double worst = NAN;
-        uint32_t worst_size = 0;
-        for (int s = 0; s < o->n_sizes; s++) {
-            uint64_t pp = lt_p50(o, (int)p, s, 0), m = lt_p50(o, cb, s, 0);
-            if (!pp || !m)
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
+            if (!lt_is_peer(o->tr[p]) ||
+                (pass && (cb < 0 || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)))
                 continue;
-            cmp++;
-            double r = (double)m / (double)pp;
-            faster += r < 1.0;
-            if (isnan(worst) || r > worst) {
-                worst = r;
-                worst_size = o->sizes[s];
-            }
+            lt_faster_everywhere(o, &tg[n++], (int)p, pass ? cb : -1);
         }
-        t->value = worst;
-        t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
-        if (cmp)
-            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
-                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
-    }
     /* mdcom FIFO >= 10x the RPMsg transport */
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++) {
         if (!strstr(o->tr[p]->name, "rpmsg"))
