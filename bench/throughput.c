@@ -84,7 +84,7 @@ static const bench_opt tp_opts_tab[] = {
     BOPT(tp_opts, sizes_s, "sizes", BO_STR, 0, 0, "LIST",
          "packet sizes (default 1,16,64,256,496,4K,64K;\n--quick 64,496,4K)"),
     BOPT(tp_opts, totals_s, "totals", BO_STR, 0, 0, "LIST",
-         "bytes per channel, decimal (default 1M; the seed\nused 100,10K,100K,1M,10M)"),
+         "bytes per channel, decimal (default 1M, --quick 100k;\nthe seed used 100,10K,100K,1M,10M)"),
     BOPT(tp_opts, mode_s, "mode", BO_STR, 0, 0, "M", "pingpong, stream or both (default both)"),
     BOPT(tp_opts, window, "window", BO_U32, 1, 4096, "N",
          "stream: packets in flight per channel (default 64)"),
@@ -139,7 +139,7 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
     /* totals are decimal byte counts (100, 10K = 10000 as in the seed) */
     {
         char tmp[256];
-        snprintf(tmp, sizeof(tmp), "%s", totals ? totals : "1M");
+        snprintf(tmp, sizeof(tmp), "%s", totals ? totals : o->quick ? "100k" : "1M");
         char *save = NULL;
         o->n_totals = 0;
         for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -140,14 +140,25 @@ def caption(host, quick):
             f"{host.get('date', '?')}")
 
 
+def log_ticks(ax, axis):
+    """Labels at 1, 2, 5 x 10^n when the data spans less than two decades
+    (else at the powers of ten only): never a log axis with one label."""
+    from matplotlib.ticker import LogLocator
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(LogLocator(base=10, subs=subs))
+
+
 def fmt_us_axis(ax, axis="y"):
     from matplotlib.ticker import FuncFormatter
     def short(v, _):
         if v < 1:
             return f"{v * 1e3:.0f} ns"
         return f"{v:g} us" if v < 1e3 else f"{v / 1e3:g} ms" if v < 1e6 else f"{v / 1e6:g} s"
-    f = FuncFormatter(short)
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(f)
+    log_ticks(ax, axis)
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_formatter(FuncFormatter(short))
+    a.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
 def fmt_rate_axis(ax, unit=""):
@@ -158,6 +169,7 @@ def fmt_rate_axis(ax, unit=""):
             if v >= div:
                 return f"{v / div:g}{suf}{unit}"
         return f"{v:g}{unit}"
+    log_ticks(ax, "y")
     ax.yaxis.set_major_formatter(FuncFormatter(short))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
@@ -322,6 +334,7 @@ def make_plots(d, res, notes, host, quick):
                 size_ticks(ax, [r["length"] for r in rows])
                 ax.set_title(fam, fontsize=10)
                 ax.set_ylabel("MiB/s (p50)")
+                fmt_rate_axis(ax)
                 ax.grid(True, which="both", alpha=0.3)
                 ax.legend(fontsize=7, framealpha=0.85)
             fig.suptitle("blocks: transaction rate vs transaction size (one block)")
