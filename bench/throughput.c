@@ -412,7 +412,7 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t n
 {
     bench_ext_stream_res x;
     uint64_t want = (o->totals[bi] + size - 1) / size;
-    if (m != TP_STREAM || nch != 1 ||
+    if (m != TP_STREAM || nch != 1 || size < bench_tr_min_size(o->tr[t]) ||
         bench_ext_stream(o->tr[t], size, want, o->window, (uint64_t)(o->cell_time * 1e9),
                          h->cpus.cpu[0], h->cpus.cpu[1], &x) == BENCH_SESSION_NA) {
         c->na = 1;
@@ -576,7 +576,7 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
                             bench_tr_max_size(tr));
                 else
                     fprintf(out, "%-17s %7s  n/a (%s)\n", tr->name, b[0],
-                            tr->ext ? "one-channel streams only, or not built"
+                            tr->ext ? "one-channel streams of >= 4 B only, or not built"
                                     : "this channel count or a limit of this machine");
                 continue;
             }
