@@ -293,7 +293,7 @@ void bench_list_transports(FILE *out, int need_msg)
 {
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (need_msg && !t->msg)
+        if (need_msg && !t->msg && !(need_msg == 2 && t->ext))
             continue;
         fprintf(out, "  %-18s %s\n", t->name, t->desc);
     }
