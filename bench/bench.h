@@ -223,7 +223,7 @@ typedef struct bench_host {
     bench_cpus cpus;
     double timer_ns;
     double loadavg; /* 1-minute load average at the start, -1 unknown */
-    char date[32];  /* "2026-11-24 12:30 UTC" */
+    char date[32];  /* UTC, "YYYY-MM-DD HH:MM UTC" */
 } bench_host;
 
 void bench_host_detect(bench_host *h);

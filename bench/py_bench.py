@@ -232,7 +232,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="2000 round trips, 200 blocks")
     ap.add_argument("--json", default="", help="also write the rows and targets as JSON")
     ap.add_argument("--iox-zc", action="store_true",
-                    help="also iceoryx2's 1 MiB slice stream (hangs with 0.10.0 here: see docs/python.md)")
+                    help="also iceoryx2's 1 MiB slice stream (see docs/python.md for its known hang)")
     a = ap.parse_args()
     if a.quick and not a.role:
         a.iters, a.blocks = min(a.iters, 2000), min(a.blocks, 200)
