@@ -468,6 +468,7 @@ static int events_main(int argc, char **argv)
            tp[0], tp[1]);
     printf("target wait set >= 0.8 x 32 threads: %.2fx %s\n", tp[1] / tp[0],
            tp[1] / tp[0] >= 0.8 ? "MET" : "MISSED");
+    free(lat);
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
         bench_err("peer process failed");
         return BENCH_EXIT_ERROR;
