@@ -149,7 +149,6 @@ void bench_json_u64(bench_json *j, const char *key, uint64_t val);
 void bench_json_i64(bench_json *j, const char *key, int64_t val);
 void bench_json_dbl(bench_json *j, const char *key, double val); /* NaN/inf -> null */
 void bench_json_bool(bench_json *j, const char *key, int val);
-void bench_json_null(bench_json *j, const char *key);
 /* Write a bench_stats as an object with *_ns members. */
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
 

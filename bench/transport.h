@@ -167,10 +167,6 @@ typedef struct bench_rt_result {
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *buf, size_t *n,
                    bench_rt_result *r);
 
-/* Run one cell as a single chunk and summarise it in r->st. Returns 0 when
- * the cell is clean (r->ok), -1 otherwise (messages printed). */
-int bench_rt_run(const bench_transport *t, const bench_rt_opts *o, bench_rt_result *r);
-
 /* External transports (tr_ext.c): one chunk of round trips, as
  * bench_rt_chunk (which calls this for them), and one streaming cell: 0,
  * BENCH_RT_MISMATCH, BENCH_SESSION_NA (not built) or -1. */
