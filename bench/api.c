@@ -399,11 +399,29 @@ static char *api_callgrind_text(uint64_t calls, int skip_copy)
 
 /* ---- `mdcom-bench api` -------------------------------------------------- */
 
+typedef struct api_opts {
+    uint64_t calls;
+    int quick, strict, no_instr, quiet, skip_copy;
+    const char *json, *csv;
+} api_opts;
+
+static const bench_opt api_opts_tab[] = {
+    BOPT(api_opts, calls, "calls", BO_U64, 1, 1e9, "N",
+         "at least N calls of each API (default 1M, --quick 64k)"),
+    BOPT(api_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "64k calls each"),
+    BOPT(api_opts, no_instr, "no-instr", BO_FLAG, 1, 0, NULL, "skip the callgrind run"),
+    BOPT(api_opts, quiet, "quiet", BO_FLAG, 1, 0, NULL, "no text (the callgrind child run)"),
+    BOPT(api_opts, skip_copy, "skip-copy", BO_FLAG, 1, 0, NULL, "skip the copy API rows"),
+    BOPT(api_opts, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout)"),
+    BOPT(api_opts, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)"),
+    BOPT(api_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
+    {0},
+};
+
 static void api_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mdcom-bench api [--calls N] [--quick] [--no-instr] [--json FILE] [--csv FILE]\n"
-            "                       [--strict]\n"
+            "usage: mdcom-bench api [options]\n"
             "\n"
             "Cost of one call of each API in a single process, timed in batches of %u\n"
             "calls: alloc, get, enqueue, dequeue, free (zero-copy path), notify (nobody\n"
@@ -412,66 +430,27 @@ static void api_usage(FILE *out)
             "deviation are those of the batch averages (one call is shorter than the\n"
             "clock's resolution). Instructions per call from a callgrind run of this\n"
             "program (valgrind) when available: deterministic, unlike times.\n"
-            "Target: <= %.0f ns per call (alloc .. free).\n"
-            "\n"
-            "  --calls N    at least N calls of each API (default %u; k/M suffixes)\n"
-            "  --quick      %u calls each\n"
-            "  --no-instr   skip the callgrind run\n"
-            "  --json FILE, --csv FILE   results ('-' = stdout, text to stderr)\n"
-            "  --strict     exit %d when a target is missed\n",
-            BENCH_API_BATCH, BENCH_API_TARGET_NS, BENCH_API_CALLS_DEFAULT, BENCH_API_CALLS_QUICK,
-            BENCH_EXIT_MISSED);
+            "Target: <= %.0f ns per call (alloc .. free).\n\n",
+            BENCH_API_BATCH, BENCH_API_TARGET_NS);
+    bench_opts_usage(out, api_opts_tab);
 }
 
 static int api_main(int argc, char **argv)
 {
-    static const struct option lo[] = {{"calls", required_argument, 0, 'c'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"no-instr", no_argument, 0, 'I'},
-                                       {"quiet", no_argument, 0, 'Q'},
-                                       {"skip-copy", no_argument, 0, 'K'},
-                                       {"json", required_argument, 0, 'j'},
-                                       {"csv", required_argument, 0, 'C'},
-                                       {"strict", no_argument, 0, 's'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    uint64_t calls = 0;
-    int quick = 0, strict = 0, no_instr = 0, quiet = 0;
-    const char *json = NULL, *csv = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            if (bench_parse_count(optarg, &calls) != 0 || calls == 0 || calls > 1000000000u) {
-                bench_err("api: bad --calls '%s'", optarg);
-                return BENCH_EXIT_USAGE;
-            }
-            break;
-        case 'q': quick = 1; break;
-        case 'I': no_instr = 1; break;
-        case 'Q': quiet = 1; break;
-        case 'K': api_skip_copy = 1; break;
-        case 'j': json = optarg; break;
-        case 'C': csv = optarg; break;
-        case 's': strict = 1; break;
-        case 'h': api_usage(stdout); return BENCH_EXIT_OK;
-        default: fprintf(stderr, "try 'mdcom-bench api --help'\n"); return BENCH_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        bench_err("api: unexpected argument '%s'", argv[optind]);
-        return BENCH_EXIT_USAGE;
-    }
-    if (!calls)
-        calls = quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
-    FILE *out = (json && strcmp(json, "-") == 0) || (csv && strcmp(csv, "-") == 0) ? stderr : stdout;
-    if (quiet)
+    api_opts o = {0};
+    int prc = bench_parsed(bench_opts_parse("api", api_opts_tab, &o, argc, argv), "api", api_usage);
+    if (prc >= 0)
+        return prc;
+    api_skip_copy = o.skip_copy;
+    if (!o.calls)
+        o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
+    FILE *out = (o.json && strcmp(o.json, "-") == 0) || (o.csv && strcmp(o.csv, "-") == 0) ? stderr : stdout;
+    if (o.quiet)
         out = fopen("/dev/null", "w");
     if (!out)
         return BENCH_EXIT_ERROR;
     FILE *jf = NULL, *cf = NULL;
-    if ((json && !(jf = bench_open_out(json, "api"))) || (csv && !(cf = bench_open_out(csv, "api"))))
+    if ((o.json && !(jf = bench_open_out(o.json, "api"))) || (o.csv && !(cf = bench_open_out(o.csv, "api"))))
         return BENCH_EXIT_USAGE;
 
     bench_host h;
@@ -480,15 +459,15 @@ static int api_main(int argc, char **argv)
         bench_pin_self(h.cpus.cpu[0]);
     bench_api_result r[BENCH_API_NX];
     unsigned integrity = 0, failures = 0;
-    bench_host_print(out, &h, "api", quick);
-    int rc = bench_api_run(calls, r, &integrity);
+    bench_host_print(out, &h, "api", o.quick);
+    int rc = bench_api_run(o.calls, r, &integrity);
     if (rc != 0) {
-        if (quiet)
+        if (o.quiet)
             fclose(out);
         return BENCH_EXIT_ERROR;
     }
     int have_instr = 0;
-    if (!no_instr) {
+    if (!o.no_instr) {
         bench_progress("api: callgrind run for instruction counts");
         have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
         bench_progress_end();
@@ -514,7 +493,7 @@ static int api_main(int argc, char **argv)
         fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %-20s %s\n", r[a].api, r[a].mode_ns,
                 r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper, tg);
     }
-    if (!no_instr && !have_instr)
+    if (!o.no_instr && !have_instr)
         fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
     else if (have_instr)
         fprintf(out, "(instr: callgrind, inclusive instructions per call of the library function)\n");
@@ -549,7 +528,7 @@ static int api_main(int argc, char **argv)
         bench_json_arr_end(&j);
         bench_json_u64(&j, "integrity_errors", integrity);
         bench_json_obj_end(&j);
-        bench_close_out(jf, json, &failures);
+        bench_close_out(jf, o.json, &failures);
     }
     if (cf) {
         bench_csv_header(cf);
@@ -560,13 +539,13 @@ static int api_main(int argc, char **argv)
             bench_csv_row(cf, &k, "stddev", r[a].stddev_ns, "ns");
             bench_csv_row(cf, &k, "instructions", r[a].instr, "instr");
         }
-        bench_close_out(cf, csv, &failures);
+        bench_close_out(cf, o.csv, &failures);
     }
-    if (quiet)
+    if (o.quiet)
         fclose(out);
     if (integrity || failures)
         return BENCH_EXIT_ERROR;
-    return strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+    return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 
 const bench_cmd bench_cmd_api = {

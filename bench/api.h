@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * api.h - cost of single API calls (api.c), used by `pingpong` (its "api"
+ * api.h - cost of single API calls (api.c), used by `latency --api` (its "api"
  * section: the first BENCH_API_N) and by the `api` subcommand (all).
  */
 #ifndef MDCOM_BENCH_API_H
@@ -16,7 +16,7 @@ enum {
     BENCH_API_ENQUEUE,
     BENCH_API_DEQUEUE,
     BENCH_API_FREE,
-    BENCH_API_N, /* the zero-copy message path; pingpong reports these */
+    BENCH_API_N, /* the zero-copy message path; latency --api reports these */
     BENCH_API_NOTIFY = BENCH_API_N,
     BENCH_API_WAIT_POLL,
     BENCH_API_SEND64,

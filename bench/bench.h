@@ -2,11 +2,14 @@
 /*
  * bench.h - shared pieces of mdcom-bench.
  *
- * mdcom-bench is one executable with subcommands. Each subcommand is one file
- * (cmd_<name>.c) defining a `const bench_cmd bench_cmd_<name>` and one line in
- * the table of main.c. Round-trip transports (transport.h) are one file each
- * too. Everything else here is small plumbing: clock, CPU pinning, argument
- * parsing, number formatting, statistics (stats.c) and a JSON writer (json.c).
+ * mdcom-bench is one executable with subcommands. Each scenario is one file
+ * (latency.c, throughput.c, ...) defining a `const bench_cmd bench_cmd_<name>`
+ * and one line in the table of main.c; `pingpong` is a preset of latency.
+ * A scenario is an option table and the code of one cell; the driver
+ * (driver.c) parses the table, lists it for --help and prints and writes the
+ * targets; out.c has the host header, progress line, CSV rows and output
+ * files. Transports (transport.h) are one file each. The rest is plumbing:
+ * clock, CPU pinning, number formatting, statistics (stats.c), JSON (json.c).
  */
 #ifndef MDCOM_BENCH_H
 #define MDCOM_BENCH_H
@@ -94,8 +97,11 @@ void bench_err_mdcom(const char *what, int rc);
 /* ------------------------------------------------------------------ */
 /* "64", "4K", "4KiB", "1M", "1MiB", "512B": binary multiples. 0 or -1. */
 int bench_parse_size(const char *s, uint64_t *out);
-/* Comma separated sizes, at most max entries. Count or -1 (message printed). */
-int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi);
+/* Comma separated sizes (what NULL: bytes) or counts of `what` (messages
+ * name it: "channel count '64' out of range 1..32"), at most max entries.
+ * Count or -1 (message printed). */
+int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi,
+                          const char *what);
 /* Unsigned integer with optional k/M suffix (decimal: 100k = 100000). */
 int bench_parse_count(const char *s, uint64_t *out);
 int bench_parse_double(const char *s, double *out);
@@ -143,9 +149,68 @@ void bench_json_u64(bench_json *j, const char *key, uint64_t val);
 void bench_json_i64(bench_json *j, const char *key, int64_t val);
 void bench_json_dbl(bench_json *j, const char *key, double val); /* NaN/inf -> null */
 void bench_json_bool(bench_json *j, const char *key, int val);
-void bench_json_null(bench_json *j, const char *key);
 /* Write a bench_stats as an object with *_ns members. */
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
+
+/* ------------------------------------------------------------------ */
+/* The scenario driver (driver.c): options as a table, targets            */
+/* ------------------------------------------------------------------ */
+enum bench_opt_kind {
+    BO_FLAG, /* int field = lo                 */
+    BO_STR,  /* const char * field = the text  */
+    BO_U64,  /* uint64_t field, range lo..hi   */
+    BO_U32,  /* uint32_t field, range lo..hi   */
+    BO_DBL,  /* double field, range lo..hi     */
+};
+typedef struct bench_opt {
+    const char *name; /* the long option, without "--"                    */
+    int kind;         /* enum bench_opt_kind                              */
+    size_t off;       /* offsetof(the scenario's options, the field)      */
+    double lo, hi;    /* the accepted range; BO_FLAG: the value stored    */
+    const char *arg;  /* placeholder for --help ("LIST", "N", "S"), or NULL */
+    const char *help; /* for --help; '\n' separates lines               */
+} bench_opt;
+#define BENCH_MAX_OPTS 40
+/* One table row: BOPT(options type, field, "name", kind, lo, hi, arg, help) */
+#define BOPT(type, field, nm, kind, lo, hi, arg, help)                                             \
+    {nm, kind, offsetof(type, field), lo, hi, arg, help}
+/* Parse argv[1..] into o by the table (ended by a row with name NULL).
+ * 0 ok, 1 --help asked, -1 usage error (printed). */
+int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
+/* What a scenario does with its parse result: 1 (--help) prints usage and
+ * gives BENCH_EXIT_OK, -1 a hint and BENCH_EXIT_USAGE; 0 gives -1: go on. */
+int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *));
+/* The table as --help lines. */
+void bench_opts_usage(FILE *f, const bench_opt *tab);
+/* The options every scenario has, as table rows; its options type has the
+ * fields trs_s, cell_time, timeout_s, quick, json, csv. */
+#define BENCH_COMMON_OPTS(type)                                                                    \
+    BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST", "comma separated, or 'all'"),            \
+        BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
+             "at most S seconds per cell (0 = no limit)"),                                         \
+        BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                  \
+             "a wait longer than this is an error (default 5)"),                                  \
+        BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),            \
+        BOPT(type, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout, text to stderr)"), \
+        BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
+/* Transports (need_msg as bench_parse_transports) and the exit statuses. */
+void bench_usage_tail(FILE *f, int need_msg);
+
+/* A target computed from the run: value against limit. */
+enum { BT_MET, BT_MISSED, BT_SKIPPED };
+typedef struct bench_target {
+    char name[96];
+    char detail[160];
+    char unit[8]; /* "" = a ratio (printed "1.23x"), else the unit of value */
+    double value, limit;
+    int state;
+} bench_target;
+/* state from value (NaN: not measured = skipped); at_least: MET when
+ * value >= limit, else when value <= limit. */
+void bench_target_eval(bench_target *t, double value, int at_least);
+/* Print the targets and their counts; returns met, sets *missed. */
+unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
+void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);
 
 /* ------------------------------------------------------------------ */
 /* Shared pieces of the scenario subcommands (out.c)                     */
@@ -156,6 +221,8 @@ typedef struct bench_host {
     char machine[72];
     bench_cpus cpus;
     double timer_ns;
+    double loadavg; /* 1-minute load average at the start, -1 unknown */
+    char date[32];  /* UTC, "YYYY-MM-DD HH:MM UTC" */
 } bench_host;
 
 void bench_host_detect(bench_host *h);
@@ -166,6 +233,9 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h);
 /* A progress line on stderr ("\r...") when stderr is a terminal, else one
  * line every 10 s at most. bench_progress_end() clears it. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Announce that `steps` bench_progress() calls follow: each line then ends in
+ * "[k/steps, N s left]" (the estimate from the time per step so far). */
+void bench_progress_plan(uint64_t steps);
 void bench_progress_end(void);
 
 /* CSV in long format, the same columns for every scenario:

@@ -38,7 +38,7 @@ typedef struct bk_opts {
     uint64_t iters;
     double cell_time, timeout_s;
     int quick;
-    const char *json, *csv;
+    const char *json, *csv, *blocks_s, *counts_s, *trs_s;
     const bench_transport *tr[BK_MAX_TR];
     unsigned n_tr;
 } bk_opts;
@@ -71,94 +71,45 @@ static const bk_pub bk_published[] = {
 };
 #define BK_N_PUB (sizeof(bk_published) / sizeof(bk_published[0]))
 
+static const bench_opt bk_opts_tab[] = {
+    BOPT(bk_opts, blocks_s, "blocks", BO_STR, 0, 0, "LIST",
+         "sub-block sizes (default 512,1K,2K,4K,8K,16K,32K,64K,256K,1M;\n--quick 512,4K,32K)"),
+    BOPT(bk_opts, counts_s, "counts", BO_STR, 0, 0, "LIST",
+         "sub-blocks per transaction (default 1,2,4,8; --quick 1,8)"),
+    BOPT(bk_opts, iters, "iters", BO_U64, 1, 1e7, "N",
+         "transactions per cell (default 2000, --quick 50) after\n10 untimed ones"),
+    BENCH_COMMON_OPTS(bk_opts),
+    {0},
+};
+
 static void bk_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mdcom-bench blocks [--blocks LIST] [--counts LIST] [--transports LIST]\n"
-            "                          [--iters N] [--cell-time S] [--quick] [--timeout S]\n"
-            "                          [--json FILE] [--csv FILE]\n"
-            "\n"
-            "Seeds 000/001: a transaction = header (preamble + length) + n sub-blocks of\n"
-            "BLOCK bytes; the receiver answers with the byte count once all arrived and\n"
-            "were checked. Time per transaction and KB/s (KB = 1024 B), per transport.\n"
-            "\n"
-            "  --blocks LIST      sub-block sizes (default 512,1K,2K,4K,8K,16K,32K,64K,256K,1M;\n"
-            "                     --quick 512,4K,32K)\n"
-            "  --counts LIST      sub-blocks per transaction (default 1,2,4,8; --quick 1,8)\n"
-            "  --transports LIST  message transports, comma separated, or 'all' (default)\n"
-            "  --iters N          transactions per cell (default 2000, --quick 50) after\n"
-            "                     %d untimed ones\n"
-            "  --cell-time S      at most S seconds per cell (default 0.3, --quick 0.05)\n"
-            "  --timeout S        a wait longer than this is an error (default 5)\n"
-            "  --json FILE, --csv FILE   results ('-' = stdout)\n"
-            "\n"
-            "Transports:\n",
-            10);
-    bench_list_transports(out, 1);
+    fprintf(out, "usage: mdcom-bench blocks [options]\n\n"
+                 "A transaction = header (preamble + length) + n sub-blocks of BLOCK bytes; the\n"
+                 "receiver answers with the byte count once all arrived and were checked. Time\n"
+                 "per transaction and KB/s (KB = 1024 B), per transport. --cell-time: default\n"
+                 "0.3 s, --quick 0.05.\n\n");
+    bench_opts_usage(out, bk_opts_tab);
+    bench_usage_tail(out, 1);
 }
 
 static int bk_parse(int argc, char **argv, bk_opts *o)
 {
-    static const struct option lo[] = {{"blocks", required_argument, 0, 'b'},
-                                       {"counts", required_argument, 0, 'n'},
-                                       {"transports", required_argument, 0, 't'},
-                                       {"iters", required_argument, 0, 'i'},
-                                       {"cell-time", required_argument, 0, 'c'},
-                                       {"timeout", required_argument, 0, 'T'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"json", required_argument, 0, 'j'},
-                                       {"csv", required_argument, 0, 'C'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
     memset(o, 0, sizeof(*o));
     o->cell_time = -1;
     o->timeout_s = 5;
-    const char *blocks = NULL, *counts = NULL, *trs = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (c) {
-        case 'b': blocks = optarg; break;
-        case 'n': counts = optarg; break;
-        case 't': trs = optarg; break;
-        case 'i':
-            if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 10000000u) {
-                bench_err("blocks: bad --iters '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'c':
-            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
-                bench_err("blocks: bad --cell-time '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'T':
-            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
-                o->timeout_s > 3600) {
-                bench_err("blocks: bad --timeout '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'q': o->quick = 1; break;
-        case 'j': o->json = optarg; break;
-        case 'C': o->csv = optarg; break;
-        case 'h': return 1;
-        default: return -1;
-        }
-    }
-    if (optind < argc) {
-        bench_err("blocks: unexpected argument '%s'", argv[optind]);
-        return -1;
-    }
+    int rc = bench_opts_parse("blocks", bk_opts_tab, o, argc, argv);
+    if (rc != 0)
+        return rc;
+    const char *blocks = o->blocks_s, *counts = o->counts_s, *trs = o->trs_s;
     if (!blocks)
         blocks = o->quick ? "512,4K,32K" : "512,1K,2K,4K,8K,16K,32K,64K,256K,1M";
     if (!counts)
         counts = o->quick ? "1,8" : "1,2,4,8";
-    o->n_blocks = bench_parse_size_list(blocks, o->blocks, BK_MAX_B, 16, 16u << 20);
+    o->n_blocks = bench_parse_size_list(blocks, o->blocks, BK_MAX_B, 16, 16u << 20, NULL);
     if (o->n_blocks < 0)
         return -1;
-    o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024);
+    o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024, "block count");
     if (o->n_counts < 0)
         return -1;
     int n = bench_parse_transports(trs, o->tr, BK_MAX_TR, 1, "blocks");
@@ -507,15 +458,9 @@ static void bk_csv(FILE *f, const bk_opts *o)
 static int bk_main(int argc, char **argv)
 {
     bk_opts o;
-    int prc = bk_parse(argc, argv, &o);
-    if (prc == 1) {
-        bk_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench blocks --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bk_parse(argc, argv, &o), "blocks", bk_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();
@@ -527,6 +472,7 @@ static int bk_main(int argc, char **argv)
             (unsigned long long)o.iters, o.cell_time);
     unsigned integ = 0, fail = 0;
     char b1[24];
+    bench_progress_plan((uint64_t)o.n_blocks * (unsigned)o.n_counts * o.n_tr);
     for (int bi = 0; bi < o.n_blocks && !bench_interrupted; bi++)
         for (int ni = 0; ni < o.n_counts && !bench_interrupted; ni++) {
             for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {

@@ -361,26 +361,42 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+typedef struct ev_opts {
+    uint32_t iters;
+    double secs;
+} ev_opts;
+
+static const bench_opt ev_opts_tab[] = {
+    BOPT(ev_opts, iters, "iters", BO_U32, 1, 1e8, "N", "round trips per wait mode (default 20000)"),
+    BOPT(ev_opts, secs, "seconds", BO_DBL, 1e-3, 3600, "S", "streaming time (default 1)"),
+    {0},
+};
+
+static void events_usage(FILE *out)
+{
+    fprintf(out, "usage: mdcom-bench events [options]\n"
+                 "64 B blocking round trip through a pollable fd (epoll), a wait set, the\n"
+                 "futex path and a raw futex; 32 channels served by one thread with a wait\n"
+                 "set vs 32 threads. Ratios against the futex path / 32 threads.\n\n");
+    bench_opts_usage(out, ev_opts_tab);
+}
+
 static int events_main(int argc, char **argv)
 {
-    int iters = 20000;
-    double secs = 1.0;
+    ev_opts eo = {.iters = 20000, .secs = 1.0};
     bench_cpus cpus;
     uint64_t *lat;
     double p50[N_MODES], p99[N_MODES], tp[2];
     struct side s = {0};
     pid_t pid;
     int st;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            iters = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
-            secs = atof(argv[++i]);
-        else {
-            fprintf(stderr, "usage: mdcom-bench events [--iters N] [--seconds S]\n");
-            return BENCH_EXIT_USAGE;
-        }
+    int prc = bench_opts_parse("events", ev_opts_tab, &eo, argc, argv);
+    if (prc != 0) {
+        events_usage(prc == 1 ? stdout : stderr);
+        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     }
+    int iters = (int)eo.iters;
+    double secs = eo.secs;
     make_cfg();
     g_sh = mmap(NULL, sizeof *g_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     lat = calloc((size_t)iters, sizeof *lat);
@@ -452,6 +468,7 @@ static int events_main(int argc, char **argv)
            tp[0], tp[1]);
     printf("target wait set >= 0.8 x 32 threads: %.2fx %s\n", tp[1] / tp[0],
            tp[1] / tp[0] >= 0.8 ? "MET" : "MISSED");
+    free(lat);
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
         bench_err("peer process failed");
         return BENCH_EXIT_ERROR;
@@ -459,13 +476,6 @@ static int events_main(int argc, char **argv)
     return BENCH_EXIT_OK;
 }
 
-static void events_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench events [--iters N] [--seconds S]\n"
-                 "64 B blocking round trip through a pollable fd (epoll), a wait set, the\n"
-                 "futex path and a raw futex; 32 channels served by one thread with a wait\n"
-                 "set vs 32 threads. Ratios against the futex path / 32 threads.\n");
-}
 
 const bench_cmd bench_cmd_events = {"events", "pollable fd and wait set vs futex path",
                                     events_main, events_usage};

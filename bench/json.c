@@ -119,12 +119,6 @@ void bench_json_bool(bench_json *j, const char *key, int val)
     fputs(val ? "true" : "false", j->f);
 }
 
-void bench_json_null(bench_json *j, const char *key)
-{
-    member(j, key);
-    fputs("null", j->f);
-}
-
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s)
 {
     bench_json_obj_begin(j, key);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "transport.h"
 
 #define LT_MAX_SIZES 32
@@ -27,10 +28,16 @@
 #define LT_MAX_SIZE (16u * 1024u * 1024u)
 #define LT_HIST_PAIRS 4096
 
+/* CDF points: these percentiles of the samples (the report's 64 B CDF) */
+static const double lt_cdf_p[] = {0.1, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90,
+                                  95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
+#define LT_NCDF (sizeof(lt_cdf_p) / sizeof(lt_cdf_p[0]))
+
 typedef struct lt_hist {
     size_t n;
     uint32_t *bin;
     uint64_t *cnt;
+    uint64_t cdf[LT_NCDF]; /* ns at lt_cdf_p (all 0 without samples) */
 } lt_hist;
 
 typedef struct lt_cell {
@@ -49,9 +56,11 @@ typedef struct lt_opts {
     int n_sizes;
     uint64_t iters, warmup;
     double cell_time, timeout_s;
-    unsigned rounds;
-    uint32_t hist_cap_us;
-    int quick, no_oneway, no_rtt, strict;
+    uint32_t rounds, hist_cap_us;
+    const char *sizes_s, *trs_s;
+    int quick, no_oneway, no_rtt, strict, api;
+    uint64_t api_calls;
+    const char *cmd; /* "latency", or "pingpong" (the preset) */
     const char *json, *csv;
     const bench_transport *tr[LT_MAX_TR];
     unsigned n_tr;
@@ -59,45 +68,53 @@ typedef struct lt_opts {
 
 static lt_cell lt_cells[LT_MAX_TR][LT_MAX_SIZES];
 
+
+/* The preset that makes `pingpong` (see lt_pingpong_main). */
+#define PINGPONG_SIZES "64,256,1K,4K,16K,64K,256K,1M"
+#define PINGPONG_TRS "raw-spin,raw-futex,mdcom-copy-poll,mdcom-zc-poll,mdcom-copy-block,mdcom-zc-block"
+#define PINGPONG_PRESET_TEXT                                                                       \
+    "--sizes " PINGPONG_SIZES " --no-oneway --api\n  --transports " PINGPONG_TRS
+
+static const bench_opt lt_opts_tab[] = {
+    BOPT(lt_opts, sizes_s, "sizes", BO_STR, 0, 0, "LIST",
+         "payload sizes (default 1 B .. 16 MiB in log2 steps;\n--quick 1,64,1K,4K,64K,1M)"),
+    BENCH_COMMON_OPTS(lt_opts),
+    BOPT(lt_opts, iters, "iters", BO_U64, 1, 1e8, "N",
+         "samples per cell (default 100k up to 4 KiB, 50k, 20k,\n5k, 2k, then 500 above 1 MiB; "
+         "--quick 2000 / 200)"),
+    BOPT(lt_opts, warmup, "warmup", BO_U64, 0, 1e8, "N",
+         "untimed round trips first (default iters/10, 32..5000)"),
+    BOPT(lt_opts, rounds, "rounds", BO_U32, 1, 100, "R",
+         "chunks per cell, round-robin over transports (default 3,\n--quick 1)"),
+    BOPT(lt_opts, no_oneway, "no-oneway", BO_FLAG, 1, 0, NULL, "round trips only"),
+    BOPT(lt_opts, no_rtt, "no-rtt", BO_FLAG, 1, 0, NULL, "one way only"),
+    BOPT(lt_opts, api, "api", BO_FLAG, 1, 0, NULL,
+         "also time single API calls in one process (targets:\n<= 50 ns per call)"),
+    BOPT(lt_opts, api, "no-api", BO_FLAG, 0, 0, NULL, "not"),
+    BOPT(lt_opts, api_calls, "api-calls", BO_U64, 1, 1e9, "N",
+         "calls per API (default 1M, --quick 64k)"),
+    BOPT(lt_opts, hist_cap_us, "hist-cap", BO_U32, 1, 1e6, "US",
+         "histogram bins of 1 us up to US (default 1000); slower\nsamples count in the last bin"),
+    BOPT(lt_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
+    {0},
+};
+
 static void lt_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mdcom-bench latency [--sizes LIST] [--transports LIST] [--quick]\n"
-            "                           [--iters N] [--warmup N] [--cell-time S] [--rounds R]\n"
-            "                           [--no-oneway] [--no-rtt] [--hist-cap US] [--timeout S]\n"
-            "                           [--json FILE] [--csv FILE] [--strict]\n"
-            "\n"
-            "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
-            "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
-            "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
-            "\n"
-            "  --sizes LIST       payload sizes (default 1 B .. 16 MiB in log2 steps;\n"
-            "                     --quick 1,64,1K,4K,64K,1M)\n"
-            "  --transports LIST  comma separated, or 'all' (default all)\n"
-            "  --iters N          samples per cell (default 100k up to 4 KiB, 50k, 20k,\n"
-            "                     5k, 2k, then 500 above 1 MiB; --quick 2000 / 200)\n"
-            "  --warmup N         untimed round trips first (default iters/10, 32..5000)\n"
-            "  --cell-time S      at most S seconds of sampling per cell (default 0.5,\n"
-            "                     --quick 0.05; 0 = no limit)\n"
-            "  --rounds R         chunks per cell, round-robin over transports (default 3,\n"
-            "                     --quick 1)\n"
-            "  --no-oneway        only round trips;  --no-rtt  only one-way\n"
-            "  --hist-cap US      histogram bins of 1 us up to US (default 1000); slower\n"
-            "                     samples count in the last bin\n"
-            "  --timeout S        a wait longer than this is an error (default 5)\n"
-            "  --json FILE        all results as JSON ('-' = stdout, text to stderr)\n"
-            "  --csv FILE         all results as CSV rows\n"
-            "  --strict           exit %d when a target is missed\n"
-            "\n"
-            "Transports:\n",
-            BENCH_EXIT_MISSED);
-    bench_list_transports(out, 0);
-    fprintf(out, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
-                 "(--strict).\n",
-            BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+    fprintf(out, "usage: mdcom-bench latency [options]\n\n"
+                 "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
+                 "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
+                 "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n\n");
+    bench_opts_usage(out, lt_opts_tab);
+    fprintf(out, "\n`mdcom-bench pingpong` is this command with the preset\n  %s\n"
+                 "(later options override it): the same cells, the same code, the same figures.\n",
+            PINGPONG_PRESET_TEXT);
+    bench_usage_tail(out, 0);
 }
 
-static uint64_t lt_default_samples(uint32_t size, int quick)
+/* Samples per cell: one default for every entry point (latency, pingpong,
+ * suite), so that a cell measures the same way wherever it runs. */
+static uint64_t bench_default_samples(uint32_t size, int quick)
 {
     if (quick)
         return size <= 4096u ? 2000u : 200u;
@@ -116,103 +133,32 @@ static uint64_t lt_default_samples(uint32_t size, int quick)
 
 static int lt_parse(int argc, char **argv, lt_opts *o)
 {
-    static const struct option lo[] = {{"sizes", required_argument, 0, 's'},
-                                       {"transports", required_argument, 0, 't'},
-                                       {"iters", required_argument, 0, 'n'},
-                                       {"warmup", required_argument, 0, 'w'},
-                                       {"cell-time", required_argument, 0, 'c'},
-                                       {"rounds", required_argument, 0, 'r'},
-                                       {"no-oneway", no_argument, 0, 'O'},
-                                       {"no-rtt", no_argument, 0, 'R'},
-                                       {"hist-cap", required_argument, 0, 'H'},
-                                       {"timeout", required_argument, 0, 'T'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"json", required_argument, 0, 'j'},
-                                       {"csv", required_argument, 0, 'C'},
-                                       {"strict", no_argument, 0, 'S'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    const char *cmd = o->cmd;
     memset(o, 0, sizeof(*o));
+    o->cmd = cmd;
     o->warmup = UINT64_MAX;
     o->cell_time = -1;
     o->timeout_s = 5;
     o->hist_cap_us = 1000;
-    const char *sizes = NULL, *trs = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        uint64_t v;
-        switch (c) {
-        case 's': sizes = optarg; break;
-        case 't': trs = optarg; break;
-        case 'n':
-            if (bench_parse_count(optarg, &o->iters) != 0 || !o->iters || o->iters > 100000000u) {
-                bench_err("latency: bad --iters '%s' (1..100M)", optarg);
-                return -1;
-            }
-            break;
-        case 'w':
-            if (bench_parse_count(optarg, &o->warmup) != 0 || o->warmup > 100000000u) {
-                bench_err("latency: bad --warmup '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'c':
-            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
-                bench_err("latency: bad --cell-time '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'r':
-            if (bench_parse_count(optarg, &v) != 0 || !v || v > 100) {
-                bench_err("latency: bad --rounds '%s' (1..100)", optarg);
-                return -1;
-            }
-            o->rounds = (unsigned)v;
-            break;
-        case 'O': o->no_oneway = 1; break;
-        case 'R': o->no_rtt = 1; break;
-        case 'H':
-            if (bench_parse_count(optarg, &v) != 0 || !v || v > 1000000u) {
-                bench_err("latency: bad --hist-cap '%s' (1..1000000 us)", optarg);
-                return -1;
-            }
-            o->hist_cap_us = (uint32_t)v;
-            break;
-        case 'T':
-            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
-                o->timeout_s > 3600) {
-                bench_err("latency: bad --timeout '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'q': o->quick = 1; break;
-        case 'j': o->json = optarg; break;
-        case 'C': o->csv = optarg; break;
-        case 'S': o->strict = 1; break;
-        case 'h': return 1;
-        default: return -1;
-        }
-    }
-    if (optind < argc) {
-        bench_err("latency: unexpected argument '%s'", argv[optind]);
-        return -1;
-    }
+    int rc = bench_opts_parse(cmd, lt_opts_tab, o, argc, argv);
+    if (rc != 0)
+        return rc;
+    const char *sizes = o->sizes_s, *trs = o->trs_s;
     if (o->no_oneway && o->no_rtt) {
-        bench_err("latency: --no-oneway and --no-rtt leave nothing to measure");
+        bench_err("%s: --no-oneway and --no-rtt leave nothing to measure", cmd);
         return -1;
     }
     if (sizes) {
-        o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
+        o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE, NULL);
         if (o->n_sizes < 0)
             return -1;
     } else if (o->quick) {
         o->n_sizes = bench_parse_size_list("1,64,1K,4K,64K,1M", o->sizes, LT_MAX_SIZES, 1,
-                                           LT_MAX_SIZE);
+                                           LT_MAX_SIZE, NULL);
     } else {
         o->n_sizes = bench_log2_sizes(o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
     }
-    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, "latency");
+    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, cmd);
     if (n < 0)
         return -1;
     o->n_tr = (unsigned)n;
@@ -277,6 +223,8 @@ static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t 
         return;
     }
     h->n = bench_hist_us(sorted, n, cap, h->bin, h->cnt, LT_HIST_PAIRS);
+    for (size_t i = 0; i < LT_NCDF && n; i++)
+        h->cdf[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
 }
 
 static void lt_hist_free(lt_hist *h)
@@ -406,7 +354,7 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     ow_a.out = malloc(samples * sizeof(uint64_t));
     c->ow_run = 1;
     if (!sh || !ow_a.out) {
-        bench_err("latency: out of memory for one-way samples");
+        bench_err("%s: out of memory for one-way samples", o->cmd);
         c->ow_failures++;
         bench_shared_free(sh, shlen);
         free(ow_a.out);
@@ -484,12 +432,12 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         c->run = 1;
         c->na = (size < bench_tr_min_size(o->tr[t]) && !lt_small_via_msg(o->tr[t], size)) ||
                 size > bench_tr_max_size(o->tr[t]);
-        c->samples = o->iters ? o->iters : lt_default_samples(size, o->quick);
+        c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
         if (c->na || o->no_rtt)
             continue;
         buf[t] = malloc(c->samples * sizeof(uint64_t));
         if (!buf[t]) {
-            bench_err("latency: out of memory for %llu samples", (unsigned long long)c->samples);
+            bench_err("%s: out of memory for %llu samples", o->cmd, (unsigned long long)c->samples);
             rc = -1;
             goto out;
         }
@@ -636,16 +584,6 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
 
 /* ---- targets ------------------------------------------------------------------------ */
 
-enum { T_MET, T_MISSED, T_SKIPPED };
-static const char *const t_state[] = {"MET", "MISSED", "SKIPPED"};
-
-typedef struct lt_target {
-    char name[96];
-    char detail[160];
-    double value, limit;
-    int state;
-} lt_target;
-
 #define LT_MAX_TARGETS 48
 
 static int lt_size_index(const lt_opts *o, uint32_t size)
@@ -656,7 +594,43 @@ static int lt_size_index(const lt_opts *o, uint32_t size)
     return -1;
 }
 
-static unsigned lt_targets(const lt_opts *o, lt_target *tg)
+/* Target: mdcom transport m (m < 0: the best mdcom FIFO variant of each
+ * size) has a lower p50 than peer p at every size both carry. */
+static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m)
+{
+    char b1[24];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s p50 < %s p50, every size",
+             m < 0 ? "mdcom FIFO (best)" : o->tr[m]->name, o->tr[p]->name);
+    t->limit = 1.0;
+    unsigned cmp = 0, faster = 0;
+    double worst = NAN;
+    uint32_t worst_size = 0;
+    for (int s = 0; s < o->n_sizes; s++) {
+        uint64_t pp = lt_p50(o, p, s, 0), best = m < 0 ? 0 : lt_p50(o, m, s, 0);
+        for (unsigned k = 0; k < o->n_tr && m < 0; k++) {
+            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50(o, (int)k, s, 0) : 0;
+            if (v && (!best || v < best))
+                best = v;
+        }
+        if (!pp || !best)
+            continue;
+        cmp++;
+        double r = (double)best / (double)pp;
+        faster += r < 1.0;
+        if (isnan(worst) || r > worst) {
+            worst = r;
+            worst_size = o->sizes[s];
+        }
+    }
+    t->value = worst;
+    t->state = !cmp ? BT_SKIPPED : faster == cmp ? BT_MET : BT_MISSED;
+    if (cmp)
+        snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
+                 faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
+}
+
+static unsigned lt_targets(const lt_opts *o, bench_target *tg)
 {
     unsigned n = 0;
     static const struct {
@@ -669,7 +643,7 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
     int s64 = lt_size_index(o, 64);
     char b1[24], b2[24];
     for (unsigned i = 0; i < sizeof(ratio64) / sizeof(ratio64[0]); i++) {
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", ratio64[i].num,
                  ratio64[i].den);
@@ -677,82 +651,45 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
         uint64_t a = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].num), s64, 0);
         uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].den), s64, 0);
         t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? T_SKIPPED : t->value <= t->limit ? T_MET : T_MISSED;
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
         if (!isnan(t->value))
             snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
                      bench_fmt_ns(b2, sizeof(b2), (double)b));
     }
-    /* mdcom FIFO faster than every peer at every size (best FIFO variant) */
-    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
-        if (!lt_is_peer(o->tr[p]))
+    /* zero copy: the round trip does not grow with the payload */
+    static const char *const zc[] = {"mdcom-zc-poll", "mdcom-zc-block"};
+    int s1m = lt_size_index(o, 1u << 20);
+    for (unsigned i = 0; i < 2; i++) {
+        int ti = lt_tr_index(o, zc[i]);
+        if (ti < 0)
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "mdcom FIFO (best) p50 < %s p50, every size", o->tr[p]->name);
-        t->limit = 1.0;
-        unsigned cmp = 0, faster = 0;
-        double worst = NAN;
-        uint32_t worst_size = 0;
-        for (int s = 0; s < o->n_sizes; s++) {
-            uint64_t pp = lt_p50(o, (int)p, s, 0), best = 0;
-            for (unsigned m = 0; m < o->n_tr; m++) {
-                if (!lt_is_mdcom_fifo(o->tr[m]))
-                    continue;
-                uint64_t v = lt_p50(o, (int)m, s, 0);
-                if (v && (!best || v < best))
-                    best = v;
-            }
-            if (!pp || !best)
-                continue;
-            cmp++;
-            double r = (double)best / (double)pp;
-            faster += r < 1.0;
-            if (isnan(worst) || r > worst) {
-                worst = r;
-                worst_size = o->sizes[s];
-            }
-        }
-        t->value = worst;
-        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
-        if (cmp)
-            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
-                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
+        snprintf(t->name, sizeof(t->name), "%s p50 1 MiB / %s p50 64 B", zc[i], zc[i]);
+        t->limit = 1.5;
+        uint64_t a = s1m < 0 ? 0 : lt_p50(o, ti, s1m, 0), b = s64 < 0 ? 0 : lt_p50(o, ti, s64, 0);
+        t->value = lt_ratio(a, b);
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
+        if (!isnan(t->value))
+            snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
+                     bench_fmt_ns(b2, sizeof(b2), (double)b));
     }
-    /* same wait class, same copy semantics: mdcom-copy-block vs each blocking peer */
+    /* mdcom faster than every peer at every size: the best FIFO variant (cb < 0),
+     * and mdcom-copy-block against each blocking peer (same wait class, same
+     * copy semantics) */
     int cb = lt_tr_index(o, "mdcom-copy-block");
-    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1 && cb >= 0; p++) {
-        if (!lt_is_peer(o->tr[p]) || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)
-            continue;
-        lt_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "mdcom-copy-block p50 < %s p50, every size", o->tr[p]->name);
-        t->limit = 1.0;
-        unsigned cmp = 0, faster = 0;
-        double worst = NAN;
-        uint32_t worst_size = 0;
-        for (int s = 0; s < o->n_sizes; s++) {
-            uint64_t pp = lt_p50(o, (int)p, s, 0), m = lt_p50(o, cb, s, 0);
-            if (!pp || !m)
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
+            if (!lt_is_peer(o->tr[p]) ||
+                (pass && (cb < 0 || o->tr[p]->wait_class != BENCH_WAIT_BLOCK)))
                 continue;
-            cmp++;
-            double r = (double)m / (double)pp;
-            faster += r < 1.0;
-            if (isnan(worst) || r > worst) {
-                worst = r;
-                worst_size = o->sizes[s];
-            }
+            lt_faster_everywhere(o, &tg[n++], (int)p, pass ? cb : -1);
         }
-        t->value = worst;
-        t->state = !cmp ? T_SKIPPED : faster == cmp ? T_MET : T_MISSED;
-        if (cmp)
-            snprintf(t->detail, sizeof(t->detail), "faster at %u of %u sizes; worst %.3fx at %s",
-                     faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
-    }
     /* mdcom FIFO >= 10x the RPMsg transport */
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++) {
         if (!strstr(o->tr[p]->name, "rpmsg"))
             continue;
-        lt_target *t = &tg[n++];
+        bench_target *t = &tg[n++];
         memset(t, 0, sizeof(*t));
         const char *ref = lt_mdcom_ref(o->tr[p]);
         snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", o->tr[p]->name, ref);
@@ -760,12 +697,46 @@ static unsigned lt_targets(const lt_opts *o, lt_target *tg)
         uint64_t a = s64 < 0 ? 0 : lt_p50(o, (int)p, s64, 0);
         uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ref), s64, 0);
         t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+        t->state = isnan(t->value) ? BT_SKIPPED : t->value >= t->limit ? BT_MET : BT_MISSED;
         if (!isnan(t->value))
             snprintf(t->detail, sizeof(t->detail), "%s / %s (target >= 10x)",
                      bench_fmt_ns(b1, sizeof(b1), (double)a), bench_fmt_ns(b2, sizeof(b2), (double)b));
     }
     return n;
+}
+
+/* The cost of single API calls (api.c, the zero-copy path), one target each. */
+static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *integrity,
+                       unsigned *failures)
+{
+    bench_api_result api[BENCH_API_NX];
+    uint64_t calls = o->api_calls ? o->api_calls
+                                  : o->quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
+    unsigned integ = 0;
+    int rc = bench_api_run(calls, api, &integ);
+    *integrity += integ;
+    fprintf(out, "\n== api: mean cost of one call (single process, batches of %u) ==\n",
+            BENCH_API_BATCH);
+    if (rc != 0) {
+        *failures += !integ;
+        fprintf(out, "ERROR (messages above)\n");
+        return 0;
+    }
+    fprintf(out, "%-9s %10s %10s %11s %11s\n", "api", "calls", "mean", "p50-batch", "best-batch");
+    for (int a = 0; a < BENCH_API_N; a++) {
+        fprintf(out, "%-9s %10llu %7.1f ns %8.1f ns %8.1f ns\n", api[a].api,
+                (unsigned long long)api[a].calls, api[a].mean_ns, api[a].p50_ns, api[a].best_ns);
+        bench_target *t = &tg[a];
+        memset(t, 0, sizeof(*t));
+        snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
+        snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", api[a].mean_ns,
+                 (unsigned long long)api[a].calls);
+        snprintf(t->unit, sizeof(t->unit), "ns");
+        t->value = api[a].mean_ns;
+        t->limit = BENCH_API_TARGET_NS;
+        t->state = t->value <= t->limit ? BT_MET : BT_MISSED;
+    }
+    return BENCH_API_N;
 }
 
 static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
@@ -779,16 +750,24 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     for (size_t i = 0; i < h->n; i++)
         bench_json_u64(j, NULL, h->cnt[i]);
     bench_json_arr_end(j);
+    bench_json_arr_begin(j, "cdf_pct");
+    for (size_t i = 0; i < LT_NCDF; i++)
+        bench_json_dbl(j, NULL, lt_cdf_p[i]);
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "cdf_ns");
+    for (size_t i = 0; i < LT_NCDF; i++)
+        bench_json_u64(j, NULL, h->cdf[i]);
+    bench_json_arr_end(j);
     bench_json_obj_end(j);
 }
 
-static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const lt_target *tg,
+static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const bench_target *tg,
                           unsigned ntg, unsigned integrity, unsigned failures, double secs)
 {
     bench_json j;
     bench_json_init(&j, f);
     bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "latency");
+    bench_json_str(&j, "benchmark", o->cmd);
     bench_host_json(&j, "host", h);
     bench_json_obj_begin(&j, "config");
     bench_json_bool(&j, "quick", o->quick);
@@ -837,17 +816,7 @@ static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const 
             }
         }
     bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "targets");
-    for (unsigned i = 0; i < ntg; i++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "name", tg[i].name);
-        bench_json_dbl(&j, "value", tg[i].value);
-        bench_json_dbl(&j, "limit", tg[i].limit);
-        bench_json_str(&j, "detail", tg[i].detail);
-        bench_json_str(&j, "state", t_state[tg[i].state]);
-        bench_json_obj_end(&j);
-    }
-    bench_json_arr_end(&j);
+    bench_targets_json(&j, tg, ntg);
     bench_json_u64(&j, "integrity_errors", integrity);
     bench_json_u64(&j, "failures", failures);
     bench_json_dbl(&j, "seconds", secs);
@@ -893,21 +862,15 @@ static void lt_write_csv(FILE *f, const lt_opts *o)
 
 static int lt_main(int argc, char **argv)
 {
-    lt_opts o;
-    int prc = lt_parse(argc, argv, &o);
-    if (prc == 1) {
-        lt_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench latency --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    lt_opts o = {.cmd = argv[0]};
+    int prc = bench_parsed(lt_parse(argc, argv, &o), o.cmd, lt_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();
     memset(lt_cells, 0, sizeof(lt_cells));
-    if (bench_begin("latency", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    if (bench_begin(o.cmd, o.json, o.csv, o.quick, &out, &jf, &cf, &h))
         return BENCH_EXIT_USAGE;
     fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
                  "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
@@ -916,6 +879,11 @@ static int lt_main(int argc, char **argv)
     fflush(out);
     if (h.cpus.pinned)
         bench_pin_self(h.cpus.cpu[0]);
+    unsigned n_ow = 0;
+    for (unsigned t = 0; t < o.n_tr; t++)
+        n_ow += o.tr[t]->msg != NULL;
+    bench_progress_plan((uint64_t)o.n_sizes *
+                        ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
     unsigned integrity = 0, failures = 0;
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
@@ -924,7 +892,7 @@ static int lt_main(int argc, char **argv)
             break;
         }
         if (bench_interrupted) {
-            bench_err("latency: interrupted");
+            bench_err("%s: interrupted", o.cmd);
             rc = BENCH_EXIT_INTERRUPTED;
             break;
         }
@@ -934,21 +902,13 @@ static int lt_main(int argc, char **argv)
         }
         lt_print_size(out, &o, s);
     }
-    lt_target tg[LT_MAX_TARGETS];
-    unsigned ntg = lt_targets(&o, tg), met = 0, missed = 0, skipped = 0;
-    fprintf(out, "\n== targets (computed from this run) ==\n");
-    for (unsigned i = 0; i < ntg; i++) {
-        fprintf(out, "%-7s  %-56s ", t_state[tg[i].state], tg[i].name);
-        if (tg[i].state == T_SKIPPED)
-            fprintf(out, "  not measured\n");
-        else
-            fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
-        met += tg[i].state == T_MET;
-        missed += tg[i].state == T_MISSED;
-        skipped += tg[i].state == T_SKIPPED;
-    }
+    bench_target tg[LT_MAX_TARGETS + BENCH_API_N];
+    unsigned ntg = rc ? 0 : lt_targets(&o, tg);
+    if (o.api && !rc) /* single calls, one process: their cost against the target */
+        ntg += lt_api(out, &o, tg + ntg, &integrity, &failures);
+    unsigned missed;
+    bench_targets_print(out, tg, ntg, &missed);
     double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, missed, skipped);
     fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integrity, failures, secs);
     fflush(out);
     if (jf) {
@@ -970,6 +930,31 @@ static int lt_main(int argc, char **argv)
         return BENCH_EXIT_ERROR;
     return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
+
+/* `pingpong`: the preset in front of the user's options (getopt: the last
+ * value of an option wins), then latency's own code. */
+static int lt_pingpong_main(int argc, char **argv)
+{
+    static char *preset[] = {"pingpong",     "--sizes", PINGPONG_SIZES, "--transports",
+                             PINGPONG_TRS, "--no-oneway", "--api"};
+    enum { NP = sizeof(preset) / sizeof(preset[0]) };
+    char **v = calloc((size_t)argc + NP + 1, sizeof(*v));
+    if (!v)
+        return BENCH_EXIT_ERROR;
+    memcpy(v, preset, sizeof(preset));
+    for (int i = 1; i < argc; i++)
+        v[NP + i - 1] = argv[i];
+    int rc = lt_main(argc - 1 + NP, v);
+    free(v);
+    return rc;
+}
+
+const bench_cmd bench_cmd_pingpong = {
+    .name = "pingpong",
+    .summary = "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
+    .main = lt_pingpong_main,
+    .usage = lt_usage,
+};
 
 const bench_cmd bench_cmd_latency = {
     .name = "latency",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdcom/mdcom.h"
@@ -43,6 +44,17 @@ void bench_host_detect(bench_host *h)
     }
     bench_cpus_detect(&h->cpus);
     h->timer_ns = bench_timer_overhead_ns();
+    /* other work on the machine at the start: part of every report's caption */
+    h->loadavg = -1;
+    f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &h->loadavg) != 1)
+            h->loadavg = -1;
+        fclose(f);
+    }
+    time_t now = time(NULL);
+    struct tm tmv;
+    strftime(h->date, sizeof(h->date), "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tmv));
 }
 
 void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
@@ -56,7 +68,9 @@ void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick
                 h->cpus.cpu[0], h->cpus.cpu[1]);
     else
         fprintf(out, "pinned: NO (fewer than 2 cpus allowed: both sides share a cpu)\n");
-    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read\n", h->timer_ns);
+    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read; load average %.2f at "
+                 "start (%s)\n",
+            h->timer_ns, h->loadavg, h->date);
 }
 
 void bench_host_json(bench_json *j, const char *key, const bench_host *h)
@@ -71,6 +85,8 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
     bench_json_i64(j, "cpu_a", h->cpus.cpu[0]);
     bench_json_i64(j, "cpu_b", h->cpus.cpu[1]);
     bench_json_dbl(j, "timer_overhead_ns", h->timer_ns);
+    bench_json_dbl(j, "loadavg_1m", h->loadavg);
+    bench_json_str(j, "date", h->date);
     bench_json_u64(j, "mdcom_version_major", MDCOM_VERSION_MAJOR);
     bench_json_u64(j, "mdcom_version_minor", MDCOM_VERSION_MINOR);
     bench_json_obj_end(j);
@@ -79,15 +95,34 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
 /* ---- progress ------------------------------------------------------------------- */
 
 static int progress_shown;
-static uint64_t progress_last;
+static uint64_t progress_last, progress_total, progress_step, progress_t0;
+
+void bench_progress_plan(uint64_t steps)
+{
+    progress_total = steps;
+    progress_step = 0;
+    progress_t0 = bench_now_ns();
+}
 
 void bench_progress(const char *fmt, ...)
 {
-    char buf[200];
+    char buf[240];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    /* the steps done so far give the time per step, hence the time left */
+    if (progress_total && n > 0 && (size_t)n < sizeof(buf)) {
+        uint64_t done = progress_step++;
+        double el = (double)(bench_now_ns() - progress_t0) / 1e9;
+        if (done && done < progress_total)
+            snprintf(buf + n, sizeof(buf) - (size_t)n, "  [%llu/%llu, %.0f s left]",
+                     (unsigned long long)done + 1, (unsigned long long)progress_total,
+                     el / (double)done * (double)(progress_total - done));
+        else
+            snprintf(buf + n, sizeof(buf) - (size_t)n, "  [%llu/%llu]",
+                     (unsigned long long)done + 1, (unsigned long long)progress_total);
+    }
     if (isatty(2)) {
         fprintf(stderr, "\r%s\033[K", buf);
         progress_shown = 1;
@@ -219,7 +254,8 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     unsigned n = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (!need_msg || bench_transports[i]->msg)
+            if (!need_msg || bench_transports[i]->msg ||
+                (need_msg == 2 && bench_transports[i]->ext))
                 out[n++] = bench_transports[i];
         return (int)n;
     }
@@ -236,7 +272,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
             bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);
             return -1;
         }
-        if (need_msg && !t->msg) {
+        if (need_msg && !t->msg && !(need_msg == 2 && t->ext)) {
             bench_err("%s: transport '%s' has no message interface (round trips only)", cmd, tok);
             return -1;
         }
@@ -257,7 +293,7 @@ void bench_list_transports(FILE *out, int need_msg)
 {
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (need_msg && !t->msg)
+        if (need_msg && !t->msg && !(need_msg == 2 && t->ext))
             continue;
         fprintf(out, "  %-18s %s\n", t->name, t->desc);
     }

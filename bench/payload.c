@@ -144,15 +144,3 @@ int bench_pattern_check(const bench_pattern *p, const void *msg, uint32_t len, u
         return BENCH_PAT_BODY;
     return BENCH_PAT_OK;
 }
-
-const char *bench_pattern_err(int code)
-{
-    switch (code) {
-    case BENCH_PAT_OK: return "ok";
-    case BENCH_PAT_LEN: return "wrong length";
-    case BENCH_PAT_SEQ: return "wrong sequence number (lost, repeated or reordered message)";
-    case BENCH_PAT_CRC: return "CRC mismatch";
-    case BENCH_PAT_BODY: return "payload bytes differ";
-    default: return "?";
-    }
-}

@@ -42,7 +42,6 @@ enum { BENCH_PAT_OK = 0, BENCH_PAT_LEN, BENCH_PAT_SEQ, BENCH_PAT_CRC, BENCH_PAT_
 /* Check a received message; recompute_crc also recomputes the CRC32C. */
 int bench_pattern_check(const bench_pattern *p, const void *msg, uint32_t len, uint32_t seq,
                         int recompute_crc);
-const char *bench_pattern_err(int code);
 
 /* Fill buf with the pseudo-random bytes of seed (xorshift64*). */
 void bench_fill_random(void *buf, size_t n, uint64_t seed);

@@ -15,7 +15,8 @@ importable:
 
 Targets: mdcom 64 B p50 <= iceoryx2's; mdcom 1 MiB >= 5 GB/s. Printed as
 ratios. Usage: MDCOM_LIB=build/default/libmdcom.so PYTHONPATH=bindings/python \\
-  python3 bench/py_bench.py [--iters N] [--blocks N]
+  python3 bench/py_bench.py [--iters N] [--blocks N] [--quick] [--json FILE]
+`mdcom-bench suite` runs it (--json DIR/python.json) and reports its rows.
 """
 from __future__ import annotations
 
@@ -228,9 +229,13 @@ def main() -> int:
     ap.add_argument("--tag", default="")
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--blocks", type=int, default=2000)
+    ap.add_argument("--quick", action="store_true", help="2000 round trips, 200 blocks")
+    ap.add_argument("--json", default="", help="also write the rows and targets as JSON")
     ap.add_argument("--iox-zc", action="store_true",
-                    help="also iceoryx2's 1 MiB slice stream (hangs with 0.10.0 here: see docs/python.md)")
+                    help="also iceoryx2's 1 MiB slice stream (see docs/python.md for its known hang)")
     a = ap.parse_args()
+    if a.quick and not a.role:
+        a.iters, a.blocks = min(a.iters, 2000), min(a.blocks, 200)
     roles = {"mdcom-pong": lambda: mdcom_pong(a.toml, a.iters),
              "mdcom-pong-poll": lambda: mdcom_pong(a.toml, a.iters, True),
              "mdcom-zc-rx": lambda: mdcom_zc_rx(a.toml, a.iters),
@@ -247,34 +252,40 @@ def main() -> int:
     print(f"mdcom-bench python: {a.iters} round trips, {a.blocks} blocks of 1 MiB "
           f"(Python {sys.version.split()[0]})", flush=True)
 
-    class Rows(list):
-        def append(self, kv):  # print each row as soon as it is measured
-            print(f"  {kv[0]:<26} {kv[1]}", flush=True)
-            super().append(kv)
-    rows = Rows()
-    lat = mdcom_ping(a.iters)
-    b50 = statistics.median(lat)
-    rows.append(("mdcom pingpong 64 B block", f"p50 {b50:.2f} us  p99 {statistics.quantiles(lat, n=100)[98]:.2f} us"))
-    lat = mdcom_ping(a.iters, poll=True)
-    m50 = statistics.median(lat)
-    rows.append(("mdcom pingpong 64 B poll", f"p50 {m50:.2f} us  p99 {statistics.quantiles(lat, n=100)[98]:.2f} us"))
-    i50 = None
-    if have_iox:
-        lat = iox_ping(a.iters)
-        i50 = statistics.median(lat)
-        rows.append(("iceoryx2 pingpong 64 B", f"p50 {i50:.2f} us  p99 {statistics.quantiles(lat, n=100)[98]:.2f} us"))
-    mz = mdcom_zc(a.blocks)
-    rows.append(("mdcom zero-copy 1 MiB", f"{mz:.1f} GB/s"))
-    iz = None
+    rows, targets = [], []
+
+    def lat_row(name, lat):
+        p50, p99 = statistics.median(lat), statistics.quantiles(lat, n=100)[98]
+        print(f"  {name:<26} p50 {p50:.2f} us  p99 {p99:.2f} us", flush=True)
+        rows.append({"name": name, "kind": "rtt", "size": 64, "p50_us": p50, "p99_us": p99, "n": len(lat)})
+        return p50
+
+    def rate_row(name, gbps):
+        print(f"  {name:<26} {gbps:.1f} GB/s", flush=True)
+        rows.append({"name": name, "kind": "stream", "size": MiB, "gb_per_s": gbps})
+        return gbps
+
+    lat_row("mdcom pingpong 64 B block", mdcom_ping(a.iters))
+    m50 = lat_row("mdcom pingpong 64 B poll", mdcom_ping(a.iters, poll=True))
+    i50 = lat_row("iceoryx2 pingpong 64 B", iox_ping(a.iters)) if have_iox else None
+    mz = rate_row("mdcom zero-copy 1 MiB", mdcom_zc(a.blocks))
     if have_iox and a.iox_zc:
-        iz = iox_zc(a.blocks)
-        rows.append(("iceoryx2 zero-copy 1 MiB", f"{iz:.1f} GB/s"))
+        rate_row("iceoryx2 zero-copy 1 MiB", iox_zc(a.blocks))
     if i50 is not None:
-        print(f"  target 64 B p50 mdcom (polling, as iceoryx2) <= iceoryx2: {m50 / i50:.2f}x "
-              f"{'MET' if m50 <= i50 else 'MISSED'}")
+        targets.append({"name": "python: mdcom poll p50 64 B / iceoryx2 p50 64 B", "value": m50 / i50,
+                        "limit": 1.0, "state": "MET" if m50 <= i50 else "MISSED"})
     else:
         print("  iceoryx2 (PyPI) not importable: no peer rows")
-    print(f"  target 1 MiB zero-copy >= 5 GB/s: {mz:.1f} GB/s {'MET' if mz >= 5 else 'MISSED'}")
+    targets.append({"name": "python: mdcom zero-copy 1 MiB GB/s", "value": mz, "limit": 5.0,
+                    "state": "MET" if mz >= 5 else "MISSED"})
+    for t in targets:
+        print(f"  target {t['name']}: {t['value']:.2f} (limit {t['limit']:g}) {t['state']}")
+    if a.json:
+        import json
+        with open(a.json, "w") as f:
+            json.dump({"benchmark": "python", "python": sys.version.split()[0], "iters": a.iters,
+                       "blocks": a.blocks, "quick": a.quick, "iceoryx2": have_iox,
+                       "rows": rows, "targets": targets}, f, indent=1)
     return 0
 
 

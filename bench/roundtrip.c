@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * roundtrip.c - run one chunk of a (transport, size) cell between two
- * processes (a cell is one or more chunks; see pingpong.c's rounds).
+ * processes (a cell is one or more chunks: latency.c's rounds).
  *
  *   parent                         child (fork)
  *   setup()  (shared state)
@@ -71,6 +71,8 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
                    bench_rt_result *r)
 {
+    if (t->ext)
+        return bench_ext_chunk(t, o, samples, np, r);
     uint64_t cell_t0 = bench_now_ns();
     unsigned integrity0 = r->integrity, failures0 = r->failures;
 
@@ -182,21 +184,4 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
     *np = n;
     r->seconds += (double)(bench_now_ns() - cell_t0) / 1e9;
     return r->integrity == integrity0 && r->failures == failures0 ? 0 : -1;
-}
-
-int bench_rt_run(const bench_transport *t, const bench_rt_opts *o, bench_rt_result *r)
-{
-    memset(r, 0, sizeof(*r));
-    uint64_t *samples = malloc((o->samples ? o->samples : 1) * sizeof(*samples));
-    if (!samples) {
-        bench_err("%s: out of memory for %llu samples", t->name, (unsigned long long)o->samples);
-        r->failures++;
-        return -1;
-    }
-    size_t n = 0;
-    bench_rt_chunk(t, o, samples, &n, r);
-    bench_stats_compute(samples, n, &r->st);
-    free(samples);
-    r->ok = r->integrity == 0 && r->failures == 0;
-    return r->ok ? 0 : -1;
 }

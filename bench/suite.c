@@ -27,6 +27,11 @@
 #ifndef MDCOM_BENCH_REPORT_SCRIPT
 #define MDCOM_BENCH_REPORT_SCRIPT "tools/bench-report.py"
 #endif
+#ifndef MDCOM_BENCH_PY_SCRIPT /* bench/py_bench.py, bindings/python, libmdcom.so */
+#define MDCOM_BENCH_PY_SCRIPT "bench/py_bench.py"
+#define MDCOM_BENCH_PY_PATH "bindings/python"
+#define MDCOM_BENCH_LIB "libmdcom.so"
+#endif
 
 extern const bench_cmd bench_cmd_latency;
 extern const bench_cmd bench_cmd_blocks;
@@ -37,7 +42,8 @@ extern const bench_cmd bench_cmd_thread_metric;
 #define SU_MAX_ARGS 32
 
 typedef struct su_step {
-    const bench_cmd *cmd;
+    const char *name;
+    const bench_cmd *cmd; /* NULL: args is a program to run (args[0] its path) */
     const char *args[SU_MAX_ARGS];
     int n;
     int rc;
@@ -98,6 +104,11 @@ static int su_run(su_step *s, const char *path)
             fclose(txt);
         signal(SIGINT, SIG_DFL);
         s->args[s->n] = NULL;
+        if (!s->cmd) {
+            execvp(s->args[0], (char **)s->args);
+            fprintf(stderr, "mdcom-bench suite: cannot run %s\n", s->args[0]);
+            _exit(BENCH_EXIT_ERROR);
+        }
         int rc = s->cmd->main(s->n, (char **)s->args);
         /* exit, not _exit: a step's own atexit handlers must run (the
          * iceoryx transport stops the RouDi daemon it started there) */
@@ -145,41 +156,28 @@ static int su_mkdirs(const char *path)
     return 0;
 }
 
+typedef struct su_opts {
+    const char *outdir, *script, *period;
+    int quick, no_report;
+} su_opts;
+
+static const bench_opt su_opts_tab[] = {
+    BOPT(su_opts, outdir, "out", BO_STR, 0, 0, "DIR", "parent directory of the results"),
+    BOPT(su_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "the cells of a CI smoke run"),
+    BOPT(su_opts, period, "period", BO_STR, 0, 0, "S", "thread-metric reporting period"),
+    BOPT(su_opts, no_report, "no-report", BO_FLAG, 1, 0, NULL, "do not run the report script"),
+    BOPT(su_opts, script, "report-script", BO_STR, 0, 0, "PATH", "the report script"),
+    {0},
+};
+
 static int su_main(int argc, char **argv)
 {
-    static const struct option lo[] = {{"out", required_argument, 0, 'o'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"period", required_argument, 0, 'p'},
-                                       {"no-report", no_argument, 0, 'N'},
-                                       {"report-script", required_argument, 0, 'r'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-    const char *outdir = "bench-results", *script = MDCOM_BENCH_REPORT_SCRIPT;
-    const char *period = NULL;
-    int quick = 0, no_report = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        double d;
-        switch (c) {
-        case 'o': outdir = optarg; break;
-        case 'q': quick = 1; break;
-        case 'p':
-            if (bench_parse_double(optarg, &d) != 0 || d <= 0 || d > 3600) {
-                bench_err("suite: bad --period '%s'", optarg);
-                return BENCH_EXIT_USAGE;
-            }
-            period = optarg;
-            break;
-        case 'N': no_report = 1; break;
-        case 'r': script = optarg; break;
-        case 'h': su_usage(stdout); return BENCH_EXIT_OK;
-        default: fprintf(stderr, "try 'mdcom-bench suite --help'\n"); return BENCH_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        bench_err("suite: unexpected argument '%s'", argv[optind]);
-        return BENCH_EXIT_USAGE;
-    }
+    su_opts o = {.outdir = "bench-results", .script = MDCOM_BENCH_REPORT_SCRIPT};
+    int prc = bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), "suite", su_usage);
+    if (prc >= 0)
+        return prc;
+    const char *outdir = o.outdir, *script = o.script, *period = o.period;
+    int quick = o.quick, no_report = o.no_report;
     if (!period)
         period = quick ? "0.2" : "2";
 
@@ -201,7 +199,7 @@ static int su_main(int argc, char **argv)
     printf("mdcom-bench suite: results in %s/\n", dir);
     fflush(stdout);
 
-    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_N };
+    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_PY, S_N };
     static su_step st[S_N];
     static char jpath[S_N][1100], cpath[S_N][1100];
     memset(st, 0, sizeof(st));
@@ -210,7 +208,8 @@ static int su_main(int argc, char **argv)
     st[S_TP].cmd = &bench_cmd_throughput;
     st[S_API].cmd = &bench_cmd_api;
     st[S_TM].cmd = &bench_cmd_thread_metric;
-    for (int i = 0; i < S_N; i++) {
+    for (int i = 0; i < S_PY; i++) {
+        st[i].name = st[i].cmd->name;
         su_add(&st[i], st[i].cmd->name);
         snprintf(jpath[i], sizeof(jpath[i]), "%s/%s.json", dir, st[i].cmd->name);
         snprintf(cpath[i], sizeof(cpath[i]), "%s/%s.csv", dir, st[i].cmd->name);
@@ -221,30 +220,18 @@ static int su_main(int argc, char **argv)
         if (quick && i != S_API)
             su_add(&st[i], "--quick");
     }
-    /* latency: 4x steps over 1 B .. 16 MiB */
+    /* Only the cells to run are chosen here (sizes, transports, channel
+     * counts); how a cell is measured (samples, warm-up, rounds, time budget,
+     * bytes per channel) is each scenario's default, as when run alone. */
     su_add(&st[S_LAT], "--sizes");
     su_add(&st[S_LAT], quick ? "1,64,4K,64K,1M" : "1,64,1K,4K,64K,1M,16M");
     if (!quick) {
-        su_add(&st[S_LAT], "--iters");
-        su_add(&st[S_LAT], "20000");
-        su_add(&st[S_LAT], "--cell-time");
-        su_add(&st[S_LAT], "0.12");
-        su_add(&st[S_LAT], "--rounds");
-        su_add(&st[S_LAT], "1");
         su_add(&st[S_BLK], "--blocks");
         su_add(&st[S_BLK], "512,1K,2K,4K,8K,16K,32K,256K");
         su_add(&st[S_BLK], "--counts");
         su_add(&st[S_BLK], "1,8");
-        su_add(&st[S_BLK], "--iters");
-        su_add(&st[S_BLK], "500");
-        su_add(&st[S_BLK], "--cell-time");
-        su_add(&st[S_BLK], "0.05");
         su_add(&st[S_TP], "--sizes");
         su_add(&st[S_TP], "16,64,496,4K");
-        su_add(&st[S_TP], "--totals");
-        su_add(&st[S_TP], "1M");
-        su_add(&st[S_TP], "--cell-time");
-        su_add(&st[S_TP], "0.15");
     } else {
         su_add(&st[S_API], "--calls");
         su_add(&st[S_API], "64k");
@@ -269,25 +256,54 @@ static int su_main(int argc, char **argv)
     }
     su_add(&st[S_BLK], "--transports");
     su_add(&st[S_BLK], msg_trs);
+    /* throughput also streams through the peer programs (one channel) */
+    static char tp_trs[600];
+    snprintf(tp_trs, sizeof(tp_trs), "%s", msg_trs);
+    for (unsigned i = 0; i < bench_n_transports; i++)
+        if (bench_transports[i]->ext) {
+            strncat(tp_trs, ",", sizeof(tp_trs) - strlen(tp_trs) - 1);
+            strncat(tp_trs, bench_transports[i]->name, sizeof(tp_trs) - strlen(tp_trs) - 1);
+        }
     su_add(&st[S_TP], "--transports");
-    su_add(&st[S_TP], msg_trs);
+    su_add(&st[S_TP], tp_trs);
     su_add(&st[S_TM], "--period");
     su_add(&st[S_TM], period);
     su_add(&st[S_TM], "--transports");
     su_add(&st[S_TM], "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,raw-spin,raw-futex,pipe,mq");
 
+    /* the Python package against PyPI's iceoryx2 (bench/py_bench.py) */
+    st[S_PY].name = "python";
+    snprintf(jpath[S_PY], sizeof(jpath[S_PY]), "%s/python.json", dir);
+    su_add(&st[S_PY], access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+    su_add(&st[S_PY], MDCOM_BENCH_PY_SCRIPT);
+    su_add(&st[S_PY], "--json");
+    su_add(&st[S_PY], jpath[S_PY]);
+    if (quick)
+        su_add(&st[S_PY], "--quick");
+    int have_py = access(MDCOM_BENCH_PY_SCRIPT, R_OK) == 0 && access(MDCOM_BENCH_LIB, R_OK) == 0;
+    if (have_py) {
+        setenv("MDCOM_LIB", MDCOM_BENCH_LIB, 1);
+        setenv("PYTHONPATH", MDCOM_BENCH_PY_PATH, 1);
+    }
+
     int worst = 0;
     uint64_t t0 = bench_now_ns();
     for (int i = 0; i < S_N; i++) {
         char path[1100];
-        snprintf(path, sizeof(path), "%s/%s.txt", dir, st[i].cmd->name);
-        printf("\n######## %s ########\n", st[i].cmd->name);
+        snprintf(path, sizeof(path), "%s/%s.txt", dir, st[i].name);
+        printf("\n######## %s ########\n", st[i].name);
+        if (i == S_PY && !have_py) {
+            printf("skipped: %s or %s not found (shared library build)\n", MDCOM_BENCH_PY_SCRIPT,
+                   MDCOM_BENCH_LIB);
+            st[i].rc = -1;
+            continue;
+        }
         for (int a = 0; a < st[i].n; a++)
-            printf("%s%s", a ? " " : "$ mdcom-bench ", st[i].args[a]);
+            printf("%s%s", a ? " " : st[i].cmd ? "$ mdcom-bench " : "$ ", st[i].args[a]);
         printf("\n");
         fflush(stdout);
         if (su_run(&st[i], path) != 0) {
-            bench_err("suite: cannot run %s", st[i].cmd->name);
+            bench_err("suite: cannot run %s", st[i].name);
             st[i].rc = BENCH_EXIT_ERROR;
         }
         if (st[i].rc == BENCH_EXIT_INTERRUPTED || st[i].rc >= 128) {
@@ -313,13 +329,15 @@ static int su_main(int argc, char **argv)
         bench_host_json(&j, "host", &h);
         bench_json_arr_begin(&j, "steps");
         for (int i = 0; i < S_N; i++) {
-            char cmd[1024] = "mdcom-bench";
+            char cmd[1024] = "";
+            if (st[i].cmd)
+                snprintf(cmd, sizeof(cmd), "mdcom-bench");
             for (int a = 0; a < st[i].n; a++) {
-                strncat(cmd, " ", sizeof(cmd) - strlen(cmd) - 1);
+                strncat(cmd, cmd[0] ? " " : "", sizeof(cmd) - strlen(cmd) - 1);
                 strncat(cmd, st[i].args[a], sizeof(cmd) - strlen(cmd) - 1);
             }
             bench_json_obj_begin(&j, NULL);
-            bench_json_str(&j, "scenario", st[i].cmd->name);
+            bench_json_str(&j, "scenario", st[i].name);
             bench_json_str(&j, "command", cmd);
             bench_json_i64(&j, "exit", st[i].rc);
             bench_json_dbl(&j, "seconds", st[i].seconds);
@@ -332,7 +350,7 @@ static int su_main(int argc, char **argv)
     }
     printf("\n######## summary ########\n");
     for (int i = 0; i < S_N; i++)
-        printf("%-14s exit %d  %6.1f s%s\n", st[i].cmd->name, st[i].rc, st[i].seconds,
+        printf("%-14s exit %d  %6.1f s%s\n", st[i].name, st[i].rc, st[i].seconds,
                st[i].rc == BENCH_EXIT_ERROR ? "  <- integrity or API error (see its output)" : "");
     printf("total %.1f s\n", total);
     fflush(stdout);

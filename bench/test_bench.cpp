@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 // test_bench.cpp - unit tests of mdcom-bench's scenario logic: statistics,
-// histograms, argument parsing, payload checks (integrity), CSV rows.
+// histograms, argument parsing and the driver's option table, payload checks
+// (integrity), CSV rows, targets and their JSON.
 // The scenarios themselves run as ctest smoke tests (bench_*_smoke).
 #include <gtest/gtest.h>
 
@@ -100,10 +101,10 @@ TEST(BenchParse, SizesAndCounts)
     EXPECT_EQ(bench_parse_count("10M", &v), 0);
     EXPECT_EQ(v, 10000000u);
     uint32_t l[4];
-    EXPECT_EQ(bench_parse_size_list("1,64,4K", l, 4, 1, 1 << 20), 3);
+    EXPECT_EQ(bench_parse_size_list("1,64,4K", l, 4, 1, 1 << 20, nullptr), 3);
     EXPECT_EQ(l[2], 4096u);
-    EXPECT_EQ(bench_parse_size_list("1,2,3,4,5", l, 4, 1, 100), -1); // too many
-    EXPECT_EQ(bench_parse_size_list("0", l, 4, 1, 100), -1);         // out of range
+    EXPECT_EQ(bench_parse_size_list("1,2,3,4,5", l, 4, 1, 100, nullptr), -1); // too many
+    EXPECT_EQ(bench_parse_size_list("0", l, 4, 1, 100, nullptr), -1);         // out of range
     uint32_t s[32];
     int n = bench_log2_sizes(s, 32, 1, 16u << 20);
     EXPECT_EQ(n, 25);
@@ -193,4 +194,131 @@ TEST(BenchCsv, RowsHaveFixedColumns)
     EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,p50,1234,ns\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,ratio,,x\n"), std::string::npos);
+}
+
+// A list of counts names what is out of range, not "size ... bytes".
+TEST(BenchParse, CountListNamesWhatIsOutOfRange)
+{
+    uint32_t l[4];
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(bench_parse_size_list("1,64", l, 4, 1, 32, "channel count"), -1);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("channel count '64' out of range 1..32"), std::string::npos) << err;
+    EXPECT_EQ(err.find("bytes"), std::string::npos) << err;
+}
+
+// The driver's option table: every kind of row, ranges, flags that set and
+// clear, --help, unknown options and stray arguments.
+struct TestOpts {
+    const char *sizes;
+    uint64_t iters;
+    uint32_t rounds;
+    double cell;
+    int api;
+};
+static const bench_opt test_tab[] = {
+    BOPT(TestOpts, sizes, "sizes", BO_STR, 0, 0, "LIST", "sizes"),
+    BOPT(TestOpts, iters, "iters", BO_U64, 1, 1e6, "N", "samples"),
+    BOPT(TestOpts, rounds, "rounds", BO_U32, 1, 100, "R", "rounds\nsecond line"),
+    BOPT(TestOpts, cell, "cell-time", BO_DBL, 0, 10, "S", "seconds"),
+    BOPT(TestOpts, api, "api", BO_FLAG, 1, 0, nullptr, "on"),
+    BOPT(TestOpts, api, "no-api", BO_FLAG, 0, 0, nullptr, "off"),
+    {},
+};
+
+static int parse_test(std::vector<const char *> args, TestOpts *o)
+{
+    args.insert(args.begin(), "test");
+    *o = TestOpts{nullptr, 7, 3, 0.5, 0};
+    return bench_opts_parse("test", test_tab, o, (int)args.size(), const_cast<char **>(args.data()));
+}
+
+TEST(BenchDriver, OptionTableParsesEveryKind)
+{
+    TestOpts o;
+    ASSERT_EQ(parse_test({"--sizes", "64,4K", "--iters", "100k", "--rounds=5", "--cell-time", "0.25",
+                          "--api"},
+                         &o),
+              0);
+    EXPECT_STREQ(o.sizes, "64,4K");
+    EXPECT_EQ(o.iters, 100000u);
+    EXPECT_EQ(o.rounds, 5u);
+    EXPECT_DOUBLE_EQ(o.cell, 0.25);
+    EXPECT_EQ(o.api, 1);
+    ASSERT_EQ(parse_test({"--api", "--no-api"}, &o), 0); // the last one wins
+    EXPECT_EQ(o.api, 0);
+    EXPECT_EQ(o.iters, 7u); // untouched: the caller's default
+}
+
+TEST(BenchDriver, OptionTableRefusesBadInput)
+{
+    TestOpts o;
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(parse_test({"--iters", "0"}, &o), -1);       // below the range
+    EXPECT_EQ(parse_test({"--rounds", "101"}, &o), -1);    // above
+    EXPECT_EQ(parse_test({"--cell-time", "x"}, &o), -1);   // not a number
+    EXPECT_EQ(parse_test({"--bogus"}, &o), -1);            // unknown
+    EXPECT_EQ(parse_test({"stray"}, &o), -1);              // an argument
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("bad --rounds '101' (1..100)"), std::string::npos) << err;
+    EXPECT_NE(err.find("unexpected argument 'stray'"), std::string::npos) << err;
+    EXPECT_EQ(parse_test({"--sizes", "1", "--help"}, &o), 1);
+}
+
+TEST(BenchDriver, UsageListsEveryOption)
+{
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    bench_opts_usage(f, test_tab);
+    fclose(f);
+    std::string s(buf, len);
+    free(buf);
+    for (const char *o : {"--sizes LIST", "--iters N", "--rounds R", "--cell-time S", "--api ",
+                          "--no-api", "--help"})
+        EXPECT_NE(s.find(o), std::string::npos) << o << "\n" << s;
+    EXPECT_NE(s.find("\n                       second line\n"), std::string::npos) << s;
+}
+
+// Targets: state from value and limit, in both directions; JSON shape.
+TEST(BenchDriver, TargetsStateAndJson)
+{
+    bench_target t[3] = {};
+    snprintf(t[0].name, sizeof(t[0].name), "ratio");
+    t[0].limit = 1.5;
+    bench_target_eval(&t[0], 1.2, 0);
+    EXPECT_EQ(t[0].state, BT_MET);
+    t[1].limit = 20e6;
+    bench_target_eval(&t[1], 19e6, 1);
+    EXPECT_EQ(t[1].state, BT_MISSED);
+    bench_target_eval(&t[2], NAN, 0);
+    EXPECT_EQ(t[2].state, BT_SKIPPED);
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    bench_json j;
+    bench_json_init(&j, f);
+    bench_json_obj_begin(&j, nullptr);
+    bench_targets_json(&j, t, 3);
+    bench_json_obj_end(&j);
+    unsigned missed = 0;
+    FILE *nul = fopen("/dev/null", "w");
+    EXPECT_EQ(bench_targets_print(nul, t, 3, &missed), 1u);
+    fclose(nul);
+    EXPECT_EQ(missed, 1u);
+    fclose(f);
+    std::string s(buf, len);
+    free(buf);
+    // one object with a "targets" array of three objects, NaN written as null
+    std::string flat;
+    for (char c : s)
+        if (c != ' ' && c != '\n')
+            flat += c;
+    EXPECT_EQ(flat.rfind("{\"targets\":[{\"name\":\"ratio\",\"value\":1.2,\"limit\":1.5", 0), 0u) << flat;
+    EXPECT_NE(flat.find("\"state\":\"MISSED\""), std::string::npos) << flat;
+    EXPECT_NE(flat.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
+              std::string::npos)
+        << flat;
 }

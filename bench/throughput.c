@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * throughput.c - `mdcom-bench throughput` (seed 002): channels x packet size
+ * throughput.c - `mdcom-bench throughput`: channels x packet size
  * x bytes per channel, ping-pong and streaming, every payload checked.
  *
  * Side A (parent, cpu A) runs one sender thread per channel, side B (child,
@@ -55,6 +55,7 @@ typedef struct tp_opts {
     uint32_t window;
     double cell_time, timeout_s;
     int quick, crc;
+    const char *chans_s, *sizes_s, *totals_s, *mode_s, *trs_s;
     uint32_t inject_corrupt, inject_loss; /* self-test of the checks */
     const char *json, *csv;
     const bench_transport *tr[TP_MAX_TR];
@@ -77,131 +78,62 @@ static const struct {
     double bps;
 } tp_published[] = {{1, 14521}, {2, 28828}, {16, 228350}, {64, 824475}, {256, 2290975}, {496, 5358093}};
 
+static const bench_opt tp_opts_tab[] = {
+    BOPT(tp_opts, chans_s, "channels", BO_STR, 0, 0, "LIST",
+         "channel counts (default 1,8,32; --quick 1,8; at most 32:\neach is a pair of one-way channels)"),
+    BOPT(tp_opts, sizes_s, "sizes", BO_STR, 0, 0, "LIST",
+         "packet sizes (default 1,16,64,256,496,4K,64K;\n--quick 64,496,4K)"),
+    BOPT(tp_opts, totals_s, "totals", BO_STR, 0, 0, "LIST",
+         "bytes per channel, decimal (default 1M, --quick 100k;\nthe seed used 100,10K,100K,1M,10M)"),
+    BOPT(tp_opts, mode_s, "mode", BO_STR, 0, 0, "M", "pingpong, stream or both (default both)"),
+    BOPT(tp_opts, window, "window", BO_U32, 1, 4096, "N",
+         "stream: packets in flight per channel (default 64)"),
+    BENCH_COMMON_OPTS(tp_opts),
+    BOPT(tp_opts, crc, "crc", BO_FLAG, 1, 0, NULL, "the receiver also recomputes each CRC32C"),
+    BOPT(tp_opts, inject_corrupt, "inject-corruption", BO_U32, 1, 1e9, "N",
+         "self-test: damage every Nth packet (the run must fail)"),
+    BOPT(tp_opts, inject_loss, "inject-loss", BO_U32, 1, 1e9, "N",
+         "self-test: skip every Nth packet (the run must fail)"),
+    {0},
+};
+
 static void tp_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mdcom-bench throughput [--channels LIST] [--sizes LIST] [--totals LIST]\n"
-            "                              [--mode pingpong|stream|both] [--window N]\n"
-            "                              [--transports LIST] [--cell-time S] [--quick] [--crc]\n"
-            "                              [--timeout S] [--json FILE] [--csv FILE]\n"
-            "\n"
-            "Seed 002: channels x packet size x bytes per channel. One sender thread per\n"
-            "channel (cpu A) and one receiver thread per channel (cpu B). Every packet is\n"
-            "checked (seq + CRC32C + bytes); loss and corruption must be 0.\n"
-            "Aggregate = total bytes / wall time.\n"
-            "\n"
-            "  --channels LIST    channel counts (default 1,8,32; --quick 1,8; max %u)\n"
-            "  --sizes LIST       packet sizes (default 1,16,64,256,496,4K,64K;\n"
-            "                     --quick 64,496,4K)\n"
-            "  --totals LIST      bytes per channel (default 1M; --quick 100K; the seed\n"
-            "                     used 100,10K,100K,1M,10M)\n"
-            "  --mode M           pingpong, stream or both (default both)\n"
-            "  --window N         stream: packets in flight per channel (default 64)\n"
-            "  --transports LIST  message transports or 'all' (default all)\n"
-            "  --cell-time S      stop a cell after S seconds (default 1, --quick 0.2)\n"
-            "  --crc              the receiver also recomputes each CRC32C\n"
-            "  --inject-corruption N, --inject-loss N   self-test: damage / skip every Nth\n"
-            "                     packet on the sender (the run must then fail)\n"
-            "  --timeout S        a wait longer than this is an error (default 5)\n"
-            "  --json FILE, --csv FILE   results ('-' = stdout)\n"
-            "\n"
-            "Transports:\n",
-            BENCH_MAX_CHAN);
-    bench_list_transports(out, 1);
+    fprintf(out, "usage: mdcom-bench throughput [options]\n\n"
+                 "Channels x packet size x bytes per channel. One sender thread per channel\n"
+                 "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
+                 "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"
+                 "bytes / wall time. --cell-time: default 1 s, --quick 0.2.\n\n");
+    bench_opts_usage(out, tp_opts_tab);
+    bench_usage_tail(out, 2);
 }
 
 static int tp_parse(int argc, char **argv, tp_opts *o)
 {
-    static const struct option lo[] = {{"channels", required_argument, 0, 'n'},
-                                       {"sizes", required_argument, 0, 's'},
-                                       {"totals", required_argument, 0, 'b'},
-                                       {"mode", required_argument, 0, 'm'},
-                                       {"window", required_argument, 0, 'w'},
-                                       {"transports", required_argument, 0, 't'},
-                                       {"cell-time", required_argument, 0, 'c'},
-                                       {"timeout", required_argument, 0, 'T'},
-                                       {"quick", no_argument, 0, 'q'},
-                                       {"crc", no_argument, 0, 'R'},
-                                       {"inject-corruption", required_argument, 0, 'X'},
-                                       {"inject-loss", required_argument, 0, 'L'},
-                                       {"json", required_argument, 0, 'j'},
-                                       {"csv", required_argument, 0, 'C'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
     memset(o, 0, sizeof(*o));
     o->cell_time = -1;
     o->timeout_s = 5;
     o->window = 64;
+    int rc = bench_opts_parse("throughput", tp_opts_tab, o, argc, argv);
+    if (rc != 0)
+        return rc;
     o->modes[TP_PINGPONG] = o->modes[TP_STREAM] = 1;
-    const char *chans = NULL, *sizes = NULL, *totals = NULL, *trs = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        uint64_t v;
-        switch (c) {
-        case 'n': chans = optarg; break;
-        case 's': sizes = optarg; break;
-        case 'b': totals = optarg; break;
-        case 't': trs = optarg; break;
-        case 'm':
-            if (!strcmp(optarg, "pingpong"))
-                o->modes[TP_STREAM] = 0;
-            else if (!strcmp(optarg, "stream"))
-                o->modes[TP_PINGPONG] = 0;
-            else if (strcmp(optarg, "both") != 0) {
-                bench_err("throughput: bad --mode '%s' (pingpong, stream, both)", optarg);
-                return -1;
-            }
-            break;
-        case 'w':
-            if (bench_parse_count(optarg, &v) != 0 || v < 1 || v > 4096) {
-                bench_err("throughput: bad --window '%s' (1..4096)", optarg);
-                return -1;
-            }
-            o->window = (uint32_t)v;
-            break;
-        case 'c':
-            if (bench_parse_double(optarg, &o->cell_time) != 0 || o->cell_time < 0) {
-                bench_err("throughput: bad --cell-time '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'T':
-            if (bench_parse_double(optarg, &o->timeout_s) != 0 || o->timeout_s <= 0 ||
-                o->timeout_s > 3600) {
-                bench_err("throughput: bad --timeout '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'q': o->quick = 1; break;
-        case 'R': o->crc = 1; break;
-        case 'X':
-        case 'L':
-            if (bench_parse_count(optarg, &v) != 0 || v < 1 || v > 1000000000u) {
-                bench_err("throughput: bad --inject-* '%s'", optarg);
-                return -1;
-            }
-            if (c == 'X')
-                o->inject_corrupt = (uint32_t)v;
-            else
-                o->inject_loss = (uint32_t)v;
-            break;
-        case 'j': o->json = optarg; break;
-        case 'C': o->csv = optarg; break;
-        case 'h': return 1;
-        default: return -1;
-        }
-    }
-    if (optind < argc) {
-        bench_err("throughput: unexpected argument '%s'", argv[optind]);
+    if (o->mode_s && !strcmp(o->mode_s, "pingpong"))
+        o->modes[TP_STREAM] = 0;
+    else if (o->mode_s && !strcmp(o->mode_s, "stream"))
+        o->modes[TP_PINGPONG] = 0;
+    else if (o->mode_s && strcmp(o->mode_s, "both") != 0) {
+        bench_err("throughput: bad --mode '%s' (pingpong, stream, both)", o->mode_s);
         return -1;
     }
+    const char *chans = o->chans_s, *sizes = o->sizes_s, *totals = o->totals_s, *trs = o->trs_s;
     o->n_chans = bench_parse_size_list(chans ? chans : o->quick ? "1,8" : "1,8,32", o->chans,
-                                       TP_MAX_CH, 1, BENCH_MAX_CHAN);
+                                       TP_MAX_CH, 1, BENCH_MAX_CHAN,
+                                       "--channels entry");
     if (o->n_chans < 0)
         return -1;
     o->n_sizes = bench_parse_size_list(sizes ? sizes : o->quick ? "64,496,4K" : "1,16,64,256,496,4K,64K",
-                                       o->sizes, TP_MAX_SZ, 1, 16u << 20);
+                                       o->sizes, TP_MAX_SZ, 1, 16u << 20, NULL);
     if (o->n_sizes < 0)
         return -1;
     /* totals are decimal byte counts (100, 10K = 10000 as in the seed) */
@@ -221,7 +153,7 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
             o->totals[o->n_totals++] = v;
         }
     }
-    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 1, "throughput");
+    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 2, "throughput");
     if (n < 0)
         return -1;
     o->n_tr = (unsigned)n;
@@ -475,6 +407,31 @@ static int tp_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     return tp_run_threads(ops, ctx, side, arg);
 }
 
+static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t nch, int bi,
+                        uint32_t size, unsigned t, tp_cell *c)
+{
+    bench_ext_stream_res x;
+    uint64_t want = (o->totals[bi] + size - 1) / size;
+    if (m != TP_STREAM || nch != 1 || size < bench_tr_min_size(o->tr[t]) ||
+        bench_ext_stream(o->tr[t], size, want, o->window, (uint64_t)(o->cell_time * 1e9),
+                         h->cpus.cpu[0], h->cpus.cpu[1], &x) == BENCH_SESSION_NA) {
+        c->na = 1;
+        return;
+    }
+    c->msgs = x.msgs;
+    c->bytes = x.bytes;
+    c->loss = x.lost;
+    c->corrupt = x.corrupt;
+    c->capped = x.msgs < want;
+    c->wall_s = (double)x.wall_ns / 1e9;
+    c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
+    c->msgs_ps = x.wall_ns ? (double)x.msgs / c->wall_s : NAN;
+    c->ch_min_bps = c->ch_max_bps = c->agg_bps;
+    c->ok = x.wall_ns && !x.lost && !x.corrupt;
+    if (!c->ok)
+        c->failures++;
+}
+
 static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, int bi, int si,
                         unsigned t)
 {
@@ -482,6 +439,10 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
     memset(c, 0, sizeof(*c));
     c->run = 1;
     uint32_t size = o->sizes[si], nch = o->chans[ci];
+    if (o->tr[t]->ext) { /* a peer program: one-channel streams only */
+        tp_cell_ext(o, h, m, nch, bi, size, t, c);
+        return;
+    }
     if ((size > 16 ? size : 16) > bench_tr_max_size(o->tr[t])) {
         c->na = 1;
         return;
@@ -610,8 +571,13 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
             if (!c->run)
                 continue;
             if (c->na) {
-                fprintf(out, "%-17s %7s  n/a (packets above %u B)\n", tr->name, b[0],
-                        bench_tr_max_size(tr));
+                if (o->sizes[si] > bench_tr_max_size(tr) && !tr->ext)
+                    fprintf(out, "%-17s %7s  n/a (packets above %u B)\n", tr->name, b[0],
+                            bench_tr_max_size(tr));
+                else
+                    fprintf(out, "%-17s %7s  n/a (%s)\n", tr->name, b[0],
+                            tr->ext ? "one-channel streams of >= 4 B only, or not built"
+                                    : "this channel count or a limit of this machine");
                 continue;
             }
             if (!c->ok && !c->loss && !c->corrupt) {
@@ -647,15 +613,6 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
     fflush(out);
 }
 
-enum { T_MET, T_MISSED, T_SKIPPED };
-static const char *const tp_state[] = {"MET", "MISSED", "SKIPPED"};
-
-typedef struct tp_target {
-    char name[96], detail[128];
-    double value, limit;
-    int state;
-} tp_target;
-
 static int tp_idx_u32(const uint32_t *a, int n, uint32_t v)
 {
     for (int i = 0; i < n; i++)
@@ -664,7 +621,7 @@ static int tp_idx_u32(const uint32_t *a, int n, uint32_t v)
     return -1;
 }
 
-static unsigned tp_targets(const tp_opts *o, tp_target *tg)
+static unsigned tp_targets(const tp_opts *o, bench_target *tg)
 {
     unsigned n = 0;
     int c1 = tp_idx_u32(o->chans, o->n_chans, 1), c32 = tp_idx_u32(o->chans, o->n_chans, 32);
@@ -672,13 +629,13 @@ static unsigned tp_targets(const tp_opts *o, tp_target *tg)
     int bi = o->n_totals - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
     /* streaming 64 B >= 20 M msgs/s */
-    tp_target *t = &tg[n++];
+    bench_target *t = &tg[n++];
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
     t->limit = 20e6;
+    snprintf(t->unit, sizeof(t->unit), "msgs/s");
     const tp_cell *c = c1 >= 0 && s64 >= 0 ? tp_find(o, TP_STREAM, c1, bi, s64, mt) : NULL;
-    t->value = c ? c->msgs_ps : NAN;
-    t->state = !c ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+    bench_target_eval(t, c ? c->msgs_ps : NAN, 1);
     if (c)
         snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
     /* streaming 4 KiB >= 10 GB/s */
@@ -686,9 +643,9 @@ static unsigned tp_targets(const tp_opts *o, tp_target *tg)
     memset(t, 0, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
     t->limit = 10e9;
+    snprintf(t->unit, sizeof(t->unit), "B/s");
     c = c1 >= 0 && s4k >= 0 ? tp_find(o, TP_STREAM, c1, bi, s4k, mt) : NULL;
-    t->value = c ? c->agg_bps : NAN;
-    t->state = !c ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+    bench_target_eval(t, c ? c->agg_bps : NAN, 1);
     if (c)
         snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
     /* 32-channel aggregate >= 0.9x the 1-channel aggregate, per mdcom transport and mode */
@@ -705,8 +662,7 @@ static unsigned tp_targets(const tp_opts *o, tp_target *tg)
             t->limit = 0.9;
             const tp_cell *a = c32 >= 0 && s64 >= 0 ? tp_find(o, m, c32, bi, s64, o->tr[k]->name) : NULL;
             const tp_cell *b = c1 >= 0 && s64 >= 0 ? tp_find(o, m, c1, bi, s64, o->tr[k]->name) : NULL;
-            t->value = a && b && b->agg_bps > 0 ? a->agg_bps / b->agg_bps : NAN;
-            t->state = isnan(t->value) ? T_SKIPPED : t->value >= t->limit ? T_MET : T_MISSED;
+            bench_target_eval(t, a && b && b->agg_bps > 0 ? a->agg_bps / b->agg_bps : NAN, 1);
             if (!isnan(t->value)) {
                 char x[32], y[32];
                 snprintf(t->detail, sizeof(t->detail), "%s / %s", tp_fmt_rate(x, sizeof(x), a->agg_bps),
@@ -719,7 +675,7 @@ static unsigned tp_targets(const tp_opts *o, tp_target *tg)
     return n;
 }
 
-static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const tp_target *tg, unsigned ntg,
+static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const bench_target *tg, unsigned ntg,
                     unsigned integ, unsigned fail, double secs)
 {
     bench_json j;
@@ -776,17 +732,7 @@ static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const tp_tar
         bench_json_obj_end(&j);
     }
     bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "targets");
-    for (unsigned i = 0; i < ntg; i++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "name", tg[i].name);
-        bench_json_dbl(&j, "value", tg[i].value);
-        bench_json_dbl(&j, "limit", tg[i].limit);
-        bench_json_str(&j, "detail", tg[i].detail);
-        bench_json_str(&j, "state", tp_state[tg[i].state]);
-        bench_json_obj_end(&j);
-    }
-    bench_json_arr_end(&j);
+    bench_targets_json(&j, tg, ntg);
     bench_json_u64(&j, "integrity_errors", integ);
     bench_json_u64(&j, "failures", fail);
     bench_json_dbl(&j, "seconds", secs);
@@ -822,15 +768,9 @@ static void tp_csv(FILE *f, const tp_opts *o)
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
-    int prc = tp_parse(argc, argv, &o);
-    if (prc == 1) {
-        tp_usage(stdout);
-        return BENCH_EXIT_OK;
-    }
-    if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench throughput --help'\n");
-        return BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
+    if (prc >= 0)
+        return prc;
     FILE *out, *jf, *cf;
     bench_host h;
     uint64_t t0 = bench_now_ns();
@@ -842,6 +782,8 @@ static int tp_main(int argc, char **argv)
             o.window, o.cell_time);
     unsigned integ = 0, fail = 0;
     char b1[24];
+    bench_progress_plan((uint64_t)(o.modes[0] + o.modes[1]) * (unsigned)o.n_chans *
+                        (unsigned)o.n_totals * (unsigned)o.n_sizes * o.n_tr);
     for (int m = 0; m < TP_NMODES && !bench_interrupted; m++) {
         if (!o.modes[m])
             continue;
@@ -859,18 +801,10 @@ static int tp_main(int argc, char **argv)
                 tp_print(out, &o, m, ci, bi);
             }
     }
-    tp_target tg[32];
-    unsigned ntg = tp_targets(&o, tg), met = 0, missed = 0, skipped = 0;
-    fprintf(out, "\n== targets (computed from this run) ==\n");
-    for (unsigned i = 0; i < ntg; i++) {
-        fprintf(out, "%-7s  %-62s %s\n", tp_state[tg[i].state], tg[i].name,
-                tg[i].state == T_SKIPPED ? "not measured" : tg[i].detail);
-        met += tg[i].state == T_MET;
-        missed += tg[i].state == T_MISSED;
-        skipped += tg[i].state == T_SKIPPED;
-    }
+    bench_target tg[32];
+    unsigned ntg = tp_targets(&o, tg), missed;
+    bench_targets_print(out, tg, ntg, &missed);
     double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, missed, skipped);
     fprintf(out, "errors: %u integrity (loss/corruption), %u other; %.1f s total\n", integ, fail, secs);
     if (jf) {
         tp_json(jf, &o, &h, tg, ntg, integ, fail, secs);
@@ -887,7 +821,7 @@ static int tp_main(int argc, char **argv)
 
 const bench_cmd bench_cmd_throughput = {
     .name = "throughput",
-    .summary = "seed 002: 1/8/32 channels x packet size, ping-pong and streaming, checked",
+    .summary = "1/8/32 channels x packet size, ping-pong and streaming, checked",
     .main = tp_main,
     .usage = tp_usage,
 };

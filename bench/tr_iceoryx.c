@@ -15,7 +15,7 @@
  * One runtime per process, set up before fork: iceoryx 2.0 keeps its runtime
  * in a process-wide singleton, so a child forked from a registered process
  * gets a copy of the parent's runtime and iox_runtime_init() in the child
- * silently returns it under the parent's name (checked on this machine with
+ * silently returns it under the parent's name (iceoryx
  * 2.0.3). A second registration from the child is therefore impossible, and
  * a child sending port requests through the copied runtime would race the
  * parent on the same reply socket. So setup() (parent, before fork) creates
@@ -52,6 +52,7 @@
 
 #include "iceoryx_binding_c/chunk.h"
 #include "iceoryx_binding_c/enums.h"
+#include "iceoryx_binding_c/log.h"
 #include "iceoryx_binding_c/notification_info.h"
 #include "iceoryx_binding_c/publisher.h"
 #include "iceoryx_binding_c/runtime.h"
@@ -235,6 +236,8 @@ static int roudi_start(void)
     }
     char name[64];
     snprintf(name, sizeof(name), "mdb-bench-%ld", (long)getpid());
+    /* the runtime logs (coloured) to stderr: warnings and errors only */
+    iox_set_loglevel(Iceoryx_LogLevel_Warn);
     iox_runtime_init(name); /* RouDi is up: registers at once */
     roudi_state = 1;
     return 0;

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_mdcom.c - round trips through libmdcom FIFO channels.
+ * tr_mdcom.c - the libmdcom FIFO transports.
  *
- * One region per cell (unique name), configured at run time:
- *   domain "a" id 0 master  = the ping side (parent; mdcom_init before fork)
- *   domain "b" id 1 remote  = the pong side (child; attaches with a timeout)
- *   FIFO "ping" a -> b, FIFO "pong" b -> a, block_size = the run's largest
- *   size, block_count 8.
+ * One region per cell or session (mdcfg.h): domain "a" (master, side A, the
+ * measuring parent) and "b" (remote, side B, the child), per bench channel a
+ * FIFO "f<c>" A -> B and "r<c>" B -> A, block_size = the largest message,
+ * block_count = the depth asked for (>= 2; 8 for round trips).
  *
- * Four modes:
- *   copy: mdcom_fifoch_send / mdcom_fifoch_recv, the whole payload copied in
- *         and out on both sides (4 copies per round trip).
+ *   copy: mdcom_fifoch_send / mdcom_fifoch_recv, the payload copied in and
+ *         out (the message interface; round trips through msgrt.c).
  *   zc:   get, write the seq header only, enqueue(len = size), notify, then
  *         alloc the block for the next message (a zero-copy sender owns its
  *         next buffer ahead of time, as the raw baseline owns its buffer, so
@@ -19,108 +17,79 @@
  *         block on the other channel, then frees the received block and
  *         notifies its channel (as mdcom.h asks of receivers: it wakes senders
  *         waiting for a block; with nobody waiting it is a fence and a load).
- *   poll: never sleeps: non-blocking calls (MDCOM_POLL) in a loop with a
- *         pause; the channels' spin limit is set high.
- *   block: mdcom_fifoch_set_spin(MDCOM_NO_SPIN), then blocking calls
- *         (mdcom_fifoch_wait(MDCOM_EV_RX, timeout) / send / recv with a
- *         timeout): every wait that is not already satisfied sleeps.
+ *   poll: never sleeps: MDCOM_POLL calls in a loop with a pause (yielding
+ *         every 64 pauses when several threads share the CPUs).
+ *   block: mdcom_fifoch_set_spin(MDCOM_NO_SPIN), then blocking calls with the
+ *         timeout: every wait that is not already satisfied sleeps.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mdcfg.h"
 #include "mdcom/mdcom.h"
 #include "transport.h"
 
-#define MDB_POLL_SPIN_NS 200000u /* spin limit set on channels in poll mode */
-
-struct mdb_ctx {
-    /* configuration: must outlive the attachments (mdcom keeps a pointer) */
-    char region[32];
-    mdcom_domain_cfg dom[2];
-    mdcom_channel_cfg ch[2];
-    mdcom_config cfg;
-    int zc, block;
+struct mdm_ctx {
+    bench_mdcfg mc; /* must outlive the attachments (mdcom keeps a pointer) */
     const char *tname;
-    uint32_t size, max_size;
+    int block, yield;
+    uint32_t n, max;
     int64_t timeout_ns;
     char errbuf[200];
     /* parent: master attachment; child: its own remote attachment. The child
-     * inherits the parent's pointer and must leave it alone. */
-    mdcom_t *master;
-    mdcom_t *remote;
-    /* channels of the side that uses this copy of the context */
-    mdcom_fifoch_t *tx, *rx;
-    unsigned char *buf; /* copy modes: max_size bytes */
-    uint32_t next_id;   /* zc: block allocated for the next message, or UINT32_MAX */
+     * inherits the parent's pointer and leaves it alone. */
+    mdcom_t *master, *remote;
+    mdcom_fifoch_t *tx[BENCH_MAX_CHAN], *rx[BENCH_MAX_CHAN];
+    /* zero-copy round trips */
+    uint32_t size;    /* payload of the cell */
+    uint32_t next_id; /* block allocated for the next message, or UINT32_MAX */
+    int side;         /* side of this process once attached, -1 before */
 };
 
-static int mdb_fail(struct mdb_ctx *c, const char *side, const char *call, int rc)
+static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
 {
-    char what[160];
-    snprintf(what, sizeof(what), "%s %s (%u B): %s", c->tname, side, c->size, call);
+    char what[96];
+    snprintf(what, sizeof(what), "%s: %s", c->tname, call);
     bench_err_mdcom(what, rc);
     return rc < 0 ? rc : -EPROTO;
 }
 
-static int mdb_setup(void **out, const bench_rt_params *p, const char *tname, int zc, int block)
+static int mdm_init(struct mdm_ctx *c, mdcom_t **m, uint32_t dom, int64_t attach_ns)
 {
-    struct mdb_ctx *c = calloc(1, sizeof(*c));
+    mdcom_init_opts o;
+    memset(&o, 0, sizeof(o));
+    o.attach_timeout_ns = attach_ns;
+    o.errbuf = c->errbuf;
+    o.errbuf_len = sizeof(c->errbuf);
+    c->errbuf[0] = '\0';
+    int rc = mdcom_init(m, &c->mc.cfg, dom, &o);
+    if (rc != 0) {
+        if (c->errbuf[0])
+            bench_err("  %s", c->errbuf);
+        return mdm_fail(c, dom ? "mdcom_init(remote)" : "mdcom_init(master)", rc);
+    }
+    return 0;
+}
+
+static int mdm_setup(void **out, const bench_msg_params *p, const char *tname, int block)
+{
+    struct mdm_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     c->tname = tname;
-    c->next_id = UINT32_MAX;
-    c->zc = zc;
     c->block = block;
-    c->size = p->size;
-    c->max_size = p->max_size;
+    c->yield = p->threads > 1;
+    c->n = p->n_chan;
+    c->max = p->max_size ? p->max_size : 1;
     c->timeout_ns = p->timeout_ns;
-    snprintf(c->region, sizeof(c->region), "%s", p->name);
-
-    c->dom[0] = (mdcom_domain_cfg){.name = "a", .id = 0, .role = MDCOM_ROLE_MASTER};
-    c->dom[1] = (mdcom_domain_cfg){.name = "b", .id = 1, .role = MDCOM_ROLE_REMOTE};
-    c->ch[0] = (mdcom_channel_cfg){.name = "ping",
-                                   .type = MDCOM_CHAN_FIFO,
-                                   .block_size = p->max_size,
-                                   .block_count = 8,
-                                   .queue_depth = 0,
-                                   .senders = 1u << 0,
-                                   .receivers = 1u << 1};
-    c->ch[1] = (mdcom_channel_cfg){.name = "pong",
-                                   .type = MDCOM_CHAN_FIFO,
-                                   .block_size = p->max_size,
-                                   .block_count = 8,
-                                   .queue_depth = 0,
-                                   .senders = 1u << 1,
-                                   .receivers = 1u << 0};
-    c->cfg = (mdcom_config){.region_name = c->region,
-                            .region_size = 0,
-                            .mode = 0600,
-                            .group = -1,
-                            .domains = c->dom,
-                            .n_domains = 2,
-                            .channels = c->ch,
-                            .n_channels = 2};
-    if (!zc) {
-        c->buf = malloc(p->max_size);
-        if (!c->buf) {
-            free(c);
-            return -ENOMEM;
-        }
-        memset(c->buf, 0x5a, p->max_size);
-    }
-
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = c->errbuf;
-    o.errbuf_len = sizeof(c->errbuf);
-    int rc = mdcom_init(&c->master, &c->cfg, 0, &o);
+    c->next_id = UINT32_MAX;
+    c->side = -1;
+    bench_mdcfg_fill(&c->mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
+    int rc = mdm_init(c, &c->master, 0, 0);
     if (rc != 0) {
-        mdb_fail(c, "master", "mdcom_init", rc);
-        if (c->errbuf[0])
-            bench_err("  %s", c->errbuf);
-        free(c->buf);
         free(c);
         return rc;
     }
@@ -128,371 +97,320 @@ static int mdb_setup(void **out, const bench_rt_params *p, const char *tname, in
     return 0;
 }
 
-/* Open tx/rx on attachment m and set the spin mode. */
-static int mdb_open(struct mdb_ctx *c, mdcom_t *m, const char *side, const char *tx, const char *rx)
+static int mdm_setup_poll(void **o, const bench_msg_params *p)
 {
-    int rc = mdcom_fifoch_open(m, tx, &c->tx);
-    if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_open(tx)", rc);
-    rc = mdcom_fifoch_open(m, rx, &c->rx);
-    if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_open(rx)", rc);
-    uint32_t spin = c->block ? MDCOM_NO_SPIN : MDB_POLL_SPIN_NS;
-    rc = mdcom_fifoch_set_spin(c->tx, spin);
-    if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_set_spin(tx)", rc);
-    rc = mdcom_fifoch_set_spin(c->rx, spin);
-    if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_set_spin(rx)", rc);
+    return mdm_setup(o, p, "mdcom-copy-poll", 0);
+}
+static int mdm_setup_block(void **o, const bench_msg_params *p)
+{
+    return mdm_setup(o, p, "mdcom-copy-block", 1);
+}
+
+static int mdm_attach(void *ctx, int side)
+{
+    struct mdm_ctx *c = ctx;
+    mdcom_t *m = c->master;
+    if (side == BENCH_SIDE_B) {
+        int rc = mdm_init(c, &c->remote, 1, c->timeout_ns);
+        if (rc != 0)
+            return rc;
+        m = c->remote;
+    }
+    c->side = side;
+    for (uint32_t i = 0; i < c->n; i++) {
+        const char *txn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
+        const char *rxn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
+        int rc = mdcom_fifoch_open(m, txn, &c->tx[i]);
+        if (rc == 0)
+            rc = mdcom_fifoch_open(m, rxn, &c->rx[i]);
+        if (rc != 0)
+            return mdm_fail(c, "mdcom_fifoch_open", rc);
+        if (c->block) {
+            mdcom_fifoch_set_spin(c->tx[i], MDCOM_NO_SPIN);
+            mdcom_fifoch_set_spin(c->rx[i], MDCOM_NO_SPIN);
+        }
+    }
     return 0;
+}
+
+static void mdm_detach(void *ctx, int side)
+{
+    struct mdm_ctx *c = ctx;
+    if (side == BENCH_SIDE_B && c->remote) {
+        int rc = mdcom_term(c->remote);
+        if (rc != 0)
+            mdm_fail(c, "mdcom_term(remote)", rc);
+        c->remote = NULL;
+    }
+}
+
+static void mdm_teardown(void *ctx)
+{
+    struct mdm_ctx *c = ctx;
+    int rc = mdcom_term(c->master);
+    if (rc != 0)
+        mdm_fail(c, "mdcom_term(master)", rc);
+    free(c);
 }
 
 /* "Not yet" answers of a non-blocking call. */
-static int mdb_not_yet(int rc) { return rc == -EAGAIN || rc == -ETIMEDOUT || rc == -ENOBUFS; }
+static int mdm_not_yet(int rc) { return rc == -EAGAIN || rc == -ETIMEDOUT || rc == -ENOBUFS; }
 
-/* ---- copy mode --------------------------------------------------------- */
-
-static int mdb_send_copy(struct mdb_ctx *c, const char *side, uint32_t len)
+/* Polling: one pause between tries; the clock is read only every 256 tries
+ * (the first read starts the timeout). 1 to try again, 0 when timed out. */
+static int mdm_spin(const struct mdm_ctx *c, unsigned spins, uint64_t *deadline)
 {
+    bench_relax();
+    if (c->yield && (spins & 63u) == 0)
+        sched_yield();
+    if ((spins & 255u) == 0) {
+        uint64_t now = bench_now_ns();
+        if (!*deadline)
+            *deadline = now + (uint64_t)c->timeout_ns;
+        else if (now > *deadline)
+            return 0;
+    }
+    return 1;
+}
+
+static int mdm_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
+{
+    struct mdm_ctx *c = ctx;
+    (void)side;
     int rc;
+    uint64_t deadline = 0;
     if (c->block) {
         do
-            rc = mdcom_fifoch_send(c->tx, c->buf, len, c->timeout_ns);
+            rc = mdcom_fifoch_send(c->tx[ch], buf, len, c->timeout_ns);
         while (rc == -EINTR);
     } else {
-        uint64_t deadline = 0; /* the clock is read only once the send has to wait */
         for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_send(c->tx, c->buf, len, MDCOM_POLL);
-            if (!mdb_not_yet(rc))
-                break;
-            if (!deadline)
-                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-            bench_relax();
-            if ((spins & 255u) == 0 && bench_now_ns() > deadline)
+            rc = mdcom_fifoch_send(c->tx[ch], buf, len, MDCOM_POLL);
+            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
                 break;
         }
     }
-    if (rc != 0)
-        return mdb_fail(c, side, rc == MDCOM_FILTERED ? "mdcom_fifoch_send (filtered)" : "mdcom_fifoch_send", rc);
-    return 0;
+    return rc == 0 ? 0 : mdm_fail(c, rc == MDCOM_FILTERED ? "mdcom_fifoch_send (filtered)"
+                                                          : "mdcom_fifoch_send", rc);
 }
 
-/* Receive into c->buf; returns the length (>= 0) or < 0. */
-static int mdb_recv_copy(struct mdb_ctx *c, const char *side)
+static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
+    struct mdm_ctx *c = ctx;
+    (void)side;
     int rc;
+    uint64_t deadline = 0;
     if (c->block) {
         do
-            rc = mdcom_fifoch_recv(c->rx, c->buf, c->max_size, c->timeout_ns);
+            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, c->timeout_ns);
         while (rc == -EINTR);
     } else {
-        uint64_t deadline = 0; /* as in mdb_send_copy */
         for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_recv(c->rx, c->buf, c->max_size, MDCOM_POLL);
-            if (!mdb_not_yet(rc))
-                break;
-            if (!deadline)
-                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-            bench_relax();
-            if ((spins & 255u) == 0 && bench_now_ns() > deadline)
+            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, MDCOM_POLL);
+            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
                 break;
         }
     }
-    if (rc < 0)
-        return mdb_fail(c, side, "mdcom_fifoch_recv", rc);
-    return rc;
+    return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 
-/* ---- zero-copy mode ------------------------------------------------------ */
+static const bench_msg_ops mdm_copy_poll = {mdm_setup_poll, mdm_attach, mdm_send, mdm_recv,
+                                            mdm_detach,     mdm_teardown, NULL};
+static const bench_msg_ops mdm_copy_block = {mdm_setup_block, mdm_attach, mdm_send, mdm_recv,
+                                             mdm_detach,      mdm_teardown, NULL};
 
-/* alloc + get + header + enqueue(len) + notify on tx. */
-static int mdb_send_zc(struct mdb_ctx *c, const char *side, uint32_t seq, uint32_t len)
+BENCH_MSG_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
+                    "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
+                    BENCH_WAIT_POLL, "raw-spin", mdm_copy_poll);
+BENCH_MSG_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
+                    "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
+                    BENCH_WAIT_BLOCK, "raw-futex", mdm_copy_block);
+
+/* ---- zero copy: round trips only ------------------------------------------------ */
+
+/* alloc + get + header + enqueue(len) + notify on channel 0. */
+static int zc_send(struct mdm_ctx *c, uint32_t seq, uint32_t len)
 {
+    mdcom_fifoch_t *tx = c->tx[0];
     uint32_t id = c->next_id;
     int rc = 0;
     uint64_t deadline = 0;
     c->next_id = UINT32_MAX;
     for (unsigned spins = 1; id == UINT32_MAX; spins++) {
-        rc = mdcom_fifoch_alloc(c->tx, &id);
+        rc = mdcom_fifoch_alloc(tx, &id);
         if (rc != -ENOBUFS)
             break;
         /* the pool never runs dry in a ping-pong; handle it anyway */
-        if (!deadline)
-            deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
         if (c->block) {
-            rc = mdcom_fifoch_wait(c->tx, MDCOM_EV_TX, c->timeout_ns);
+            rc = mdcom_fifoch_wait(tx, MDCOM_EV_TX, c->timeout_ns);
             if (rc < 0 && rc != -EINTR)
-                return mdb_fail(c, side, "mdcom_fifoch_wait(EV_TX)", rc);
-        } else {
-            bench_relax();
-            if ((spins & 255u) == 0 && bench_now_ns() > deadline)
-                return mdb_fail(c, side, "mdcom_fifoch_alloc", rc);
+                return mdm_fail(c, "mdcom_fifoch_wait(EV_TX)", rc);
+        } else if (!mdm_spin(c, spins, &deadline)) {
+            return mdm_fail(c, "mdcom_fifoch_alloc", rc);
         }
     }
     if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_alloc", rc);
+        return mdm_fail(c, "mdcom_fifoch_alloc", rc);
     void *ptr;
     uint32_t bsize;
-    rc = mdcom_fifoch_get(c->tx, id, &ptr, &bsize);
+    rc = mdcom_fifoch_get(tx, id, &ptr, &bsize);
     if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_get", rc);
+        return mdm_fail(c, "mdcom_fifoch_get", rc);
     if (bsize < len) {
-        bench_err("%s %s: block %u has %u bytes, need %u", c->tname, side, id, bsize, len);
+        bench_err("%s: block %u has %u bytes, need %u", c->tname, id, bsize, len);
         return -EMSGSIZE;
     }
     memcpy(ptr, &seq, sizeof(seq));
-    rc = mdcom_fifoch_enqueue(c->tx, id, len);
+    rc = mdcom_fifoch_enqueue(tx, id, len);
     if (rc != 0)
-        return mdb_fail(c, side, rc == MDCOM_FILTERED ? "mdcom_fifoch_enqueue (filtered)" : "mdcom_fifoch_enqueue", rc);
-    rc = mdcom_fifoch_notify(c->tx);
+        return mdm_fail(c, rc == MDCOM_FILTERED ? "mdcom_fifoch_enqueue (filtered)"
+                                                : "mdcom_fifoch_enqueue", rc);
+    rc = mdcom_fifoch_notify(tx);
     if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_notify", rc);
+        return mdm_fail(c, "mdcom_fifoch_notify", rc);
     /* the next message's block, while the peer works (-ENOBUFS: the loop
      * above waits for one next time) */
-    if (mdcom_fifoch_alloc(c->tx, &c->next_id) != 0)
+    if (mdcom_fifoch_alloc(tx, &c->next_id) != 0)
         c->next_id = UINT32_MAX;
     return 0;
 }
 
-/* dequeue (waiting) + get; returns 0 with *id, *seq, *len. */
-static int mdb_recv_zc(struct mdb_ctx *c, const char *side, uint32_t *id, uint32_t *seq, uint32_t *len)
+/* free a received block + notify the channel (wakes senders waiting for it) */
+static int zc_free(struct mdm_ctx *c, uint32_t id)
 {
+    int rc = mdcom_fifoch_free(c->rx[0], id);
+    if (rc != 0)
+        return mdm_fail(c, "mdcom_fifoch_free", rc);
+    rc = mdcom_fifoch_notify(c->rx[0]);
+    return rc == 0 ? 0 : mdm_fail(c, "mdcom_fifoch_notify", rc);
+}
+
+/* dequeue (waiting) + read the seq header: 0 with *id (to free), *seq, *len. */
+static int zc_recv(struct mdm_ctx *c, uint32_t *idp, uint32_t *seq, uint32_t *len)
+{
+    mdcom_fifoch_t *rx = c->rx[0];
+    uint32_t id;
     int rc;
     uint64_t deadline = 0;
     for (unsigned spins = 1;; spins++) {
-        rc = mdcom_fifoch_dequeue(c->rx, id, len);
+        rc = mdcom_fifoch_dequeue(rx, &id, len);
         if (rc != -EAGAIN)
             break;
-        if (!deadline)
-            deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
         if (c->block) {
+            if (!deadline)
+                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
             int64_t left = (int64_t)(deadline - bench_now_ns());
-            if (left <= 0)
-                return mdb_fail(c, side, "mdcom_fifoch_wait(EV_RX)", -ETIMEDOUT);
-            rc = mdcom_fifoch_wait(c->rx, MDCOM_EV_RX, left);
+            rc = left <= 0 ? -ETIMEDOUT : mdcom_fifoch_wait(rx, MDCOM_EV_RX, left);
             if (rc < 0 && rc != -EINTR)
-                return mdb_fail(c, side, "mdcom_fifoch_wait(EV_RX)", rc);
-        } else {
-            bench_relax();
-            if ((spins & 255u) == 0 && bench_now_ns() > deadline)
-                return mdb_fail(c, side, "mdcom_fifoch_dequeue (polling)", -ETIMEDOUT);
+                return mdm_fail(c, "mdcom_fifoch_wait(EV_RX)", rc);
+        } else if (!mdm_spin(c, spins, &deadline)) {
+            return mdm_fail(c, "mdcom_fifoch_dequeue (polling)", -ETIMEDOUT);
         }
     }
     if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_dequeue", rc);
+        return mdm_fail(c, "mdcom_fifoch_dequeue", rc);
     void *ptr;
     uint32_t bsize;
-    rc = mdcom_fifoch_get(c->rx, *id, &ptr, &bsize);
+    rc = mdcom_fifoch_get(rx, id, &ptr, &bsize);
     if (rc != 0)
-        return mdb_fail(c, side, "mdcom_fifoch_get", rc);
+        return mdm_fail(c, "mdcom_fifoch_get", rc);
     if (*len < 4 || *len > bsize) {
-        bench_err("%s %s: block %u carries %u bytes (block size %u)", c->tname, side, *id, *len, bsize);
-        mdcom_fifoch_free(c->rx, *id);
+        bench_err("%s: block %u carries %u bytes (block size %u)", c->tname, id, *len, bsize);
+        zc_free(c, id);
         return BENCH_RT_MISMATCH;
     }
     memcpy(seq, ptr, sizeof(*seq));
+    *idp = id;
     return 0;
 }
 
-/* free a received block + notify the channel (wakes senders waiting for it) */
-static int mdb_free_zc(struct mdb_ctx *c, uint32_t id)
+static int zc_setup(void **out, const bench_rt_params *p, const char *tname, int block)
 {
-    int rc = mdcom_fifoch_free(c->rx, id);
-    if (rc != 0)
-        return mdb_fail(c, "receiver", "mdcom_fifoch_free", rc);
-    rc = mdcom_fifoch_notify(c->rx);
-    if (rc != 0)
-        return mdb_fail(c, "receiver", "mdcom_fifoch_notify", rc);
-    return 0;
-}
-
-/* ---- the two sides ----------------------------------------------------------- */
-
-static int mdb_pong(void *ctx)
-{
-    struct mdb_ctx *c = ctx;
-    const char *side = "pong";
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.attach_timeout_ns = c->timeout_ns;
-    o.errbuf = c->errbuf;
-    o.errbuf_len = sizeof(c->errbuf);
-    c->errbuf[0] = '\0';
-    int rc = mdcom_init(&c->remote, &c->cfg, 1, &o);
-    if (rc != 0) {
-        mdb_fail(c, side, "mdcom_init(remote)", rc);
-        if (c->errbuf[0])
-            bench_err("  %s", c->errbuf);
-        return rc;
-    }
-    rc = mdb_open(c, c->remote, side, "pong", "ping");
-    uint32_t last = 0;
-    int bad = 0;
-    while (rc == 0) {
-        uint32_t seq, len;
-        if (c->zc) {
-            uint32_t id;
-            rc = mdb_recv_zc(c, side, &id, &seq, &len);
-            if (rc != 0)
-                break;
-            if (seq != BENCH_SEQ_STOP && (seq != last + 1 || len != c->size)) {
-                bench_err("%s pong: got seq %u len %u, expected seq %u len %u", c->tname, seq, len,
-                          last + 1, c->size);
-                mdcom_fifoch_free(c->rx, id);
-                rc = BENCH_RT_MISMATCH;
-                break;
-            }
-            if (seq != BENCH_SEQ_STOP)
-                rc = mdb_send_zc(c, side, seq, len);
-            int frc = mdb_free_zc(c, id);
-            if (rc == 0 && frc != 0)
-                rc = frc;
-        } else {
-            int n = mdb_recv_copy(c, side);
-            if (n < 0) {
-                rc = n;
-                break;
-            }
-            len = (uint32_t)n;
-            seq = len >= 4 ? bench_head(c->buf) : 0;
-            if (seq != BENCH_SEQ_STOP) {
-                if (seq != last + 1 || len != c->size) {
-                    bench_err("%s pong: got seq %u len %u, expected seq %u len %u", c->tname, seq,
-                              len, last + 1, c->size);
-                    rc = BENCH_RT_MISMATCH;
-                    break;
-                }
-                if (!bench_stamp_ok(c->buf, len, seq)) {
-                    bench_err("%s pong: payload of seq %u is damaged (tail %u)", c->tname, seq,
-                              len >= 8 ? bench_tail(c->buf, len) : 0);
-                    bad = 1;
-                }
-                rc = mdb_send_copy(c, side, len);
-            }
-        }
-        if (seq == BENCH_SEQ_STOP)
-            break;
-        last = seq;
-    }
-    int trc = mdcom_term(c->remote);
-    if (trc != 0 && rc == 0)
-        rc = mdb_fail(c, side, "mdcom_term(remote)", trc);
-    if (rc == 0 && bad)
-        rc = BENCH_RT_MISMATCH;
+    bench_msg_params mp = {.n_chan = 1, .max_size = p->max_size, .depth = 8, .threads = 1,
+                           .timeout_ns = p->timeout_ns};
+    snprintf(mp.name, sizeof(mp.name), "%s", p->name);
+    int rc = mdm_setup(out, &mp, tname, block);
+    if (rc == 0)
+        ((struct mdm_ctx *)*out)->size = p->size;
     return rc;
 }
 
-static int mdb_ping_open(void *ctx)
+static int zc_pong(void *ctx)
 {
-    struct mdb_ctx *c = ctx;
-    return mdb_open(c, c->master, "ping", "ping", "pong");
-}
-
-static int mdb_ping(void *ctx, uint32_t seq)
-{
-    struct mdb_ctx *c = ctx;
-    const char *side = "ping";
-    if (c->zc) {
-        int rc = mdb_send_zc(c, side, seq, c->size);
+    struct mdm_ctx *c = ctx;
+    int rc = mdm_attach(c, BENCH_SIDE_B);
+    for (uint32_t last = 0; rc == 0; last++) {
+        uint32_t id, seq = 0, len = 0;
+        rc = zc_recv(c, &id, &seq, &len);
         if (rc != 0)
-            return rc;
-        uint32_t id, rseq, len;
-        rc = mdb_recv_zc(c, side, &id, &rseq, &len);
-        if (rc != 0)
-            return rc;
-        int frc = mdb_free_zc(c, id);
-        if (rseq != seq || len != c->size) {
-            bench_err("%s ping: reply carries seq %u len %u, expected seq %u len %u", c->tname, rseq,
-                      len, seq, c->size);
-            return BENCH_RT_MISMATCH;
+            break;
+        if (seq != BENCH_SEQ_STOP && (seq != last + 1 || len != c->size)) {
+            bench_err("%s pong: got seq %u len %u, expected seq %u len %u", c->tname, seq, len,
+                      last + 1, c->size);
+            rc = BENCH_RT_MISMATCH;
+        } else if (seq != BENCH_SEQ_STOP) {
+            rc = zc_send(c, seq, len); /* the answer first, then the free */
         }
-        return frc;
+        int frc = zc_free(c, id);
+        if (rc == 0)
+            rc = frc;
+        if (seq == BENCH_SEQ_STOP)
+            break;
     }
-    bench_stamp(c->buf, c->size, seq);
-    int rc = mdb_send_copy(c, side, c->size);
-    if (rc != 0)
-        return rc;
-    int n = mdb_recv_copy(c, side);
-    if (n < 0)
-        return n;
-    if ((uint32_t)n != c->size || !bench_stamp_ok(c->buf, c->size, seq)) {
-        bench_err("%s ping: reply of seq %u: len %d (expected %u), head %u, tail %u", c->tname,
-                  seq, n, c->size, n >= 4 ? bench_head(c->buf) : 0,
-                  n >= 8 ? bench_tail(c->buf, (uint32_t)n) : 0);
-        return BENCH_RT_MISMATCH;
+    mdm_detach(c, BENCH_SIDE_B);
+    return rc;
+}
+
+static int zc_ping_open(void *ctx) { return mdm_attach(ctx, BENCH_SIDE_A); }
+
+static int zc_ping(void *ctx, uint32_t seq)
+{
+    struct mdm_ctx *c = ctx;
+    uint32_t id, rseq = 0, len = 0;
+    int rc = zc_send(c, seq, c->size);
+    if (rc == 0)
+        rc = zc_recv(c, &id, &rseq, &len);
+    if (rc == 0)
+        rc = zc_free(c, id);
+    if (rc == 0 && (rseq != seq || len != c->size)) {
+        bench_err("%s ping: reply carries seq %u len %u, expected seq %u len %u", c->tname, rseq,
+                  len, seq, c->size);
+        rc = BENCH_RT_MISMATCH;
     }
-    return 0;
+    return rc;
 }
 
-static void mdb_stop(void *ctx)
+static void zc_stop(void *ctx)
 {
-    struct mdb_ctx *c = ctx;
-    if (!c->tx) { /* ping_open failed: try to reach the peer anyway */
-        if (mdcom_fifoch_open(c->master, "ping", &c->tx) != 0)
-            return;
-    }
-    if (c->zc) {
-        mdb_send_zc(c, "ping", BENCH_SEQ_STOP, 4);
-    } else {
-        uint32_t stop = BENCH_SEQ_STOP;
-        memcpy(c->buf, &stop, sizeof(stop));
-        mdb_send_copy(c, "ping", 4);
-    }
+    struct mdm_ctx *c = ctx;
+    if (c->side != BENCH_SIDE_A && mdm_attach(c, BENCH_SIDE_A) != 0)
+        return; /* the peer times out */
+    zc_send(c, BENCH_SEQ_STOP, 4);
 }
 
-static void mdb_teardown(void *ctx)
+static int zc_setup_poll(void **o, const bench_rt_params *p)
 {
-    struct mdb_ctx *c = ctx;
-    int rc = mdcom_term(c->master);
-    if (rc != 0)
-        mdb_fail(c, "ping", "mdcom_term(master)", rc);
-    free(c->buf);
-    free(c);
+    return zc_setup(o, p, "mdcom-zc-poll", 0);
+}
+static int zc_setup_block(void **o, const bench_rt_params *p)
+{
+    return zc_setup(o, p, "mdcom-zc-block", 1);
 }
 
-static int mdb_setup_copy_poll(void **out, const bench_rt_params *p)
-{
-    return mdb_setup(out, p, "mdcom-copy-poll", 0, 0);
-}
-static int mdb_setup_zc_poll(void **out, const bench_rt_params *p)
-{
-    return mdb_setup(out, p, "mdcom-zc-poll", 1, 0);
-}
-static int mdb_setup_copy_block(void **out, const bench_rt_params *p)
-{
-    return mdb_setup(out, p, "mdcom-copy-block", 0, 1);
-}
-static int mdb_setup_zc_block(void **out, const bench_rt_params *p)
-{
-    return mdb_setup(out, p, "mdcom-zc-block", 1, 1);
-}
-
-/* The message interface of the copy modes (tr_mdcom_msg.c). */
-extern const bench_msg_ops bench_msg_mdcom_copy_poll;
-extern const bench_msg_ops bench_msg_mdcom_copy_block;
-
-#define MDB_TRANSPORT(var, tname, d, cls, base, setupfn, msgops)                                  \
+#define ZC_TRANSPORT(var, tname, d, cls, base, setupfn)                                            \
     const bench_transport var = {.name = tname,                                                    \
                                  .desc = d,                                                        \
                                  .wait_class = cls,                                                \
                                  .baseline = base,                                                 \
                                  .setup = setupfn,                                                 \
-                                 .pong = mdb_pong,                                                 \
-                                 .ping_open = mdb_ping_open,                                       \
-                                 .ping = mdb_ping,                                                 \
-                                 .stop = mdb_stop,                                                 \
-                                 .teardown = mdb_teardown,                                         \
-                                 .msg = msgops}
-
-MDB_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
-              "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
-              BENCH_WAIT_POLL, "raw-spin", mdb_setup_copy_poll, &bench_msg_mdcom_copy_poll);
-MDB_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
-              "alloc/get/enqueue/notify + dequeue polled in a loop (header only)",
-              BENCH_WAIT_POLL, "raw-spin", mdb_setup_zc_poll, NULL);
-MDB_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
-              "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
-              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_copy_block, &bench_msg_mdcom_copy_block);
-MDB_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
-              "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)",
-              BENCH_WAIT_BLOCK, "raw-futex", mdb_setup_zc_block, NULL);
+                                 .pong = zc_pong,                                                  \
+                                 .ping_open = zc_ping_open,                                        \
+                                 .ping = zc_ping,                                                  \
+                                 .stop = zc_stop,                                                  \
+                                 .teardown = mdm_teardown}
+ZC_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
+             "alloc/get/enqueue/notify + dequeue polled in a loop (header only)", BENCH_WAIT_POLL,
+             "raw-spin", zc_setup_poll);
+ZC_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
+             "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)", BENCH_WAIT_BLOCK,
+             "raw-futex", zc_setup_block);

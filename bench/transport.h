@@ -117,6 +117,9 @@ typedef struct bench_transport {
     /* Largest payload it takes (0 = no limit of its own); see also
      * msg->max_msg. Larger cells are reported n/a. */
     uint32_t max_size;
+    /* A peer measured by an external program (tr_ext.c): its path, and how
+     * to build it; the functions above are then NULL. */
+    const char *ext, *ext_build;
 } bench_transport;
 
 /* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
@@ -164,12 +167,19 @@ typedef struct bench_rt_result {
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *buf, size_t *n,
                    bench_rt_result *r);
 
-/* Run one cell as a single chunk and summarise it in r->st. Returns 0 when
- * the cell is clean (r->ok), -1 otherwise (messages printed). */
-int bench_rt_run(const bench_transport *t, const bench_rt_opts *o, bench_rt_result *r);
+/* External transports (tr_ext.c): one chunk of round trips, as
+ * bench_rt_chunk (which calls this for them), and one streaming cell: 0,
+ * BENCH_RT_MISMATCH, BENCH_SESSION_NA (not built) or -1. */
+int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,
+                    size_t *np, bench_rt_result *r);
+typedef struct bench_ext_stream_res {
+    uint64_t msgs, bytes, wall_ns, lost, corrupt;
+} bench_ext_stream_res;
+int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uint32_t window,
+                     uint64_t budget_ns, int cpu_a, int cpu_b, bench_ext_stream_res *res);
 
 /* Parse "a,b,c" (or "all" / NULL: every transport, with need_msg only those
- * with a message interface). Count, or -1 (printed). */
+ * with a message interface; need_msg 2: or an external program). Count, or -1 (printed). */
 int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
                            int need_msg, const char *cmd);
 /* "  name   description" lines for --help. */

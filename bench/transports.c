@@ -22,6 +22,9 @@ extern const bench_transport bench_tr_rpmsg_poll, bench_tr_rpmsg_block; /* tr_rp
 #ifdef MDCOM_BENCH_ICEORYX
 extern const bench_transport bench_tr_iceoryx; /* tr_iceoryx.c */
 #endif
+#ifdef MDCOM_BENCH_IOX2
+extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
+#endif
 #ifdef MDCOM_BENCH_OPENAMP
 extern const bench_transport bench_tr_openamp, bench_tr_rpmsg_bound, bench_tr_oa_host_md,
     bench_tr_md_host_oa; /* tr_openamp.c */
@@ -39,6 +42,9 @@ const bench_transport *const bench_transports[] = {
     &bench_tr_rpmsg_poll, &bench_tr_rpmsg_block, /* RPMsg over virtio vrings (tr_rpmsg.c) */
 #ifdef MDCOM_BENCH_ICEORYX
     &bench_tr_iceoryx, /* peer, when built (tr_iceoryx.c) */
+#endif
+#ifdef MDCOM_BENCH_IOX2
+    &bench_tr_iceoryx2, /* peer program, when cargo was found (tr_ext.c) */
 #endif
 #ifdef MDCOM_BENCH_OPENAMP
     /* the real OpenAMP and mixed RPMsg pairs, when built (tr_openamp.c) */

@@ -147,11 +147,15 @@ static int parse_scaled(const char *s, uint64_t unit, int bytes, uint64_t *out)
 
 int bench_parse_size(const char *s, uint64_t *out) { return parse_scaled(s, 1024u, 1, out); }
 
-int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi)
+int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, uint32_t hi,
+                          const char *what)
 {
+    int sz = !what; /* byte sizes, or counts of `what` */
+    if (sz)
+        what = "size";
     char tmp[512];
     if (!s || strlen(s) >= sizeof(tmp)) {
-        bench_err("size list too long");
+        bench_err("%s list too long", what);
         return -1;
     }
     strcpy(tmp, s);
@@ -160,21 +164,21 @@ int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, ui
     for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         uint64_t v;
         if (bench_parse_size(tok, &v) != 0) {
-            bench_err("bad size '%s' (examples: 64, 4K, 1M)", tok);
+            bench_err("bad %s '%s' (examples: %s)", what, tok, sz ? "64, 4K, 1M" : "1, 8, 32");
             return -1;
         }
         if (v < lo || v > hi) {
-            bench_err("size '%s' out of range %u..%u bytes", tok, lo, hi);
+            bench_err("%s '%s' out of range %u..%u%s", what, tok, lo, hi, sz ? " bytes" : "");
             return -1;
         }
         if (n == max) {
-            bench_err("at most %d sizes", max);
+            bench_err("at most %d entries in the %s list", max, what);
             return -1;
         }
         out[n++] = (uint32_t)v;
     }
     if (n == 0) {
-        bench_err("empty size list");
+        bench_err("empty %s list", what);
         return -1;
     }
     return n;

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-SCENARIOS = ["latency", "blocks", "throughput", "api", "thread-metric"]
+SCENARIOS = ["latency", "blocks", "throughput", "api", "thread-metric", "python"]
 # report order: baselines, mdcom, then the peers
 PREF = ["raw-spin", "raw-futex", "mdcom-zc-poll", "mdcom-copy-poll", "mdcom-smem-poll",
         "mdcom-zc-block", "mdcom-copy-block"]
@@ -87,7 +87,94 @@ def order(names, preferred):
 
 # ---------------------------------------------------------------- plots
 
-def make_plots(d, res, notes):
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+# (its yellow, too light on white, replaced by Tol's wine)
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#882255", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h"]
+DASHES = ["-", "--", ":", "-."]
+FAMILIES = [("baselines", lambda t: t.startswith("raw-")),
+            ("mdcom FIFO / SMEM", lambda t: t.startswith("mdcom-")),
+            ("kernel IPC", lambda t: t in ("pipe", "unix-stream", "unix-seqpacket", "mq")),
+            ("RPMsg and OpenAMP", lambda t: "rpmsg" in t or t in ("openamp", "oa-host-md", "md-host-oa")),
+            ("iceoryx", lambda t: t.startswith("iceoryx"))]
+# drawn thin and grey in every family panel, for scale
+REFS = ["raw-spin", "mdcom-copy-poll"]
+
+
+def family(t):
+    return next((name for name, f in FAMILIES if f(t)), "other")
+
+
+def style_map(names):
+    """One (colour, marker, line style) per transport, the same in every plot:
+    colour and marker cycle with different periods (8, 11), line style with 8."""
+    m = {}
+    for i, t in enumerate(order(set(names), PREF)):
+        m[t] = dict(color=PALETTE[i % 8], marker=MARKERS[i % len(MARKERS)],
+                    linestyle=DASHES[(i // 8) % len(DASHES)], ms=5, lw=1.6)
+    return m
+
+
+def size_ticks(ax, sizes, axis="x"):
+    from matplotlib.ticker import FixedLocator, NullLocator
+    sizes = sorted(set(sizes))
+    if len(sizes) > 8:  # keep the powers of 4 (1 B, 4 B, ..., 1 MiB, 16 MiB) readable
+        sizes = [x for x in sizes if (x.bit_length() - 1) % 2 == 0] or sizes
+    loc = FixedLocator(sizes)
+    labels = [fmt_size(x) for x in sizes]
+    if axis == "x":
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+    else:
+        ax.yaxis.set_major_locator(loc)
+        ax.set_yticklabels(labels, fontsize=8)
+
+
+def caption(host, quick):
+    la = host.get("loadavg_1m")
+    la = "?" if la is None or la < 0 else f"{la:.2f}"
+    return (f"{host.get('cpu_model', '?')}, {host.get('cpus_online', '?')} vCPUs "
+            f"({host.get('cpus_allowed', '?')} allowed), {host.get('kernel', '?')}; "
+            f"load average {la} at start; {'--quick' if quick else 'full run'}; "
+            f"{host.get('date', '?')}")
+
+
+def log_ticks(ax, axis):
+    """Labels at 1, 2, 5 x 10^n when the data spans less than two decades
+    (else at the powers of ten only): never a log axis with one label."""
+    from matplotlib.ticker import LogLocator
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo < 100 else (1.0,)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(LogLocator(base=10, subs=subs))
+
+
+def fmt_us_axis(ax, axis="y"):
+    from matplotlib.ticker import FuncFormatter
+    def short(v, _):
+        if v < 1:
+            return f"{v * 1e3:.0f} ns"
+        return f"{v:g} us" if v < 1e3 else f"{v / 1e3:g} ms" if v < 1e6 else f"{v / 1e6:g} s"
+    log_ticks(ax, axis)
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_formatter(FuncFormatter(short))
+    a.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def fmt_rate_axis(ax, unit=""):
+    from matplotlib.ticker import FuncFormatter
+
+    def short(v, _):
+        for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if v >= div:
+                return f"{v / div:g}{suf}{unit}"
+        return f"{v:g}{unit}"
+    log_ticks(ax, "y")
+    ax.yaxis.set_major_formatter(FuncFormatter(short))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def make_plots(d, res, notes, host, quick):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -98,12 +185,35 @@ def make_plots(d, res, notes):
     pdir = os.path.join(d, "plots")
     os.makedirs(pdir, exist_ok=True)
     made = []
+    cap = caption(host, quick)
+    names = set()
+    for key in ("latency", "throughput", "blocks"):
+        names |= {r["transport"] for r in (res.get(key) or {}).get("results", [])}
+    sty = style_map(names)
 
     def save(fig, name, title):
+        fig.text(0.01, 0.002, cap, fontsize=7.5, color="#444444", ha="left", va="bottom")
+        fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.12))
         for ext in ("png", "svg"):
             fig.savefig(os.path.join(pdir, f"{name}.{ext}"), dpi=110, bbox_inches="tight")
         plt.close(fig)
         made.append((name, title))
+
+    def panels(groups, ncols=3, w=5.2, h=3.9, share=False):
+        n = len(groups)
+        cols = min(ncols, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(w * cols, h * rows + 0.6), squeeze=False,
+                                 sharex=share, sharey=share)
+        for k in range(n, rows * cols):
+            axes[k // cols][k % cols].set_visible(False)
+        return fig, [axes[k // cols][k % cols] for k in range(n)]
+
+    def by_family(trs):
+        groups = {}
+        for t in order(set(trs), PREF):
+            groups.setdefault(family(t), []).append(t)
+        return [(f, groups[f]) for f, _ in FAMILIES + [("other", None)] if f in groups]
 
     lat = res.get("latency")
     if lat:
@@ -111,111 +221,124 @@ def make_plots(d, res, notes):
             rows = [r for r in lat["results"] if r["kind"] == kind and not r["na"] and r.get("ok")]
             if not rows:
                 continue
-            fig, ax = plt.subplots(figsize=(9, 5.5))
-            for t in order({r["transport"] for r in rows}, PREF):
-                pts = sorted((r["size"], r["stats"]["p50_ns"]) for r in rows if r["transport"] == t)
-                ls = "-" if t.startswith("mdcom") else "--" if t.startswith("raw") else ":"
-                ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], ls, marker="o", ms=3, label=t)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("payload (bytes)")
-            ax.set_ylabel(f"{title} p50 (us)")
-            ax.set_title(f"{title} latency vs payload size (p50)")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
+            groups = by_family(r["transport"] for r in rows)
+            fig, axes = panels(groups)
+            for ax, (fam, trs) in zip(axes, groups):
+                for ref in REFS:
+                    if ref not in trs:
+                        pts = sorted((r["size"], r["stats"]["p50_ns"]) for r in rows if r["transport"] == ref)
+                        if pts:
+                            ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], color="#bbbbbb", lw=1,
+                                    ls="-" if ref == REFS[0] else "--", label=f"{ref} (ref.)")
+                for t in trs:
+                    pts = sorted((r["size"], r["stats"]["p50_ns"]) for r in rows if r["transport"] == t)
+                    ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], label=t, **sty[t])
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                size_ticks(ax, [r["size"] for r in rows])
+                fmt_us_axis(ax)
+                ax.set_title(fam, fontsize=10)
+                ax.set_ylabel(f"{title} p50")
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=7.5, loc="upper left", framealpha=0.85)
+            fig.suptitle(f"{title} latency (p50) vs payload size, per transport family")
+            fig.tight_layout(rect=(0, 0.03, 1, 1))
             save(fig, f"latency_{kind}_vs_size", f"{title} p50 vs payload size")
-        # percentiles at 64 B
-        rows = [r for r in lat["results"] if r["kind"] == "rtt" and r["size"] == 64 and not r["na"] and r.get("ok")]
+        # the 64 B distribution: CDF through the measured percentiles
+        rows = [r for r in lat["results"] if r["kind"] == "rtt" and r["size"] == 64 and not r["na"]
+                and r.get("ok") and (r.get("hist") or {}).get("cdf_ns")]
         if rows:
-            fig, ax = plt.subplots(figsize=(9, 5))
-            keys = [("min_ns", "min"), ("p50_ns", "p50"), ("p90_ns", "p90"), ("p99_ns", "p99"), ("p999_ns", "p99.9")]
-            for r in rows:
-                ax.plot([k[1] for k in keys], [r["stats"][k[0]] / 1e3 for k in keys], marker="o", ms=3,
-                        label=r["transport"])
-            ax.set_yscale("log")
-            ax.set_ylabel("round trip (us)")
-            ax.set_title("64 B round trip: percentiles")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
-            save(fig, "latency_percentiles_64B", "64 B round-trip percentiles")
-            fig, ax = plt.subplots(figsize=(9, 5))
-            for r in rows:
-                h = r.get("hist") or {}
-                bins, cnt = h.get("bin_us", []), h.get("count", [])
-                if bins:
-                    n = sum(cnt)
-                    ax.step(bins, [c / n for c in cnt], where="post", label=r["transport"])
-            ax.set_xscale("symlog", linthresh=1)
-            ax.set_yscale("log")
-            ax.set_xlabel("round trip (1-us bins)")
-            ax.set_ylabel("fraction of samples")
-            ax.set_title("64 B round trip: histogram")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, ncol=2)
-            save(fig, "latency_histogram_64B", "64 B round-trip histogram (1-us bins)")
+            groups = by_family(r["transport"] for r in rows)
+            fig, axes = panels(groups, share=True)  # one x scale: panels compare
+            for ax, (fam, trs) in zip(axes, groups):
+                for r in rows:
+                    if r["transport"] not in trs:
+                        continue
+                    h = r["hist"]
+                    xs = [v / 1e3 for v in h["cdf_ns"]]
+                    ys = [p / 100 for p in h["cdf_pct"]]
+                    st = dict(sty[r["transport"]])
+                    st["ms"] = 3
+                    ax.step(xs, ys, where="post", label=r["transport"], **st)
+                ax.set_xscale("log")
+                fmt_us_axis(ax, "x")
+                ax.set_ylim(0, 1.01)
+                ax.tick_params(labelbottom=True, labelleft=True)
+                ax.set_title(fam, fontsize=10)
+                ax.set_xlabel("64 B round trip")
+                ax.set_ylabel("fraction of samples <= x")
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=7.5, loc="lower right", framealpha=0.85)
+            fig.suptitle("64 B round trip: distribution (CDF through the percentiles 0.1 .. 100)")
+            fig.tight_layout(rect=(0, 0.03, 1, 1))
+            save(fig, "latency_cdf_64B", "64 B round-trip distribution (CDF)")
     tp = res.get("throughput")
     if tp:
         rows = [r for r in tp["results"] if not r["na"] and r.get("ok")]
-        modes = sorted({r["mode"] for r in rows})
-        chans = sorted({r["channels"] for r in rows})
-        if rows and modes and chans:
-            fig, axes = plt.subplots(len(modes), len(chans), figsize=(4.2 * len(chans), 3.6 * len(modes)),
-                                     squeeze=False, sharey=True)
-            for i, m in enumerate(modes):
-                for k, c in enumerate(chans):
-                    ax = axes[i][k]
-                    sub = [r for r in rows if r["mode"] == m and r["channels"] == c]
-                    for t in order({r["transport"] for r in sub}, PREF):
-                        pts = sorted((r["size"], r["aggregate_bytes_per_s"]) for r in sub if r["transport"] == t)
-                        ls = "-" if t.startswith("mdcom") else "--" if t.startswith("raw") else ":"
-                        ax.plot([p[0] for p in pts], [p[1] / 1e6 for p in pts], ls, marker="o", ms=3, label=t)
+        for m in sorted({r["mode"] for r in rows}):
+            for c in sorted({r["channels"] for r in rows if r["mode"] == m}):
+                sub = [r for r in rows if r["mode"] == m and r["channels"] == c]
+                groups = by_family(r["transport"] for r in sub)
+                fig, axes = panels(groups)
+                for ax, (fam, trs) in zip(axes, groups):
+                    for t in trs:
+                        pts = sorted((r["size"], r["msgs_per_s"]) for r in sub if r["transport"] == t)
+                        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=t, **sty[t])
                     ax.set_xscale("log", base=2)
                     ax.set_yscale("log")
-                    ax.set_title(f"{m}, {c} channel{'s' if c > 1 else ''}", fontsize=9)
+                    size_ticks(ax, [r["size"] for r in sub])
+                    ax.set_title(fam, fontsize=10)
+                    ax.set_ylabel("messages / s")
+                    fmt_rate_axis(ax)
                     ax.grid(True, which="both", alpha=0.3)
-                    if i == len(modes) - 1:
-                        ax.set_xlabel("packet (bytes)")
-                    if k == 0:
-                        ax.set_ylabel("aggregate MB/s")
-            axes[0][-1].legend(fontsize=6)
-            fig.suptitle("throughput: total bytes / wall time")
-            save(fig, "throughput_vs_size", "throughput vs packet size per channel count")
+                    ax.legend(fontsize=7.5, framealpha=0.85)
+                fig.suptitle(f"throughput, {m}, {c} channel{'s' if c > 1 else ''}: messages/s "
+                             "(every payload checked)")
+                fig.tight_layout(rect=(0, 0.03, 1, 1))
+                save(fig, f"throughput_{m}_{c}ch", f"throughput: {m}, {c} channel{'s' if c > 1 else ''}")
     api = res.get("api")
     if api:
         rows = api["api"]
-        fig, ax1 = plt.subplots(figsize=(9, 4.5))
-        names = [r["api"] for r in rows]
-        ax1.bar(range(len(rows)), [r["mode_ns"] for r in rows], color="tab:blue", label="mode ns")
+        fig, ax1 = plt.subplots(figsize=(9, 4.8))
+        names_ = [r["api"] for r in rows]
+        ax1.bar(range(len(rows)), [r["mode_ns"] for r in rows], color=PALETTE[0], label="mode ns")
         ax1.set_xticks(range(len(rows)))
-        ax1.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+        ax1.set_xticklabels(names_, rotation=30, ha="right", fontsize=8)
         ax1.set_ylabel("ns per call (mode)")
         ax1.set_title("API call cost (single process, cache hot)")
         if any(r.get("instructions") is not None for r in rows):
             ax2 = ax1.twinx()
-            ax2.plot(range(len(rows)), [r.get("instructions") or float("nan") for r in rows], "o", color="tab:red",
-                     label="instructions")
+            ax2.plot(range(len(rows)), [r.get("instructions") or float("nan") for r in rows], "D",
+                     color=PALETTE[3], label="instructions")
             ax2.set_ylabel("instructions per call (callgrind)")
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
         save(fig, "api_costs", "API costs")
     blk = res.get("blocks")
     if blk:
-        rows = [r for r in blk["results"] if not r["na"] and r.get("ok")]
+        rows = [r for r in blk["results"] if not r["na"] and r.get("ok") and r["count"] == 1]
         if rows:
-            fig, ax = plt.subplots(figsize=(9, 5))
-            for t in order({r["transport"] for r in rows}, PREF):
-                pts = sorted((r["length"], r["kib_per_s"]) for r in rows if r["transport"] == t and r["count"] == 1)
-                if pts:
-                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], marker="o", ms=3, label=t)
+            groups = by_family(r["transport"] for r in rows)
+            fig, axes = panels(groups)
             pub = [p for p in blk.get("published", []) if p["count"] == 1]
-            for src in sorted({p["source"] for p in pub}):
-                pts = sorted((p["block"], p["block"] / 1024 / (p["ms"] / 1e3)) for p in pub if p["source"] == src)
-                ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], "k--", marker="x", label=f"published: {src}")
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("transaction size (bytes, one block)")
-            ax.set_ylabel("MiB/s (p50)")
-            ax.set_title("blocks (seeds 000/001): transaction rate")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=6, ncol=2)
+            for ax, (fam, trs) in zip(axes, groups):
+                for t in trs:
+                    pts = sorted((r["length"], r["kib_per_s"]) for r in rows if r["transport"] == t)
+                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], label=t, **sty[t])
+                for k, src in enumerate(sorted({p["source"] for p in pub})):
+                    pts = sorted((p["block"], p["block"] / 1024 / (p["ms"] / 1e3)) for p in pub if p["source"] == src)
+                    ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], color="#777777",
+                            ls=":-."[k % 2] if k % 2 == 0 else "-.", marker="x+"[k % 2],
+                            label=f"published: {src}")
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                size_ticks(ax, [r["length"] for r in rows])
+                ax.set_title(fam, fontsize=10)
+                ax.set_ylabel("MiB/s (p50)")
+                fmt_rate_axis(ax)
+                ax.grid(True, which="both", alpha=0.3)
+                ax.legend(fontsize=7, framealpha=0.85)
+            fig.suptitle("blocks: transaction rate vs transaction size (one block)")
+            fig.tight_layout(rect=(0, 0.03, 1, 1))
             save(fig, "blocks_rate", "blocks: transaction rate vs size")
     return made
 
@@ -253,9 +376,10 @@ def main():
                 for row in rd:
                     w.writerow(row)
     notes = []
-    plots = make_plots(d, res, notes)
-
     host = (suite or {}).get("host") or next((v.get("host") for v in res.values() if v.get("host")), {})
+    quick = (suite or {}).get("quick", any((v.get("config") or {}).get("quick") for v in res.values()))
+    plots = make_plots(d, res, notes, host, quick)
+
     L = []
     L.append(f"# mdcom-bench report {(suite or {}).get('timestamp', '')}\n")
     L.append("## Machine\n")
@@ -265,6 +389,9 @@ def main():
         ["CPUs online / allowed", f"{host.get('cpus_online', '?')} / {host.get('cpus_allowed', '?')}"],
         ["pinned", f"{'yes' if host.get('pinned') else 'NO'} (side A cpu {host.get('cpu_a')}, side B cpu {host.get('cpu_b')})"],
         ["clock", f"CLOCK_MONOTONIC, {host.get('timer_overhead_ns', 0):.0f} ns per read"],
+        ["load average at start", f"{host.get('loadavg_1m', -1):.2f}" if host.get('loadavg_1m', -1) >= 0 else "?"],
+        ["date", host.get("date", "?")],
+        ["run", "--quick" if quick else "full"],
         ["libmdcom", f"{host.get('mdcom_version_major', '?')}.{host.get('mdcom_version_minor', '?')}"],
     ]))
     L.append("\n## Method\n")
@@ -311,6 +438,8 @@ def main():
             val = "" if v is None else (f"{v / 1e6:.2f} M" if lim and lim >= 1e6 else f"{v:.3f}")
             lims = "" if lim is None else (f"{lim / 1e6:.0f} M" if lim >= 1e6 else f"{lim:g}")
             targets.append([n, t["state"], t["name"], val, lims, t.get("detail", "")])
+    for t in (res.get("python") or {}).get("targets", []):
+        targets.append(["python", t["state"], t["name"], f"{t['value']:.3f}", f"{t['limit']:g}", ""])
     if res.get("api"):
         for r in res["api"]["api"]:
             if "target_ns" in r:
@@ -420,6 +549,16 @@ def main():
                          f"{r['per_second']:.0f}", f"{r['per_30s']:.0f}",
                          f"{r['per_30s'] / r['published_per_30s']:.1f}x"])
         L.append(table(["test", "transport", "score per period", "per second", "per 30 s", "vs FreeRTOS (STM32L432)"], rows))
+    py = res.get("python")
+    if py:
+        L.append(f"\n## Python package (bench/py_bench.py, Python {py.get('python', '?')}, "
+                 f"{py.get('iters')} round trips, {py.get('blocks')} blocks)\n")
+        rows = [[r["name"], f"p50 {r['p50_us']:.2f} us, p99 {r['p99_us']:.2f} us" if r["kind"] == "rtt"
+                 else f"{r['gb_per_s']:.1f} GB/s"] for r in py.get("rows", [])]
+        L.append(table(["measurement", "result"], rows))
+        if not py.get("iceoryx2"):
+            L.append("\n_PyPI's iceoryx2 is not importable here: no Python peer rows "
+                     "(the Rust iceoryx2 peer is in the latency and throughput tables)._\n")
     if plots:
         L.append("\n## Plots\n")
         for name, title in plots:

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * driver.c - what every scenario subcommand shares: its options as a table
+ * (parsed with getopt_long, range-checked, listed by --help), the progress
+ * line with the time left, and the targets (state, printing, JSON).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv)
+{
+    struct option lo[BENCH_MAX_OPTS + 2];
+    unsigned n = 0;
+    for (; tab[n].name && n < BENCH_MAX_OPTS; n++)
+        lo[n] = (struct option){tab[n].name, tab[n].kind == BO_FLAG ? no_argument : required_argument,
+                                NULL, (int)n + 256};
+    lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h')
+            return 1;
+        if (c < 256 || c >= 256 + (int)n)
+            return -1; /* getopt printed what was wrong */
+        const bench_opt *t = &tab[c - 256];
+        char *field = (char *)o + t->off;
+        uint64_t v = 0;
+        double d = 0;
+        int bad = 0;
+        switch (t->kind) {
+        case BO_FLAG: *(int *)field = (int)t->lo; break;
+        case BO_STR: *(const char **)field = optarg; break;
+        case BO_DBL:
+            bad = bench_parse_double(optarg, &d) != 0 || d < t->lo || d > t->hi;
+            if (!bad)
+                *(double *)field = d;
+            break;
+        default: /* BO_U64, BO_U32: decimal k/M suffixes (100k = 100000) */
+            bad = bench_parse_count(optarg, &v) != 0 || (double)v < t->lo || (double)v > t->hi;
+            if (!bad && t->kind == BO_U64)
+                *(uint64_t *)field = v;
+            else if (!bad)
+                *(uint32_t *)field = (uint32_t)v;
+            break;
+        }
+        if (bad) {
+            bench_err("%s: bad --%s '%s' (%g..%g)", cmd, t->name, optarg, t->lo, t->hi);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        bench_err("%s: unexpected argument '%s'", cmd, argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *))
+{
+    if (prc == 1) {
+        usage(stdout);
+        return BENCH_EXIT_OK;
+    }
+    if (prc != 0) {
+        fprintf(stderr, "try 'mdcom-bench %s --help'\n", cmd);
+        return BENCH_EXIT_USAGE;
+    }
+    return -1;
+}
+
+void bench_opts_usage(FILE *f, const bench_opt *tab)
+{
+    for (const bench_opt *t = tab; t->name; t++) {
+        char lhs[40];
+        snprintf(lhs, sizeof(lhs), "--%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
+        fprintf(f, "  %-21s", lhs);
+        /* help: one line, or several separated by '\n' (indented alike) */
+        for (const char *p = t->help; *p;) {
+            size_t k = strcspn(p, "\n");
+            fprintf(f, "%s%.*s\n", p == t->help ? (strlen(lhs) > 20 ? "\n                       " : "")
+                                                 : "                       ",
+                    (int)k, p);
+            p += k + (p[k] == '\n');
+        }
+    }
+    fprintf(f, "  %-21s%s\n", "--help", "this text");
+}
+
+void bench_usage_tail(FILE *f, int need_msg)
+{
+    fprintf(f, "\nTransports:\n");
+    bench_list_transports(f, need_msg);
+    fprintf(f, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
+               "(--strict). See docs/benchmarks.md.\n",
+            BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+}
+
+/* ---- targets ---------------------------------------------------------------------- */
+
+static const char *const tg_state[] = {"MET", "MISSED", "SKIPPED"};
+
+void bench_target_eval(bench_target *t, double value, int at_least)
+{
+    t->value = value;
+    t->state = isnan(value) ? BT_SKIPPED
+               : (at_least ? value >= t->limit : value <= t->limit) ? BT_MET
+                                                                    : BT_MISSED;
+}
+
+unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed)
+{
+    unsigned met = 0, skipped = 0;
+    *missed = 0;
+    fprintf(out, "\n== targets (computed from this run) ==\n");
+    for (unsigned i = 0; i < n; i++) {
+        fprintf(out, "%-7s  %-56s ", tg_state[tg[i].state], tg[i].name);
+        if (tg[i].state == BT_SKIPPED)
+            fprintf(out, "  not measured\n");
+        else if (tg[i].unit[0]) /* detail: the value with its unit */
+            fprintf(out, "= %s (limit %g %s)\n", tg[i].detail, tg[i].limit, tg[i].unit);
+        else
+            fprintf(out, "= %6.3fx (%s; limit %.2fx)\n", tg[i].value, tg[i].detail, tg[i].limit);
+        met += tg[i].state == BT_MET;
+        *missed += tg[i].state == BT_MISSED;
+        skipped += tg[i].state == BT_SKIPPED;
+    }
+    fprintf(out, "\ntargets: %u met, %u missed, %u skipped\n", met, *missed, skipped);
+    return met;
+}
+
+void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n)
+{
+    bench_json_arr_begin(j, "targets");
+    for (unsigned i = 0; i < n; i++) {
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "name", tg[i].name);
+        bench_json_dbl(j, "value", tg[i].value);
+        bench_json_dbl(j, "limit", tg[i].limit);
+        bench_json_str(j, "detail", tg[i].detail);
+        bench_json_str(j, "state", tg_state[tg[i].state]);
+        bench_json_obj_end(j);
+    }
+    bench_json_arr_end(j);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tr_ext.c - peer transports measured by an external program (bench/peers/):
+ * a peer whose library has no C interface runs each cell in its own program,
+ * which reports raw round-trip samples (statistics are computed here, as for
+ * every other transport) or one streaming result.
+ *
+ *   PROG rtt SIZE SAMPLES WARMUP BUDGET_NS CPU_A CPU_B
+ *        stdout: one little-endian u64 (ns) per recorded round trip
+ *   PROG stream SIZE MSGS WINDOW BUDGET_NS CPU_A CPU_B
+ *        stdout: "msgs bytes wall_ns lost corrupt"
+ *   exit status: 0 ok, 1 integrity error, other: failure
+ *
+ * A program that is not built makes its cells n/a, with one message saying
+ * how to build it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+#ifdef MDCOM_BENCH_IOX2
+const bench_transport bench_tr_iceoryx2 = {
+    .name = "iceoryx2",
+    .desc = "iceoryx2 publish-subscribe, loaned samples, polling (Rust, bench/peers/iceoryx2)",
+    .wait_class = BENCH_WAIT_POLL,
+    .baseline = "raw-spin",
+    .ext = MDCOM_BENCH_IOX2,
+    .ext_build = "cmake --build --preset default --target mdcom-bench-iceoryx2 (needs cargo)",
+};
+#endif
+
+static int ext_built(const bench_transport *t)
+{
+    static const bench_transport *told;
+    if (access(t->ext, X_OK) == 0)
+        return 1;
+    if (told != t)
+        bench_err("%s: %s not built (%s): its cells are n/a", t->name, t->ext, t->ext_build);
+    told = t;
+    return 0;
+}
+
+/* Run argv; read its stdout into *out (malloc'd, *len bytes). Its exit code,
+ * or -1 (printed). */
+static int ext_run(const bench_transport *t, char *const argv[], char **out, size_t *len,
+                   int64_t timeout_ns)
+{
+    int pfd[2];
+    *out = NULL;
+    *len = 0;
+    if (pipe(pfd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        signal(SIGINT, SIG_IGN);
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    ssize_t n;
+    while (buf && (n = read(pfd[0], buf + *len, cap - *len)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        *len += (size_t)n;
+        if (*len == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    close(pfd[0]);
+    *out = buf;
+    return bench_reap(pid, timeout_ns, t->name);
+}
+
+int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,
+                    size_t *np, bench_rt_result *r)
+{
+    if (!ext_built(t)) {
+        r->na = 1;
+        return -1;
+    }
+    char a[6][24];
+    snprintf(a[0], sizeof(a[0]), "%u", o->size);
+    snprintf(a[1], sizeof(a[1]), "%llu", (unsigned long long)o->samples);
+    snprintf(a[2], sizeof(a[2]), "%llu", (unsigned long long)o->warmup);
+    snprintf(a[3], sizeof(a[3]), "%llu", (unsigned long long)o->budget_ns);
+    snprintf(a[4], sizeof(a[4]), "%d", o->cpu_ping);
+    snprintf(a[5], sizeof(a[5]), "%d", o->cpu_pong);
+    char *argv[] = {(char *)t->ext, "rtt", a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+    uint64_t t0 = bench_now_ns();
+    char *out;
+    size_t len;
+    int code = ext_run(t, argv, &out, &len,
+                       (int64_t)o->budget_ns * 2 + o->timeout_ns + 30000000000LL);
+    size_t got = len / 8;
+    if (got > o->samples)
+        got = o->samples;
+    if (out)
+        memcpy(samples + *np, out, got * 8); /* little-endian host (x86-64, aarch64) */
+    free(out);
+    *np += got;
+    r->warmup_done += o->warmup;
+    r->seconds += (double)(bench_now_ns() - t0) / 1e9;
+    if (o->budget_ns && got < o->samples)
+        r->budget_hit = 1;
+    if (code == 0)
+        return 0;
+    if (code == 1)
+        r->integrity++;
+    else
+        r->failures++;
+    bench_err("%s %u B: %s exited %d", t->name, o->size, t->ext, code);
+    return -1;
+}
+
+int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uint32_t window,
+                     uint64_t budget_ns, int cpu_a, int cpu_b, bench_ext_stream_res *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (!ext_built(t))
+        return BENCH_SESSION_NA;
+    char a[6][24];
+    snprintf(a[0], sizeof(a[0]), "%u", size);
+    snprintf(a[1], sizeof(a[1]), "%llu", (unsigned long long)msgs);
+    snprintf(a[2], sizeof(a[2]), "%u", window);
+    snprintf(a[3], sizeof(a[3]), "%llu", (unsigned long long)budget_ns);
+    snprintf(a[4], sizeof(a[4]), "%d", cpu_a);
+    snprintf(a[5], sizeof(a[5]), "%d", cpu_b);
+    char *argv[] = {(char *)t->ext, "stream", a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+    char *out;
+    size_t len;
+    int code = ext_run(t, argv, &out, &len, (int64_t)budget_ns * 2 + 30000000000LL);
+    unsigned long long v[5] = {0};
+    int n = 0;
+    if (out && len) {
+        out[len - 1] = 0;
+        n = sscanf(out, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]);
+    }
+    free(out);
+    res->msgs = v[0];
+    res->bytes = v[1];
+    res->wall_ns = v[2];
+    res->lost = v[3];
+    res->corrupt = v[4];
+    if (code == 0 && n == 5)
+        return 0;
+    bench_err("%s stream %u B: %s exited %d", t->name, size, t->ext, code);
+    return code == 1 ? BENCH_RT_MISMATCH : -1;
+}
