@@ -171,14 +171,16 @@ def test_d_slow_receiver_block_is_backpressure(topo):
     """(d) congestion "block": a slow receiver slows the sender down through
     bridge B, Zenoh/TCP, bridge A and FIFO 'up'; nothing is lost."""
     t = topo(congestion="block", count=8)
-    n, slow = 400, 0.01
+    # n large enough that what the FIFOs, Zenoh's queues and the loopback
+    # sockets can buffer (over 20 MB seen under load) is well below it
+    n, slow = 1000, 0.005
     s, r = ends(t, ("a", "fw", "up"), ("b", "app", "rx"), n,
                 recv_args=("--exact", "--slow", str(slow)), size_args=("--lo", "65536"))
     sent, got = result(s), result(r)
     assert got["received"] == n
     b = settled(t, "b", "rx", lambda e: e["messages"] == n)
     assert (b["lost"], b["congestion_dropped"]) == (0, 0)
-    # 25 MB cannot all sit in the FIFOs and the sockets: the sender waited
+    # 64 MB cannot all sit in the FIFOs and the sockets: the sender waited
     assert sent["seconds"] > 0.4 * n * slow, (sent, got)
 
 
@@ -187,7 +189,9 @@ def test_d_slow_receiver_drop_counts_drops(topo):
     receiver misses is counted by bridge B (dropped at the full FIFO, or lost
     on the way), and what it gets is in order and intact."""
     t = topo(congestion="drop", count=8)
-    n, slow = 400, 0.01
+    # n large enough that what the FIFOs, Zenoh's queues and the loopback
+    # sockets can buffer (over 20 MB seen under load) is well below it
+    n, slow = 1000, 0.005
     s, r = ends(t, ("a", "fw", "up"), ("b", "app", "rx"), n,
                 recv_args=("--slow", str(slow), "--idle", "3"), size_args=("--lo", "65536"))
     sent, got = result(s), result(r)
