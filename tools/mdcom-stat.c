@@ -244,10 +244,10 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_ch
     const mdcom_wire_fifo_ctl *ctl = (const mdcom_wire_fifo_ctl *)a;
     const uint32_t *bs = (const uint32_t *)(a + cl->bstate_off);
     uint32_t id;
-    c->deq = rd(&ctl->deq.w[0]); /* consumer first: then enq - deq >= 0 */
-    c->enq = rd(&ctl->enq.w[0]);
-    c->ev_seq = rd(&ctl->event.w[0]);
-    c->ev_waiters = rd(&ctl->event.w[1]);
+    c->deq = rd(&ctl->deq.pos); /* consumer first: then enq - deq >= 0 */
+    c->enq = rd(&ctl->enq.pos);
+    c->ev_seq = rd(&ctl->event.word);
+    c->ev_waiters = rd(&ctl->event.waiters);
     c->filtered = rd(&ctl->stats.filtered);
     c->errors = rd(&ctl->stats.errors);
     c->lost = rd(&ctl->stats.lost);
@@ -295,8 +295,8 @@ static void read_smem(struct report *r, const uint8_t *base, const mdcom_wire_ch
                       struct chan_snap *c)
 {
     const mdcom_wire_smem_ctl *ctl = (const mdcom_wire_smem_ctl *)(base + cl->off);
-    c->lock = rd(&ctl->lock.w[0]);
-    c->lock_waiters = rd(&ctl->lock.w[1]);
+    c->lock = rd(&ctl->lock.word);
+    c->lock_waiters = rd(&ctl->lock.waiters);
     if (c->lock == 0) {
         c->lock_slot = -1;
     } else if (c->lock <= 0xffffffu && MDCOM_LOCK_SLOT(c->lock) < MDCOM_MAX_PROCS) {

@@ -240,10 +240,24 @@ typedef struct mdcom_wire_fifo_stats {
     mdcom_aword reserved[MDCOM_PAD / 4 - 4];
 } mdcom_wire_fifo_stats;
 
+/* One PAD unit holding a queue position (its writers: the producers, or the
+ * consumers; nobody else writes the line). */
+typedef struct mdcom_wire_pos_line {
+    mdcom_aword pos; /* free-running u32 position */
+    uint32_t pad[MDCOM_PAD / 4 - 1];
+} mdcom_wire_pos_line;
+
+/* One PAD unit: a word that sleepers wait on and the count of sleepers. */
+typedef struct mdcom_wire_wait_line {
+    mdcom_aword word;    /* FIFO: the event sequence; SMEM: the lock word */
+    mdcom_aword waiters; /* sleepers on word (each one recorded in its process entry) */
+    uint32_t pad[MDCOM_PAD / 4 - 2];
+} mdcom_wire_wait_line;
+
 typedef struct mdcom_wire_fifo_ctl {
-    mdcom_wire_line enq;         /* w[0] = enq_pos                    */
-    mdcom_wire_line deq;         /* w[0] = deq_pos                    */
-    mdcom_wire_line event;       /* w[0] = ev_seq, w[1] = ev_waiters  */
+    mdcom_wire_pos_line enq;     /* enq.pos: the producers' position   */
+    mdcom_wire_pos_line deq;     /* deq.pos: the consumers' position   */
+    mdcom_wire_wait_line event;  /* event sequence and its sleepers    */
     mdcom_wire_fifo_stats stats; /* counters                          */
 } mdcom_wire_fifo_ctl;
 
@@ -258,7 +272,7 @@ typedef struct mdcom_wire_qslot {
 } mdcom_wire_qslot;
 
 typedef struct mdcom_wire_smem_ctl {
-    mdcom_wire_line lock; /* w[0] = lock owner, w[1] = waiters */
+    mdcom_wire_wait_line lock; /* lock.word: the holder (MDCOM_LOCK_MAKE), 0 free */
 } mdcom_wire_smem_ctl;
 
 /* The wire format is fixed: any change here is a new MDCOM_WIRE_VERSION. */
@@ -310,6 +324,14 @@ _Static_assert(offsetof(mdcom_wire_dirent, senders) == 56, "dirent.senders");
 _Static_assert(offsetof(mdcom_wire_dirent, receivers) == 60, "dirent.receivers");
 _Static_assert(MDCOM_PAD % MDCOM_CL == 0, "a PAD unit is whole cache lines");
 _Static_assert(sizeof(mdcom_wire_line) == MDCOM_PAD, "PAD unit");
+_Static_assert(sizeof(mdcom_wire_pos_line) == MDCOM_PAD, "position line");
+_Static_assert(sizeof(mdcom_wire_wait_line) == MDCOM_PAD, "wait line");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, enq.pos) == 0, "fifo.enq.pos");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, deq.pos) == 128, "fifo.deq.pos");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, event.word) == 256, "fifo.event.word");
+_Static_assert(offsetof(mdcom_wire_fifo_ctl, event.waiters) == 260, "fifo.event.waiters");
+_Static_assert(offsetof(mdcom_wire_smem_ctl, lock.word) == 0, "smem.lock.word");
+_Static_assert(offsetof(mdcom_wire_smem_ctl, lock.waiters) == 4, "smem.lock.waiters");
 _Static_assert(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
 _Static_assert(offsetof(mdcom_wire_fifo_ctl, deq) == 128, "fifo.deq");
 _Static_assert(offsetof(mdcom_wire_fifo_ctl, event) == 256, "fifo.event");

@@ -437,11 +437,11 @@ static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t ev
     e->events = events;
     e->user = user;
     if (type == MDCOM_CHAN_FIFO) {
-        e->word = &((struct mdcom_fifoch *)ch)->ctl->event.w[0];
-        e->waiters = &((struct mdcom_fifoch *)ch)->ctl->event.w[1];
+        e->word = &((struct mdcom_fifoch *)ch)->ctl->event.word;
+        e->waiters = &((struct mdcom_fifoch *)ch)->ctl->event.waiters;
     } else {
-        e->word = &((struct mdcom_smemch *)ch)->ctl->lock.w[0];
-        e->waiters = &((struct mdcom_smemch *)ch)->ctl->lock.w[1];
+        e->word = &((struct mdcom_smemch *)ch)->ctl->lock.word;
+        e->waiters = &((struct mdcom_smemch *)ch)->ctl->lock.waiters;
     }
     /* relaxed + fence: announce the waiter before any snapshot or
      * evaluation (pairs with the waker's fence in notify / ring_word) */

@@ -389,10 +389,10 @@ int mdcom_term(mdcom_t *m)
             for (i = 0; i < m->cfg->n_channels; i++) {
                 union mdcom_chan *c = &m->ch[i];
                 if (c->tag == MDCOM_TAG_FIFO) {
-                    atomic_fetch_add_explicit(&c->f.ctl->event.w[0], 1, memory_order_relaxed);
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.w[0], i);
+                    atomic_fetch_add_explicit(&c->f.ctl->event.word, 1, memory_order_relaxed);
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.word, i);
                 } else {
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.w[0], i);
+                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.word, i);
                 }
             }
             m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);

@@ -145,14 +145,14 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
 {
     uint32_t d;
     if (full) {
-        d = atomic_load_explicit(&ctl->deq.w[0], memory_order_relaxed); /* hint */
+        d = atomic_load_explicit(&ctl->deq.pos, memory_order_relaxed); /* hint */
         /* acquire: a positive answer must let the caller see the entry */
         uint32_t seq = atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire);
         return seq == SEQ_FULL(d) || seq == SEQ_SKIP(d); /* a skip: dequeue goes past it */
     }
     /* acquire: as in ring_push */
-    d = atomic_load_explicit(&ctl->deq.w[0], memory_order_acquire);
-    return atomic_load_explicit(&ctl->enq.w[0], memory_order_relaxed) - d <= mask;
+    d = atomic_load_explicit(&ctl->deq.pos, memory_order_acquire);
+    return atomic_load_explicit(&ctl->enq.pos, memory_order_relaxed) - d <= mask;
 }
 
 /* ---------------------------------------------------------------- */
@@ -193,7 +193,7 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
 static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
 {
     /* relaxed: a hint; masked, so always in bounds */
-    uint32_t pos = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    uint32_t pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
     mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
 }
 
@@ -348,8 +348,8 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
             atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
             atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
             /* blocks are free again: wake senders waiting for one */
-            atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
-            mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], i);
+            atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
+            mdcom_ring_word(m, &ch->ctl->event.word, &ch->ctl->event.waiters, i);
         }
     }
 }
@@ -380,8 +380,8 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     /* blocks of dead processes are counted free, not held; the master domain
      * repairs what the words prove wrong first */
     (void)mdcom_sense_process(ch->m, ch->m->domain);
-    e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
-    d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed);
+    e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+    d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_relaxed);
     st->block_size = ch->block_size;
     st->block_count = ch->block_count;
     st->queue_depth = ch->qmask + 1;
@@ -606,7 +606,7 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
     p = m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
-    r = ring_push(&ch->ctl->enq.w[0], &ch->ctl->deq.w[0], &ch->deq_cache, ch->q, ch->qmask, id,
+    r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id,
                   len, q, me);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
@@ -637,7 +637,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     uint32_t s, pos, d, qmask;
     /* private words into locals: the shared stores below could alias them */
     bs = &ch->bstate[id];
-    posw = &ch->ctl->enq.w[0];
+    posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
     me = ch->me;
     sl = ch->q;
@@ -655,7 +655,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     if (pos - d > qmask) {
         /* full by our private copy: read the consumers' progress, as in
          * ring_push (acquire: their reads of the slot we reuse are done) */
-        d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
+        d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
         atomic_store_explicit(&ch->deq_cache, d, memory_order_relaxed);
         if (pos - d > qmask)
             return enqueue_full(ch, id, len);
@@ -770,7 +770,7 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
         return r;
     rx_prefetch(ch);
     for (tries = 0;;) {
-        r = ring_pop(&ch->ctl->deq.w[0], ch->q, ch->qmask, ch->blocks, ch->stride,
+        r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride,
                      ch->block_count, &v, &l, &s, m->me, ch->op_deq);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
@@ -824,7 +824,7 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     if (ch->hb && beat_inline(ch)) /* a sign of life, as dequeue_full's mdcom_beat */
         return dequeue_full(ch, id, len);
     /* private words into locals: the shared stores below could alias them */
-    posw = &ch->ctl->deq.w[0];
+    posw = &ch->ctl->deq.pos;
     n = ch->block_count;
     me = ch->me;
     if (MDCOM_HAVE_PREFETCH)
@@ -890,11 +890,11 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 /* notify's body (the caller checked the handle) */
 static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
 {
-    mdcom_aword *ev = &ch->ctl->event.w[0];
+    mdcom_aword *ev = &ch->ctl->event.word;
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed) != 0) {
+    if (atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed) != 0) {
         /* only sleepers look at the event word: change it so their futex
          * compare fails, then wake them (no write at all when nobody waits) */
         atomic_fetch_add_explicit(ev, 1, memory_order_relaxed);
@@ -932,7 +932,7 @@ static int fifo_cond(void *p)
         got |= MDCOM_EV_SPACE;
     /* acquire: what the notifier published before notify() is visible */
     if ((a->events & MDCOM_EV_NOTIFY) &&
-        atomic_load_explicit(&ch->ctl->event.w[0], memory_order_acquire) != a->ev_snap)
+        atomic_load_explicit(&ch->ctl->event.word, memory_order_acquire) != a->ev_snap)
         got |= MDCOM_EV_NOTIFY;
     return got;
 }
@@ -954,7 +954,7 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
     int r;
     if (!valid_fifo(ch) || !events || (events & ~all))
         return -EINVAL;
-    waiters = &ch->ctl->event.w[1];
+    waiters = &ch->ctl->event.waiters;
     a.ch = ch;
     a.events = events;
     a.ev_snap = 0;
@@ -964,9 +964,9 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
         mdcom_wait_begin(ch->m, 1, ch->index, waiters);
         /* fence: the announcement is visible before we take the snapshot */
         atomic_thread_fence(memory_order_seq_cst);
-        a.ev_snap = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
+        a.ev_snap = atomic_load_explicit(&ch->ctl->event.word, memory_order_relaxed);
     }
-    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->event.w[0], waiters, &ch->spin_cur,
+    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->event.word, waiters, &ch->spin_cur,
                         atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
                         timeout_ns);
     if (events & MDCOM_EV_NOTIFY)

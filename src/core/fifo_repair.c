@@ -19,8 +19,8 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
 {
     /* acquire: pairs with consumers' release CAS, so their op records are
      * visible to live_deq_claim once we see them past an entry */
-    uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-    uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+    uint32_t d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
+    uint32_t e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
     uint32_t p;
     if (e - d > ch->qmask + 1)
         return 1;
@@ -80,7 +80,7 @@ static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32
      * slot (that needs the consumers past pos): seq is what pos left
      * unpublished, or garbage, never a later lap's entry. The caller's view
      * of the positions may be old. acquire: as in queued_in_ring */
-    if (pos - atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire) >= 0x80000000u)
+    if (pos - atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire) >= 0x80000000u)
         return 0;
     if (live_enq_claim(ch->m, ch->index, pos, skip_owner))
         return 0;
@@ -119,8 +119,8 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
             /* a claimed position it never published: publish "skip" there so
              * that consumers go past it, unless a live producer claims it.
              * acquire: as in queued_in_ring */
-            uint32_t d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-            uint32_t e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_relaxed);
+            uint32_t d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
+            uint32_t e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
             if (pos - d < e - d && e - d <= ch->qmask + 1)
                 (void)fill_skip(ch, pos, atomic_load_explicit(&s->seq, memory_order_relaxed),
@@ -154,14 +154,14 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
 static void reinit_channel(struct mdcom_fifoch *ch)
 {
     struct mdcom *m = ch->m;
-    uint32_t ev = atomic_load_explicit(&ch->ctl->event.w[0], memory_order_relaxed);
-    uint32_t wt = atomic_load_explicit(&ch->ctl->event.w[1], memory_order_relaxed);
+    uint32_t ev = atomic_load_explicit(&ch->ctl->event.word, memory_order_relaxed);
+    uint32_t wt = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
     mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
-    atomic_store_explicit(&ch->ctl->event.w[1], wt, memory_order_relaxed);
-    atomic_store_explicit(&ch->ctl->event.w[0], ev + 1, memory_order_relaxed);
+    atomic_store_explicit(&ch->ctl->event.waiters, wt, memory_order_relaxed);
+    atomic_store_explicit(&ch->ctl->event.word, ev + 1, memory_order_relaxed);
     /* fence: the re-initialised channel is visible before sleepers wake */
     atomic_thread_fence(memory_order_seq_cst);
-    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.w[0], ch->index);
+    m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.word, ch->index);
 }
 
 #define AUDIT_QUEUED 8u /* QUEUED blocks examined per audit (a queue pass each) */
@@ -191,9 +191,9 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
      * instants can differ by more than the capacity under live traffic, and
      * must not be taken for corruption. acquire: as in queued_in_ring */
     for (k = 0;; k++) {
-        d = atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_acquire);
-        e = atomic_load_explicit(&ch->ctl->enq.w[0], memory_order_acquire);
-        if (atomic_load_explicit(&ch->ctl->deq.w[0], memory_order_relaxed) == d)
+        d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
+        e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_acquire);
+        if (atomic_load_explicit(&ch->ctl->deq.pos, memory_order_relaxed) == d)
             break;
         if (k == 16)
             return 0; /* busy: nothing to repair in a queue that moves */
@@ -285,8 +285,8 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
         if (lost)
             atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
         /* blocks are free again: wake senders waiting for one */
-        atomic_fetch_add_explicit(&ch->ctl->event.w[0], 1, memory_order_relaxed);
-        mdcom_ring_word(m, &ch->ctl->event.w[0], &ch->ctl->event.w[1], index);
+        atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
+        mdcom_ring_word(m, &ch->ctl->event.word, &ch->ctl->event.waiters, index);
     }
     return fixed;
 }

@@ -45,7 +45,7 @@ void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
         int r;
         if (ch->tag != MDCOM_TAG_SMEM)
             continue;
-        w = &ch->ctl->lock.w[0];
+        w = &ch->ctl->lock.word;
         if (p->lock_release)
             r = p->lock_release(p->ctx, ch->index, w, owner);
         else /* release: the holder's writes are visible to the next holder */
@@ -54,7 +54,7 @@ void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
                     ? 0
                     : -EPERM;
         if (r == 0)
-            mdcom_ring_word(m, w, &ch->ctl->lock.w[1], ch->index);
+            mdcom_ring_word(m, w, &ch->ctl->lock.waiters, ch->index);
     }
 }
 
@@ -83,7 +83,7 @@ int mdcom_smemch_get(mdcom_smemch_t *ch, void **ptr, uint32_t *size)
 static int lock_try(struct mdcom_smemch *ch)
 {
     const mdcom_platform *p = ch->m->plat;
-    mdcom_aword *w = &ch->ctl->lock.w[0];
+    mdcom_aword *w = &ch->ctl->lock.word;
     uint32_t owner = ch->m->lock_owner;
     int r;
     if (p->lock_try) {
@@ -113,7 +113,7 @@ static int lock_try_reap(struct mdcom_smemch *ch)
     if (r == -EBUSY && mdcom_reap(ch->m) > 0)
         r = lock_try(ch);
     if (r == -EBUSY) {
-        mdcom_aword *w = &ch->ctl->lock.w[0];
+        mdcom_aword *w = &ch->ctl->lock.word;
         uint32_t o = atomic_load_explicit(w, memory_order_relaxed);
         const mdcom_platform *p = ch->m->plat;
         if (mdcom_lock_orphaned(ch->m, o)) {
@@ -153,7 +153,7 @@ int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns)
     int r;
     if (!valid_smem(ch))
         return -EINVAL;
-    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.w[0], &ch->ctl->lock.w[1], &ch->spin_cur,
+    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.word, &ch->ctl->lock.waiters, &ch->spin_cur,
                         ch->m->spin_ns, lock_cond, ch, timeout_ns);
     if (r == -ETIMEDOUT || r < 0)
         return r;
@@ -169,7 +169,7 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     if (!valid_smem(ch))
         return -EINVAL;
     p = ch->m->plat;
-    w = &ch->ctl->lock.w[0];
+    w = &ch->ctl->lock.word;
     owner = ch->m->lock_owner;
     if (p->cache_clean)
         p->cache_clean(p->ctx, ch->data, ch->size);
@@ -186,6 +186,6 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     if (r)
         /* not ours (any more): a process taken for dead learns why */
         return ch->m->hb_ms && mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
-    mdcom_ring_word(ch->m, w, &ch->ctl->lock.w[1], ch->index);
+    mdcom_ring_word(ch->m, w, &ch->ctl->lock.waiters, ch->index);
     return 0;
 }

@@ -37,8 +37,8 @@ mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan)
         return 0;
     return (mdcom_aword *)(m->base + m->cl[chan].off +
                            (m->cl[chan].type == MDCOM_CHAN_FIFO
-                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.w[1])
-                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.w[1])));
+                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
+                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
 }
 
 /* Take one from a waiter count, never below 0 (a count is a promise that

@@ -268,8 +268,8 @@ protected:
     std::string check_region(uint32_t ch, const rel::RegionView &v)
     {
         const mdcom_wire_chan_layout &cl = lay_->cl[ch];
-        uint32_t e = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, enq.w[0]));
-        uint32_t d = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, deq.w[0]));
+        uint32_t e = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, enq.pos));
+        uint32_t d = v.word(cl.off + offsetof(mdcom_wire_fifo_ctl, deq.pos));
         std::map<uint32_t, int> in_ring;
         if (e - d > cl.qcap)
             return "queue positions absurd: enq " + std::to_string(e) + " deq " + std::to_string(d);

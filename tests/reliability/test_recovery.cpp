@@ -368,7 +368,7 @@ TEST_F(Recovery, WaitersReapedSleeperThatWakesDoesNotUnderflow)
 
     rel::RegionView v(region_path(region_));
     ASSERT_TRUE(v.ok());
-    size_t waiters = lay.cl[0].off + offsetof(mdcom_wire_fifo_ctl, event.w[1]);
+    size_t waiters = lay.cl[0].off + offsetof(mdcom_wire_fifo_ctl, event.waiters);
     EXPECT_EQ(v.word(waiters), 0u) << "waiter count after the reaped sleeper left";
 
     /* a new sleeper is woken by the next notify, not by its 50 ms slice */
@@ -433,7 +433,7 @@ TEST_F(Recovery, ForgedNegativeWaiterCountIsRepaired)
     ASSERT_EQ(attach(&master.m, cfg, kDomA, 0), 0);
     mdcom_fifoch_t *tx;
     ASSERT_EQ(mdcom_fifoch_open(master, "ab", &tx), 0);
-    size_t waiters = lay.cl[0].off + offsetof(mdcom_wire_fifo_ctl, event.w[1]);
+    size_t waiters = lay.cl[0].off + offsetof(mdcom_wire_fifo_ctl, event.waiters);
     {
         rel::RegionView v(region_path(region_), true);
         ASSERT_TRUE(v.ok());

@@ -221,13 +221,13 @@ protected:
             put(c0.off + c0.qslots_off + sizeof(mdcom_wire_qslot) * (rng() % c0.qcap) +
                 offsetof(mdcom_wire_qslot, len));
             break;
-        case LOCKS: put(sm.off + offsetof(mdcom_wire_smem_ctl, lock.w[0])); break;
+        case LOCKS: put(sm.off + offsetof(mdcom_wire_smem_ctl, lock.word)); break;
         case WAITERS:
-            put(rng() % 2 ? sm.off + offsetof(mdcom_wire_smem_ctl, lock.w[1])
-                          : c0.off + offsetof(mdcom_wire_fifo_ctl, event.w[1]));
+            put(rng() % 2 ? sm.off + offsetof(mdcom_wire_smem_ctl, lock.waiters)
+                          : c0.off + offsetof(mdcom_wire_fifo_ctl, event.waiters));
             break;
         case EVENTS:
-            put(rng() % 2 ? c0.off + offsetof(mdcom_wire_fifo_ctl, event.w[0])
+            put(rng() % 2 ? c0.off + offsetof(mdcom_wire_fifo_ctl, event.word)
                           : l.lay.proc_off + sizeof(mdcom_wire_proc) * (rng() % 4) +
                                 offsetof(mdcom_wire_proc, heartbeat));
             break;

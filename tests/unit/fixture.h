@@ -222,10 +222,10 @@ struct Shm : tsup::RegionMap {
 struct FifoView {
     FifoView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
     mdcom_wire_fifo_ctl *ctl() const { return (mdcom_wire_fifo_ctl *)a; }
-    uint32_t *enq() const { return (uint32_t *)&ctl()->enq.w[0]; }
-    uint32_t *deq() const { return (uint32_t *)&ctl()->deq.w[0]; }
-    uint32_t *ev_seq() const { return (uint32_t *)&ctl()->event.w[0]; }
-    uint32_t *ev_waiters() const { return (uint32_t *)&ctl()->event.w[1]; }
+    uint32_t *enq() const { return (uint32_t *)&ctl()->enq.pos; }
+    uint32_t *deq() const { return (uint32_t *)&ctl()->deq.pos; }
+    uint32_t *ev_seq() const { return (uint32_t *)&ctl()->event.word; }
+    uint32_t *ev_waiters() const { return (uint32_t *)&ctl()->event.waiters; }
     uint32_t *filtered() const { return (uint32_t *)&ctl()->stats.filtered; }
     uint32_t *errors() const { return (uint32_t *)&ctl()->stats.errors; }
     /* queue slot at position pos (masked like the library does) */
@@ -263,8 +263,8 @@ struct FifoView {
 struct SmemView {
     SmemView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
     mdcom_wire_smem_ctl *ctl() const { return (mdcom_wire_smem_ctl *)a; }
-    uint32_t *lock() const { return (uint32_t *)&ctl()->lock.w[0]; }
-    uint32_t *waiters() const { return (uint32_t *)&ctl()->lock.w[1]; }
+    uint32_t *lock() const { return (uint32_t *)&ctl()->lock.word; }
+    uint32_t *waiters() const { return (uint32_t *)&ctl()->lock.waiters; }
     uint8_t *data() const { return a + cl.data_off; }
 
     uint8_t *a;
