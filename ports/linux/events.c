@@ -241,7 +241,10 @@ struct evring {
 
 static pid_t my_tid(void)
 {
-    return (pid_t)syscall(SYS_gettid);
+    static _Thread_local pid_t tid;
+    if (!tid)
+        tid = (pid_t)syscall(SYS_gettid);
+    return tid;
 }
 
 static int ur_wanted(void)
@@ -474,8 +477,10 @@ static void ur_disable(struct mdcom_waitset *ws)
 }
 
 /* Nothing holds: make the fd unreadable and arm it (under ws->mu, owner
- * thread). The order drain -> reap (-> snapshots -> evaluate -> submit)
- * loses no wake-up: a completion after the drain leaves the fd readable. */
+ * thread). Reap first (posting a completion signals the eventfd), then
+ * drain; the order drain -> reap (-> snapshots -> evaluate -> submit) loses
+ * no wake-up: a completion after the drain leaves the fd readable. Three
+ * syscalls when the request had completed, two when it is still armed. */
 static void ur_rearm(struct mdcom_waitset *ws)
 {
     struct evring *u = ws->ur;
