@@ -682,7 +682,6 @@ static void *helper(void *arg)
 {
     struct evatt *a = arg;
     struct futex_waitv w[EV_WORDS_MAX];
-    (void)pthread_setname_np(pthread_self(), "mdcom-ev"); /* for ps/top and tests */
     for (;;) {
         uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
         uint32_t n = 1;
@@ -972,6 +971,7 @@ int mdcom_waitset_fd(mdcom_waitset_t *ws)
             goto out;
         }
         a->running = 1;
+        (void)pthread_setname_np(a->th, "mdcom-ev"); /* for ps/top and tests */
     }
     fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0) {
