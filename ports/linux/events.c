@@ -528,6 +528,8 @@ static void ur_rearm(struct mdcom_waitset *ws)
     u->armed = 1;
     if (ur_enter(u, 0) < 0 || u->bad)
         goto off;
+    if (!u->armed) /* completed at submission (a word changed): re-evaluate */
+        fd_signal(ws);
     return;
 off:
     ur_disable(ws);
