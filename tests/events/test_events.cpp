@@ -557,8 +557,8 @@ TEST_F(Events, ArmingPath)
     for (int i = 0; i < kMsgs; i++) {
         ASSERT_TRUE(readable(fd, 5000)) << "message " << i;
         ASSERT_EQ(mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL), 1);
+        EXPECT_EQ(mdcom_fd_clear(fd), 0); /* before the next message is sent */
         got->store(i + 1);
-        EXPECT_EQ(mdcom_fd_clear(fd), 0);
     }
     long sw1 = helper_switches();
     EXPECT_EQ(kids_.wait(kid, 10 * kSec), "");
