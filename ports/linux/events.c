@@ -10,8 +10,11 @@
  * word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
  * plus a process-private control word that add/remove/destroy change.
  *
- * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd that
- * one helper thread per attachment (started at the first fd) keeps readable
+ * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd,
+ * armed through io_uring's FUTEX_WAITV where the kernel has it (see "io_uring
+ * arming of fds" below: one wake-up per message); otherwise (and for the
+ * slow re-evaluation and reaping of io_uring-armed sets) one helper thread
+ * per attachment (started at the first fd) keeps it readable
  * while its set's events hold: the helper sleeps on the union of the words of
  * every set with an fd, and evaluates those sets when woken. A thread, not a
  * kernel object, because the waker is any domain (firmware writes the word
