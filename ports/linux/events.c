@@ -242,12 +242,26 @@ struct evring {
     struct futex_waitv w[EV_WORDS_MAX];
 };
 
+static _Thread_local pid_t t_tid;
+
+static void tid_forget(void)
+{
+    t_tid = 0; /* the child of fork: the forking thread has a new id */
+}
+
+static void tid_once(void)
+{
+    (void)pthread_atfork(NULL, NULL, tid_forget);
+}
+
 static pid_t my_tid(void)
 {
-    static _Thread_local pid_t tid;
-    if (!tid)
-        tid = (pid_t)syscall(SYS_gettid);
-    return tid;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (!t_tid) {
+        (void)pthread_once(&once, tid_once);
+        t_tid = (pid_t)syscall(SYS_gettid);
+    }
+    return t_tid;
 }
 
 static int ur_wanted(void)
