@@ -10,8 +10,11 @@
  * word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
  * plus a process-private control word that add/remove/destroy change.
  *
- * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd that
- * one helper thread per attachment (started at the first fd) keeps readable
+ * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd,
+ * armed through io_uring's FUTEX_WAITV where the kernel has it (see "io_uring
+ * arming of fds" below: one wake-up per message); otherwise (and for the
+ * slow re-evaluation and reaping of io_uring-armed sets) one helper thread
+ * per attachment (started at the first fd) keeps it readable
  * while its set's events hold: the helper sleeps on the union of the words of
  * every set with an fd, and evaluates those sets when woken. A thread, not a
  * kernel object, because the waker is any domain (firmware writes the word
@@ -29,11 +32,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/io_uring.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +66,7 @@ struct member {
 };
 
 struct evatt;
+struct evring;
 
 struct mdcom_waitset {
     uint32_t tag;
@@ -74,6 +80,9 @@ struct mdcom_waitset {
     int efd;              /* -1 until mdcom_waitset_fd */
     int pending;          /* efd's counter is non-zero (under mu) */
     int single;           /* behind mdcom_fifoch_fd / mdcom_smemch_fd */
+    struct evring *ur;    /* io_uring arming the fd, or NULL (helper thread) */
+    int ur_off;           /* ur no longer used: the helper took the set over */
+    int ur_stale;         /* members changed since the armed request */
     _Atomic uint32_t spin_ns; /* spin before sleeping in wait (NO_SPIN: none) */
     struct mdcom_waitset *next_all, *next_fd, *next_g;
 };
@@ -196,10 +205,384 @@ static void fd_unsignal(struct mdcom_waitset *ws)
     }
 }
 
+/* ---- io_uring arming of fds ------------------------------------------ */
+/*
+ * Where the kernel has io_uring with IORING_OP_FUTEX_WAITV (Linux >= 6.7) and
+ * the doorbell is the futex one, a set's fd is armed by one FUTEX_WAITV
+ * request over its members' words, on a ring with the set's eventfd
+ * registered. A futex wake by any notifier completes the request inside the
+ * kernel, and the ring (DEFER_TASKRUN: the completion is queued as task work
+ * for the arming thread, and the eventfd is signalled when it is queued)
+ * makes the eventfd readable: one wake-up, of the epoll waiter, per message.
+ * The request is re-armed by the evaluations of the thread that created the
+ * fd (mdcom_fd_clear, mdcom_waitset_wait): drain the eventfd, reap, take
+ * fresh snapshots, evaluate, submit. A DEFER_TASKRUN ring accepts calls from
+ * that thread only, so an evaluation in another thread hands the set over to
+ * the helper thread for good. The helper still re-evaluates every armed set
+ * each slice (signalling only: it cannot re-arm) and reaps dead peers.
+ */
+#define EV_OP_FUTEX_WAITV 53 /* IORING_OP_FUTEX_WAITV, not in older uapi headers */
+#define EV_UD_CANCEL UINT64_MAX
+
+struct evring {
+    int fd;
+    pid_t owner;
+    void *ring;
+    size_t ring_sz;
+    struct io_uring_sqe *sqes;
+    size_t sqes_sz;
+    _Atomic uint32_t *sq_head, *sq_tail, *cq_head, *cq_tail;
+    uint32_t sq_mask, cq_mask, *sq_array;
+    struct io_uring_cqe *cqes;
+    uint64_t gen;      /* user_data of the armed request */
+    int armed;         /* a request with user_data gen is in flight */
+    int bad;           /* the kernel refused the futex op */
+    uint32_t inflight; /* requests without a reaped completion */
+    uint32_t queued;   /* pushed, not yet submitted */
+    struct futex_waitv w[EV_WORDS_MAX];
+};
+
+static _Thread_local pid_t t_tid;
+
+static void tid_forget(void)
+{
+    t_tid = 0; /* the child of fork: the forking thread has a new id */
+}
+
+static void tid_once(void)
+{
+    (void)pthread_atfork(NULL, NULL, tid_forget);
+}
+
+static pid_t my_tid(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (!t_tid) {
+        (void)pthread_once(&once, tid_once);
+        t_tid = (pid_t)syscall(SYS_gettid);
+    }
+    return t_tid;
+}
+
+static int ur_wanted(void)
+{
+    const char *e = getenv("MDCOM_EVENTS_NO_URING");
+    return !(e && *e && strcmp(e, "0") != 0);
+}
+
+static void ur_free(struct evring *u)
+{
+    if (u->sqes)
+        munmap(u->sqes, u->sqes_sz);
+    if (u->ring)
+        munmap(u->ring, u->ring_sz);
+    if (u->fd >= 0)
+        close(u->fd);
+    free(u);
+}
+
+/* Rings whose fd was closed, idle, kept for their owner thread's next fd:
+ * closing a ring makes the kernel's exit work queue task work on every
+ * thread that used it with a signal-like notification, which fails that
+ * thread's next epoll_wait with EINTR. */
+#define EV_RING_POOL 16
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct evring *g_pool[EV_RING_POOL];
+
+/* A ring for eventfd efd, owned by the calling thread; NULL where io_uring,
+ * its futex op or DEFER_TASKRUN is unavailable (the helper is used then). */
+static struct evring *ur_open(int efd)
+{
+    struct io_uring_params p;
+    struct evring *u = NULL;
+    struct io_uring_probe *pr;
+    const size_t prn = 256;
+    int ok, i;
+    pid_t me = my_tid();
+    char *b;
+    if (!ur_wanted())
+        return NULL;
+    pthread_mutex_lock(&g_pool_mu);
+    for (i = 0; i < EV_RING_POOL && !u; i++)
+        if (g_pool[i] && g_pool[i]->owner == me) {
+            u = g_pool[i];
+            g_pool[i] = NULL;
+        }
+    pthread_mutex_unlock(&g_pool_mu);
+    if (u) {
+        if (syscall(SYS_io_uring_register, u->fd, IORING_REGISTER_EVENTFD, &efd, 1) == 0)
+            return u;
+        ur_free(u);
+    }
+    u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    memset(&p, 0, sizeof p);
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    u->fd = (int)syscall(SYS_io_uring_setup, 8u, &p);
+    if (u->fd < 0 || !(p.features & IORING_FEAT_SINGLE_MMAP)) {
+        ur_free(u);
+        return NULL;
+    }
+    pr = calloc(1, sizeof(*pr) + prn * sizeof(pr->ops[0]));
+    ok = pr && syscall(SYS_io_uring_register, u->fd, IORING_REGISTER_PROBE, pr, prn) == 0 &&
+         pr->last_op >= EV_OP_FUTEX_WAITV &&
+         (pr->ops[EV_OP_FUTEX_WAITV].flags & IO_URING_OP_SUPPORTED);
+    free(pr);
+    if (!ok || syscall(SYS_io_uring_register, u->fd, IORING_REGISTER_EVENTFD, &efd, 1) != 0) {
+        ur_free(u);
+        return NULL;
+    }
+    u->ring_sz = p.sq_off.array + p.sq_entries * sizeof(uint32_t);
+    if (p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe) > u->ring_sz)
+        u->ring_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+    u->sqes_sz = p.sq_entries * sizeof(struct io_uring_sqe);
+    u->ring = mmap(NULL, u->ring_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+                   IORING_OFF_SQ_RING);
+    if (u->ring == MAP_FAILED) {
+        u->ring = NULL;
+        ur_free(u);
+        return NULL;
+    }
+    u->sqes = mmap(NULL, u->sqes_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+                   IORING_OFF_SQES);
+    if (u->sqes == MAP_FAILED) {
+        u->sqes = NULL;
+        ur_free(u);
+        return NULL;
+    }
+    b = u->ring;
+    u->sq_head = (_Atomic uint32_t *)(void *)(b + p.sq_off.head);
+    u->sq_tail = (_Atomic uint32_t *)(void *)(b + p.sq_off.tail);
+    u->sq_mask = *(uint32_t *)(void *)(b + p.sq_off.ring_mask);
+    u->sq_array = (uint32_t *)(void *)(b + p.sq_off.array);
+    u->cq_head = (_Atomic uint32_t *)(void *)(b + p.cq_off.head);
+    u->cq_tail = (_Atomic uint32_t *)(void *)(b + p.cq_off.tail);
+    u->cq_mask = *(uint32_t *)(void *)(b + p.cq_off.ring_mask);
+    u->cqes = (struct io_uring_cqe *)(void *)(b + p.cq_off.cqes);
+    u->owner = my_tid();
+    return u;
+}
+
+/* Queue one SQE (the caller fills it); submitted by ur_enter. */
+static struct io_uring_sqe *ur_sqe(struct evring *u)
+{
+    /* relaxed: only this thread writes the tail; acquire on the head: the
+     * kernel has read the entries before it advanced it */
+    uint32_t t = atomic_load_explicit(u->sq_tail, memory_order_relaxed);
+    uint32_t h = atomic_load_explicit(u->sq_head, memory_order_acquire);
+    struct io_uring_sqe *q;
+    if (t - h > u->sq_mask)
+        return NULL;
+    q = &u->sqes[t & u->sq_mask];
+    memset(q, 0, sizeof(*q));
+    u->sq_array[t & u->sq_mask] = t & u->sq_mask;
+    return q;
+}
+
+static void ur_push(struct evring *u)
+{
+    uint32_t t = atomic_load_explicit(u->sq_tail, memory_order_relaxed);
+    /* release: the entry is written before the kernel sees the tail */
+    atomic_store_explicit(u->sq_tail, t + 1, memory_order_release);
+    u->inflight++;
+    u->queued++;
+}
+
+/* Submit what was pushed and run the ring's task work (completions of this
+ * thread's requests), waiting for min completions; then consume the CQ.
+ * 0 or a negative errno. */
+static int ur_enter(struct evring *u, uint32_t min)
+{
+    uint32_t h, t;
+    long r;
+    do
+        r = syscall(SYS_io_uring_enter, u->fd, u->queued, min, IORING_ENTER_GETEVENTS, NULL, 0);
+    while (r < 0 && errno == EINTR && !min);
+    if (r < 0 && errno != EINTR && errno != EBUSY && errno != EAGAIN)
+        return -errno;
+    if (r > 0)
+        u->queued -= (uint32_t)r < u->queued ? (uint32_t)r : u->queued;
+    h = atomic_load_explicit(u->cq_head, memory_order_relaxed);
+    /* acquire: the CQEs are written before the kernel advanced the tail */
+    t = atomic_load_explicit(u->cq_tail, memory_order_acquire);
+    for (; h != t; h++) {
+        const struct io_uring_cqe *c = &u->cqes[h & u->cq_mask];
+        if (u->inflight)
+            u->inflight--;
+        if (c->user_data == EV_UD_CANCEL)
+            continue;
+        if (u->armed && c->user_data == u->gen) {
+            u->armed = 0;
+            if (c->res == -EINVAL || c->res == -EOPNOTSUPP || c->res == -ENOSYS ||
+                c->res == -EFAULT)
+                u->bad = 1;
+        }
+    }
+    /* release: we are done reading the entries we hand back */
+    atomic_store_explicit(u->cq_head, h, memory_order_release);
+    return 0;
+}
+
+/* Cancel request ud (EV_UD_CANCEL: every request) without waiting. */
+static int ur_cancel(struct evring *u, uint64_t ud)
+{
+    struct io_uring_sqe *q = ur_sqe(u);
+    if (!q)
+        return -EBUSY;
+    q->opcode = IORING_OP_ASYNC_CANCEL;
+    q->fd = -1;
+    if (ud == EV_UD_CANCEL)
+        q->cancel_flags = IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY;
+    else
+        q->addr = ud;
+    q->user_data = EV_UD_CANCEL;
+    ur_push(u);
+    return 0;
+}
+
+/* Close the ring. In the owner thread, cancel and reap what is in flight
+ * first, so that no completion is left to run as task work later. */
+static void ur_close(struct evring *u)
+{
+    int k;
+    if (my_tid() == u->owner) {
+        if (u->inflight && ur_cancel(u, EV_UD_CANCEL) == 0)
+            for (k = 0; k < 100 && u->inflight; k++)
+                if (ur_enter(u, 1) < 0)
+                    break;
+        if (!u->inflight && !u->queued && !u->bad &&
+            syscall(SYS_io_uring_register, u->fd, IORING_UNREGISTER_EVENTFD, NULL, 0) == 0) {
+            u->armed = 0;
+            pthread_mutex_lock(&g_pool_mu);
+            for (k = 0; k < EV_RING_POOL; k++)
+                if (!g_pool[k]) {
+                    g_pool[k] = u;
+                    u = NULL;
+                    break;
+                }
+            pthread_mutex_unlock(&g_pool_mu);
+            if (!u)
+                return;
+        }
+    }
+    ur_free(u);
+}
+
+static int ur_active(const struct mdcom_waitset *ws)
+{
+    return ws->ur && !ws->ur_off;
+}
+
+static void fd_drain(struct mdcom_waitset *ws)
+{
+    uint64_t v;
+    (void)!read(ws->efd, &v, sizeof v); /* EAGAIN: already zero */
+    ws->pending = 0;
+}
+
+static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32_t nw,
+                         uint64_t *seen);
+static int ws_count(struct mdcom_waitset *ws);
+
+/* The helper thread takes the set over (under ws->mu). */
+static void ur_disable(struct mdcom_waitset *ws)
+{
+    ws->ur_off = 1;
+    if (ws->att)
+        wake_private(&ws->att->ctl);
+}
+
+/* Nothing holds: make the fd unreadable and arm it (under ws->mu, owner
+ * thread). Reap first (posting a completion signals the eventfd), then
+ * drain; the order drain -> reap (-> snapshots -> evaluate -> submit) loses
+ * no wake-up: a completion after the drain leaves the fd readable. Three
+ * syscalls when the request had completed, two when it is still armed. */
+static void ur_rearm(struct mdcom_waitset *ws)
+{
+    struct evring *u = ws->ur;
+    uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
+    struct io_uring_sqe *q;
+    uint32_t n;
+    if (ur_enter(u, 0) < 0)
+        goto off;
+    if (u->armed && !ws->ur_stale) {
+        fd_drain(ws);
+        if (ur_enter(u, 0) < 0)
+            goto off;
+        if (u->armed)
+            return; /* still armed on current snapshots, fd not readable */
+    }
+    if (u->bad)
+        goto off;
+    if (u->armed) { /* members changed: drop the old request */
+        if (ur_cancel(u, u->gen) < 0)
+            goto off;
+        u->armed = 0;
+    }
+    ws->ur_stale = 0;
+    fd_drain(ws);
+    memset(seen, 0, sizeof seen);
+    n = ws_words(ws, u->w, 0, seen);
+    /* fence: the snapshots precede the evaluation (as in the helper) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (ws_count(ws) != 0) {
+        fd_signal(ws);
+        if (ur_enter(u, 0) < 0) /* submit a pending cancel */
+            goto off;
+        return;
+    }
+    if (n == 0) /* no members: nothing can become readable but an add */
+        return (void)ur_enter(u, 0);
+    q = ur_sqe(u);
+    if (!q)
+        goto off;
+    q->opcode = EV_OP_FUTEX_WAITV;
+    q->addr = (uint64_t)(uintptr_t)u->w;
+    q->len = n;
+    q->user_data = ++u->gen;
+    ur_push(u);
+    u->armed = 1;
+    if (ur_enter(u, 0) < 0 || u->bad)
+        goto off;
+    if (!u->armed) /* completed at submission (a word changed): re-evaluate */
+        fd_signal(ws);
+    return;
+off:
+    ur_disable(ws);
+    fd_signal(ws); /* re-evaluated by the helper or the next caller */
+}
+
+/* Set the fd's readiness after an evaluation that found cnt members with
+ * events (under ws->mu). helper: the helper thread's evaluation, which never
+ * makes the fd unreadable on an armed set (it cannot re-arm it). */
+static void fd_update(struct mdcom_waitset *ws, int cnt, int helper)
+{
+    if (ws->efd < 0)
+        return;
+    if (cnt) {
+        fd_signal(ws);
+        return;
+    }
+    if (!ur_active(ws)) {
+        fd_unsignal(ws);
+        return;
+    }
+    if (helper)
+        return;
+    if (my_tid() != ws->ur->owner) {
+        ur_disable(ws);
+        fd_drain(ws);
+        return;
+    }
+    ur_rearm(ws);
+}
+
 /* Evaluate every member; report up to n (out may be NULL: no report, no
  * consumption) and set the fd's readiness. Returns the number of members
  * with events (all of them, not only the reported), or a region error. */
-static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint32_t *mask)
+static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint32_t *mask,
+                   int helper)
 {
     uint32_t k, i, got, cnt = 0, rep = 0, next_rr = ws->rr;
     int r;
@@ -236,10 +619,19 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         }
     }
     ws->rr = next_rr;
-    if (cnt)
-        fd_signal(ws);
-    else
-        fd_unsignal(ws);
+    fd_update(ws, (int)cnt, helper);
+    return (int)cnt;
+}
+
+/* How many members have events (no report, no fd change; under ws->mu). */
+static int ws_count(struct mdcom_waitset *ws)
+{
+    uint32_t i, cnt = 0;
+    if (!ws->m || region_state(ws->m))
+        return 1;
+    for (i = 0; i < MDCOM_MAX_CHANNELS; i++)
+        if (ws->mem[i].used && member_eval(&ws->mem[i], 0))
+            cnt++;
     return (int)cnt;
 }
 
@@ -326,7 +718,8 @@ static void *helper(void *arg)
         w[0].__reserved = 0;
         for (ws = a->fds; ws; ws = ws->next_fd) {
             pthread_mutex_lock(&ws->mu);
-            n += ws_words(ws, w, n, seen);
+            if (!ur_active(ws)) /* an armed set wakes its fd without us */
+                n += ws_words(ws, w, n, seen);
             pthread_mutex_unlock(&ws->mu);
         }
         /* fence: our snapshots precede the evaluation (the counts were
@@ -334,7 +727,7 @@ static void *helper(void *arg)
         atomic_thread_fence(memory_order_seq_cst);
         for (ws = a->fds; ws; ws = ws->next_fd) {
             pthread_mutex_lock(&ws->mu);
-            (void)ws_eval(ws, NULL, 0, NULL);
+            (void)ws_eval(ws, NULL, 0, NULL, 1);
             pthread_mutex_unlock(&ws->mu);
         }
         atomic_fetch_add_explicit(&a->evals, 1, memory_order_relaxed);
@@ -389,6 +782,11 @@ int mdcom_waitset_create(mdcom_t *m, mdcom_waitset_t **out)
 static void ws_changed(struct mdcom_waitset *ws)
 {
     wake_private(&ws->ctl);
+    if (ur_active(ws)) { /* the armed request has the old words: make the
+                          * owner re-evaluate and re-arm */
+        ws->ur_stale = 1;
+        fd_signal(ws);
+    }
     if (ws->efd >= 0 && ws->att)
         wake_private(&ws->att->ctl);
 }
@@ -524,7 +922,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
         nw = 1 + ws_words(ws, w, 1, seen);
         /* fence: the snapshots precede the evaluation */
         atomic_thread_fence(memory_order_seq_cst);
-        r = ws_eval(ws, out, n, NULL);
+        r = ws_eval(ws, out, n, NULL, 0);
         pthread_mutex_unlock(&ws->mu);
         if (r != 0)
             return r < 0 ? r : (int)(r > (int)n ? (int)n : r);
@@ -541,7 +939,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
             for (;;) {
                 mdcom_relax(m);
                 pthread_mutex_lock(&ws->mu);
-                r = ws_eval(ws, out, n, NULL);
+                r = ws_eval(ws, out, n, NULL, 1); /* the fd was updated above */
                 pthread_mutex_unlock(&ws->mu);
                 if (r != 0)
                     return r < 0 ? r : (r > (int)n ? (int)n : r);
@@ -592,6 +990,7 @@ int mdcom_waitset_fd(mdcom_waitset_t *ws)
             goto out;
         }
         a->running = 1;
+        (void)pthread_setname_np(a->th, "mdcom-ev"); /* for ps/top and tests */
     }
     fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0) {
@@ -601,10 +1000,14 @@ int mdcom_waitset_fd(mdcom_waitset_t *ws)
     pthread_mutex_lock(&ws->mu);
     ws->efd = fd;
     ws->pending = 0;
+    if (uses_futex(ws->m))
+        ws->ur = ur_open(fd);
     ws->next_fd = a->fds;
     a->fds = ws;
     ws->next_g = g_fds;
     g_fds = ws;
+    if (ws->ur) /* first evaluation: readable, or armed */
+        (void)ws_eval(ws, NULL, 0, NULL, 0);
     pthread_mutex_unlock(&ws->mu);
     wake_private(&a->ctl);
 out:
@@ -652,6 +1055,9 @@ int mdcom_waitset_destroy(mdcom_waitset_t *ws)
         if (ws->mem[i].used)
             member_drop(ws, &ws->mem[i]);
     ws->tag = 0;
+    if (ws->ur)
+        ur_close(ws->ur);
+    ws->ur = NULL;
     if (ws->efd >= 0)
         close(ws->efd);
     pthread_mutex_unlock(&ws->mu);
@@ -756,7 +1162,7 @@ int mdcom_fd_clear(int fd)
     {
         mdcom_event ev[1];
         /* consume NOTIFY edges of single-channel fds (their report is ours) */
-        r = ws_eval(ws, ws->single ? ev : NULL, ws->single ? 1u : 0u, &mask);
+        r = ws_eval(ws, ws->single ? ev : NULL, ws->single ? 1u : 0u, &mask, 0);
     }
     pthread_mutex_unlock(&ws->mu);
     return r < 0 ? r : (int)mask;
