@@ -11,17 +11,23 @@
  *     at once (futex_waitv(2), Linux >= 5.16; with a non-futex doorbell such
  *     as the QEMU UART one, in the port's doorbell wait) - no extra thread.
  *   - An fd (mdcom_waitset_fd, mdcom_fifoch_fd, mdcom_smemch_fd) is an
- *     eventfd(2) made readable by one helper thread per attachment, started at
- *     the first fd, that sleeps the same way on the words of every wait set
- *     with an fd and evaluates their conditions when woken.
+ *     eventfd(2). Where io_uring has FUTEX_WAITV (Linux >= 6.7) the fd's own
+ *     ring sleeps on the members' words and the kernel makes the eventfd
+ *     readable when one changes: one wake-up per event; the calls below re-arm
+ *     it from the thread that made the fd. Elsewhere (older kernels,
+ *     io_uring disabled, qemu-user, a non-futex doorbell, another thread, or
+ *     MDCOM_EVENTS_NO_URING=1) one helper thread per attachment sleeps on the
+ *     words of every wait set with an fd and makes it readable. The helper
+ *     thread also re-evaluates every set with an fd every 50 ms.
  * While nothing is registered on a channel, notify stays free (no syscall, no
  * shared write when nobody sleeps); while something is, each notify on that
  * channel costs one futex wake.
  *
  * Readiness semantics of the fds (level-triggered, re-evaluated):
  *   The fd is readable when one of its events held at the last evaluation.
- *   Evaluations happen (a) in the helper thread after each notify / unlock on
- *   a member channel and every 50 ms, and (b) in the caller, in every
+ *   Evaluations happen (a) in the kernel (io_uring) or the helper thread
+ *   after each notify / unlock on a member channel, in the helper thread
+ *   every 50 ms, and (b) in the caller, in every
  *   mdcom_waitset_wait() and mdcom_fd_clear(). An evaluation that finds no
  *   event holding makes the fd not readable; one that finds an event makes it
  *   readable. So after draining a channel (dequeue until -EAGAIN), call
