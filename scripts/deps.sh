@@ -62,6 +62,14 @@ if ! python3 -c 'import zenoh' 2>/dev/null; then
     python3 -m pip install -q --break-system-packages "$ZENOH_PY" ||
     echo "mdcom: could not install $ZENOH_PY: the bridge tests (tests/bridge) will skip" >&2
 fi
+# the Python benchmark's peer (bench/py_bench.py: iceoryx2's Python package from
+# PyPI, pinned); without it the suite's python step has no peer rows
+IOX2_PY="iceoryx2==0.10.0"
+if ! python3 -c 'import iceoryx2' 2>/dev/null; then
+  python3 -m pip install -q "$IOX2_PY" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "$IOX2_PY" 2>/dev/null ||
+    echo "mdcom: could not install $IOX2_PY: the python benchmark runs without its peer" >&2
+fi
 
 # The UML kernel of tests/kernel (scripts/uml-kernel builds it from this source
 # package, once per config). Installed on its own so that a distribution
