@@ -274,13 +274,20 @@ static int su_main(int argc, char **argv)
     /* the Python package against PyPI's iceoryx2 (bench/py_bench.py) */
     st[S_PY].name = "python";
     snprintf(jpath[S_PY], sizeof(jpath[S_PY]), "%s/python.json", dir);
-    su_add(&st[S_PY], access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+    /* the python3 on PATH: the one scripts/deps.sh installed PyPI's iceoryx2 for */
+    su_add(&st[S_PY], "python3");
     su_add(&st[S_PY], MDCOM_BENCH_PY_SCRIPT);
     su_add(&st[S_PY], "--json");
     su_add(&st[S_PY], jpath[S_PY]);
     if (quick)
         su_add(&st[S_PY], "--quick");
     int have_py = access(MDCOM_BENCH_PY_SCRIPT, R_OK) == 0 && access(MDCOM_BENCH_LIB, R_OK) == 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    /* a sanitized libmdcom.so cannot be loaded into an uninstrumented python */
+    const int sanitized = 1;
+#else
+    const int sanitized = 0;
+#endif
     if (have_py) {
         setenv("MDCOM_LIB", MDCOM_BENCH_LIB, 1);
         setenv("PYTHONPATH", MDCOM_BENCH_PY_PATH, 1);
@@ -295,6 +302,12 @@ static int su_main(int argc, char **argv)
         if (i == S_PY && !have_py) {
             printf("skipped: %s or %s not found (shared library build)\n", MDCOM_BENCH_PY_SCRIPT,
                    MDCOM_BENCH_LIB);
+            st[i].rc = -1;
+            continue;
+        }
+        if (i == S_PY && sanitized) {
+            printf("skipped: a sanitizer build (its libmdcom.so needs the sanitizer's runtime "
+                   "first in the process)\n");
             st[i].rc = -1;
             continue;
         }
