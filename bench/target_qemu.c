@@ -71,8 +71,8 @@ void bench_target_qemu_m4_usage(FILE *out)
 #endif
 
 #define QM_APICOST_NAME "mdcom-fw-apicost.elf"
-#define QM_TARGET_INSTR 40.0      /* issue 5: <= 40 instructions per API call */
-#define QM_TARGET_CORE_TEXT 4096u /* issue 5: core <= 4 KiB text at -Os */
+#define QM_TARGET_INSTR 40.0      /* goal: <= 40 instructions per zero-copy API call */
+#define QM_TARGET_CORE_TEXT 4096u /* goal: core <= 4 KiB text at -Os */
 #define QM_PATH 512
 
 typedef struct qm_ctx {

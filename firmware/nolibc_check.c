@@ -3,8 +3,8 @@
  * nolibc_check.c - proves the core is freestanding: this image links the core
  * and the template port with -nostdlib, providing only memcpy/memset/memcmp.
  * It formats a region in RAM and runs one message through a FIFO channel; the
- * result is left in a global (this image is linked, not run; issue 5's
- * firmware runs under QEMU).
+ * result is left in a global (this image is linked, not run; the QEMU
+ * firmware images run).
  */
 #include <stddef.h>
 #include <stdint.h>
