@@ -400,6 +400,20 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     return 0;
 }
 
+/* alloc took block v, and we promised a heartbeat: if the others took us for
+ * dead while we ran (mdcom_self judges), the block is not ours to keep and
+ * goes back unless a reaper took it already. */
+static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t *id)
+{
+    int r = mdcom_self(ch->m);
+    if (r <= 0) {
+        (void)mdcom_block_reclaim(ch, v, ch->m->owner);
+        return r < 0 ? -ENOTCONN : -ENOBUFS;
+    }
+    *id = v;
+    return 0;
+}
+
 static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 {
     const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
@@ -431,12 +445,8 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
                 MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->owner, MDCOM_BLK_GEN(s) + 1u),
                 memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
-            if (ch->m->hb_ms && (r = mdcom_self(ch->m)) <= 0) {
-                /* taken for dead (a missed heartbeat) while we ran: the block
-                 * is not ours to keep; give it back unless a reaper did */
-                (void)mdcom_block_reclaim(ch, v, ch->m->owner);
-                return r < 0 ? -ENOTCONN : -ENOBUFS;
-            }
+            if (ch->m->hb_ms)
+                return alloc_judged(ch, v, id);
             *id = v;
             return 0;
         }
@@ -468,19 +478,6 @@ static MDCOM_ALWAYS_INLINE int beat_inline(struct mdcom_fifoch *ch)
         return 1;
     v = atomic_load_explicit(&ch->me->heartbeat, memory_order_relaxed);
     atomic_store_explicit(&ch->me->heartbeat, v + 1u, memory_order_relaxed);
-    return 0;
-}
-
-/* alloc took block v, but our entry is no longer plainly ours: what
- * alloc_full does in that case (mdcom_self judges) */
-static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t *id)
-{
-    int r = mdcom_self(ch->m);
-    if (r <= 0) {
-        (void)mdcom_block_reclaim(ch, v, ch->m->owner);
-        return r < 0 ? -ENOTCONN : -ENOBUFS;
-    }
-    *id = v;
     return 0;
 }
 
