@@ -214,7 +214,7 @@ static uint32_t interesting(struct in *s)
     if (k < 80) { /* block state words */
         static const uint32_t st[] = {MDCOM_BLK_FREE, MDCOM_BLK_ALLOC, MDCOM_BLK_QUEUED,
                                       MDCOM_BLK_HELD};
-        return MDCOM_BLK_MAKE(st[k & 3], (k >> 2) & 3);
+        return MDCOM_BLK_MAKE(st[k & 3], MDCOM_BLK_WHO_OF((k >> 2) & 3, k >> 4));
     }
     if (k < 140) /* sequence words around small positions */
         return (k - 100) & 0xffffffffu;
@@ -366,13 +366,13 @@ static void hostile(struct in *s, uint32_t kind)
          * one made QUEUED (the most convincing forgery), or any */
         if (id < cl->block_count && (u8(s) & 1)) {
             memcpy(&v, g_region + cl->off + cl->bstate_off + 4u * id, 4);
-            w[3] = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(v), MDCOM_BLK_GEN(v));
+            w[3] = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO(v), MDCOM_BLK_GEN(v));
         } else {
             w[3] = interesting(s);
         }
         memcpy(g_region + cl->off + cl->qslots_off + 16u * (pos & (cl->qcap - 1)), w, 16);
         if (id <= cl->block_count && (u8(s) & 1)) { /* and make the block look queued */
-            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, u8(s) % 4);
+            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO_OF(u8(s) % 4, u8(s)));
             memcpy(g_region + cl->off + cl->bstate_off + 4u * id, &v, 4);
         }
         break;

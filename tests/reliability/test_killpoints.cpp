@@ -292,7 +292,7 @@ protected:
             int n = in_ring.count(id) ? in_ring[id] : 0;
             if (n > 1)
                 return "block " + std::to_string(id) + " queued twice";
-            if (st == MDCOM_BLK_FREE && MDCOM_BLK_OWNER(w) == 0) {
+            if (st == MDCOM_BLK_FREE && MDCOM_BLK_WHO(w) == 0) {
                 if (n)
                     return "free block " + std::to_string(id) + " in a queue entry";
             } else if (st == MDCOM_BLK_QUEUED) {

@@ -106,10 +106,14 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, heartbeat), 12u);
     EXPECT_EQ(offsetof(mdcom_wire_proc, wait), 16u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op), 24u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_pos), 28u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_id), 32u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_state), 36u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, hb_ms), 24u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, incarn), 28u);
+    EXPECT_EQ(offsetof(mdcom_wire_proc, rec), 32u);
+    EXPECT_EQ(sizeof(mdcom_wire_oprec), 16u);
+    EXPECT_EQ(32u + MDCOM_PROC_RECS * sizeof(mdcom_wire_oprec), 128u);
+    EXPECT_EQ(offsetof(mdcom_wire_oprec, pos), 4u);
+    EXPECT_EQ(offsetof(mdcom_wire_oprec, id), 8u);
+    EXPECT_EQ(offsetof(mdcom_wire_oprec, state), 12u);
     EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
     EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
@@ -138,17 +142,20 @@ TEST(LayoutWire, StructSizesAndOffsets)
 
 TEST(LayoutWire, BlockStateWord)
 {
-    uint32_t w = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, 7);
+    uint32_t w = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, MDCOM_BLK_WHO_OF(7, 0x1235));
     EXPECT_EQ(MDCOM_BLK_STATE(w), (uint32_t)MDCOM_BLK_HELD);
     EXPECT_EQ(MDCOM_BLK_OWNER(w), 7u);
+    EXPECT_EQ(MDCOM_BLK_INC(w), 5u);
+    EXPECT_EQ(MDCOM_BLK_WHO(w), 0x75u);
     EXPECT_EQ(MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), (uint32_t)MDCOM_BLK_FREE);
     /* the generation sits above owner and state and leaves them intact */
-    uint32_t g = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS, 0xfffeu);
-    EXPECT_EQ(g, 0xfffe0000u | (MDCOM_MAX_PROCS << 8) | MDCOM_BLK_QUEUED);
+    uint32_t who = MDCOM_BLK_WHO_OF(MDCOM_MAX_PROCS, 0xf);
+    uint32_t g = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, 0xfffeu);
+    EXPECT_EQ(g, 0xfffe0000u | (MDCOM_MAX_PROCS << 8) | 0xf0u | MDCOM_BLK_QUEUED);
     EXPECT_EQ(MDCOM_BLK_STATE(g), (uint32_t)MDCOM_BLK_QUEUED);
     EXPECT_EQ(MDCOM_BLK_OWNER(g), MDCOM_MAX_PROCS);
     EXPECT_EQ(MDCOM_BLK_GEN(g), 0xfffeu);
-    EXPECT_EQ(MDCOM_BLK_SO(g), MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS));
+    EXPECT_EQ(MDCOM_BLK_SO(g), MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, who));
 }
 
 /* ------------------------------------------------------------------ */
