@@ -220,58 +220,9 @@ struct mdcom {
 #define MDCOM_ALWAYS_INLINE inline
 #endif
 
-/* a read prefetch (a hint: no effect on correctness or ordering). None on
- * M-profile cores: they have no data cache to fill, or a small one the
- * prefetch would not beat. */
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-#define MDCOM_HAVE_PREFETCH 0
-#define MDCOM_PREFETCH(p) ((void)(p))
-#elif defined(__GNUC__) || defined(__clang__)
-#define MDCOM_HAVE_PREFETCH 1
-#define MDCOM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#else
-#define MDCOM_HAVE_PREFETCH 0
-#define MDCOM_PREFETCH(p) ((void)(p))
-#endif
-
-/* A prefetch for writing, also only a hint: it asks for the line in an
- * exclusive state, so the store or CAS that follows finds the line ours
- * instead of fetching it shared and then invalidating the peer's copy, and
- * the transfers of several lines overlap instead of coming one after the
- * other. On x86 the PREFETCHW instruction exists where CPUID says PRFCHW
- * (compilers emit a read prefetch for __builtin_prefetch(p, 1) unless built
- * for such a CPU), so the caller passes what mdcom_cpu_prefetchw() said;
- * elsewhere the compiler's write prefetch is used (none on Cortex-M4). */
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-static inline uint32_t mdcom_cpu_prefetchw(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) ? 1u : 0u;
-}
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    if (ok)
-        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-    else
-        __builtin_prefetch(p, 0, 3);
-}
-#elif (defined(__GNUC__) || defined(__clang__)) && \
-    !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
-static inline uint32_t mdcom_cpu_prefetchw(void) { return 1u; }
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    (void)ok;
-    __builtin_prefetch(p, 1, 3);
-}
-#else
-static inline uint32_t mdcom_cpu_prefetchw(void) { return 0u; }
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    (void)ok;
-    (void)p;
-}
-#endif
+/* CPU hints (prefetches; no effect on correctness or ordering) come from
+ * the arch header the build chose (ports/arch/<arch>/mdcom_arch.h). */
+#include "mdcom_arch.h"
 
 /* time helpers */
 static inline uint64_t mdcom_now(const struct mdcom *m) { return m->plat->now_ns(m->plat->ctx); }
