@@ -98,7 +98,8 @@ int mdcom_heartbeat(mdcom_t *m)
 _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
     mdcom_t_rec[MDCOM_MAX_INSTANCES];
 static tss_t g_rec_key;
-static int g_rec_key_ok;
+/* set once by rec_key_make (release: the key is created before it reads 1) */
+static _Atomic int g_rec_key_ok;
 static once_flag g_rec_once = ONCE_FLAG_INIT;
 
 /* A thread ends: its records go back to their attachments (those it took
@@ -116,17 +117,25 @@ static void rec_drop(void *unused)
     }
 }
 
-static void rec_key_make(void) { g_rec_key_ok = tss_create(&g_rec_key, rec_drop) == thrd_success; }
+static void rec_key_make(void)
+{
+    atomic_store_explicit(&g_rec_key_ok, tss_create(&g_rec_key, rec_drop) == thrd_success,
+                          memory_order_release);
+}
 
 mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
 {
     uint32_t k, used;
+    int key_ok;
     call_once(&g_rec_once, rec_key_make);
+    /* acquire: pairs with rec_key_make's release (call_once orders it too,
+     * in a way the thread sanitizer does not see) */
+    key_ok = atomic_load_explicit(&g_rec_key_ok, memory_order_acquire);
     /* Record 0 is the shared one (threads beyond the others); a thread that
      * cannot be told when it ends (no tss key) takes it too. relaxed: a
      * private bitmap, each bit owned by the thread that set it */
     used = atomic_load_explicit(&m->rec_used, memory_order_relaxed);
-    for (k = 1; g_rec_key_ok && k < MDCOM_PROC_RECS; k++) {
+    for (k = 1; key_ok && k < MDCOM_PROC_RECS; k++) {
         if (used & (1u << k))
             continue;
         if (atomic_compare_exchange_strong_explicit(&m->rec_used, &used, used | (1u << k),
@@ -139,7 +148,7 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
         }
         k = 0; /* the bitmap changed: look again from the start */
     }
-    if (!g_rec_key_ok || k >= MDCOM_PROC_RECS)
+    if (!key_ok || k >= MDCOM_PROC_RECS)
         k = 0;
     mdcom_t_rec[m->pool_index] = m->rec_serial << 3 | k;
     return &m->me->rec[k];
