@@ -139,19 +139,6 @@ static void wake_private(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The region's state without the sign of life of mdcom_region_check (the
- * helper thread must not beat for a hung process). */
-static int region_state(const struct mdcom *m)
-{
-    /* acquire: as in mdcom_region_check */
-    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
-    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
-    if (st == MDCOM_ST_TERMINATED)
-        return -ESHUTDOWN;
-    if (st != MDCOM_ST_READY || gen != m->generation)
-        return -ECONNRESET;
-    return 0;
-}
 
 /* Attachment record of m (created when create != 0). Under g_mu. */
 static struct evatt *att_of(struct mdcom *m, int create)
@@ -592,7 +579,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         fd_signal(ws);
         return -ESHUTDOWN;
     }
-    r = region_state(ws->m);
+    r = mdcom_region_state(ws->m);
     if (r) {
         fd_signal(ws);
         return r;
@@ -627,7 +614,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
 static int ws_count(struct mdcom_waitset *ws)
 {
     uint32_t i, cnt = 0;
-    if (!ws->m || region_state(ws->m))
+    if (!ws->m || mdcom_region_state(ws->m))
         return 1;
     for (i = 0; i < MDCOM_MAX_CHANNELS; i++)
         if (ws->mem[i].used && member_eval(&ws->mem[i], 0))
@@ -820,7 +807,7 @@ static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t ev
         }
         idx = s->index;
     }
-    r = region_state(m);
+    r = mdcom_region_state(m);
     if (r) {
         pthread_mutex_unlock(&ws->mu);
         return r;

@@ -242,6 +242,9 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
 /* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET;
  * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
 int mdcom_region_check(struct mdcom *m);
+/* the same without the sign of life (for observers such as the events
+ * helper thread, which must not beat for a hung process) */
+int mdcom_region_state(const struct mdcom *m);
 /* mdcom_region_check for the message path: its common case (READY in our
  * generation, no heartbeat promised) inline, without a call. */
 static inline int mdcom_region_ok(struct mdcom *m)

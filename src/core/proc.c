@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-int mdcom_region_check(struct mdcom *m)
+int mdcom_region_state(const struct mdcom *m)
 {
     /* acquire: a TERMINATED/READY state orders what the master wrote before it */
     uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
@@ -20,7 +20,13 @@ int mdcom_region_check(struct mdcom *m)
         return -ESHUTDOWN;
     if (st != MDCOM_ST_READY || gen != m->generation)
         return -ECONNRESET;
-    return m->hb_ms ? mdcom_beat(m) : 0;
+    return 0;
+}
+
+int mdcom_region_check(struct mdcom *m)
+{
+    int r = mdcom_region_state(m);
+    return r || !m->hb_ms ? r : mdcom_beat(m);
 }
 
 int mdcom_self(struct mdcom *m)
