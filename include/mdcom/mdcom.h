@@ -287,8 +287,9 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id);
 
 /* Return a block this process allocated or dequeued to the pool.
  * 0, -EINVAL bad id, -EALREADY block not held by this process, -EPROTO,
- * -ENOTCONN this process was taken for dead (a missed heartbeat promise) and
- * reaped: the block went back to the pool with it, nothing is changed. */
+ * -ENOTCONN this process was taken for dead (a missed heartbeat promise, or a
+ * forged identity in its process entry) and reaped: the block went back to
+ * the pool with it, nothing is changed. */
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id);
 
 /* Address and size of a block. 0, -EINVAL (bad id). */
@@ -393,7 +394,8 @@ int mdcom_smemch_trylock(mdcom_smemch_t *ch);
 int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns);
 
 /* Release the lock (publishes the area's contents). 0, -EPERM if this
- * process does not hold it. */
+ * process does not hold it, -ENOTCONN if this process was taken for dead and
+ * reaped (its lock was broken then). */
 int mdcom_smemch_unlock(mdcom_smemch_t *ch);
 
 MDCOM_API_END

@@ -544,11 +544,12 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
     return alloc_inline(ch, id);
 }
 
-/* -EALREADY from a transition of our own block: a process with a heartbeat
- * promise that the others took for dead learns it (-ENOTCONN). */
+/* -EALREADY from a transition of our own block: a process the others took
+ * for dead (a missed heartbeat promise, or a forged identity in its entry)
+ * learns it (-ENOTCONN). */
 static MDCOM_COLD int not_ours(struct mdcom_fifoch *ch, int r)
 {
-    return ch->hb && mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
+    return mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
 }
 
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)

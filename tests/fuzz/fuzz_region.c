@@ -447,7 +447,7 @@ static void api(struct in *s, uint32_t op)
             break;
         case 2:
             r = mdcom_smemch_unlock(x->s);
-            EXPECT_RC("smemch_unlock", r, 0, -EPERM);
+            EXPECT_RC("smemch_unlock", r, 0, -EPERM, -ENOTCONN);
             break;
         default:
             r = mdcom_smemch_get(x->s, &p, &sz);
@@ -473,7 +473,7 @@ static void api(struct in *s, uint32_t op)
         break;
     case 1:
         r = mdcom_fifoch_free(f, held_pick(x, c, s));
-        EXPECT_RC("fifoch_free", r, 0, -EINVAL, -EALREADY, -EPROTO);
+        EXPECT_RC("fifoch_free", r, 0, -EINVAL, -EALREADY, -EPROTO, -ENOTCONN);
         break;
     case 2: {
         uint32_t sz;
@@ -491,7 +491,7 @@ static void api(struct in *s, uint32_t op)
         len = u8(s) % (g_chans[c].block_size + 2);
         r = mdcom_fifoch_enqueue(f, id, len);
         EXPECT_RC("fifoch_enqueue", r, 0, MDCOM_FILTERED, -EAGAIN, -EINVAL, -EALREADY, -EPERM,
-                  -EPROTO);
+                  -EPROTO, -ENOTCONN);
         if (r == -EAGAIN || r == -EPROTO)
             held_add(x, c, id);
         break;
