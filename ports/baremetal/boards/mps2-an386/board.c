@@ -77,10 +77,15 @@ void mdcom_board_init(void)
 void mdcom_board_irq(uint32_t irq)
 {
     if (irq == UART1_RX_IRQ) {
-        /* drain: any number of rings is one wake-up */
+        /* clear, then drain: a byte that lands after the last read raises
+         * the interrupt again. (Draining first loses it: the byte sets RX
+         * full and the interrupt, the clear drops the interrupt, and with RX
+         * full QEMU delivers no further byte: the doorbell is dead and the
+         * firmware wakes only on SysTick.) Any number of rings is one
+         * wake-up. */
+        UART_INTCLR(UART1_BASE) = UART_INT_RX;
         while (UART_STATE(UART1_BASE) & UART_STATE_RXFULL)
             (void)UART_DATA(UART1_BASE);
-        UART_INTCLR(UART1_BASE) = UART_INT_RX;
         mdcom_bm_doorbell_raise();
     }
 }
