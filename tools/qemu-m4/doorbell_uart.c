@@ -44,6 +44,8 @@ static void drain(mdcom_uart_doorbell *db)
         ssize_t n = recv(db->fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (n > 0) {
             atomic_fetch_add_explicit(&db->rx, (uint64_t)n, memory_order_relaxed);
+            if ((size_t)n < sizeof(buf))
+                return; /* all there was (one syscall per wake-up, not two) */
             continue;
         }
         if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
