@@ -81,11 +81,13 @@ void mdcom_board_irq(uint32_t irq)
          * the interrupt again. (Draining first loses it: the byte sets RX
          * full and the interrupt, the clear drops the interrupt, and with RX
          * full QEMU delivers no further byte: the doorbell is dead and the
-         * firmware wakes only on SysTick.) Any number of rings is one
-         * wake-up. */
+         * firmware wakes only on SysTick.) Each byte is one ring (the
+         * count tests/qemu compares with Linux's); any number of rings is
+         * one wake-up. */
         UART_INTCLR(UART1_BASE) = UART_INT_RX;
-        while (UART_STATE(UART1_BASE) & UART_STATE_RXFULL)
+        while (UART_STATE(UART1_BASE) & UART_STATE_RXFULL) {
             (void)UART_DATA(UART1_BASE);
-        mdcom_bm_doorbell_raise();
+            mdcom_bm_doorbell_raise();
+        }
     }
 }
