@@ -449,6 +449,26 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
 
+    printf("\n== round trip with the doorbell (UART IRQ + WFI on the M4, Linux asleep in the\n"
+           "   UART socket), equal work (us) ==\n");
+    printf("%8s %12s %12s %12s %12s %14s\n", "bytes", "MDCOM p50", "RPMsg p50", "MDCOM p90",
+           "RPMsg p90", "RPMsg / MDCOM");
+    for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
+        qm_rt f, rp;
+        qm_rt_run(c, l, &f, 0, FW_MODE_DOORBELL, ow_sizes[k], nd);
+        qm_rt_run(c, l, &rp, 1, FW_MODE_DOORBELL, ow_sizes[k], nd);
+        if (!f.ok || !rp.ok) {
+            printf("%8u  ERROR (see above)\n", ow_sizes[k]);
+            continue;
+        }
+        printf("%8u %12s %12s %12s %12s %13.2fx\n", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50),
+               qm_us(b2, sizeof(b2), rp.st.p50), qm_us(b3, sizeof(b3), f.st.p90),
+               qm_us(b4, sizeof(b4), rp.st.p90),
+               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+        qm_rt_json(c, &f, "round_trip_doorbell");
+        qm_rt_json(c, &rp, "round_trip_doorbell");
+    }
+
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
     for (k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]); k++) {
