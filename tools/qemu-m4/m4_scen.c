@@ -6,12 +6,16 @@
 #include "m4_scen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mdcom/rpmsg.h"
+#include "mdcom_fw/oa_layout.h"
 #include "mdcom_m4_cfg.h"
 
 #define REPLY_NS 5000000000ll /* per reply */
@@ -612,4 +616,176 @@ int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, m4_time
 int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t)
 {
     return rpmsg_run(l, n, mode, bytes, t, 1, 0, NULL);
+}
+
+/* ---- OpenAMP's RPMsg as the firmware (mdcom-fw-openamp) ---- */
+
+static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* The resource table of mdcom_fw/oa_layout.h: one rpmsg vdev (F_NS), two
+ * vrings at their device addresses. */
+static void oa_write_table(uint8_t *mem)
+{
+    uint8_t *v = mem + FW_OA_RSC + FW_OA_VDEV;
+    uint32_t i;
+    memset(mem + FW_OA_RSC, 0, FW_OA_RSC_SIZE);
+    wr32(mem + FW_OA_RSC + 4, 1); /* num */
+    wr32(mem + FW_OA_RSC + 16, FW_OA_VDEV); /* offset[0] */
+    wr32(v + 0, MDCOM_RSC_VDEV);
+    wr32(v + 4, MDCOM_VIRTIO_ID_RPMSG);
+    wr32(v + 8, 2); /* notify id of the vdev */
+    wr32(v + 12, 1); /* dfeatures: VIRTIO_RPMSG_F_NS */
+    v[25] = 2; /* num_of_vrings */
+    for (i = 0; i < 2; i++) {
+        uint8_t *r = v + 28 + 20 * i;
+        wr32(r + 0, FW_OA_DA + (i ? FW_OA_VRING1 : FW_OA_VRING0));
+        wr32(r + 4, FW_OA_ALIGN);
+        wr32(r + 8, FW_OA_NUM);
+        wr32(r + 12, i); /* notify id */
+    }
+    wr32(mem + FW_OA_RSC, 1); /* ver, last */
+}
+
+static void oa_notify(void *ctx, uint32_t vq)
+{
+    m4_oa *o = ctx;
+    mdcom_doorbell d = mdcom_doorbell_uart(o->db);
+    (void)vq;
+    d.ring(d.ctx, NULL, 0);
+}
+
+/* The image bumps no word: the wait ends on a doorbell byte (or the
+ * doorbell's re-check slice). */
+static int oa_wait(void *ctx, int64_t timeout_ns)
+{
+    m4_oa *o = ctx;
+    mdcom_doorbell d = mdcom_doorbell_uart(o->db);
+    mdcom_aword never = 0;
+    return d.wait(d.ctx, &never, 0, timeout_ns);
+}
+
+int m4_oa_start(m4_oa *o, const char *fw)
+{
+    mdcom_qemu_opts qo;
+    mdcom_rpmsg_opts ro;
+    mdcom_rsc_vdev *vdev;
+    uint32_t addr;
+    size_t ss;
+    int r, fd;
+    memset(o, 0, sizeof(*o));
+    memset(&qo, 0, sizeof(qo));
+    qo.firmware = fw;
+    qo.region_name = "oa";
+    qo.doorbell = 1;
+    qo.icount_shift = -1;
+    if ((r = mdcom_qemu_prepare(&o->q, &qo, o->err, sizeof(o->err))) != 0)
+        return r;
+    fd = open(o->q.region_path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        r = -errno;
+        goto fail;
+    }
+    o->mem = mmap(NULL, MDCOM_QEMU_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (o->mem == MAP_FAILED) {
+        o->mem = NULL;
+        r = -errno;
+        goto fail;
+    }
+    oa_write_table(o->mem);
+    /* no mdcom region to wait for: the host side below waits for the
+     * image's name service announcement */
+    if ((r = mdcom_qemu_launch(&o->q, &qo, o->err, sizeof(o->err))) != 0)
+        goto fail;
+    if ((r = mdcom_doorbell_uart_open(&o->db, o->q.socket_path, 5000000000ll)) != 0) {
+        snprintf(o->err, sizeof(o->err), "doorbell: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    if ((r = mdcom_rsc_find_rpmsg(o->mem + FW_OA_RSC, FW_OA_RSC_SIZE, &vdev)) != 0 ||
+        (r = mdcom_rpmsg_bind_from_rsc(&o->bind, vdev, o->mem, FW_OA_DA, FW_OA_SIZE,
+                                       FW_OA_DA + FW_OA_POOL, FW_OA_BUF)) != 0) {
+        snprintf(o->err, sizeof(o->err), "resource table: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    o->bind.notify = oa_notify;
+    o->bind.wait = oa_wait;
+    o->bind.ctx = o;
+    memset(&ro, 0, sizeof(ro));
+    ro.role = MDCOM_RPMSG_HOST;
+    ro.spin_ns = MDCOM_NO_SPIN; /* doorbell mode sleeps at once; poll mode never waits */
+    ro.attach_timeout_ns = REPLY_NS;
+    ss = mdcom_rpmsg_state_size_bound(FW_OA_NUM, &ro);
+    o->state = aligned_alloc(64, (ss + 63) & ~(size_t)63);
+    o->cb = calloc(1, sizeof(rp_ctx));
+    if (!o->state || !o->cb) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    if ((r = mdcom_rpmsg_init_bound(&o->r, o->state, ss, &o->bind, &ro)) != 0 ||
+        (r = mdcom_rpmsg_wait_service(o->r, FW_OA_SERVICE, &addr, REPLY_NS)) != 0 ||
+        (r = mdcom_rpmsg_ept_create(o->r, &o->ept, NULL, MDCOM_RPMSG_ADDR_ANY, addr, rp_cb, o->cb,
+                                    REPLY_NS)) != 0) {
+        snprintf(o->err, sizeof(o->err), "RPMsg host against OpenAMP: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    return 0;
+fail:
+    m4_oa_stop(o);
+    return r;
+}
+
+int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
+{
+    volatile uint32_t *ctl = (volatile uint32_t *)(o->mem + FW_OA_CTL);
+    rp_ctx *c = o->cb;
+    uint8_t buf[512];
+    uint32_t i, echoed0 = ctl[FW_OA_ECHOED], errors0 = ctl[FW_OA_ERRORS];
+    int r = 0;
+    if (!o->ept || bytes < sizeof(fw_echo_hdr) || bytes > sizeof(buf))
+        return -EINVAL;
+    memset(c, 0, sizeof(*c));
+    c->expect_len = bytes;
+    /* release: nothing to publish with it; the image reads it each turn */
+    __atomic_store_n(&ctl[FW_OA_MODE], mode == FW_MODE_DOORBELL ? 1u : 0u, __ATOMIC_RELEASE);
+    for (i = 0; i < n && r == 0; i++) {
+        uint32_t want = c->got + 1, mlen = echo_fill(buf, i, bytes - sizeof(fw_echo_hdr));
+        double t0, end;
+        c->seq = i;
+        c->t0 = t0 = m4_now_ns();
+        end = t0 + (double)REPLY_NS;
+        r = mdcom_rpmsg_send(o->ept, buf, mlen, REPLY_NS);
+        while (r == 0 && c->got < want) {
+            int p = mdcom_rpmsg_poll(o->r, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
+            if (p < 0)
+                r = p;
+            else if (m4_now_ns() > end)
+                r = -ETIMEDOUT;
+        }
+        if (r == 0)
+            m4_times_add(t, c->t3 - t0);
+    }
+    if (r)
+        return r;
+    /* the image's own count: every message echoed (it counts after its send
+     * returned: give the last one time), no failed send */
+    for (i = 0; i < 1000 && ctl[FW_OA_ECHOED] - echoed0 != n; i++)
+        usleep(1000);
+    return (int)c->bad + (ctl[FW_OA_ECHOED] - echoed0 != n) + (ctl[FW_OA_ERRORS] != errors0);
+}
+
+void m4_oa_stop(m4_oa *o)
+{
+    if (o->r)
+        mdcom_rpmsg_term(o->r);
+    o->r = NULL;
+    o->ept = NULL;
+    free(o->state);
+    free(o->cb);
+    o->state = o->cb = NULL;
+    mdcom_doorbell_uart_close(o->db);
+    o->db = NULL;
+    if (o->mem)
+        munmap(o->mem, MDCOM_QEMU_REGION_SIZE);
+    o->mem = NULL;
+    mdcom_qemu_stop(&o->q);
 }
