@@ -82,6 +82,7 @@ typedef struct qm_ctx {
     bench_json *j;  /* NULL without --json */
     unsigned integrity, failures, missed;
     int broken; /* a link error: the rest of this link's scenarios are skipped */
+    m4_oa *oa;  /* latency: OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
 } qm_ctx;
 
 static void qm_usage(FILE *out)
@@ -271,7 +272,7 @@ static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int tr, uint32_t mode, 
     char what[80];
     int r;
     memset(row, 0, sizeof(*row));
-    row->tr = tr == 2 ? "raw spin" : rpmsg ? "RPMsg" : "MDCOM FIFO";
+    row->tr = tr == 3 ? "OpenAMP RPMsg" : tr == 2 ? "raw spin" : rpmsg ? "RPMsg" : "MDCOM FIFO";
     row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
     row->bytes = bytes;
     if (c->broken || !t.v) {
@@ -280,7 +281,9 @@ static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int tr, uint32_t mode, 
     }
     snprintf(what, sizeof(what), "%s echo, %s, %u B", row->tr, row->mode, bytes);
     bench_progress("%s x %u", what, n);
-    if (tr == 2)
+    if (tr == 3)
+        r = c->oa ? m4_oa_echo(c->oa, n, mode, bytes, &t) : -ENOENT;
+    else if (tr == 2)
         r = m4_raw_echo(l, n, 0, &t, NULL);
     else if (rpmsg)
         r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, &t, NULL);
@@ -387,6 +390,34 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
     free(all.b.v);
 }
 
+/* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the
+ * firmware, started for the latency tables (n/a without it) */
+static void qm_oa_begin(qm_ctx *c)
+{
+    static m4_oa oa;
+    char path[QM_PATH];
+    const char *slash = strrchr(c->fw, '/');
+    int dl = slash ? (int)(slash - c->fw + 1) : 0, r;
+    snprintf(path, sizeof(path), "%.*smdcom-fw-openamp.elf", dl, c->fw);
+    c->oa = NULL;
+    if (access(path, R_OK) != 0) {
+        printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
+        return;
+    }
+    if ((r = m4_oa_start(&oa, path)) != 0) {
+        printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
+        return;
+    }
+    c->oa = &oa;
+}
+
+static void qm_oa_end(qm_ctx *c)
+{
+    if (c->oa)
+        m4_oa_stop(c->oa);
+    c->oa = NULL;
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
     static const uint32_t ow_sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
@@ -431,43 +462,61 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_oneway(c, l, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
-    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    qm_oa_begin(c);
+    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
+           "OpenAMP RPMsg", "OpenAMP / MDCOM");
     for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
-        qm_rt f, rp;
+        qm_rt f, rp, oa;
         qm_rt_run(c, l, &f, 0, FW_MODE_POLL, ow_sizes[k], now);
         qm_rt_run(c, l, &rp, 1, FW_MODE_POLL, ow_sizes[k], now);
+        qm_rt_run(c, l, &oa, 3, FW_MODE_POLL, ow_sizes[k], now);
         if (!f.ok || !rp.ok) {
             printf("%8u  ERROR (see above)\n", ow_sizes[k]);
             continue;
         }
-        printf("%8u %12s %12s %13.2fx\n", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50 / 2.0),
+        printf("%8u %12s %12s %13.2fx %14s", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50 / 2.0),
                qm_us(b2, sizeof(b2), rp.st.p50 / 2.0),
-               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1),
+               oa.ok ? qm_us(b3, sizeof(b3), oa.st.p50 / 2.0) : "n/a");
+        if (oa.ok)
+            printf(" %15.2fx", (double)oa.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+        printf("\n");
         qm_rt_json(c, &f, "one_way_rt");
         qm_rt_json(c, &rp, "one_way_rt");
+        qm_rt_json(c, &oa, "one_way_rt");
     }
     printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
 
     printf("\n== round trip with the doorbell (UART IRQ + WFI on the M4, Linux asleep in the\n"
            "   UART socket), equal work (us) ==\n");
-    printf("%8s %12s %12s %12s %12s %14s\n", "bytes", "MDCOM p50", "RPMsg p50", "MDCOM p90",
-           "RPMsg p90", "RPMsg / MDCOM");
+    printf("%8s %12s %12s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM p50", "RPMsg p50",
+           "MDCOM p90", "RPMsg p90", "RPMsg / MDCOM", "OpenAMP p50", "OpenAMP / MDCOM");
     for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
-        qm_rt f, rp;
+        qm_rt f, rp, oa;
         qm_rt_run(c, l, &f, 0, FW_MODE_DOORBELL, ow_sizes[k], nd);
         qm_rt_run(c, l, &rp, 1, FW_MODE_DOORBELL, ow_sizes[k], nd);
+        qm_rt_run(c, l, &oa, 3, FW_MODE_DOORBELL, ow_sizes[k], nd);
         if (!f.ok || !rp.ok) {
             printf("%8u  ERROR (see above)\n", ow_sizes[k]);
             continue;
         }
-        printf("%8u %12s %12s %12s %12s %13.2fx\n", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50),
+        printf("%8u %12s %12s %12s %12s %13.2fx %14s", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50),
                qm_us(b2, sizeof(b2), rp.st.p50), qm_us(b3, sizeof(b3), f.st.p90),
                qm_us(b4, sizeof(b4), rp.st.p90),
-               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1),
+               oa.ok ? qm_us(b5, sizeof(b5), oa.st.p50) : "n/a");
+        if (oa.ok)
+            printf(" %15.2fx", (double)oa.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
+        printf("\n");
         qm_rt_json(c, &f, "round_trip_doorbell");
         qm_rt_json(c, &rp, "round_trip_doorbell");
+        qm_rt_json(c, &oa, "round_trip_doorbell");
     }
+    printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf, OpenAMP's own RPMsg remote built from\n"
+           " ../shared/third_party, in its own QEMU with the same doorbell, idle in WFI while\n"
+           " the other rows run; this side mdcom's RPMsg host. Same messages, one copy)\n");
+    qm_oa_end(c);
 
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");

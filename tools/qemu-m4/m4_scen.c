@@ -693,6 +693,8 @@ int m4_oa_start(m4_oa *o, const char *fw)
         goto fail;
     }
     oa_write_table(o->mem);
+    /* the image sleeps until a run asks it to poll */
+    ((volatile uint32_t *)(o->mem + FW_OA_CTL))[FW_OA_MODE] = 1;
     /* no mdcom region to wait for: the host side below waits for the
      * image's name service announcement */
     if ((r = mdcom_qemu_launch(&o->q, &qo, o->err, sizeof(o->err))) != 0)
@@ -764,6 +766,9 @@ int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
         if (r == 0)
             m4_times_add(t, c->t3 - t0);
     }
+    /* between runs the image sleeps (it must not spin while other images
+     * are measured) */
+    __atomic_store_n(&ctl[FW_OA_MODE], 1u, __ATOMIC_RELEASE);
     if (r)
         return r;
     /* the image's own count: every message echoed (it counts after its send

@@ -18,7 +18,8 @@
  * The image echoes every message of endpoint FW_OA_SERVICE to its sender
  * with rpmsg_sendto (one copy, no check: the work of mdcom-fw-resp's
  * echoes). FW_OA_MODE: 0 it polls (rproc_virtio_notified in a loop), 1 it
- * sleeps in WFI until the UART doorbell rings between polls; it rings the
+ * sleeps in WFI until the UART doorbell rings between polls (also while
+ * idle: Linux sets 1 before QEMU starts and after each run); it rings the
  * doorbell from OpenAMP's notify callback.
  */
 #ifndef MDCOM_FW_OA_LAYOUT_H
