@@ -418,9 +418,41 @@ static void qm_oa_end(qm_ctx *c)
     c->oa = NULL;
 }
 
+/* MDCOM FIFO, RPMsg and OpenAMP's RPMsg at 16..496 B in one mode, n round
+ * trips each, side by side per size: p50 (polling: / 2, the one-way) and
+ * the ratios to MDCOM FIFO. */
+static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, const char *kind)
+{
+    static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
+    static const int tr[3] = {0, 1, 3};                 /* MDCOM FIFO, RPMsg, OpenAMP */
+    double div = mode == FW_MODE_POLL ? 2.0 : 1.0;
+    char b[3][16];
+    unsigned k, t;
+    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
+           "OpenAMP RPMsg", "OpenAMP / MDCOM");
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        qm_rt row[3];
+        for (t = 0; t < 3; t++) {
+            qm_rt_run(c, l, &row[t], tr[t], mode, sizes[k], n);
+            qm_rt_json(c, &row[t], kind);
+            snprintf(b[t], sizeof(b[t]), "n/a");
+            if (row[t].ok)
+                qm_us(b[t], sizeof(b[t]), (double)row[t].st.p50 / div);
+        }
+        if (!row[0].ok || !row[1].ok) {
+            printf("%8u  ERROR (see above)\n", sizes[k]);
+            continue;
+        }
+        printf("%8u %12s %12s %13.2fx %14s", sizes[k], b[0], b[1],
+               (double)row[1].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1), b[2]);
+        if (row[2].ok)
+            printf(" %15.2fx", (double)row[2].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1));
+        printf("\n");
+    }
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
-    static const uint32_t ow_sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
     uint32_t n = c->count ? (uint32_t)c->count : (c->quick ? 2000u : 20000u);
     uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
@@ -463,56 +495,12 @@ static void qm_latency(qm_ctx *c, m4_link *l)
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
     qm_oa_begin(c);
-    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
-           "OpenAMP RPMsg", "OpenAMP / MDCOM");
-    for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
-        qm_rt f, rp, oa;
-        qm_rt_run(c, l, &f, 0, FW_MODE_POLL, ow_sizes[k], now);
-        qm_rt_run(c, l, &rp, 1, FW_MODE_POLL, ow_sizes[k], now);
-        qm_rt_run(c, l, &oa, 3, FW_MODE_POLL, ow_sizes[k], now);
-        if (!f.ok || !rp.ok) {
-            printf("%8u  ERROR (see above)\n", ow_sizes[k]);
-            continue;
-        }
-        printf("%8u %12s %12s %13.2fx %14s", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50 / 2.0),
-               qm_us(b2, sizeof(b2), rp.st.p50 / 2.0),
-               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1),
-               oa.ok ? qm_us(b3, sizeof(b3), oa.st.p50 / 2.0) : "n/a");
-        if (oa.ok)
-            printf(" %15.2fx", (double)oa.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
-        printf("\n");
-        qm_rt_json(c, &f, "one_way_rt");
-        qm_rt_json(c, &rp, "one_way_rt");
-        qm_rt_json(c, &oa, "one_way_rt");
-    }
+    qm_size_table(c, l, FW_MODE_POLL, now, "one_way_rt");
     printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
-
     printf("\n== round trip with the doorbell (UART IRQ + WFI on the M4, Linux asleep in the\n"
-           "   UART socket), equal work (us) ==\n");
-    printf("%8s %12s %12s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM p50", "RPMsg p50",
-           "MDCOM p90", "RPMsg p90", "RPMsg / MDCOM", "OpenAMP p50", "OpenAMP / MDCOM");
-    for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
-        qm_rt f, rp, oa;
-        qm_rt_run(c, l, &f, 0, FW_MODE_DOORBELL, ow_sizes[k], nd);
-        qm_rt_run(c, l, &rp, 1, FW_MODE_DOORBELL, ow_sizes[k], nd);
-        qm_rt_run(c, l, &oa, 3, FW_MODE_DOORBELL, ow_sizes[k], nd);
-        if (!f.ok || !rp.ok) {
-            printf("%8u  ERROR (see above)\n", ow_sizes[k]);
-            continue;
-        }
-        printf("%8u %12s %12s %12s %12s %13.2fx %14s", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50),
-               qm_us(b2, sizeof(b2), rp.st.p50), qm_us(b3, sizeof(b3), f.st.p90),
-               qm_us(b4, sizeof(b4), rp.st.p90),
-               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1),
-               oa.ok ? qm_us(b5, sizeof(b5), oa.st.p50) : "n/a");
-        if (oa.ok)
-            printf(" %15.2fx", (double)oa.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
-        printf("\n");
-        qm_rt_json(c, &f, "round_trip_doorbell");
-        qm_rt_json(c, &rp, "round_trip_doorbell");
-        qm_rt_json(c, &oa, "round_trip_doorbell");
-    }
+           "   UART socket), equal work (us, p50) ==\n");
+    qm_size_table(c, l, FW_MODE_DOORBELL, nd, "round_trip_doorbell");
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf, OpenAMP's own RPMsg remote built from\n"
            " ../shared/third_party, in its own QEMU with the same doorbell, idle in WFI while\n"
            " the other rows run; this side mdcom's RPMsg host. Same messages, one copy)\n");
