@@ -394,18 +394,14 @@ static int svc_smem(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     mdcom_smemch_get(s->state, &p, 0);
     area = (volatile uint32_t *)p;
     while (o->count < c->count) {
-        uint32_t v;
         int r = c->mode == FW_MODE_DOORBELL ? mdcom_smemch_lock(s->state, MS(FW_IDLE_MS))
                                             : mdcom_smemch_trylock(s->state);
         if (r == -EBUSY)
             continue;
         if (r)
             return r;
-        v = area[0];
-        area[1] = 0x4d34u; /* "M4" holds it */
-        area[0] = v + 1;
-        if (area[0] != v + 1 || area[1] != 0x4d34u)
-            o->value++; /* someone wrote while we held the lock */
+        if (fw_smem_bump(area, 0x4d34u)) /* "M4" holds it */
+            o->value++;
         r = mdcom_smemch_unlock(s->state);
         if (r)
             return r;

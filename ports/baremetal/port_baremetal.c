@@ -89,18 +89,17 @@ static int bm_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         return -ENOENT;
     if (mdcom_board_desc.region_size < size)
         return -ENOSPC;
-    out->base = (void *)mdcom_board_desc.region_base;
-    out->size = mdcom_board_desc.region_size;
-    out->handle = 0;
+    /* the board's memory, whole: nothing to map, nothing to keep */
+    *out = (mdcom_region_map){(void *)mdcom_board_desc.region_base, mdcom_board_desc.region_size, 0};
     return 0;
 }
 
 static void bm_region_close(void *ctx, mdcom_region_map *map, int remove)
 {
+    static const mdcom_region_map none;
     (void)ctx;
-    (void)remove;
-    map->base = 0;
-    map->size = 0;
+    (void)remove; /* the region is the board's memory: nothing to remove */
+    *map = none;
 }
 
 static int bm_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)

@@ -145,47 +145,76 @@ static void set_mode(m4_link *l, uint32_t mode)
     mdcom_fifoch_set_spin(l->rsp, s);
 }
 
-/* Wait for a block (poll: spin on dequeue; doorbell: sleep in wait). */
+/* A block: a message (rx: dequeue, -EAGAIN while none) or a free one
+ * (alloc, -ENOBUFS while none). Poll: spin, reading the clock once every
+ * 1024 tries (it is part of every timed round trip: the raw echo's spin
+ * reads it as rarely), and then asking the channel whether the link was
+ * shut down; doorbell: sleep in wait. */
+static int take(mdcom_fifoch_t *ch, uint32_t mode, int rx, uint32_t *id, uint32_t *len, int64_t tmo)
+{
+    double end = 0;
+    uint32_t tries = 0;
+    for (;;) {
+        int r = rx ? mdcom_fifoch_dequeue(ch, id, len) : mdcom_fifoch_alloc(ch, id);
+        double now;
+        if (r != (rx ? -EAGAIN : -ENOBUFS))
+            return r;
+        if (mode != FW_MODE_DOORBELL && (++tries & 1023u) != 0)
+            continue;
+        now = m4_now_ns();
+        if (end == 0)
+            end = now + (double)tmo;
+        else if (now >= end)
+            return -ETIMEDOUT;
+        r = mdcom_fifoch_wait(ch, rx ? MDCOM_EV_RX : MDCOM_EV_TX,
+                              mode == FW_MODE_DOORBELL ? (int64_t)(end - now) : MDCOM_POLL);
+        if (r < 0 && r != -ETIMEDOUT)
+            return r;
+    }
+}
+
 static int rx_wait(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, int64_t tmo)
 {
-    double end = m4_now_ns() + (double)tmo;
-    for (;;) {
-        int r = mdcom_fifoch_dequeue(ch, id, len);
-        double now;
-        if (r != -EAGAIN)
-            return r;
-        now = m4_now_ns();
-        if (now >= end)
-            return -ETIMEDOUT;
-        if (mode == FW_MODE_DOORBELL) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, (int64_t)(end - now));
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        } else if (((uint64_t)now & 0xfff) == 0) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, MDCOM_POLL); /* learn of a shutdown */
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        }
-    }
+    return take(ch, mode, 1, id, len, tmo);
 }
 
 static int tx_alloc(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, int64_t tmo)
 {
-    double end = m4_now_ns() + (double)tmo;
-    for (;;) {
-        int r = mdcom_fifoch_alloc(ch, id);
-        double now;
-        if (r != -ENOBUFS)
-            return r;
-        now = m4_now_ns();
-        if (now >= end)
-            return -ETIMEDOUT;
-        if (mode == FW_MODE_DOORBELL) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, (int64_t)(end - now));
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        }
-    }
+    return take(ch, mode, 0, id, NULL, tmo);
+}
+
+/* A free block of ch to write: its id and address. */
+static int tx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, void **p)
+{
+    int r = tx_alloc(ch, mode, id, REPLY_NS);
+    if (r == 0)
+        mdcom_fifoch_get(ch, *id, p, NULL);
+    return r;
+}
+
+/* Queue block id (len bytes written) and wake a receiver. */
+static int tx_queue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+{
+    int r = mdcom_fifoch_enqueue(ch, id, len);
+    if (r == 0)
+        mdcom_fifoch_notify(ch);
+    return r;
+}
+
+/* The next message of ch: its id, length and address. */
+static int rx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, void **p)
+{
+    int r = rx_wait(ch, mode, id, len, REPLY_NS);
+    if (r == 0)
+        mdcom_fifoch_get(ch, *id, p, NULL);
+    return r;
+}
+
+/* A message read: its block back to the pool, a waiting sender woken. */
+static void rx_done(mdcom_fifoch_t *ch, uint32_t id)
+{
+    mdcom_fifoch_free(ch, id);
+    mdcom_fifoch_notify(ch);
 }
 
 int m4_cmd(m4_link *l, uint32_t op, uint32_t mode, uint32_t count, uint32_t arg)
@@ -262,20 +291,15 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
         void *p;
         double t0, t3;
         t0 = m4_now_ns();
-        if ((r = tx_alloc(l->ein, mode, &id, REPLY_NS)) != 0)
+        if ((r = tx_block(l->ein, mode, &id, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->ein, id, &p, NULL);
         memcpy(p, buf, mlen);
-        if ((r = mdcom_fifoch_enqueue(l->ein, id, mlen)) != 0)
+        if ((r = tx_queue(l->ein, id, mlen)) != 0 ||
+            (r = rx_block(l->eout, mode, &id, &len, &p)) != 0)
             return r;
-        mdcom_fifoch_notify(l->ein);
-        if ((r = rx_wait(l->eout, mode, &id, &len, REPLY_NS)) != 0)
-            return r;
-        mdcom_fifoch_get(l->eout, id, &p, NULL);
         t3 = m4_now_ns(); /* the reply is in hand; its check is not timed */
         bad += (uint32_t)echo_reply_bad(p, len, i, mlen, arg, t0, t3, ow);
-        mdcom_fifoch_free(l->eout, id);
-        mdcom_fifoch_notify(l->eout);
+        rx_done(l->eout, id);
         m4_times_add(t, t3 - t0);
     }
     if ((r = m4_result(l, &res, REPLY_NS)) != 0)
@@ -385,23 +409,19 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         void *p;
         while (first || sent < bytes) {
             uint32_t clen;
-            if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+            if ((r = tx_block(l->bulk, mode, &id, &p)) != 0)
                 return r;
-            mdcom_fifoch_get(l->bulk, id, &p, NULL);
             clen = ba_fill(p, chunk, bytes, &sent, &first, (uint8_t)i);
-            if ((r = mdcom_fifoch_enqueue(l->bulk, id, clen)) != 0)
+            if ((r = tx_queue(l->bulk, id, clen)) != 0)
                 return r;
-            mdcom_fifoch_notify(l->bulk);
         }
-        if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+        if ((r = rx_block(l->ack, mode, &id, &len, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->ack, id, &p, NULL);
         if (len == 4)
             memcpy(&ackv, p, 4);
         if (len != 4 || ackv != bytes)
             bad++;
-        mdcom_fifoch_free(l->ack, id);
-        mdcom_fifoch_notify(l->ack);
+        rx_done(l->ack, id);
         m4_times_add(t, m4_now_ns() - t0);
     }
     if ((r = m4_result(l, &res, REPLY_NS)) != 0)
@@ -423,20 +443,17 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
         return r;
     t0 = m4_now_ns();
     for (i = 0; i < n; i++) {
-        if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+        if ((r = tx_block(l->bulk, mode, &id, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->bulk, id, &p, NULL);
         memset(p, (int)(i & 0xff), bytes); /* the sender writes the whole message */
         memcpy(p, &i, 4);
         sum += i;
-        if ((r = mdcom_fifoch_enqueue(l->bulk, id, bytes)) != 0)
+        if ((r = tx_queue(l->bulk, id, bytes)) != 0)
             return r;
-        mdcom_fifoch_notify(l->bulk);
     }
-    if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+    if ((r = rx_block(l->ack, mode, &id, &len, &p)) != 0)
         return r;
     *ns_total = m4_now_ns() - t0;
-    mdcom_fifoch_get(l->ack, id, &p, NULL);
     memcpy(&ackv, p, 4);
     mdcom_fifoch_free(l->ack, id);
     if ((r = m4_result(l, &res, REPLY_NS)) != 0)
@@ -473,7 +490,6 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
     if (res.status)
         return res.status;
     for (i = 0; i < n; i++) {
-        uint32_t v;
         if (mode == FW_MODE_DOORBELL)
             r = mdcom_smemch_lock(l->state, REPLY_NS);
         else
@@ -481,11 +497,7 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
                 ;
         if (r)
             return r;
-        v = area[0];
-        area[1] = 0x4c58u; /* "LX" holds it */
-        area[0] = v + 1;
-        if (area[0] != v + 1 || area[1] != 0x4c58u)
-            errs++;
+        errs += (uint32_t)fw_smem_bump(area, 0x4c58u); /* "LX" holds it */
         if ((r = mdcom_smemch_unlock(l->state)) != 0)
             return r;
     }
@@ -522,6 +534,21 @@ static int rp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, v
         c->bad++;
     }
     c->got++;
+    return 0;
+}
+
+/* Dispatch until the callback counted `want` replies, or the clock passes
+ * end (read once every 1024 empty polls, as take() does). */
+static int rp_reply(mdcom_rpmsg_t *rp, rp_ctx *c, uint32_t want, uint32_t mode, double end)
+{
+    uint32_t tries = 0;
+    while (c->got < want) {
+        int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
+        if (p < 0)
+            return p;
+        if ((mode == FW_MODE_DOORBELL || (++tries & 1023u) == 0) && m4_now_ns() > end)
+            return -ETIMEDOUT;
+    }
     return 0;
 }
 
@@ -580,13 +607,8 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
         } else {
             r = mdcom_rpmsg_send(ept, buf, mlen, REPLY_NS);
         }
-        while (r == 0 && c.got < want) {
-            int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
-            if (p < 0)
-                r = p;
-            else if (m4_now_ns() > end)
-                r = -ETIMEDOUT;
-        }
+        if (r == 0)
+            r = rp_reply(rp, &c, want, mode, end);
         if (r == 0)
             m4_times_add(t, c.t3 - t0);
     }
@@ -756,13 +778,8 @@ int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
         c->t0 = t0 = m4_now_ns();
         end = t0 + (double)REPLY_NS;
         r = mdcom_rpmsg_send(o->ept, buf, mlen, REPLY_NS);
-        while (r == 0 && c->got < want) {
-            int p = mdcom_rpmsg_poll(o->r, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
-            if (p < 0)
-                r = p;
-            else if (m4_now_ns() > end)
-                r = -ETIMEDOUT;
-        }
+        if (r == 0)
+            r = rp_reply(o->r, c, want, mode, end);
         if (r == 0)
             m4_times_add(t, c->t3 - t0);
     }
