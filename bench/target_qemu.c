@@ -411,7 +411,7 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
 
 /* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the
  * firmware, started for the latency tables (n/a without it) */
-static void qm_oa_begin(qm_ctx *c)
+static void qm_oa_begin(qm_ctx *c, int icount_shift)
 {
     static m4_oa oa;
     char path[QM_PATH];
@@ -423,7 +423,7 @@ static void qm_oa_begin(qm_ctx *c)
         printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
         return;
     }
-    if ((r = m4_oa_start(&oa, path)) != 0) {
+    if ((r = m4_oa_start_icount(&oa, path, icount_shift)) != 0) {
         printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
         return;
     }
@@ -533,7 +533,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_oneway(c, l, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
-    qm_oa_begin(c);
+    qm_oa_begin(c, -1);
     qm_size_table(c, l, FW_MODE_POLL, now, "one_way_rt");
     printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
@@ -801,9 +801,11 @@ static void qm_echo_cost(qm_ctx *c)
     }
     printf("\n== firmware instructions per echoed message (-icount shift=0; receive call that\n"
            "   returned it .. reply published; one copy, no check on both transports) ==\n");
-    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    qm_oa_begin(c, 0);
+    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
+           "OpenAMP RPMsg", "OpenAMP / MDCOM");
     for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        double f = -1, rp = -1;
+        double f = -1, rp = -1, oa = -1;
         r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
                         NULL, NULL, NULL);
         if (qm_check(c, "echo cost, MDCOM FIFO", r) == 0 && l.last.count)
@@ -811,16 +813,23 @@ static void qm_echo_cost(qm_ctx *c)
         r = m4_rpmsg_echo_arg(&l, n, FW_MODE_POLL, sizes[k], FW_ARG_COST, NULL, NULL);
         if (qm_check(c, "echo cost, RPMsg", r) == 0 && l.last.count)
             rp = (double)l.last.value2 / l.last.count;
-        printf("%8u %12.0f %12.0f %13.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0);
+        if (c->oa && qm_check(c, "echo cost, OpenAMP", m4_oa_cost(c->oa, n, sizes[k], &oa)))
+            oa = -1;
+        printf("%8u %12.0f %12.0f %13.2fx %14.0f %15.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0,
+               oa, f > 0 && oa > 0 ? oa / f : 0);
         if (c->j) {
             bench_json_obj_begin(c->j, NULL);
             bench_json_str(c->j, "call", "echo_per_message");
             bench_json_u64(c->j, "bytes", sizes[k]);
             bench_json_dbl(c->j, "mdcom_fifo_instr", f);
             bench_json_dbl(c->j, "rpmsg_instr", rp);
+            bench_json_dbl(c->j, "openamp_instr", oa);
             bench_json_obj_end(c->j);
         }
     }
+    printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
+           " echoed the message, as the RPMsg column's span)\n");
+    qm_oa_end(c);
     m4_link_stop(&l);
 }
 

@@ -688,6 +688,11 @@ static int oa_wait(void *ctx, int64_t timeout_ns)
 
 int m4_oa_start(m4_oa *o, const char *fw)
 {
+    return m4_oa_start_icount(o, fw, -1);
+}
+
+int m4_oa_start_icount(m4_oa *o, const char *fw, int shift)
+{
     mdcom_qemu_opts qo;
     mdcom_rpmsg_opts ro;
     mdcom_rsc_vdev *vdev;
@@ -699,7 +704,7 @@ int m4_oa_start(m4_oa *o, const char *fw)
     qo.firmware = fw;
     qo.region_name = "oa";
     qo.doorbell = 1;
-    qo.icount_shift = -1;
+    qo.icount_shift = shift;
     if ((r = mdcom_qemu_prepare(&o->q, &qo, o->err, sizeof(o->err))) != 0)
         return r;
     fd = open(o->q.region_path, O_RDWR | O_CLOEXEC);
@@ -793,6 +798,24 @@ int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
     for (i = 0; i < 1000 && ctl[FW_OA_ECHOED] - echoed0 != n; i++)
         usleep(1000);
     return (int)c->bad + (ctl[FW_OA_ECHOED] - echoed0 != n) + (ctl[FW_OA_ERRORS] != errors0);
+}
+
+int m4_oa_cost(m4_oa *o, uint32_t n, uint32_t bytes, double *instr)
+{
+    volatile uint32_t *ctl;
+    int r;
+    if (!o->mem)
+        return -EINVAL;
+    ctl = (volatile uint32_t *)(o->mem + FW_OA_CTL);
+    ctl[FW_OA_COST] = 0;
+    ctl[FW_OA_COST_N] = 0;
+    /* release: the zeroed sums are seen before the image starts adding */
+    __atomic_store_n(&ctl[FW_OA_COSTING], 1u, __ATOMIC_RELEASE);
+    r = m4_oa_echo(o, n, FW_MODE_POLL, bytes, NULL);
+    __atomic_store_n(&ctl[FW_OA_COSTING], 0u, __ATOMIC_RELEASE);
+    if (r == 0)
+        *instr = ctl[FW_OA_COST_N] ? (double)ctl[FW_OA_COST] / ctl[FW_OA_COST_N] : -1;
+    return r;
 }
 
 void m4_oa_stop(m4_oa *o)

@@ -129,10 +129,16 @@ typedef struct m4_oa {
 /* Start QEMU with image fw, attach and find the echo service. 0 or -errno
  * (o->err says why; -ENOENT: fw or QEMU missing). */
 int m4_oa_start(m4_oa *o, const char *fw);
+/* The same with QEMU's -icount shift=N (N >= 0). */
+int m4_oa_start_icount(m4_oa *o, const char *fw, int shift);
 /* n round trips of `bytes` (>= 12, as m4_rpmsg_echo: the same messages and
  * checks; the image checks nothing) in mode FW_MODE_POLL / FW_MODE_DOORBELL.
  * Returns bad replies (>= 0) or -errno; round trips to t. */
 int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t);
+/* The image's instructions per echoed message (FW_OA_COSTING; start it with
+ * -icount shift=0): n polled echoes of `bytes`. 0 and *instr, or as
+ * m4_oa_echo. */
+int m4_oa_cost(m4_oa *o, uint32_t n, uint32_t bytes, double *instr);
 void m4_oa_stop(m4_oa *o);
 
 double m4_now_ns(void);

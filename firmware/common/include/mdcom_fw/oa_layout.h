@@ -39,8 +39,15 @@
 #define FW_OA_SIZE (FW_OA_POOL + 2u * FW_OA_NUM * FW_OA_BUF)
 #define FW_OA_SERVICE "oa-echo"
 
-/* words at FW_OA_CTL: MODE written by Linux; UP (1 once the endpoint
- * exists), ECHOED (messages echoed) and ERRORS (failed sends) by the image */
-enum fw_oa_word { FW_OA_MODE = 0, FW_OA_UP = 1, FW_OA_ECHOED = 2, FW_OA_ERRORS = 3 };
+/* words at FW_OA_CTL: MODE and COSTING written by Linux; UP (1 once the
+ * endpoint exists), ECHOED (messages echoed) and ERRORS (failed sends) by
+ * the image. COSTING 1 (poll mode, run under -icount shift=0): the image adds
+ * the clock time (= instructions) of each rproc_virtio_notified() call that
+ * echoed messages, the clock's own cost subtracted, to COST, and their number
+ * to COST_N (the span of mdcom-fw-resp's FW_ARG_COST for its RPMsg echo). */
+enum fw_oa_word {
+    FW_OA_MODE = 0, FW_OA_UP = 1, FW_OA_ECHOED = 2, FW_OA_ERRORS = 3,
+    FW_OA_COSTING = 4, FW_OA_COST = 5, FW_OA_COST_N = 6
+};
 
 #endif /* MDCOM_FW_OA_LAYOUT_H */
