@@ -38,6 +38,7 @@ extern const bench_cmd bench_cmd_blocks;
 extern const bench_cmd bench_cmd_throughput;
 extern const bench_cmd bench_cmd_api;
 extern const bench_cmd bench_cmd_thread_metric;
+extern const bench_cmd bench_cmd_reap;
 
 #define SU_MAX_ARGS 32
 
@@ -56,8 +57,8 @@ static void su_usage(FILE *out)
             "usage: mdcom-bench suite [--out DIR] [--quick] [--period S] [--no-report]\n"
             "                         [--report-script PATH]\n"
             "\n"
-            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric),\n"
-            "about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
+            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
+            "reap), about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
             "DIR/<timestamp>/ (default DIR: bench-results): per scenario <name>.txt,\n"
             ".json, .csv; then tools/bench-report.py makes report.md, results.json,\n"
             "results.csv and plots/ (PNG + SVG; needs python3-matplotlib).\n"
@@ -199,7 +200,7 @@ static int su_main(int argc, char **argv)
     printf("mdcom-bench suite: results in %s/\n", dir);
     fflush(stdout);
 
-    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_PY, S_N };
+    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_REAP, S_PY, S_N };
     static su_step st[S_N];
     static char jpath[S_N][1100], cpath[S_N][1100];
     memset(st, 0, sizeof(st));
@@ -208,6 +209,7 @@ static int su_main(int argc, char **argv)
     st[S_TP].cmd = &bench_cmd_throughput;
     st[S_API].cmd = &bench_cmd_api;
     st[S_TM].cmd = &bench_cmd_thread_metric;
+    st[S_REAP].cmd = &bench_cmd_reap;
     for (int i = 0; i < S_PY; i++) {
         st[i].name = st[i].cmd->name;
         su_add(&st[i], st[i].cmd->name);
