@@ -7,7 +7,7 @@
  * Round trip: the runner of roundtrip.c (two pinned processes, fresh state
  * per chunk, warm-up, cells split in rounds run round-robin over the
  * transports of a size, like `pingpong`).
- * One way (transports with a message interface): side A reads the clock (t0),
+ * One way (transports that carry whole messages): side A reads the clock (t0),
  * sends the message; side B receives it (the payload is in B's buffer), reads
  * the clock (t1) into shared memory and answers with a 4-byte ack carrying
  * the seq; A waits for the ack before the next message, so only one message
@@ -388,33 +388,6 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     bench_shared_free(sh, shlen);
 }
 
-/* Sizes below a transport's own round-trip minimum (4 B: its seq) are measured
- * through its message interface (msgrt.c), when it has one. */
-static const bench_msg_ops *lt_adapt_ops;
-static int lt_adapt_setup(void **c, const bench_rt_params *p)
-{
-    return bench_msgrt_setup(c, p, lt_adapt_ops);
-}
-
-static bench_transport lt_adapted(const bench_transport *t)
-{
-    bench_transport a = *t;
-    lt_adapt_ops = t->msg;
-    a.setup = lt_adapt_setup;
-    a.pong = bench_msgrt_pong;
-    a.ping_open = bench_msgrt_ping_open;
-    a.ping = bench_msgrt_ping;
-    a.stop = bench_msgrt_stop;
-    a.teardown = bench_msgrt_teardown;
-    a.min_size = 1;
-    return a;
-}
-
-static int lt_small_via_msg(const bench_transport *t, uint32_t size)
-{
-    return size < bench_tr_min_size(t) && t->msg;
-}
-
 /* ---- one size ---------------------------------------------------------------------- */
 
 static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
@@ -430,8 +403,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         lt_cell *c = &lt_cells[t][s];
         memset(c, 0, sizeof(*c));
         c->run = 1;
-        c->na = (size < bench_tr_min_size(o->tr[t]) && !lt_small_via_msg(o->tr[t], size)) ||
-                size > bench_tr_max_size(o->tr[t]);
+        c->na = size < bench_tr_min_size(o->tr[t]) || size > bench_tr_max_size(o->tr[t]);
         c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
         if (c->na || o->no_rtt)
             continue;
@@ -465,13 +437,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                                 .timeout_ns = (int64_t)(o->timeout_s * 1e9),
                                 .cpu_ping = h->cpus.cpu[0],
                                 .cpu_pong = h->cpus.cpu[1]};
-            const bench_transport *tr = o->tr[t];
-            bench_transport adapted;
-            if (lt_small_via_msg(tr, size)) {
-                adapted = lt_adapted(tr);
-                tr = &adapted;
-            }
-            if (bench_rt_chunk(tr, &ro, buf[t], &nbuf[t], &c->r) != 0)
+            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->r) != 0)
                 failed[t] = 1;
             if (bench_interrupted)
                 goto out;
@@ -490,7 +456,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
     if (!o->no_oneway) {
         for (unsigned t = 0; t < o->n_tr; t++) {
             lt_cell *c = &lt_cells[t][s];
-            if (c->na || !o->tr[t]->msg)
+            if (c->na || !bench_tr_carries(o->tr[t]))
                 continue;
             bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
                            o->tr[t]->name);
@@ -574,7 +540,7 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
         fprintf(out, "%-17s %8s %9s %9s %9s %9s %9s %9s  %-22s %s\n", "transport", "n", "min",
                 "p50", "p90", "p99", "p99.9", "max", "p50 vs baseline", "p50 vs mdcom-copy");
         for (unsigned t = 0; t < o->n_tr; t++) {
-            if (oneway && !o->tr[t]->msg)
+            if (oneway && !bench_tr_carries(o->tr[t]))
                 continue;
             lt_row(out, o, (int)t, s, oneway);
         }
@@ -787,7 +753,7 @@ static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const 
             const lt_cell *c = &lt_cells[t][s];
             const bench_transport *tr = o->tr[t];
             for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !tr->msg) : o->no_rtt)
+                if (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt)
                     continue;
                 if (!c->run)
                     continue;
@@ -832,7 +798,7 @@ static void lt_write_csv(FILE *f, const lt_opts *o)
             if (!c->run || c->na)
                 continue;
             for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !o->tr[t]->msg) : o->no_rtt)
+                if (ow ? (o->no_oneway || !bench_tr_carries(o->tr[t])) : o->no_rtt)
                     continue;
                 const bench_stats *st = ow ? &c->ow : &c->r.st;
                 if (!(ow ? c->ow_ok : c->r.ok))
@@ -881,7 +847,7 @@ static int lt_main(int argc, char **argv)
         bench_pin_self(h.cpus.cpu[0]);
     unsigned n_ow = 0;
     for (unsigned t = 0; t < o.n_tr; t++)
-        n_ow += o.tr[t]->msg != NULL;
+        n_ow += bench_tr_carries(o.tr[t]);
     bench_progress_plan((uint64_t)o.n_sizes *
                         ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
     unsigned integrity = 0, failures = 0;

@@ -254,7 +254,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     unsigned n = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (!need_msg || bench_transports[i]->msg ||
+            if (!need_msg || bench_tr_carries(bench_transports[i]) ||
                 (need_msg == 2 && bench_transports[i]->ext))
                 out[n++] = bench_transports[i];
         return (int)n;
@@ -272,8 +272,8 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
             bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);
             return -1;
         }
-        if (need_msg && !t->msg && !(need_msg == 2 && t->ext)) {
-            bench_err("%s: transport '%s' has no message interface (round trips only)", cmd, tok);
+        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext)) {
+            bench_err("%s: transport '%s' measures round trips only", cmd, tok);
             return -1;
         }
         if (n == max) {
@@ -293,7 +293,7 @@ void bench_list_transports(FILE *out, int need_msg)
 {
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (need_msg && !t->msg && !(need_msg == 2 && t->ext))
+        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext))
             continue;
         fprintf(out, "  %-18s %s\n", t->name, t->desc);
     }

@@ -117,12 +117,17 @@ TEST(BenchParse, Transports)
     EXPECT_EQ(bench_parse_transports("raw-spin,pipe", t, 32, 0, "test"), 2);
     EXPECT_STREQ(t[1]->name, "pipe");
     EXPECT_EQ(bench_parse_transports("no-such", t, 32, 0, "test"), -1);
-    // mdcom-zc-poll has round trips only: refused where messages are needed
+    // mdcom-zc-poll and rpmsg-poll measure round trips only: refused where
+    // whole messages are needed
     EXPECT_EQ(bench_parse_transports("mdcom-zc-poll", t, 32, 1, "test"), -1);
+    EXPECT_EQ(bench_parse_transports("rpmsg-poll", t, 32, 1, "test"), -1);
     int all = bench_parse_transports("all", t, 32, 1, "test");
     ASSERT_GT(all, 0);
     for (int i = 0; i < all; i++)
-        EXPECT_NE(t[i]->msg, nullptr);
+        EXPECT_TRUE(bench_tr_carries(t[i]));
+    // every transport but an external program implements the message interface
+    for (unsigned i = 0; i < bench_n_transports; i++)
+        EXPECT_TRUE(bench_transports[i]->msg != nullptr || bench_transports[i]->ext != nullptr);
 }
 
 TEST(BenchPayload, Crc32cKnownVector)

@@ -120,69 +120,58 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
 
 /* ---- message processing ----------------------------------------------------------- */
 
-static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
+typedef struct tm_msg_arg {
+    bench_rt_side s; /* first: side B's argument */
+    const tm_opts *o;
+    tm_res *r;
+} tm_msg_arg;
+
+/* Side A: warm-up, then round trips counted per period. */
+static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
-    memset(r, 0, sizeof(*r));
-    r->test = "message";
-    r->name = t->name;
-    bench_rt_params p;
-    memset(&p, 0, sizeof(p));
-    p.size = p.max_size = 16;
-    p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    bench_unique_name(p.name, sizeof(p.name), "mdb-tm");
-    void *ctx = NULL;
-    if (!t->setup || t->setup(&ctx, &p) != 0) { /* a peer program has no setup here */
-        r->failures++;
-        return;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        r->failures++;
-        t->teardown(ctx);
-        return;
-    }
-    if (pid == 0) {
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_IGN);
-        signal(SIGPIPE, SIG_IGN);
-        bench_pin_self(h->cpus.cpu[1]);
-        int rc = t->pong(ctx);
-        _exit(rc == 0 ? 0 : rc == BENCH_RT_MISMATCH ? 10 : 11);
-    }
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    bench_pin_self(h->cpus.cpu[0]);
-    uint32_t seq = 0;
-    int rc = t->ping_open(ctx);
+    tm_msg_arg *a = arg;
+    int rc = 0;
     for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
-        rc = t->ping(ctx, ++seq);
-    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        rc = bench_rt_one(ops, ctx, side, &a->s);
+    for (unsigned per = 0; per < a->o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(a->o->period * 1e9), n = 0, now = t0;
         while (rc == 0) {
             for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = t->ping(ctx, ++seq);
+                rc = bench_rt_one(ops, ctx, side, &a->s);
             now = bench_now_ns();
             if (now >= end || bench_interrupted)
                 break;
         }
         if (rc == 0) {
-            r->score[per] = n;
-            r->seconds[per] = (double)(now - t0) / 1e9;
-            r->n = per + 1;
+            a->r->score[per] = n;
+            a->r->seconds[per] = (double)(now - t0) / 1e9;
+            a->r->n = per + 1;
         }
     }
-    if (rc == BENCH_RT_MISMATCH)
-        r->integrity++;
-    else if (rc != 0)
+    int src = bench_rt_stop(ops, ctx, side, &a->s);
+    return rc ? rc : src;
+}
+
+static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->test = "message";
+    r->name = t->name;
+    tm_msg_arg a = {.o = o, .r = r};
+    if (!t->msg || bench_rt_side_init(&a.s, 16) != 0) { /* a peer program runs its own cells */
         r->failures++;
-    t->stop(ctx);
-    int code = bench_reap(pid, p.timeout_ns + 1000000000LL, t->name);
-    if (code == 10)
-        r->integrity++;
-    else if (code != 0)
-        r->failures++;
-    t->teardown(ctx);
-    signal(SIGPIPE, old);
+        return;
+    }
+    bench_msg_job j = {.t = t,
+                       .p = {.n_chan = 1, .max_size = 16, .depth = 8, .threads = 1,
+                             .timeout_ns = (int64_t)(o->timeout_s * 1e9)},
+                       .cpu_a = h->cpus.cpu[0],
+                       .cpu_b = h->cpus.cpu[1],
+                       .fn_a = tm_msg_a,
+                       .fn_b = bench_rt_serve,
+                       .arg = &a};
+    bench_msg_session(&j, &r->integrity, &r->failures);
+    free(a.s.buf);
     r->ok = !r->integrity && !r->failures && r->n == o->periods;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport
- * (bench_msg_ops; its round trips come from msgrt.c). Built only when CMake
+ * (bench_msg_ops; its round trips are roundtrip.c's). Built only when CMake
  * finds iceoryx_binding_c (MDCOM_BENCH_ICEORYX).
  *
  * The daemon: the first setup starts its own `iox-roudi` (config and log in a
@@ -448,6 +448,6 @@ static const bench_msg_ops i_ops = {.setup = i_setup,
                                     .teardown = i_teardown,
                                     .max_msg = i_max_msg};
 
-BENCH_MSG_TRANSPORT(bench_tr_iceoryx, "iceoryx",
+BENCH_TRANSPORT(bench_tr_iceoryx, "iceoryx",
                     "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet",
                     BENCH_WAIT_BLOCK, "raw-futex", i_ops);

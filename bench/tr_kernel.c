@@ -2,7 +2,7 @@
 /*
  * tr_kernel.c - the kernel IPC baselines: pipe, Unix domain socket (stream and
  * seqpacket) and POSIX message queue, as message transports (bench_msg_ops)
- * whose round trips come from msgrt.c.
+ * whose round trips are roundtrip.c's.
  *
  * Per bench channel, created in the parent before fork and inherited:
  *   pipe            two pipes (A -> B, B -> A)
@@ -504,14 +504,14 @@ K_OPS(k_stream_ops, stream_setup, NULL);
 K_OPS(k_seqp_ops, seqp_setup, seqpacket_max);
 K_OPS(k_mq_ops, mq_setup, mq_max);
 
-BENCH_MSG_TRANSPORT(bench_tr_pipe, "pipe", "kernel baseline: two pipes, length-framed, poll(2) + read",
+BENCH_TRANSPORT(bench_tr_pipe, "pipe", "kernel baseline: two pipes, length-framed, poll(2) + read",
                     BENCH_WAIT_BLOCK, "raw-futex", k_pipe_ops);
-BENCH_MSG_TRANSPORT(bench_tr_unix_stream, "unix-stream",
+BENCH_TRANSPORT(bench_tr_unix_stream, "unix-stream",
                     "kernel baseline: AF_UNIX SOCK_STREAM socketpair, length-framed",
                     BENCH_WAIT_BLOCK, "raw-futex", k_stream_ops);
-BENCH_MSG_TRANSPORT(bench_tr_unix_seqpacket, "unix-seqpacket",
+BENCH_TRANSPORT(bench_tr_unix_seqpacket, "unix-seqpacket",
                     "kernel baseline: AF_UNIX SOCK_SEQPACKET socketpair (one message per call)",
                     BENCH_WAIT_BLOCK, "raw-futex", k_seqp_ops);
-BENCH_MSG_TRANSPORT(bench_tr_mq, "mq",
+BENCH_TRANSPORT(bench_tr_mq, "mq",
                     "kernel baseline: POSIX message queues (mq_timedsend/receive)",
                     BENCH_WAIT_BLOCK, "raw-futex", k_mq_ops);

@@ -218,6 +218,6 @@ static const bench_msg_ops sm_ops = {.setup = sm_setup,
                                      .detach = sm_detach,
                                      .teardown = sm_teardown};
 
-BENCH_MSG_TRANSPORT(bench_tr_mdcom_smem_poll, "mdcom-smem-poll",
+BENCH_TRANSPORT(bench_tr_mdcom_smem_poll, "mdcom-smem-poll",
                     "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)",
                     BENCH_WAIT_POLL, "raw-spin", sm_ops);
