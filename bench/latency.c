@@ -727,27 +727,22 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     bench_json_obj_end(j);
 }
 
-static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const bench_target *tg,
-                          unsigned ntg, unsigned integrity, unsigned failures, double secs)
+static void lt_write_json(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", o->cmd);
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_bool(&j, "quick", o->quick);
-    bench_json_arr_begin(&j, "sizes");
+    const lt_opts *o = arg;
+    bench_json_obj_begin(j, "config");
+    bench_json_bool(j, "quick", o->quick);
+    bench_json_arr_begin(j, "sizes");
     for (int s = 0; s < o->n_sizes; s++)
-        bench_json_u64(&j, NULL, o->sizes[s]);
-    bench_json_arr_end(&j);
-    bench_json_u64(&j, "iters", o->iters);
-    bench_json_dbl(&j, "cell_time_s", o->cell_time);
-    bench_json_u64(&j, "rounds", o->rounds);
-    bench_json_dbl(&j, "timeout_s", o->timeout_s);
-    bench_json_u64(&j, "hist_cap_us", o->hist_cap_us);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
+        bench_json_u64(j, NULL, o->sizes[s]);
+    bench_json_arr_end(j);
+    bench_json_u64(j, "iters", o->iters);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+    bench_json_u64(j, "rounds", o->rounds);
+    bench_json_dbl(j, "timeout_s", o->timeout_s);
+    bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
+    bench_json_obj_end(j);
+    bench_json_arr_begin(j, "results");
     for (int s = 0; s < o->n_sizes; s++)
         for (unsigned t = 0; t < o->n_tr; t++) {
             const lt_cell *c = &lt_cells[t][s];
@@ -757,41 +752,36 @@ static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const 
                     continue;
                 if (!c->run)
                     continue;
-                bench_json_obj_begin(&j, NULL);
-                bench_json_str(&j, "transport", tr->name);
-                bench_json_str(&j, "kind", ow ? "oneway" : "rtt");
-                bench_json_str(&j, "wait", tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
-                bench_json_u64(&j, "size", o->sizes[s]);
-                bench_json_bool(&j, "na", c->na);
+                bench_json_obj_begin(j, NULL);
+                bench_json_str(j, "transport", tr->name);
+                bench_json_str(j, "kind", ow ? "oneway" : "rtt");
+                bench_json_str(j, "wait", tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+                bench_json_u64(j, "size", o->sizes[s]);
+                bench_json_bool(j, "na", c->na);
                 if (!c->na) {
                     const bench_stats *st = ow ? &c->ow : &c->r.st;
-                    bench_json_bool(&j, "ok", ow ? c->ow_ok : c->r.ok);
-                    bench_json_u64(&j, "integrity_errors", ow ? c->ow_integrity : c->r.integrity);
-                    bench_json_u64(&j, "failures", ow ? c->ow_failures : c->r.failures);
-                    bench_json_stats(&j, "stats", st);
-                    bench_json_str(&j, "baseline", tr->baseline);
-                    bench_json_dbl(&j, "p50_ratio_to_baseline",
+                    bench_json_bool(j, "ok", ow ? c->ow_ok : c->r.ok);
+                    bench_json_u64(j, "integrity_errors", ow ? c->ow_integrity : c->r.integrity);
+                    bench_json_u64(j, "failures", ow ? c->ow_failures : c->r.failures);
+                    bench_json_stats(j, "stats", st);
+                    bench_json_str(j, "baseline", tr->baseline);
+                    bench_json_dbl(j, "p50_ratio_to_baseline",
                                    tr->baseline ? lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
                                                 : NAN);
-                    bench_json_str(&j, "mdcom_ref", lt_mdcom_ref(tr));
-                    bench_json_dbl(&j, "p50_ratio_to_mdcom",
+                    bench_json_str(j, "mdcom_ref", lt_mdcom_ref(tr));
+                    bench_json_dbl(j, "p50_ratio_to_mdcom",
                                    lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)));
-                    lt_json_hist(&j, "hist", ow ? &c->oh : &c->h);
+                    lt_json_hist(j, "hist", ow ? &c->oh : &c->h);
                 }
-                bench_json_obj_end(&j);
+                bench_json_obj_end(j);
             }
         }
-    bench_json_arr_end(&j);
-    bench_targets_json(&j, tg, ntg);
-    bench_json_u64(&j, "integrity_errors", integrity);
-    bench_json_u64(&j, "failures", failures);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    bench_json_arr_end(j);
 }
 
-static void lt_write_csv(FILE *f, const lt_opts *o)
+static void lt_write_csv(FILE *f, void *arg)
 {
-    bench_csv_header(f);
+    const lt_opts *o = arg;
     for (int s = 0; s < o->n_sizes; s++)
         for (unsigned t = 0; t < o->n_tr; t++) {
             const lt_cell *c = &lt_cells[t][s];
@@ -832,28 +822,25 @@ static int lt_main(int argc, char **argv)
     int prc = bench_parsed(lt_parse(argc, argv, &o), o.cmd, lt_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
     memset(lt_cells, 0, sizeof(lt_cells));
-    if (bench_begin(o.cmd, o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_body = lt_write_json, .csv_rows = lt_write_csv, .arg = &o};
+    if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
+    FILE *out = r.out;
     fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
                  "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
                  "       receive returning (message-interface transports)\n",
             o.n_sizes, o.n_tr, o.cell_time, o.rounds, o.rounds == 1 ? "" : "s");
     fflush(out);
-    if (h.cpus.pinned)
-        bench_pin_self(h.cpus.cpu[0]);
     unsigned n_ow = 0;
     for (unsigned t = 0; t < o.n_tr; t++)
         n_ow += bench_tr_carries(o.tr[t]);
     bench_progress_plan((uint64_t)o.n_sizes *
                         ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
-    unsigned integrity = 0, failures = 0;
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
-        if (lt_measure_size(&o, &h, s) != 0) {
+        if (lt_measure_size(&o, &r.h, s) != 0) {
             rc = BENCH_EXIT_ERROR;
             break;
         }
@@ -863,38 +850,22 @@ static int lt_main(int argc, char **argv)
             break;
         }
         for (unsigned t = 0; t < o.n_tr; t++) {
-            integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
-            failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
+            r.integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
+            r.failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
         }
         lt_print_size(out, &o, s);
     }
     bench_target tg[LT_MAX_TARGETS + BENCH_API_N];
     unsigned ntg = rc ? 0 : lt_targets(&o, tg);
     if (o.api && !rc) /* single calls, one process: their cost against the target */
-        ntg += lt_api(out, &o, tg + ntg, &integrity, &failures);
-    unsigned missed;
-    bench_targets_print(out, tg, ntg, &missed);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integrity, failures, secs);
-    fflush(out);
-    if (jf) {
-        lt_write_json(jf, &o, &h, tg, ntg, integrity, failures, secs);
-        bench_close_out(jf, o.json, &failures);
-    }
-    if (cf) {
-        lt_write_csv(cf, &o);
-        bench_close_out(cf, o.csv, &failures);
-    }
+        ntg += lt_api(out, &o, tg + ntg, &r.integrity, &r.failures);
+    rc = bench_run_end(&r, rc, tg, ntg, o.strict);
     for (int s = 0; s < o.n_sizes; s++)
         for (unsigned t = 0; t < o.n_tr; t++) {
             lt_hist_free(&lt_cells[t][s].h);
             lt_hist_free(&lt_cells[t][s].oh);
         }
-    if (rc)
-        return rc;
-    if (integrity || failures)
-        return BENCH_EXIT_ERROR;
-    return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+    return rc;
 }
 
 /* `pingpong`: the preset in front of the user's options (getopt: the last

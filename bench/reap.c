@@ -229,10 +229,55 @@ static double rp_ratio(const rp_cell *c, const bench_stats *base)
     return c->reap.n && base->n ? (double)c->reap.p50 / (double)base->p50 : NAN;
 }
 
-static void rp_key(bench_csv_key *k, const rp_cell *c)
+static rp_cell rp_cells[RP_MAX_DEPTHS];
+
+static void rp_json(bench_json *j, void *arg)
 {
-    *k = (bench_csv_key){.scenario = "reap", .transport = "mdcom", .mode = "sense_process",
-                         .size = RP_MSG, .channels = 1, .n = c->depth};
+    const rp_opts *o = arg;
+    bench_json_obj_begin(j, "config");
+    bench_json_bool(j, "quick", o->quick);
+    bench_json_u64(j, "reps", o->reps);
+    bench_json_u64(j, "calls", o->calls);
+    bench_json_u64(j, "message_size", RP_MSG);
+    bench_json_obj_end(j);
+    bench_json_arr_begin(j, "results");
+    for (int d = 0; d < o->n_depths; d++) {
+        const rp_cell *c = &rp_cells[d];
+        bench_json_obj_begin(j, NULL);
+        bench_json_u64(j, "queued", c->depth);
+        bench_json_bool(j, "ok", c->ok);
+        bench_json_arr_begin(j, "reap_ns");
+        for (uint32_t r = 0; r < c->reps_done; r++)
+            bench_json_u64(j, NULL, c->reap_ns[r]);
+        bench_json_arr_end(j);
+        bench_json_stats(j, "reap", &c->reap);
+        bench_json_stats(j, "alive", &c->before);
+        bench_json_stats(j, "after", &c->after);
+        bench_json_dbl(j, "ratio", rp_ratio(c, &c->before));
+        bench_json_dbl(j, "ratio_after", rp_ratio(c, &c->after));
+        bench_json_u64(j, "received", c->received);
+        bench_json_u64(j, "expected", c->expected);
+        bench_json_obj_end(j);
+    }
+    bench_json_arr_end(j);
+}
+
+static void rp_csv(FILE *f, void *arg)
+{
+    const rp_opts *o = arg;
+    for (int d = 0; d < o->n_depths; d++) {
+        const rp_cell *c = &rp_cells[d];
+        bench_csv_key k = {.scenario = "reap", .transport = "mdcom", .mode = "sense_process",
+                           .size = RP_MSG, .channels = 1, .n = c->depth};
+        if (!c->ok)
+            continue;
+        bench_csv_row(f, &k, "reap_p50", (double)c->reap.p50, "ns");
+        bench_csv_row(f, &k, "reap_max", (double)c->reap.max, "ns");
+        bench_csv_row(f, &k, "alive_p50", (double)c->before.p50, "ns");
+        bench_csv_row(f, &k, "after_p50", (double)c->after.p50, "ns");
+        bench_csv_row(f, &k, "reap_ratio_alive", rp_ratio(c, &c->before), "x");
+        bench_csv_row(f, &k, "reap_ratio_after", rp_ratio(c, &c->after), "x");
+    }
 }
 
 static int rp_main(int argc, char **argv)
@@ -249,18 +294,13 @@ static int rp_main(int argc, char **argv)
         o.reps = o.quick ? 1 : 3;
     if (!o.calls)
         o.calls = o.quick ? 100 : 1000;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    if (bench_begin("reap", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run rn = {.cmd = "reap", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_body = rp_json, .csv_rows = rp_csv, .arg = &o};
+    if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
-    if (h.cpus.pinned)
-        bench_pin_self(h.cpus.cpu[0]);
-    uint64_t t0 = bench_now_ns();
-    static rp_cell cells[RP_MAX_DEPTHS];
-    unsigned failures = 0;
     bench_progress_plan((uint64_t)o.n_depths * o.reps);
     for (int d = 0; d < o.n_depths && !bench_interrupted; d++) {
-        rp_cell *c = &cells[d];
+        rp_cell *c = &rp_cells[d];
         memset(c, 0, sizeof(*c));
         c->depth = o.depths[d];
         c->ok = 1;
@@ -268,7 +308,7 @@ static int rp_main(int argc, char **argv)
             bench_progress("reap: %u queued, kill %u of %u", c->depth, r + 1, o.reps);
             if (rp_once(&o, c, r == 0) != 0) {
                 c->ok = 0;
-                failures++;
+                rn.failures++;
                 break;
             }
         }
@@ -279,80 +319,24 @@ static int rp_main(int argc, char **argv)
     bench_progress_end();
 
     char b1[24], b2[24], b3[24];
-    if (cf)
-        bench_csv_header(cf);
-    fprintf(out, "\n== reap: the survivor's mdcom_sense_process after a sender with N messages queued "
-                 "was killed (SIGKILL) ==\n"
-                 "%-8s %5s %12s %12s %12s %15s  %s\n",
+    fprintf(rn.out, "\n== reap: the survivor's mdcom_sense_process after a sender with N messages "
+                    "queued was killed (SIGKILL) ==\n"
+                    "%-8s %5s %12s %12s %12s %15s  %s\n",
             "queued", "kills", "reap (p50)", "alive (p50)", "after (p50)", "ratio alv/aft", "received");
     for (int d = 0; d < o.n_depths; d++) {
-        const rp_cell *c = &cells[d];
-        double ratio = rp_ratio(c, &c->before), ratio_after = rp_ratio(c, &c->after);
-        fprintf(out, "%-8u %5u %12s %12s %12s %6.2fx /%6.2fx  %llu of %llu%s\n", c->depth, c->reps_done,
-                bench_fmt_ns(b1, sizeof(b1), (double)c->reap.p50),
+        const rp_cell *c = &rp_cells[d];
+        fprintf(rn.out, "%-8u %5u %12s %12s %12s %6.2fx /%6.2fx  %llu of %llu%s\n", c->depth,
+                c->reps_done, bench_fmt_ns(b1, sizeof(b1), (double)c->reap.p50),
                 bench_fmt_ns(b2, sizeof(b2), (double)c->before.p50),
-                bench_fmt_ns(b3, sizeof(b3), (double)c->after.p50), ratio, ratio_after,
-                (unsigned long long)c->received, (unsigned long long)c->expected,
-                c->ok ? ", in order" : "  <- ERROR");
-        bench_csv_key k;
-        rp_key(&k, c);
-        if (cf && c->ok) {
-            bench_csv_row(cf, &k, "reap_p50", (double)c->reap.p50, "ns");
-            bench_csv_row(cf, &k, "reap_max", (double)c->reap.max, "ns");
-            bench_csv_row(cf, &k, "alive_p50", (double)c->before.p50, "ns");
-            bench_csv_row(cf, &k, "after_p50", (double)c->after.p50, "ns");
-            bench_csv_row(cf, &k, "reap_ratio_alive", ratio, "x");
-            bench_csv_row(cf, &k, "reap_ratio_after", ratio_after, "x");
-        }
+                bench_fmt_ns(b3, sizeof(b3), (double)c->after.p50), rp_ratio(c, &c->before),
+                rp_ratio(c, &c->after), (unsigned long long)c->received,
+                (unsigned long long)c->expected, c->ok ? ", in order" : "  <- ERROR");
     }
-    fprintf(out, "reap: one call per kill; alive / after: %u calls with the sender alive / after it "
-                 "was reaped\n(alive includes probing the live sender's pid); ratio = reap / alive, reap / after.\n",
+    fprintf(rn.out, "reap: one call per kill; alive / after: %u calls with the sender alive / after "
+                    "it was reaped\n(alive includes probing the live sender's pid); ratio = reap / "
+                    "alive, reap / after.\n",
             o.calls);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u; %.1f s total\n", failures, secs);
-    fflush(out);
-    if (jf) {
-        bench_json j;
-        bench_json_init(&j, jf);
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "benchmark", "reap");
-        bench_host_json(&j, "host", &h);
-        bench_json_obj_begin(&j, "config");
-        bench_json_bool(&j, "quick", o.quick);
-        bench_json_u64(&j, "reps", o.reps);
-        bench_json_u64(&j, "calls", o.calls);
-        bench_json_u64(&j, "message_size", RP_MSG);
-        bench_json_obj_end(&j);
-        bench_json_arr_begin(&j, "results");
-        for (int d = 0; d < o.n_depths; d++) {
-            const rp_cell *c = &cells[d];
-            bench_json_obj_begin(&j, NULL);
-            bench_json_u64(&j, "queued", c->depth);
-            bench_json_bool(&j, "ok", c->ok);
-            bench_json_arr_begin(&j, "reap_ns");
-            for (uint32_t r = 0; r < c->reps_done; r++)
-                bench_json_u64(&j, NULL, c->reap_ns[r]);
-            bench_json_arr_end(&j);
-            bench_json_stats(&j, "reap", &c->reap);
-            bench_json_stats(&j, "alive", &c->before);
-            bench_json_stats(&j, "after", &c->after);
-            bench_json_dbl(&j, "ratio", rp_ratio(c, &c->before));
-            bench_json_dbl(&j, "ratio_after", rp_ratio(c, &c->after));
-            bench_json_u64(&j, "received", c->received);
-            bench_json_u64(&j, "expected", c->expected);
-            bench_json_obj_end(&j);
-        }
-        bench_json_arr_end(&j);
-        bench_json_u64(&j, "failures", failures);
-        bench_json_dbl(&j, "seconds", secs);
-        bench_json_obj_end(&j);
-        bench_close_out(jf, o.json, &failures);
-    }
-    if (cf)
-        bench_close_out(cf, o.csv, &failures);
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
 const bench_cmd bench_cmd_reap = {

@@ -398,43 +398,49 @@ static void tm_print(FILE *out, const tm_opts *o, const tm_res *r)
     (void)o;
 }
 
-static void tm_json(FILE *f, const tm_opts *o, const bench_host *h, unsigned integ, unsigned fail,
-                    double secs)
+static void tm_json(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "thread-metric");
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_dbl(&j, "period_s", o->period);
-    bench_json_u64(&j, "periods", o->periods);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
+    const tm_opts *o = arg;
+    bench_json_obj_begin(j, "config");
+    bench_json_dbl(j, "period_s", o->period);
+    bench_json_u64(j, "periods", o->periods);
+    bench_json_obj_end(j);
+    bench_json_arr_begin(j, "results");
     for (unsigned i = 0; i < tm_n_res; i++) {
         const tm_res *r = &tm_res_v[i];
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "test", r->test);
-        bench_json_str(&j, "transport", r->name);
-        bench_json_bool(&j, "ok", r->ok);
-        bench_json_u64(&j, "integrity_errors", r->integrity);
-        bench_json_u64(&j, "failures", r->failures);
-        bench_json_arr_begin(&j, "scores");
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "test", r->test);
+        bench_json_str(j, "transport", r->name);
+        bench_json_bool(j, "ok", r->ok);
+        bench_json_u64(j, "integrity_errors", r->integrity);
+        bench_json_u64(j, "failures", r->failures);
+        bench_json_arr_begin(j, "scores");
         for (unsigned k = 0; k < r->n; k++)
-            bench_json_u64(&j, NULL, r->score[k]);
-        bench_json_arr_end(&j);
-        bench_json_dbl(&j, "per_second", tm_mean(r));
-        bench_json_dbl(&j, "per_30s", tm_mean(r) * 30.0);
-        bench_json_dbl(&j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
+            bench_json_u64(j, NULL, r->score[k]);
+        bench_json_arr_end(j);
+        bench_json_dbl(j, "per_second", tm_mean(r));
+        bench_json_dbl(j, "per_30s", tm_mean(r) * 30.0);
+        bench_json_dbl(j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
         if (r->n)
-            bench_json_u64(&j, "peer_iterations", r->peer[r->n - 1]);
-        bench_json_obj_end(&j);
+            bench_json_u64(j, "peer_iterations", r->peer[r->n - 1]);
+        bench_json_obj_end(j);
     }
-    bench_json_arr_end(&j);
-    bench_json_u64(&j, "integrity_errors", integ);
-    bench_json_u64(&j, "failures", fail);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    bench_json_arr_end(j);
+}
+
+static void tm_csv(FILE *f, void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; i < tm_n_res; i++) {
+        const tm_res *r = &tm_res_v[i];
+        if (!r->ok)
+            continue;
+        bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
+                           .n = r->n};
+        for (unsigned p = 0; p < r->n; p++)
+            bench_csv_row(f, &k, "score_per_period", (double)r->score[p], "iterations");
+        bench_csv_row(f, &k, "per_second", tm_mean(r), "1/s");
+    }
 }
 
 static int tm_main(int argc, char **argv)
@@ -443,25 +449,24 @@ static int tm_main(int argc, char **argv)
     int prc = bench_parsed(tm_parse(argc, argv, &o), "thread-metric", tm_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
-    if (bench_begin("thread-metric", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_body = tm_json, .csv_rows = tm_csv, .arg = &o};
+    if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
+    FILE *out = rn.out;
     fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period, o.periods);
     fprintf(out, "%-16s %-17s %12s %12s %13s %10s\n", "test", "transport", "period 1", "per second",
             "per 30 s", "vs FreeRTOS");
     tm_n_res = 0;
-    unsigned integ = 0, fail = 0;
     if (!o.no_msg)
         for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
             tm_res *r = &tm_res_v[tm_n_res++];
             bench_progress("thread-metric message: %s (%.1f s)", o.tr[t]->name, o.period * o.periods);
-            tm_message(&o, &h, o.tr[t], r);
+            tm_message(&o, &rn.h, o.tr[t], r);
             bench_progress_end();
             tm_print(out, &o, r);
-            integ += r->integrity;
-            fail += r->failures;
+            rn.integrity += r->integrity;
+            rn.failures += r->failures;
         }
     if (!o.no_sync)
         for (int contended = 0; contended < 2 && !bench_interrupted; contended++)
@@ -469,38 +474,16 @@ static int tm_main(int argc, char **argv)
                 tm_res *r = &tm_res_v[tm_n_res++];
                 bench_progress("thread-metric sync: %s %s", kind ? "pthread" : "smem",
                                contended ? "contended" : "solo");
-                tm_sync(&o, &h, kind, contended, r);
+                tm_sync(&o, &rn.h, kind, contended, r);
                 bench_progress_end();
                 tm_print(out, &o, r);
-                integ += r->integrity;
-                fail += r->failures;
+                rn.integrity += r->integrity;
+                rn.failures += r->failures;
             }
     fprintf(out, "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
                  "%.0f, synchronization %.0f\n",
             TM_PUB_MSG, TM_PUB_SYNC);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integ, fail, secs);
-    if (jf) {
-        tm_json(jf, &o, &h, integ, fail, secs);
-        bench_close_out(jf, o.json, &fail);
-    }
-    if (cf) {
-        bench_csv_header(cf);
-        for (unsigned i = 0; i < tm_n_res; i++) {
-            const tm_res *r = &tm_res_v[i];
-            if (!r->ok)
-                continue;
-            bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
-                               .n = r->n};
-            for (unsigned p = 0; p < r->n; p++)
-                bench_csv_row(cf, &k, "score_per_period", (double)r->score[p], "iterations");
-            bench_csv_row(cf, &k, "per_second", tm_mean(r), "1/s");
-        }
-        bench_close_out(cf, o.csv, &fail);
-    }
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
 const bench_cmd bench_cmd_thread_metric = {

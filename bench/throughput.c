@@ -675,21 +675,16 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     return n;
 }
 
-static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const bench_target *tg, unsigned ntg,
-                    unsigned integ, unsigned fail, double secs)
+static void tp_json(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "throughput");
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_bool(&j, "quick", o->quick);
-    bench_json_u64(&j, "window", o->window);
-    bench_json_dbl(&j, "cell_time_s", o->cell_time);
-    bench_json_bool(&j, "crc_recomputed", o->crc);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
+    const tp_opts *o = arg;
+    bench_json_obj_begin(j, "config");
+    bench_json_bool(j, "quick", o->quick);
+    bench_json_u64(j, "window", o->window);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+    bench_json_bool(j, "crc_recomputed", o->crc);
+    bench_json_obj_end(j);
+    bench_json_arr_begin(j, "results");
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
             for (int bi = 0; bi < o->n_totals; bi++)
@@ -698,50 +693,45 @@ static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const bench_
                         const tp_cell *c = &tp_cells[m][ci][bi][si][t];
                         if (!c->run)
                             continue;
-                        bench_json_obj_begin(&j, NULL);
-                        bench_json_str(&j, "transport", o->tr[t]->name);
-                        bench_json_str(&j, "mode", tp_mode_name[m]);
-                        bench_json_u64(&j, "channels", o->chans[ci]);
-                        bench_json_u64(&j, "size", o->sizes[si]);
-                        bench_json_u64(&j, "total_per_channel", o->totals[bi]);
-                        bench_json_bool(&j, "na", c->na);
-                        bench_json_bool(&j, "ok", c->ok);
-                        bench_json_bool(&j, "capped", c->capped);
-                        bench_json_u64(&j, "msgs", c->msgs);
-                        bench_json_u64(&j, "bytes", c->bytes);
-                        bench_json_dbl(&j, "wall_s", c->wall_s);
-                        bench_json_dbl(&j, "aggregate_bytes_per_s", c->agg_bps);
-                        bench_json_dbl(&j, "msgs_per_s", c->msgs_ps);
-                        bench_json_dbl(&j, "channel_min_bytes_per_s", c->ch_min_bps);
-                        bench_json_dbl(&j, "channel_max_bytes_per_s", c->ch_max_bps);
-                        bench_json_u64(&j, "loss", c->loss);
-                        bench_json_u64(&j, "corrupt", c->corrupt);
-                        bench_json_u64(&j, "integrity_errors", c->integrity);
-                        bench_json_u64(&j, "failures", c->failures);
-                        bench_json_dbl(&j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-                        bench_json_dbl(&j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
-                        bench_json_obj_end(&j);
+                        bench_json_obj_begin(j, NULL);
+                        bench_json_str(j, "transport", o->tr[t]->name);
+                        bench_json_str(j, "mode", tp_mode_name[m]);
+                        bench_json_u64(j, "channels", o->chans[ci]);
+                        bench_json_u64(j, "size", o->sizes[si]);
+                        bench_json_u64(j, "total_per_channel", o->totals[bi]);
+                        bench_json_bool(j, "na", c->na);
+                        bench_json_bool(j, "ok", c->ok);
+                        bench_json_bool(j, "capped", c->capped);
+                        bench_json_u64(j, "msgs", c->msgs);
+                        bench_json_u64(j, "bytes", c->bytes);
+                        bench_json_dbl(j, "wall_s", c->wall_s);
+                        bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
+                        bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
+                        bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
+                        bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
+                        bench_json_u64(j, "loss", c->loss);
+                        bench_json_u64(j, "corrupt", c->corrupt);
+                        bench_json_u64(j, "integrity_errors", c->integrity);
+                        bench_json_u64(j, "failures", c->failures);
+                        bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+                        bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+                        bench_json_obj_end(j);
                     }
-    bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "published");
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
-        bench_json_u64(&j, "size", tp_published[k].size);
-        bench_json_dbl(&j, "bytes_per_s", tp_published[k].bps);
-        bench_json_obj_end(&j);
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
+        bench_json_u64(j, "size", tp_published[k].size);
+        bench_json_dbl(j, "bytes_per_s", tp_published[k].bps);
+        bench_json_obj_end(j);
     }
-    bench_json_arr_end(&j);
-    bench_targets_json(&j, tg, ntg);
-    bench_json_u64(&j, "integrity_errors", integ);
-    bench_json_u64(&j, "failures", fail);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    bench_json_arr_end(j);
 }
 
-static void tp_csv(FILE *f, const tp_opts *o)
+static void tp_csv(FILE *f, void *arg)
 {
-    bench_csv_header(f);
+    const tp_opts *o = arg;
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
             for (int bi = 0; bi < o->n_totals; bi++)
@@ -771,16 +761,15 @@ static int tp_main(int argc, char **argv)
     int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
     memset(tp_cells, 0, sizeof(tp_cells));
-    if (bench_begin("throughput", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_body = tp_json, .csv_rows = tp_csv, .arg = &o};
+    if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
+    FILE *out = r.out;
     fprintf(out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
                  "       stream window %u; at most %.2f s per cell; every packet checked\n",
             o.window, o.cell_time);
-    unsigned integ = 0, fail = 0;
     char b1[24];
     bench_progress_plan((uint64_t)(o.modes[0] + o.modes[1]) * (unsigned)o.n_chans *
                         (unsigned)o.n_totals * (unsigned)o.n_sizes * o.n_tr);
@@ -793,30 +782,16 @@ static int tp_main(int argc, char **argv)
                     for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
                         bench_progress("throughput %s %u ch %s: %s", tp_mode_name[m], o.chans[ci],
                                        bench_fmt_size(b1, sizeof(b1), o.sizes[si]), o.tr[t]->name);
-                        tp_cell_run(&o, &h, m, ci, bi, si, t);
-                        integ += tp_cells[m][ci][bi][si][t].integrity;
-                        fail += tp_cells[m][ci][bi][si][t].failures;
+                        tp_cell_run(&o, &r.h, m, ci, bi, si, t);
+                        r.integrity += tp_cells[m][ci][bi][si][t].integrity;
+                        r.failures += tp_cells[m][ci][bi][si][t].failures;
                     }
                 bench_progress_end();
                 tp_print(out, &o, m, ci, bi);
             }
     }
     bench_target tg[32];
-    unsigned ntg = tp_targets(&o, tg), missed;
-    bench_targets_print(out, tg, ntg, &missed);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity (loss/corruption), %u other; %.1f s total\n", integ, fail, secs);
-    if (jf) {
-        tp_json(jf, &o, &h, tg, ntg, integ, fail, secs);
-        bench_close_out(jf, o.json, &fail);
-    }
-    if (cf) {
-        tp_csv(cf, &o);
-        bench_close_out(cf, o.csv, &fail);
-    }
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    return bench_run_end(&r, 0, tg, tp_targets(&o, tg), 0);
 }
 
 const bench_cmd bench_cmd_throughput = {
