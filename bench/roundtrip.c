@@ -42,7 +42,7 @@ uint32_t bench_tr_max_size(const bench_transport *t)
 {
     uint32_t m = t->max_size ? t->max_size : UINT32_MAX;
     if (t->msg && t->msg->max_msg) {
-        uint32_t v = t->msg->max_msg();
+        uint32_t v = t->msg->max_msg(t->variant);
         if (v < m)
             m = v;
     }
@@ -103,6 +103,8 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     const bench_msg_ops *ops = j->t->msg;
     unsigned i0 = *integrity, f0 = *failures;
     bench_msg_params p = j->p;
+    p.tname = j->t->name;
+    p.variant = j->t->variant;
     if (!p.name[0])
         bench_unique_name(p.name, sizeof(p.name), "mdb");
     void *ctx = NULL;

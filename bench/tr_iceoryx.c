@@ -279,7 +279,11 @@ static void i_teardown(void *ctx)
     free(c);
 }
 
-static uint32_t i_max_msg(void) { return IOX_MAX_MSG; }
+static uint32_t i_max_msg(int variant)
+{
+    (void)variant;
+    return IOX_MAX_MSG;
+}
 
 static int i_setup(void **out, const bench_msg_params *p)
 {
@@ -450,4 +454,4 @@ static const bench_msg_ops i_ops = {.setup = i_setup,
 
 BENCH_TRANSPORT(bench_tr_iceoryx, "iceoryx",
                     "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet",
-                    BENCH_WAIT_BLOCK, "raw-futex", i_ops);
+                    BENCH_WAIT_BLOCK, "raw-futex", i_ops, 0);

@@ -73,13 +73,14 @@ static int mdm_init(struct mdm_ctx *c, mdcom_t **m, uint32_t dom, int64_t attach
     return 0;
 }
 
-static int mdm_setup(void **out, const bench_msg_params *p, const char *tname, int block)
+/* variant: 1 = blocking calls */
+static int mdm_setup(void **out, const bench_msg_params *p)
 {
     struct mdm_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->tname = tname;
-    c->block = block;
+    c->tname = p->tname;
+    c->block = p->variant;
     c->yield = p->threads > 1;
     c->n = p->n_chan;
     c->max = p->max_size ? p->max_size : 1;
@@ -94,15 +95,6 @@ static int mdm_setup(void **out, const bench_msg_params *p, const char *tname, i
     }
     *out = c;
     return 0;
-}
-
-static int mdm_setup_poll(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-copy-poll", 0);
-}
-static int mdm_setup_block(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-copy-block", 1);
 }
 
 static int mdm_attach(void *ctx, int side)
@@ -212,19 +204,16 @@ static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 
-static const bench_msg_ops mdm_copy_poll = {.setup = mdm_setup_poll, .attach = mdm_attach,
-                                            .send = mdm_send, .recv = mdm_recv,
-                                            .detach = mdm_detach, .teardown = mdm_teardown};
-static const bench_msg_ops mdm_copy_block = {.setup = mdm_setup_block, .attach = mdm_attach,
-                                             .send = mdm_send, .recv = mdm_recv,
-                                             .detach = mdm_detach, .teardown = mdm_teardown};
+static const bench_msg_ops mdm_copy = {.setup = mdm_setup, .attach = mdm_attach,
+                                       .send = mdm_send, .recv = mdm_recv,
+                                       .detach = mdm_detach, .teardown = mdm_teardown};
 
 BENCH_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
-                    "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
-                    BENCH_WAIT_POLL, "raw-spin", mdm_copy_poll);
+                "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
+                BENCH_WAIT_POLL, "raw-spin", mdm_copy, 0);
 BENCH_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
-                    "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
-                    BENCH_WAIT_BLOCK, "raw-futex", mdm_copy_block);
+                "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
+                BENCH_WAIT_BLOCK, "raw-futex", mdm_copy, 1);
 
 /* ---- zero copy: round trips (the header travels, the payload stays) --------------- */
 
@@ -334,27 +323,14 @@ static void zc_release(void *ctx, int side, uint32_t ch)
         mdm_fail(c, "mdcom_fifoch_notify", rc);
 }
 
-static int zc_setup_poll(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-zc-poll", 0);
-}
-static int zc_setup_block(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-zc-block", 1);
-}
-
-static const bench_msg_ops zc_poll = {.setup = zc_setup_poll, .attach = mdm_attach,
-                                      .send = zc_send, .peek = zc_peek, .release = zc_release,
-                                      .detach = mdm_detach, .teardown = mdm_teardown,
-                                      .header_only = 1, .round_trips_only = 1};
-static const bench_msg_ops zc_block = {.setup = zc_setup_block, .attach = mdm_attach,
-                                       .send = zc_send, .peek = zc_peek, .release = zc_release,
-                                       .detach = mdm_detach, .teardown = mdm_teardown,
-                                       .header_only = 1, .round_trips_only = 1};
+static const bench_msg_ops zc_ops = {.setup = mdm_setup, .attach = mdm_attach, .send = zc_send,
+                                     .peek = zc_peek, .release = zc_release,
+                                     .detach = mdm_detach, .teardown = mdm_teardown,
+                                     .header_only = 1, .round_trips_only = 1};
 
 BENCH_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
                 "alloc/get/enqueue/notify + dequeue polled in a loop (header only)",
-                BENCH_WAIT_POLL, "raw-spin", zc_poll);
+                BENCH_WAIT_POLL, "raw-spin", zc_ops, 0);
 BENCH_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
                 "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)", BENCH_WAIT_BLOCK,
-                "raw-futex", zc_block);
+                "raw-futex", zc_ops, 1);

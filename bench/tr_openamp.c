@@ -296,9 +296,11 @@ static void tro_close(struct tro_ctx *c)
 }
 
 /* ---- message interface (one channel) ---------------------------------- */
-static int tro_setup(void **out, const bench_msg_params *p, const char *tname, int oa_host,
-                     int oa_remote)
+/* variant: bit 0 the host is OpenAMP, bit 1 the remote */
+static int tro_setup(void **out, const bench_msg_params *p)
 {
+    const char *tname = p->tname;
+    int oa_host = p->variant & 1, oa_remote = (p->variant >> 1) & 1;
     struct tro_ctx *c;
     if (p->max_size > TRO_MAX) {
         bench_err("%s: %u B does not fit one 512-byte RPMsg buffer (at most %u B)", tname,
@@ -456,21 +458,24 @@ static void tro_msg_detach(void *ctx, int side)
     tro_close(ctx);
 }
 
-static uint32_t tro_msg_max(void) { return TRO_MAX; }
+static uint32_t tro_msg_max(int variant)
+{
+    (void)variant;
+    return TRO_MAX;
+}
 
-#define TRO_TRANSPORT(var, nm, d, h, r)                                                           \
-    static int var##_setup(void **out, const bench_msg_params *p)                                \
-    {                                                                                            \
-        return tro_setup(out, p, nm, h, r);                                                      \
-    }                                                                                            \
-    static const bench_msg_ops var##_ops = {                                                     \
-        .setup = var##_setup, .attach = tro_msg_attach, .send = tro_msg_send,                    \
-        .recv = tro_msg_recv, .peek = tro_msg_peek, .release = tro_msg_release,                  \
-        .detach = tro_msg_detach, .teardown = tro_teardown, .max_msg = tro_msg_max};             \
-    BENCH_TRANSPORT(var, nm, d, BENCH_WAIT_BLOCK, "raw-futex", var##_ops)
-TRO_TRANSPORT(bench_tr_openamp, "openamp",
-              "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)", 1, 1);
-TRO_TRANSPORT(bench_tr_rpmsg_bound, "rpmsg-bound",
-              "mdcom RPMsg host <-> remote bound to the same resource table and doorbell", 0, 0);
-TRO_TRANSPORT(bench_tr_oa_host_md, "oa-host-md", "OpenAMP host <-> mdcom RPMsg remote", 1, 0);
-TRO_TRANSPORT(bench_tr_md_host_oa, "md-host-oa", "mdcom RPMsg host <-> OpenAMP remote", 0, 1);
+static const bench_msg_ops tro_ops = {
+    .setup = tro_setup, .attach = tro_msg_attach, .send = tro_msg_send, .recv = tro_msg_recv,
+    .peek = tro_msg_peek, .release = tro_msg_release, .detach = tro_msg_detach,
+    .teardown = tro_teardown, .max_msg = tro_msg_max};
+
+BENCH_TRANSPORT(bench_tr_openamp, "openamp",
+                "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)",
+                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 3);
+BENCH_TRANSPORT(bench_tr_rpmsg_bound, "rpmsg-bound",
+                "mdcom RPMsg host <-> remote bound to the same resource table and doorbell",
+                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 0);
+BENCH_TRANSPORT(bench_tr_oa_host_md, "oa-host-md", "OpenAMP host <-> mdcom RPMsg remote",
+                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 1);
+BENCH_TRANSPORT(bench_tr_md_host_oa, "md-host-oa", "mdcom RPMsg host <-> OpenAMP remote",
+                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 2);

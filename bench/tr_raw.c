@@ -72,8 +72,9 @@ static long sys_futex(_Atomic uint64_t *word, int op, uint32_t val, const struct
     return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
 }
 
-static int raw_setup(void **out, const bench_msg_params *p, int futex)
+static int raw_setup(void **out, const bench_msg_params *p)
 {
+    int futex = p->variant;
     struct raw_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
@@ -104,9 +105,6 @@ static int raw_setup(void **out, const bench_msg_params *p, int futex)
     *out = c;
     return 0;
 }
-
-static int raw_spin_setup(void **o, const bench_msg_params *p) { return raw_setup(o, p, 0); }
-static int raw_futex_setup(void **o, const bench_msg_params *p) { return raw_setup(o, p, 1); }
 
 /* Wait until the count of *w is no longer old; the word. 0 or -ETIMEDOUT. */
 static int raw_wait(struct raw_ctx *c, _Atomic uint64_t *w, uint32_t old, uint64_t *now_val)
@@ -250,26 +248,18 @@ static void raw_teardown(void *ctx)
     free(c);
 }
 
-static const bench_msg_ops raw_spin_msg = {.setup = raw_spin_setup,
-                                           .attach = raw_attach,
-                                           .send = raw_send,
-                                           .recv = raw_recv,
-                                           .peek = raw_peek,
-                                           .release = raw_release,
-                                           .detach = raw_detach,
-                                           .teardown = raw_teardown};
-static const bench_msg_ops raw_futex_msg = {.setup = raw_futex_setup,
-                                            .attach = raw_attach,
-                                            .send = raw_send,
-                                            .recv = raw_recv,
-                                            .peek = raw_peek,
-                                            .release = raw_release,
-                                            .detach = raw_detach,
-                                            .teardown = raw_teardown};
+static const bench_msg_ops raw_msg = {.setup = raw_setup,
+                                      .attach = raw_attach,
+                                      .send = raw_send,
+                                      .recv = raw_recv,
+                                      .peek = raw_peek,
+                                      .release = raw_release,
+                                      .detach = raw_detach,
+                                      .teardown = raw_teardown};
 
 BENCH_TRANSPORT(bench_tr_raw_spin, "raw-spin",
                 "baseline: shared ring + memcpy, both sides spin (no mdcom)", BENCH_WAIT_POLL, NULL,
-                raw_spin_msg);
+                raw_msg, 0);
 BENCH_TRANSPORT(bench_tr_raw_futex, "raw-futex",
                 "baseline: shared ring + memcpy, waiters sleep in FUTEX_WAIT (no mdcom)",
-                BENCH_WAIT_BLOCK, NULL, raw_futex_msg);
+                BENCH_WAIT_BLOCK, NULL, raw_msg, 1);

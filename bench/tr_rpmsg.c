@@ -58,8 +58,11 @@ static int trp_fail(struct trp_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-static int trp_setup(void **out, const bench_msg_params *p, const char *tname, int block)
+/* variant: 1 = sleep on the doorbell */
+static int trp_setup(void **out, const bench_msg_params *p)
 {
+    const char *tname = p->tname;
+    int block = p->variant;
     struct trp_ctx *c;
     mdcom_rpmsg_layout lay;
     int rc;
@@ -106,15 +109,6 @@ static int trp_setup(void **out, const bench_msg_params *p, const char *tname, i
     }
     *out = c;
     return 0;
-}
-
-static int trp_poll_setup(void **out, const bench_msg_params *p)
-{
-    return trp_setup(out, p, "rpmsg-poll", 0);
-}
-static int trp_block_setup(void **out, const bench_msg_params *p)
-{
-    return trp_setup(out, p, "rpmsg-block", 1);
 }
 
 /* The endpoint callback: keep the message where it is. */
@@ -215,20 +209,20 @@ static void trp_teardown(void *ctx)
     free(c);
 }
 
-static uint32_t trp_max(void) { return TRP_MAX_PAYLOAD; }
+static uint32_t trp_max(int variant)
+{
+    (void)variant;
+    return TRP_MAX_PAYLOAD;
+}
 
-static const bench_msg_ops trp_poll = {
-    .setup = trp_poll_setup, .attach = trp_attach, .send = trp_send, .peek = trp_peek,
-    .release = trp_release, .detach = trp_detach, .teardown = trp_teardown, .max_msg = trp_max,
-    .round_trips_only = 1};
-static const bench_msg_ops trp_block = {
-    .setup = trp_block_setup, .attach = trp_attach, .send = trp_send, .peek = trp_peek,
+static const bench_msg_ops trp_ops = {
+    .setup = trp_setup, .attach = trp_attach, .send = trp_send, .peek = trp_peek,
     .release = trp_release, .detach = trp_detach, .teardown = trp_teardown, .max_msg = trp_max,
     .round_trips_only = 1};
 
 BENCH_TRANSPORT(bench_tr_rpmsg_poll, "rpmsg-poll",
                 "RPMsg over virtio vrings (host <-> remote), polled dispatch, one copy each way",
-                BENCH_WAIT_POLL, "raw-spin", trp_poll);
+                BENCH_WAIT_POLL, "raw-spin", trp_ops, 0);
 BENCH_TRANSPORT(bench_tr_rpmsg_block, "rpmsg-block",
                 "RPMsg over virtio vrings, sleeping on the doorbell, one copy each way",
-                BENCH_WAIT_BLOCK, "raw-futex", trp_block);
+                BENCH_WAIT_BLOCK, "raw-futex", trp_ops, 1);

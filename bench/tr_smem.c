@@ -220,4 +220,4 @@ static const bench_msg_ops sm_ops = {.setup = sm_setup,
 
 BENCH_TRANSPORT(bench_tr_mdcom_smem_poll, "mdcom-smem-poll",
                     "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)",
-                    BENCH_WAIT_POLL, "raw-spin", sm_ops);
+                    BENCH_WAIT_POLL, "raw-spin", sm_ops, 0);

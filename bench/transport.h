@@ -54,6 +54,9 @@ typedef struct bench_msg_params {
                            waits yield the CPU when > 1                   */
     int64_t timeout_ns; /* a single wait longer than this is an error     */
     char name[32];      /* unique name for named resources                */
+    /* the transport's name and variant (bench_transport; set by the session) */
+    const char *tname;
+    int variant;
 } bench_msg_params;
 
 typedef struct bench_msg_ops {
@@ -72,7 +75,7 @@ typedef struct bench_msg_ops {
     void (*teardown)(void *ctx);
     /* Largest message this transport carries on this machine (NULL: no
      * limit below the benchmark's own); sizes above are reported "n/a". */
-    uint32_t (*max_msg)(void);
+    uint32_t (*max_msg)(int variant);
     /* Optional, used by round trips: the next message where it arrived (no
      * copy): its length and *msg, or < 0; valid until release(), which the
      * caller owes before its next peek. recv is then never called. */
@@ -92,6 +95,8 @@ typedef struct bench_transport {
     const char *baseline; /* transport whose p50 this one is compared to;
                              NULL when it is a baseline itself             */
     const bench_msg_ops *msg; /* NULL only for external programs           */
+    int variant;              /* passed to setup and max_msg: one ops table
+                                 serves e.g. raw-spin and raw-futex          */
     /* Largest payload it takes (0 = no limit of its own); see also
      * msg->max_msg. Larger cells are reported n/a. */
     uint32_t max_size;
@@ -100,9 +105,13 @@ typedef struct bench_transport {
     const char *ext, *ext_build;
 } bench_transport;
 
-#define BENCH_TRANSPORT(var, tname, d, cls, base, ops)                                             \
-    const bench_transport var = {                                                                  \
-        .name = tname, .desc = d, .wait_class = cls, .baseline = base, .msg = &(ops)}
+#define BENCH_TRANSPORT(var, tname, d, cls, base, ops, v)                                          \
+    const bench_transport var = {.name = tname,                                                    \
+                                 .desc = d,                                                        \
+                                 .wait_class = cls,                                                \
+                                 .baseline = base,                                                 \
+                                 .msg = &(ops),                                                    \
+                                 .variant = v}
 
 /* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
 uint32_t bench_tr_max_size(const bench_transport *t);
