@@ -162,7 +162,7 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
             rc = ops->send(ctx, side, 0, data + (size_t)k * sh->block, sh->block);
         if (rc != 0)
             break;
-        int got = ops->recv(ctx, side, 0, rbuf, cap);
+        int got = bench_recv(ops, ctx, side, 0, rbuf, cap);
         uint64_t t1 = bench_now_ns();
         if (got < 0) {
             rc = got;
@@ -203,7 +203,7 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         return -ENOMEM;
     int rc = 0;
     for (uint32_t expect = 1;; expect++) {
-        int n = ops->recv(ctx, side, 0, rx, cap);
+        int n = bench_recv(ops, ctx, side, 0, rx, cap);
         if (n < 0) {
             rc = n;
             break;
@@ -222,7 +222,7 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         }
         uint32_t got = 0;
         while (got < sh->length) {
-            n = ops->recv(ctx, side, 0, rx + got, sh->length + cap - got);
+            n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + cap - got);
             if (n < 0) {
                 rc = n;
                 break;
@@ -282,19 +282,9 @@ static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int b
     sh.warm = 10;
     sh.iters = o->iters;
     sh.budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = 1;
-    j.p.max_size = block < 16 ? 16 : block;
-    j.p.depth = n + 2 > 8 ? n + 2 : 8;
-    j.p.threads = 1;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = bk_side_a;
-    j.fn_b = bk_side_b;
-    j.arg = &sh; /* read-only in the child: a copy is enough */
+    /* sh: read-only in the child: a copy is enough */
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, block < 16 ? 16 : block,
+                                n + 2 > 8 ? n + 2 : 8, o->timeout_s, bk_side_a, bk_side_b, &sh);
     bk_nsamples = 0;
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;

@@ -252,7 +252,7 @@ static int ow_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     uint64_t max_seq = sh->warm + sh->samples;
     int rc = 0;
     for (uint32_t expect = 1;; expect++) {
-        int n = ops->recv(ctx, side, 0, buf, cap);
+        int n = bench_recv(ops, ctx, side, 0, buf, cap);
         uint64_t t1 = bench_now_ns();
         if (n < 0) {
             rc = n;
@@ -310,7 +310,7 @@ static int ow_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         if (rc != 0)
             break;
         uint32_t ack = 0;
-        int n = ops->recv(ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
+        int n = bench_recv(ops, ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
         if (n < 0) {
             rc = n;
             break;
@@ -364,19 +364,8 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     sh->warm = warm;
     sh->samples = samples;
     sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = 1;
-    j.p.max_size = size < 4 ? 4 : size;
-    j.p.depth = 8;
-    j.p.threads = 1;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = ow_side_a;
-    j.fn_b = ow_side_b;
-    j.arg = sh;
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, size < 4 ? 4 : size, 8,
+                                o->timeout_s, ow_side_a, ow_side_b, sh);
     int rc = bench_msg_session(&j, &c->ow_integrity, &c->ow_failures);
     c->ow_ok = rc == 0;
     if (rc == BENCH_SESSION_NA)

@@ -74,27 +74,13 @@ static void rp_usage(FILE *out)
             BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
 }
 
-static int rp_init(bench_mdcfg *mc, uint32_t dom, int64_t attach_ns, mdcom_t **m)
-{
-    char eb[200] = "";
-    mdcom_init_opts o = {.attach_timeout_ns = attach_ns, .errbuf = eb, .errbuf_len = sizeof(eb)};
-    int rc = mdcom_init(m, &mc->cfg, dom, &o);
-    if (rc != 0) {
-        bench_err_mdcom(dom ? "reap: mdcom_init(sender)" : "reap: mdcom_init(survivor)", rc);
-        if (eb[0])
-            bench_err("  %s", eb);
-    }
-    return rc;
-}
-
 /* The sender: fill the channel, say so, wait to be killed. */
-static void rp_child(bench_mdcfg *mc, uint32_t depth, int wfd, int64_t timeout_ns)
+static void rp_child(bench_mdreg *reg, uint32_t depth, int wfd, int64_t timeout_ns)
 {
-    mdcom_t *m;
     mdcom_fifoch_t *tx;
-    if (rp_init(mc, 1, timeout_ns, &m) != 0)
+    if (bench_mdreg_attach(reg, BENCH_SIDE_B, timeout_ns, "reap (sender)") != 0)
         _exit(BENCH_EXIT_ERROR);
-    int rc = mdcom_fifoch_open(m, mc->names[1], &tx);
+    int rc = mdcom_fifoch_open(reg->remote, reg->mc.names[1], &tx);
     for (uint32_t seq = 1; rc == 0 && seq <= depth; seq++) {
         uint32_t id, bsize;
         void *p;
@@ -142,18 +128,18 @@ static int rp_calls(mdcom_t *m, uint32_t k, int live, bench_stats *st)
 static int rp_once(const rp_opts *o, rp_cell *c, int first)
 {
     int64_t tmo = (int64_t)(o->timeout_s * 1e9);
-    static bench_mdcfg mc; /* outlives the attachment (mdcom keeps a pointer) */
+    static bench_mdreg reg; /* outlives the attachments */
     char name[32];
     bench_unique_name(name, sizeof(name), "mdbr");
-    bench_mdcfg_fill(&mc, name, 1, MDCOM_CHAN_FIFO, RP_MSG, c->depth);
-    mdcom_t *m;
+    bench_mdcfg_fill(&reg.mc, name, 1, MDCOM_CHAN_FIFO, RP_MSG, c->depth);
     mdcom_fifoch_t *rx;
-    if (rp_init(&mc, 0, 0, &m) != 0)
+    if (bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "reap (survivor)") != 0)
         return -1;
-    int rc = mdcom_fifoch_open(m, mc.names[1], &rx), pfd[2] = {-1, -1};
+    mdcom_t *m = reg.master;
+    int rc = mdcom_fifoch_open(m, reg.mc.names[1], &rx), pfd[2] = {-1, -1};
     if (rc != 0 || pipe(pfd) != 0) {
         bench_err("reap: open/pipe failed");
-        mdcom_term(m);
+        bench_mdreg_detach(&reg, BENCH_SIDE_A, "reap (survivor)");
         return -1;
     }
     fflush(NULL);
@@ -161,7 +147,7 @@ static int rp_once(const rp_opts *o, rp_cell *c, int first)
     if (pid == 0) {
         close(pfd[0]);
         signal(SIGINT, SIG_IGN);
-        rp_child(&mc, c->depth, pfd[1], tmo);
+        rp_child(&reg, c->depth, pfd[1], tmo);
     }
     close(pfd[1]);
     int ret = -1;
@@ -219,7 +205,7 @@ out:
         waitpid(pid, NULL, 0);
     }
     close(pfd[0]);
-    mdcom_term(m);
+    bench_mdreg_detach(&reg, BENCH_SIDE_A, "reap (survivor)");
     return ret;
 }
 

@@ -98,6 +98,24 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
 
 /* ---- sessions ------------------------------------------------------------------ */
 
+/* Pin, attach, run the side's function, detach: its result. */
+static int ses_side(const bench_msg_job *j, void *ctx, int side)
+{
+    int cpu = side == BENCH_SIDE_A ? j->cpu_a : j->cpu_b;
+    int rc = bench_pin_self(cpu);
+    if (rc != 0)
+        bench_err("%s: cannot pin side %c to cpu %d: %s", j->t->name, 'A' + side, cpu,
+                  strerror(-rc));
+    rc = j->t->msg->attach(ctx, side);
+    if (rc != 0) {
+        bench_err("%s: attach (side %c) failed", j->t->name, 'A' + side);
+        return rc;
+    }
+    rc = (side == BENCH_SIDE_A ? j->fn_a : j->fn_b)(j->t->msg, ctx, side, j->arg);
+    j->t->msg->detach(ctx, side);
+    return rc;
+}
+
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures)
 {
     const bench_msg_ops *ops = j->t->msg;
@@ -131,29 +149,13 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
-        int prc = bench_pin_self(j->cpu_b);
-        if (prc != 0)
-            bench_err("%s: cannot pin side B to cpu %d: %s", j->t->name, j->cpu_b, strerror(-prc));
-        rc = ops->attach(ctx, BENCH_SIDE_B);
-        if (rc == 0) {
-            rc = j->fn_b(ops, ctx, BENCH_SIDE_B, j->arg);
-            ops->detach(ctx, BENCH_SIDE_B);
-        }
+        rc = ses_side(j, ctx, BENCH_SIDE_B);
         /* _exit: no atexit handlers, no stdio flush of inherited buffers, and
          * nothing of the parent's state (an inherited attachment) touched */
         _exit(rc == 0 ? SES_EXIT_OK : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH : SES_EXIT_ERROR);
     }
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-    int prc = bench_pin_self(j->cpu_a);
-    if (prc != 0)
-        bench_err("%s: cannot pin side A to cpu %d: %s", j->t->name, j->cpu_a, strerror(-prc));
-    rc = ops->attach(ctx, BENCH_SIDE_A);
-    if (rc == 0) {
-        rc = j->fn_a(ops, ctx, BENCH_SIDE_A, j->arg);
-        ops->detach(ctx, BENCH_SIDE_A);
-    } else {
-        bench_err("%s: attach (side A) failed", j->t->name);
-    }
+    rc = ses_side(j, ctx, BENCH_SIDE_A);
     if (rc == BENCH_RT_MISMATCH)
         (*integrity)++;
     else if (rc != 0)
@@ -169,6 +171,36 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     ops->teardown(ctx);
     signal(SIGPIPE, old_pipe);
     return *integrity == i0 && *failures == f0 ? 0 : -1;
+}
+
+bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t n_chan,
+                        uint32_t max_size, uint32_t depth, double timeout_s, bench_side_fn fn_a,
+                        bench_side_fn fn_b, void *arg)
+{
+    return (bench_msg_job){.t = t,
+                           .p = {.n_chan = n_chan, .max_size = max_size, .depth = depth,
+                                 .threads = n_chan, .timeout_ns = (int64_t)(timeout_s * 1e9)},
+                           .cpu_a = cpu_a,
+                           .cpu_b = cpu_b,
+                           .fn_a = fn_a,
+                           .fn_b = fn_b,
+                           .arg = arg};
+}
+
+int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+{
+    if (ops->recv)
+        return ops->recv(ctx, side, ch, buf, cap);
+    const void *m = NULL;
+    int n = ops->peek(ctx, side, ch, &m);
+    if (n < 0)
+        return n;
+    if ((uint32_t)n > cap)
+        n = -EMSGSIZE;
+    else
+        memcpy(buf, m, (size_t)n);
+    ops->release(ctx, side, ch);
+    return n;
 }
 
 /* ---- round trips ----------------------------------------------------------------- */
@@ -314,15 +346,8 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
         r->failures++;
         return -1;
     }
-    bench_msg_job j = {.t = t,
-                       .p = {.n_chan = 1, .max_size = o->max_size < 4 ? 4 : o->max_size,
-                             .depth = 8, .threads = 1,
-                             .timeout_ns = o->timeout_ns},
-                       .cpu_a = o->cpu_ping,
-                       .cpu_b = o->cpu_pong,
-                       .fn_a = rt_side_a,
-                       .fn_b = bench_rt_serve,
-                       .arg = &a};
+    bench_msg_job j = bench_job(t, o->cpu_ping, o->cpu_pong, 1, o->max_size < 4 ? 4 : o->max_size,
+                                8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);
     if (rc == BENCH_SESSION_NA)
         r->na = 1;

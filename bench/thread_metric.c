@@ -162,14 +162,8 @@ static void tm_message(const tm_opts *o, const bench_host *h, const bench_transp
         r->failures++;
         return;
     }
-    bench_msg_job j = {.t = t,
-                       .p = {.n_chan = 1, .max_size = 16, .depth = 8, .threads = 1,
-                             .timeout_ns = (int64_t)(o->timeout_s * 1e9)},
-                       .cpu_a = h->cpus.cpu[0],
-                       .cpu_b = h->cpus.cpu[1],
-                       .fn_a = tm_msg_a,
-                       .fn_b = bench_rt_serve,
-                       .arg = &a};
+    bench_msg_job j = bench_job(t, h->cpus.cpu[0], h->cpus.cpu[1], 1, 16, 8, o->timeout_s, tm_msg_a,
+                                bench_rt_serve, &a);
     bench_msg_session(&j, &r->integrity, &r->failures);
     free(a.s.buf);
     r->ok = !r->integrity && !r->failures && r->n == o->periods;
@@ -226,19 +220,13 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     pthread_mutex_init(&sh->mtx, &ma);
     pthread_mutexattr_destroy(&ma);
     int64_t tmo = (int64_t)(o->timeout_s * 1e9);
-    static bench_mdcfg mc; /* the config outlives the attachments */
-    char region[32], errbuf[200] = "";
-    mdcom_t *m = NULL;
+    static bench_mdreg reg; /* the config outlives the attachments */
+    char region[32];
     bench_unique_name(region, sizeof(region), "mdb-tms");
-    bench_mdcfg_fill(&mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
-    mdcom_init_opts io;
-    memset(&io, 0, sizeof(io));
-    io.errbuf = errbuf;
-    io.errbuf_len = sizeof(errbuf);
+    bench_mdcfg_fill(&reg.mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
+    reg.master = reg.remote = NULL;
     if (kind == 0) {
-        int rc = mdcom_init(&m, &mc.cfg, 0, &io);
-        if (rc != 0) {
-            bench_err_mdcom("thread-metric: mdcom_init", rc);
+        if (bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "thread-metric") != 0) {
             r->failures++;
             bench_shared_free(sh, sizeof(*sh));
             return;
@@ -248,8 +236,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     pid_t pid = fork();
     if (pid < 0) {
         r->failures++;
-        if (m)
-            mdcom_term(m);
+        bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
         bench_shared_free(sh, sizeof(*sh));
         return;
     }
@@ -258,14 +245,12 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
         tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-        mdcom_t *rm = NULL;
         int rc = 0;
         if (kind == 0) {
-            io.attach_timeout_ns = tmo;
-            rc = mdcom_init(&rm, &mc.cfg, 1, &io);
+            rc = bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)");
             void *a = NULL;
             if (rc == 0)
-                rc = mdcom_smemch_open(rm, "f0", &l.ch);
+                rc = mdcom_smemch_open(reg.remote, "f0", &l.ch);
             if (rc == 0)
                 rc = mdcom_smemch_get(l.ch, &a, NULL);
             l.counter = a;
@@ -285,8 +270,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         }
         sh->b_iters = n;
         sh->b_err = rc;
-        if (rm)
-            mdcom_term(rm);
+        bench_mdreg_detach(&reg, BENCH_SIDE_B, "thread-metric (side B)");
         _exit(rc == 0 ? 0 : 11);
     }
     bench_pin_self(h->cpus.cpu[0]);
@@ -294,7 +278,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     int rc = 0;
     if (kind == 0) {
         void *a = NULL;
-        rc = mdcom_smemch_open(m, "f0", &l.ch);
+        rc = mdcom_smemch_open(reg.master, "f0", &l.ch);
         if (rc == 0)
             rc = mdcom_smemch_get(l.ch, &a, NULL);
         l.counter = a;
@@ -358,8 +342,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
             r->integrity++;
         }
     }
-    if (m)
-        mdcom_term(m);
+    bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
     pthread_mutex_destroy(&sh->mtx);
     bench_shared_free(sh, sizeof(*sh));
     r->ok = !r->integrity && !r->failures && r->n == o->periods;

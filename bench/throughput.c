@@ -188,19 +188,28 @@ typedef struct tp_thr {
     tp_shared *sh;
 } tp_thr;
 
+/* A thread's buffer (at least 16 bytes: acks and the end message) and its
+ * channel's pattern. 0 or -ENOMEM. */
+static int tp_thr_begin(const tp_thr *a, bench_pattern *pat, unsigned char **buf, uint32_t *cap)
+{
+    *cap = a->sh->size > 16 ? a->sh->size : 16;
+    *buf = malloc(*cap);
+    if (*buf && bench_pattern_init(pat, a->sh->size, a->ch) == 0)
+        return 0;
+    free(*buf);
+    return -ENOMEM;
+}
+
 static void *tp_sender(void *arg)
 {
     tp_thr *a = arg;
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
     bench_pattern pat;
-    uint32_t cap = sh->size > 16 ? sh->size : 16;
-    unsigned char *rbuf = malloc(cap);
-    if (!rbuf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
-        free(rbuf);
-        r->rc_a = -ENOMEM;
+    uint32_t cap;
+    unsigned char *rbuf;
+    if ((r->rc_a = tp_thr_begin(a, &pat, &rbuf, &cap)) != 0)
         return NULL;
-    }
     /* acquire: t0 was written before go */
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         bench_relax();
@@ -212,7 +221,7 @@ static void *tp_sender(void *arg)
             break;
         if (sh->mode == TP_STREAM) {
             while (seq - 1 - acked >= sh->window) {
-                int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+                int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
                 if (n < 0) {
                     rc = n;
                     goto out;
@@ -244,7 +253,7 @@ static void *tp_sender(void *arg)
             goto out;
         r->bytes += sh->size;
         if (sh->mode == TP_PINGPONG) {
-            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+            int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
             if (n < 0) {
                 rc = n;
                 goto out;
@@ -264,7 +273,7 @@ static void *tp_sender(void *arg)
         if (rc != 0)
             goto out;
         for (;;) {
-            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+            int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
             if (n < 0) {
                 rc = n;
                 goto out;
@@ -303,18 +312,15 @@ static void *tp_receiver(void *arg)
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
     bench_pattern pat;
-    uint32_t cap = sh->size > 16 ? sh->size : 16;
-    unsigned char *buf = malloc(cap);
-    if (!buf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
-        free(buf);
-        r->rc_b = -ENOMEM;
+    uint32_t cap;
+    unsigned char *buf;
+    if ((r->rc_b = tp_thr_begin(a, &pat, &buf, &cap)) != 0)
         return NULL;
-    }
     uint32_t k = sh->window / 2 ? sh->window / 2 : 1;
     uint32_t expect = 1;
     int rc = 0;
     for (;;) {
-        int n = a->ops->recv(a->ctx, a->side, a->ch, buf, cap);
+        int n = bench_recv(a->ops, a->ctx, a->side, a->ch, buf, cap);
         if (n < 0) {
             rc = n;
             break;
@@ -462,19 +468,9 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
     sh->ctl_len = size == 12 ? 16 : 12;
     sh->per_ch_msgs = (o->totals[bi] + size - 1) / size;
     sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = nch;
-    j.p.max_size = size > 16 ? size : 16;
-    j.p.depth = m == TP_STREAM ? o->window + 2 : 8;
-    j.p.threads = nch;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = tp_side_a;
-    j.fn_b = tp_side_b;
-    j.arg = sh;
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], nch, size > 16 ? size : 16,
+                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_side_a,
+                                tp_side_b, sh);
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;
     if (src == BENCH_SESSION_NA) {

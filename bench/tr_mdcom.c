@@ -33,15 +33,11 @@
 #include "transport.h"
 
 struct mdm_ctx {
-    bench_mdcfg mc; /* must outlive the attachments (mdcom keeps a pointer) */
+    bench_mdreg reg;
     const char *tname;
     int block, yield;
     uint32_t n, max;
     int64_t timeout_ns;
-    char errbuf[200];
-    /* parent: master attachment; child: its own remote attachment. The child
-     * inherits the parent's pointer and leaves it alone. */
-    mdcom_t *master, *remote;
     mdcom_fifoch_t *tx[BENCH_MAX_CHAN], *rx[BENCH_MAX_CHAN];
     /* zero copy, per channel: the block allocated for the next message and
      * the received block not yet released, or UINT32_MAX */
@@ -54,23 +50,6 @@ static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
     snprintf(what, sizeof(what), "%s: %s", c->tname, call);
     bench_err_mdcom(what, rc);
     return rc < 0 ? rc : -EPROTO;
-}
-
-static int mdm_init(struct mdm_ctx *c, mdcom_t **m, uint32_t dom, int64_t attach_ns)
-{
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.attach_timeout_ns = attach_ns;
-    o.errbuf = c->errbuf;
-    o.errbuf_len = sizeof(c->errbuf);
-    c->errbuf[0] = '\0';
-    int rc = mdcom_init(m, &c->mc.cfg, dom, &o);
-    if (rc != 0) {
-        if (c->errbuf[0])
-            bench_err("  %s", c->errbuf);
-        return mdm_fail(c, dom ? "mdcom_init(remote)" : "mdcom_init(master)", rc);
-    }
-    return 0;
 }
 
 /* variant: 1 = blocking calls */
@@ -87,8 +66,8 @@ static int mdm_setup(void **out, const bench_msg_params *p)
     c->timeout_ns = p->timeout_ns;
     memset(c->next_id, 0xff, sizeof(c->next_id));
     memset(c->held, 0xff, sizeof(c->held));
-    bench_mdcfg_fill(&c->mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
-    int rc = mdm_init(c, &c->master, 0, 0);
+    bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
+    int rc = bench_mdreg_attach(&c->reg, BENCH_SIDE_A, 0, c->tname);
     if (rc != 0) {
         free(c);
         return rc;
@@ -100,16 +79,12 @@ static int mdm_setup(void **out, const bench_msg_params *p)
 static int mdm_attach(void *ctx, int side)
 {
     struct mdm_ctx *c = ctx;
-    mdcom_t *m = c->master;
-    if (side == BENCH_SIDE_B) {
-        int rc = mdm_init(c, &c->remote, 1, c->timeout_ns);
-        if (rc != 0)
-            return rc;
-        m = c->remote;
-    }
+    if (side == BENCH_SIDE_B && bench_mdreg_attach(&c->reg, side, c->timeout_ns, c->tname) != 0)
+        return -ENOTCONN;
+    mdcom_t *m = bench_mdreg_of(&c->reg, side);
     for (uint32_t i = 0; i < c->n; i++) {
-        const char *txn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
-        const char *rxn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
+        const char *txn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
+        const char *rxn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
         int rc = mdcom_fifoch_open(m, txn, &c->tx[i]);
         if (rc == 0)
             rc = mdcom_fifoch_open(m, rxn, &c->rx[i]);
@@ -126,20 +101,14 @@ static int mdm_attach(void *ctx, int side)
 static void mdm_detach(void *ctx, int side)
 {
     struct mdm_ctx *c = ctx;
-    if (side == BENCH_SIDE_B && c->remote) {
-        int rc = mdcom_term(c->remote);
-        if (rc != 0)
-            mdm_fail(c, "mdcom_term(remote)", rc);
-        c->remote = NULL;
-    }
+    if (side == BENCH_SIDE_B)
+        bench_mdreg_detach(&c->reg, side, c->tname);
 }
 
 static void mdm_teardown(void *ctx)
 {
     struct mdm_ctx *c = ctx;
-    int rc = mdcom_term(c->master);
-    if (rc != 0)
-        mdm_fail(c, "mdcom_term(master)", rc);
+    bench_mdreg_detach(&c->reg, BENCH_SIDE_A, c->tname);
     free(c);
 }
 
@@ -163,23 +132,26 @@ static int mdm_spin(const struct mdm_ctx *c, unsigned spins, uint64_t *deadline)
     return 1;
 }
 
+/* One send (buf, len) or receive (into buf of cap len) on channel ch: a
+ * blocking call with the timeout (again after EINTR), or MDCOM_POLL calls
+ * with a pause between them. The call's result. */
+static int mdm_xfer(struct mdm_ctx *c, uint32_t ch, void *buf, uint32_t len, int send)
+{
+    uint64_t deadline = 0;
+    for (unsigned spins = 1;; spins++) {
+        int64_t t = c->block ? c->timeout_ns : MDCOM_POLL;
+        int rc = send ? mdcom_fifoch_send(c->tx[ch], buf, len, t)
+                      : mdcom_fifoch_recv(c->rx[ch], buf, len, t);
+        if (c->block ? rc != -EINTR : !mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
+            return rc;
+    }
+}
+
 static int mdm_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
     struct mdm_ctx *c = ctx;
     (void)side;
-    int rc;
-    uint64_t deadline = 0;
-    if (c->block) {
-        do
-            rc = mdcom_fifoch_send(c->tx[ch], buf, len, c->timeout_ns);
-        while (rc == -EINTR);
-    } else {
-        for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_send(c->tx[ch], buf, len, MDCOM_POLL);
-            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
-                break;
-        }
-    }
+    int rc = mdm_xfer(c, ch, (void *)buf, len, 1);
     return rc == 0 ? 0 : mdm_fail(c, rc == MDCOM_FILTERED ? "mdcom_fifoch_send (filtered)"
                                                           : "mdcom_fifoch_send", rc);
 }
@@ -188,19 +160,7 @@ static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
     struct mdm_ctx *c = ctx;
     (void)side;
-    int rc;
-    uint64_t deadline = 0;
-    if (c->block) {
-        do
-            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, c->timeout_ns);
-        while (rc == -EINTR);
-    } else {
-        for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, MDCOM_POLL);
-            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
-                break;
-        }
-    }
+    int rc = mdm_xfer(c, ch, buf, cap, 0);
     return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 

@@ -439,19 +439,6 @@ static void tro_msg_release(void *ctx, int side, uint32_t ch)
     ((struct tro_ctx *)ctx)->qhead++;
 }
 
-static int tro_msg_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
-{
-    const void *m = NULL;
-    int n = tro_msg_peek(ctx, side, ch, &m);
-    if (n < 0)
-        return n;
-    if ((uint32_t)n > cap)
-        return -EMSGSIZE;
-    memcpy(buf, m, (size_t)n);
-    tro_msg_release(ctx, side, ch);
-    return n;
-}
-
 static void tro_msg_detach(void *ctx, int side)
 {
     (void)side;
@@ -465,7 +452,7 @@ static uint32_t tro_msg_max(int variant)
 }
 
 static const bench_msg_ops tro_ops = {
-    .setup = tro_setup, .attach = tro_msg_attach, .send = tro_msg_send, .recv = tro_msg_recv,
+    .setup = tro_setup, .attach = tro_msg_attach, .send = tro_msg_send,
     .peek = tro_msg_peek, .release = tro_msg_release, .detach = tro_msg_detach,
     .teardown = tro_teardown, .max_msg = tro_msg_max};
 

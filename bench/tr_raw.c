@@ -227,20 +227,6 @@ static void raw_release(void *ctx, int side, uint32_t ch)
         sys_futex(&b->taken, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-static int raw_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
-{
-    const void *m = NULL;
-    int n = raw_peek(ctx, side, ch, &m);
-    if (n < 0)
-        return n;
-    if ((uint32_t)n > cap)
-        n = -EMSGSIZE;
-    else
-        memcpy(buf, m, (size_t)n);
-    raw_release(ctx, side, ch);
-    return n;
-}
-
 static void raw_teardown(void *ctx)
 {
     struct raw_ctx *c = ctx;
@@ -251,7 +237,6 @@ static void raw_teardown(void *ctx)
 static const bench_msg_ops raw_msg = {.setup = raw_setup,
                                       .attach = raw_attach,
                                       .send = raw_send,
-                                      .recv = raw_recv,
                                       .peek = raw_peek,
                                       .release = raw_release,
                                       .detach = raw_detach,

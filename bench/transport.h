@@ -67,7 +67,8 @@ typedef struct bench_msg_ops {
     int (*attach)(void *ctx, int side);
     /* Send len bytes (len <= max_size) on channel ch. 0 or < 0. */
     int (*send)(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len);
-    /* Receive one message into buf (cap >= max_size). Its length, or < 0. */
+    /* Receive one message into buf (cap >= max_size). Its length, or < 0.
+     * NULL: bench_recv copies what peek hands out, then releases it. */
     int (*recv)(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap);
     /* Once in the process of `side`, after the last send/recv. */
     void (*detach)(void *ctx, int side);
@@ -78,7 +79,7 @@ typedef struct bench_msg_ops {
     uint32_t (*max_msg)(int variant);
     /* Optional, used by round trips: the next message where it arrived (no
      * copy): its length and *msg, or < 0; valid until release(), which the
-     * caller owes before its next peek. recv is then never called. */
+     * caller owes before its next peek. */
     int (*peek)(void *ctx, int side, uint32_t ch, const void **msg);
     void (*release)(void *ctx, int side, uint32_t ch);
     /* 1: only the first 4 bytes of a message travel (a zero-copy transport
@@ -210,6 +211,14 @@ typedef struct bench_msg_job {
  * this machine: reported n/a, not an error). */
 #define BENCH_SESSION_NA (-2)
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures);
+/* A job on cpus a and b: n_chan channels used by n_chan threads a side,
+ * messages up to max_size bytes, depth per direction. */
+bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t n_chan,
+                        uint32_t max_size, uint32_t depth, double timeout_s, bench_side_fn fn_a,
+                        bench_side_fn fn_b, void *arg);
+
+/* Receive one message: ops->recv, or peek, copy, release. */
+int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void *buf, uint32_t cap);
 
 /* Round trips in a session (roundtrip.c): bench_rt_serve is side B's
  * function (arg: a bench_rt_side; it answers until STOP); side A calls
