@@ -444,14 +444,10 @@ static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     }
 }
 
-static const bench_msg_ops i_ops = {.setup = i_setup,
+const bench_msg_ops bench_ops_iceoryx = {.setup = i_setup,
                                     .attach = i_attach,
                                     .send = i_send,
                                     .recv = i_recv,
                                     .detach = i_detach,
                                     .teardown = i_teardown,
                                     .max_msg = i_max_msg};
-
-BENCH_TRANSPORT(bench_tr_iceoryx, "iceoryx",
-                    "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet",
-                    BENCH_WAIT_BLOCK, "raw-futex", i_ops, 0);

@@ -39,7 +39,7 @@
 
 #include "transport.h"
 
-enum { K_PIPE, K_STREAM, K_SEQPACKET, K_MQ };
+enum { K_PIPE = BENCH_K_PIPE, K_STREAM = BENCH_K_STREAM, K_SEQPACKET = BENCH_K_SEQPACKET, K_MQ = BENCH_K_MQ };
 static const char *const k_names[] = {"pipe", "unix-stream", "unix-seqpacket", "mq"};
 
 #define K_RBUF (64u * 1024u)
@@ -492,21 +492,10 @@ static uint32_t k_max(int kind)
     return kind == K_SEQPACKET ? seqpacket_max() : kind == K_MQ ? mq_max() : UINT32_MAX;
 }
 
-static const bench_msg_ops k_ops = {.setup = k_setup,
+const bench_msg_ops bench_ops_kernel = {.setup = k_setup,
                                     .attach = k_attach,
                                     .send = k_send,
                                     .recv = k_recv,
                                     .detach = k_detach,
                                     .teardown = k_teardown,
                                     .max_msg = k_max};
-
-BENCH_TRANSPORT(bench_tr_pipe, "pipe", "kernel baseline: two pipes, length-framed, poll(2) + read",
-                BENCH_WAIT_BLOCK, "raw-futex", k_ops, K_PIPE);
-BENCH_TRANSPORT(bench_tr_unix_stream, "unix-stream",
-                "kernel baseline: AF_UNIX SOCK_STREAM socketpair, length-framed", BENCH_WAIT_BLOCK,
-                "raw-futex", k_ops, K_STREAM);
-BENCH_TRANSPORT(bench_tr_unix_seqpacket, "unix-seqpacket",
-                "kernel baseline: AF_UNIX SOCK_SEQPACKET socketpair (one message per call)",
-                BENCH_WAIT_BLOCK, "raw-futex", k_ops, K_SEQPACKET);
-BENCH_TRANSPORT(bench_tr_mq, "mq", "kernel baseline: POSIX message queues (mq_timedsend/receive)",
-                BENCH_WAIT_BLOCK, "raw-futex", k_ops, K_MQ);

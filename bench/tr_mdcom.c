@@ -164,16 +164,10 @@ static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 
-static const bench_msg_ops mdm_copy = {.setup = mdm_setup, .attach = mdm_attach,
+const bench_msg_ops bench_ops_mdcom_copy = {.setup = mdm_setup, .attach = mdm_attach,
                                        .send = mdm_send, .recv = mdm_recv,
                                        .detach = mdm_detach, .teardown = mdm_teardown};
 
-BENCH_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
-                "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
-                BENCH_WAIT_POLL, "raw-spin", mdm_copy, 0);
-BENCH_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
-                "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
-                BENCH_WAIT_BLOCK, "raw-futex", mdm_copy, 1);
 
 /* ---- zero copy: round trips (the header travels, the payload stays) --------------- */
 
@@ -283,14 +277,7 @@ static void zc_release(void *ctx, int side, uint32_t ch)
         mdm_fail(c, "mdcom_fifoch_notify", rc);
 }
 
-static const bench_msg_ops zc_ops = {.setup = mdm_setup, .attach = mdm_attach, .send = zc_send,
+const bench_msg_ops bench_ops_mdcom_zc = {.setup = mdm_setup, .attach = mdm_attach, .send = zc_send,
                                      .peek = zc_peek, .release = zc_release,
                                      .detach = mdm_detach, .teardown = mdm_teardown,
                                      .header_only = 1, .round_trips_only = 1};
-
-BENCH_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
-                "alloc/get/enqueue/notify + dequeue polled in a loop (header only)",
-                BENCH_WAIT_POLL, "raw-spin", zc_ops, 0);
-BENCH_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
-                "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)", BENCH_WAIT_BLOCK,
-                "raw-futex", zc_ops, 1);

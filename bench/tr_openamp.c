@@ -451,18 +451,7 @@ static uint32_t tro_msg_max(int variant)
     return TRO_MAX;
 }
 
-static const bench_msg_ops tro_ops = {
+const bench_msg_ops bench_ops_openamp = {
     .setup = tro_setup, .attach = tro_msg_attach, .send = tro_msg_send,
     .peek = tro_msg_peek, .release = tro_msg_release, .detach = tro_msg_detach,
     .teardown = tro_teardown, .max_msg = tro_msg_max};
-
-BENCH_TRANSPORT(bench_tr_openamp, "openamp",
-                "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)",
-                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 3);
-BENCH_TRANSPORT(bench_tr_rpmsg_bound, "rpmsg-bound",
-                "mdcom RPMsg host <-> remote bound to the same resource table and doorbell",
-                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 0);
-BENCH_TRANSPORT(bench_tr_oa_host_md, "oa-host-md", "OpenAMP host <-> mdcom RPMsg remote",
-                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 1);
-BENCH_TRANSPORT(bench_tr_md_host_oa, "md-host-oa", "mdcom RPMsg host <-> OpenAMP remote",
-                BENCH_WAIT_BLOCK, "raw-futex", tro_ops, 2);

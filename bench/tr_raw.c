@@ -234,17 +234,10 @@ static void raw_teardown(void *ctx)
     free(c);
 }
 
-static const bench_msg_ops raw_msg = {.setup = raw_setup,
+const bench_msg_ops bench_ops_raw = {.setup = raw_setup,
                                       .attach = raw_attach,
                                       .send = raw_send,
                                       .peek = raw_peek,
                                       .release = raw_release,
                                       .detach = raw_detach,
                                       .teardown = raw_teardown};
-
-BENCH_TRANSPORT(bench_tr_raw_spin, "raw-spin",
-                "baseline: shared ring + memcpy, both sides spin (no mdcom)", BENCH_WAIT_POLL, NULL,
-                raw_msg, 0);
-BENCH_TRANSPORT(bench_tr_raw_futex, "raw-futex",
-                "baseline: shared ring + memcpy, waiters sleep in FUTEX_WAIT (no mdcom)",
-                BENCH_WAIT_BLOCK, NULL, raw_msg, 1);

@@ -215,14 +215,7 @@ static uint32_t trp_max(int variant)
     return TRP_MAX_PAYLOAD;
 }
 
-static const bench_msg_ops trp_ops = {
+const bench_msg_ops bench_ops_rpmsg = {
     .setup = trp_setup, .attach = trp_attach, .send = trp_send, .peek = trp_peek,
     .release = trp_release, .detach = trp_detach, .teardown = trp_teardown, .max_msg = trp_max,
     .round_trips_only = 1};
-
-BENCH_TRANSPORT(bench_tr_rpmsg_poll, "rpmsg-poll",
-                "RPMsg over virtio vrings (host <-> remote), polled dispatch, one copy each way",
-                BENCH_WAIT_POLL, "raw-spin", trp_ops, 0);
-BENCH_TRANSPORT(bench_tr_rpmsg_block, "rpmsg-block",
-                "RPMsg over virtio vrings, sleeping on the doorbell, one copy each way",
-                BENCH_WAIT_BLOCK, "raw-futex", trp_ops, 1);

@@ -185,13 +185,9 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return ret;
 }
 
-static const bench_msg_ops sm_ops = {.setup = sm_setup,
+const bench_msg_ops bench_ops_smem = {.setup = sm_setup,
                                      .attach = sm_attach,
                                      .send = sm_send,
                                      .recv = sm_recv,
                                      .detach = sm_detach,
                                      .teardown = sm_teardown};
-
-BENCH_TRANSPORT(bench_tr_mdcom_smem_poll, "mdcom-smem-poll",
-                    "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)",
-                    BENCH_WAIT_POLL, "raw-spin", sm_ops, 0);

@@ -20,8 +20,8 @@
  * the wrong seq/length/payload (an integrity error), or a negative errno /
  * mdcom error code (the transport printed what failed).
  *
- * Adding a transport: one file defining its bench_msg_ops and
- * `BENCH_TRANSPORT(bench_tr_<x>, ...)`, and a line in transports.c.
+ * Adding a transport: one file defining its bench_msg_ops
+ * (`bench_ops_<x>`) and a row in the table of transports.c.
  */
 #ifndef MDCOM_BENCH_TRANSPORT_H
 #define MDCOM_BENCH_TRANSPORT_H
@@ -106,13 +106,11 @@ typedef struct bench_transport {
     const char *ext, *ext_build;
 } bench_transport;
 
-#define BENCH_TRANSPORT(var, tname, d, cls, base, ops, v)                                          \
-    const bench_transport var = {.name = tname,                                                    \
-                                 .desc = d,                                                        \
-                                 .wait_class = cls,                                                \
-                                 .baseline = base,                                                 \
-                                 .msg = &(ops),                                                    \
-                                 .variant = v}
+/* The message ops of the transport files (transports.c names the
+ * transports built on them); the variants of the kernel IPC ops. */
+extern const bench_msg_ops bench_ops_raw, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
+    bench_ops_smem, bench_ops_kernel, bench_ops_rpmsg, bench_ops_iceoryx, bench_ops_openamp;
+enum { BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET, BENCH_K_MQ };
 
 /* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
 uint32_t bench_tr_max_size(const bench_transport *t);
