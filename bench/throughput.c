@@ -200,16 +200,11 @@ static int tp_thr_begin(const tp_thr *a, bench_pattern *pat, unsigned char **buf
     return -ENOMEM;
 }
 
-static void *tp_sender(void *arg)
+/* Side A of a channel: send, in stream mode read the acks. Its result. */
+static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint32_t cap)
 {
-    tp_thr *a = arg;
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
-    bench_pattern pat;
-    uint32_t cap;
-    unsigned char *rbuf;
-    if ((r->rc_a = tp_thr_begin(a, &pat, &rbuf, &cap)) != 0)
-        return NULL;
     /* acquire: t0 was written before go */
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         bench_relax();
@@ -238,7 +233,7 @@ static void *tp_sender(void *arg)
                 acked = ack[1];
             }
         }
-        const unsigned char *m = bench_pattern_msg(&pat, (uint32_t)seq);
+        const unsigned char *m = bench_pattern_msg(pat, (uint32_t)seq);
         if (sh->inject_loss && seq % sh->inject_loss == 0 && sh->mode == TP_STREAM) {
             r->bytes += sh->size; /* counted as sent, never sent */
             continue;
@@ -258,7 +253,7 @@ static void *tp_sender(void *arg)
                 rc = n;
                 goto out;
             }
-            int e = bench_pattern_check(&pat, rbuf, (uint32_t)n, (uint32_t)seq, (int)sh->crc);
+            int e = bench_pattern_check(pat, rbuf, (uint32_t)n, (uint32_t)seq, (int)sh->crc);
             if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN)
                 r->loss++;
             else if (e != BENCH_PAT_OK)
@@ -300,22 +295,14 @@ static void *tp_sender(void *arg)
 out:
     if (rc != 0 && !r->t_end)
         r->t_end = bench_now_ns() - sh->t0;
-    r->rc_a = rc;
-    bench_pattern_free(&pat);
-    free(rbuf);
-    return NULL;
+    return rc;
 }
 
-static void *tp_receiver(void *arg)
+/* Side B of a channel: receive and check, answer or acknowledge. Its result. */
+static int tp_recv_loop(tp_thr *a, bench_pattern *pat, unsigned char *buf, uint32_t cap)
 {
-    tp_thr *a = arg;
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
-    bench_pattern pat;
-    uint32_t cap;
-    unsigned char *buf;
-    if ((r->rc_b = tp_thr_begin(a, &pat, &buf, &cap)) != 0)
-        return NULL;
     uint32_t k = sh->window / 2 ? sh->window / 2 : 1;
     uint32_t expect = 1;
     int rc = 0;
@@ -337,7 +324,7 @@ static void *tp_receiver(void *arg)
             rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
             break;
         }
-        int e = bench_pattern_check(&pat, buf, (uint32_t)n, expect, (int)sh->crc);
+        int e = bench_pattern_check(pat, buf, (uint32_t)n, expect, (int)sh->crc);
         if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN) {
             r->loss++;
             if (n >= 4) /* resynchronise on the seq it carries */
@@ -356,9 +343,25 @@ static void *tp_receiver(void *arg)
         if (rc != 0)
             break;
     }
-    r->rc_b = rc;
-    bench_pattern_free(&pat);
-    free(buf);
+    return rc;
+}
+
+/* A channel's thread: its buffer and pattern, then its side's loop. */
+static void *tp_thread(void *arg)
+{
+    tp_thr *a = arg;
+    tp_chres *r = &a->sh->ch[a->ch];
+    bench_pattern pat;
+    uint32_t cap;
+    unsigned char *buf;
+    int rc = tp_thr_begin(a, &pat, &buf, &cap);
+    if (rc == 0) {
+        rc = a->side == BENCH_SIDE_A ? tp_send_loop(a, &pat, buf, cap)
+                                     : tp_recv_loop(a, &pat, buf, cap);
+        bench_pattern_free(&pat);
+        free(buf);
+    }
+    *(a->side == BENCH_SIDE_A ? &r->rc_a : &r->rc_b) = rc;
     return NULL;
 }
 
@@ -370,7 +373,7 @@ static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shar
     int rc = 0;
     for (uint32_t i = 0; i < sh->nch; i++) {
         ta[i] = (tp_thr){.ops = ops, .ctx = ctx, .side = side, .ch = i, .sh = sh};
-        if (pthread_create(&th[i], NULL, side == BENCH_SIDE_A ? tp_sender : tp_receiver, &ta[i]) != 0) {
+        if (pthread_create(&th[i], NULL, tp_thread, &ta[i]) != 0) {
             bench_err("throughput: pthread_create failed");
             rc = -EAGAIN;
             break;

@@ -444,10 +444,4 @@ static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     }
 }
 
-const bench_msg_ops bench_ops_iceoryx = {.setup = i_setup,
-                                    .attach = i_attach,
-                                    .send = i_send,
-                                    .recv = i_recv,
-                                    .detach = i_detach,
-                                    .teardown = i_teardown,
-                                    .max_msg = i_max_msg};
+const bench_msg_ops bench_ops_iceoryx = BENCH_MSG_OPS(i, .recv = i_recv, .max_msg = i_max_msg);

@@ -492,10 +492,4 @@ static uint32_t k_max(int kind)
     return kind == K_SEQPACKET ? seqpacket_max() : kind == K_MQ ? mq_max() : UINT32_MAX;
 }
 
-const bench_msg_ops bench_ops_kernel = {.setup = k_setup,
-                                    .attach = k_attach,
-                                    .send = k_send,
-                                    .recv = k_recv,
-                                    .detach = k_detach,
-                                    .teardown = k_teardown,
-                                    .max_msg = k_max};
+const bench_msg_ops bench_ops_kernel = BENCH_MSG_OPS(k, .recv = k_recv, .max_msg = k_max);

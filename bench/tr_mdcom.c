@@ -164,9 +164,7 @@ static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 
-const bench_msg_ops bench_ops_mdcom_copy = {.setup = mdm_setup, .attach = mdm_attach,
-                                       .send = mdm_send, .recv = mdm_recv,
-                                       .detach = mdm_detach, .teardown = mdm_teardown};
+const bench_msg_ops bench_ops_mdcom_copy = BENCH_MSG_OPS(mdm, .recv = mdm_recv);
 
 
 /* ---- zero copy: round trips (the header travels, the payload stays) --------------- */

@@ -234,10 +234,4 @@ static void raw_teardown(void *ctx)
     free(c);
 }
 
-const bench_msg_ops bench_ops_raw = {.setup = raw_setup,
-                                      .attach = raw_attach,
-                                      .send = raw_send,
-                                      .peek = raw_peek,
-                                      .release = raw_release,
-                                      .detach = raw_detach,
-                                      .teardown = raw_teardown};
+const bench_msg_ops bench_ops_raw = BENCH_MSG_OPS(raw, .peek = raw_peek, .release = raw_release);

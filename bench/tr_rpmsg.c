@@ -215,7 +215,5 @@ static uint32_t trp_max(int variant)
     return TRP_MAX_PAYLOAD;
 }
 
-const bench_msg_ops bench_ops_rpmsg = {
-    .setup = trp_setup, .attach = trp_attach, .send = trp_send, .peek = trp_peek,
-    .release = trp_release, .detach = trp_detach, .teardown = trp_teardown, .max_msg = trp_max,
-    .round_trips_only = 1};
+const bench_msg_ops bench_ops_rpmsg = BENCH_MSG_OPS(trp, .peek = trp_peek, .release = trp_release,
+                                                 .max_msg = trp_max, .round_trips_only = 1);

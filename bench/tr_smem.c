@@ -185,9 +185,4 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return ret;
 }
 
-const bench_msg_ops bench_ops_smem = {.setup = sm_setup,
-                                     .attach = sm_attach,
-                                     .send = sm_send,
-                                     .recv = sm_recv,
-                                     .detach = sm_detach,
-                                     .teardown = sm_teardown};
+const bench_msg_ops bench_ops_smem = BENCH_MSG_OPS(sm, .recv = sm_recv);

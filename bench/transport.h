@@ -106,6 +106,14 @@ typedef struct bench_transport {
     const char *ext, *ext_build;
 } bench_transport;
 
+/* Ops of a transport file whose functions are <p>_setup, <p>_attach,
+ * <p>_send, <p>_detach and <p>_teardown; the optional members follow. */
+#define BENCH_MSG_OPS(p, ...)                                                                      \
+    {                                                                                              \
+        .setup = p##_setup, .attach = p##_attach, .send = p##_send, .detach = p##_detach,          \
+        .teardown = p##_teardown, __VA_ARGS__                                                      \
+    }
+
 /* The message ops of the transport files (transports.c names the
  * transports built on them); the variants of the kernel IPC ops. */
 extern const bench_msg_ops bench_ops_raw, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
