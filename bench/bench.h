@@ -256,12 +256,14 @@ void bench_close_out(FILE *f, const char *path, unsigned *failures);
 
 /* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
  * what every scenario writes the same way. The scenario fills in cmd, json,
- * csv, quick, and its writers: the members of the JSON object between the
- * host and the targets (config, results, ...) and its CSV rows (the header is
- * written here). */
+ * csv, quick, and its writers: the members of the JSON object's "config"
+ * (after "quick"), its members between the config and the targets (results,
+ * ...) and its CSV rows (the header is written here). */
 typedef struct bench_run {
     const char *cmd, *json, *csv;
     int quick;
+    /* members of "config" after "quick" */
+    void (*json_config)(bench_json *j, void *arg);
     void (*json_body)(bench_json *j, void *arg);
     void (*csv_rows)(FILE *f, void *arg);
     void *arg;

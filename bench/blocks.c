@@ -372,14 +372,16 @@ static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
     fflush(out);
 }
 
+static void bk_json_config(bench_json *j, void *arg)
+{
+    const bk_opts *o = arg;
+    bench_json_u64(j, "iters", o->iters);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+}
+
 static void bk_json(bench_json *j, void *arg)
 {
     const bk_opts *o = arg;
-    bench_json_obj_begin(j, "config");
-    bench_json_bool(j, "quick", o->quick);
-    bench_json_u64(j, "iters", o->iters);
-    bench_json_dbl(j, "cell_time_s", o->cell_time);
-    bench_json_obj_end(j);
     bench_json_arr_begin(j, "results");
     for (int bi = 0; bi < o->n_blocks; bi++)
         for (int ni = 0; ni < o->n_counts; ni++)
@@ -444,6 +446,7 @@ static int bk_main(int argc, char **argv)
         return prc;
     memset(bk_cells, 0, sizeof(bk_cells));
     bench_run r = {.cmd = "blocks", .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = bk_json_config,
                    .json_body = bk_json, .csv_rows = bk_csv, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;

@@ -716,11 +716,9 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     bench_json_obj_end(j);
 }
 
-static void lt_write_json(bench_json *j, void *arg)
+static void lt_json_config(bench_json *j, void *arg)
 {
     const lt_opts *o = arg;
-    bench_json_obj_begin(j, "config");
-    bench_json_bool(j, "quick", o->quick);
     bench_json_arr_begin(j, "sizes");
     for (int s = 0; s < o->n_sizes; s++)
         bench_json_u64(j, NULL, o->sizes[s]);
@@ -730,7 +728,11 @@ static void lt_write_json(bench_json *j, void *arg)
     bench_json_u64(j, "rounds", o->rounds);
     bench_json_dbl(j, "timeout_s", o->timeout_s);
     bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
-    bench_json_obj_end(j);
+}
+
+static void lt_write_json(bench_json *j, void *arg)
+{
+    const lt_opts *o = arg;
     bench_json_arr_begin(j, "results");
     for (int s = 0; s < o->n_sizes; s++)
         for (unsigned t = 0; t < o->n_tr; t++) {
@@ -813,6 +815,7 @@ static int lt_main(int argc, char **argv)
         return prc;
     memset(lt_cells, 0, sizeof(lt_cells));
     bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = lt_json_config,
                    .json_body = lt_write_json, .csv_rows = lt_write_csv, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;

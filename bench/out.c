@@ -220,6 +220,11 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
         bench_json_obj_begin(&j, NULL);
         bench_json_str(&j, "benchmark", r->cmd);
         bench_host_json(&j, "host", &r->h);
+        bench_json_obj_begin(&j, "config");
+        bench_json_bool(&j, "quick", r->quick);
+        if (r->json_config)
+            r->json_config(&j, r->arg);
+        bench_json_obj_end(&j);
         if (r->json_body)
             r->json_body(&j, r->arg);
         if (ntg)

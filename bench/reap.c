@@ -217,15 +217,17 @@ static double rp_ratio(const rp_cell *c, const bench_stats *base)
 
 static rp_cell rp_cells[RP_MAX_DEPTHS];
 
-static void rp_json(bench_json *j, void *arg)
+static void rp_json_config(bench_json *j, void *arg)
 {
     const rp_opts *o = arg;
-    bench_json_obj_begin(j, "config");
-    bench_json_bool(j, "quick", o->quick);
     bench_json_u64(j, "reps", o->reps);
     bench_json_u64(j, "calls", o->calls);
     bench_json_u64(j, "message_size", RP_MSG);
-    bench_json_obj_end(j);
+}
+
+static void rp_json(bench_json *j, void *arg)
+{
+    const rp_opts *o = arg;
     bench_json_arr_begin(j, "results");
     for (int d = 0; d < o->n_depths; d++) {
         const rp_cell *c = &rp_cells[d];
@@ -281,6 +283,7 @@ static int rp_main(int argc, char **argv)
     if (!o.calls)
         o.calls = o.quick ? 100 : 1000;
     bench_run rn = {.cmd = "reap", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_config = rp_json_config,
                     .json_body = rp_json, .csv_rows = rp_csv, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;

@@ -381,13 +381,16 @@ static void tm_print(FILE *out, const tm_opts *o, const tm_res *r)
     (void)o;
 }
 
-static void tm_json(bench_json *j, void *arg)
+static void tm_json_config(bench_json *j, void *arg)
 {
     const tm_opts *o = arg;
-    bench_json_obj_begin(j, "config");
     bench_json_dbl(j, "period_s", o->period);
     bench_json_u64(j, "periods", o->periods);
-    bench_json_obj_end(j);
+}
+
+static void tm_json(bench_json *j, void *arg)
+{
+    (void)arg;
     bench_json_arr_begin(j, "results");
     for (unsigned i = 0; i < tm_n_res; i++) {
         const tm_res *r = &tm_res_v[i];
@@ -433,6 +436,7 @@ static int tm_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_config = tm_json_config,
                     .json_body = tm_json, .csv_rows = tm_csv, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;

@@ -674,15 +674,17 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     return n;
 }
 
-static void tp_json(bench_json *j, void *arg)
+static void tp_json_config(bench_json *j, void *arg)
 {
     const tp_opts *o = arg;
-    bench_json_obj_begin(j, "config");
-    bench_json_bool(j, "quick", o->quick);
     bench_json_u64(j, "window", o->window);
     bench_json_dbl(j, "cell_time_s", o->cell_time);
     bench_json_bool(j, "crc_recomputed", o->crc);
-    bench_json_obj_end(j);
+}
+
+static void tp_json(bench_json *j, void *arg)
+{
+    const tp_opts *o = arg;
     bench_json_arr_begin(j, "results");
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
@@ -762,6 +764,7 @@ static int tp_main(int argc, char **argv)
         return prc;
     memset(tp_cells, 0, sizeof(tp_cells));
     bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = tp_json_config,
                    .json_body = tp_json, .csv_rows = tp_csv, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
