@@ -540,9 +540,6 @@ static int api_main(int argc, char **argv)
     return rc ? rc : o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 
-const bench_cmd bench_cmd_api = {
-    .name = "api",
-    .summary = "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
-    .main = api_main,
-    .usage = api_usage,
-};
+BENCH_CMD(api, "api",
+          "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
+          api_main, api_usage);

@@ -34,6 +34,10 @@ typedef struct bench_cmd {
     void (*usage)(FILE *out); /* full help for `mdcom-bench NAME --help` */
 } bench_cmd;
 
+/* Define the subcommand `bench_cmd_<var>` (one line in main.c's table). */
+#define BENCH_CMD(var, nm, sum, mainfn, usagefn)                                                   \
+    const bench_cmd bench_cmd_##var = {.name = nm, .summary = sum, .main = mainfn, .usage = usagefn}
+
 #define BENCH_EXIT_OK 0
 #define BENCH_EXIT_ERROR 1
 #define BENCH_EXIT_USAGE 2

@@ -472,9 +472,6 @@ static int bk_main(int argc, char **argv)
     return bench_run_end(&r, 0, NULL, 0, 0);
 }
 
-const bench_cmd bench_cmd_blocks = {
-    .name = "blocks",
-    .summary = "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
-    .main = bk_main,
-    .usage = bk_usage,
-};
+BENCH_CMD(blocks, "blocks",
+          "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
+          bk_main, bk_usage);

@@ -878,16 +878,10 @@ static int lt_pingpong_main(int argc, char **argv)
     return rc;
 }
 
-const bench_cmd bench_cmd_pingpong = {
-    .name = "pingpong",
-    .summary = "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
-    .main = lt_pingpong_main,
-    .usage = lt_usage,
-};
+BENCH_CMD(pingpong, "pingpong",
+          "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
+          lt_pingpong_main, lt_usage);
 
-const bench_cmd bench_cmd_latency = {
-    .name = "latency",
-    .summary = "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
-    .main = lt_main,
-    .usage = lt_usage,
-};
+BENCH_CMD(latency, "latency",
+          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
+          lt_main, lt_usage);

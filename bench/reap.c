@@ -328,9 +328,6 @@ static int rp_main(int argc, char **argv)
     return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
-const bench_cmd bench_cmd_reap = {
-    .name = "reap",
-    .summary = "the cost of reaping a dead sender with 1 Ki / 64 Ki messages queued",
-    .main = rp_main,
-    .usage = rp_usage,
-};
+BENCH_CMD(reap, "reap",
+          "the cost of reaping a dead sender with 1 Ki / 64 Ki messages queued",
+          rp_main, rp_usage);

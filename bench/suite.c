@@ -379,9 +379,6 @@ static int su_main(int argc, char **argv)
     return worst;
 }
 
-const bench_cmd bench_cmd_suite = {
-    .name = "suite",
-    .summary = "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
-    .main = su_main,
-    .usage = su_usage,
-};
+BENCH_CMD(suite, "suite",
+          "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
+          su_main, su_usage);

@@ -473,9 +473,6 @@ static int tm_main(int argc, char **argv)
     return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
-const bench_cmd bench_cmd_thread_metric = {
-    .name = "thread-metric",
-    .summary = "Thread-Metric style: message-processing and synchronization scores per period",
-    .main = tm_main,
-    .usage = tm_usage,
-};
+BENCH_CMD(thread_metric, "thread-metric",
+          "Thread-Metric style: message-processing and synchronization scores per period",
+          tm_main, tm_usage);

@@ -200,6 +200,22 @@ static int tp_thr_begin(const tp_thr *a, bench_pattern *pat, unsigned char **buf
     return -ENOMEM;
 }
 
+/* Receive an ack (12 bytes: TP_ACK, count, final) into ack. 0, or the
+ * receive's error, or BENCH_RT_MISMATCH for anything else (printed). */
+static int tp_ack(const tp_thr *a, unsigned char *rbuf, uint32_t cap, uint32_t ack[3])
+{
+    int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
+    if (n < 0)
+        return n;
+    if (n == 12)
+        memcpy(ack, rbuf, 12);
+    if (n != 12 || ack[0] != TP_ACK) {
+        bench_err("throughput: channel %u: expected an ack, got %d bytes", a->ch, n);
+        return BENCH_RT_MISMATCH;
+    }
+    return 0;
+}
+
 /* Side A of a channel: send, in stream mode read the acks. Its result. */
 static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint32_t cap)
 {
@@ -216,17 +232,12 @@ static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint
             break;
         if (sh->mode == TP_STREAM) {
             while (seq - 1 - acked >= sh->window) {
-                int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
-                if (n < 0) {
-                    rc = n;
+                uint32_t ack[3];
+                if ((rc = tp_ack(a, rbuf, cap, ack)) != 0)
                     goto out;
-                }
-                uint32_t ack[3] = {0, 0, 0};
-                if (n == 12)
-                    memcpy(ack, rbuf, 12);
-                if (n != 12 || ack[0] != TP_ACK || ack[1] <= acked || ack[1] > seq - 1) {
-                    bench_err("throughput: channel %u: bad ack (%d bytes, count %u, sent %llu)",
-                              a->ch, n, ack[1], (unsigned long long)(seq - 1));
+                if (ack[1] <= acked || ack[1] > seq - 1) {
+                    bench_err("throughput: channel %u: ack count %u, sent %llu", a->ch, ack[1],
+                              (unsigned long long)(seq - 1));
                     rc = BENCH_RT_MISMATCH;
                     goto out;
                 }
@@ -268,19 +279,9 @@ static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint
         if (rc != 0)
             goto out;
         for (;;) {
-            int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
-            if (n < 0) {
-                rc = n;
+            uint32_t ack[3];
+            if ((rc = tp_ack(a, rbuf, cap, ack)) != 0)
                 goto out;
-            }
-            uint32_t ack[3] = {0, 0, 0};
-            if (n == 12)
-                memcpy(ack, rbuf, 12);
-            if (n != 12 || ack[0] != TP_ACK) {
-                bench_err("throughput: channel %u: expected an ack, got %d bytes", a->ch, n);
-                rc = BENCH_RT_MISMATCH;
-                goto out;
-            }
             if (ack[2]) { /* final */
                 if (ack[1] != (uint32_t)r->sent) {
                     bench_err("throughput: channel %u: sent %llu, peer received %u", a->ch,
@@ -796,9 +797,6 @@ static int tp_main(int argc, char **argv)
     return bench_run_end(&r, 0, tg, tp_targets(&o, tg), 0);
 }
 
-const bench_cmd bench_cmd_throughput = {
-    .name = "throughput",
-    .summary = "1/8/32 channels x packet size, ping-pong and streaming, checked",
-    .main = tp_main,
-    .usage = tp_usage,
-};
+BENCH_CMD(throughput, "throughput",
+          "1/8/32 channels x packet size, ping-pong and streaming, checked",
+          tp_main, tp_usage);
