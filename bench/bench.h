@@ -115,6 +115,9 @@ const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes);
 /* A duration in ns with a unit: "812 ns", "12.3 us", "1.25 ms", "2.00 s". */
 const char *bench_fmt_ns(char *buf, size_t len, double ns);
 
+/* A whole file as a malloc'ed string (a console log), or NULL. */
+char *bench_read_file(const char *path);
+
 /* A name unique to this process and call: "<prefix>-<pid>-<n>". */
 void bench_unique_name(char *buf, size_t len, const char *prefix);
 

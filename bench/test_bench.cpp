@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 extern "C" {
 #include "bench.h"
 #include "payload.h"
@@ -326,4 +328,23 @@ TEST(BenchDriver, TargetsStateAndJson)
     EXPECT_NE(flat.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
               std::string::npos)
         << flat;
+}
+
+// A console log longer than the first buffer is read whole.
+TEST(BenchUtil, ReadFileWhole)
+{
+    char path[] = "/tmp/mdb-readfile-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::string want;
+    for (int i = 0; i < 20000; i++)
+        want += "line " + std::to_string(i) + "\n";
+    ASSERT_EQ(write(fd, want.data(), want.size()), (ssize_t)want.size());
+    close(fd);
+    char *got = bench_read_file(path);
+    unlink(path);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(std::string(got), want);
+    free(got);
+    EXPECT_EQ(bench_read_file("/nonexistent/mdb"), nullptr);
 }

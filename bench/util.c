@@ -235,3 +235,25 @@ void bench_unique_name(char *buf, size_t len, const char *prefix)
     static unsigned counter;
     snprintf(buf, len, "%s-%ld-%u", prefix, (long)getpid(), counter++);
 }
+
+char *bench_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+    for (size_t k; b && (k = fread(b + n, 1, cap - 1 - n, f)) > 0;) {
+        n += k;
+        if (n == cap - 1) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb)
+                free(b);
+            b = nb;
+        }
+    }
+    if (b)
+        b[n] = '\0';
+    fclose(f);
+    return b;
+}
