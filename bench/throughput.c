@@ -683,42 +683,60 @@ static void tp_json_config(bench_json *j, void *arg)
     bench_json_bool(j, "crc_recomputed", o->crc);
 }
 
-static void tp_json(bench_json *j, void *arg)
+/* A cell's key: its mode, channel count, total and size index, transport. */
+typedef struct tp_key {
+    int m, ci, bi, si;
+    unsigned t;
+} tp_key;
+
+/* fn(o, key, cell, out) for every cell that ran, in report order. */
+static void tp_each(const tp_opts *o, void (*fn)(const tp_opts *, tp_key, const tp_cell *, void *),
+                    void *out)
 {
-    const tp_opts *o = arg;
-    bench_json_arr_begin(j, "results");
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
             for (int bi = 0; bi < o->n_totals; bi++)
                 for (int si = 0; si < o->n_sizes; si++)
-                    for (unsigned t = 0; t < o->n_tr; t++) {
-                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-                        if (!c->run)
-                            continue;
-                        bench_json_obj_begin(j, NULL);
-                        bench_json_str(j, "transport", o->tr[t]->name);
-                        bench_json_str(j, "mode", tp_mode_name[m]);
-                        bench_json_u64(j, "channels", o->chans[ci]);
-                        bench_json_u64(j, "size", o->sizes[si]);
-                        bench_json_u64(j, "total_per_channel", o->totals[bi]);
-                        bench_json_bool(j, "na", c->na);
-                        bench_json_bool(j, "ok", c->ok);
-                        bench_json_bool(j, "capped", c->capped);
-                        bench_json_u64(j, "msgs", c->msgs);
-                        bench_json_u64(j, "bytes", c->bytes);
-                        bench_json_dbl(j, "wall_s", c->wall_s);
-                        bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
-                        bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
-                        bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
-                        bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
-                        bench_json_u64(j, "loss", c->loss);
-                        bench_json_u64(j, "corrupt", c->corrupt);
-                        bench_json_u64(j, "integrity_errors", c->integrity);
-                        bench_json_u64(j, "failures", c->failures);
-                        bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-                        bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
-                        bench_json_obj_end(j);
-                    }
+                    for (unsigned t = 0; t < o->n_tr; t++)
+                        if (tp_cells[m][ci][bi][si][t].run)
+                            fn(o, (tp_key){m, ci, bi, si, t}, &tp_cells[m][ci][bi][si][t], out);
+}
+
+static void tp_json_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+{
+    bench_json *j = out;
+    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
+    unsigned t = key.t;
+    bench_json_obj_begin(j, NULL);
+    bench_json_str(j, "transport", o->tr[t]->name);
+    bench_json_str(j, "mode", tp_mode_name[m]);
+    bench_json_u64(j, "channels", o->chans[ci]);
+    bench_json_u64(j, "size", o->sizes[si]);
+    bench_json_u64(j, "total_per_channel", o->totals[bi]);
+    bench_json_bool(j, "na", c->na);
+    bench_json_bool(j, "ok", c->ok);
+    bench_json_bool(j, "capped", c->capped);
+    bench_json_u64(j, "msgs", c->msgs);
+    bench_json_u64(j, "bytes", c->bytes);
+    bench_json_dbl(j, "wall_s", c->wall_s);
+    bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
+    bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
+    bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
+    bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
+    bench_json_u64(j, "loss", c->loss);
+    bench_json_u64(j, "corrupt", c->corrupt);
+    bench_json_u64(j, "integrity_errors", c->integrity);
+    bench_json_u64(j, "failures", c->failures);
+    bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+    bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_obj_end(j);
+}
+
+static void tp_json(bench_json *j, void *arg)
+{
+    const tp_opts *o = arg;
+    bench_json_arr_begin(j, "results");
+    tp_each(o, tp_json_row, j);
     bench_json_arr_end(j);
     bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
@@ -731,30 +749,30 @@ static void tp_json(bench_json *j, void *arg)
     bench_json_arr_end(j);
 }
 
+static void tp_csv_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+{
+    FILE *f = out;
+    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
+    unsigned t = key.t;
+    if (c->na)
+        return;
+    bench_csv_key k = {.scenario = "throughput",
+                       .transport = o->tr[t]->name,
+                       .mode = tp_mode_name[m],
+                       .size = o->sizes[si],
+                       .channels = o->chans[ci],
+                       .n = c->msgs,
+                       .total = o->totals[bi]};
+    bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
+    bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
+    bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
+    bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
+    bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
+}
+
 static void tp_csv(FILE *f, void *arg)
 {
-    const tp_opts *o = arg;
-    for (int m = 0; m < TP_NMODES; m++)
-        for (int ci = 0; ci < o->n_chans; ci++)
-            for (int bi = 0; bi < o->n_totals; bi++)
-                for (int si = 0; si < o->n_sizes; si++)
-                    for (unsigned t = 0; t < o->n_tr; t++) {
-                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-                        if (!c->run || c->na)
-                            continue;
-                        bench_csv_key k = {.scenario = "throughput",
-                                           .transport = o->tr[t]->name,
-                                           .mode = tp_mode_name[m],
-                                           .size = o->sizes[si],
-                                           .channels = o->chans[ci],
-                                           .n = c->msgs,
-                                           .total = o->totals[bi]};
-                        bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
-                        bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
-                        bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
-                        bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
-                        bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
-                    }
+    tp_each(arg, tp_csv_row, f);
 }
 
 static int tp_main(int argc, char **argv)
