@@ -730,81 +730,95 @@ static void lt_json_config(bench_json *j, void *arg)
     bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
 }
 
+/* One result row: a cell's round trips or one-way times, with what the
+ * JSON object and the CSV rows both show. */
+typedef struct lt_rowv {
+    const bench_transport *tr;
+    const lt_cell *c;
+    int s, ow, ok;
+    const bench_stats *st;
+    const lt_hist *h;
+    unsigned integrity, failures;
+    double r_base, r_mdcom; /* p50 ratios */
+} lt_rowv;
+
+/* fn(o, row, out) for every row that ran, in report order. */
+static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv *, void *), void *out)
+{
+    for (int s = 0; s < o->n_sizes; s++)
+        for (unsigned t = 0; t < o->n_tr; t++)
+            for (int ow = 0; ow < 2; ow++) {
+                const lt_cell *c = &lt_cells[t][s];
+                const bench_transport *tr = o->tr[t];
+                if (!c->run || (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
+                    continue;
+                lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
+                             .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
+                             .integrity = ow ? c->ow_integrity : c->r.integrity,
+                             .failures = ow ? c->ow_failures : c->r.failures};
+                r.r_base = tr->baseline
+                               ? lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
+                               : NAN;
+                r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow));
+                fn(o, &r, out);
+            }
+}
+
+static void lt_json_row(const lt_opts *o, const lt_rowv *r, void *out)
+{
+    bench_json *j = out;
+    bench_json_obj_begin(j, NULL);
+    bench_json_str(j, "transport", r->tr->name);
+    bench_json_str(j, "kind", r->ow ? "oneway" : "rtt");
+    bench_json_str(j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+    bench_json_u64(j, "size", o->sizes[r->s]);
+    bench_json_bool(j, "na", r->c->na);
+    if (!r->c->na) {
+        bench_json_bool(j, "ok", r->ok);
+        bench_json_u64(j, "integrity_errors", r->integrity);
+        bench_json_u64(j, "failures", r->failures);
+        bench_json_stats(j, "stats", r->st);
+        bench_json_str(j, "baseline", r->tr->baseline);
+        bench_json_dbl(j, "p50_ratio_to_baseline", r->r_base);
+        bench_json_str(j, "mdcom_ref", lt_mdcom_ref(r->tr));
+        bench_json_dbl(j, "p50_ratio_to_mdcom", r->r_mdcom);
+        lt_json_hist(j, "hist", r->h);
+    }
+    bench_json_obj_end(j);
+}
+
 static void lt_write_json(bench_json *j, void *arg)
 {
-    const lt_opts *o = arg;
     bench_json_arr_begin(j, "results");
-    for (int s = 0; s < o->n_sizes; s++)
-        for (unsigned t = 0; t < o->n_tr; t++) {
-            const lt_cell *c = &lt_cells[t][s];
-            const bench_transport *tr = o->tr[t];
-            for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt)
-                    continue;
-                if (!c->run)
-                    continue;
-                bench_json_obj_begin(j, NULL);
-                bench_json_str(j, "transport", tr->name);
-                bench_json_str(j, "kind", ow ? "oneway" : "rtt");
-                bench_json_str(j, "wait", tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
-                bench_json_u64(j, "size", o->sizes[s]);
-                bench_json_bool(j, "na", c->na);
-                if (!c->na) {
-                    const bench_stats *st = ow ? &c->ow : &c->r.st;
-                    bench_json_bool(j, "ok", ow ? c->ow_ok : c->r.ok);
-                    bench_json_u64(j, "integrity_errors", ow ? c->ow_integrity : c->r.integrity);
-                    bench_json_u64(j, "failures", ow ? c->ow_failures : c->r.failures);
-                    bench_json_stats(j, "stats", st);
-                    bench_json_str(j, "baseline", tr->baseline);
-                    bench_json_dbl(j, "p50_ratio_to_baseline",
-                                   tr->baseline ? lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
-                                                : NAN);
-                    bench_json_str(j, "mdcom_ref", lt_mdcom_ref(tr));
-                    bench_json_dbl(j, "p50_ratio_to_mdcom",
-                                   lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)));
-                    lt_json_hist(j, "hist", ow ? &c->oh : &c->h);
-                }
-                bench_json_obj_end(j);
-            }
-        }
+    lt_each(arg, lt_json_row, j);
     bench_json_arr_end(j);
+}
+
+static void lt_csv_row(const lt_opts *o, const lt_rowv *r, void *out)
+{
+    FILE *f = out;
+    const bench_stats *st = r->st;
+    if (r->c->na || !r->ok)
+        return;
+    bench_csv_key k = {.scenario = "latency",
+                       .transport = r->tr->name,
+                       .mode = r->ow ? "oneway" : "rtt",
+                       .size = o->sizes[r->s],
+                       .n = st->n};
+    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+    const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
+    for (unsigned i = 0; i < 6; i++)
+        bench_csv_row(f, &k, name[i], (double)v[i], "ns");
+    bench_csv_row(f, &k, "mean", st->mean, "ns");
+    bench_csv_row(f, &k, "stddev", st->stddev, "ns");
+    if (r->tr->baseline)
+        bench_csv_row(f, &k, "p50_ratio_to_baseline", r->r_base, "x");
+    bench_csv_row(f, &k, "p50_ratio_to_mdcom", r->r_mdcom, "x");
 }
 
 static void lt_write_csv(FILE *f, void *arg)
 {
-    const lt_opts *o = arg;
-    for (int s = 0; s < o->n_sizes; s++)
-        for (unsigned t = 0; t < o->n_tr; t++) {
-            const lt_cell *c = &lt_cells[t][s];
-            if (!c->run || c->na)
-                continue;
-            for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !bench_tr_carries(o->tr[t])) : o->no_rtt)
-                    continue;
-                const bench_stats *st = ow ? &c->ow : &c->r.st;
-                if (!(ow ? c->ow_ok : c->r.ok))
-                    continue;
-                bench_csv_key k = {.scenario = "latency",
-                                   .transport = o->tr[t]->name,
-                                   .mode = ow ? "oneway" : "rtt",
-                                   .size = o->sizes[s],
-                                   .n = st->n};
-                bench_csv_row(f, &k, "min", (double)st->min, "ns");
-                bench_csv_row(f, &k, "p50", (double)st->p50, "ns");
-                bench_csv_row(f, &k, "p90", (double)st->p90, "ns");
-                bench_csv_row(f, &k, "p99", (double)st->p99, "ns");
-                bench_csv_row(f, &k, "p99.9", (double)st->p999, "ns");
-                bench_csv_row(f, &k, "max", (double)st->max, "ns");
-                bench_csv_row(f, &k, "mean", st->mean, "ns");
-                bench_csv_row(f, &k, "stddev", st->stddev, "ns");
-                const bench_transport *tr = o->tr[t];
-                if (tr->baseline)
-                    bench_csv_row(f, &k, "p50_ratio_to_baseline",
-                                  lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow)), "x");
-                bench_csv_row(f, &k, "p50_ratio_to_mdcom",
-                              lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)), "x");
-            }
-        }
+    lt_each(arg, lt_csv_row, f);
 }
 
 static int lt_main(int argc, char **argv)
