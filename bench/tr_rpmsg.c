@@ -145,12 +145,15 @@ static int trp_attach(void *ctx, int side)
     return rc ? trp_fail(c, "mdcom_rpmsg_ept_create", rc) : 0;
 }
 
+/* The remote ends at once; the host at teardown, once the remote has exited:
+ * a host that ends first shuts the region down under a remote that has not
+ * dispatched the last message yet (-ESHUTDOWN). */
 static void trp_detach(void *ctx, int side)
 {
     struct trp_ctx *c = ctx;
-    (void)side;
-    if (c->r)
-        mdcom_rpmsg_term(c->r);
+    if (side == BENCH_SIDE_A || !c->r)
+        return;
+    mdcom_rpmsg_term(c->r);
     c->r = NULL;
 }
 
@@ -204,6 +207,8 @@ static void trp_release(void *ctx, int side, uint32_t ch)
 static void trp_teardown(void *ctx)
 {
     struct trp_ctx *c = ctx;
+    if (c->r)
+        mdcom_rpmsg_term(c->r);
     munmap(c->area, c->area_size);
     free(c->state);
     free(c);
