@@ -435,6 +435,46 @@ static void api_usage(FILE *out)
     bench_opts_usage(out, api_opts_tab);
 }
 
+static void api_json(bench_json *j, void *arg)
+{
+    const bench_api_result *r = arg;
+    bench_json_arr_begin(j, "api");
+    for (int a = 0; a < BENCH_API_NX; a++) {
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "api", r[a].api);
+        bench_json_str(j, "function", r[a].fn);
+        bench_json_u64(j, "calls", r[a].calls);
+        bench_json_dbl(j, "mean_ns", r[a].mean_ns);
+        bench_json_dbl(j, "mode_ns", r[a].mode_ns);
+        bench_json_dbl(j, "stddev_ns", r[a].stddev_ns);
+        bench_json_dbl(j, "p50_batch_ns", r[a].p50_ns);
+        bench_json_dbl(j, "best_batch_ns", r[a].best_ns);
+        bench_json_dbl(j, "instructions", r[a].instr);
+        int pr = api_paper_row(a);
+        bench_json_dbl(j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
+        bench_json_dbl(j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
+        bench_json_dbl(j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
+        if (a < BENCH_API_N) {
+            bench_json_dbl(j, "target_ns", BENCH_API_TARGET_NS);
+            bench_json_bool(j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
+        }
+        bench_json_obj_end(j);
+    }
+    bench_json_arr_end(j);
+}
+
+static void api_csv(FILE *f, void *arg)
+{
+    const bench_api_result *r = arg;
+    for (int a = 0; a < BENCH_API_NX; a++) {
+        bench_csv_key k = {.scenario = "api", .transport = r[a].api, .n = r[a].calls};
+        bench_csv_row(f, &k, "mean", r[a].mean_ns, "ns");
+        bench_csv_row(f, &k, "mode", r[a].mode_ns, "ns");
+        bench_csv_row(f, &k, "stddev", r[a].stddev_ns, "ns");
+        bench_csv_row(f, &k, "instructions", r[a].instr, "instr");
+    }
+}
+
 static int api_main(int argc, char **argv)
 {
     api_opts o = {0};
@@ -444,27 +484,24 @@ static int api_main(int argc, char **argv)
     api_skip_copy = o.skip_copy;
     if (!o.calls)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
-    FILE *out = (o.json && strcmp(o.json, "-") == 0) || (o.csv && strcmp(o.csv, "-") == 0) ? stderr : stdout;
-    if (o.quiet)
-        out = fopen("/dev/null", "w");
+    static bench_api_result r[BENCH_API_NX];
+    bench_run rn = {.cmd = "api", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_body = api_json, .csv_rows = api_csv, .arg = r};
+    if (bench_run_begin(&rn))
+        return BENCH_EXIT_USAGE;
+    FILE *out = o.quiet ? fopen("/dev/null", "w") : rn.out;
     if (!out)
         return BENCH_EXIT_ERROR;
-    FILE *jf = NULL, *cf = NULL;
-    if ((o.json && !(jf = bench_open_out(o.json, "api"))) || (o.csv && !(cf = bench_open_out(o.csv, "api"))))
-        return BENCH_EXIT_USAGE;
-
-    bench_host h;
-    bench_host_detect(&h);
-    if (h.cpus.pinned)
-        bench_pin_self(h.cpus.cpu[0]);
-    bench_api_result r[BENCH_API_NX];
-    unsigned integrity = 0, failures = 0;
-    bench_host_print(out, &h, "api", o.quick);
-    int rc = bench_api_run(o.calls, r, &integrity);
-    if (rc != 0) {
+    rn.out = out;
+    int rc = bench_api_run(o.calls, r, &rn.integrity);
+    if (rc != 0) { /* printed; no table */
+        rn.failures += !rn.integrity;
+        rn.json_body = NULL;
+        rn.csv_rows = NULL;
+        rc = bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
         if (o.quiet)
             fclose(out);
-        return BENCH_EXIT_ERROR;
+        return rc;
     }
     int have_instr = 0;
     if (!o.no_instr) {
@@ -497,60 +534,12 @@ static int api_main(int argc, char **argv)
         fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
     else if (have_instr)
         fprintf(out, "(instr: callgrind, inclusive instructions per call of the library function)\n");
-    if (jf) {
-        bench_json j;
-        bench_json_init(&j, jf);
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "benchmark", "api");
-        bench_host_json(&j, "host", &h);
-        bench_json_arr_begin(&j, "api");
-        for (int a = 0; a < BENCH_API_NX; a++) {
-            bench_json_obj_begin(&j, NULL);
-            bench_json_str(&j, "api", r[a].api);
-            bench_json_str(&j, "function", r[a].fn);
-            bench_json_u64(&j, "calls", r[a].calls);
-            bench_json_dbl(&j, "mean_ns", r[a].mean_ns);
-            bench_json_dbl(&j, "mode_ns", r[a].mode_ns);
-            bench_json_dbl(&j, "stddev_ns", r[a].stddev_ns);
-            bench_json_dbl(&j, "p50_batch_ns", r[a].p50_ns);
-            bench_json_dbl(&j, "best_batch_ns", r[a].best_ns);
-            bench_json_dbl(&j, "instructions", r[a].instr);
-            int pr = api_paper_row(a);
-            bench_json_dbl(&j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
-            bench_json_dbl(&j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
-            bench_json_dbl(&j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
-            if (a < BENCH_API_N) {
-                bench_json_dbl(&j, "target_ns", BENCH_API_TARGET_NS);
-                bench_json_bool(&j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
-            }
-            bench_json_obj_end(&j);
-        }
-        bench_json_arr_end(&j);
-        bench_json_u64(&j, "integrity_errors", integrity);
-        bench_json_obj_end(&j);
-        bench_close_out(jf, o.json, &failures);
-    }
-    if (cf) {
-        bench_csv_header(cf);
-        for (int a = 0; a < BENCH_API_NX; a++) {
-            bench_csv_key k = {.scenario = "api", .transport = r[a].api, .n = r[a].calls};
-            bench_csv_row(cf, &k, "mean", r[a].mean_ns, "ns");
-            bench_csv_row(cf, &k, "mode", r[a].mode_ns, "ns");
-            bench_csv_row(cf, &k, "stddev", r[a].stddev_ns, "ns");
-            bench_csv_row(cf, &k, "instructions", r[a].instr, "instr");
-        }
-        bench_close_out(cf, o.csv, &failures);
-    }
+    rc = bench_run_end(&rn, 0, NULL, 0, 0);
     if (o.quiet)
         fclose(out);
-    if (integrity || failures)
-        return BENCH_EXIT_ERROR;
-    return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+    return rc ? rc : o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 
-const bench_cmd bench_cmd_api = {
-    .name = "api",
-    .summary = "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
-    .main = api_main,
-    .usage = api_usage,
-};
+BENCH_CMD(api, "api",
+          "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
+          api_main, api_usage);

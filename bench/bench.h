@@ -34,6 +34,10 @@ typedef struct bench_cmd {
     void (*usage)(FILE *out); /* full help for `mdcom-bench NAME --help` */
 } bench_cmd;
 
+/* Define the subcommand `bench_cmd_<var>` (one line in main.c's table). */
+#define BENCH_CMD(var, nm, sum, mainfn, usagefn)                                                   \
+    const bench_cmd bench_cmd_##var = {.name = nm, .summary = sum, .main = mainfn, .usage = usagefn}
+
 #define BENCH_EXIT_OK 0
 #define BENCH_EXIT_ERROR 1
 #define BENCH_EXIT_USAGE 2
@@ -110,6 +114,9 @@ int bench_parse_double(const char *s, double *out);
 const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes);
 /* A duration in ns with a unit: "812 ns", "12.3 us", "1.25 ms", "2.00 s". */
 const char *bench_fmt_ns(char *buf, size_t len, double ns);
+
+/* A whole file as a malloc'ed string (a console log), or NULL. */
+char *bench_read_file(const char *path);
 
 /* A name unique to this process and call: "<prefix>-<pid>-<n>". */
 void bench_unique_name(char *buf, size_t len, const char *prefix);
@@ -254,13 +261,35 @@ void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double v
 FILE *bench_open_out(const char *path, const char *cmd);
 void bench_close_out(FILE *f, const char *path, unsigned *failures);
 
-/* The start of every scenario subcommand: open --json/--csv (jf, cf; NULL when
- * not asked for), pick the text stream (stderr when JSON or CSV go to
- * stdout), install the signal handlers, detect and print the host header.
+/* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
+ * what every scenario writes the same way. The scenario fills in cmd, json,
+ * csv, quick, and its writers: the members of the JSON object's "config"
+ * (after "quick"), its members between the config and the targets (results,
+ * ...) and its CSV rows (the header is written here). */
+typedef struct bench_run {
+    const char *cmd, *json, *csv;
+    int quick;
+    /* members of "config" after "quick" */
+    void (*json_config)(bench_json *j, void *arg);
+    void (*json_body)(bench_json *j, void *arg);
+    void (*csv_rows)(FILE *f, void *arg);
+    void *arg;
+    /* set by bench_run_begin */
+    FILE *out, *jf, *cf; /* text (stderr when JSON or CSV go to stdout), outputs */
+    bench_host h;
+    uint64_t t0;
+    /* counted by the scenario */
+    unsigned integrity, failures;
+} bench_run;
+
+/* Open --json/--csv, pick the text stream, install the signal handlers,
+ * detect and print the host header, pin this process to the measuring CPU.
  * 0, or BENCH_EXIT_USAGE when an output cannot be opened (printed). */
-struct bench_host;
-int bench_begin(const char *cmd, const char *json, const char *csv, int quick, FILE **out,
-                FILE **jf, FILE **cf, struct bench_host *h);
+int bench_run_begin(bench_run *r);
+/* The end of every scenario: the error line, targets (print, JSON), JSON
+ * and CSV, and the exit status: rc when non-zero (interrupted, ...), else 1
+ * on an integrity or other error, 3 on a missed target when strict, else 0. */
+int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, int strict);
 
 /* 1-us histogram of sorted samples: up to max_bins (bin, count) pairs of the
  * non-empty bins, in bin order; samples at or above bin_cap us count in the

@@ -162,7 +162,7 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
             rc = ops->send(ctx, side, 0, data + (size_t)k * sh->block, sh->block);
         if (rc != 0)
             break;
-        int got = ops->recv(ctx, side, 0, rbuf, cap);
+        int got = bench_recv(ops, ctx, side, 0, rbuf, cap);
         uint64_t t1 = bench_now_ns();
         if (got < 0) {
             rc = got;
@@ -203,7 +203,7 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         return -ENOMEM;
     int rc = 0;
     for (uint32_t expect = 1;; expect++) {
-        int n = ops->recv(ctx, side, 0, rx, cap);
+        int n = bench_recv(ops, ctx, side, 0, rx, cap);
         if (n < 0) {
             rc = n;
             break;
@@ -222,7 +222,7 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         }
         uint32_t got = 0;
         while (got < sh->length) {
-            n = ops->recv(ctx, side, 0, rx + got, sh->length + cap - got);
+            n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + cap - got);
             if (n < 0) {
                 rc = n;
                 break;
@@ -282,19 +282,9 @@ static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int b
     sh.warm = 10;
     sh.iters = o->iters;
     sh.budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = 1;
-    j.p.max_size = block < 16 ? 16 : block;
-    j.p.depth = n + 2 > 8 ? n + 2 : 8;
-    j.p.threads = 1;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = bk_side_a;
-    j.fn_b = bk_side_b;
-    j.arg = &sh; /* read-only in the child: a copy is enough */
+    /* sh: read-only in the child: a copy is enough */
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, block < 16 ? 16 : block,
+                                n + 2 > 8 ? n + 2 : 8, o->timeout_s, bk_side_a, bk_side_b, &sh);
     bk_nsamples = 0;
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;
@@ -382,61 +372,54 @@ static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
     fflush(out);
 }
 
-static void bk_json(FILE *f, const bk_opts *o, const bench_host *h, unsigned integ, unsigned fail,
-                    double secs)
+static void bk_json_config(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "blocks");
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_bool(&j, "quick", o->quick);
-    bench_json_u64(&j, "iters", o->iters);
-    bench_json_dbl(&j, "cell_time_s", o->cell_time);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
+    const bk_opts *o = arg;
+    bench_json_u64(j, "iters", o->iters);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+}
+
+static void bk_json(bench_json *j, void *arg)
+{
+    const bk_opts *o = arg;
+    bench_json_arr_begin(j, "results");
     for (int bi = 0; bi < o->n_blocks; bi++)
         for (int ni = 0; ni < o->n_counts; ni++)
             for (unsigned t = 0; t < o->n_tr; t++) {
                 const bk_cell *c = &bk_cells[t][bi][ni];
                 if (!c->run)
                     continue;
-                bench_json_obj_begin(&j, NULL);
-                bench_json_str(&j, "transport", o->tr[t]->name);
-                bench_json_u64(&j, "block", o->blocks[bi]);
-                bench_json_u64(&j, "count", o->counts[ni]);
-                bench_json_u64(&j, "length", (uint64_t)o->blocks[bi] * o->counts[ni]);
-                bench_json_bool(&j, "na", c->na);
-                bench_json_bool(&j, "ok", c->ok);
-                bench_json_u64(&j, "integrity_errors", c->integrity);
-                bench_json_u64(&j, "failures", c->failures);
-                bench_json_stats(&j, "time", &c->st);
-                bench_json_dbl(&j, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]));
-                bench_json_dbl(&j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
-                bench_json_dbl(&j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
-                bench_json_obj_end(&j);
+                bench_json_obj_begin(j, NULL);
+                bench_json_str(j, "transport", o->tr[t]->name);
+                bench_json_u64(j, "block", o->blocks[bi]);
+                bench_json_u64(j, "count", o->counts[ni]);
+                bench_json_u64(j, "length", (uint64_t)o->blocks[bi] * o->counts[ni]);
+                bench_json_bool(j, "na", c->na);
+                bench_json_bool(j, "ok", c->ok);
+                bench_json_u64(j, "integrity_errors", c->integrity);
+                bench_json_u64(j, "failures", c->failures);
+                bench_json_stats(j, "time", &c->st);
+                bench_json_dbl(j, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]));
+                bench_json_dbl(j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
+                bench_json_dbl(j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
+                bench_json_obj_end(j);
             }
-    bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "published");
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < BK_N_PUB; k++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "source", bk_published[k].what);
-        bench_json_u64(&j, "block", bk_published[k].block);
-        bench_json_u64(&j, "count", bk_published[k].n);
-        bench_json_dbl(&j, "ms", bk_published[k].ms);
-        bench_json_obj_end(&j);
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "source", bk_published[k].what);
+        bench_json_u64(j, "block", bk_published[k].block);
+        bench_json_u64(j, "count", bk_published[k].n);
+        bench_json_dbl(j, "ms", bk_published[k].ms);
+        bench_json_obj_end(j);
     }
-    bench_json_arr_end(&j);
-    bench_json_u64(&j, "integrity_errors", integ);
-    bench_json_u64(&j, "failures", fail);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    bench_json_arr_end(j);
 }
 
-static void bk_csv(FILE *f, const bk_opts *o)
+static void bk_csv(FILE *f, void *arg)
 {
-    bench_csv_header(f);
+    const bk_opts *o = arg;
     for (int bi = 0; bi < o->n_blocks; bi++)
         for (int ni = 0; ni < o->n_counts; ni++)
             for (unsigned t = 0; t < o->n_tr; t++) {
@@ -461,16 +444,16 @@ static int bk_main(int argc, char **argv)
     int prc = bench_parsed(bk_parse(argc, argv, &o), "blocks", bk_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
     memset(bk_cells, 0, sizeof(bk_cells));
-    if (bench_begin("blocks", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run r = {.cmd = "blocks", .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = bk_json_config,
+                   .json_body = bk_json, .csv_rows = bk_csv, .arg = &o};
+    if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
+    FILE *out = r.out;
     fprintf(out, "cells: transaction = 16-byte header + n sub-blocks, answered with the byte count;\n"
                  "       up to %llu transactions (after 10 untimed) or %.2f s per cell\n",
             (unsigned long long)o.iters, o.cell_time);
-    unsigned integ = 0, fail = 0;
     char b1[24];
     bench_progress_plan((uint64_t)o.n_blocks * (unsigned)o.n_counts * o.n_tr);
     for (int bi = 0; bi < o.n_blocks && !bench_interrupted; bi++)
@@ -478,31 +461,17 @@ static int bk_main(int argc, char **argv)
             for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
                 bench_progress("blocks %s x %u: %s", bench_fmt_size(b1, sizeof(b1), o.blocks[bi]),
                                o.counts[ni], o.tr[t]->name);
-                bk_cell_run(&o, &h, t, bi, ni);
-                integ += bk_cells[t][bi][ni].integrity;
-                fail += bk_cells[t][bi][ni].failures;
+                bk_cell_run(&o, &r.h, t, bi, ni);
+                r.integrity += bk_cells[t][bi][ni].integrity;
+                r.failures += bk_cells[t][bi][ni].failures;
             }
             bench_progress_end();
             bk_print(out, &o, bi, ni);
         }
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "\nerrors: %u integrity, %u other; %.1f s total\n", integ, fail, secs);
-    if (jf) {
-        bk_json(jf, &o, &h, integ, fail, secs);
-        bench_close_out(jf, o.json, &fail);
-    }
-    if (cf) {
-        bk_csv(cf, &o);
-        bench_close_out(cf, o.csv, &fail);
-    }
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    fprintf(out, "\n");
+    return bench_run_end(&r, 0, NULL, 0, 0);
 }
 
-const bench_cmd bench_cmd_blocks = {
-    .name = "blocks",
-    .summary = "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
-    .main = bk_main,
-    .usage = bk_usage,
-};
+BENCH_CMD(blocks, "blocks",
+          "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
+          bk_main, bk_usage);

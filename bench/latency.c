@@ -7,7 +7,7 @@
  * Round trip: the runner of roundtrip.c (two pinned processes, fresh state
  * per chunk, warm-up, cells split in rounds run round-robin over the
  * transports of a size, like `pingpong`).
- * One way (transports with a message interface): side A reads the clock (t0),
+ * One way (transports that carry whole messages): side A reads the clock (t0),
  * sends the message; side B receives it (the payload is in B's buffer), reads
  * the clock (t1) into shared memory and answers with a 4-byte ack carrying
  * the seq; A waits for the ack before the next message, so only one message
@@ -252,7 +252,7 @@ static int ow_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     uint64_t max_seq = sh->warm + sh->samples;
     int rc = 0;
     for (uint32_t expect = 1;; expect++) {
-        int n = ops->recv(ctx, side, 0, buf, cap);
+        int n = bench_recv(ops, ctx, side, 0, buf, cap);
         uint64_t t1 = bench_now_ns();
         if (n < 0) {
             rc = n;
@@ -310,7 +310,7 @@ static int ow_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         if (rc != 0)
             break;
         uint32_t ack = 0;
-        int n = ops->recv(ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
+        int n = bench_recv(ops, ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
         if (n < 0) {
             rc = n;
             break;
@@ -364,19 +364,8 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     sh->warm = warm;
     sh->samples = samples;
     sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = 1;
-    j.p.max_size = size < 4 ? 4 : size;
-    j.p.depth = 8;
-    j.p.threads = 1;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = ow_side_a;
-    j.fn_b = ow_side_b;
-    j.arg = sh;
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, size < 4 ? 4 : size, 8,
+                                o->timeout_s, ow_side_a, ow_side_b, sh);
     int rc = bench_msg_session(&j, &c->ow_integrity, &c->ow_failures);
     c->ow_ok = rc == 0;
     if (rc == BENCH_SESSION_NA)
@@ -386,33 +375,6 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     free(ow_a.out);
     ow_a.out = NULL;
     bench_shared_free(sh, shlen);
-}
-
-/* Sizes below a transport's own round-trip minimum (4 B: its seq) are measured
- * through its message interface (msgrt.c), when it has one. */
-static const bench_msg_ops *lt_adapt_ops;
-static int lt_adapt_setup(void **c, const bench_rt_params *p)
-{
-    return bench_msgrt_setup(c, p, lt_adapt_ops);
-}
-
-static bench_transport lt_adapted(const bench_transport *t)
-{
-    bench_transport a = *t;
-    lt_adapt_ops = t->msg;
-    a.setup = lt_adapt_setup;
-    a.pong = bench_msgrt_pong;
-    a.ping_open = bench_msgrt_ping_open;
-    a.ping = bench_msgrt_ping;
-    a.stop = bench_msgrt_stop;
-    a.teardown = bench_msgrt_teardown;
-    a.min_size = 1;
-    return a;
-}
-
-static int lt_small_via_msg(const bench_transport *t, uint32_t size)
-{
-    return size < bench_tr_min_size(t) && t->msg;
 }
 
 /* ---- one size ---------------------------------------------------------------------- */
@@ -430,8 +392,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         lt_cell *c = &lt_cells[t][s];
         memset(c, 0, sizeof(*c));
         c->run = 1;
-        c->na = (size < bench_tr_min_size(o->tr[t]) && !lt_small_via_msg(o->tr[t], size)) ||
-                size > bench_tr_max_size(o->tr[t]);
+        c->na = size < bench_tr_min_size(o->tr[t]) || size > bench_tr_max_size(o->tr[t]);
         c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
         if (c->na || o->no_rtt)
             continue;
@@ -465,13 +426,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                                 .timeout_ns = (int64_t)(o->timeout_s * 1e9),
                                 .cpu_ping = h->cpus.cpu[0],
                                 .cpu_pong = h->cpus.cpu[1]};
-            const bench_transport *tr = o->tr[t];
-            bench_transport adapted;
-            if (lt_small_via_msg(tr, size)) {
-                adapted = lt_adapted(tr);
-                tr = &adapted;
-            }
-            if (bench_rt_chunk(tr, &ro, buf[t], &nbuf[t], &c->r) != 0)
+            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->r) != 0)
                 failed[t] = 1;
             if (bench_interrupted)
                 goto out;
@@ -490,7 +445,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
     if (!o->no_oneway) {
         for (unsigned t = 0; t < o->n_tr; t++) {
             lt_cell *c = &lt_cells[t][s];
-            if (c->na || !o->tr[t]->msg)
+            if (c->na || !bench_tr_carries(o->tr[t]))
                 continue;
             bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
                            o->tr[t]->name);
@@ -574,7 +529,7 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
         fprintf(out, "%-17s %8s %9s %9s %9s %9s %9s %9s  %-22s %s\n", "transport", "n", "min",
                 "p50", "p90", "p99", "p99.9", "max", "p50 vs baseline", "p50 vs mdcom-copy");
         for (unsigned t = 0; t < o->n_tr; t++) {
-            if (oneway && !o->tr[t]->msg)
+            if (oneway && !bench_tr_carries(o->tr[t]))
                 continue;
             lt_row(out, o, (int)t, s, oneway);
         }
@@ -761,103 +716,109 @@ static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
     bench_json_obj_end(j);
 }
 
-static void lt_write_json(FILE *f, const lt_opts *o, const bench_host *h, const bench_target *tg,
-                          unsigned ntg, unsigned integrity, unsigned failures, double secs)
+static void lt_json_config(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", o->cmd);
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_bool(&j, "quick", o->quick);
-    bench_json_arr_begin(&j, "sizes");
+    const lt_opts *o = arg;
+    bench_json_arr_begin(j, "sizes");
     for (int s = 0; s < o->n_sizes; s++)
-        bench_json_u64(&j, NULL, o->sizes[s]);
-    bench_json_arr_end(&j);
-    bench_json_u64(&j, "iters", o->iters);
-    bench_json_dbl(&j, "cell_time_s", o->cell_time);
-    bench_json_u64(&j, "rounds", o->rounds);
-    bench_json_dbl(&j, "timeout_s", o->timeout_s);
-    bench_json_u64(&j, "hist_cap_us", o->hist_cap_us);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
-    for (int s = 0; s < o->n_sizes; s++)
-        for (unsigned t = 0; t < o->n_tr; t++) {
-            const lt_cell *c = &lt_cells[t][s];
-            const bench_transport *tr = o->tr[t];
-            for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !tr->msg) : o->no_rtt)
-                    continue;
-                if (!c->run)
-                    continue;
-                bench_json_obj_begin(&j, NULL);
-                bench_json_str(&j, "transport", tr->name);
-                bench_json_str(&j, "kind", ow ? "oneway" : "rtt");
-                bench_json_str(&j, "wait", tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
-                bench_json_u64(&j, "size", o->sizes[s]);
-                bench_json_bool(&j, "na", c->na);
-                if (!c->na) {
-                    const bench_stats *st = ow ? &c->ow : &c->r.st;
-                    bench_json_bool(&j, "ok", ow ? c->ow_ok : c->r.ok);
-                    bench_json_u64(&j, "integrity_errors", ow ? c->ow_integrity : c->r.integrity);
-                    bench_json_u64(&j, "failures", ow ? c->ow_failures : c->r.failures);
-                    bench_json_stats(&j, "stats", st);
-                    bench_json_str(&j, "baseline", tr->baseline);
-                    bench_json_dbl(&j, "p50_ratio_to_baseline",
-                                   tr->baseline ? lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
-                                                : NAN);
-                    bench_json_str(&j, "mdcom_ref", lt_mdcom_ref(tr));
-                    bench_json_dbl(&j, "p50_ratio_to_mdcom",
-                                   lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)));
-                    lt_json_hist(&j, "hist", ow ? &c->oh : &c->h);
-                }
-                bench_json_obj_end(&j);
-            }
-        }
-    bench_json_arr_end(&j);
-    bench_targets_json(&j, tg, ntg);
-    bench_json_u64(&j, "integrity_errors", integrity);
-    bench_json_u64(&j, "failures", failures);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+        bench_json_u64(j, NULL, o->sizes[s]);
+    bench_json_arr_end(j);
+    bench_json_u64(j, "iters", o->iters);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+    bench_json_u64(j, "rounds", o->rounds);
+    bench_json_dbl(j, "timeout_s", o->timeout_s);
+    bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
 }
 
-static void lt_write_csv(FILE *f, const lt_opts *o)
+/* One result row: a cell's round trips or one-way times, with what the
+ * JSON object and the CSV rows both show. */
+typedef struct lt_rowv {
+    const bench_transport *tr;
+    const lt_cell *c;
+    int s, ow, ok;
+    const bench_stats *st;
+    const lt_hist *h;
+    unsigned integrity, failures;
+    double r_base, r_mdcom; /* p50 ratios */
+} lt_rowv;
+
+/* fn(o, row, out) for every row that ran, in report order. */
+static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv *, void *), void *out)
 {
-    bench_csv_header(f);
     for (int s = 0; s < o->n_sizes; s++)
-        for (unsigned t = 0; t < o->n_tr; t++) {
-            const lt_cell *c = &lt_cells[t][s];
-            if (!c->run || c->na)
-                continue;
+        for (unsigned t = 0; t < o->n_tr; t++)
             for (int ow = 0; ow < 2; ow++) {
-                if (ow ? (o->no_oneway || !o->tr[t]->msg) : o->no_rtt)
-                    continue;
-                const bench_stats *st = ow ? &c->ow : &c->r.st;
-                if (!(ow ? c->ow_ok : c->r.ok))
-                    continue;
-                bench_csv_key k = {.scenario = "latency",
-                                   .transport = o->tr[t]->name,
-                                   .mode = ow ? "oneway" : "rtt",
-                                   .size = o->sizes[s],
-                                   .n = st->n};
-                bench_csv_row(f, &k, "min", (double)st->min, "ns");
-                bench_csv_row(f, &k, "p50", (double)st->p50, "ns");
-                bench_csv_row(f, &k, "p90", (double)st->p90, "ns");
-                bench_csv_row(f, &k, "p99", (double)st->p99, "ns");
-                bench_csv_row(f, &k, "p99.9", (double)st->p999, "ns");
-                bench_csv_row(f, &k, "max", (double)st->max, "ns");
-                bench_csv_row(f, &k, "mean", st->mean, "ns");
-                bench_csv_row(f, &k, "stddev", st->stddev, "ns");
+                const lt_cell *c = &lt_cells[t][s];
                 const bench_transport *tr = o->tr[t];
-                if (tr->baseline)
-                    bench_csv_row(f, &k, "p50_ratio_to_baseline",
-                                  lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow)), "x");
-                bench_csv_row(f, &k, "p50_ratio_to_mdcom",
-                              lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow)), "x");
+                if (!c->run || (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
+                    continue;
+                lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
+                             .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
+                             .integrity = ow ? c->ow_integrity : c->r.integrity,
+                             .failures = ow ? c->ow_failures : c->r.failures};
+                r.r_base = tr->baseline
+                               ? lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
+                               : NAN;
+                r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow));
+                fn(o, &r, out);
             }
-        }
+}
+
+static void lt_json_row(const lt_opts *o, const lt_rowv *r, void *out)
+{
+    bench_json *j = out;
+    bench_json_obj_begin(j, NULL);
+    bench_json_str(j, "transport", r->tr->name);
+    bench_json_str(j, "kind", r->ow ? "oneway" : "rtt");
+    bench_json_str(j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+    bench_json_u64(j, "size", o->sizes[r->s]);
+    bench_json_bool(j, "na", r->c->na);
+    if (!r->c->na) {
+        bench_json_bool(j, "ok", r->ok);
+        bench_json_u64(j, "integrity_errors", r->integrity);
+        bench_json_u64(j, "failures", r->failures);
+        bench_json_stats(j, "stats", r->st);
+        bench_json_str(j, "baseline", r->tr->baseline);
+        bench_json_dbl(j, "p50_ratio_to_baseline", r->r_base);
+        bench_json_str(j, "mdcom_ref", lt_mdcom_ref(r->tr));
+        bench_json_dbl(j, "p50_ratio_to_mdcom", r->r_mdcom);
+        lt_json_hist(j, "hist", r->h);
+    }
+    bench_json_obj_end(j);
+}
+
+static void lt_write_json(bench_json *j, void *arg)
+{
+    bench_json_arr_begin(j, "results");
+    lt_each(arg, lt_json_row, j);
+    bench_json_arr_end(j);
+}
+
+static void lt_csv_row(const lt_opts *o, const lt_rowv *r, void *out)
+{
+    FILE *f = out;
+    const bench_stats *st = r->st;
+    if (r->c->na || !r->ok)
+        return;
+    bench_csv_key k = {.scenario = "latency",
+                       .transport = r->tr->name,
+                       .mode = r->ow ? "oneway" : "rtt",
+                       .size = o->sizes[r->s],
+                       .n = st->n};
+    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+    const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
+    for (unsigned i = 0; i < 6; i++)
+        bench_csv_row(f, &k, name[i], (double)v[i], "ns");
+    bench_csv_row(f, &k, "mean", st->mean, "ns");
+    bench_csv_row(f, &k, "stddev", st->stddev, "ns");
+    if (r->tr->baseline)
+        bench_csv_row(f, &k, "p50_ratio_to_baseline", r->r_base, "x");
+    bench_csv_row(f, &k, "p50_ratio_to_mdcom", r->r_mdcom, "x");
+}
+
+static void lt_write_csv(FILE *f, void *arg)
+{
+    lt_each(arg, lt_csv_row, f);
 }
 
 static int lt_main(int argc, char **argv)
@@ -866,28 +827,26 @@ static int lt_main(int argc, char **argv)
     int prc = bench_parsed(lt_parse(argc, argv, &o), o.cmd, lt_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
     memset(lt_cells, 0, sizeof(lt_cells));
-    if (bench_begin(o.cmd, o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = lt_json_config,
+                   .json_body = lt_write_json, .csv_rows = lt_write_csv, .arg = &o};
+    if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
+    FILE *out = r.out;
     fprintf(out, "cells: %d sizes x %u transports; up to %.2f s of samples per cell in %u round%s;\n"
                  "       round trip = SIZE bytes there and back; one way = send to the peer's\n"
                  "       receive returning (message-interface transports)\n",
             o.n_sizes, o.n_tr, o.cell_time, o.rounds, o.rounds == 1 ? "" : "s");
     fflush(out);
-    if (h.cpus.pinned)
-        bench_pin_self(h.cpus.cpu[0]);
     unsigned n_ow = 0;
     for (unsigned t = 0; t < o.n_tr; t++)
-        n_ow += o.tr[t]->msg != NULL;
+        n_ow += bench_tr_carries(o.tr[t]);
     bench_progress_plan((uint64_t)o.n_sizes *
                         ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
-    unsigned integrity = 0, failures = 0;
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
-        if (lt_measure_size(&o, &h, s) != 0) {
+        if (lt_measure_size(&o, &r.h, s) != 0) {
             rc = BENCH_EXIT_ERROR;
             break;
         }
@@ -897,38 +856,22 @@ static int lt_main(int argc, char **argv)
             break;
         }
         for (unsigned t = 0; t < o.n_tr; t++) {
-            integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
-            failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
+            r.integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
+            r.failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
         }
         lt_print_size(out, &o, s);
     }
     bench_target tg[LT_MAX_TARGETS + BENCH_API_N];
     unsigned ntg = rc ? 0 : lt_targets(&o, tg);
     if (o.api && !rc) /* single calls, one process: their cost against the target */
-        ntg += lt_api(out, &o, tg + ntg, &integrity, &failures);
-    unsigned missed;
-    bench_targets_print(out, tg, ntg, &missed);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integrity, failures, secs);
-    fflush(out);
-    if (jf) {
-        lt_write_json(jf, &o, &h, tg, ntg, integrity, failures, secs);
-        bench_close_out(jf, o.json, &failures);
-    }
-    if (cf) {
-        lt_write_csv(cf, &o);
-        bench_close_out(cf, o.csv, &failures);
-    }
+        ntg += lt_api(out, &o, tg + ntg, &r.integrity, &r.failures);
+    rc = bench_run_end(&r, rc, tg, ntg, o.strict);
     for (int s = 0; s < o.n_sizes; s++)
         for (unsigned t = 0; t < o.n_tr; t++) {
             lt_hist_free(&lt_cells[t][s].h);
             lt_hist_free(&lt_cells[t][s].oh);
         }
-    if (rc)
-        return rc;
-    if (integrity || failures)
-        return BENCH_EXIT_ERROR;
-    return o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+    return rc;
 }
 
 /* `pingpong`: the preset in front of the user's options (getopt: the last
@@ -949,16 +892,10 @@ static int lt_pingpong_main(int argc, char **argv)
     return rc;
 }
 
-const bench_cmd bench_cmd_pingpong = {
-    .name = "pingpong",
-    .summary = "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
-    .main = lt_pingpong_main,
-    .usage = lt_usage,
-};
+BENCH_CMD(pingpong, "pingpong",
+          "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
+          lt_pingpong_main, lt_usage);
 
-const bench_cmd bench_cmd_latency = {
-    .name = "latency",
-    .summary = "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
-    .main = lt_main,
-    .usage = lt_usage,
-};
+BENCH_CMD(latency, "latency",
+          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
+          lt_main, lt_usage);

@@ -25,6 +25,7 @@ extern const bench_cmd bench_cmd_throughput;
 extern const bench_cmd bench_cmd_thread_metric;
 extern const bench_cmd bench_cmd_suite;
 extern const bench_cmd bench_cmd_events; /* events.c: pollable fd and wait set */
+extern const bench_cmd bench_cmd_reap;   /* reap.c: the cost of a dead sender */
 
 static const bench_cmd *const commands[] = {
     &bench_cmd_pingpong,
@@ -35,6 +36,7 @@ static const bench_cmd *const commands[] = {
     &bench_cmd_thread_metric,
     &bench_cmd_suite,
     &bench_cmd_events,
+    &bench_cmd_reap,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

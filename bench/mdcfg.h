@@ -53,4 +53,51 @@ static inline void bench_mdcfg_fill(bench_mdcfg *m, const char *region, uint32_t
                             .n_channels = 2 * n_chan};
 }
 
+/* The attachments to such a region: the parent's master (side A, made at
+ * setup) and the child's own remote (side B, made at its attach; the child
+ * leaves the inherited master pointer alone). mc must outlive them (mdcom
+ * keeps a pointer to the config). */
+typedef struct bench_mdreg {
+    bench_mdcfg mc;
+    mdcom_t *master, *remote;
+} bench_mdreg;
+
+/* Attach as side's domain (B waits up to attach_ns for the master). 0 or
+ * the mdcom error (printed with the config error text, tname first). */
+static inline int bench_mdreg_attach(bench_mdreg *r, int side, int64_t attach_ns, const char *tname)
+{
+    char eb[200] = "", what[96];
+    mdcom_init_opts o = {.attach_timeout_ns = side == BENCH_SIDE_B ? attach_ns : 0,
+                         .errbuf = eb,
+                         .errbuf_len = sizeof(eb)};
+    int rc = mdcom_init(side == BENCH_SIDE_B ? &r->remote : &r->master, &r->mc.cfg,
+                        side == BENCH_SIDE_B ? 1u : 0u, &o);
+    if (rc != 0) {
+        snprintf(what, sizeof(what), "%s: mdcom_init(%s)", tname,
+                 side == BENCH_SIDE_B ? "remote" : "master");
+        bench_err_mdcom(what, rc);
+        if (eb[0])
+            bench_err("  %s", eb);
+    }
+    return rc;
+}
+
+static inline mdcom_t *bench_mdreg_of(const bench_mdreg *r, int side)
+{
+    return side == BENCH_SIDE_B ? r->remote : r->master;
+}
+
+/* Detach side (the master: at teardown, which ends the region). */
+static inline void bench_mdreg_detach(bench_mdreg *r, int side, const char *tname)
+{
+    mdcom_t **m = side == BENCH_SIDE_B ? &r->remote : &r->master;
+    int rc = *m ? mdcom_term(*m) : 0;
+    if (rc != 0) {
+        char what[96];
+        snprintf(what, sizeof(what), "%s: mdcom_term", tname);
+        bench_err_mdcom(what, rc);
+    }
+    *m = NULL;
+}
+
 #endif /* MDCOM_BENCH_MDCFG_H */

@@ -188,17 +188,66 @@ FILE *bench_open_out(const char *path, const char *cmd)
     return f;
 }
 
-int bench_begin(const char *cmd, const char *json, const char *csv, int quick, FILE **out,
-                FILE **jf, FILE **cf, struct bench_host *h)
+int bench_run_begin(bench_run *r)
 {
-    *out = (json && !strcmp(json, "-")) || (csv && !strcmp(csv, "-")) ? stderr : stdout;
-    *jf = *cf = NULL;
-    if ((json && !(*jf = bench_open_out(json, cmd))) || (csv && !(*cf = bench_open_out(csv, cmd))))
+    int to_stdout = (r->json && !strcmp(r->json, "-")) || (r->csv && !strcmp(r->csv, "-"));
+    r->out = to_stdout ? stderr : stdout;
+    r->jf = r->cf = NULL;
+    r->t0 = bench_now_ns();
+    if ((r->json && !(r->jf = bench_open_out(r->json, r->cmd))) ||
+        (r->csv && !(r->cf = bench_open_out(r->csv, r->cmd))))
         return BENCH_EXIT_USAGE;
     bench_catch_signals();
-    bench_host_detect(h);
-    bench_host_print(*out, h, cmd, quick);
+    bench_host_detect(&r->h);
+    bench_host_print(r->out, &r->h, r->cmd, r->quick);
+    if (r->h.cpus.pinned)
+        bench_pin_self(r->h.cpus.cpu[0]);
     return 0;
+}
+
+int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, int strict)
+{
+    unsigned missed = 0;
+    if (ntg)
+        bench_targets_print(r->out, tg, ntg, &missed);
+    double secs = (double)(bench_now_ns() - r->t0) / 1e9;
+    fprintf(r->out, "errors: %u integrity, %u other; %.1f s total\n", r->integrity, r->failures,
+            secs);
+    fflush(r->out);
+    if (r->jf) {
+        bench_json j;
+        bench_json_init(&j, r->jf);
+        bench_json_obj_begin(&j, NULL);
+        bench_json_str(&j, "benchmark", r->cmd);
+        bench_host_json(&j, "host", &r->h);
+        bench_json_obj_begin(&j, "config");
+        bench_json_bool(&j, "quick", r->quick);
+        if (r->json_config)
+            r->json_config(&j, r->arg);
+        bench_json_obj_end(&j);
+        if (r->json_body)
+            r->json_body(&j, r->arg);
+        if (ntg)
+            bench_targets_json(&j, tg, ntg);
+        bench_json_u64(&j, "integrity_errors", r->integrity);
+        bench_json_u64(&j, "failures", r->failures);
+        bench_json_dbl(&j, "seconds", secs);
+        bench_json_obj_end(&j);
+        bench_close_out(r->jf, r->json, &r->failures);
+    }
+    if (r->cf) {
+        bench_csv_header(r->cf);
+        if (r->csv_rows)
+            r->csv_rows(r->cf, r->arg);
+        bench_close_out(r->cf, r->csv, &r->failures);
+    }
+    if (rc)
+        return rc;
+    if (bench_interrupted)
+        return BENCH_EXIT_INTERRUPTED;
+    if (r->integrity || r->failures)
+        return BENCH_EXIT_ERROR;
+    return strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 
 void bench_close_out(FILE *f, const char *path, unsigned *failures)
@@ -254,7 +303,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     unsigned n = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (!need_msg || bench_transports[i]->msg ||
+            if (!need_msg || bench_tr_carries(bench_transports[i]) ||
                 (need_msg == 2 && bench_transports[i]->ext))
                 out[n++] = bench_transports[i];
         return (int)n;
@@ -272,8 +321,8 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
             bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);
             return -1;
         }
-        if (need_msg && !t->msg && !(need_msg == 2 && t->ext)) {
-            bench_err("%s: transport '%s' has no message interface (round trips only)", cmd, tok);
+        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext)) {
+            bench_err("%s: transport '%s' measures round trips only", cmd, tok);
             return -1;
         }
         if (n == max) {
@@ -293,7 +342,7 @@ void bench_list_transports(FILE *out, int need_msg)
 {
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (need_msg && !t->msg && !(need_msg == 2 && t->ext))
+        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext))
             continue;
         fprintf(out, "  %-18s %s\n", t->name, t->desc);
     }

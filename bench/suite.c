@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,8 +39,10 @@ extern const bench_cmd bench_cmd_blocks;
 extern const bench_cmd bench_cmd_throughput;
 extern const bench_cmd bench_cmd_api;
 extern const bench_cmd bench_cmd_thread_metric;
+extern const bench_cmd bench_cmd_reap;
 
 #define SU_MAX_ARGS 32
+#define SU_END ((const char *)NULL) /* ends the arguments of su_add */
 
 typedef struct su_step {
     const char *name;
@@ -56,8 +59,8 @@ static void su_usage(FILE *out)
             "usage: mdcom-bench suite [--out DIR] [--quick] [--period S] [--no-report]\n"
             "                         [--report-script PATH]\n"
             "\n"
-            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric),\n"
-            "about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
+            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
+            "reap), about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
             "DIR/<timestamp>/ (default DIR: bench-results): per scenario <name>.txt,\n"
             ".json, .csv; then tools/bench-report.py makes report.md, results.json,\n"
             "results.csv and plots/ (PNG + SVG; needs python3-matplotlib).\n"
@@ -73,10 +76,15 @@ static void su_usage(FILE *out)
             MDCOM_BENCH_REPORT_SCRIPT, BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
 }
 
-static void su_add(su_step *s, const char *a)
+/* Append the arguments (up to a NULL) to s's command. */
+static void su_add(su_step *s, ...)
 {
-    if (s->n < SU_MAX_ARGS - 1)
-        s->args[s->n++] = a;
+    va_list ap;
+    va_start(ap, s);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL;)
+        if (s->n < SU_MAX_ARGS - 1)
+            s->args[s->n++] = a;
+    va_end(ap);
 }
 
 /* Run step s in a child; tee its stdout to out and to path. */
@@ -199,7 +207,7 @@ static int su_main(int argc, char **argv)
     printf("mdcom-bench suite: results in %s/\n", dir);
     fflush(stdout);
 
-    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_PY, S_N };
+    enum { S_LAT, S_BLK, S_TP, S_API, S_TM, S_REAP, S_PY, S_N };
     static su_step st[S_N];
     static char jpath[S_N][1100], cpath[S_N][1100];
     memset(st, 0, sizeof(st));
@@ -208,38 +216,25 @@ static int su_main(int argc, char **argv)
     st[S_TP].cmd = &bench_cmd_throughput;
     st[S_API].cmd = &bench_cmd_api;
     st[S_TM].cmd = &bench_cmd_thread_metric;
+    st[S_REAP].cmd = &bench_cmd_reap;
     for (int i = 0; i < S_PY; i++) {
         st[i].name = st[i].cmd->name;
-        su_add(&st[i], st[i].cmd->name);
         snprintf(jpath[i], sizeof(jpath[i]), "%s/%s.json", dir, st[i].cmd->name);
         snprintf(cpath[i], sizeof(cpath[i]), "%s/%s.csv", dir, st[i].cmd->name);
-        su_add(&st[i], "--json");
-        su_add(&st[i], jpath[i]);
-        su_add(&st[i], "--csv");
-        su_add(&st[i], cpath[i]);
+        su_add(&st[i], st[i].cmd->name, "--json", jpath[i], "--csv", cpath[i], SU_END);
         if (quick && i != S_API)
-            su_add(&st[i], "--quick");
+            su_add(&st[i], "--quick", SU_END);
     }
     /* Only the cells to run are chosen here (sizes, transports, channel
      * counts); how a cell is measured (samples, warm-up, rounds, time budget,
      * bytes per channel) is each scenario's default, as when run alone. */
-    su_add(&st[S_LAT], "--sizes");
-    su_add(&st[S_LAT], quick ? "1,64,4K,64K,1M" : "1,64,1K,4K,64K,1M,16M");
+    su_add(&st[S_LAT], "--sizes", quick ? "1,64,4K,64K,1M" : "1,64,1K,4K,64K,1M,16M", SU_END);
     if (!quick) {
-        su_add(&st[S_BLK], "--blocks");
-        su_add(&st[S_BLK], "512,1K,2K,4K,8K,16K,32K,256K");
-        su_add(&st[S_BLK], "--counts");
-        su_add(&st[S_BLK], "1,8");
-        su_add(&st[S_TP], "--sizes");
-        su_add(&st[S_TP], "16,64,496,4K");
+        su_add(&st[S_BLK], "--blocks", "512,1K,2K,4K,8K,16K,32K,256K", "--counts", "1,8", SU_END);
+        su_add(&st[S_TP], "--sizes", "16,64,496,4K", SU_END);
     } else {
-        su_add(&st[S_API], "--calls");
-        su_add(&st[S_API], "64k");
-        su_add(&st[S_API], "--no-instr");
-        su_add(&st[S_TP], "--channels");
-        su_add(&st[S_TP], "1,8,32");
-        su_add(&st[S_TP], "--sizes");
-        su_add(&st[S_TP], "64,4K");
+        su_add(&st[S_API], "--calls", "64k", "--no-instr", SU_END);
+        su_add(&st[S_TP], "--channels", "1,8,32", "--sizes", "64,4K", SU_END);
     }
     /* blocks and throughput: every message transport but iceoryx (a peer
      * whose per-cell set-up waits for its daemon's discovery loop): it is
@@ -248,14 +243,13 @@ static int su_main(int argc, char **argv)
     msg_trs[0] = 0;
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (!t->msg || strcmp(t->name, "iceoryx") == 0)
+        if (!bench_tr_carries(t) || strcmp(t->name, "iceoryx") == 0)
             continue;
         if (msg_trs[0])
             strncat(msg_trs, ",", sizeof(msg_trs) - strlen(msg_trs) - 1);
         strncat(msg_trs, t->name, sizeof(msg_trs) - strlen(msg_trs) - 1);
     }
-    su_add(&st[S_BLK], "--transports");
-    su_add(&st[S_BLK], msg_trs);
+    su_add(&st[S_BLK], "--transports", msg_trs, SU_END);
     /* throughput also streams through the peer programs (one channel) */
     static char tp_trs[600];
     snprintf(tp_trs, sizeof(tp_trs), "%s", msg_trs);
@@ -264,23 +258,17 @@ static int su_main(int argc, char **argv)
             strncat(tp_trs, ",", sizeof(tp_trs) - strlen(tp_trs) - 1);
             strncat(tp_trs, bench_transports[i]->name, sizeof(tp_trs) - strlen(tp_trs) - 1);
         }
-    su_add(&st[S_TP], "--transports");
-    su_add(&st[S_TP], tp_trs);
-    su_add(&st[S_TM], "--period");
-    su_add(&st[S_TM], period);
-    su_add(&st[S_TM], "--transports");
-    su_add(&st[S_TM], "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,raw-spin,raw-futex,pipe,mq");
+    su_add(&st[S_TP], "--transports", tp_trs, SU_END);
+    su_add(&st[S_TM], "--period", period, "--transports",
+           "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,raw-spin,raw-futex,pipe,mq", SU_END);
 
     /* the Python package against PyPI's iceoryx2 (bench/py_bench.py) */
     st[S_PY].name = "python";
     snprintf(jpath[S_PY], sizeof(jpath[S_PY]), "%s/python.json", dir);
     /* the python3 on PATH: the one scripts/deps.sh installed PyPI's iceoryx2 for */
-    su_add(&st[S_PY], "python3");
-    su_add(&st[S_PY], MDCOM_BENCH_PY_SCRIPT);
-    su_add(&st[S_PY], "--json");
-    su_add(&st[S_PY], jpath[S_PY]);
+    su_add(&st[S_PY], "python3", MDCOM_BENCH_PY_SCRIPT, "--json", jpath[S_PY], SU_END);
     if (quick)
-        su_add(&st[S_PY], "--quick");
+        su_add(&st[S_PY], "--quick", SU_END);
     int have_py = access(MDCOM_BENCH_PY_SCRIPT, R_OK) == 0 && access(MDCOM_BENCH_LIB, R_OK) == 0;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     /* a sanitized libmdcom.so cannot be loaded into an uninstrumented python */
@@ -391,9 +379,6 @@ static int su_main(int argc, char **argv)
     return worst;
 }
 
-const bench_cmd bench_cmd_suite = {
-    .name = "suite",
-    .summary = "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
-    .main = su_main,
-    .usage = su_usage,
-};
+BENCH_CMD(suite, "suite",
+          "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
+          su_main, su_usage);

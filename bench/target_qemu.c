@@ -669,25 +669,6 @@ typedef struct qm_api_row {
 
 #define QM_API_MAX 32
 
-/* Read the console log (the firmware's output) into a malloc'ed string. */
-static char *qm_read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf;
-    size_t n;
-    if (!f)
-        return NULL;
-    buf = malloc(65536);
-    if (!buf) {
-        fclose(f);
-        return NULL;
-    }
-    n = fread(buf, 1, 65535, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* "apicost <call> mode M mean X sd S min A max B n N" lines. Count, or -1
  * when the firmware reported an error ("apicost: ..."). */
 static int qm_parse_apicost(const char *log, qm_api_row *rows, int max)
@@ -861,7 +842,7 @@ static int qm_api(qm_ctx *c)
     bench_progress("api: %s under -icount shift=0", c->fw_apicost);
     r = mdcom_qemu_wait_exit(&q, 120 * 1000000000ll);
     bench_progress_end();
-    log = qm_read_file(q.console_path);
+    log = bench_read_file(q.console_path);
     mdcom_qemu_console_tail(&q, tail, sizeof(tail));
     if (r || q.exit_status != 0) {
         if (r)

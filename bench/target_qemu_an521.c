@@ -53,25 +53,6 @@ int bench_target_qemu_an521(int argc, char **argv)
 #define AN_PATH 512
 #define AN_MAX_ROWS 32
 
-static char *an_slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *b;
-    long n;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc((size_t)n + 1u);
-    if (b) {
-        n = (long)fread(b, 1, (size_t)n, f);
-        b[n] = '\0';
-    }
-    fclose(f);
-    return b;
-}
-
 /* Run one image set; returns the console text (malloc) or NULL. */
 static char *an_run(const char *fw0, const char *fw1, int icount, int *status)
 {
@@ -112,7 +93,7 @@ static char *an_run(const char *fw0, const char *fw1, int icount, int *status)
     }
     r = mdcom_qemu_wait_exit(&q, 300 * 1000000000ll);
     *status = r ? -1 : q.exit_status;
-    log = an_slurp(q.console_path);
+    log = bench_read_file(q.console_path);
     snprintf(log1, sizeof(log1), "%s/cpu1.log", q.dir);
     unlink(log1);
     mdcom_qemu_stop(&q);
@@ -246,7 +227,7 @@ int bench_target_qemu_an521(int argc, char **argv)
             o.ready_timeout_ns = -1;
             if (mdcom_qemu_start(&q, &o, err, sizeof(err)) == 0) {
                 if (mdcom_qemu_wait_exit(&q, 120 * 1000000000ll) == 0 && q.exit_status == 0 &&
-                    (log = an_slurp(q.console_path)) != NULL) {
+                    (log = bench_read_file(q.console_path)) != NULL) {
                     n4 = an_apicost(log, m4, AN_MAX_ROWS);
                     free(log);
                 }

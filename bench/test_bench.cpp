@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 extern "C" {
 #include "bench.h"
 #include "payload.h"
@@ -117,12 +119,17 @@ TEST(BenchParse, Transports)
     EXPECT_EQ(bench_parse_transports("raw-spin,pipe", t, 32, 0, "test"), 2);
     EXPECT_STREQ(t[1]->name, "pipe");
     EXPECT_EQ(bench_parse_transports("no-such", t, 32, 0, "test"), -1);
-    // mdcom-zc-poll has round trips only: refused where messages are needed
+    // mdcom-zc-poll and rpmsg-poll measure round trips only: refused where
+    // whole messages are needed
     EXPECT_EQ(bench_parse_transports("mdcom-zc-poll", t, 32, 1, "test"), -1);
+    EXPECT_EQ(bench_parse_transports("rpmsg-poll", t, 32, 1, "test"), -1);
     int all = bench_parse_transports("all", t, 32, 1, "test");
     ASSERT_GT(all, 0);
     for (int i = 0; i < all; i++)
-        EXPECT_NE(t[i]->msg, nullptr);
+        EXPECT_TRUE(bench_tr_carries(t[i]));
+    // every transport but an external program implements the message interface
+    for (unsigned i = 0; i < bench_n_transports; i++)
+        EXPECT_TRUE(bench_transports[i]->msg != nullptr || bench_transports[i]->ext != nullptr);
 }
 
 TEST(BenchPayload, Crc32cKnownVector)
@@ -321,4 +328,23 @@ TEST(BenchDriver, TargetsStateAndJson)
     EXPECT_NE(flat.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
               std::string::npos)
         << flat;
+}
+
+// A console log longer than the first buffer is read whole.
+TEST(BenchUtil, ReadFileWhole)
+{
+    char path[] = "/tmp/mdb-readfile-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    std::string want;
+    for (int i = 0; i < 20000; i++)
+        want += "line " + std::to_string(i) + "\n";
+    ASSERT_EQ(write(fd, want.data(), want.size()), (ssize_t)want.size());
+    close(fd);
+    char *got = bench_read_file(path);
+    unlink(path);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(std::string(got), want);
+    free(got);
+    EXPECT_EQ(bench_read_file("/nonexistent/mdb"), nullptr);
 }

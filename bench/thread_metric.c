@@ -120,69 +120,52 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
 
 /* ---- message processing ----------------------------------------------------------- */
 
-static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
+typedef struct tm_msg_arg {
+    bench_rt_side s; /* first: side B's argument */
+    const tm_opts *o;
+    tm_res *r;
+} tm_msg_arg;
+
+/* Side A: warm-up, then round trips counted per period. */
+static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
-    memset(r, 0, sizeof(*r));
-    r->test = "message";
-    r->name = t->name;
-    bench_rt_params p;
-    memset(&p, 0, sizeof(p));
-    p.size = p.max_size = 16;
-    p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    bench_unique_name(p.name, sizeof(p.name), "mdb-tm");
-    void *ctx = NULL;
-    if (!t->setup || t->setup(&ctx, &p) != 0) { /* a peer program has no setup here */
-        r->failures++;
-        return;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        r->failures++;
-        t->teardown(ctx);
-        return;
-    }
-    if (pid == 0) {
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_IGN);
-        signal(SIGPIPE, SIG_IGN);
-        bench_pin_self(h->cpus.cpu[1]);
-        int rc = t->pong(ctx);
-        _exit(rc == 0 ? 0 : rc == BENCH_RT_MISMATCH ? 10 : 11);
-    }
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    bench_pin_self(h->cpus.cpu[0]);
-    uint32_t seq = 0;
-    int rc = t->ping_open(ctx);
+    tm_msg_arg *a = arg;
+    int rc = 0;
     for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
-        rc = t->ping(ctx, ++seq);
-    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        rc = bench_rt_one(ops, ctx, side, &a->s);
+    for (unsigned per = 0; per < a->o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(a->o->period * 1e9), n = 0, now = t0;
         while (rc == 0) {
             for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = t->ping(ctx, ++seq);
+                rc = bench_rt_one(ops, ctx, side, &a->s);
             now = bench_now_ns();
             if (now >= end || bench_interrupted)
                 break;
         }
         if (rc == 0) {
-            r->score[per] = n;
-            r->seconds[per] = (double)(now - t0) / 1e9;
-            r->n = per + 1;
+            a->r->score[per] = n;
+            a->r->seconds[per] = (double)(now - t0) / 1e9;
+            a->r->n = per + 1;
         }
     }
-    if (rc == BENCH_RT_MISMATCH)
-        r->integrity++;
-    else if (rc != 0)
+    int src = bench_rt_stop(ops, ctx, side, &a->s);
+    return rc ? rc : src;
+}
+
+static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->test = "message";
+    r->name = t->name;
+    tm_msg_arg a = {.o = o, .r = r};
+    if (!t->msg || bench_rt_side_init(&a.s, 16) != 0) { /* a peer program runs its own cells */
         r->failures++;
-    t->stop(ctx);
-    int code = bench_reap(pid, p.timeout_ns + 1000000000LL, t->name);
-    if (code == 10)
-        r->integrity++;
-    else if (code != 0)
-        r->failures++;
-    t->teardown(ctx);
-    signal(SIGPIPE, old);
+        return;
+    }
+    bench_msg_job j = bench_job(t, h->cpus.cpu[0], h->cpus.cpu[1], 1, 16, 8, o->timeout_s, tm_msg_a,
+                                bench_rt_serve, &a);
+    bench_msg_session(&j, &r->integrity, &r->failures);
+    free(a.s.buf);
     r->ok = !r->integrity && !r->failures && r->n == o->periods;
 }
 
@@ -237,19 +220,13 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     pthread_mutex_init(&sh->mtx, &ma);
     pthread_mutexattr_destroy(&ma);
     int64_t tmo = (int64_t)(o->timeout_s * 1e9);
-    static bench_mdcfg mc; /* the config outlives the attachments */
-    char region[32], errbuf[200] = "";
-    mdcom_t *m = NULL;
+    static bench_mdreg reg; /* the config outlives the attachments */
+    char region[32];
     bench_unique_name(region, sizeof(region), "mdb-tms");
-    bench_mdcfg_fill(&mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
-    mdcom_init_opts io;
-    memset(&io, 0, sizeof(io));
-    io.errbuf = errbuf;
-    io.errbuf_len = sizeof(errbuf);
+    bench_mdcfg_fill(&reg.mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
+    reg.master = reg.remote = NULL;
     if (kind == 0) {
-        int rc = mdcom_init(&m, &mc.cfg, 0, &io);
-        if (rc != 0) {
-            bench_err_mdcom("thread-metric: mdcom_init", rc);
+        if (bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "thread-metric") != 0) {
             r->failures++;
             bench_shared_free(sh, sizeof(*sh));
             return;
@@ -259,8 +236,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     pid_t pid = fork();
     if (pid < 0) {
         r->failures++;
-        if (m)
-            mdcom_term(m);
+        bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
         bench_shared_free(sh, sizeof(*sh));
         return;
     }
@@ -269,14 +245,12 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
         tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-        mdcom_t *rm = NULL;
         int rc = 0;
         if (kind == 0) {
-            io.attach_timeout_ns = tmo;
-            rc = mdcom_init(&rm, &mc.cfg, 1, &io);
+            rc = bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)");
             void *a = NULL;
             if (rc == 0)
-                rc = mdcom_smemch_open(rm, "f0", &l.ch);
+                rc = mdcom_smemch_open(reg.remote, "f0", &l.ch);
             if (rc == 0)
                 rc = mdcom_smemch_get(l.ch, &a, NULL);
             l.counter = a;
@@ -296,8 +270,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         }
         sh->b_iters = n;
         sh->b_err = rc;
-        if (rm)
-            mdcom_term(rm);
+        bench_mdreg_detach(&reg, BENCH_SIDE_B, "thread-metric (side B)");
         _exit(rc == 0 ? 0 : 11);
     }
     bench_pin_self(h->cpus.cpu[0]);
@@ -305,7 +278,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     int rc = 0;
     if (kind == 0) {
         void *a = NULL;
-        rc = mdcom_smemch_open(m, "f0", &l.ch);
+        rc = mdcom_smemch_open(reg.master, "f0", &l.ch);
         if (rc == 0)
             rc = mdcom_smemch_get(l.ch, &a, NULL);
         l.counter = a;
@@ -369,8 +342,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
             r->integrity++;
         }
     }
-    if (m)
-        mdcom_term(m);
+    bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
     pthread_mutex_destroy(&sh->mtx);
     bench_shared_free(sh, sizeof(*sh));
     r->ok = !r->integrity && !r->failures && r->n == o->periods;
@@ -409,43 +381,52 @@ static void tm_print(FILE *out, const tm_opts *o, const tm_res *r)
     (void)o;
 }
 
-static void tm_json(FILE *f, const tm_opts *o, const bench_host *h, unsigned integ, unsigned fail,
-                    double secs)
+static void tm_json_config(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "thread-metric");
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_dbl(&j, "period_s", o->period);
-    bench_json_u64(&j, "periods", o->periods);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
+    const tm_opts *o = arg;
+    bench_json_dbl(j, "period_s", o->period);
+    bench_json_u64(j, "periods", o->periods);
+}
+
+static void tm_json(bench_json *j, void *arg)
+{
+    (void)arg;
+    bench_json_arr_begin(j, "results");
     for (unsigned i = 0; i < tm_n_res; i++) {
         const tm_res *r = &tm_res_v[i];
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "test", r->test);
-        bench_json_str(&j, "transport", r->name);
-        bench_json_bool(&j, "ok", r->ok);
-        bench_json_u64(&j, "integrity_errors", r->integrity);
-        bench_json_u64(&j, "failures", r->failures);
-        bench_json_arr_begin(&j, "scores");
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "test", r->test);
+        bench_json_str(j, "transport", r->name);
+        bench_json_bool(j, "ok", r->ok);
+        bench_json_u64(j, "integrity_errors", r->integrity);
+        bench_json_u64(j, "failures", r->failures);
+        bench_json_arr_begin(j, "scores");
         for (unsigned k = 0; k < r->n; k++)
-            bench_json_u64(&j, NULL, r->score[k]);
-        bench_json_arr_end(&j);
-        bench_json_dbl(&j, "per_second", tm_mean(r));
-        bench_json_dbl(&j, "per_30s", tm_mean(r) * 30.0);
-        bench_json_dbl(&j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
+            bench_json_u64(j, NULL, r->score[k]);
+        bench_json_arr_end(j);
+        bench_json_dbl(j, "per_second", tm_mean(r));
+        bench_json_dbl(j, "per_30s", tm_mean(r) * 30.0);
+        bench_json_dbl(j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
         if (r->n)
-            bench_json_u64(&j, "peer_iterations", r->peer[r->n - 1]);
-        bench_json_obj_end(&j);
+            bench_json_u64(j, "peer_iterations", r->peer[r->n - 1]);
+        bench_json_obj_end(j);
     }
-    bench_json_arr_end(&j);
-    bench_json_u64(&j, "integrity_errors", integ);
-    bench_json_u64(&j, "failures", fail);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    bench_json_arr_end(j);
+}
+
+static void tm_csv(FILE *f, void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; i < tm_n_res; i++) {
+        const tm_res *r = &tm_res_v[i];
+        if (!r->ok)
+            continue;
+        bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
+                           .n = r->n};
+        for (unsigned p = 0; p < r->n; p++)
+            bench_csv_row(f, &k, "score_per_period", (double)r->score[p], "iterations");
+        bench_csv_row(f, &k, "per_second", tm_mean(r), "1/s");
+    }
 }
 
 static int tm_main(int argc, char **argv)
@@ -454,25 +435,25 @@ static int tm_main(int argc, char **argv)
     int prc = bench_parsed(tm_parse(argc, argv, &o), "thread-metric", tm_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
-    if (bench_begin("thread-metric", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
+                    .json_config = tm_json_config,
+                    .json_body = tm_json, .csv_rows = tm_csv, .arg = &o};
+    if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
+    FILE *out = rn.out;
     fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period, o.periods);
     fprintf(out, "%-16s %-17s %12s %12s %13s %10s\n", "test", "transport", "period 1", "per second",
             "per 30 s", "vs FreeRTOS");
     tm_n_res = 0;
-    unsigned integ = 0, fail = 0;
     if (!o.no_msg)
         for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
             tm_res *r = &tm_res_v[tm_n_res++];
             bench_progress("thread-metric message: %s (%.1f s)", o.tr[t]->name, o.period * o.periods);
-            tm_message(&o, &h, o.tr[t], r);
+            tm_message(&o, &rn.h, o.tr[t], r);
             bench_progress_end();
             tm_print(out, &o, r);
-            integ += r->integrity;
-            fail += r->failures;
+            rn.integrity += r->integrity;
+            rn.failures += r->failures;
         }
     if (!o.no_sync)
         for (int contended = 0; contended < 2 && !bench_interrupted; contended++)
@@ -480,43 +461,18 @@ static int tm_main(int argc, char **argv)
                 tm_res *r = &tm_res_v[tm_n_res++];
                 bench_progress("thread-metric sync: %s %s", kind ? "pthread" : "smem",
                                contended ? "contended" : "solo");
-                tm_sync(&o, &h, kind, contended, r);
+                tm_sync(&o, &rn.h, kind, contended, r);
                 bench_progress_end();
                 tm_print(out, &o, r);
-                integ += r->integrity;
-                fail += r->failures;
+                rn.integrity += r->integrity;
+                rn.failures += r->failures;
             }
     fprintf(out, "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
                  "%.0f, synchronization %.0f\n",
             TM_PUB_MSG, TM_PUB_SYNC);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity, %u other; %.1f s total\n", integ, fail, secs);
-    if (jf) {
-        tm_json(jf, &o, &h, integ, fail, secs);
-        bench_close_out(jf, o.json, &fail);
-    }
-    if (cf) {
-        bench_csv_header(cf);
-        for (unsigned i = 0; i < tm_n_res; i++) {
-            const tm_res *r = &tm_res_v[i];
-            if (!r->ok)
-                continue;
-            bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
-                               .n = r->n};
-            for (unsigned p = 0; p < r->n; p++)
-                bench_csv_row(cf, &k, "score_per_period", (double)r->score[p], "iterations");
-            bench_csv_row(cf, &k, "per_second", tm_mean(r), "1/s");
-        }
-        bench_close_out(cf, o.csv, &fail);
-    }
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
-const bench_cmd bench_cmd_thread_metric = {
-    .name = "thread-metric",
-    .summary = "Thread-Metric style: message-processing and synchronization scores per period",
-    .main = tm_main,
-    .usage = tm_usage,
-};
+BENCH_CMD(thread_metric, "thread-metric",
+          "Thread-Metric style: message-processing and synchronization scores per period",
+          tm_main, tm_usage);

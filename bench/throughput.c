@@ -188,19 +188,39 @@ typedef struct tp_thr {
     tp_shared *sh;
 } tp_thr;
 
-static void *tp_sender(void *arg)
+/* A thread's buffer (at least 16 bytes: acks and the end message) and its
+ * channel's pattern. 0 or -ENOMEM. */
+static int tp_thr_begin(const tp_thr *a, bench_pattern *pat, unsigned char **buf, uint32_t *cap)
 {
-    tp_thr *a = arg;
+    *cap = a->sh->size > 16 ? a->sh->size : 16;
+    *buf = malloc(*cap);
+    if (*buf && bench_pattern_init(pat, a->sh->size, a->ch) == 0)
+        return 0;
+    free(*buf);
+    return -ENOMEM;
+}
+
+/* Receive an ack (12 bytes: TP_ACK, count, final) into ack. 0, or the
+ * receive's error, or BENCH_RT_MISMATCH for anything else (printed). */
+static int tp_ack(const tp_thr *a, unsigned char *rbuf, uint32_t cap, uint32_t ack[3])
+{
+    int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
+    if (n < 0)
+        return n;
+    if (n == 12)
+        memcpy(ack, rbuf, 12);
+    if (n != 12 || ack[0] != TP_ACK) {
+        bench_err("throughput: channel %u: expected an ack, got %d bytes", a->ch, n);
+        return BENCH_RT_MISMATCH;
+    }
+    return 0;
+}
+
+/* Side A of a channel: send, in stream mode read the acks. Its result. */
+static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint32_t cap)
+{
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
-    bench_pattern pat;
-    uint32_t cap = sh->size > 16 ? sh->size : 16;
-    unsigned char *rbuf = malloc(cap);
-    if (!rbuf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
-        free(rbuf);
-        r->rc_a = -ENOMEM;
-        return NULL;
-    }
     /* acquire: t0 was written before go */
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         bench_relax();
@@ -212,24 +232,19 @@ static void *tp_sender(void *arg)
             break;
         if (sh->mode == TP_STREAM) {
             while (seq - 1 - acked >= sh->window) {
-                int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
-                if (n < 0) {
-                    rc = n;
+                uint32_t ack[3];
+                if ((rc = tp_ack(a, rbuf, cap, ack)) != 0)
                     goto out;
-                }
-                uint32_t ack[3] = {0, 0, 0};
-                if (n == 12)
-                    memcpy(ack, rbuf, 12);
-                if (n != 12 || ack[0] != TP_ACK || ack[1] <= acked || ack[1] > seq - 1) {
-                    bench_err("throughput: channel %u: bad ack (%d bytes, count %u, sent %llu)",
-                              a->ch, n, ack[1], (unsigned long long)(seq - 1));
+                if (ack[1] <= acked || ack[1] > seq - 1) {
+                    bench_err("throughput: channel %u: ack count %u, sent %llu", a->ch, ack[1],
+                              (unsigned long long)(seq - 1));
                     rc = BENCH_RT_MISMATCH;
                     goto out;
                 }
                 acked = ack[1];
             }
         }
-        const unsigned char *m = bench_pattern_msg(&pat, (uint32_t)seq);
+        const unsigned char *m = bench_pattern_msg(pat, (uint32_t)seq);
         if (sh->inject_loss && seq % sh->inject_loss == 0 && sh->mode == TP_STREAM) {
             r->bytes += sh->size; /* counted as sent, never sent */
             continue;
@@ -244,12 +259,12 @@ static void *tp_sender(void *arg)
             goto out;
         r->bytes += sh->size;
         if (sh->mode == TP_PINGPONG) {
-            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
+            int n = bench_recv(a->ops, a->ctx, a->side, a->ch, rbuf, cap);
             if (n < 0) {
                 rc = n;
                 goto out;
             }
-            int e = bench_pattern_check(&pat, rbuf, (uint32_t)n, (uint32_t)seq, (int)sh->crc);
+            int e = bench_pattern_check(pat, rbuf, (uint32_t)n, (uint32_t)seq, (int)sh->crc);
             if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN)
                 r->loss++;
             else if (e != BENCH_PAT_OK)
@@ -264,19 +279,9 @@ static void *tp_sender(void *arg)
         if (rc != 0)
             goto out;
         for (;;) {
-            int n = a->ops->recv(a->ctx, a->side, a->ch, rbuf, cap);
-            if (n < 0) {
-                rc = n;
+            uint32_t ack[3];
+            if ((rc = tp_ack(a, rbuf, cap, ack)) != 0)
                 goto out;
-            }
-            uint32_t ack[3] = {0, 0, 0};
-            if (n == 12)
-                memcpy(ack, rbuf, 12);
-            if (n != 12 || ack[0] != TP_ACK) {
-                bench_err("throughput: channel %u: expected an ack, got %d bytes", a->ch, n);
-                rc = BENCH_RT_MISMATCH;
-                goto out;
-            }
             if (ack[2]) { /* final */
                 if (ack[1] != (uint32_t)r->sent) {
                     bench_err("throughput: channel %u: sent %llu, peer received %u", a->ch,
@@ -291,30 +296,19 @@ static void *tp_sender(void *arg)
 out:
     if (rc != 0 && !r->t_end)
         r->t_end = bench_now_ns() - sh->t0;
-    r->rc_a = rc;
-    bench_pattern_free(&pat);
-    free(rbuf);
-    return NULL;
+    return rc;
 }
 
-static void *tp_receiver(void *arg)
+/* Side B of a channel: receive and check, answer or acknowledge. Its result. */
+static int tp_recv_loop(tp_thr *a, bench_pattern *pat, unsigned char *buf, uint32_t cap)
 {
-    tp_thr *a = arg;
     tp_shared *sh = a->sh;
     tp_chres *r = &sh->ch[a->ch];
-    bench_pattern pat;
-    uint32_t cap = sh->size > 16 ? sh->size : 16;
-    unsigned char *buf = malloc(cap);
-    if (!buf || bench_pattern_init(&pat, sh->size, a->ch) != 0) {
-        free(buf);
-        r->rc_b = -ENOMEM;
-        return NULL;
-    }
     uint32_t k = sh->window / 2 ? sh->window / 2 : 1;
     uint32_t expect = 1;
     int rc = 0;
     for (;;) {
-        int n = a->ops->recv(a->ctx, a->side, a->ch, buf, cap);
+        int n = bench_recv(a->ops, a->ctx, a->side, a->ch, buf, cap);
         if (n < 0) {
             rc = n;
             break;
@@ -331,7 +325,7 @@ static void *tp_receiver(void *arg)
             rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
             break;
         }
-        int e = bench_pattern_check(&pat, buf, (uint32_t)n, expect, (int)sh->crc);
+        int e = bench_pattern_check(pat, buf, (uint32_t)n, expect, (int)sh->crc);
         if (e == BENCH_PAT_SEQ || e == BENCH_PAT_LEN) {
             r->loss++;
             if (n >= 4) /* resynchronise on the seq it carries */
@@ -350,9 +344,25 @@ static void *tp_receiver(void *arg)
         if (rc != 0)
             break;
     }
-    r->rc_b = rc;
-    bench_pattern_free(&pat);
-    free(buf);
+    return rc;
+}
+
+/* A channel's thread: its buffer and pattern, then its side's loop. */
+static void *tp_thread(void *arg)
+{
+    tp_thr *a = arg;
+    tp_chres *r = &a->sh->ch[a->ch];
+    bench_pattern pat;
+    uint32_t cap;
+    unsigned char *buf;
+    int rc = tp_thr_begin(a, &pat, &buf, &cap);
+    if (rc == 0) {
+        rc = a->side == BENCH_SIDE_A ? tp_send_loop(a, &pat, buf, cap)
+                                     : tp_recv_loop(a, &pat, buf, cap);
+        bench_pattern_free(&pat);
+        free(buf);
+    }
+    *(a->side == BENCH_SIDE_A ? &r->rc_a : &r->rc_b) = rc;
     return NULL;
 }
 
@@ -364,7 +374,7 @@ static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shar
     int rc = 0;
     for (uint32_t i = 0; i < sh->nch; i++) {
         ta[i] = (tp_thr){.ops = ops, .ctx = ctx, .side = side, .ch = i, .sh = sh};
-        if (pthread_create(&th[i], NULL, side == BENCH_SIDE_A ? tp_sender : tp_receiver, &ta[i]) != 0) {
+        if (pthread_create(&th[i], NULL, tp_thread, &ta[i]) != 0) {
             bench_err("throughput: pthread_create failed");
             rc = -EAGAIN;
             break;
@@ -462,19 +472,9 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
     sh->ctl_len = size == 12 ? 16 : 12;
     sh->per_ch_msgs = (o->totals[bi] + size - 1) / size;
     sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j;
-    memset(&j, 0, sizeof(j));
-    j.t = o->tr[t];
-    j.p.n_chan = nch;
-    j.p.max_size = size > 16 ? size : 16;
-    j.p.depth = m == TP_STREAM ? o->window + 2 : 8;
-    j.p.threads = nch;
-    j.p.timeout_ns = (int64_t)(o->timeout_s * 1e9);
-    j.cpu_a = h->cpus.cpu[0];
-    j.cpu_b = h->cpus.cpu[1];
-    j.fn_a = tp_side_a;
-    j.fn_b = tp_side_b;
-    j.arg = sh;
+    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], nch, size > 16 ? size : 16,
+                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_side_a,
+                                tp_side_b, sh);
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;
     if (src == BENCH_SESSION_NA) {
@@ -675,94 +675,104 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     return n;
 }
 
-static void tp_json(FILE *f, const tp_opts *o, const bench_host *h, const bench_target *tg, unsigned ntg,
-                    unsigned integ, unsigned fail, double secs)
+static void tp_json_config(bench_json *j, void *arg)
 {
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, NULL);
-    bench_json_str(&j, "benchmark", "throughput");
-    bench_host_json(&j, "host", h);
-    bench_json_obj_begin(&j, "config");
-    bench_json_bool(&j, "quick", o->quick);
-    bench_json_u64(&j, "window", o->window);
-    bench_json_dbl(&j, "cell_time_s", o->cell_time);
-    bench_json_bool(&j, "crc_recomputed", o->crc);
-    bench_json_obj_end(&j);
-    bench_json_arr_begin(&j, "results");
-    for (int m = 0; m < TP_NMODES; m++)
-        for (int ci = 0; ci < o->n_chans; ci++)
-            for (int bi = 0; bi < o->n_totals; bi++)
-                for (int si = 0; si < o->n_sizes; si++)
-                    for (unsigned t = 0; t < o->n_tr; t++) {
-                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-                        if (!c->run)
-                            continue;
-                        bench_json_obj_begin(&j, NULL);
-                        bench_json_str(&j, "transport", o->tr[t]->name);
-                        bench_json_str(&j, "mode", tp_mode_name[m]);
-                        bench_json_u64(&j, "channels", o->chans[ci]);
-                        bench_json_u64(&j, "size", o->sizes[si]);
-                        bench_json_u64(&j, "total_per_channel", o->totals[bi]);
-                        bench_json_bool(&j, "na", c->na);
-                        bench_json_bool(&j, "ok", c->ok);
-                        bench_json_bool(&j, "capped", c->capped);
-                        bench_json_u64(&j, "msgs", c->msgs);
-                        bench_json_u64(&j, "bytes", c->bytes);
-                        bench_json_dbl(&j, "wall_s", c->wall_s);
-                        bench_json_dbl(&j, "aggregate_bytes_per_s", c->agg_bps);
-                        bench_json_dbl(&j, "msgs_per_s", c->msgs_ps);
-                        bench_json_dbl(&j, "channel_min_bytes_per_s", c->ch_min_bps);
-                        bench_json_dbl(&j, "channel_max_bytes_per_s", c->ch_max_bps);
-                        bench_json_u64(&j, "loss", c->loss);
-                        bench_json_u64(&j, "corrupt", c->corrupt);
-                        bench_json_u64(&j, "integrity_errors", c->integrity);
-                        bench_json_u64(&j, "failures", c->failures);
-                        bench_json_dbl(&j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-                        bench_json_dbl(&j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
-                        bench_json_obj_end(&j);
-                    }
-    bench_json_arr_end(&j);
-    bench_json_arr_begin(&j, "published");
-    for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
-        bench_json_obj_begin(&j, NULL);
-        bench_json_str(&j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
-        bench_json_u64(&j, "size", tp_published[k].size);
-        bench_json_dbl(&j, "bytes_per_s", tp_published[k].bps);
-        bench_json_obj_end(&j);
-    }
-    bench_json_arr_end(&j);
-    bench_targets_json(&j, tg, ntg);
-    bench_json_u64(&j, "integrity_errors", integ);
-    bench_json_u64(&j, "failures", fail);
-    bench_json_dbl(&j, "seconds", secs);
-    bench_json_obj_end(&j);
+    const tp_opts *o = arg;
+    bench_json_u64(j, "window", o->window);
+    bench_json_dbl(j, "cell_time_s", o->cell_time);
+    bench_json_bool(j, "crc_recomputed", o->crc);
 }
 
-static void tp_csv(FILE *f, const tp_opts *o)
+/* A cell's key: its mode, channel count, total and size index, transport. */
+typedef struct tp_key {
+    int m, ci, bi, si;
+    unsigned t;
+} tp_key;
+
+/* fn(o, key, cell, out) for every cell that ran, in report order. */
+static void tp_each(const tp_opts *o, void (*fn)(const tp_opts *, tp_key, const tp_cell *, void *),
+                    void *out)
 {
-    bench_csv_header(f);
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
             for (int bi = 0; bi < o->n_totals; bi++)
                 for (int si = 0; si < o->n_sizes; si++)
-                    for (unsigned t = 0; t < o->n_tr; t++) {
-                        const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-                        if (!c->run || c->na)
-                            continue;
-                        bench_csv_key k = {.scenario = "throughput",
-                                           .transport = o->tr[t]->name,
-                                           .mode = tp_mode_name[m],
-                                           .size = o->sizes[si],
-                                           .channels = o->chans[ci],
-                                           .n = c->msgs,
-                                           .total = o->totals[bi]};
-                        bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
-                        bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
-                        bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
-                        bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
-                        bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
-                    }
+                    for (unsigned t = 0; t < o->n_tr; t++)
+                        if (tp_cells[m][ci][bi][si][t].run)
+                            fn(o, (tp_key){m, ci, bi, si, t}, &tp_cells[m][ci][bi][si][t], out);
+}
+
+static void tp_json_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+{
+    bench_json *j = out;
+    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
+    unsigned t = key.t;
+    bench_json_obj_begin(j, NULL);
+    bench_json_str(j, "transport", o->tr[t]->name);
+    bench_json_str(j, "mode", tp_mode_name[m]);
+    bench_json_u64(j, "channels", o->chans[ci]);
+    bench_json_u64(j, "size", o->sizes[si]);
+    bench_json_u64(j, "total_per_channel", o->totals[bi]);
+    bench_json_bool(j, "na", c->na);
+    bench_json_bool(j, "ok", c->ok);
+    bench_json_bool(j, "capped", c->capped);
+    bench_json_u64(j, "msgs", c->msgs);
+    bench_json_u64(j, "bytes", c->bytes);
+    bench_json_dbl(j, "wall_s", c->wall_s);
+    bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
+    bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
+    bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
+    bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
+    bench_json_u64(j, "loss", c->loss);
+    bench_json_u64(j, "corrupt", c->corrupt);
+    bench_json_u64(j, "integrity_errors", c->integrity);
+    bench_json_u64(j, "failures", c->failures);
+    bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+    bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_obj_end(j);
+}
+
+static void tp_json(bench_json *j, void *arg)
+{
+    const tp_opts *o = arg;
+    bench_json_arr_begin(j, "results");
+    tp_each(o, tp_json_row, j);
+    bench_json_arr_end(j);
+    bench_json_arr_begin(j, "published");
+    for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
+        bench_json_obj_begin(j, NULL);
+        bench_json_str(j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
+        bench_json_u64(j, "size", tp_published[k].size);
+        bench_json_dbl(j, "bytes_per_s", tp_published[k].bps);
+        bench_json_obj_end(j);
+    }
+    bench_json_arr_end(j);
+}
+
+static void tp_csv_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+{
+    FILE *f = out;
+    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
+    unsigned t = key.t;
+    if (c->na)
+        return;
+    bench_csv_key k = {.scenario = "throughput",
+                       .transport = o->tr[t]->name,
+                       .mode = tp_mode_name[m],
+                       .size = o->sizes[si],
+                       .channels = o->chans[ci],
+                       .n = c->msgs,
+                       .total = o->totals[bi]};
+    bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
+    bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
+    bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
+    bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
+    bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
+}
+
+static void tp_csv(FILE *f, void *arg)
+{
+    tp_each(arg, tp_csv_row, f);
 }
 
 static int tp_main(int argc, char **argv)
@@ -771,16 +781,16 @@ static int tp_main(int argc, char **argv)
     int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
     if (prc >= 0)
         return prc;
-    FILE *out, *jf, *cf;
-    bench_host h;
-    uint64_t t0 = bench_now_ns();
     memset(tp_cells, 0, sizeof(tp_cells));
-    if (bench_begin("throughput", o.json, o.csv, o.quick, &out, &jf, &cf, &h))
+    bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
+                   .json_config = tp_json_config,
+                   .json_body = tp_json, .csv_rows = tp_csv, .arg = &o};
+    if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
+    FILE *out = r.out;
     fprintf(out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
                  "       stream window %u; at most %.2f s per cell; every packet checked\n",
             o.window, o.cell_time);
-    unsigned integ = 0, fail = 0;
     char b1[24];
     bench_progress_plan((uint64_t)(o.modes[0] + o.modes[1]) * (unsigned)o.n_chans *
                         (unsigned)o.n_totals * (unsigned)o.n_sizes * o.n_tr);
@@ -793,35 +803,18 @@ static int tp_main(int argc, char **argv)
                     for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
                         bench_progress("throughput %s %u ch %s: %s", tp_mode_name[m], o.chans[ci],
                                        bench_fmt_size(b1, sizeof(b1), o.sizes[si]), o.tr[t]->name);
-                        tp_cell_run(&o, &h, m, ci, bi, si, t);
-                        integ += tp_cells[m][ci][bi][si][t].integrity;
-                        fail += tp_cells[m][ci][bi][si][t].failures;
+                        tp_cell_run(&o, &r.h, m, ci, bi, si, t);
+                        r.integrity += tp_cells[m][ci][bi][si][t].integrity;
+                        r.failures += tp_cells[m][ci][bi][si][t].failures;
                     }
                 bench_progress_end();
                 tp_print(out, &o, m, ci, bi);
             }
     }
     bench_target tg[32];
-    unsigned ntg = tp_targets(&o, tg), missed;
-    bench_targets_print(out, tg, ntg, &missed);
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    fprintf(out, "errors: %u integrity (loss/corruption), %u other; %.1f s total\n", integ, fail, secs);
-    if (jf) {
-        tp_json(jf, &o, &h, tg, ntg, integ, fail, secs);
-        bench_close_out(jf, o.json, &fail);
-    }
-    if (cf) {
-        tp_csv(cf, &o);
-        bench_close_out(cf, o.csv, &fail);
-    }
-    if (bench_interrupted)
-        return BENCH_EXIT_INTERRUPTED;
-    return integ || fail ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    return bench_run_end(&r, 0, tg, tp_targets(&o, tg), 0);
 }
 
-const bench_cmd bench_cmd_throughput = {
-    .name = "throughput",
-    .summary = "1/8/32 channels x packet size, ping-pong and streaming, checked",
-    .main = tp_main,
-    .usage = tp_usage,
-};
+BENCH_CMD(throughput, "throughput",
+          "1/8/32 channels x packet size, ping-pong and streaming, checked",
+          tp_main, tp_usage);

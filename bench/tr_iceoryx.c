@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport
- * (bench_msg_ops; its round trips come from msgrt.c). Built only when CMake
+ * (bench_msg_ops; its round trips are roundtrip.c's). Built only when CMake
  * finds iceoryx_binding_c (MDCOM_BENCH_ICEORYX).
  *
  * The daemon: the first setup starts its own `iox-roudi` (config and log in a
@@ -279,7 +279,11 @@ static void i_teardown(void *ctx)
     free(c);
 }
 
-static uint32_t i_max_msg(void) { return IOX_MAX_MSG; }
+static uint32_t i_max_msg(int variant)
+{
+    (void)variant;
+    return IOX_MAX_MSG;
+}
 
 static int i_setup(void **out, const bench_msg_params *p)
 {
@@ -440,14 +444,4 @@ static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     }
 }
 
-static const bench_msg_ops i_ops = {.setup = i_setup,
-                                    .attach = i_attach,
-                                    .send = i_send,
-                                    .recv = i_recv,
-                                    .detach = i_detach,
-                                    .teardown = i_teardown,
-                                    .max_msg = i_max_msg};
-
-BENCH_MSG_TRANSPORT(bench_tr_iceoryx, "iceoryx",
-                    "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet",
-                    BENCH_WAIT_BLOCK, "raw-futex", i_ops);
+const bench_msg_ops bench_ops_iceoryx = BENCH_MSG_OPS(i, .recv = i_recv, .max_msg = i_max_msg);

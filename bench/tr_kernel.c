@@ -2,7 +2,7 @@
 /*
  * tr_kernel.c - the kernel IPC baselines: pipe, Unix domain socket (stream and
  * seqpacket) and POSIX message queue, as message transports (bench_msg_ops)
- * whose round trips come from msgrt.c.
+ * whose round trips are roundtrip.c's.
  *
  * Per bench channel, created in the parent before fork and inherited:
  *   pipe            two pipes (A -> B, B -> A)
@@ -39,7 +39,7 @@
 
 #include "transport.h"
 
-enum { K_PIPE, K_STREAM, K_SEQPACKET, K_MQ };
+enum { K_PIPE = BENCH_K_PIPE, K_STREAM = BENCH_K_STREAM, K_SEQPACKET = BENCH_K_SEQPACKET, K_MQ = BENCH_K_MQ };
 static const char *const k_names[] = {"pipe", "unix-stream", "unix-seqpacket", "mq"};
 
 #define K_RBUF (64u * 1024u)
@@ -145,8 +145,10 @@ static void k_timeouts(int fd, int64_t ns)
 
 static void k_teardown(void *ctx);
 
-static int k_setup(void **out, const bench_msg_params *p, int kind)
+/* variant: K_PIPE, K_STREAM, K_SEQPACKET or K_MQ */
+static int k_setup(void **out, const bench_msg_params *p)
 {
+    int kind = p->variant;
     struct kctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
@@ -485,33 +487,9 @@ static int k_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return (int)len;
 }
 
-static int pipe_setup(void **o, const bench_msg_params *p) { return k_setup(o, p, K_PIPE); }
-static int stream_setup(void **o, const bench_msg_params *p) { return k_setup(o, p, K_STREAM); }
-static int seqp_setup(void **o, const bench_msg_params *p) { return k_setup(o, p, K_SEQPACKET); }
-static int mq_setup(void **o, const bench_msg_params *p) { return k_setup(o, p, K_MQ); }
+static uint32_t k_max(int kind)
+{
+    return kind == K_SEQPACKET ? seqpacket_max() : kind == K_MQ ? mq_max() : UINT32_MAX;
+}
 
-#define K_OPS(var, setupfn, maxfn)                                                                 \
-    static const bench_msg_ops var = {.setup = setupfn,                                            \
-                                      .attach = k_attach,                                          \
-                                      .send = k_send,                                              \
-                                      .recv = k_recv,                                              \
-                                      .detach = k_detach,                                          \
-                                      .teardown = k_teardown,                                      \
-                                      .max_msg = maxfn}
-
-K_OPS(k_pipe_ops, pipe_setup, NULL);
-K_OPS(k_stream_ops, stream_setup, NULL);
-K_OPS(k_seqp_ops, seqp_setup, seqpacket_max);
-K_OPS(k_mq_ops, mq_setup, mq_max);
-
-BENCH_MSG_TRANSPORT(bench_tr_pipe, "pipe", "kernel baseline: two pipes, length-framed, poll(2) + read",
-                    BENCH_WAIT_BLOCK, "raw-futex", k_pipe_ops);
-BENCH_MSG_TRANSPORT(bench_tr_unix_stream, "unix-stream",
-                    "kernel baseline: AF_UNIX SOCK_STREAM socketpair, length-framed",
-                    BENCH_WAIT_BLOCK, "raw-futex", k_stream_ops);
-BENCH_MSG_TRANSPORT(bench_tr_unix_seqpacket, "unix-seqpacket",
-                    "kernel baseline: AF_UNIX SOCK_SEQPACKET socketpair (one message per call)",
-                    BENCH_WAIT_BLOCK, "raw-futex", k_seqp_ops);
-BENCH_MSG_TRANSPORT(bench_tr_mq, "mq",
-                    "kernel baseline: POSIX message queues (mq_timedsend/receive)",
-                    BENCH_WAIT_BLOCK, "raw-futex", k_mq_ops);
+const bench_msg_ops bench_ops_kernel = BENCH_MSG_OPS(k, .recv = k_recv, .max_msg = k_max);

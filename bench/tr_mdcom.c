@@ -8,13 +8,13 @@
  * block_count = the depth asked for (>= 2; 8 for round trips).
  *
  *   copy: mdcom_fifoch_send / mdcom_fifoch_recv, the payload copied in and
- *         out (the message interface; round trips through msgrt.c).
+ *         out.
  *   zc:   get, write the seq header only, enqueue(len = size), notify, then
  *         alloc the block for the next message (a zero-copy sender owns its
  *         next buffer ahead of time, as the raw baseline owns its buffer, so
  *         alloc is not on the round trip; its cost is in the api section);
- *         the receiver dequeues, gets, checks seq and len, answers with a new
- *         block on the other channel, then frees the received block and
+ *         the receiver dequeues and gets (peek), checks seq and len, answers
+ *         with a new block on the other channel, then frees (release) it and
  *         notifies its channel (as mdcom.h asks of receivers: it wakes senders
  *         waiting for a block; with nobody waiting it is a fence and a load).
  *   poll: never sleeps: MDCOM_POLL calls in a loop with a pause (yielding
@@ -33,20 +33,15 @@
 #include "transport.h"
 
 struct mdm_ctx {
-    bench_mdcfg mc; /* must outlive the attachments (mdcom keeps a pointer) */
+    bench_mdreg reg;
     const char *tname;
     int block, yield;
     uint32_t n, max;
     int64_t timeout_ns;
-    char errbuf[200];
-    /* parent: master attachment; child: its own remote attachment. The child
-     * inherits the parent's pointer and leaves it alone. */
-    mdcom_t *master, *remote;
     mdcom_fifoch_t *tx[BENCH_MAX_CHAN], *rx[BENCH_MAX_CHAN];
-    /* zero-copy round trips */
-    uint32_t size;    /* payload of the cell */
-    uint32_t next_id; /* block allocated for the next message, or UINT32_MAX */
-    int side;         /* side of this process once attached, -1 before */
+    /* zero copy, per channel: the block allocated for the next message and
+     * the received block not yet released, or UINT32_MAX */
+    uint32_t next_id[BENCH_MAX_CHAN], held[BENCH_MAX_CHAN];
 };
 
 static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
@@ -57,38 +52,22 @@ static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-static int mdm_init(struct mdm_ctx *c, mdcom_t **m, uint32_t dom, int64_t attach_ns)
-{
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.attach_timeout_ns = attach_ns;
-    o.errbuf = c->errbuf;
-    o.errbuf_len = sizeof(c->errbuf);
-    c->errbuf[0] = '\0';
-    int rc = mdcom_init(m, &c->mc.cfg, dom, &o);
-    if (rc != 0) {
-        if (c->errbuf[0])
-            bench_err("  %s", c->errbuf);
-        return mdm_fail(c, dom ? "mdcom_init(remote)" : "mdcom_init(master)", rc);
-    }
-    return 0;
-}
-
-static int mdm_setup(void **out, const bench_msg_params *p, const char *tname, int block)
+/* variant: 1 = blocking calls */
+static int mdm_setup(void **out, const bench_msg_params *p)
 {
     struct mdm_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->tname = tname;
-    c->block = block;
+    c->tname = p->tname;
+    c->block = p->variant;
     c->yield = p->threads > 1;
     c->n = p->n_chan;
     c->max = p->max_size ? p->max_size : 1;
     c->timeout_ns = p->timeout_ns;
-    c->next_id = UINT32_MAX;
-    c->side = -1;
-    bench_mdcfg_fill(&c->mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
-    int rc = mdm_init(c, &c->master, 0, 0);
+    memset(c->next_id, 0xff, sizeof(c->next_id));
+    memset(c->held, 0xff, sizeof(c->held));
+    bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
+    int rc = bench_mdreg_attach(&c->reg, BENCH_SIDE_A, 0, c->tname);
     if (rc != 0) {
         free(c);
         return rc;
@@ -97,29 +76,15 @@ static int mdm_setup(void **out, const bench_msg_params *p, const char *tname, i
     return 0;
 }
 
-static int mdm_setup_poll(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-copy-poll", 0);
-}
-static int mdm_setup_block(void **o, const bench_msg_params *p)
-{
-    return mdm_setup(o, p, "mdcom-copy-block", 1);
-}
-
 static int mdm_attach(void *ctx, int side)
 {
     struct mdm_ctx *c = ctx;
-    mdcom_t *m = c->master;
-    if (side == BENCH_SIDE_B) {
-        int rc = mdm_init(c, &c->remote, 1, c->timeout_ns);
-        if (rc != 0)
-            return rc;
-        m = c->remote;
-    }
-    c->side = side;
+    if (side == BENCH_SIDE_B && bench_mdreg_attach(&c->reg, side, c->timeout_ns, c->tname) != 0)
+        return -ENOTCONN;
+    mdcom_t *m = bench_mdreg_of(&c->reg, side);
     for (uint32_t i = 0; i < c->n; i++) {
-        const char *txn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
-        const char *rxn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
+        const char *txn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
+        const char *rxn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
         int rc = mdcom_fifoch_open(m, txn, &c->tx[i]);
         if (rc == 0)
             rc = mdcom_fifoch_open(m, rxn, &c->rx[i]);
@@ -136,20 +101,14 @@ static int mdm_attach(void *ctx, int side)
 static void mdm_detach(void *ctx, int side)
 {
     struct mdm_ctx *c = ctx;
-    if (side == BENCH_SIDE_B && c->remote) {
-        int rc = mdcom_term(c->remote);
-        if (rc != 0)
-            mdm_fail(c, "mdcom_term(remote)", rc);
-        c->remote = NULL;
-    }
+    if (side == BENCH_SIDE_B)
+        bench_mdreg_detach(&c->reg, side, c->tname);
 }
 
 static void mdm_teardown(void *ctx)
 {
     struct mdm_ctx *c = ctx;
-    int rc = mdcom_term(c->master);
-    if (rc != 0)
-        mdm_fail(c, "mdcom_term(master)", rc);
+    bench_mdreg_detach(&c->reg, BENCH_SIDE_A, c->tname);
     free(c);
 }
 
@@ -173,23 +132,26 @@ static int mdm_spin(const struct mdm_ctx *c, unsigned spins, uint64_t *deadline)
     return 1;
 }
 
+/* One send (buf, len) or receive (into buf of cap len) on channel ch: a
+ * blocking call with the timeout (again after EINTR), or MDCOM_POLL calls
+ * with a pause between them. The call's result. */
+static int mdm_xfer(struct mdm_ctx *c, uint32_t ch, void *buf, uint32_t len, int send)
+{
+    uint64_t deadline = 0;
+    for (unsigned spins = 1;; spins++) {
+        int64_t t = c->block ? c->timeout_ns : MDCOM_POLL;
+        int rc = send ? mdcom_fifoch_send(c->tx[ch], buf, len, t)
+                      : mdcom_fifoch_recv(c->rx[ch], buf, len, t);
+        if (c->block ? rc != -EINTR : !mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
+            return rc;
+    }
+}
+
 static int mdm_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
     struct mdm_ctx *c = ctx;
     (void)side;
-    int rc;
-    uint64_t deadline = 0;
-    if (c->block) {
-        do
-            rc = mdcom_fifoch_send(c->tx[ch], buf, len, c->timeout_ns);
-        while (rc == -EINTR);
-    } else {
-        for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_send(c->tx[ch], buf, len, MDCOM_POLL);
-            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
-                break;
-        }
-    }
+    int rc = mdm_xfer(c, ch, (void *)buf, len, 1);
     return rc == 0 ? 0 : mdm_fail(c, rc == MDCOM_FILTERED ? "mdcom_fifoch_send (filtered)"
                                                           : "mdcom_fifoch_send", rc);
 }
@@ -198,44 +160,27 @@ static int mdm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
     struct mdm_ctx *c = ctx;
     (void)side;
-    int rc;
-    uint64_t deadline = 0;
-    if (c->block) {
-        do
-            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, c->timeout_ns);
-        while (rc == -EINTR);
-    } else {
-        for (unsigned spins = 1;; spins++) {
-            rc = mdcom_fifoch_recv(c->rx[ch], buf, cap, MDCOM_POLL);
-            if (!mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
-                break;
-        }
-    }
+    int rc = mdm_xfer(c, ch, buf, cap, 0);
     return rc >= 0 ? rc : mdm_fail(c, "mdcom_fifoch_recv", rc);
 }
 
-static const bench_msg_ops mdm_copy_poll = {mdm_setup_poll, mdm_attach, mdm_send, mdm_recv,
-                                            mdm_detach,     mdm_teardown, NULL};
-static const bench_msg_ops mdm_copy_block = {mdm_setup_block, mdm_attach, mdm_send, mdm_recv,
-                                             mdm_detach,      mdm_teardown, NULL};
+const bench_msg_ops bench_ops_mdcom_copy = BENCH_MSG_OPS(mdm, .recv = mdm_recv);
 
-BENCH_MSG_TRANSPORT(bench_tr_mdcom_copy_poll, "mdcom-copy-poll",
-                    "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)",
-                    BENCH_WAIT_POLL, "raw-spin", mdm_copy_poll);
-BENCH_MSG_TRANSPORT(bench_tr_mdcom_copy_block, "mdcom-copy-block",
-                    "mdcom_fifoch_send/recv blocking, spin off (copies the payload)",
-                    BENCH_WAIT_BLOCK, "raw-futex", mdm_copy_block);
 
-/* ---- zero copy: round trips only ------------------------------------------------ */
+/* ---- zero copy: round trips (the header travels, the payload stays) --------------- */
 
-/* alloc + get + header + enqueue(len) + notify on channel 0. */
-static int zc_send(struct mdm_ctx *c, uint32_t seq, uint32_t len)
+/* send: the block allocated ahead (else alloc now, waiting for one), get,
+ * write the 4-byte header from buf, enqueue(len), notify, then alloc the
+ * block of the next message while the peer works. */
+static int zc_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
-    mdcom_fifoch_t *tx = c->tx[0];
-    uint32_t id = c->next_id;
+    struct mdm_ctx *c = ctx;
+    (void)side;
+    mdcom_fifoch_t *tx = c->tx[ch];
+    uint32_t id = c->next_id[ch];
     int rc = 0;
     uint64_t deadline = 0;
-    c->next_id = UINT32_MAX;
+    c->next_id[ch] = UINT32_MAX;
     for (unsigned spins = 1; id == UINT32_MAX; spins++) {
         rc = mdcom_fifoch_alloc(tx, &id);
         if (rc != -ENOBUFS)
@@ -256,11 +201,11 @@ static int zc_send(struct mdm_ctx *c, uint32_t seq, uint32_t len)
     rc = mdcom_fifoch_get(tx, id, &ptr, &bsize);
     if (rc != 0)
         return mdm_fail(c, "mdcom_fifoch_get", rc);
-    if (bsize < len) {
-        bench_err("%s: block %u has %u bytes, need %u", c->tname, id, bsize, len);
+    if (bsize < len || len < 4) {
+        bench_err("%s: block %u has %u bytes, message %u", c->tname, id, bsize, len);
         return -EMSGSIZE;
     }
-    memcpy(ptr, &seq, sizeof(seq));
+    memcpy(ptr, buf, 4);
     rc = mdcom_fifoch_enqueue(tx, id, len);
     if (rc != 0)
         return mdm_fail(c, rc == MDCOM_FILTERED ? "mdcom_fifoch_enqueue (filtered)"
@@ -268,32 +213,23 @@ static int zc_send(struct mdm_ctx *c, uint32_t seq, uint32_t len)
     rc = mdcom_fifoch_notify(tx);
     if (rc != 0)
         return mdm_fail(c, "mdcom_fifoch_notify", rc);
-    /* the next message's block, while the peer works (-ENOBUFS: the loop
-     * above waits for one next time) */
-    if (mdcom_fifoch_alloc(tx, &c->next_id) != 0)
-        c->next_id = UINT32_MAX;
+    /* -ENOBUFS: the loop above waits for one next time */
+    if (mdcom_fifoch_alloc(tx, &c->next_id[ch]) != 0)
+        c->next_id[ch] = UINT32_MAX;
     return 0;
 }
 
-/* free a received block + notify the channel (wakes senders waiting for it) */
-static int zc_free(struct mdm_ctx *c, uint32_t id)
+/* dequeue (waiting) + get: the block in place, until zc_release. */
+static int zc_peek(void *ctx, int side, uint32_t ch, const void **msg)
 {
-    int rc = mdcom_fifoch_free(c->rx[0], id);
-    if (rc != 0)
-        return mdm_fail(c, "mdcom_fifoch_free", rc);
-    rc = mdcom_fifoch_notify(c->rx[0]);
-    return rc == 0 ? 0 : mdm_fail(c, "mdcom_fifoch_notify", rc);
-}
-
-/* dequeue (waiting) + read the seq header: 0 with *id (to free), *seq, *len. */
-static int zc_recv(struct mdm_ctx *c, uint32_t *idp, uint32_t *seq, uint32_t *len)
-{
-    mdcom_fifoch_t *rx = c->rx[0];
-    uint32_t id;
+    struct mdm_ctx *c = ctx;
+    (void)side;
+    mdcom_fifoch_t *rx = c->rx[ch];
+    uint32_t id, len;
     int rc;
     uint64_t deadline = 0;
     for (unsigned spins = 1;; spins++) {
-        rc = mdcom_fifoch_dequeue(rx, &id, len);
+        rc = mdcom_fifoch_dequeue(rx, &id, &len);
         if (rc != -EAGAIN)
             break;
         if (c->block) {
@@ -311,106 +247,35 @@ static int zc_recv(struct mdm_ctx *c, uint32_t *idp, uint32_t *seq, uint32_t *le
         return mdm_fail(c, "mdcom_fifoch_dequeue", rc);
     void *ptr;
     uint32_t bsize;
+    c->held[ch] = id;
     rc = mdcom_fifoch_get(rx, id, &ptr, &bsize);
     if (rc != 0)
         return mdm_fail(c, "mdcom_fifoch_get", rc);
-    if (*len < 4 || *len > bsize) {
-        bench_err("%s: block %u carries %u bytes (block size %u)", c->tname, id, *len, bsize);
-        zc_free(c, id);
-        return BENCH_RT_MISMATCH;
+    if (len < 4 || len > bsize) {
+        bench_err("%s: block %u carries %u bytes (block size %u)", c->tname, id, len, bsize);
+        return -EBADMSG;
     }
-    memcpy(seq, ptr, sizeof(*seq));
-    *idp = id;
-    return 0;
+    *msg = ptr;
+    return (int)len;
 }
 
-static int zc_setup(void **out, const bench_rt_params *p, const char *tname, int block)
-{
-    bench_msg_params mp = {.n_chan = 1, .max_size = p->max_size, .depth = 8, .threads = 1,
-                           .timeout_ns = p->timeout_ns};
-    snprintf(mp.name, sizeof(mp.name), "%s", p->name);
-    int rc = mdm_setup(out, &mp, tname, block);
-    if (rc == 0)
-        ((struct mdm_ctx *)*out)->size = p->size;
-    return rc;
-}
-
-static int zc_pong(void *ctx)
+/* free the received block + notify (wakes senders waiting for a block; with
+ * nobody waiting it is a fence and a load) */
+static void zc_release(void *ctx, int side, uint32_t ch)
 {
     struct mdm_ctx *c = ctx;
-    int rc = mdm_attach(c, BENCH_SIDE_B);
-    for (uint32_t last = 0; rc == 0; last++) {
-        uint32_t id, seq = 0, len = 0;
-        rc = zc_recv(c, &id, &seq, &len);
-        if (rc != 0)
-            break;
-        if (seq != BENCH_SEQ_STOP && (seq != last + 1 || len != c->size)) {
-            bench_err("%s pong: got seq %u len %u, expected seq %u len %u", c->tname, seq, len,
-                      last + 1, c->size);
-            rc = BENCH_RT_MISMATCH;
-        } else if (seq != BENCH_SEQ_STOP) {
-            rc = zc_send(c, seq, len); /* the answer first, then the free */
-        }
-        int frc = zc_free(c, id);
-        if (rc == 0)
-            rc = frc;
-        if (seq == BENCH_SEQ_STOP)
-            break;
-    }
-    mdm_detach(c, BENCH_SIDE_B);
-    return rc;
+    (void)side;
+    if (c->held[ch] == UINT32_MAX)
+        return;
+    int rc = mdcom_fifoch_free(c->rx[ch], c->held[ch]);
+    c->held[ch] = UINT32_MAX;
+    if (rc != 0)
+        mdm_fail(c, "mdcom_fifoch_free", rc);
+    else if ((rc = mdcom_fifoch_notify(c->rx[ch])) != 0)
+        mdm_fail(c, "mdcom_fifoch_notify", rc);
 }
 
-static int zc_ping_open(void *ctx) { return mdm_attach(ctx, BENCH_SIDE_A); }
-
-static int zc_ping(void *ctx, uint32_t seq)
-{
-    struct mdm_ctx *c = ctx;
-    uint32_t id, rseq = 0, len = 0;
-    int rc = zc_send(c, seq, c->size);
-    if (rc == 0)
-        rc = zc_recv(c, &id, &rseq, &len);
-    if (rc == 0)
-        rc = zc_free(c, id);
-    if (rc == 0 && (rseq != seq || len != c->size)) {
-        bench_err("%s ping: reply carries seq %u len %u, expected seq %u len %u", c->tname, rseq,
-                  len, seq, c->size);
-        rc = BENCH_RT_MISMATCH;
-    }
-    return rc;
-}
-
-static void zc_stop(void *ctx)
-{
-    struct mdm_ctx *c = ctx;
-    if (c->side != BENCH_SIDE_A && mdm_attach(c, BENCH_SIDE_A) != 0)
-        return; /* the peer times out */
-    zc_send(c, BENCH_SEQ_STOP, 4);
-}
-
-static int zc_setup_poll(void **o, const bench_rt_params *p)
-{
-    return zc_setup(o, p, "mdcom-zc-poll", 0);
-}
-static int zc_setup_block(void **o, const bench_rt_params *p)
-{
-    return zc_setup(o, p, "mdcom-zc-block", 1);
-}
-
-#define ZC_TRANSPORT(var, tname, d, cls, base, setupfn)                                            \
-    const bench_transport var = {.name = tname,                                                    \
-                                 .desc = d,                                                        \
-                                 .wait_class = cls,                                                \
-                                 .baseline = base,                                                 \
-                                 .setup = setupfn,                                                 \
-                                 .pong = zc_pong,                                                  \
-                                 .ping_open = zc_ping_open,                                        \
-                                 .ping = zc_ping,                                                  \
-                                 .stop = zc_stop,                                                  \
-                                 .teardown = mdm_teardown}
-ZC_TRANSPORT(bench_tr_mdcom_zc_poll, "mdcom-zc-poll",
-             "alloc/get/enqueue/notify + dequeue polled in a loop (header only)", BENCH_WAIT_POLL,
-             "raw-spin", zc_setup_poll);
-ZC_TRANSPORT(bench_tr_mdcom_zc_block, "mdcom-zc-block",
-             "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)", BENCH_WAIT_BLOCK,
-             "raw-futex", zc_setup_block);
+const bench_msg_ops bench_ops_mdcom_zc = {.setup = mdm_setup, .attach = mdm_attach, .send = zc_send,
+                                     .peek = zc_peek, .release = zc_release,
+                                     .detach = mdm_detach, .teardown = mdm_teardown,
+                                     .header_only = 1, .round_trips_only = 1};

@@ -11,8 +11,9 @@
  * the peer's eventfd, each side sleeps in poll() on its own, then runs its
  * stack's dispatch (OpenAMP: rproc_virtio_notified(), as an interrupt handler
  * would; mdcom: mdcom_rpmsg_poll with the binding's wait on the eventfd).
- * One copy each way (rpmsg_send / mdcom_rpmsg_send from the RX callback), as
- * rpmsg-block. Baseline raw-futex.
+ * The RX callback copies each message into a queue; the round trip checks it
+ * and answers from there (peek/release), streams copy it out (recv).
+ * Baseline raw-futex; one channel.
  *
  *   openamp         OpenAMP host  <-> OpenAMP remote
  *   rpmsg-bound     mdcom host    <-> mdcom remote (same memory and doorbell)
@@ -52,12 +53,10 @@
 struct tro_ctx {
     const char *tname;
     int oa[2]; /* per role index 0 host (ping), 1 remote (pong): 1 = OpenAMP */
-    uint32_t size;
     int64_t timeout_ns;
     uint8_t *mem;
     int efd[2]; /* efd[0] wakes the host, efd[1] the remote */
     int me;     /* 0 host, 1 remote (after fork) */
-    unsigned char *priv;
     /* OpenAMP end */
     struct metal_io_region io;
     metal_phys_addr_t pa;
@@ -72,10 +71,8 @@ struct tro_ctx {
     mdcom_rpmsg_t *r;
     mdcom_rpmsg_ept_t *mept;
     void *state;
-    /* dispatch results */
-    uint32_t last;
-    int got, stop, bad, err;
-    /* message interface: what the RX callback received, in order */
+    int err; /* an error inside a callback */
+    /* what the RX callback received, in order */
     unsigned char (*q)[TRO_BUF];
     uint32_t qlen[TRO_Q], qhead, qtail;
 };
@@ -83,8 +80,7 @@ struct tro_ctx {
 static int tro_fail(struct tro_ctx *c, const char *call, int rc)
 {
     char what[160];
-    snprintf(what, sizeof(what), "%s %s (%u B): %s", c->tname, c->me ? "pong" : "ping", c->size,
-             call);
+    snprintf(what, sizeof(what), "%s %s: %s", c->tname, c->me ? "remote" : "host", call);
     bench_err_mdcom(what, rc);
     return rc < 0 ? rc : -EPROTO;
 }
@@ -159,39 +155,15 @@ static int tro_send(struct tro_ctx *c, const void *data, uint32_t len)
     return mdcom_rpmsg_send(c->mept, data, len, c->timeout_ns);
 }
 
+/* queue a copy for peek/recv */
 static void tro_rx(struct tro_ctx *c, const void *data, size_t len)
 {
-    uint32_t seq = len >= 4 ? bench_head(data) : 0;
-    c->got = 1;
-    if (c->q) { /* message interface: queue a copy for recv() */
-        if (c->qtail - c->qhead == TRO_Q || len > TRO_BUF) {
-            c->err = -ENOBUFS;
-            return;
-        }
-        memcpy(c->q[c->qtail % TRO_Q], data, len);
-        c->qlen[c->qtail++ % TRO_Q] = (uint32_t)len;
+    if (c->qtail - c->qhead == TRO_Q || len > TRO_BUF) {
+        c->err = -ENOBUFS;
         return;
     }
-    if (c->me == 0) { /* ping: check the reply */
-        if (len != c->size || !bench_stamp_ok(data, c->size, c->last))
-            c->bad = 1;
-        return;
-    }
-    if (seq == BENCH_SEQ_STOP) {
-        c->stop = 1;
-        return;
-    }
-    if (len != c->size || seq != c->last + 1 || !bench_stamp_ok(data, c->size, seq)) {
-        bench_err("%s pong: got seq %u (%zu B), expected %u (%u B)", c->tname, seq, len,
-                  c->last + 1, c->size);
-        c->bad = 1;
-        c->stop = 1;
-        return;
-    }
-    c->last = seq;
-    int rc = tro_send(c, data, (uint32_t)len);
-    if (rc)
-        c->err = rc;
+    memcpy(c->q[c->qtail % TRO_Q], data, len);
+    c->qlen[c->qtail++ % TRO_Q] = (uint32_t)len;
 }
 
 static int oa_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_t src, void *priv)
@@ -281,15 +253,14 @@ static int tro_open(struct tro_ctx *c, int me)
     return 0;
 }
 
-/* Run this end's dispatch until cb set got/stop. */
+/* Run this end's dispatch until a message is queued. */
 static int tro_dispatch(struct tro_ctx *c)
 {
     uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-    c->got = 0;
-    while (!c->got && !c->stop) {
+    while (c->qhead == c->qtail) {
         if (c->oa[c->me]) {
             rproc_virtio_notified(c->vdev, RSC_NOTIFY_ID_ANY);
-            if (c->got || c->stop)
+            if (c->qhead != c->qtail)
                 break;
             int rc = tro_sleep(c, c->timeout_ns);
             if (rc && rc != -ETIMEDOUT && rc != -EINTR)
@@ -301,7 +272,7 @@ static int tro_dispatch(struct tro_ctx *c)
         }
         if (c->err)
             return tro_fail(c, "send (in callback)", c->err);
-        if (!c->got && !c->stop && bench_now_ns() >= deadline)
+        if (c->qhead == c->qtail && bench_now_ns() >= deadline)
             return tro_fail(c, "dispatch", -ETIMEDOUT);
     }
     return 0;
@@ -324,33 +295,36 @@ static void tro_close(struct tro_ctx *c)
     c->state = NULL;
 }
 
-/* ---- transport ops -------------------------------------------------- */
-static int tro_setup(void **out, const bench_rt_params *p, const char *tname, int oa_host,
-                     int oa_remote)
+/* ---- message interface (one channel) ---------------------------------- */
+/* variant: bit 0 the host is OpenAMP, bit 1 the remote */
+static int tro_setup(void **out, const bench_msg_params *p)
 {
+    const char *tname = p->tname;
+    int oa_host = p->variant & 1, oa_remote = (p->variant >> 1) & 1;
     struct tro_ctx *c;
-    if (p->size > TRO_MAX) {
+    if (p->max_size > TRO_MAX) {
         bench_err("%s: %u B does not fit one 512-byte RPMsg buffer (at most %u B)", tname,
-                  p->size, TRO_MAX);
+                  p->max_size, TRO_MAX);
         return -EMSGSIZE;
     }
+    if (p->n_chan != 1)
+        return -EDQUOT; /* one endpoint pair: n/a for more channels */
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     c->tname = tname;
     c->oa[0] = oa_host;
     c->oa[1] = oa_remote;
-    c->size = p->size;
     c->timeout_ns = p->timeout_ns;
     c->mem = bench_shared_alloc(TRO_SIZE);
-    c->priv = malloc(p->size);
+    c->q = malloc(TRO_Q * sizeof(*c->q));
     c->efd[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->efd[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (!c->mem || !c->priv || c->efd[0] < 0 || c->efd[1] < 0) {
+    if (!c->mem || !c->q || c->efd[0] < 0 || c->efd[1] < 0) {
         bench_err("%s: setup failed", tname);
         if (c->mem)
             bench_shared_free(c->mem, TRO_SIZE);
-        free(c->priv);
+        free(c->q);
         if (c->efd[0] >= 0)
             close(c->efd[0]);
         if (c->efd[1] >= 0)
@@ -384,19 +358,8 @@ static int tro_remote_open(struct tro_ctx *c)
     return rc;
 }
 
-static int tro_pong(void *ctx)
-{
-    struct tro_ctx *c = ctx;
-    int rc = tro_remote_open(c);
-    while (!rc && !c->stop)
-        rc = tro_dispatch(c);
-    tro_close(c);
-    if (rc)
-        return rc;
-    return c->bad ? BENCH_RT_MISMATCH : 0;
-}
-
-static int tro_ping_open(void *ctx)
+/* The host end: open, find the service, bind an endpoint to it. */
+static int tro_host_open(void *ctx)
 {
     struct tro_ctx *c = ctx;
     uint64_t deadline;
@@ -431,30 +394,6 @@ static int tro_ping_open(void *ctx)
     return 0;
 }
 
-static int tro_ping(void *ctx, uint32_t seq)
-{
-    struct tro_ctx *c = ctx;
-    int rc;
-    bench_stamp(c->priv, c->size, seq);
-    c->last = seq;
-    c->bad = 0;
-    rc = tro_send(c, c->priv, c->size);
-    if (rc)
-        return tro_fail(c, "send", rc);
-    rc = tro_dispatch(c);
-    if (rc)
-        return rc;
-    return c->bad ? BENCH_RT_MISMATCH : 0;
-}
-
-static void tro_stop(void *ctx)
-{
-    struct tro_ctx *c = ctx;
-    uint32_t v = BENCH_SEQ_STOP;
-    if (c->oept_up || c->mept)
-        (void)tro_send(c, &v, sizeof(v));
-}
-
 static void tro_teardown(void *ctx)
 {
     struct tro_ctx *c = ctx;
@@ -462,28 +401,13 @@ static void tro_teardown(void *ctx)
     bench_shared_free(c->mem, TRO_SIZE);
     close(c->efd[0]);
     close(c->efd[1]);
-    free(c->priv);
+    free(c->q);
     free(c);
-}
-
-/* ---- message interface (one channel: streams in `throughput`) ---------- */
-static int tro_msg_setup(void **out, const bench_msg_params *p, const char *tname, int oa_host,
-                         int oa_remote)
-{
-    if (p->n_chan != 1)
-        return -EDQUOT; /* one endpoint pair: n/a for more channels */
-    bench_rt_params rp = {.size = p->max_size, .max_size = p->max_size, .timeout_ns = p->timeout_ns};
-    int rc = tro_setup(out, &rp, tname, oa_host, oa_remote);
-    if (rc)
-        return rc;
-    struct tro_ctx *c = *out;
-    c->q = malloc(TRO_Q * sizeof(*c->q));
-    return c->q ? 0 : -ENOMEM;
 }
 
 static int tro_msg_attach(void *ctx, int side)
 {
-    return side == BENCH_SIDE_A ? tro_ping_open(ctx) : tro_remote_open(ctx);
+    return side == BENCH_SIDE_A ? tro_host_open(ctx) : tro_remote_open(ctx);
 }
 
 static int tro_msg_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
@@ -495,76 +419,41 @@ static int tro_msg_send(void *ctx, int side, uint32_t ch, const void *buf, uint3
     return rc ? tro_fail(c, "send", rc) : 0;
 }
 
-static int tro_msg_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+/* The oldest queued message in place, until tro_msg_release. */
+static int tro_msg_peek(void *ctx, int side, uint32_t ch, const void **msg)
 {
     (void)side;
     (void)ch;
     struct tro_ctx *c = ctx;
-    while (c->qhead == c->qtail) {
-        int rc = tro_dispatch(c);
-        if (rc)
-            return rc;
-    }
-    uint32_t len = c->qlen[c->qhead % TRO_Q];
-    if (len > cap)
-        return -EMSGSIZE;
-    memcpy(buf, c->q[c->qhead++ % TRO_Q], len);
-    return (int)len;
+    int rc = tro_dispatch(c);
+    if (rc)
+        return rc;
+    *msg = c->q[c->qhead % TRO_Q];
+    return (int)c->qlen[c->qhead % TRO_Q];
 }
 
-static void tro_msg_detach(void *ctx, int side)
+static void tro_msg_release(void *ctx, int side, uint32_t ch)
 {
     (void)side;
-    tro_close(ctx);
+    (void)ch;
+    ((struct tro_ctx *)ctx)->qhead++;
 }
 
-static void tro_msg_teardown(void *ctx)
+/* The remote closes at once, the host at teardown once the remote exited
+ * (a host closing first may shut the ring down under the last message). */
+static void tro_msg_detach(void *ctx, int side)
 {
-    struct tro_ctx *c = ctx;
-    free(c->q);
-    tro_teardown(c);
+    if (side == BENCH_SIDE_B)
+        tro_close(ctx);
 }
 
-static uint32_t tro_msg_max(void) { return TRO_MAX; }
+static uint32_t tro_msg_max(int variant)
+{
+    (void)variant;
+    return TRO_MAX;
+}
 
-#define TRO_MSG(ops, name, h, r)                                                                 \
-    static int ops##_setup(void **out, const bench_msg_params *p)                                \
-    {                                                                                            \
-        return tro_msg_setup(out, p, name, h, r);                                                \
-    }                                                                                            \
-    static const bench_msg_ops ops = {ops##_setup,   tro_msg_attach, tro_msg_send, tro_msg_recv, \
-                                      tro_msg_detach, tro_msg_teardown, tro_msg_max};
-TRO_MSG(tro_msg_oa_oa, "openamp", 1, 1)
-TRO_MSG(tro_msg_md_md, "rpmsg-bound", 0, 0)
-TRO_MSG(tro_msg_oa_md, "oa-host-md", 1, 0)
-TRO_MSG(tro_msg_md_oa, "md-host-oa", 0, 1)
-
-#define TRO_SETUP(fn, name, h, r)                                                                \
-    static int fn(void **out, const bench_rt_params *p) { return tro_setup(out, p, name, h, r); }
-TRO_SETUP(tro_setup_oa_oa, "openamp", 1, 1)
-TRO_SETUP(tro_setup_md_md, "rpmsg-bound", 0, 0)
-TRO_SETUP(tro_setup_oa_md, "oa-host-md", 1, 0)
-TRO_SETUP(tro_setup_md_oa, "md-host-oa", 0, 1)
-
-#define TRO_TRANSPORT(var, nm, d, fn, ops)                                                       \
-    const bench_transport var = {.name = nm,                                                     \
-                                 .desc = d,                                                      \
-                                 .wait_class = BENCH_WAIT_BLOCK,                                 \
-                                 .baseline = "raw-futex",                                        \
-                                 .setup = fn,                                                    \
-                                 .pong = tro_pong,                                               \
-                                 .ping_open = tro_ping_open,                                     \
-                                 .ping = tro_ping,                                               \
-                                 .stop = tro_stop,                                               \
-                                 .teardown = tro_teardown,                                       \
-                                 .msg = &ops}
-TRO_TRANSPORT(bench_tr_openamp, "openamp",
-              "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)",
-              tro_setup_oa_oa, tro_msg_oa_oa);
-TRO_TRANSPORT(bench_tr_rpmsg_bound, "rpmsg-bound",
-              "mdcom RPMsg host <-> remote bound to the same resource table and doorbell",
-              tro_setup_md_md, tro_msg_md_md);
-TRO_TRANSPORT(bench_tr_oa_host_md, "oa-host-md", "OpenAMP host <-> mdcom RPMsg remote",
-              tro_setup_oa_md, tro_msg_oa_md);
-TRO_TRANSPORT(bench_tr_md_host_oa, "md-host-oa", "mdcom RPMsg host <-> OpenAMP remote",
-              tro_setup_md_oa, tro_msg_md_oa);
+const bench_msg_ops bench_ops_openamp = {
+    .setup = tro_setup, .attach = tro_msg_attach, .send = tro_msg_send,
+    .peek = tro_msg_peek, .release = tro_msg_release, .detach = tro_msg_detach,
+    .teardown = tro_teardown, .max_msg = tro_msg_max};

@@ -7,14 +7,15 @@
  *   geometry: 16 buffers per direction of align16(min(max_size, 65520) + 16)
  *             bytes, vrings aligned to 4096 (RPMsg cannot carry more than
  *             65520 bytes in one message: larger cells fail with -EMSGSIZE)
- *   handshake: the remote announces "bench" (name service), the host waits
- *             for it and binds an endpoint to it; the remote learns the host's
- *             address from the first ping.
- *   ping: mdcom_rpmsg_send (payload copied into a TX buffer), then dispatch
- *         until the reply's callback checked its stamps in the RX buffer.
- *   pong: the endpoint callback checks seq and stamps and answers from inside
- *         the callback with mdcom_rpmsg_send (RX buffer copied into a TX buffer).
- *   So one copy per direction, like the raw baselines.
+ *   handshake: the remote (side B) announces "bench" (name service), the
+ *             host (side A) waits for it and binds an endpoint to it; the
+ *             remote learns the host's address from the first message.
+ *   send: mdcom_rpmsg_send (payload copied into a TX buffer).
+ *   peek: dispatch until the endpoint callback got a message; the callback
+ *         holds its RX buffer (mdcom_rpmsg_hold_rx_buffer), which the round
+ *         trip checks and answers from in place; release gives it back.
+ *   So one copy per direction, like the raw baselines. One channel, one
+ *   message in flight: round trips only.
  *
  *   rpmsg-poll:  dispatch with mdcom_rpmsg_poll(MDCOM_POLL) in a loop with a
  *                pause; never sleeps.                       baseline raw-spin
@@ -37,7 +38,6 @@
 struct trp_ctx {
     const char *tname;
     int block;
-    uint32_t size;
     int64_t timeout_ns;
     mdcom_rpmsg_opts opts;
     void *area;
@@ -46,43 +46,41 @@ struct trp_ctx {
     size_t state_size;
     mdcom_rpmsg_t *r;
     mdcom_rpmsg_ept_t *ept;
-    unsigned char *priv; /* ping side's payload */
-    /* dispatch results */
-    uint32_t last;      /* pong: last seq; ping: seq expected */
-    int got;            /* a message arrived */
-    int stop;           /* pong: BENCH_SEQ_STOP arrived */
-    int bad;            /* integrity error seen */
-    int err;            /* API error inside a callback */
+    void *msg; /* the held RX buffer, or NULL */
+    size_t len;
 };
 
-static int trp_fail(struct trp_ctx *c, const char *side, const char *call, int rc)
+static int trp_fail(struct trp_ctx *c, const char *call, int rc)
 {
     char what[160];
-    snprintf(what, sizeof(what), "%s %s (%u B): %s", c->tname, side, c->size, call);
+    snprintf(what, sizeof(what), "%s: %s", c->tname, call);
     bench_err_mdcom(what, rc);
     return rc < 0 ? rc : -EPROTO;
 }
 
-static int trp_setup(void **out, const bench_rt_params *p, const char *tname, int block)
+/* variant: 1 = sleep on the doorbell */
+static int trp_setup(void **out, const bench_msg_params *p)
 {
+    const char *tname = p->tname;
+    int block = p->variant;
     struct trp_ctx *c;
     mdcom_rpmsg_layout lay;
-    uint32_t payload = p->max_size < TRP_MAX_PAYLOAD ? p->max_size : TRP_MAX_PAYLOAD;
     int rc;
-    if (p->size > TRP_MAX_PAYLOAD) {
-        bench_err("%s: %u B does not fit one RPMsg message (at most %u B)", tname, p->size,
+    if (p->max_size > TRP_MAX_PAYLOAD) {
+        bench_err("%s: %u B does not fit one RPMsg message (at most %u B)", tname, p->max_size,
                   TRP_MAX_PAYLOAD);
         return -EMSGSIZE;
     }
+    if (p->n_chan != 1)
+        return -EDQUOT; /* one endpoint pair */
     c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     c->tname = tname;
     c->block = block;
-    c->size = p->size;
     c->timeout_ns = p->timeout_ns;
     c->opts.geometry.num_bufs = TRP_NUM_BUFS;
-    c->opts.geometry.buf_size = (payload + MDCOM_RPMSG_HDR_SIZE + 15u) & ~15u;
+    c->opts.geometry.buf_size = (p->max_size + MDCOM_RPMSG_HDR_SIZE + 15u) & ~15u;
     if (c->opts.geometry.buf_size < MDCOM_RPMSG_MIN_BUF_SIZE)
         c->opts.geometry.buf_size = MDCOM_RPMSG_MIN_BUF_SIZE;
     c->opts.geometry.vring_align = MDCOM_RPMSG_DEFAULT_ALIGN;
@@ -92,174 +90,118 @@ static int trp_setup(void **out, const bench_rt_params *p, const char *tname, in
     c->opts.attach_timeout_ns = p->timeout_ns;
     rc = mdcom_rpmsg_layout_compute(&c->opts.geometry, &lay);
     if (rc) {
-        rc = trp_fail(c, "setup", "mdcom_rpmsg_layout_compute", rc);
+        rc = trp_fail(c, "mdcom_rpmsg_layout_compute", rc);
         free(c);
         return rc;
     }
     c->area_size = lay.size;
     c->area = mmap(NULL, c->area_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    c->priv = malloc(p->size);
     c->opts.role = MDCOM_RPMSG_HOST;
     c->state_size = mdcom_rpmsg_state_size(&c->opts);
     c->state = aligned_alloc(64, (c->state_size + 63) & ~(size_t)63);
-    if (c->area == MAP_FAILED || !c->priv || !c->state) {
+    if (c->area == MAP_FAILED || !c->state) {
         bench_err("%s: out of memory (%zu B area)", tname, c->area_size);
         if (c->area != MAP_FAILED)
             munmap(c->area, c->area_size);
-        free(c->priv);
         free(c->state);
         free(c);
         return -ENOMEM;
     }
-    memset(c->priv, 0x5a, p->size);
     *out = c;
     return 0;
 }
 
-static int trp_poll_setup(void **out, const bench_rt_params *p)
-{
-    return trp_setup(out, p, "rpmsg-poll", 0);
-}
-static int trp_block_setup(void **out, const bench_rt_params *p)
-{
-    return trp_setup(out, p, "rpmsg-block", 1);
-}
-
-/* Dispatch until cb sets c->got (or c->stop). */
-static int trp_dispatch(struct trp_ctx *c, const char *side)
-{
-    uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-    unsigned spins = 0;
-    c->got = 0;
-    while (!c->got && !c->stop) {
-        int rc = mdcom_rpmsg_poll(c->r, c->block ? c->timeout_ns : MDCOM_POLL);
-        if (rc < 0)
-            return trp_fail(c, side, "mdcom_rpmsg_poll", rc);
-        if (c->err)
-            return trp_fail(c, side, "mdcom_rpmsg_send (in callback)", c->err);
-        if (rc > 0)
-            continue;
-        if (c->block) {
-            if (bench_now_ns() >= deadline)
-                return trp_fail(c, side, "mdcom_rpmsg_poll", -ETIMEDOUT);
-        } else {
-            bench_relax();
-            if ((++spins & 1023u) == 0 && bench_now_ns() >= deadline)
-                return trp_fail(c, side, "mdcom_rpmsg_poll", -ETIMEDOUT);
-        }
-    }
-    return 0;
-}
-
-static int trp_pong_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+/* The endpoint callback: keep the message where it is. */
+static int trp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     struct trp_ctx *c = priv;
-    uint32_t seq = len >= 4 ? bench_head(data) : 0;
-    int rc;
     (void)src;
-    c->got = 1;
-    if (seq == BENCH_SEQ_STOP) {
-        c->stop = 1;
-        return 0;
-    }
-    if (len != c->size || seq != c->last + 1) {
-        bench_err("%s pong: got seq %u (%zu B), expected %u (%u B)", c->tname, seq, len,
-                  c->last + 1, c->size);
-        c->bad = 1;
-        c->stop = 1;
+    if (c->msg) {
+        bench_err("%s: a second message before the first was released", c->tname);
         return -EBADMSG;
     }
-    if (!bench_stamp_ok(data, c->size, seq)) {
-        bench_err("%s pong: payload of seq %u carries head %u, tail %u", c->tname, seq,
-                  bench_head(data), c->size >= 8 ? bench_tail(data, c->size) : 0);
-        c->bad = 1;
-    }
-    c->last = seq;
-    rc = mdcom_rpmsg_send(ept, data, len, c->timeout_ns);
+    int rc = mdcom_rpmsg_hold_rx_buffer(ept, data);
     if (rc)
-        c->err = rc;
-    return rc;
+        return trp_fail(c, "mdcom_rpmsg_hold_rx_buffer", rc);
+    c->msg = data;
+    c->len = len;
+    return 0;
 }
 
-static int trp_pong(void *ctx)
+static int trp_attach(void *ctx, int side)
 {
     struct trp_ctx *c = ctx;
+    uint32_t addr = MDCOM_RPMSG_ADDR_ANY;
     int rc;
-    c->opts.role = MDCOM_RPMSG_REMOTE;
-    c->r = NULL; /* the parent's instance pointer is not ours */
+    c->opts.role = side == BENCH_SIDE_A ? MDCOM_RPMSG_HOST : MDCOM_RPMSG_REMOTE;
+    c->r = NULL; /* after fork: each side its own instance */
     rc = mdcom_rpmsg_init(&c->r, c->state, c->state_size, c->area, c->area_size, &c->opts);
     if (rc)
-        return trp_fail(c, "pong", "mdcom_rpmsg_init", rc);
-    rc = mdcom_rpmsg_ept_create(c->r, &c->ept, "bench", MDCOM_RPMSG_ADDR_ANY,
-                                MDCOM_RPMSG_ADDR_ANY, trp_pong_cb, c, c->timeout_ns);
-    if (rc)
-        return trp_fail(c, "pong", "mdcom_rpmsg_ept_create", rc);
-    while (!c->stop) {
-        rc = trp_dispatch(c, "pong");
-        if (rc)
-            break;
-    }
+        return trp_fail(c, "mdcom_rpmsg_init", rc);
+    if (side == BENCH_SIDE_A && (rc = mdcom_rpmsg_wait_service(c->r, "bench", &addr, c->timeout_ns)))
+        return trp_fail(c, "mdcom_rpmsg_wait_service", rc);
+    rc = mdcom_rpmsg_ept_create(c->r, &c->ept, "bench", MDCOM_RPMSG_ADDR_ANY, addr, trp_cb, c,
+                                c->timeout_ns);
+    return rc ? trp_fail(c, "mdcom_rpmsg_ept_create", rc) : 0;
+}
+
+/* The remote ends at once; the host at teardown, once the remote has exited:
+ * a host that ends first shuts the region down under a remote that has not
+ * dispatched the last message yet (-ESHUTDOWN). */
+static void trp_detach(void *ctx, int side)
+{
+    struct trp_ctx *c = ctx;
+    if (side == BENCH_SIDE_A || !c->r)
+        return;
     mdcom_rpmsg_term(c->r);
-    if (rc)
-        return rc;
-    return c->bad ? BENCH_RT_MISMATCH : 0;
+    c->r = NULL;
 }
 
-static int trp_ping_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+static int trp_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
-    struct trp_ctx *c = priv;
-    (void)ept;
-    (void)src;
-    c->got = 1;
-    if (len != c->size || !bench_stamp_ok(data, c->size, c->last)) {
-        bench_err("%s ping: reply of %zu B carries head %u, expected seq %u (%u B)", c->tname, len,
-                  len >= 4 ? bench_head(data) : 0, c->last, c->size);
-        c->bad = 1;
+    struct trp_ctx *c = ctx;
+    (void)side;
+    (void)ch;
+    int rc = mdcom_rpmsg_send(c->ept, buf, len, c->timeout_ns);
+    return rc ? trp_fail(c, "mdcom_rpmsg_send", rc) : 0;
+}
+
+/* Dispatch until the callback holds a message. */
+static int trp_peek(void *ctx, int side, uint32_t ch, const void **msg)
+{
+    struct trp_ctx *c = ctx;
+    (void)side;
+    (void)ch;
+    uint64_t deadline = 0;
+    for (unsigned spins = 1; !c->msg; spins++) {
+        int rc = mdcom_rpmsg_poll(c->r, c->block ? c->timeout_ns : MDCOM_POLL);
+        if (rc < 0)
+            return trp_fail(c, "mdcom_rpmsg_poll", rc);
+        if (rc > 0 || c->msg)
+            continue;
+        if (c->block || (spins & 1023u) == 0) {
+            uint64_t now = bench_now_ns();
+            if (!deadline)
+                deadline = now + (uint64_t)c->timeout_ns;
+            else if (now >= deadline)
+                return trp_fail(c, "mdcom_rpmsg_poll", -ETIMEDOUT);
+        }
+        if (!c->block)
+            bench_relax();
     }
-    return 0;
+    *msg = c->msg;
+    return (int)c->len;
 }
 
-static int trp_ping_open(void *ctx)
+static void trp_release(void *ctx, int side, uint32_t ch)
 {
     struct trp_ctx *c = ctx;
-    uint32_t addr = 0;
-    int rc;
-    c->opts.role = MDCOM_RPMSG_HOST;
-    rc = mdcom_rpmsg_init(&c->r, c->state, c->state_size, c->area, c->area_size, &c->opts);
+    (void)side;
+    (void)ch;
+    int rc = c->msg ? mdcom_rpmsg_release_rx_buffer(c->ept, c->msg) : 0;
+    c->msg = NULL;
     if (rc)
-        return trp_fail(c, "ping", "mdcom_rpmsg_init", rc);
-    rc = mdcom_rpmsg_wait_service(c->r, "bench", &addr, c->timeout_ns);
-    if (rc)
-        return trp_fail(c, "ping", "mdcom_rpmsg_wait_service", rc);
-    rc = mdcom_rpmsg_ept_create(c->r, &c->ept, "bench", MDCOM_RPMSG_ADDR_ANY, addr, trp_ping_cb,
-                                c, c->timeout_ns);
-    if (rc)
-        return trp_fail(c, "ping", "mdcom_rpmsg_ept_create", rc);
-    return 0;
-}
-
-static int trp_ping(void *ctx, uint32_t seq)
-{
-    struct trp_ctx *c = ctx;
-    int rc;
-    bench_stamp(c->priv, c->size, seq);
-    c->last = seq;
-    c->bad = 0;
-    rc = mdcom_rpmsg_send(c->ept, c->priv, c->size, c->timeout_ns);
-    if (rc)
-        return trp_fail(c, "ping", "mdcom_rpmsg_send", rc);
-    rc = trp_dispatch(c, "ping");
-    if (rc)
-        return rc;
-    return c->bad ? BENCH_RT_MISMATCH : 0;
-}
-
-static void trp_stop(void *ctx)
-{
-    struct trp_ctx *c = ctx;
-    uint32_t v = BENCH_SEQ_STOP;
-    if (c->ept)
-        (void)mdcom_rpmsg_send(c->ept, &v, sizeof(v), c->timeout_ns);
+        trp_fail(c, "mdcom_rpmsg_release_rx_buffer", rc);
 }
 
 static void trp_teardown(void *ctx)
@@ -268,33 +210,15 @@ static void trp_teardown(void *ctx)
     if (c->r)
         mdcom_rpmsg_term(c->r);
     munmap(c->area, c->area_size);
-    free(c->priv);
     free(c->state);
     free(c);
 }
 
-const bench_transport bench_tr_rpmsg_poll = {
-    .name = "rpmsg-poll",
-    .desc = "RPMsg over virtio vrings (host <-> remote), polled dispatch, one copy each way",
-    .wait_class = BENCH_WAIT_POLL,
-    .baseline = "raw-spin",
-    .setup = trp_poll_setup,
-    .pong = trp_pong,
-    .ping_open = trp_ping_open,
-    .ping = trp_ping,
-    .stop = trp_stop,
-    .teardown = trp_teardown,
-};
+static uint32_t trp_max(int variant)
+{
+    (void)variant;
+    return TRP_MAX_PAYLOAD;
+}
 
-const bench_transport bench_tr_rpmsg_block = {
-    .name = "rpmsg-block",
-    .desc = "RPMsg over virtio vrings, sleeping on the doorbell, one copy each way",
-    .wait_class = BENCH_WAIT_BLOCK,
-    .baseline = "raw-futex",
-    .setup = trp_block_setup,
-    .pong = trp_pong,
-    .ping_open = trp_ping_open,
-    .ping = trp_ping,
-    .stop = trp_stop,
-    .teardown = trp_teardown,
-};
+const bench_msg_ops bench_ops_rpmsg = BENCH_MSG_OPS(trp, .peek = trp_peek, .release = trp_release,
+                                                 .max_msg = trp_max, .round_trips_only = 1);

@@ -33,14 +33,13 @@
 #include "transport.h"
 
 #define SM_HDR 64u
+#define SM_NAME "mdcom-smem-poll"
 
 struct sm_ctx {
-    bench_mdcfg mc;
+    bench_mdreg reg;
     int yield;
     uint32_t n, max;
     int64_t timeout_ns;
-    char errbuf[200];
-    mdcom_t *master, *remote;
     mdcom_smemch_t *tx[BENCH_MAX_CHAN], *rx[BENCH_MAX_CHAN];
     unsigned char *txa[BENCH_MAX_CHAN], *rxa[BENCH_MAX_CHAN];
 };
@@ -48,7 +47,7 @@ struct sm_ctx {
 static int sm_fail(const char *call, int rc)
 {
     char what[96];
-    snprintf(what, sizeof(what), "mdcom-smem-poll: %s", call);
+    snprintf(what, sizeof(what), SM_NAME ": %s", call);
     bench_err_mdcom(what, rc);
     return rc < 0 ? rc : -EPROTO;
 }
@@ -66,16 +65,9 @@ static int sm_setup(void **out, const bench_msg_params *p)
         free(c);
         return -EMSGSIZE;
     }
-    bench_mdcfg_fill(&c->mc, p->name, c->n, MDCOM_CHAN_SMEM, SM_HDR + p->max_size, 0);
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = c->errbuf;
-    o.errbuf_len = sizeof(c->errbuf);
-    int rc = mdcom_init(&c->master, &c->mc.cfg, 0, &o);
+    bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_SMEM, SM_HDR + p->max_size, 0);
+    int rc = bench_mdreg_attach(&c->reg, BENCH_SIDE_A, 0, SM_NAME);
     if (rc != 0) {
-        sm_fail("mdcom_init", rc);
-        if (c->errbuf[0])
-            bench_err("  %s", c->errbuf);
         free(c);
         return rc;
     }
@@ -86,24 +78,12 @@ static int sm_setup(void **out, const bench_msg_params *p)
 static int sm_attach(void *ctx, int side)
 {
     struct sm_ctx *c = ctx;
-    mdcom_t *m = c->master;
-    if (side == BENCH_SIDE_B) {
-        mdcom_init_opts o;
-        memset(&o, 0, sizeof(o));
-        o.attach_timeout_ns = c->timeout_ns;
-        o.errbuf = c->errbuf;
-        o.errbuf_len = sizeof(c->errbuf);
-        int rc = mdcom_init(&c->remote, &c->mc.cfg, 1, &o);
-        if (rc != 0) {
-            if (c->errbuf[0])
-                bench_err("  %s", c->errbuf);
-            return sm_fail("mdcom_init(remote)", rc);
-        }
-        m = c->remote;
-    }
+    if (side == BENCH_SIDE_B && bench_mdreg_attach(&c->reg, side, c->timeout_ns, SM_NAME) != 0)
+        return -ENOTCONN;
+    mdcom_t *m = bench_mdreg_of(&c->reg, side);
     for (uint32_t i = 0; i < c->n; i++) {
-        const char *txn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
-        const char *rxn = c->mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
+        const char *txn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
+        const char *rxn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
         void *p;
         uint32_t size;
         int rc = mdcom_smemch_open(m, txn, &c->tx[i]);
@@ -126,20 +106,14 @@ static int sm_attach(void *ctx, int side)
 static void sm_detach(void *ctx, int side)
 {
     struct sm_ctx *c = ctx;
-    if (side == BENCH_SIDE_B && c->remote) {
-        int rc = mdcom_term(c->remote);
-        if (rc != 0)
-            sm_fail("mdcom_term(remote)", rc);
-        c->remote = NULL;
-    }
+    if (side == BENCH_SIDE_B)
+        bench_mdreg_detach(&c->reg, side, SM_NAME);
 }
 
 static void sm_teardown(void *ctx)
 {
     struct sm_ctx *c = ctx;
-    int rc = mdcom_term(c->master);
-    if (rc != 0)
-        sm_fail("mdcom_term(master)", rc);
+    bench_mdreg_detach(&c->reg, BENCH_SIDE_A, SM_NAME);
     free(c);
 }
 
@@ -211,13 +185,4 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return ret;
 }
 
-static const bench_msg_ops sm_ops = {.setup = sm_setup,
-                                     .attach = sm_attach,
-                                     .send = sm_send,
-                                     .recv = sm_recv,
-                                     .detach = sm_detach,
-                                     .teardown = sm_teardown};
-
-BENCH_MSG_TRANSPORT(bench_tr_mdcom_smem_poll, "mdcom-smem-poll",
-                    "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)",
-                    BENCH_WAIT_POLL, "raw-spin", sm_ops);
+const bench_msg_ops bench_ops_smem = BENCH_MSG_OPS(sm, .recv = sm_recv);

@@ -1,27 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * transport.h - round-trip transports and the two-process runner.
+ * transport.h - the one transport interface, and the loops written once over it.
  *
- * A transport moves one message from the measuring process ("ping" side) to a
- * peer process ("pong" side) and one back. The runner (roundtrip.c) creates the
- * transport's shared state, forks, pins both processes, lets the peer serve and
- * times each round trip on the ping side.
+ * Every transport implements the message interface (bench_msg_ops): side A
+ * (the measuring parent) and side B (a forked child) send and receive
+ * messages on bidirectional channels. The loops over it are written once:
+ *   round trips (roundtrip.c, bench_rt_chunk): A stamps seq into a message,
+ *     sends it, receives the reply and checks it; B receives, checks, sends
+ *     the same bytes back. `latency`, `pingpong` and the suite use it.
+ *   sessions (roundtrip.c, bench_msg_session): setup, fork, pin, attach, one
+ *     function per side, detach, reap, teardown; the one-way, `blocks`,
+ *     `throughput` and `thread-metric` loops are such functions.
+ * A message carries seq in its first min(4, size) bytes and, for size >= 8,
+ * in its last 4; a 4-byte message carrying BENCH_SEQ_STOP ends a round-trip
+ * peer. Peers measured by an external program (tr_ext.c) are the exception:
+ * they report samples, and their functions are NULL.
  *
- * Protocol every transport implements:
- *   - ping(ctx, seq) sends a message carrying seq (1, 2, 3, ... strictly
- *     increasing by one) and returns when the peer's reply carrying the same
- *     seq has arrived and been checked.
- *   - the pong side checks that each message carries the previous seq + 1 and
- *     replies with it; a message carrying BENCH_SEQ_STOP ends it (no reply).
- *   - a message of `size` bytes carries seq in its first 4 bytes, and (copying
- *     transports, size >= 8) also in its last 4 bytes; both sides check them.
+ * Return values: 0 ok, BENCH_RT_MISMATCH when a message arrived but carried
+ * the wrong seq/length/payload (an integrity error), or a negative errno /
+ * mdcom error code (the transport printed what failed).
  *
- * Return values of ping/pong: 0 ok, BENCH_RT_MISMATCH when a message arrived
- * but carried the wrong seq/length/payload (an integrity error), or a negative
- * errno / mdcom error code (the transport printed what failed).
- *
- * Adding a transport: one file defining `const bench_transport bench_tr_<x>`
- * and a line in the table of transports.c.
+ * Adding a transport: one file defining its bench_msg_ops
+ * (`bench_ops_<x>`) and a row in the table of transports.c.
  */
 #ifndef MDCOM_BENCH_TRANSPORT_H
 #define MDCOM_BENCH_TRANSPORT_H
@@ -40,21 +40,9 @@
  * same class. */
 enum bench_wait_class { BENCH_WAIT_POLL = 1, BENCH_WAIT_BLOCK = 2 };
 
-typedef struct bench_rt_params {
-    uint32_t size;      /* payload bytes of this cell (>= 4)              */
-    uint32_t max_size;  /* largest payload of the run: buffer / block size */
-    int64_t timeout_ns; /* a single wait longer than this is an error      */
-    char name[32];      /* unique name for named resources (regions)      */
-} bench_rt_params;
-
-/* ------------------------------------------------------------------ */
-/* Message interface (optional): what `blocks`, `throughput`, one-way    */
-/* latency and `thread-metric` use.                                      */
-/* ------------------------------------------------------------------ */
 /* Side A is the parent process (it measures), side B the child. Channel c
- * carries messages A -> B and B -> A. Every call is a copy (the payload is
- * passed in and out as a buffer) and waits at most timeout_ns. Several
- * threads of one side may use distinct channels at the same time. */
+ * carries messages A -> B and B -> A. Every call waits at most timeout_ns.
+ * Several threads of one side may use distinct channels at the same time. */
 enum bench_side { BENCH_SIDE_A = 0, BENCH_SIDE_B = 1 };
 
 typedef struct bench_msg_params {
@@ -66,16 +54,21 @@ typedef struct bench_msg_params {
                            waits yield the CPU when > 1                   */
     int64_t timeout_ns; /* a single wait longer than this is an error     */
     char name[32];      /* unique name for named resources                */
+    /* the transport's name and variant (bench_transport; set by the session) */
+    const char *tname;
+    int variant;
 } bench_msg_params;
 
 typedef struct bench_msg_ops {
-    /* Parent, before fork. 0 or < 0 (printed). */
+    /* Parent, before fork. 0 or < 0 (printed); -EMSGSIZE / -EDQUOT: beyond
+     * what the transport carries on this machine: the cell is n/a. */
     int (*setup)(void **ctx, const bench_msg_params *p);
     /* After fork, once in the process of `side`, before any send/recv. */
     int (*attach)(void *ctx, int side);
     /* Send len bytes (len <= max_size) on channel ch. 0 or < 0. */
     int (*send)(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len);
-    /* Receive one message into buf (cap >= max_size). Its length, or < 0. */
+    /* Receive one message into buf (cap >= max_size). Its length, or < 0.
+     * NULL: bench_recv copies what peek hands out, then releases it. */
     int (*recv)(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap);
     /* Once in the process of `side`, after the last send/recv. */
     void (*detach)(void *ctx, int side);
@@ -83,7 +76,17 @@ typedef struct bench_msg_ops {
     void (*teardown)(void *ctx);
     /* Largest message this transport carries on this machine (NULL: no
      * limit below the benchmark's own); sizes above are reported "n/a". */
-    uint32_t (*max_msg)(void);
+    uint32_t (*max_msg)(int variant);
+    /* Optional, used by round trips: the next message where it arrived (no
+     * copy): its length and *msg, or < 0; valid until release(), which the
+     * caller owes before its next peek. */
+    int (*peek)(void *ctx, int side, uint32_t ch, const void **msg);
+    void (*release)(void *ctx, int side, uint32_t ch);
+    /* 1: only the first 4 bytes of a message travel (a zero-copy transport
+     * that writes its header only): round trips of >= 4 B, nothing else. */
+    int header_only;
+    /* 1: one channel, one message in flight (recv may be NULL). */
+    int round_trips_only;
 } bench_msg_ops;
 
 typedef struct bench_transport {
@@ -92,42 +95,43 @@ typedef struct bench_transport {
     int wait_class;       /* enum bench_wait_class                          */
     const char *baseline; /* transport whose p50 this one is compared to;
                              NULL when it is a baseline itself             */
-
-    /* Parent, before fork: create the state both sides share. *ctx is
-     * inherited by the child. 0 or < 0 (printed); -EMSGSIZE means "this
-     * payload size is beyond what the transport carries": the cell is
-     * reported n/a, not as an error. */
-    int (*setup)(void **ctx, const bench_rt_params *p);
-    /* Child, after fork: attach, answer every ping until BENCH_SEQ_STOP,
-     * detach. 0, BENCH_RT_MISMATCH or < 0. */
-    int (*pong)(void *ctx);
-    /* Parent, after fork: attach the measuring side. 0 or < 0. */
-    int (*ping_open)(void *ctx);
-    /* Parent: one timed round trip. 0, BENCH_RT_MISMATCH or < 0. */
-    int (*ping)(void *ctx, uint32_t seq);
-    /* Parent: send BENCH_SEQ_STOP (best effort; may be called after errors
-     * and without ping_open having succeeded). */
-    void (*stop)(void *ctx);
-    /* Parent, after the child exited: release everything, free ctx. */
-    void (*teardown)(void *ctx);
-    /* Optional: the message interface (NULL: only round trips). */
-    const bench_msg_ops *msg;
-    /* Smallest payload the round trip takes (0 = 4: seq in 4 bytes). */
-    uint32_t min_size;
+    const bench_msg_ops *msg; /* NULL only for external programs           */
+    int variant;              /* passed to setup and max_msg: one ops table
+                                 serves e.g. raw-spin and raw-futex          */
     /* Largest payload it takes (0 = no limit of its own); see also
      * msg->max_msg. Larger cells are reported n/a. */
     uint32_t max_size;
     /* A peer measured by an external program (tr_ext.c): its path, and how
-     * to build it; the functions above are then NULL. */
+     * to build it. */
     const char *ext, *ext_build;
 } bench_transport;
 
+/* Ops of a transport file whose functions are <p>_setup, <p>_attach,
+ * <p>_send, <p>_detach and <p>_teardown; the optional members follow. */
+#define BENCH_MSG_OPS(p, ...)                                                                      \
+    {                                                                                              \
+        .setup = p##_setup, .attach = p##_attach, .send = p##_send, .detach = p##_detach,          \
+        .teardown = p##_teardown, __VA_ARGS__                                                      \
+    }
+
+/* The message ops of the transport files (transports.c names the
+ * transports built on them); the variants of the kernel IPC ops. */
+extern const bench_msg_ops bench_ops_raw, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
+    bench_ops_smem, bench_ops_kernel, bench_ops_rpmsg, bench_ops_iceoryx, bench_ops_openamp;
+enum { BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET, BENCH_K_MQ };
+
 /* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
 uint32_t bench_tr_max_size(const bench_transport *t);
-/* Smallest round-trip payload of t. */
+/* Smallest round-trip payload of t (4 when only its header travels, and for
+ * external programs). */
 static inline uint32_t bench_tr_min_size(const bench_transport *t)
 {
-    return t->min_size ? t->min_size : 4u;
+    return !t->msg || t->msg->header_only ? 4u : 1u;
+}
+/* 1 when t carries whole messages (streams, blocks, one way). */
+static inline int bench_tr_carries(const bench_transport *t)
+{
+    return t->msg && !t->msg->header_only && !t->msg->round_trips_only;
 }
 
 /* All transports, in report order. */
@@ -178,8 +182,9 @@ typedef struct bench_ext_stream_res {
 int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uint32_t window,
                      uint64_t budget_ns, int cpu_a, int cpu_b, bench_ext_stream_res *res);
 
-/* Parse "a,b,c" (or "all" / NULL: every transport, with need_msg only those
- * with a message interface; need_msg 2: or an external program). Count, or -1 (printed). */
+/* Parse "a,b,c" (or "all" / NULL: every transport; with need_msg only those
+ * that carry whole messages (bench_tr_carries); need_msg 2: or an external
+ * program). Count, or -1 (printed). */
 int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
                            int need_msg, const char *cmd);
 /* "  name   description" lines for --help. */
@@ -190,39 +195,7 @@ void bench_list_transports(FILE *out, int need_msg);
 int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
 
 /* ------------------------------------------------------------------ */
-/* Round trips over the message interface (msgrt.c)                      */
-/* ------------------------------------------------------------------ */
-/* A transport that only implements bench_msg_ops gets its round-trip
- * functions from here: the message carries seq in its first min(4, size)
- * bytes (and, for size >= 8, its last 4); STOP is a 4-byte message. */
-int bench_msgrt_setup(void **ctx, const bench_rt_params *p, const bench_msg_ops *ops);
-int bench_msgrt_pong(void *ctx);
-int bench_msgrt_ping_open(void *ctx);
-int bench_msgrt_ping(void *ctx, uint32_t seq);
-void bench_msgrt_stop(void *ctx);
-void bench_msgrt_teardown(void *ctx);
-
-/* Define `const bench_transport var` from message ops alone. */
-#define BENCH_MSG_TRANSPORT(var, tname, d, cls, base, ops)                                         \
-    static int var##_rt_setup(void **c, const bench_rt_params *p)                                  \
-    {                                                                                              \
-        return bench_msgrt_setup(c, p, &(ops));                                                    \
-    }                                                                                              \
-    const bench_transport var = {.name = tname,                                                    \
-                                 .desc = d,                                                        \
-                                 .wait_class = cls,                                                \
-                                 .baseline = base,                                                 \
-                                 .setup = var##_rt_setup,                                          \
-                                 .pong = bench_msgrt_pong,                                         \
-                                 .ping_open = bench_msgrt_ping_open,                               \
-                                 .ping = bench_msgrt_ping,                                         \
-                                 .stop = bench_msgrt_stop,                                         \
-                                 .teardown = bench_msgrt_teardown,                                 \
-                                 .msg = &(ops),                                                    \
-                                 .min_size = 1}
-
-/* ------------------------------------------------------------------ */
-/* Two-process sessions over the message interface (msgrt.c)             */
+/* Two-process sessions over the message interface (roundtrip.c)         */
 /* ------------------------------------------------------------------ */
 /* fn runs in the process of `side` after attach; it returns 0,
  * BENCH_RT_MISMATCH or < 0. arg must live in MAP_SHARED memory for results
@@ -244,6 +217,27 @@ typedef struct bench_msg_job {
  * this machine: reported n/a, not an error). */
 #define BENCH_SESSION_NA (-2)
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures);
+/* A job on cpus a and b: n_chan channels used by n_chan threads a side,
+ * messages up to max_size bytes, depth per direction. */
+bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t n_chan,
+                        uint32_t max_size, uint32_t depth, double timeout_s, bench_side_fn fn_a,
+                        bench_side_fn fn_b, void *arg);
+
+/* Receive one message: ops->recv, or peek, copy, release. */
+int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void *buf, uint32_t cap);
+
+/* Round trips in a session (roundtrip.c): bench_rt_serve is side B's
+ * function (arg: a bench_rt_side; it answers until STOP); side A calls
+ * bench_rt_one per round trip (seq + 1, checked) and bench_rt_stop at the
+ * end. bench_rt_side_init allocates the buffer (free(buf) after). */
+typedef struct bench_rt_side {
+    uint32_t size, seq;
+    unsigned char *buf;
+} bench_rt_side;
+int bench_rt_side_init(bench_rt_side *s, uint32_t size);
+int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg);
+int bench_rt_one(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *s);
+int bench_rt_stop(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *s);
 
 /* Zeroed MAP_SHARED memory inherited by the child; NULL on failure. */
 void *bench_shared_alloc(size_t len);

@@ -1,54 +1,67 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * transports.c - the table of round-trip transports, in report order.
- * Baselines first: the ratios of the others refer to them.
+ * transports.c - the table of transports, in report order: name, wait class,
+ * baseline (the transport its ratios refer to), message ops (the tr_*.c
+ * files), variant, description. Baselines first.
  */
 #include <string.h>
 
 #include "transport.h"
 
-extern const bench_transport bench_tr_raw_spin;
-extern const bench_transport bench_tr_raw_futex;
-extern const bench_transport bench_tr_mdcom_copy_poll;
-extern const bench_transport bench_tr_mdcom_zc_poll;
-extern const bench_transport bench_tr_mdcom_copy_block;
-extern const bench_transport bench_tr_mdcom_zc_block;
-extern const bench_transport bench_tr_mdcom_smem_poll;
-extern const bench_transport bench_tr_pipe;
-extern const bench_transport bench_tr_unix_stream;
-extern const bench_transport bench_tr_unix_seqpacket;
-extern const bench_transport bench_tr_mq;
-extern const bench_transport bench_tr_rpmsg_poll, bench_tr_rpmsg_block; /* tr_rpmsg.c */
-#ifdef MDCOM_BENCH_ICEORYX
-extern const bench_transport bench_tr_iceoryx; /* tr_iceoryx.c */
-#endif
 #ifdef MDCOM_BENCH_IOX2
 extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
 #endif
-#ifdef MDCOM_BENCH_OPENAMP
-extern const bench_transport bench_tr_openamp, bench_tr_rpmsg_bound, bench_tr_oa_host_md,
-    bench_tr_md_host_oa; /* tr_openamp.c */
-#endif
+
+#define TR(nm, cls, base, ops, v, d)                                                               \
+    &(const bench_transport)                                                                       \
+    {                                                                                              \
+        .name = nm, .desc = d, .wait_class = BENCH_WAIT_##cls, .baseline = base, .msg = &ops,      \
+        .variant = v                                                                               \
+    }
 
 const bench_transport *const bench_transports[] = {
-    &bench_tr_raw_spin,        &bench_tr_raw_futex,       &bench_tr_mdcom_copy_poll,
-    &bench_tr_mdcom_zc_poll,   &bench_tr_mdcom_copy_block, &bench_tr_mdcom_zc_block,
-    &bench_tr_mdcom_smem_poll,
-    /* kernel IPC peers (tr_kernel.c) */
-    &bench_tr_pipe,
-    &bench_tr_unix_stream,
-    &bench_tr_unix_seqpacket,
-    &bench_tr_mq,
-    &bench_tr_rpmsg_poll, &bench_tr_rpmsg_block, /* RPMsg over virtio vrings (tr_rpmsg.c) */
+    TR("raw-spin", POLL, NULL, bench_ops_raw, 0,
+       "baseline: shared ring + memcpy, both sides spin (no mdcom)"),
+    TR("raw-futex", BLOCK, NULL, bench_ops_raw, 1,
+       "baseline: shared ring + memcpy, waiters sleep in FUTEX_WAIT (no mdcom)"),
+    TR("mdcom-copy-poll", POLL, "raw-spin", bench_ops_mdcom_copy, 0,
+       "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)"),
+    TR("mdcom-copy-block", BLOCK, "raw-futex", bench_ops_mdcom_copy, 1,
+       "mdcom_fifoch_send/recv blocking, spin off (copies the payload)"),
+    TR("mdcom-zc-poll", POLL, "raw-spin", bench_ops_mdcom_zc, 0,
+       "alloc/get/enqueue/notify + dequeue polled in a loop (header only)"),
+    TR("mdcom-zc-block", BLOCK, "raw-futex", bench_ops_mdcom_zc, 1,
+       "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)"),
+    TR("mdcom-smem-poll", POLL, "raw-spin", bench_ops_smem, 0,
+       "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)"),
+    TR("pipe", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_PIPE,
+       "kernel baseline: two pipes, length-framed, poll(2) + read"),
+    TR("unix-stream", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_STREAM,
+       "kernel baseline: AF_UNIX SOCK_STREAM socketpair, length-framed"),
+    TR("unix-seqpacket", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_SEQPACKET,
+       "kernel baseline: AF_UNIX SOCK_SEQPACKET socketpair (one message per call)"),
+    TR("mq", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_MQ,
+       "kernel baseline: POSIX message queues (mq_timedsend/receive)"),
+    TR("rpmsg-poll", POLL, "raw-spin", bench_ops_rpmsg, 0,
+       "RPMsg over virtio vrings (host <-> remote), polled dispatch, one copy each way"),
+    TR("rpmsg-block", BLOCK, "raw-futex", bench_ops_rpmsg, 1,
+       "RPMsg over virtio vrings, sleeping on the doorbell, one copy each way"),
 #ifdef MDCOM_BENCH_ICEORYX
-    &bench_tr_iceoryx, /* peer, when built (tr_iceoryx.c) */
+    TR("iceoryx", BLOCK, "raw-futex", bench_ops_iceoryx, 0,
+       "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet"),
 #endif
 #ifdef MDCOM_BENCH_IOX2
-    &bench_tr_iceoryx2, /* peer program, when cargo was found (tr_ext.c) */
+    &bench_tr_iceoryx2, /* a peer program (tr_ext.c) */
 #endif
-#ifdef MDCOM_BENCH_OPENAMP
-    /* the real OpenAMP and mixed RPMsg pairs, when built (tr_openamp.c) */
-    &bench_tr_openamp, &bench_tr_rpmsg_bound, &bench_tr_oa_host_md, &bench_tr_md_host_oa,
+#ifdef MDCOM_BENCH_OPENAMP /* variant: bit 0 an OpenAMP host, bit 1 an OpenAMP remote */
+    TR("openamp", BLOCK, "raw-futex", bench_ops_openamp, 3,
+       "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)"),
+    TR("rpmsg-bound", BLOCK, "raw-futex", bench_ops_openamp, 0,
+       "mdcom RPMsg host <-> remote bound to the same resource table and doorbell"),
+    TR("oa-host-md", BLOCK, "raw-futex", bench_ops_openamp, 1,
+       "OpenAMP host <-> mdcom RPMsg remote"),
+    TR("md-host-oa", BLOCK, "raw-futex", bench_ops_openamp, 2,
+       "mdcom RPMsg host <-> OpenAMP remote"),
 #endif
 };
 const unsigned bench_n_transports = sizeof(bench_transports) / sizeof(bench_transports[0]);

@@ -212,25 +212,21 @@ const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes)
 
 const char *bench_fmt_ns(char *buf, size_t len, double ns)
 {
-    /* three significant digits, unit chosen per value */
-    if (!isfinite(ns) || ns < 0)
+    /* three significant digits, unit chosen per value: the unit of the
+     * value's thousands, 0-2 decimals by its magnitude in that unit */
+    static const char *const unit[] = {"ns", "us", "ms", "s"};
+    if (!isfinite(ns) || ns < 0) {
         snprintf(buf, len, "-");
-    else if (ns < 1000.0)
-        snprintf(buf, len, "%.0f ns", ns);
-    else if (ns < 10e3)
-        snprintf(buf, len, "%.2f us", ns / 1e3);
-    else if (ns < 100e3)
-        snprintf(buf, len, "%.1f us", ns / 1e3);
-    else if (ns < 1e6)
-        snprintf(buf, len, "%.0f us", ns / 1e3);
-    else if (ns < 10e6)
-        snprintf(buf, len, "%.2f ms", ns / 1e6);
-    else if (ns < 100e6)
-        snprintf(buf, len, "%.1f ms", ns / 1e6);
-    else if (ns < 1e9)
-        snprintf(buf, len, "%.0f ms", ns / 1e6);
-    else
-        snprintf(buf, len, "%.2f s", ns / 1e9);
+        return buf;
+    }
+    unsigned u = 0;
+    double v = ns;
+    while (u < 3 && v >= 1000.0) {
+        v /= 1000.0;
+        u++;
+    }
+    int decimals = u == 0 ? 0 : u == 3 || v < 10.0 ? 2 : v < 100.0 ? 1 : 0;
+    snprintf(buf, len, "%.*f %s", decimals, v, unit[u]);
     return buf;
 }
 
@@ -238,4 +234,26 @@ void bench_unique_name(char *buf, size_t len, const char *prefix)
 {
     static unsigned counter;
     snprintf(buf, len, "%s-%ld-%u", prefix, (long)getpid(), counter++);
+}
+
+char *bench_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+    for (size_t k; b && (k = fread(b + n, 1, cap - 1 - n, f)) > 0;) {
+        n += k;
+        if (n == cap - 1) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb)
+                free(b);
+            b = nb;
+        }
+    }
+    if (b)
+        b[n] = '\0';
+    fclose(f);
+    return b;
 }

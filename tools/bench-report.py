@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-SCENARIOS = ["latency", "blocks", "throughput", "api", "thread-metric", "python"]
+SCENARIOS = ["latency", "blocks", "throughput", "api", "thread-metric", "reap", "python"]
 # report order: baselines, mdcom, then the peers
 PREF = ["raw-spin", "raw-futex", "mdcom-zc-poll", "mdcom-copy-poll", "mdcom-smem-poll",
         "mdcom-zc-block", "mdcom-copy-block"]
@@ -549,6 +549,16 @@ def main():
                          f"{r['per_second']:.0f}", f"{r['per_30s']:.0f}",
                          f"{r['per_30s'] / r['published_per_30s']:.1f}x"])
         L.append(table(["test", "transport", "score per period", "per second", "per 30 s", "vs FreeRTOS (STM32L432)"], rows))
+    rp = res.get("reap")
+    if rp:
+        L.append(f"\n## Reaping a dead sender (mdcom_sense_process; {rp['config']['calls']} calls alive / after)\n")
+        rows = [[r["queued"], len(r["reap_ns"]), fmt_ns(r["reap"]["p50_ns"]), fmt_ns(r["alive"]["p50_ns"]),
+                 fmt_ns(r["after"]["p50_ns"]), f"{fmt_x(r.get('ratio'))} / {fmt_x(r.get('ratio_after'))}",
+                 f"{r['received']} of {r['expected']}" + ("" if r["ok"] else " ERROR")] for r in rp["results"]]
+        L.append(table(["queued", "kills", "reap call", "alive p50", "after p50", "ratio alive / after", "received"], rows))
+        L.append("\nA sender fills the channel (queued = blocks), is killed (SIGKILL); the survivor's next call "
+                 "reaps it. Ratios = that call / the same call with the sender alive (which probes its pid) and after "
+                 "it was reaped (same run, same full queue).\n")
     py = res.get("python")
     if py:
         L.append(f"\n## Python package (bench/py_bench.py, Python {py.get('python', '?')}, "
