@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "tools" / "zenoh"))
 import topology as T  # noqa: E402
 
 if not os.access(T.DAEMON, os.X_OK):
-    pytest.skip(f"{T.DAEMON} not built (CMake target mdcom-zenoh; needs cargo)",
+    pytest.skip(f"{T.DAEMON} not built (CMake target mdcom_zenoh; needs cargo)",
                 allow_module_level=True)
 
 

@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args(argv)
     if not os.access(T.BENCH, os.X_OK):
-        print(f"{T.BENCH} not built (CMake target mdcom-zenoh)", file=sys.stderr)
+        print(f"{T.BENCH} not built (CMake target mdcom_zenoh)", file=sys.stderr)
         return 2
     lat_n = 300 if args.quick else 3000
     thr_n = {64: 200000, 4096: 50000, 65536: 8000}
