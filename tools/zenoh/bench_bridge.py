@@ -88,6 +88,7 @@ def main(argv=None) -> int:
     if args.quick:
         thr_n = {k: v // 10 for k, v in thr_n.items()}
     rows = []
+    short = 0  # runs where the receiver did not get every message
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     with tempfile.TemporaryDirectory() as d:
@@ -110,6 +111,7 @@ def main(argv=None) -> int:
                 for name, v, n in (("zenoh lat", zl, lat_n), ("bridge lat", bl, lat_n),
                                    ("zenoh thr", zt, thr_n[size]), ("bridge thr", bt, thr_n[size])):
                     if v["received"] != n:
+                        short += 1
                         print(f"{size} B {name}: {v['received']} of {n} received", file=sys.stderr)
                 row.update(zenoh_lat=(zl["p50_us"], zl["p99_us"]), bridge_lat=(bl["p50_us"], bl["p99_us"]),
                            zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"])
@@ -123,7 +125,7 @@ def main(argv=None) -> int:
           f"({os.cpu_count()} cpus)")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 0
+    return 1 if short else 0
 
 
 def _print_row(r: dict) -> None:

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=MDCOM_LIB_DIR");
-    println!("cargo:rerun-if-env-changed=MDCOM_SOURCE_DIR");
     let dir = match std::env::var_os("MDCOM_LIB_DIR") {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../build/default"),
@@ -24,8 +23,7 @@ fn main() {
     println!("cargo:rustc-link-lib=static=mdcom");
     println!("cargo:rustc-link-lib=dylib=pthread");
     // the source tree, where the program finds tools/mdcom-cfg when it runs from a build
-    let src = std::env::var("MDCOM_SOURCE_DIR").unwrap_or_else(|_| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..").canonicalize().unwrap().display().to_string()
-    });
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let src = src.canonicalize().unwrap_or(src).display().to_string();
     println!("cargo:rustc-env=MDCOM_SOURCE_DIR={src}");
 }

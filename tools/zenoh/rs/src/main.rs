@@ -180,6 +180,9 @@ struct Stream {
     slot: Option<usize>,
 }
 
+/// The streams of an "in" entry: sender id -> key -> stream.
+type StreamMap = HashMap<Vec<u8>, HashMap<String, Stream>>;
+
 struct Shared {
     id: String,
     epoch: u64,
@@ -306,7 +309,7 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
 fn on_sample(
     sh: &Shared,
     e: &Entry,
-    streams: &Mutex<HashMap<(Vec<u8>, String), Stream>>,
+    streams: &Mutex<StreamMap>,
     sample: zenoh::sample::Sample,
 ) {
     let att = sample.attachment().map(|a| a.to_bytes());
@@ -324,7 +327,13 @@ fn on_sample(
             }
             let key = sample.key_expr().as_str();
             let mut map = streams.lock().unwrap();
-            let st = map.entry((sender.to_vec(), key.to_string())).or_insert_with(|| {
+            // lookups by borrowed slices: no allocation per message once the
+            // stream is known
+            if !map.contains_key(sender) {
+                map.insert(sender.to_vec(), HashMap::new());
+            }
+            let per_sender = map.get_mut(sender).unwrap();
+            if !per_sender.contains_key(key) {
                 let name = format!("{}|{}|{}", e.index, String::from_utf8_lossy(sender), key);
                 let name = seqstore::stream_name(&name);
                 let mut seqs = sh.seqs.lock().unwrap();
@@ -332,11 +341,13 @@ fn on_sample(
                 let slot = seqs.slot(&name);
                 // a stream delivered before a restart goes on from there; a
                 // new one (or a new epoch: the sender restarted) starts here
-                match stored {
+                let st = match stored {
                     Some((ep, last)) if ep == epoch => Stream { epoch, last, slot },
                     _ => Stream { epoch, last: seq.saturating_sub(1), slot },
-                }
-            });
+                };
+                per_sender.insert(key.to_string(), st);
+            }
+            let st = per_sender.get_mut(key).unwrap();
             if st.epoch != epoch {
                 st.epoch = epoch;
                 st.last = seq.saturating_sub(1);
@@ -515,7 +526,7 @@ fn run() -> Result<(), (u8, Vec<String>)> {
             );
         } else {
             let (sh2, e2) = (sh.clone(), e.clone());
-            let streams = Mutex::new(HashMap::new());
+            let streams: Mutex<StreamMap> = Mutex::new(HashMap::new());
             let sub = session
                 .declare_subscriber(b.key.clone())
                 .callback(move |s| on_sample(&sh2, &e2, &streams, s))
