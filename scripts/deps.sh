@@ -50,8 +50,15 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# mdcom-zenoh (tools/zenoh, tests/bridge): the eclipse-zenoh package from PyPI,
-# pinned, for the python3 that CMake finds first; without it the bridge tests skip
+# mdcom-zenoh (tools/zenoh/rs) is Rust on crates.io's zenoh: it needs cargo and
+# rustc >= 1.75 (Debian 12's cargo is older: use rustup). Without it the build
+# leaves the bridge out and tests/bridge skips. Its crates are fetched by cargo.
+if ! { PATH="$HOME/.cargo/bin:$PATH" cargo --version >/dev/null 2>&1; }; then
+  echo "mdcom: cargo not found: mdcom-zenoh is not built (install Rust >= 1.75: https://rustup.rs)" >&2
+fi
+# tests/bridge plays a plain Zenoh client next to the bridges with the
+# eclipse-zenoh package from PyPI, pinned, for the python3 that CMake finds
+# first; without it those two tests skip
 ZENOH_PY="eclipse-zenoh==1.10.2"
 if ! python3 -c 'import zenoh' 2>/dev/null; then
   python3 -m pip --version >/dev/null 2>&1 || {

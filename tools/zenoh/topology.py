@@ -34,7 +34,12 @@ from typing import Optional
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-DAEMON = HERE / "mdcom-zenoh"
+# the bridge daemon (Rust, tools/zenoh/rs): as ctest passes it, else the
+# default preset's build
+DAEMON = pathlib.Path(os.environ.get("MDCOM_ZENOH")
+                      or REPO / "build" / "default" / "tools" / "zenoh" / "mdcom-zenoh")
+# the benchmark's native ends (built beside the daemon)
+BENCH = DAEMON.with_name("mdcom-zenoh-bench")
 
 _REGION_A = """\
 # SPDX-License-Identifier: BSD-3-Clause
@@ -146,7 +151,8 @@ def zenoh_config(listen: int, connect: Optional[int] = None) -> str:
 
 
 def env() -> dict[str, str]:
-    """The environment of every process: PYTHONPATH to the binding, MDCOM_LIB."""
+    """The environment of every process: PYTHONPATH to the binding (MDCOM_LIB
+    comes from the caller: ctest sets it)."""
     e = dict(os.environ)
     paths = [str(REPO / "bindings" / "python"), str(HERE)]
     if e.get("PYTHONPATH"):
@@ -201,9 +207,11 @@ class Topology:
             self.status[side].unlink()
         except FileNotFoundError:
             pass
-        p = self.spawn(str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
-                       "--id", f"bridge-{side}-{self.names[side]}", "-s", str(self.status[side]),
-                       "--status-key", f"{self.prefix}/status/{side}")
+        p = subprocess.Popen([str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
+                              "--id", f"bridge-{side}-{self.names[side]}",
+                              "-s", str(self.status[side]),
+                              "--status-key", f"{self.prefix}/status/{side}"], env=env())
+        self.procs.append(p)
         self.bridges[side] = p
         return p
 

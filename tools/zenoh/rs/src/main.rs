@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: BSD-3-Clause
+//! mdcom-zenoh: bridge FIFO channels of an mdcom region onto Zenoh.
+//!
+//! The daemon attaches to the region described by a TOML file as one process
+//! of a (Linux) domain and serves the file's [[bridge]] entries:
+//!
+//! * direction "out": messages received from the FIFO channel are published on
+//!   the entry's key expression (one Zenoh sample per message);
+//! * direction "in": samples received on the key expression are sent into the
+//!   FIFO channel (one message per sample), from Zenoh's subscriber callback.
+//!
+//! Each published sample carries an attachment: "MDZ1", the bridge's epoch
+//! (u64 LE, its start time in ns), the entry's sequence number (u64 LE, from
+//! 1) and the bridge's id (UTF-8). A receiving bridge drops its own samples
+//! (no echo loops), drops duplicates and counts gaps as losses. Counters go
+//! to a JSON status file and are answered on a Zenoh queryable.
+//!
+//! Semantics, configuration and deployment: docs/bridge.md.
+
+mod cfg;
+mod ffi;
+mod seqstore;
+
+use seqstore::SeqStore;
+use serde_json::json;
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use zenoh::qos::{CongestionControl, Priority, Reliability};
+use zenoh::Wait;
+
+const MAGIC: &[u8; 4] = b"MDZ1";
+const HDR: usize = 20;
+/// How long a blocking FIFO call waits before it looks at the stop flag again.
+const SLICE_NS: i64 = 200_000_000;
+
+const USAGE: &str = "\
+usage: mdcom-zenoh [-h] [-z ZENOH_CONFIG] [-d DOMAIN] [--id ID] [-s STATUS]
+                   [--status-key KEY] [--attach-timeout S] CONFIG
+
+Bridge the FIFO channels of an mdcom region onto Zenoh key expressions, as its
+[[bridge]] entries say (docs/bridge.md).
+
+positional arguments:
+  CONFIG                the region's TOML file (with [[bridge]] entries)
+
+options:
+  -h, --help            show this help message and exit
+  -z, --zenoh-config F  Zenoh JSON5 configuration file, used as is (default:
+                        Zenoh's defaults: peer mode, multicast scouting)
+  -d, --domain NAME     the domain to attach as (default: the one the
+                        [[bridge]] entries name)
+  --id ID               this bridge's id in the samples it publishes (default:
+                        HOST/REGION/DOMAIN); must differ between bridges
+  -s, --status FILE     JSON status file, rewritten 4 times a second;
+                        FILE.seq keeps the per-stream sequence numbers across
+                        restarts
+  --status-key KEY      Zenoh key expression answering status queries
+  --attach-timeout S    seconds to wait for the region's master (default 30)
+  --poll-us US          poll the FIFOs every US microseconds instead of
+                        sleeping on their events: for a region whose other
+                        side cannot wake Linux waiters (firmware ringing a
+                        doorbell this process does not hold, e.g. QEMU's
+                        UART); default 0 = wait on the events
+
+Exit status: 0 after SIGTERM/SIGINT, 2 configuration error, 1 region or Zenoh
+error.";
+
+fn log(msg: &str) {
+    eprintln!("mdcom-zenoh: {msg}");
+}
+
+#[derive(Default)]
+struct Args {
+    config: String,
+    zenoh_config: Option<String>,
+    domain: Option<String>,
+    id: Option<String>,
+    status: Option<String>,
+    status_key: Option<String>,
+    attach_timeout: f64,
+    poll_us: u64,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args { attach_timeout: 30.0, ..Default::default() };
+    let mut it = std::env::args().skip(1);
+    let mut config = None;
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline.clone().or_else(|| it.next()).ok_or(format!("argument {name}: expected one argument"))
+        };
+        match flag.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            "-z" | "--zenoh-config" => a.zenoh_config = Some(value(&flag)?),
+            "-d" | "--domain" => a.domain = Some(value(&flag)?),
+            "--id" => a.id = Some(value(&flag)?),
+            "-s" | "--status" => a.status = Some(value(&flag)?),
+            "--status-key" => a.status_key = Some(value(&flag)?),
+            "--attach-timeout" => {
+                let v = value(&flag)?;
+                a.attach_timeout = v.parse().map_err(|_| format!("argument --attach-timeout: invalid float value: '{v}'"))?
+            }
+            "--poll-us" => {
+                let v = value(&flag)?;
+                a.poll_us = v.parse().map_err(|_| format!("argument --poll-us: invalid int value: '{v}'"))?
+            }
+            f if f.starts_with('-') && f.len() > 1 => return Err(format!("unrecognized arguments: {f}")),
+            _ if config.is_none() => config = Some(arg),
+            _ => return Err(format!("unrecognized arguments: {arg}")),
+        }
+    }
+    a.config = config.ok_or("the following arguments are required: config")?;
+    Ok(a)
+}
+
+#[derive(Default)]
+struct Counters {
+    messages: AtomicU64,
+    bytes: AtomicU64,
+    lost: AtomicU64,
+    duplicates: AtomicU64,
+    echo_dropped: AtomicU64,
+    congestion_dropped: AtomicU64,
+    rate_dropped: AtomicU64,
+    oversize: AtomicU64,
+    filtered: AtomicU64,
+    foreign: AtomicU64,
+    errors: AtomicU64,
+    seq: AtomicU64, // out: last published
+}
+
+fn inc(c: &AtomicU64) {
+    c.fetch_add(1, Relaxed);
+}
+
+struct Entry {
+    index: usize,
+    cfg: cfg::BridgeCfg,
+    fifo: ffi::Fifo,
+    n: Counters,
+}
+
+impl Entry {
+    fn snapshot(&self) -> serde_json::Value {
+        let n = &self.n;
+        let mut v = json!({
+            "channel": self.cfg.channel, "direction": if self.cfg.out { "out" } else { "in" },
+            "key": self.cfg.key, "congestion": if self.cfg.block { "block" } else { "drop" },
+            "reliability": if self.cfg.reliable { "reliable" } else { "best_effort" },
+            "messages": n.messages.load(Relaxed), "bytes": n.bytes.load(Relaxed),
+            "lost": n.lost.load(Relaxed), "duplicates": n.duplicates.load(Relaxed),
+            "echo_dropped": n.echo_dropped.load(Relaxed),
+            "congestion_dropped": n.congestion_dropped.load(Relaxed),
+            "rate_dropped": n.rate_dropped.load(Relaxed), "oversize": n.oversize.load(Relaxed),
+            "filtered": n.filtered.load(Relaxed), "foreign": n.foreign.load(Relaxed),
+            "errors": n.errors.load(Relaxed),
+        });
+        if self.cfg.out {
+            v["seq"] = json!(n.seq.load(Relaxed));
+        }
+        v
+    }
+}
+
+/// Where one incoming stream (sender id, key) stands.
+struct Stream {
+    epoch: u64,
+    last: u64,
+    slot: Option<usize>,
+}
+
+/// The streams of an "in" entry: sender id -> key -> stream.
+type StreamMap = HashMap<Vec<u8>, HashMap<String, Stream>>;
+
+struct Shared {
+    id: String,
+    epoch: u64,
+    started: Instant,
+    entries: Vec<Arc<Entry>>,
+    stop: AtomicBool,
+    peers: AtomicU64,
+    connects: AtomicU64,
+    seqs: Mutex<SeqStore>,
+    zid: String,
+    /// > 0: poll the FIFOs with this sleep instead of waiting on their events
+    poll: Duration,
+}
+
+impl Shared {
+    fn status(&self) -> serde_json::Value {
+        json!({
+            "id": self.id, "pid": std::process::id(), "epoch": self.epoch,
+            "uptime_s": (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "zenoh": {"zid": self.zid, "peers": self.peers.load(Relaxed),
+                      "connects": self.connects.load(Relaxed)},
+            "entries": self.entries.iter().map(|e| e.snapshot()).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn write_status(path: &str, v: &serde_json::Value) -> std::io::Result<()> {
+    let tmp = format!("{path}.{}.tmp", std::process::id());
+    std::fs::write(&tmp, serde_json::to_string_pretty(v).unwrap_or_default())?;
+    std::fs::rename(&tmp, path)
+}
+
+fn priority(p: u8) -> Priority {
+    match p {
+        1 => Priority::RealTime,
+        2 => Priority::InteractiveHigh,
+        3 => Priority::InteractiveLow,
+        4 => Priority::DataHigh,
+        6 => Priority::DataLow,
+        7 => Priority::Background,
+        _ => Priority::Data,
+    }
+}
+
+// channel -> Zenoh ----------------------------------------------------------
+
+/// Drain the FIFO without sleeping while messages are queued (one sample per
+/// message); wait on the channel's event only when it is empty.
+fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<'static>) {
+    let rate = e.cfg.rate_limit;
+    let interval = if rate > 0 { Duration::from_secs_f64(1.0 / rate as f64) } else { Duration::ZERO };
+    let mut next_slot = Instant::now();
+    let mut seq = 0u64;
+    let mut att = Vec::with_capacity(HDR + sh.id.len());
+    att.extend_from_slice(MAGIC);
+    att.extend_from_slice(&sh.epoch.to_le_bytes());
+    att.extend_from_slice(&0u64.to_le_bytes());
+    att.extend_from_slice(sh.id.as_bytes());
+    while !sh.stop.load(Relaxed) {
+        let mut payload: Vec<u8> = Vec::new();
+        match e.fifo.take(|m| payload = m.to_vec()) {
+            Ok(ffi::Recv::Got) => e.fifo.notify(), // wakes a sender waiting for a free block
+            Ok(ffi::Recv::Empty) => {
+                if !sh.poll.is_zero() {
+                    thread::sleep(sh.poll);
+                    continue;
+                }
+                let r = e.fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
+                if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
+                    inc(&e.n.errors);
+                    log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
+                    thread::sleep(Duration::from_millis(500));
+                }
+                continue;
+            }
+            Err(r) => {
+                inc(&e.n.errors);
+                log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
+                if r != -libc::EPROTO && r != -libc::EBADMSG {
+                    thread::sleep(Duration::from_millis(500));
+                }
+                continue;
+            }
+        }
+        if rate > 0 {
+            let mut now = Instant::now();
+            if now < next_slot {
+                if !e.cfg.block {
+                    inc(&e.n.rate_dropped);
+                    continue;
+                }
+                thread::sleep(next_slot - now); // pacing = backpressure into the FIFO
+                now = next_slot;
+            }
+            next_slot = if e.cfg.block {
+                (next_slot + interval).max(now.checked_sub(Duration::from_secs(1)).unwrap_or(now))
+            } else {
+                now + interval
+            };
+        }
+        seq += 1;
+        att[12..20].copy_from_slice(&seq.to_le_bytes());
+        let len = payload.len() as u64;
+        match publisher.put(payload).attachment(att.clone()).wait() {
+            Ok(()) => {
+                e.n.seq.store(seq, Relaxed);
+                inc(&e.n.messages);
+                e.n.bytes.fetch_add(len, Relaxed);
+            }
+            Err(err) => {
+                inc(&e.n.errors);
+                log(&format!("{}: put: {err}", e.cfg.channel));
+            }
+        }
+    }
+}
+
+// Zenoh -> channel ----------------------------------------------------------
+
+/// The subscriber callback of an "in" entry: runs on Zenoh's receive task and
+/// sends into the FIFO directly. With "block" it waits for a free block as
+/// long as it takes (Zenoh stops reading, TCP fills, the publishing bridge
+/// blocks, its FIFO fills); with "drop" a full FIFO drops the message.
+fn on_sample(
+    sh: &Shared,
+    e: &Entry,
+    streams: &Mutex<StreamMap>,
+    sample: zenoh::sample::Sample,
+) {
+    let att = sample.attachment().map(|a| a.to_bytes());
+    let hdr = att.as_deref().filter(|a| a.len() >= HDR && &a[..4] == MAGIC);
+    let mut track: Option<(u64, u64, Option<usize>)> = None; // epoch, seq, slot
+    match hdr {
+        None => inc(&e.n.foreign), // a plain Zenoh publisher: no order/loss tracking
+        Some(a) => {
+            let epoch = u64::from_le_bytes(a[4..12].try_into().unwrap());
+            let seq = u64::from_le_bytes(a[12..20].try_into().unwrap());
+            let sender = &a[HDR..];
+            if sender == sh.id.as_bytes() {
+                inc(&e.n.echo_dropped);
+                return;
+            }
+            let key = sample.key_expr().as_str();
+            let mut map = streams.lock().unwrap();
+            // lookups by borrowed slices: no allocation per message once the
+            // stream is known
+            if !map.contains_key(sender) {
+                map.insert(sender.to_vec(), HashMap::new());
+            }
+            let per_sender = map.get_mut(sender).unwrap();
+            if !per_sender.contains_key(key) {
+                let name = format!("{}|{}|{}", e.index, String::from_utf8_lossy(sender), key);
+                let name = seqstore::stream_name(&name);
+                let mut seqs = sh.seqs.lock().unwrap();
+                let stored = seqs.load(&name);
+                let slot = seqs.slot(&name);
+                // a stream delivered before a restart goes on from there; a
+                // new one (or a new epoch: the sender restarted) starts here
+                let st = match stored {
+                    Some((ep, last)) if ep == epoch => Stream { epoch, last, slot },
+                    _ => Stream { epoch, last: seq.saturating_sub(1), slot },
+                };
+                per_sender.insert(key.to_string(), st);
+            }
+            let st = per_sender.get_mut(key).unwrap();
+            if st.epoch != epoch {
+                st.epoch = epoch;
+                st.last = seq.saturating_sub(1);
+            }
+            if seq <= st.last {
+                inc(&e.n.duplicates);
+                return;
+            }
+            if seq > st.last + 1 {
+                e.n.lost.fetch_add(seq - st.last - 1, Relaxed);
+            }
+            st.last = seq;
+            track = Some((epoch, seq, st.slot));
+        }
+    }
+    let delivered = |t: Option<(u64, u64, Option<usize>)>| {
+        if let Some((epoch, seq, Some(slot))) = t {
+            sh.seqs.lock().unwrap().store(slot, epoch, seq);
+        }
+    };
+    let payload = sample.payload().to_bytes();
+    if payload.len() > e.fifo.block_size as usize {
+        if e.n.oversize.fetch_add(1, Relaxed) == 0 {
+            log(&format!(
+                "{}: {} B message from '{}' is larger than the channel's block size {}: not delivered (counted as oversize)",
+                e.cfg.channel,
+                payload.len(),
+                sample.key_expr(),
+                e.fifo.block_size
+            ));
+        }
+        delivered(track);
+        return;
+    }
+    let r = if e.cfg.block {
+        let (timeout, pause) = if sh.poll.is_zero() { (SLICE_NS, Duration::ZERO) } else { (0, sh.poll) };
+        loop {
+            match e.fifo.send(&payload, timeout) {
+                Err(r) if r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EINTR => {
+                    if sh.stop.load(Relaxed) {
+                        return;
+                    }
+                    if !pause.is_zero() {
+                        thread::sleep(pause);
+                    }
+                }
+                other => break other,
+            }
+        }
+    } else {
+        match e.fifo.send(&payload, 0) {
+            Err(r) if r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EAGAIN => {
+                inc(&e.n.congestion_dropped);
+                delivered(track);
+                return;
+            }
+            other => other,
+        }
+    };
+    match r {
+        Ok(true) => {
+            inc(&e.n.messages);
+            e.n.bytes.fetch_add(payload.len() as u64, Relaxed);
+        }
+        Ok(false) => inc(&e.n.filtered),
+        Err(r) => {
+            inc(&e.n.errors);
+            log(&format!("{}: send: {}", e.cfg.channel, ffi::strerror(r)));
+            return;
+        }
+    }
+    delivered(track);
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return "localhost".into();
+    }
+    let n = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+fn run() -> Result<(), (u8, Vec<String>)> {
+    let args = parse_args().map_err(|m| (2, vec![USAGE.lines().next().unwrap().to_string(), format!("mdcom-zenoh: error: {m}")]))?;
+    let cfg = match cfg::load(&args.config) {
+        Ok(c) => c,
+        Err(cfg::CfgError::Invalid(lines)) => return Err((2, lines)),
+        Err(cfg::CfgError::Tool(m)) => return Err((1, vec![format!("mdcom-zenoh: {m}")])),
+    };
+    let file = &args.config;
+    let bad = |m: String| (2u8, vec![m]);
+    if cfg.bridges.is_empty() {
+        return Err(bad(format!("{file}: no [[bridge]] entry")));
+    }
+    let domain = match &args.domain {
+        Some(d) => d.clone(),
+        None => {
+            let mut used: Vec<&str> = cfg.bridges.iter().map(|b| b.domain.as_str()).collect();
+            used.sort();
+            used.dedup();
+            if used.len() != 1 {
+                return Err(bad(format!(
+                    "{file}: [[bridge]] entries name several domains ({}): choose one with --domain",
+                    used.join(", ")
+                )));
+            }
+            used[0].to_string()
+        }
+    };
+    let Some((dom_name, dom_id)) = cfg
+        .sys
+        .domains
+        .iter()
+        .find(|(n, i, _)| *n == domain || i.to_string() == domain)
+        .map(|(n, i, _)| (n.clone(), *i))
+    else {
+        return Err(bad(format!("{file}: no domain '{domain}'")));
+    };
+    let region = cfg.sys.region.clone();
+    let bridge_cfgs: Vec<cfg::BridgeCfg> = cfg.bridges.into_iter().filter(|b| b.domain == dom_name).collect();
+    if bridge_cfgs.is_empty() {
+        return Err(bad(format!("{file}: no [[bridge]] entry for domain '{domain}'")));
+    }
+    let id = args.id.clone().unwrap_or_else(|| format!("{}/{}/{}", hostname(), region, dom_name));
+    let seqs = SeqStore::open(args.status.as_ref().map(|s| format!("{s}.seq")).as_deref())
+        .map_err(|e| (1, vec![format!("mdcom-zenoh: {}.seq: {e}", args.status.as_deref().unwrap_or(""))]))?;
+    let timeout_ns = if args.attach_timeout < 0.0 { -1 } else { (args.attach_timeout * 1e9) as i64 };
+    let system = ffi::System::attach(&cfg.sys, dom_id, timeout_ns).map_err(|e| (1, vec![format!("mdcom-zenoh: {e}")]))?;
+    let zc = match &args.zenoh_config {
+        Some(p) => zenoh::Config::from_file(p).map_err(|e| (1, vec![format!("mdcom-zenoh: zenoh: {p}: {e}")]))?,
+        None => zenoh::Config::default(),
+    };
+    let session = zenoh::open(zc).wait().map_err(|e| (1, vec![format!("mdcom-zenoh: zenoh: {e}")]))?;
+    let zerr = |e: zenoh::Error| (1u8, vec![format!("mdcom-zenoh: zenoh: {e}")]);
+
+    let mut entries = Vec::new();
+    for (index, b) in bridge_cfgs.into_iter().enumerate() {
+        let fifo = system.fifo(&b.channel).map_err(|e| (1, vec![format!("mdcom-zenoh: {e}")]))?;
+        entries.push(Arc::new(Entry { index, cfg: b, fifo, n: Counters::default() }));
+    }
+    let epoch = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+    let sh = Arc::new(Shared {
+        id: id.clone(),
+        epoch,
+        started: Instant::now(),
+        entries: entries.clone(),
+        stop: AtomicBool::new(false),
+        peers: AtomicU64::new(0),
+        connects: AtomicU64::new(0),
+        seqs: Mutex::new(seqs),
+        zid: session.zid().to_string(),
+        poll: Duration::from_micros(args.poll_us),
+    });
+
+    let mut threads = Vec::new();
+    let mut subscribers = Vec::new();
+    for e in &entries {
+        let b = &e.cfg;
+        if b.out {
+            let publisher = session
+                .declare_publisher(b.key.clone())
+                .congestion_control(if b.block { CongestionControl::Block } else { CongestionControl::Drop })
+                .priority(priority(b.priority))
+                .express(b.express)
+                .reliability(if b.reliable { Reliability::Reliable } else { Reliability::BestEffort })
+                .wait()
+                .map_err(zerr)?;
+            let (sh2, e2) = (sh.clone(), e.clone());
+            threads.push(
+                thread::Builder::new()
+                    .name(format!("out:{}", b.channel))
+                    .spawn(move || out_loop(sh2, e2, publisher))
+                    .expect("thread"),
+            );
+        } else {
+            let (sh2, e2) = (sh.clone(), e.clone());
+            let streams: Mutex<StreamMap> = Mutex::new(HashMap::new());
+            let sub = session
+                .declare_subscriber(b.key.clone())
+                .callback(move |s| on_sample(&sh2, &e2, &streams, s))
+                .wait()
+                .map_err(zerr)?;
+            subscribers.push(sub);
+        }
+    }
+    let queryable = match &args.status_key {
+        Some(k) => {
+            let sh2 = sh.clone();
+            Some(
+                session
+                    .declare_queryable(k.clone())
+                    .callback(move |q| {
+                        let text = sh2.status().to_string();
+                        if let Err(e) = q.reply(q.key_expr().clone(), text).wait() {
+                            log(&format!("status query: {e}"));
+                        }
+                    })
+                    .wait()
+                    .map_err(zerr)?,
+            )
+        }
+        None => None,
+    };
+    {
+        let (sh2, s2, path) = (sh.clone(), session.clone(), args.status.clone());
+        threads.push(
+            thread::Builder::new()
+                .name("status".into())
+                .spawn(move || status_loop(sh2, s2, path))
+                .expect("thread"),
+        );
+    }
+    log(&format!(
+        "bridge '{id}' up: region '{region}' as domain '{dom_name}', {} entr{}",
+        entries.len(),
+        if entries.len() == 1 { "y" } else { "ies" }
+    ));
+
+    wait_for_signal();
+
+    sh.stop.store(true, Relaxed);
+    drop(queryable);
+    for s in subscribers {
+        let _ = s.undeclare().wait();
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    if let Some(p) = &args.status {
+        let _ = write_status(p, &sh.status());
+    }
+    let _ = session.close().wait();
+    drop(entries);
+    drop(sh);
+    drop(system);
+    log("stopped");
+    Ok(())
+}
+
+fn status_loop(sh: Arc<Shared>, session: zenoh::Session, path: Option<String>) {
+    loop {
+        let info = session.info();
+        let n = info.peers_zid().wait().count() + info.routers_zid().wait().count();
+        let before = sh.peers.swap(n as u64, Relaxed);
+        if n > 0 && before == 0 {
+            sh.connects.fetch_add(1, Relaxed);
+            log(&format!("connected to {n} Zenoh peer(s)/router(s)"));
+        } else if before > 0 && n == 0 {
+            log("lost all Zenoh peers/routers: reconnecting as configured");
+        }
+        if let Some(p) = &path {
+            if let Err(e) = write_status(p, &sh.status()) {
+                log(&format!("status file: {e}"));
+            }
+        }
+        for _ in 0..5 {
+            if sh.stop.load(Relaxed) {
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// SIGTERM/SIGINT are blocked in every thread (main() blocks them before any
+/// thread exists); the main thread takes them here.
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: plain signal-mask calls on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+fn wait_for_signal() {
+    let set = block_signals();
+    let mut sig = 0;
+    // SAFETY: set is initialised; sig receives the signal number.
+    while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+}
+
+fn main() -> ExitCode {
+    block_signals();
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, lines)) => {
+            for l in lines {
+                eprintln!("{l}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}
