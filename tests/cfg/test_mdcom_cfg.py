@@ -6,7 +6,7 @@ does), or directly: ``python3 tests/cfg/test_mdcom_cfg.py``.
 
 Fixtures: good/*.toml must validate and generate C that compiles (with the
 host ``cc`` and ``arm-none-eabi-gcc`` when installed) and that
-mdcom_layout_compute() accepts. bad/*.toml must fail with exit status 2; each
+mdcom_wire_layout_compute() (<mdcom/wire.h>) accepts. bad/*.toml must fail with exit status 2; each
 names what the message must contain in ``# expect: ...`` comment lines.
 """
 
@@ -25,7 +25,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 TOOL = REPO / "tools" / "mdcom-cfg"
 INCLUDE = REPO / "include"
-LAYOUT_C = REPO / "src" / "core" / "layout.c"
+SRC = REPO / "src"
+# the layout computation and its public wrapper, compiled into the check program
+LAYOUT_SOURCES = [SRC / "core" / "layout.c", SRC / "wire.c"]
 
 sys.path.insert(0, str(REPO / "tools"))
 sys.dont_write_bytecode = True
@@ -48,16 +50,15 @@ ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-ffreestanding"]
 
 LAYOUT_MAIN = r"""
 #include <stdio.h>
-#include "layout.h"
+#include "mdcom/wire.h"
 #include "%(sym)s_cfg.h"
 
 int main(void)
 {
-    mdcom_layout lay;
-    mdcom_chan_layout chans[%(sym_up)s_N_CHANNELS + 1];
+    mdcom_wire_layout lay;
+    mdcom_wire_chan_layout chans[%(sym_up)s_N_CHANNELS + 1];
     char buf[256] = "";
-    mdcom_err e = {buf, sizeof buf, 0};
-    int rc = mdcom_layout_compute(&%(sym)s_config, &lay, chans, &e);
+    int rc = mdcom_wire_layout_compute(&%(sym)s_config, &lay, chans, buf, sizeof buf);
     printf("rc=%%d needed=%%u region_size=%%u %%s\n", rc, (unsigned)lay.needed,
            (unsigned)lay.region_size, buf);
     return rc == 0 ? 0 : 1;
@@ -144,7 +145,7 @@ class TestGoodFixtures(GeneratedMixin, unittest.TestCase):
                 self.assertEqual(res.returncode, 0, res.stderr)
 
     def test_layout_accepts(self):
-        """mdcom_layout_compute() (the authority on layout) returns 0."""
+        """mdcom_wire_layout_compute() (the core's layout, the authority) returns 0."""
         if not shutil.which("cc"):
             self.skipTest("cc not installed")
         for fixture in GOOD:
@@ -153,8 +154,8 @@ class TestGoodFixtures(GeneratedMixin, unittest.TestCase):
                 main_c = out / "main.c"
                 main_c.write_text(LAYOUT_MAIN % {"sym": sym, "sym_up": sym.upper()})
                 flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}",
-                         f"-I{LAYOUT_C.parent}", f"-I{out}"]
-                res = compile_c("cc", flags, [main_c, out / f"{sym}_cfg.c", LAYOUT_C],
+                         f"-I{SRC}", f"-I{out}"]
+                res = compile_c("cc", flags, [main_c, out / f"{sym}_cfg.c", *LAYOUT_SOURCES],
                                 out / "layout_check", link=True)
                 self.assertEqual(res.returncode, 0, res.stderr)
                 run = subprocess.run([str(out / "layout_check")], capture_output=True,

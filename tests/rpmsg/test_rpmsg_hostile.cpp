@@ -13,7 +13,7 @@
 #include <string>
 
 #include "rp_test.h"
-#include "virtqueue.h"
+#include "support/whitebox.h"
 
 using rpt::Area;
 using rpt::Side;
@@ -22,11 +22,13 @@ using rpt::end_pair;
 namespace {
 
 constexpr uint32_t N = 4, BS = 64, AL = 16;
+/* descriptor flags (virtio 1.x 2.7.5) */
+constexpr uint16_t kDescNext = 1, kDescWrite = 2, kDescIndirect = 4;
 
 /* One vring of the area, with byte access to its parts. */
 struct Ring {
     uint8_t *base = nullptr;
-    mdcom_vring_layout l{};
+    ut_vring_layout l{};
     uint8_t *desc(uint32_t i) const { return base + 16u * i; }
     uint8_t *avail_idx() const { return base + l.avail_off + 2; }
     uint8_t *avail_slot(uint32_t pos) const { return base + l.avail_off + 4 + 2u * (pos % l.num); }
@@ -67,7 +69,7 @@ struct Hostile : ::testing::Test {
         ASSERT_EQ(0, host.init(area->p, area->size));
         v0.base = area->at(lay.vring_off[0]);
         v1.base = area->at(lay.vring_off[1]);
-        ASSERT_EQ(0, mdcom_vring_layout_compute(N, AL, &v0.l));
+        ASSERT_EQ(0, ut_vring_layout_compute(N, AL, &v0.l));
         v1.l = v0.l;
     }
     void TearDown() override { end_pair(host, remote, area); }
@@ -323,11 +325,11 @@ TEST_F(Hostile, RemoteDescriptorLengthAndFlags)
     EXPECT_EQ(-EBADMSG, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
     EXPECT_EQ(3u, remote.stats().bad_len);
     msg(N, 5000, 6000, "x", 1);
-    v1.post(3, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_WRITE);
+    v1.post(3, 0, buf_addr(N), 17, kDescWrite);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
-    v1.post(4, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_NEXT);
+    v1.post(4, 0, buf_addr(N), 17, kDescNext);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
-    v1.post(5, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_INDIRECT);
+    v1.post(5, 0, buf_addr(N), 17, kDescIndirect);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
     EXPECT_EQ(3u, remote.stats().bad_desc);
     EXPECT_TRUE(remote.got.empty());

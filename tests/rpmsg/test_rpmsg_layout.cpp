@@ -14,12 +14,21 @@
 #include <cerrno>
 
 #include "mdcom/rpmsg.h"
-#include "virtqueue.h"
+#include "support/whitebox.h"
 
-static_assert(sizeof(mdcom_vq_desc) == 16, "virtq_desc");
-static_assert(sizeof(mdcom_vq_used_elem) == 8, "virtq_used_elem");
-static_assert(offsetof(mdcom_vq_avail, ring) == 4, "avail ring");
-static_assert(offsetof(mdcom_vq_used, ring) == 4, "used ring");
+/* The transport's virtio structures and flags (virtio 1.x 2.7.5, 2.7.6, 2.7.8). */
+TEST(RpmsgLayout, VirtioStructuresMatchSpecification)
+{
+    ut_vq_wire_facts f{};
+    ut_vq_wire(&f);
+    EXPECT_EQ(16u, f.desc_size);
+    EXPECT_EQ(8u, f.used_elem_size);
+    EXPECT_EQ(4u, f.avail_ring_off);
+    EXPECT_EQ(4u, f.used_ring_off);
+    EXPECT_EQ(1u, f.desc_f_next);
+    EXPECT_EQ(2u, f.desc_f_write);
+    EXPECT_EQ(4u, f.desc_f_indirect);
+}
 
 struct VringCase {
     uint32_t num, align;
@@ -54,8 +63,8 @@ TEST(RpmsgLayout, VringMatchesSpecification)
 {
     for (const VringCase &c : kVrings) {
         SCOPED_TRACE("num " + std::to_string(c.num) + " align " + std::to_string(c.align));
-        mdcom_vring_layout l{};
-        ASSERT_EQ(0, mdcom_vring_layout_compute(c.num, c.align, &l));
+        ut_vring_layout l{};
+        ASSERT_EQ(0, ut_vring_layout_compute(c.num, c.align, &l));
         EXPECT_EQ(c.num, l.num);
         EXPECT_EQ(c.align, l.align);
         EXPECT_EQ(0u, l.desc_off);
@@ -72,15 +81,15 @@ TEST(RpmsgLayout, VringMatchesSpecification)
 
 TEST(RpmsgLayout, VringRejectsInvalid)
 {
-    mdcom_vring_layout l{};
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(0, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(3, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(65536, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 0, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 2, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 3000, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 2u << 20, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 4096, nullptr));
+    ut_vring_layout l{};
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(0, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(3, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(65536, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 0, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 2, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 3000, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 2u << 20, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 4096, nullptr));
 }
 
 TEST(RpmsgLayout, DefaultAreaIsLinuxGeometry)
