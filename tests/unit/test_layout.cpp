@@ -70,6 +70,25 @@ struct Image {
     size_t size;
 };
 
+/* One field's offset against the value the wire format fixes. */
+struct At {
+    const char *field;
+    size_t off, want;
+};
+#define AT(T, f, want) At{#T "." #f, offsetof(T, f), want}
+void expect_at(std::initializer_list<At> fields)
+{
+    for (const At &a : fields)
+        EXPECT_EQ(a.want, a.off) << a.field;
+}
+
+/* A field that format/verify name in their messages. */
+struct Field {
+    size_t off;
+    const char *field;
+};
+#define FIELD(T, f) Field{offsetof(T, f), #f}
+
 } // namespace
 
 /* ------------------------------------------------------------------ */
@@ -80,55 +99,29 @@ TEST(LayoutWire, StructSizesAndOffsets)
 {
     EXPECT_EQ(sizeof(mdcom_aword), 4u);
     EXPECT_EQ(sizeof(mdcom_wire_hdr), 256u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, magic), 0u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, version), 4u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, hdr_size), 8u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, region_size), 12u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, layout_hash), 16u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, generation), 20u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, state), 24u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_domains), 28u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_channels), 32u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, dom_off), 36u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, proc_off), 40u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, dir_off), 44u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, n_procs), 48u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, data_off), 52u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, master_domain), 56u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, fmt_pid), 60u);
-    EXPECT_EQ(offsetof(mdcom_wire_hdr, fmt_token), 64u);
+    using H = mdcom_wire_hdr;
+    using P = mdcom_wire_proc;
+    using D = mdcom_wire_dirent;
+    using F = mdcom_wire_fifo_ctl;
+    using Q = mdcom_wire_qslot;
+    expect_at({AT(H, magic, 0), AT(H, version, 4), AT(H, hdr_size, 8), AT(H, region_size, 12),
+               AT(H, layout_hash, 16), AT(H, generation, 20), AT(H, state, 24), AT(H, n_domains, 28),
+               AT(H, n_channels, 32), AT(H, dom_off, 36), AT(H, proc_off, 40), AT(H, dir_off, 44),
+               AT(H, n_procs, 48), AT(H, data_off, 52), AT(H, master_domain, 56), AT(H, fmt_pid, 60),
+               AT(H, fmt_token, 64)});
     EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
-    EXPECT_EQ(offsetof(mdcom_wire_domain, id), 16u);
-    EXPECT_EQ(offsetof(mdcom_wire_domain, role), 20u);
-    EXPECT_EQ(sizeof(mdcom_wire_proc), 128u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, owner), 0u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, pid), 4u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, token), 8u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, heartbeat), 12u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, wait), 16u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op), 24u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_pos), 28u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_id), 32u);
-    EXPECT_EQ(offsetof(mdcom_wire_proc, op_state), 36u);
-    EXPECT_EQ(sizeof(mdcom_wire_dirent), 64u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, type), 32u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, off), 36u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, size), 40u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, block_size), 44u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, block_count), 48u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, queue_depth), 52u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, senders), 56u);
-    EXPECT_EQ(offsetof(mdcom_wire_dirent, receivers), 60u);
+    expect_at({AT(mdcom_wire_domain, id, 16), AT(mdcom_wire_domain, role, 20)});
+    EXPECT_EQ(sizeof(P), 128u);
+    expect_at({AT(P, owner, 0), AT(P, pid, 4), AT(P, token, 8), AT(P, heartbeat, 12), AT(P, wait, 16),
+               AT(P, op, 24), AT(P, op_pos, 28), AT(P, op_id, 32), AT(P, op_state, 36)});
+    EXPECT_EQ(sizeof(D), 64u);
+    expect_at({AT(D, type, 32), AT(D, off, 36), AT(D, size, 40), AT(D, block_size, 44),
+               AT(D, block_count, 48), AT(D, queue_depth, 52), AT(D, senders, 56), AT(D, receivers, 60)});
     EXPECT_EQ(sizeof(mdcom_wire_line), 128u);
-    EXPECT_EQ(sizeof(mdcom_wire_fifo_ctl), 512u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, enq), 0u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, deq), 128u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, event), 256u);
-    EXPECT_EQ(offsetof(mdcom_wire_fifo_ctl, stats), 384u);
-    EXPECT_EQ(sizeof(mdcom_wire_qslot), 16u);
-    EXPECT_EQ(offsetof(mdcom_wire_qslot, seq), 0u);
-    EXPECT_EQ(offsetof(mdcom_wire_qslot, id), 4u);
-    EXPECT_EQ(offsetof(mdcom_wire_qslot, len), 8u);
+    EXPECT_EQ(sizeof(F), 512u);
+    expect_at({AT(F, enq, 0), AT(F, deq, 128), AT(F, event, 256), AT(F, stats, 384)});
+    EXPECT_EQ(sizeof(Q), 16u);
+    expect_at({AT(Q, seq, 0), AT(Q, id, 4), AT(Q, len, 8)});
     EXPECT_EQ(sizeof(mdcom_wire_smem_ctl), 128u);
     EXPECT_EQ(MDCOM_MAGIC, 0x4d43444du);
     EXPECT_EQ(0, std::memcmp("MDCM", "MDCM", 4));
@@ -653,24 +646,12 @@ TEST_F(LayoutVerify, FormatChannelResetsOnlyThatChannel)
 
 TEST_F(LayoutVerify, HeaderFieldsAreChecked)
 {
-    struct H {
-        size_t off;
-        const char *field;
-    };
-    const H fields[] = {
-        {offsetof(mdcom_wire_hdr, hdr_size), "hdr_size"},
-        {offsetof(mdcom_wire_hdr, region_size), "region_size"},
-        {offsetof(mdcom_wire_hdr, layout_hash), "layout_hash"},
-        {offsetof(mdcom_wire_hdr, n_domains), "n_domains"},
-        {offsetof(mdcom_wire_hdr, n_channels), "n_channels"},
-        {offsetof(mdcom_wire_hdr, dom_off), "dom_off"},
-        {offsetof(mdcom_wire_hdr, proc_off), "proc_off"},
-        {offsetof(mdcom_wire_hdr, dir_off), "dir_off"},
-        {offsetof(mdcom_wire_hdr, n_procs), "n_procs"},
-        {offsetof(mdcom_wire_hdr, data_off), "data_off"},
-        {offsetof(mdcom_wire_hdr, master_domain), "master_domain"},
-    };
-    for (const H &f : fields) {
+    using H = mdcom_wire_hdr;
+    const Field fields[] = {FIELD(H, hdr_size),   FIELD(H, region_size), FIELD(H, layout_hash),
+                            FIELD(H, n_domains),  FIELD(H, n_channels),  FIELD(H, dom_off),
+                            FIELD(H, proc_off),   FIELD(H, dir_off),     FIELD(H, n_procs),
+                            FIELD(H, data_off),   FIELD(H, master_domain)};
+    for (const Field &f : fields) {
         for (uint32_t delta : {1u, 0x80000000u, 0xffffffffu}) {
             restore();
             word(f.off) += delta;
@@ -689,21 +670,22 @@ TEST_F(LayoutVerify, HeaderFieldsAreChecked)
 
 TEST_F(LayoutVerify, MagicVersionAndMappedSize)
 {
-    word(offsetof(mdcom_wire_hdr, magic)) ^= 1;
-    EXPECT_EQ(-EBADMSG, verify());
-    EXPECT_TRUE(contains(err_, "magic")) << err_;
-    restore();
-    word(offsetof(mdcom_wire_hdr, magic)) = 0;
-    EXPECT_EQ(-EBADMSG, verify());
-
-    restore();
-    word(offsetof(mdcom_wire_hdr, version)) = MDCOM_WIRE_VERSION + 1;
-    EXPECT_EQ(-EPROTONOSUPPORT, verify());
-    EXPECT_TRUE(contains(err_, "version")) << err_;
-    restore();
-    word(offsetof(mdcom_wire_hdr, version)) = 0;
-    EXPECT_EQ(-EPROTONOSUPPORT, verify());
-
+    /* a wrong magic / version (one bit off, or 0) is a region of another kind */
+    struct Bad {
+        Field f;
+        uint32_t value;
+        int rc;
+    };
+    const Bad bad[] = {{FIELD(mdcom_wire_hdr, magic), MDCOM_MAGIC ^ 1, -EBADMSG},
+                       {FIELD(mdcom_wire_hdr, magic), 0, -EBADMSG},
+                       {FIELD(mdcom_wire_hdr, version), MDCOM_WIRE_VERSION + 1, -EPROTONOSUPPORT},
+                       {FIELD(mdcom_wire_hdr, version), 0, -EPROTONOSUPPORT}};
+    for (const Bad &b : bad) {
+        restore();
+        word(b.f.off) = b.value;
+        EXPECT_EQ(b.rc, verify()) << b.f.field << " = " << b.value;
+        EXPECT_TRUE(contains(err_, b.f.field)) << err_;
+    }
     restore();
     EXPECT_EQ(-EBADMSG, verify(255)) << "smaller than a header";
     EXPECT_EQ(-EBADMSG, verify(1));
@@ -736,22 +718,12 @@ TEST_F(LayoutVerify, DomainFieldsAreChecked)
 
 TEST_F(LayoutVerify, DirectoryFieldsAreChecked)
 {
-    struct D {
-        size_t off;
-        const char *field;
-    };
-    const D fields[] = {
-        {offsetof(mdcom_wire_dirent, type), "type"},
-        {offsetof(mdcom_wire_dirent, off), "offset"},
-        {offsetof(mdcom_wire_dirent, size), "size"},
-        {offsetof(mdcom_wire_dirent, block_size), "block_size"},
-        {offsetof(mdcom_wire_dirent, block_count), "block_count"},
-        {offsetof(mdcom_wire_dirent, queue_depth), "queue_depth"},
-        {offsetof(mdcom_wire_dirent, senders), "senders"},
-        {offsetof(mdcom_wire_dirent, receivers), "receivers"},
-    };
+    using D = mdcom_wire_dirent;
+    const Field fields[] = {FIELD(D, type),        {offsetof(D, off), "offset"}, FIELD(D, size),
+                            FIELD(D, block_size),  FIELD(D, block_count),        FIELD(D, queue_depth),
+                            FIELD(D, senders),     FIELD(D, receivers)};
     for (uint32_t ch : {0u, 2u}) {
-        for (const D &f : fields) {
+        for (const Field &f : fields) {
             restore();
             word(r_.lay.dir_off + ch * 64 + f.off) ^= 0x10;
             EXPECT_EQ(-ESTALE, verify()) << "channel " << ch << " " << f.field;
