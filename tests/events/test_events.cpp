@@ -37,7 +37,7 @@ constexpr uint32_t kA = 0, kB = 1;
 
 class Events : public TwoDomainFixture {
 protected:
-    void chans(uint32_t n)
+    void channels(uint32_t n)
     {
         static std::vector<std::string> names;
         names.clear();
@@ -70,7 +70,7 @@ uint32_t waiters_of(mdcom_fifoch_t *ch) { return ev_test_waiters(ch); }
  * enqueued message does not (no polling); drained + cleared = not readable. */
 TEST_F(Events, NotifyFromAnotherProcessWakesFd)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_fifoch_t *ch = fifo(a, "c0");
@@ -119,7 +119,7 @@ TEST_F(Events, NotifyFromAnotherProcessWakesFd)
  * remains, for TX as well; NOTIFY is an edge consumed by clear. */
 TEST_F(Events, LevelSemantics)
 {
-    chans(1);
+    channels(1);
     sys_.channels[0].senders = 3;
     sys_.channels[0].receivers = 3;
     Inst a;
@@ -160,7 +160,7 @@ TEST_F(Events, LevelSemantics)
 
 TEST_F(Events, Timeouts)
 {
-    chans(2);
+    channels(2);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_waitset_t *ws;
@@ -198,7 +198,7 @@ TEST_F(Events, Timeouts)
 TEST_F(Events, ManyChannels)
 {
     const uint32_t n = 40, per = 100;
-    chans(n);
+    channels(n);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     std::vector<mdcom_fifoch_t *> ch(n);
@@ -255,7 +255,7 @@ TEST_F(Events, ManyChannels)
  * another thread, and an add from another thread is waited for. */
 TEST_F(Events, Removal)
 {
-    chans(2);
+    channels(2);
     sys_.channels[0].senders = sys_.channels[1].senders = 3;
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
@@ -290,7 +290,7 @@ TEST_F(Events, Removal)
  * process wakes it. */
 TEST_F(Events, SmemUnlockFromAnotherProcess)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_smemch_t *s;
@@ -327,7 +327,7 @@ TEST_F(Events, SmemUnlockFromAnotherProcess)
 /* The same fd works in poll, select and epoll (level and edge-triggered). */
 TEST_F(Events, PollSelectEpoll)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_fifoch_t *ch = fifo(a, "c0");
@@ -394,7 +394,7 @@ TEST_F(Events, PollSelectEpoll)
  * readable, destroy/close still work. */
 TEST_F(Events, TermWithLiveSets)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_fifoch_t *ch = fifo(a, "c0");
@@ -418,7 +418,7 @@ TEST_F(Events, TermWithLiveSets)
  * dies: the helper's reaping releases the lock and the fd becomes readable. */
 TEST_F(Events, DeadNotifier)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_fifoch_t *ch = fifo(a, "c0");
@@ -518,7 +518,7 @@ bool uring_forced_off()
  * and no ring exists. Both deliver every message. */
 TEST_F(Events, ArmingPath)
 {
-    chans(1);
+    channels(1);
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
     mdcom_fifoch_t *ch = fifo(a, "c0");

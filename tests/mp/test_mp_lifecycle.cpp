@@ -38,9 +38,9 @@ constexpr int64_t kSlack = 900 * kMs;
 /* How soon a wake-up (send, notify, unlock, terminate) must reach a sleeper. */
 constexpr int64_t kWakeMax = 900 * kMs;
 
-System chat_system(const std::string &region)
+Config chat_system(const std::string &region)
 {
-    System s = System::two_domains(region);
+    Config s = Config::two_domains(region);
     s.channels.push_back(fifo_cfg("ab", 128, 8, 0, 1u << 0, 1u << 1));
     s.channels.push_back(fifo_cfg("ba", 128, 8, 0, 1u << 1, 1u << 0));
     return s;
@@ -115,7 +115,7 @@ TEST_P(MpAttachBeforeMaster, RemoteWaitsThenTrafficFlows)
 {
     const int64_t attach_timeout = GetParam();
     Shared<AttachShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
 
     pid_t pid = kids_.spawn([&] {
@@ -163,7 +163,7 @@ INSTANTIATE_TEST_SUITE_P(AttachTimeout, MpAttachBeforeMaster,
 TEST_F(MpAttach, MasterFirstThenRemoteWithPoll)
 {
     Shared<AttachShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -186,7 +186,7 @@ TEST_F(MpAttach, MasterFirstThenRemoteWithPoll)
 }
 
 /* A remote whose master never comes: -ETIMEDOUT after its attach timeout. */
-void expect_attach_timeout(Children &kids, System &sys, int64_t timeout)
+void expect_attach_timeout(Children &kids, Config &sys, int64_t timeout)
 {
     Shared<AttachShared> sh;
     const mdcom_config *cfg = sys.get();
@@ -212,7 +212,7 @@ void expect_attach_timeout(Children &kids, System &sys, int64_t timeout)
 
 TEST_F(MpAttach, RemoteWithoutMasterTimesOut)
 {
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     expect_attach_timeout(kids_, sys, 300 * kMs);
     EXPECT_FALSE(region_exists(region_)) << "a remote must not leave a region behind";
 }
@@ -220,7 +220,7 @@ TEST_F(MpAttach, RemoteWithoutMasterTimesOut)
 TEST_F(MpAttach, RemoteOfNeverFormattedRegionTimesOut)
 {
     /* the file exists (a master that died while creating it) but is never formatted */
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     int fd = open(region_path(region_).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(fd, 0) << strerror(errno);
     ASSERT_EQ(ftruncate(fd, 1 << 16), 0);
@@ -245,7 +245,7 @@ TEST_P(MpTimeouts, ForeverWakesAndFiniteTimesOut)
 {
     const uint32_t spin = GetParam();
     Shared<WakeShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL, spin), 0);
@@ -371,7 +371,7 @@ TEST_P(MpShutdown, RemoteWaitReturnsEshutdownPromptly)
 {
     const ShutdownCase k = GetParam();
     Shared<ShutdownShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     sys.channels.push_back(smem_cfg("lock", 64, 3u));
     const mdcom_config *cfg = sys.get();
     Inst master;
@@ -500,7 +500,7 @@ void wait_zombie(pid_t pid)
 TEST_F(MpSenseProcess, CountsPerDomainAndForgetsKilledProcesses)
 {
     Shared<SenseShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -543,7 +543,7 @@ TEST_F(MpSenseProcess, CountsPerDomainAndForgetsKilledProcesses)
 TEST_F(MpSenseProcess, CountsSecondProcessOfMasterDomain)
 {
     Shared<SenseShared> sh;
-    System sys = chat_system(region_);
+    Config sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -580,11 +580,11 @@ protected:
              std::string *err)
     {
         Shared<GeoShared> sh;
-        System ms = System::two_domains(region_);
-        ms.region_size = region_size;
+        Config ms = Config::two_domains(region_);
+        ms.region_size(region_size);
         ms.channels.push_back(fifo_cfg("data", 256, 4, 0, 1u, 2u));
         ms.channels.push_back(fifo_cfg("ctl", master_bs, 8, 0, 1u, 2u));
-        System rs = ms;
+        Config rs = ms;
         rs.channels[1].block_size = remote_bs;
         const mdcom_config *mcfg = ms.get();
         const mdcom_config *rcfg = rs.get();

@@ -163,7 +163,7 @@ struct TrafficShared {
 
 class TrafficProc {
 public:
-    TrafficProc(TrafficShared *sh, const Topology &topo, System &sys, uint32_t me)
+    TrafficProc(TrafficShared *sh, const Topology &topo, Config &sys, uint32_t me)
         : sh_(sh), topo_(topo), sys_(sys), me_(me), dom_(topo.procs[me])
     {
     }
@@ -173,7 +173,7 @@ public:
 private:
     TrafficShared *sh_;
     const Topology &topo_;
-    System &sys_;
+    Config &sys_;
     uint32_t me_, dom_;
     mdcom_t *m_ = nullptr;
     mdcom_fifoch_t *ch_[kChans] = {};
@@ -497,7 +497,7 @@ TEST_P(MpTraffic, NothingLostDuplicatedCorruptedOrReordered)
     const Topology &topo = GetParam();
     ASSERT_LE(topo.procs.size(), kMaxProcs);
     Shared<TrafficShared> sh;
-    System sys;
+    Config sys;
     sys.region = region_;
     sys.domains = topo.domains;
     for (uint32_t c = 0; c < kChans; c++) {
@@ -599,7 +599,7 @@ void PrintTo(const SmemTopo &t, std::ostream *os) { *os << t.label; }
 
 class MpSmemContention : public MpFixture, public ::testing::WithParamInterface<SmemTopo> {};
 
-int smem_proc(SmemShared *sh, System &sys, const SmemTopo &topo, uint32_t me)
+int smem_proc(SmemShared *sh, Config &sys, const SmemTopo &topo, uint32_t me)
 {
     const uint32_t n = (uint32_t)topo.procs.size();
     const uint32_t dom = topo.procs[me];
@@ -690,7 +690,7 @@ TEST_P(MpSmemContention, SharedCounterIsExact)
 {
     const SmemTopo &topo = GetParam();
     Shared<SmemShared> sh;
-    System sys = System::two_domains(region_);
+    Config sys = Config::two_domains(region_);
     sys.channels.push_back(smem_cfg("counter", 64, 3u));
 
     uint64_t t0 = now_ns();
@@ -740,7 +740,7 @@ TEST_P(MpSmemLock, TrylockBusyAcrossProcessesAndWakeOnUnlock)
 {
     const uint32_t spin = GetParam();
     Shared<LockShared> sh;
-    System sys = System::two_domains(region_);
+    Config sys = Config::two_domains(region_);
     sys.channels.push_back(smem_cfg("area", 128, 3u));
     const mdcom_config *cfg = sys.get();
 

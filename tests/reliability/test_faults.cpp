@@ -75,9 +75,9 @@ uint32_t msg_crc(const Msg &m)
     return crc32(m.payload, m.len - 16, c);
 }
 
-System fault_system(const std::string &region)
+Config fault_system(const std::string &region)
 {
-    System s;
+    Config s;
     s.region = region;
     s.domains = {{"a", kDomA, MDCOM_ROLE_MASTER}, {"s", kDomS, MDCOM_ROLE_REMOTE},
                  {"r", kDomR, MDCOM_ROLE_REMOTE}};
@@ -297,7 +297,7 @@ TEST_F(Faults, KillSendersAndReceivers)
     printf("seed %u (MDCOM_UT_SEED=%u to replay), %llu kills\n", seed, seed,
            (unsigned long long)kills);
     std::mt19937 rng(seed);
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -473,7 +473,7 @@ TEST_F(Faults, KillSendersAndReceivers)
 
 TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -503,7 +503,7 @@ TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
  * reaped (-ENOTCONN) instead of touching blocks that are no longer its own. */
 TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -586,7 +586,7 @@ class CoreGaps : public Faults {};
  * of the survivors' next call or wait), not only when a later attach finds all 64 slots taken. */
 TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
     mdcom_fifoch_t *q;
@@ -615,7 +615,7 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
  * apart (a CI run lost a message and got -EPROTO here before it had one). */
 TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
     mdcom_fifoch_t *q;
@@ -667,7 +667,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
  * of timing out until a later attach happens to fill the process table. */
 TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -683,7 +683,7 @@ TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
  * the slot unpublished: every later message queues behind it forever. */
 TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd, rcv;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -710,7 +710,7 @@ TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
  * every enqueue would fail -EAGAIN after one lap). */
 TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd, rcv;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -742,7 +742,7 @@ TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
  * back to the pool (while this gap is open it is lost until the channel is re-initialised). */
 TEST_F(CoreGaps, DISABLED_CoreOrphanQueuedBlockIsReclaimed)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd, rcv;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));

@@ -166,7 +166,7 @@ TEST_F(Recovery, SigbusFullShmIsEnospcAtInit)
             return 0;
         }
         setenv("MDCOM_SHM_DIR", dir, 1);
-        System s = System::two_domains("full");
+        Config s = Config::two_domains("full");
         s.channels = {fifo_cfg("big", 65536, 64, 64, 1u << kDomA, 1u << kDomB)}; /* 4 MiB */
         mdcom_t *m = nullptr;
         char err[256] = "";

@@ -32,9 +32,9 @@ constexpr uid_t kNobody = 65534;
 
 class Security : public MpFixture {};
 
-System basic(const std::string &region)
+Config basic(const std::string &region)
 {
-    System s = System::two_domains(region);
+    Config s = Config::two_domains(region);
     s.channels = {fifo_cfg("ab", 64, 4, 0, 1u, 2u), fifo_cfg("ba", 64, 4, 0, 2u, 1u),
                   smem_cfg("sa", 64, 1u)};
     return s;
@@ -42,7 +42,7 @@ System basic(const std::string &region)
 
 TEST_F(Security, RegionFileIsPrivate)
 {
-    System s = basic(region_);
+    Config s = basic(region_);
     Inst a;
     ASSERT_EQ(0, attach(&a.m, s.get(), 0, 0));
     struct stat st;
@@ -54,7 +54,7 @@ TEST_F(Security, RegionFileIsPrivate)
 
 TEST_F(Security, ConfiguredGroupGetsGroupAccessOnly)
 {
-    System s = basic(region_);
+    Config s = basic(region_);
     mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
     cfg->mode = 0640;
     cfg->group = (int32_t)getegid();
@@ -68,7 +68,7 @@ TEST_F(Security, ConfiguredGroupGetsGroupAccessOnly)
 
 TEST_F(Security, WorldAccessIsRefused)
 {
-    System s = basic(region_);
+    Config s = basic(region_);
     for (uint32_t mode : {0604u, 0602u, 0666u, 0777u, 01600u}) {
         mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
         cfg->mode = mode;
@@ -86,7 +86,7 @@ TEST_F(Security, PlantedSymlinkIsNotFollowed)
     ASSERT_EQ(5, write(fd, "hello", 5));
     close(fd);
     ASSERT_EQ(0, symlink(tmpl, region_path(region_).c_str()));
-    System s = basic(region_);
+    Config s = basic(region_);
     mdcom_t *m = nullptr;
     int r = mdcom_init(&m, s.get(), 0, nullptr);
     EXPECT_LT(r, 0) << "master adopted a symlink";
@@ -105,7 +105,7 @@ TEST_F(Security, StaleFileOfOursGetsItsModeReset)
     ASSERT_GE(fd, 0);
     ASSERT_EQ(0, fchmod(fd, 0666));
     close(fd);
-    System s = basic(region_);
+    Config s = basic(region_);
     Inst a;
     ASSERT_EQ(0, attach(&a.m, s.get(), 0, 0));
     struct stat st;
@@ -122,7 +122,7 @@ TEST_F(Security, PlantedFileOfAnotherUserIsNotAdopted)
     ASSERT_EQ(0, ftruncate(fd, 1 << 16));
     ASSERT_EQ(0, fchown(fd, kNobody, kNobody));
     close(fd);
-    System s = basic(region_);
+    Config s = basic(region_);
     mdcom_t *m = nullptr;
     EXPECT_EQ(-EPERM, mdcom_init(&m, s.get(), 0, nullptr));
 }
@@ -155,7 +155,7 @@ TEST_F(Security, AnotherUserCannotAttach)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root to run a process as another uid";
-    System s = basic(region_);
+    Config s = basic(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
@@ -183,7 +183,7 @@ TEST_F(Security, ConfiguredGroupMemberCanAttach)
     if ((dst.st_mode & 0003) != 0003)
         GTEST_SKIP() << dir << " is not writable/searchable by others";
     const gid_t grp = 4243;
-    System s = basic(region_);
+    Config s = basic(region_);
     mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
     cfg->group = (int32_t)grp;
     Inst a;
@@ -201,7 +201,7 @@ TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root to give the region to another user";
-    System s = basic(region_);
+    Config s = basic(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
@@ -217,7 +217,7 @@ TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
 
 TEST_F(Security, DomainsUseOnlyGrantedChannels)
 {
-    System s = basic(region_);
+    Config s = basic(region_);
     const mdcom_config *cfg = s.get();
     Inst a, b;
     ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
@@ -244,9 +244,9 @@ TEST_F(Security, DomainsUseOnlyGrantedChannels)
 
 TEST_F(Security, ConfigurationBounds)
 {
-    System s = basic(region_);
+    Config s = basic(region_);
     auto rc = [&](auto mutate) {
-        System t = s;
+        Config t = s;
         mdcom_config *cfg = const_cast<mdcom_config *>(t.get());
         mutate(t, cfg);
         mdcom_t *m = nullptr;
@@ -256,32 +256,32 @@ TEST_F(Security, ConfigurationBounds)
         return r;
     };
     static const char long_name[] = "0123456789012345678901234567890123456789";
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = "../etc/passwd"; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = ".hidden"; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = long_name; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = ""; }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = "../etc/passwd"; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = ".hidden"; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = long_name; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = ""; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].name = long_name;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.domains[1].name = "a-very-long-domain-name";
                   c->domains = t.domains.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].block_count = MDCOM_MAX_BLOCKS + 1;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].block_size = 0x10000000u; /* x 4 blocks > 4 GiB */
                   t.channels[0].block_count = 64;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].senders = 1u << 7; /* a domain that does not exist */
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->n_channels = MDCOM_MAX_DIR + 1; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->n_channels = MDCOM_MAX_DIR + 1; }));
     EXPECT_FALSE(region_exists(region_));
 }
 

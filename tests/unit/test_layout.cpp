@@ -306,7 +306,7 @@ TEST(LayoutCompute, NullArgumentsAndNoErrbuf)
     Config c;
     base_config(c);
     EXPECT_EQ(-EINVAL, mdcom_wire_layout_compute(c.get(), nullptr, nullptr, buf, sizeof(buf)));
-    /* no chans array and no error buffer are both fine */
+    /* no channels array and no error buffer are both fine */
     EXPECT_EQ(0, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
     c.region_size(1);
     EXPECT_EQ(-ENOSPC, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
@@ -316,7 +316,7 @@ TEST(LayoutCompute, ErrorBufferIsBounded)
 {
     Config c;
     base_config(c);
-    c.chans[0].block_count = 0;
+    c.channels[0].block_count = 0;
     for (size_t cap : {1u, 2u, 8u, 17u}) {
         std::vector<char> buf(cap + 8, '#');
         mdcom_wire_layout lay;
@@ -349,56 +349,56 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
         {"region name with a slash", [](Config &) {}, "region.name", "a/b"},
         {"region name with a space", [](Config &) {}, "region.name", "a b"},
         {"region name 32 chars", [](Config &) {}, "region.name", s32.c_str()},
-        {"no domains", [](Config &c) { c.doms.clear(); }, "domains"},
+        {"no domains", [](Config &c) { c.domains.clear(); }, "domains"},
         {"33 domains",
          [](Config &c) {
              for (uint32_t i = 2; i < 33; i++)
                  c.domain("x" + std::to_string(i), i % 32, MDCOM_ROLE_REMOTE);
          },
          "domains"},
-        {"domain name empty", [](Config &c) { c.doms[1].name = ""; }, "domains[1]"},
-        {"domain name null", [](Config &c) { c.doms[1].name = nullptr; }, "name"},
-        {"domain name 16 chars", [](Config &c) { c.doms[1].name = s16.c_str(); }, "name"},
-        {"domain name bad char", [](Config &c) { c.doms[1].name = "r/1"; }, "name"},
-        {"domain id 32", [](Config &c) { c.doms[1].id = 32; }, "id"},
-        {"domain id huge", [](Config &c) { c.doms[1].id = 0xffffffffu; }, "id"},
-        {"duplicate domain id", [](Config &c) { c.doms[1].id = 0; }, "duplicate domain id"},
-        {"duplicate domain name", [](Config &c) { c.doms[1].name = "master"; }, "duplicate domain name"},
-        {"role 0", [](Config &c) { c.doms[1].role = 0; }, "role"},
-        {"role 3", [](Config &c) { c.doms[1].role = 3; }, "role"},
-        {"no master", [](Config &c) { c.doms[0].role = MDCOM_ROLE_REMOTE; }, "master"},
-        {"two masters", [](Config &c) { c.doms[1].role = MDCOM_ROLE_MASTER; }, "master"},
-        {"channel name empty", [](Config &c) { c.chans[0].name = ""; }, "channels[0]"},
-        {"channel name null", [](Config &c) { c.chans[0].name = nullptr; }, "name"},
-        {"channel name 32 chars", [](Config &c) { c.chans[0].name = s32.c_str(); }, "name"},
-        {"channel name bad char", [](Config &c) { c.chans[1].name = "a:b"; }, "channels[1]"},
-        {"duplicate channel name", [](Config &c) { c.chans[1].name = "f0"; }, "duplicate channel name"},
-        {"channel type 0", [](Config &c) { c.chans[0].type = 0; }, "type"},
-        {"channel type 3", [](Config &c) { c.chans[1].type = 3; }, "type"},
-        {"block_size 0", [](Config &c) { c.chans[0].block_size = 0; }, "block_size"},
-        {"block_size 4 GiB - 1", [](Config &c) { c.chans[0].block_size = 0xffffffffu; }, "block_size"},
-        {"block_count 0", [](Config &c) { c.chans[0].block_count = 0; }, "block_count"},
-        {"block_count 65537", [](Config &c) { c.chans[0].block_count = MDCOM_MAX_BLOCKS + 1; }, "block_count"},
-        {"block_count huge", [](Config &c) { c.chans[0].block_count = 0xffffffffu; }, "block_count"},
-        {"queue_depth 3", [](Config &c) { c.chans[0].queue_depth = 3; }, "queue_depth"},
-        {"queue_depth 12", [](Config &c) { c.chans[0].queue_depth = 12; }, "queue_depth"},
-        {"queue_depth 131072", [](Config &c) { c.chans[0].queue_depth = 131072; }, "queue_depth"},
-        {"queue_depth 2^31", [](Config &c) { c.chans[0].queue_depth = 0x80000000u; }, "queue_depth"},
+        {"domain name empty", [](Config &c) { c.domains[1].name = ""; }, "domains[1]"},
+        {"domain name null", [](Config &c) { c.domains[1].name = nullptr; }, "name"},
+        {"domain name 16 chars", [](Config &c) { c.domains[1].name = s16.c_str(); }, "name"},
+        {"domain name bad char", [](Config &c) { c.domains[1].name = "r/1"; }, "name"},
+        {"domain id 32", [](Config &c) { c.domains[1].id = 32; }, "id"},
+        {"domain id huge", [](Config &c) { c.domains[1].id = 0xffffffffu; }, "id"},
+        {"duplicate domain id", [](Config &c) { c.domains[1].id = 0; }, "duplicate domain id"},
+        {"duplicate domain name", [](Config &c) { c.domains[1].name = "master"; }, "duplicate domain name"},
+        {"role 0", [](Config &c) { c.domains[1].role = 0; }, "role"},
+        {"role 3", [](Config &c) { c.domains[1].role = 3; }, "role"},
+        {"no master", [](Config &c) { c.domains[0].role = MDCOM_ROLE_REMOTE; }, "master"},
+        {"two masters", [](Config &c) { c.domains[1].role = MDCOM_ROLE_MASTER; }, "master"},
+        {"channel name empty", [](Config &c) { c.channels[0].name = ""; }, "channels[0]"},
+        {"channel name null", [](Config &c) { c.channels[0].name = nullptr; }, "name"},
+        {"channel name 32 chars", [](Config &c) { c.channels[0].name = s32.c_str(); }, "name"},
+        {"channel name bad char", [](Config &c) { c.channels[1].name = "a:b"; }, "channels[1]"},
+        {"duplicate channel name", [](Config &c) { c.channels[1].name = "f0"; }, "duplicate channel name"},
+        {"channel type 0", [](Config &c) { c.channels[0].type = 0; }, "type"},
+        {"channel type 3", [](Config &c) { c.channels[1].type = 3; }, "type"},
+        {"block_size 0", [](Config &c) { c.channels[0].block_size = 0; }, "block_size"},
+        {"block_size 4 GiB - 1", [](Config &c) { c.channels[0].block_size = 0xffffffffu; }, "block_size"},
+        {"block_count 0", [](Config &c) { c.channels[0].block_count = 0; }, "block_count"},
+        {"block_count 65537", [](Config &c) { c.channels[0].block_count = MDCOM_MAX_BLOCKS + 1; }, "block_count"},
+        {"block_count huge", [](Config &c) { c.channels[0].block_count = 0xffffffffu; }, "block_count"},
+        {"queue_depth 3", [](Config &c) { c.channels[0].queue_depth = 3; }, "queue_depth"},
+        {"queue_depth 12", [](Config &c) { c.channels[0].queue_depth = 12; }, "queue_depth"},
+        {"queue_depth 131072", [](Config &c) { c.channels[0].queue_depth = 131072; }, "queue_depth"},
+        {"queue_depth 2^31", [](Config &c) { c.channels[0].queue_depth = 0x80000000u; }, "queue_depth"},
         {"region over 4 GiB",
          [](Config &c) {
-             c.chans[0].block_size = 1u << 20;
-             c.chans[0].block_count = 8192;
+             c.channels[0].block_size = 1u << 20;
+             c.channels[0].block_count = 8192;
          },
          "block_size x block_count"},
-        {"no senders", [](Config &c) { c.chans[0].senders = 0; }, "senders"},
-        {"sender not a domain", [](Config &c) { c.chans[0].senders = bit(5); }, "senders"},
-        {"sender domain 31 unknown", [](Config &c) { c.chans[0].senders = bit(0) | bit(31); }, "senders"},
-        {"no receivers", [](Config &c) { c.chans[0].receivers = 0; }, "receivers"},
-        {"receiver not a domain", [](Config &c) { c.chans[0].receivers = bit(1) | bit(2); }, "receivers"},
-        {"smem size 0", [](Config &c) { c.chans[1].size = 0; }, "size"},
-        {"smem size 4 GiB - 1", [](Config &c) { c.chans[1].size = 0xffffffffu; }, "size"},
-        {"smem no users", [](Config &c) { c.chans[1].users = 0; }, "users"},
-        {"smem user not a domain", [](Config &c) { c.chans[1].users = bit(3); }, "users"},
+        {"no senders", [](Config &c) { c.channels[0].senders = 0; }, "senders"},
+        {"sender not a domain", [](Config &c) { c.channels[0].senders = bit(5); }, "senders"},
+        {"sender domain 31 unknown", [](Config &c) { c.channels[0].senders = bit(0) | bit(31); }, "senders"},
+        {"no receivers", [](Config &c) { c.channels[0].receivers = 0; }, "receivers"},
+        {"receiver not a domain", [](Config &c) { c.channels[0].receivers = bit(1) | bit(2); }, "receivers"},
+        {"smem size 0", [](Config &c) { c.channels[1].size = 0; }, "size"},
+        {"smem size 4 GiB - 1", [](Config &c) { c.channels[1].size = 0xffffffffu; }, "size"},
+        {"smem no users", [](Config &c) { c.channels[1].users = 0; }, "users"},
+        {"smem user not a domain", [](Config &c) { c.channels[1].users = bit(3); }, "users"},
         {"mode world-readable", [](Config &c) { c.mode(0604); }, "region.mode"},
         {"mode world-writable", [](Config &c) { c.mode(0602); }, "region.mode"},
         {"mode world-executable", [](Config &c) { c.mode(0601); }, "region.mode"},
@@ -428,7 +428,7 @@ TEST(LayoutCompute, ErrorTextNamesRegionAndChannel)
 {
     Config c;
     base_config(c);
-    c.chans[0].block_count = 0;
+    c.channels[0].block_count = 0;
     Computed r = compute(c.get());
     ASSERT_EQ(-EINVAL, r.rc);
     EXPECT_TRUE(contains(r.err, c.name().c_str())) << r.err;
@@ -447,7 +447,7 @@ TEST(LayoutCompute, TooManyChannels)
     EXPECT_TRUE(contains(r.err, "channels")) << r.err;
 
     /* exactly MDCOM_MAX_DIR is fine */
-    c.chans.pop_back();
+    c.channels.pop_back();
     mdcom_wire_layout lay;
     EXPECT_EQ(0, mdcom_wire_layout_compute(c.get(), &lay, nullptr, nullptr, 0));
 
@@ -479,7 +479,7 @@ TEST(LayoutCompute, ValidEdgeCases)
     Computed r2 = compute(e.get());
     EXPECT_EQ(0, r2.rc) << r2.err;
     /* a region name may contain dots after the first character */
-    Config f("ut-a.b", 0);
+    Config f = Config::named("ut-a.b");
     f.std_domains(1);
     EXPECT_EQ(0, compute(f.get()).rc);
 }
@@ -491,7 +491,7 @@ TEST(LayoutCompute, ValidEdgeCases)
 TEST(LayoutHash, ChangesWithEveryGeometryField)
 {
     auto hash_of = [](const std::function<void(Config &)> &mutate) {
-        Config c("ut-hash", 0); /* same region name for every variant */
+        Config c = Config::named("ut-hash"); /* same region name for every variant */
         base_config(c);
         c.fifo("f1", 32, 4, 4, bit(1), bit(0) | bit(1));
         mutate(c);
@@ -502,31 +502,31 @@ TEST(LayoutHash, ChangesWithEveryGeometryField)
     const uint32_t h0 = hash_of([](Config &) {});
     EXPECT_EQ(h0, hash_of([](Config &) {})) << "deterministic";
     EXPECT_EQ(h0, hash_of([](Config &c) { c.mode(0660); })) << "mode is not geometry";
-    EXPECT_EQ(h0, hash_of([](Config &c) { c.chans[0].queue_depth = 16; }))
+    EXPECT_EQ(h0, hash_of([](Config &c) { c.channels[0].queue_depth = 16; }))
         << "explicit queue_depth equal to the automatic one";
 
     const std::vector<std::pair<const char *, std::function<void(Config &)>>> changes = {
         {"region_size", [](Config &c) { c.region_size(1u << 20); }},
-        {"domain name", [](Config &c) { c.doms[1].name = "r2"; }},
-        {"domain id", [](Config &c) { c.doms[1].id = 5; c.chans[0].receivers = bit(5);
-                                      c.chans[1].users = bit(0) | bit(5); c.chans[2].senders = bit(5);
-                                      c.chans[2].receivers = bit(0) | bit(5); }},
-        {"domain role", [](Config &c) { c.doms[0].role = MDCOM_ROLE_REMOTE; c.doms[1].role = MDCOM_ROLE_MASTER; }},
+        {"domain name", [](Config &c) { c.domains[1].name = "r2"; }},
+        {"domain id", [](Config &c) { c.domains[1].id = 5; c.channels[0].receivers = bit(5);
+                                      c.channels[1].users = bit(0) | bit(5); c.channels[2].senders = bit(5);
+                                      c.channels[2].receivers = bit(0) | bit(5); }},
+        {"domain role", [](Config &c) { c.domains[0].role = MDCOM_ROLE_REMOTE; c.domains[1].role = MDCOM_ROLE_MASTER; }},
         {"domain added", [](Config &c) { c.domain("r9", 9, MDCOM_ROLE_REMOTE); }},
-        {"channel name", [](Config &c) { c.chans[0].name = "g0"; }},
-        {"channel type", [](Config &c) { c.chans[1].type = MDCOM_CHAN_FIFO; c.chans[1].block_size = 1000;
-                                         c.chans[1].block_count = 1; c.chans[1].senders = bit(0);
-                                         c.chans[1].receivers = bit(1); }},
-        {"block_size", [](Config &c) { c.chans[0].block_size = 101; }},
-        {"block_count", [](Config &c) { c.chans[0].block_count = 11; }},
-        {"queue_depth", [](Config &c) { c.chans[0].queue_depth = 32; }},
-        {"queue_depth (smaller)", [](Config &c) { c.chans[2].queue_depth = 2; }},
-        {"senders", [](Config &c) { c.chans[0].senders = bit(0) | bit(1); }},
-        {"receivers", [](Config &c) { c.chans[0].receivers = bit(0) | bit(1); }},
-        {"smem size", [](Config &c) { c.chans[1].size = 1001; }},
-        {"smem users", [](Config &c) { c.chans[1].users = bit(0); }},
+        {"channel name", [](Config &c) { c.channels[0].name = "g0"; }},
+        {"channel type", [](Config &c) { c.channels[1].type = MDCOM_CHAN_FIFO; c.channels[1].block_size = 1000;
+                                         c.channels[1].block_count = 1; c.channels[1].senders = bit(0);
+                                         c.channels[1].receivers = bit(1); }},
+        {"block_size", [](Config &c) { c.channels[0].block_size = 101; }},
+        {"block_count", [](Config &c) { c.channels[0].block_count = 11; }},
+        {"queue_depth", [](Config &c) { c.channels[0].queue_depth = 32; }},
+        {"queue_depth (smaller)", [](Config &c) { c.channels[2].queue_depth = 2; }},
+        {"senders", [](Config &c) { c.channels[0].senders = bit(0) | bit(1); }},
+        {"receivers", [](Config &c) { c.channels[0].receivers = bit(0) | bit(1); }},
+        {"smem size", [](Config &c) { c.channels[1].size = 1001; }},
+        {"smem users", [](Config &c) { c.channels[1].users = bit(0); }},
         {"channel added", [](Config &c) { c.smem("s9", 8, bit(0)); }},
-        {"channel order", [](Config &c) { std::swap(c.chans[0], c.chans[2]); }},
+        {"channel order", [](Config &c) { std::swap(c.channels[0], c.channels[2]); }},
     };
     for (const auto &ch : changes)
         EXPECT_NE(h0, hash_of(ch.second)) << "hash did not change with " << ch.first;
@@ -765,7 +765,7 @@ TEST_F(LayoutVerify, ChannelContentsAreNotGeometry)
 
 TEST_F(LayoutVerify, OtherConfigIsStale)
 {
-    Config other(c_.name(), 0);
+    Config other = Config::named(c_.name());
     other.std_domains(3);
     other.fifo("f0", 100, 10, 0, bit(0), bit(1));
     other.smem("s0", 1000, bit(0) | bit(1));
