@@ -10,6 +10,9 @@
  *   ut::Geometry mdcom_wire_layout_compute() of a config: where every shared word is
  *   ut::FifoView the shared words of one FIFO channel inside a mapping
  *   ut::SmemView the same for an SMEM channel
+ *   ut::attach_both  a config's master and an r1 remote, attached
+ *   ut::PairTest     fixture base: those two on a config c_, with the ends of
+ *                    one FIFO channel
  *   UT_EXPECT_ONE_OF(expr, v...)   result is one of a documented set
  *   ut::crc32    CRC-32 (IEEE) for message integrity checks
  *
@@ -132,6 +135,36 @@ inline bool contains(const char *hay, const char *needle)
 {
     return hay && std::strstr(hay, needle) != nullptr;
 }
+
+/* m the master of c, r a remote of domain r1 */
+inline ::testing::AssertionResult attach_both(Config &c, Inst &m, Inst &r)
+{
+    if (int rc = m.init(c.get(), kMaster))
+        return ::testing::AssertionFailure() << "master: " << errname(rc) << ": " << m.err;
+    if (int rc = r.init(c.get(), kR1))
+        return ::testing::AssertionFailure() << "remote: " << errname(rc) << ": " << r.err;
+    return ::testing::AssertionSuccess();
+}
+
+/* Base of the fixtures with a master m_ and an r1 remote r_ on c_: the
+ * subclass describes c_, then calls attach(fifo) for that FIFO channel's
+ * ends tx_ (master) and rx_ (remote), or attach() for none. */
+class PairTest : public ::testing::Test {
+protected:
+    void attach(const char *fifo = nullptr)
+    {
+        ASSERT_TRUE(attach_both(c_, m_, r_));
+        if (!fifo)
+            return;
+        tx_ = m_.fifo(fifo);
+        rx_ = r_.fifo(fifo);
+        ASSERT_TRUE(tx_ && rx_);
+    }
+
+    Config c_;
+    Inst m_, r_;
+    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
+};
 
 /* A separate read/write mapping of a region file: the hostile peer. */
 struct Shm : tsup::RegionMap {

@@ -11,7 +11,7 @@ using namespace ut;
 
 namespace {
 
-class Fifo : public ::testing::Test {
+class Fifo : public PairTest {
 protected:
     void SetUp() override
     {
@@ -22,11 +22,7 @@ protected:
         c_.smem("shm", 64, bit(kMaster) | bit(kR1));                 /* 3 */
         c_.fifo("tiny", 1, 4, 0, bit(kMaster), bit(kR1));            /* 4 */
         c_.fifo("r2only", 16, 2, 0, bit(kR2), bit(kR2));              /* 5 */
-        ASSERT_EQ(0, m_.init(c_.get(), kMaster)) << m_.err;
-        ASSERT_EQ(0, r_.init(c_.get(), kR1)) << r_.err;
-        tx_ = m_.fifo("data");
-        rx_ = r_.fifo("data");
-        ASSERT_TRUE(tx_ && rx_);
+        ASSERT_NO_FATAL_FAILURE(attach("data"));
     }
     mdcom_fifo_state sense(mdcom_fifoch_t *ch)
     {
@@ -36,9 +32,6 @@ protected:
         return st;
     }
 
-    Config c_;
-    Inst m_, r_;
-    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
 };
 
 } // namespace

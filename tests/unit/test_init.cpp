@@ -24,16 +24,6 @@ void std_config(Config &c, const char *data = "data", uint32_t bs = 64, uint32_t
     c.smem("shared", 128, bit(kMaster) | bit(kR1));
 }
 
-/* m the master of c, r a remote of r1 */
-::testing::AssertionResult attach_both(Config &c, Inst &m, Inst &r)
-{
-    if (int rc = m.init(c.get(), kMaster))
-        return ::testing::AssertionFailure() << "master: " << errname(rc) << ": " << m.err;
-    if (int rc = r.init(c.get(), kR1))
-        return ::testing::AssertionFailure() << "remote: " << errname(rc) << ": " << r.err;
-    return ::testing::AssertionSuccess();
-}
-
 } // namespace
 
 /* Most tests: the std_config region c, and two attachments m and r (declared
@@ -692,14 +682,10 @@ TEST_F(Init, AfterMasterTermQueuedDataDrainsThenEshutdown)
     EXPECT_EQ(-ESHUTDOWN, mdcom_fifoch_recv(rx, b, sizeof(b), ms(5)));
 }
 
-TEST(InitOwnConfig, StartingCallsAfterMasterTermAreEshutdown)
+TEST_F(Init, StartingCallsAfterMasterTermAreEshutdown)
 {
-    Config c;
-    c.std_domains(2);
     c.fifo("up", 16, 4, 0, bit(kR1), bit(kMaster));
-    c.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Inst m, r;
-    ASSERT_TRUE(attach_both(c, m, r));
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *tx = r.fifo("up");
     EXPECT_EQ(0, m.term());
     uint32_t id;
