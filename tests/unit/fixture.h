@@ -12,7 +12,8 @@
  *   ut::SmemView the same for an SMEM channel
  *   ut::attach_both  a config's master and an r1 remote, attached
  *   ut::PairTest     fixture base: those two on a config c_, with the ends of
- *                    one FIFO channel
+ *                    one FIFO channel; ut::OneFifo<BS, BC, QD> the same on
+ *                    a one-channel config
  *   UT_EXPECT_ONE_OF(expr, v...)   result is one of a documented set
  *   ut::crc32    CRC-32 (IEEE) for message integrity checks
  *
@@ -164,6 +165,19 @@ protected:
     Config c_;
     Inst m_, r_;
     mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
+};
+
+/* PairTest on two domains and one FIFO channel "f" (master -> r1) of BC
+ * blocks of BS bytes and a queue of QD slots. */
+template <uint32_t BS, uint32_t BC, uint32_t QD>
+class OneFifo : public PairTest {
+protected:
+    void SetUp() override
+    {
+        c_.std_domains(2);
+        c_.fifo("f", BS, BC, QD, bit(kMaster), bit(kR1));
+        ASSERT_NO_FATAL_FAILURE(attach("f"));
+    }
 };
 
 /* A separate read/write mapping of a region file: the hostile peer. */

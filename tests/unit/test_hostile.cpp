@@ -26,10 +26,10 @@ class Hostile : public PairTest {
 protected:
     void SetUp() override
     {
-        c_.std_domains(2);
-        c_.fifo("h", 64, 8, 8, bit(kMaster), bit(kR1));                                   /* 0 */
-        c_.fifo("h2", 16, 4, 2, bit(kMaster) | bit(kR1), bit(kMaster) | bit(kR1));        /* 1 */
-        c_.smem("s", 256, bit(kMaster) | bit(kR1));                                       /* 2 */
+        const uint32_t both = bit(kMaster) | bit(kR1);
+        /* channels 0 "h", 1 "h2" (both ways), 2 "s" */
+        c_.std_domains(2).fifo("h", 64, 8, 8, bit(kMaster), bit(kR1)).fifo("h2", 16, 4, 2, both, both);
+        c_.smem("s", 256, both);
         ASSERT_NO_FATAL_FAILURE(attach("h"));
         cfg_ = c_.get();
         shm_.reset(new Shm(c_.name()));
