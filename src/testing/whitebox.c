@@ -95,15 +95,9 @@ int ut_vring_layout_compute(uint32_t num, uint32_t align, ut_vring_layout *out)
     struct mdcom_vring_layout l;
     int rc = mdcom_vring_layout_compute(num, align, out ? &l : NULL);
     if (rc == 0) {
-        out->num = l.num;
-        out->align = l.align;
-        out->desc_off = l.desc_off;
-        out->avail_off = l.avail_off;
-        out->used_event_off = l.used_event_off;
-        out->used_off = l.used_off;
-        out->avail_event_off = l.avail_event_off;
-        out->size = l.size;
-        out->size_aligned = l.size_aligned;
+#define UT_COPY(f) out->f = l.f;
+        UT_VRING_FIELDS(UT_COPY)
+#undef UT_COPY
     }
     return rc;
 }

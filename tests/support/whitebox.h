@@ -50,10 +50,13 @@ uint32_t ut_max_channels(void);
 
 /* The RPMsg transport's split-virtqueue layout (mdcom_vring_layout_compute()
  * of src/rpmsg/virtqueue.h, field by field): 0 or -EINVAL. */
+#define UT_VRING_FIELDS(X)                                                                 \
+    X(num) X(align) X(desc_off) X(avail_off) X(used_event_off) X(used_off) X(avail_event_off) \
+    X(size) X(size_aligned)
 typedef struct ut_vring_layout {
-    uint32_t num, align;
-    uint32_t desc_off, avail_off, used_event_off, used_off, avail_event_off;
-    uint32_t size, size_aligned;
+#define UT_VRING_FIELD(f) uint32_t f;
+    UT_VRING_FIELDS(UT_VRING_FIELD)
+#undef UT_VRING_FIELD
 } ut_vring_layout;
 int ut_vring_layout_compute(uint32_t num, uint32_t align, ut_vring_layout *out);
 /* Sizes, offsets and flag values of the transport's virtio structures. */
