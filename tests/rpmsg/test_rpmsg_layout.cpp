@@ -112,38 +112,32 @@ TEST(RpmsgLayout, DefaultAreaIsLinuxGeometry)
     EXPECT_EQ(290816u, l.size);
 }
 
+/* By hand:
+ *  N=4, 64 B, align 16: v0 = 192; vring 118 B (128 aligned) -> v1 = 320;
+ *    end 438 -> pool at 448 (64-aligned); pool 512 -> size 960
+ *  N=16, 16 KiB, align 4096: v0 4096; vring 4230 (8192) -> v1 12288; end
+ *    16518 -> pool 20480; pool 2*16*16384 = 524288 -> size 544768
+ *  N=64, 512 B, align 64: v0 = 192; vring 1734 (1792) -> v1 1984; end
+ *    3718 -> pool 3776; pool 65536 -> size 69312 */
 TEST(RpmsgLayout, SmallAndLargeAreas)
 {
-    /* N=4, 64 B, align 16: v0 = 192; vring 118 B (128 aligned) -> v1 = 320;
-     * end 438 -> pool at 448 (64-aligned); pool 512 -> size 960 */
-    mdcom_rpmsg_geometry g{4, 64, 16};
-    mdcom_rpmsg_layout l{};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(192u, l.vring_off[0]);
-    EXPECT_EQ(320u, l.vring_off[1]);
-    EXPECT_EQ(118u, l.vring_size);
-    EXPECT_EQ(448u, l.pool_off);
-    EXPECT_EQ(512u, l.pool_size);
-    EXPECT_EQ(960u, l.size);
-
-    /* N=16, 16 KiB, align 4096: v0 4096; vring 4230 (8192) -> v1 12288; end
-     * 16518 -> pool 20480; pool 2*16*16384 = 524288 -> size 544768 */
-    g = {16, 16384, 4096};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(4096u, l.vring_off[0]);
-    EXPECT_EQ(12288u, l.vring_off[1]);
-    EXPECT_EQ(20480u, l.pool_off);
-    EXPECT_EQ(524288u, l.pool_size);
-    EXPECT_EQ(544768u, l.size);
-
-    /* N=64, 512 B, align 64: v0 = 192; vring 1734 (1792) -> v1 1984; end
-     * 3718 -> pool 3776; pool 65536 -> size 69312 */
-    g = {64, 512, 64};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(192u, l.vring_off[0]);
-    EXPECT_EQ(1984u, l.vring_off[1]);
-    EXPECT_EQ(3776u, l.pool_off);
-    EXPECT_EQ(69312u, l.size);
+    struct AreaCase {
+        mdcom_rpmsg_geometry g;
+        uint32_t vring0, vring1, vring_size, pool_off, pool_size, size;
+    };
+    const AreaCase cases[] = {{{4, 64, 16}, 192, 320, 118, 448, 512, 960},
+                              {{16, 16384, 4096}, 4096, 12288, 4230, 20480, 524288, 544768},
+                              {{64, 512, 64}, 192, 1984, 1734, 3776, 65536, 69312}};
+    for (const AreaCase &c : cases) {
+        SCOPED_TRACE("num_bufs " + std::to_string(c.g.num_bufs));
+        mdcom_rpmsg_geometry g = c.g;
+        mdcom_rpmsg_layout l{};
+        ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
+        const uint32_t got[] = {l.vring_off[0], l.vring_off[1], l.vring_size, l.pool_off, l.pool_size, l.size};
+        const uint32_t want[] = {c.vring0, c.vring1, c.vring_size, c.pool_off, c.pool_size, c.size};
+        for (size_t i = 0; i < 6; i++)
+            EXPECT_EQ(want[i], got[i]) << "field " << i << " (vring0 vring1 vring_size pool_off pool_size size)";
+    }
 }
 
 TEST(RpmsgLayout, RejectsBadGeometry)
