@@ -141,47 +141,67 @@ static void set_mode(m4_link *l, uint32_t mode)
     mdcom_fifoch_set_spin(l->rsp, s);
 }
 
-/* Wait for a block (poll: spin on dequeue; doorbell: sleep in wait). */
-static int rx_wait(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, int64_t tmo)
+/* Dequeue (rx) or allocate (tx) until a block comes or tmo passes: polling
+ * spins on the call (rx also waits with MDCOM_POLL now and then, to learn of
+ * a shutdown); the doorbell mode sleeps in mdcom_fifoch_wait between tries. */
+static int take_block(mdcom_fifoch_t *ch, uint32_t mode, int rx, uint32_t *id, uint32_t *len,
+                      int64_t tmo)
 {
     double end = m4_now_ns() + (double)tmo;
     for (;;) {
-        int r = mdcom_fifoch_dequeue(ch, id, len);
+        int r = rx ? mdcom_fifoch_dequeue(ch, id, len) : mdcom_fifoch_alloc(ch, id);
         double now;
-        if (r != -EAGAIN)
+        if (r != (rx ? -EAGAIN : -ENOBUFS))
             return r;
         now = m4_now_ns();
         if (now >= end)
             return -ETIMEDOUT;
-        if (mode == FW_MODE_DOORBELL) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, (int64_t)(end - now));
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        } else if (((uint64_t)now & 0xfff) == 0) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, MDCOM_POLL); /* learn of a shutdown */
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        }
+        if (mode == FW_MODE_DOORBELL)
+            r = mdcom_fifoch_wait(ch, rx ? MDCOM_EV_RX : MDCOM_EV_TX, (int64_t)(end - now));
+        else if (rx && ((uint64_t)now & 0xfff) == 0)
+            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, MDCOM_POLL);
+        if (r < 0 && r != -ETIMEDOUT && r != (rx ? -EAGAIN : -ENOBUFS))
+            return r;
     }
 }
 
-static int tx_alloc(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, int64_t tmo)
+static int rx_wait(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, int64_t tmo)
 {
-    double end = m4_now_ns() + (double)tmo;
-    for (;;) {
-        int r = mdcom_fifoch_alloc(ch, id);
-        double now;
-        if (r != -ENOBUFS)
-            return r;
-        now = m4_now_ns();
-        if (now >= end)
-            return -ETIMEDOUT;
-        if (mode == FW_MODE_DOORBELL) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, (int64_t)(end - now));
-            if (r < 0 && r != -ETIMEDOUT)
-                return r;
-        }
-    }
+    return take_block(ch, mode, 1, id, len, tmo);
+}
+
+/* a free block of ch (*id at *p) for the caller to fill */
+static int tx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, void **p)
+{
+    int r = take_block(ch, mode, 0, id, NULL, REPLY_NS);
+    if (r == 0)
+        mdcom_fifoch_get(ch, *id, p, NULL);
+    return r;
+}
+
+/* the next message of ch: block *id at *p, *len bytes */
+static int rx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, void **p)
+{
+    int r = rx_wait(ch, mode, id, len, REPLY_NS);
+    if (r == 0)
+        mdcom_fifoch_get(ch, *id, p, NULL);
+    return r;
+}
+
+/* queue block id (len bytes) of ch and notify */
+static int tx_queue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
+{
+    int r = mdcom_fifoch_enqueue(ch, id, len);
+    if (r == 0)
+        mdcom_fifoch_notify(ch);
+    return r;
+}
+
+/* m4_result, then the firmware's status: 0 when both succeeded */
+static int m4_done(m4_link *l, fw_rsp *res, int64_t timeout_ns)
+{
+    int r = m4_result(l, res, timeout_ns);
+    return r ? r : res->status;
 }
 
 int m4_cmd(m4_link *l, uint32_t op, uint32_t mode, uint32_t count, uint32_t arg)
@@ -258,16 +278,13 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
         void *p;
         double t0, t3;
         t0 = m4_now_ns();
-        if ((r = tx_alloc(l->ein, mode, &id, REPLY_NS)) != 0)
+        if ((r = tx_block(l->ein, mode, &id, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->ein, id, &p, NULL);
         memcpy(p, buf, mlen);
-        if ((r = mdcom_fifoch_enqueue(l->ein, id, mlen)) != 0)
+        if ((r = tx_queue(l->ein, id, mlen)) != 0)
             return r;
-        mdcom_fifoch_notify(l->ein);
-        if ((r = rx_wait(l->eout, mode, &id, &len, REPLY_NS)) != 0)
+        if ((r = rx_block(l->eout, mode, &id, &len, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->eout, id, &p, NULL);
         t3 = m4_now_ns(); /* the reply is in hand; its check is not timed */
         bad += (uint32_t)echo_reply_bad(p, len, i, mlen, arg, t0, t3, ow);
         mdcom_fifoch_free(l->eout, id);
@@ -320,10 +337,8 @@ int m4_raw_echo(m4_link *l, uint32_t n, uint32_t arg, m4_times *t, m4_ow *ow)
             m4_times_add(&ow->b, tf - t3);
         }
     }
-    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
         return r;
-    if (res.status)
-        return res.status;
     return (int)bad + (res.count != n);
 }
 
@@ -381,17 +396,14 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         void *p;
         while (first || sent < bytes) {
             uint32_t clen;
-            if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+            if ((r = tx_block(l->bulk, mode, &id, &p)) != 0)
                 return r;
-            mdcom_fifoch_get(l->bulk, id, &p, NULL);
             clen = ba_fill(p, chunk, bytes, &sent, &first, (uint8_t)i);
-            if ((r = mdcom_fifoch_enqueue(l->bulk, id, clen)) != 0)
+            if ((r = tx_queue(l->bulk, id, clen)) != 0)
                 return r;
-            mdcom_fifoch_notify(l->bulk);
         }
-        if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+        if ((r = rx_block(l->ack, mode, &id, &len, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->ack, id, &p, NULL);
         if (len == 4)
             memcpy(&ackv, p, 4);
         if (len != 4 || ackv != bytes)
@@ -400,10 +412,8 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         mdcom_fifoch_notify(l->ack);
         m4_times_add(t, m4_now_ns() - t0);
     }
-    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
         return r;
-    if (res.status)
-        return res.status;
     return (int)(bad + res.value + (res.count != n));
 }
 
@@ -419,15 +429,13 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
         return r;
     t0 = m4_now_ns();
     for (i = 0; i < n; i++) {
-        if ((r = tx_alloc(l->bulk, mode, &id, REPLY_NS)) != 0)
+        if ((r = tx_block(l->bulk, mode, &id, &p)) != 0)
             return r;
-        mdcom_fifoch_get(l->bulk, id, &p, NULL);
         memset(p, (int)(i & 0xff), bytes); /* the sender writes the whole message */
         memcpy(p, &i, 4);
         sum += i;
-        if ((r = mdcom_fifoch_enqueue(l->bulk, id, bytes)) != 0)
+        if ((r = tx_queue(l->bulk, id, bytes)) != 0)
             return r;
-        mdcom_fifoch_notify(l->bulk);
     }
     if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
         return r;
@@ -435,10 +443,8 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
     mdcom_fifoch_get(l->ack, id, &p, NULL);
     memcpy(&ackv, p, 4);
     mdcom_fifoch_free(l->ack, id);
-    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
         return r;
-    if (res.status)
-        return res.status;
     return (ackv == (uint64_t)n * bytes && res.value2 == (uint32_t)sum && res.count == n) ? 0
                                                                                         : -EBADMSG;
 }
@@ -464,10 +470,8 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
      * this process, and a lock contended across the boundary can be lost
      * or doubled by the emulator (docs/reliability.md, "Closed ... formerly known gap 5": an386 only).
      * Contention between Linux processes is tested in tests/mp. */
-    if ((r = m4_result(l, &res, REPLY_NS * 4)) != 0)
+    if ((r = m4_done(l, &res, REPLY_NS * 4)) != 0)
         return r;
-    if (res.status)
-        return res.status;
     for (i = 0; i < n; i++) {
         uint32_t v;
         if (mode == FW_MODE_DOORBELL)
