@@ -109,8 +109,7 @@ static uint32_t an521_pid(void) { return MDCOM_BM_PID + g_cpu; }
 const mdcom_board mdcom_board_desc = {
     .name = "mps2-an521",
     .cpu_hz = CPU_HZ,
-    .region_base = 0x80000000u,
-    .region_size = 16u << 20,
+    .region_base = 0x80000000u, .region_size = 16u << 20, /* 16 MiB both cores map */
     .semihosting = 1,
     .ring = an521_ring,
     .putc = an521_putc,
