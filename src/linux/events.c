@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * events.c - pollable fds and wait sets (include/mdcom/events.h), Linux port.
+ * Part of the library beside the core (not under ports/): it works on the
+ * core's private attachment and channel state (src/core/internal.h).
  *
  * A member of a wait set holds one waiter count on its channel's shared
  * waiter word from add to remove, so every notify / unlock on the channel
@@ -43,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "../core/internal.h"
 #include "mdcom/events.h"
 
 #ifndef SYS_futex_waitv
