@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mp_sys.h - building mdcom configurations at run time and attaching to them,
- * for the multi-process tests.
+ * mp_sys.h - attaching to run-time configurations (tsup::Config of
+ * support/config.h, the one config builder) and the fixtures of the
+ * multi-process tests: a unique region, children killed and the region
+ * removed at the end.
  */
 #ifndef MDCOM_TESTS_MP_SYS_H
 #define MDCOM_TESTS_MP_SYS_H

@@ -7,7 +7,7 @@
  *   crc32                                    CRC-32 (IEEE) of messages
  *   unique_region, region_path,
  *   region_exists, region_remove             region files of the Linux port
- *   fifo_cfg, smem_cfg                       one channel of an mdcom_config
+ *   chan_cfg, fifo_cfg, smem_cfg             one channel of an mdcom_config
  *   errname                                  "-71 (EPROTO ...)" for messages
  *   RegionMap                                a separate mapping of a region
  *                                            file (an inspector, or a hostile
@@ -16,8 +16,10 @@
  *                                            config is, from the core's own
  *                                            mdcom_wire_layout_compute()
  *
- * tests/unit (fixture.h), tests/mp (mp_util.h, mp_sys.h), tests/reliability
- * (rel_util.h) and the others build on these names (namespace tsup).
+ * support/config.h (tsup::Config, the config builder) and support/inst.h
+ * (tsup::Inst) build on them, as do tests/unit (fixture.h), tests/mp
+ * (mp_util.h, mp_sys.h), tests/reliability (rel_util.h) and the others
+ * (namespace tsup).
  */
 #ifndef MDCOM_TESTS_SUPPORT_COMMON_H
 #define MDCOM_TESTS_SUPPORT_COMMON_H
