@@ -87,14 +87,9 @@ void mdcom_bm_puts(const char *s)
 
 void mdcom_bm_put_u32(uint32_t v)
 {
-    char b[11];
-    int i = 10;
-    b[i] = '\0';
-    do {
-        b[--i] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    mdcom_bm_puts(&b[i]);
+    if (v >= 10u)
+        mdcom_bm_put_u32(v / 10u); /* the higher digits first (at most 9 deep) */
+    mdcom_board_desc.putc((char)('0' + v % 10u));
 }
 
 void mdcom_bm_put_i32(int32_t v)
