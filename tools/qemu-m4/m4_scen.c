@@ -481,11 +481,12 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
                 ;
         if (r)
             return r;
+        /* holding the lock: mark it ours ("LX"), count one, and see that
+         * nobody wrote in between */
         v = area[0];
-        area[1] = 0x4c58u; /* "LX" holds it */
+        area[1] = 0x4c58u;
         area[0] = v + 1;
-        if (area[0] != v + 1 || area[1] != 0x4c58u)
-            errs++;
+        errs += area[0] != v + 1 || area[1] != 0x4c58u;
         if ((r = mdcom_smemch_unlock(l->state)) != 0)
             return r;
     }
