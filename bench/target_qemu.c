@@ -74,6 +74,7 @@ void bench_target_qemu_m4_usage(FILE *out)
 #define QM_TARGET_INSTR 40.0      /* goal: <= 40 instructions per zero-copy API call */
 #define QM_TARGET_CORE_TEXT 4096u /* goal: core <= 4 KiB text at -Os */
 #define QM_PATH 512
+#define QM_MIX 4 /* slices per transport in the size tables */
 
 typedef struct qm_ctx {
     char fw[QM_PATH], fw_apicost[QM_PATH];
@@ -82,6 +83,7 @@ typedef struct qm_ctx {
     bench_json *j;  /* NULL without --json */
     unsigned integrity, failures, missed;
     int broken; /* a link error: the rest of this link's scenarios are skipped */
+    m4_oa *oa;  /* latency: OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
 } qm_ctx;
 
 static void qm_usage(FILE *out)
@@ -263,31 +265,51 @@ typedef struct qm_rt {
  * into its reply and checks nothing, this side checks seq + CRC of each
  * reply after taking its time). tr: 0 MDCOM FIFO, 1 RPMsg, 2 the raw spin
  * echo (one word each way, polling only). */
+static const char *qm_tr_name(int tr)
+{
+    return tr == 3 ? "OpenAMP RPMsg" : tr == 2 ? "raw spin" : tr == 1 ? "RPMsg" : "MDCOM FIFO";
+}
+
+/* n round trips of transport tr, their times appended to t (see qm_rt_run).
+ * 0, or what qm_check counted. */
+static int qm_rt_go(qm_ctx *c, m4_link *l, int tr, uint32_t mode, uint32_t bytes, uint32_t n,
+                    m4_times *t)
+{
+    char what[80];
+    int r;
+    if (c->broken)
+        return -ESHUTDOWN;
+    snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr_name(tr),
+             mode == FW_MODE_DOORBELL ? "doorbell" : "poll", bytes);
+    bench_progress("%s x %u", what, n);
+    if (tr == 3)
+        r = c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
+    else if (tr == 2)
+        r = m4_raw_echo(l, n, 0, t, NULL);
+    else if (tr == 1)
+        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, t, NULL);
+    else
+        r = m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), 0, t, NULL, NULL);
+    bench_progress_end();
+    if (tr == 3 && r == -ENOENT)
+        return r; /* no OpenAMP image: its column says n/a */
+    return qm_check(c, what, r);
+}
+
+static void qm_rt_init(qm_rt *row, int tr, uint32_t mode, uint32_t bytes)
+{
+    memset(row, 0, sizeof(*row));
+    row->tr = qm_tr_name(tr);
+    row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
+    row->bytes = bytes;
+}
+
 static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int tr, uint32_t mode, uint32_t bytes,
                       uint32_t n)
 {
-    int rpmsg = tr == 1;
     m4_times t = qm_times(n);
-    char what[80];
-    int r;
-    memset(row, 0, sizeof(*row));
-    row->tr = tr == 2 ? "raw spin" : rpmsg ? "RPMsg" : "MDCOM FIFO";
-    row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
-    row->bytes = bytes;
-    if (c->broken || !t.v) {
-        free(t.v);
-        return;
-    }
-    snprintf(what, sizeof(what), "%s echo, %s, %u B", row->tr, row->mode, bytes);
-    bench_progress("%s x %u", what, n);
-    if (tr == 2)
-        r = m4_raw_echo(l, n, 0, &t, NULL);
-    else if (rpmsg)
-        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, &t, NULL);
-    else
-        r = m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), 0, &t, NULL, NULL);
-    bench_progress_end();
-    if (qm_check(c, what, r) == 0) {
+    qm_rt_init(row, tr, mode, bytes);
+    if (t.v && qm_rt_go(c, l, tr, mode, bytes, n, &t) == 0) {
         row->ok = 1;
         qm_stats(&t, &row->st);
     }
@@ -387,9 +409,89 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
     free(all.b.v);
 }
 
+/* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the
+ * firmware, started for the latency tables (n/a without it) */
+static void qm_oa_begin(qm_ctx *c, int icount_shift)
+{
+    static m4_oa oa;
+    char path[QM_PATH];
+    const char *slash = strrchr(c->fw, '/');
+    int dl = slash ? (int)(slash - c->fw + 1) : 0, r;
+    snprintf(path, sizeof(path), "%.*smdcom-fw-openamp.elf", dl, c->fw);
+    c->oa = NULL;
+    if (access(path, R_OK) != 0) {
+        printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
+        return;
+    }
+    if ((r = m4_oa_start_icount(&oa, path, icount_shift)) != 0) {
+        printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
+        return;
+    }
+    c->oa = &oa;
+}
+
+static void qm_oa_end(qm_ctx *c)
+{
+    if (c->oa)
+        m4_oa_stop(c->oa);
+    c->oa = NULL;
+}
+
+/* MDCOM FIFO, RPMsg and OpenAMP's RPMsg at 16..496 B in one mode, n round
+ * trips each, side by side per size: p50 (polling: / 2, the one-way) and
+ * the ratios to MDCOM FIFO. */
+static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, const char *kind)
+{
+    static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
+    static const int tr[3] = {0, 1, 3};                 /* MDCOM FIFO, RPMsg, OpenAMP */
+    double div = mode == FW_MODE_POLL ? 2.0 : 1.0;
+    char b[3][16];
+    unsigned k, t;
+    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
+           "OpenAMP RPMsg", "OpenAMP / MDCOM");
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        /* the three in QM_MIX alternating slices of n / QM_MIX each (first
+         * transport rotating), so that a change of the host's load while
+         * they run falls on all three alike */
+        qm_rt row[3];
+        m4_times tm[3];
+        int bad[3] = {0, 0, 0};
+        uint32_t sl;
+        for (t = 0; t < 3; t++) {
+            qm_rt_init(&row[t], tr[t], mode, sizes[k]);
+            tm[t] = qm_times(n);
+            bad[t] = !tm[t].v;
+        }
+        for (sl = 0; sl < QM_MIX; sl++)
+            for (t = 0; t < 3; t++) {
+                unsigned u = (t + sl) % 3;
+                if (!bad[u])
+                    bad[u] = qm_rt_go(c, l, tr[u], mode, sizes[k], n / QM_MIX, &tm[u]) != 0;
+            }
+        for (t = 0; t < 3; t++) {
+            row[t].ok = !bad[t];
+            if (row[t].ok)
+                qm_stats(&tm[t], &row[t].st);
+            free(tm[t].v);
+            qm_rt_json(c, &row[t], kind);
+            snprintf(b[t], sizeof(b[t]), "n/a");
+            if (row[t].ok)
+                qm_us(b[t], sizeof(b[t]), (double)row[t].st.p50 / div);
+        }
+        if (!row[0].ok || !row[1].ok) {
+            printf("%8u  ERROR (see above)\n", sizes[k]);
+            continue;
+        }
+        printf("%8u %12s %12s %13.2fx %14s", sizes[k], b[0], b[1],
+               (double)row[1].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1), b[2]);
+        if (row[2].ok)
+            printf(" %15.2fx", (double)row[2].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1));
+        printf("\n");
+    }
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
-    static const uint32_t ow_sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
     uint32_t n = c->count ? (uint32_t)c->count : (c->quick ? 2000u : 20000u);
     uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
@@ -431,23 +533,17 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_oneway(c, l, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
-    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
-    for (k = 0; k < sizeof(ow_sizes) / sizeof(ow_sizes[0]); k++) {
-        qm_rt f, rp;
-        qm_rt_run(c, l, &f, 0, FW_MODE_POLL, ow_sizes[k], now);
-        qm_rt_run(c, l, &rp, 1, FW_MODE_POLL, ow_sizes[k], now);
-        if (!f.ok || !rp.ok) {
-            printf("%8u  ERROR (see above)\n", ow_sizes[k]);
-            continue;
-        }
-        printf("%8u %12s %12s %13.2fx\n", ow_sizes[k], qm_us(b1, sizeof(b1), f.st.p50 / 2.0),
-               qm_us(b2, sizeof(b2), rp.st.p50 / 2.0),
-               (double)rp.st.p50 / (double)(f.st.p50 ? f.st.p50 : 1));
-        qm_rt_json(c, &f, "one_way_rt");
-        qm_rt_json(c, &rp, "one_way_rt");
-    }
+    qm_oa_begin(c, -1);
+    qm_size_table(c, l, FW_MODE_POLL, now, "one_way_rt");
     printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
+    printf("\n== round trip with the doorbell (UART IRQ + WFI on the M4, Linux asleep in the\n"
+           "   UART socket), equal work (us, p50) ==\n");
+    qm_size_table(c, l, FW_MODE_DOORBELL, nd, "round_trip_doorbell");
+    printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf, OpenAMP's own RPMsg remote built from\n"
+           " ../shared/third_party, in its own QEMU with the same doorbell, idle in WFI while\n"
+           " the other rows run; this side mdcom's RPMsg host. Same messages, one copy)\n");
+    qm_oa_end(c);
 
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
@@ -705,9 +801,11 @@ static void qm_echo_cost(qm_ctx *c)
     }
     printf("\n== firmware instructions per echoed message (-icount shift=0; receive call that\n"
            "   returned it .. reply published; one copy, no check on both transports) ==\n");
-    printf("%8s %12s %12s %14s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM");
+    qm_oa_begin(c, 0);
+    printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
+           "OpenAMP RPMsg", "OpenAMP / MDCOM");
     for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        double f = -1, rp = -1;
+        double f = -1, rp = -1, oa = -1;
         r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
                         NULL, NULL, NULL);
         if (qm_check(c, "echo cost, MDCOM FIFO", r) == 0 && l.last.count)
@@ -715,16 +813,23 @@ static void qm_echo_cost(qm_ctx *c)
         r = m4_rpmsg_echo_arg(&l, n, FW_MODE_POLL, sizes[k], FW_ARG_COST, NULL, NULL);
         if (qm_check(c, "echo cost, RPMsg", r) == 0 && l.last.count)
             rp = (double)l.last.value2 / l.last.count;
-        printf("%8u %12.0f %12.0f %13.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0);
+        if (c->oa && qm_check(c, "echo cost, OpenAMP", m4_oa_cost(c->oa, n, sizes[k], &oa)))
+            oa = -1;
+        printf("%8u %12.0f %12.0f %13.2fx %14.0f %15.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0,
+               oa, f > 0 && oa > 0 ? oa / f : 0);
         if (c->j) {
             bench_json_obj_begin(c->j, NULL);
             bench_json_str(c->j, "call", "echo_per_message");
             bench_json_u64(c->j, "bytes", sizes[k]);
             bench_json_dbl(c->j, "mdcom_fifo_instr", f);
             bench_json_dbl(c->j, "rpmsg_instr", rp);
+            bench_json_dbl(c->j, "openamp_instr", oa);
             bench_json_obj_end(c->j);
         }
     }
+    printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
+           " echoed the message, as the RPMsg column's span)\n");
+    qm_oa_end(c);
     m4_link_stop(&l);
 }
 

@@ -96,6 +96,25 @@ static void open_smem(fw_svc *s, const char *name, mdcom_smemch_t **ch)
     }
 }
 
+/* the block table of ch (see fw_svc.ein_blk) */
+static void blk_table(mdcom_fifoch_t *ch, void **tab)
+{
+    uint32_t id;
+    for (id = 0; id < FW_BLK_MAX; id++)
+        if (mdcom_fifoch_get(ch, id, &tab[id], 0) != 0)
+            tab[id] = 0;
+}
+
+/* the address of block id of ch, from its table when there */
+static void *blk(mdcom_fifoch_t *ch, void *const *tab, uint32_t id)
+{
+    void *p = 0;
+    if (id < FW_BLK_MAX && tab[id])
+        return tab[id];
+    mdcom_fifoch_get(ch, id, &p, 0);
+    return p;
+}
+
 void fw_open(fw_svc *s)
 {
     open_fifo(s, "ctl", &s->ctl, 1);
@@ -109,6 +128,8 @@ void fw_open(fw_svc *s)
     open_smem(s, "tm_sync", &s->tmsync);
     open_smem(s, "rpmsg", &s->rpmsg);
     open_smem(s, "raw", &s->raw);
+    blk_table(s->ein, s->ein_blk);
+    blk_table(s->eout, s->eout_blk);
 }
 
 void fw_start(fw_svc *s, const char *who, const char *banner, const mdcom_config *cfg,
@@ -263,7 +284,7 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
             return r;
         if (c->arg & FW_ARG_STAMP)
             t_rx = stamp_ns();
-        mdcom_fifoch_get(s->ein, in, &pi, 0);
+        pi = blk(s->ein, s->ein_blk, in);
         if ((c->arg & FW_ARG_CHECK) && echo_bad(pi, len, &expect))
             o->value++;
         r = fw_tx_alloc(s->eout, c->mode, &out);
@@ -271,7 +292,7 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
             mdcom_fifoch_free(s->ein, in);
             return r;
         }
-        mdcom_fifoch_get(s->eout, out, &po, 0);
+        po = blk(s->eout, s->eout_blk, out);
         n = echo_reply(po, pi, len, c->arg, t_rx);
         /* the reply first, then the request's block back (the order of the
          * RPMsg echo, whose receive buffer returns after the callback) */
@@ -394,18 +415,14 @@ static int svc_smem(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     mdcom_smemch_get(s->state, &p, 0);
     area = (volatile uint32_t *)p;
     while (o->count < c->count) {
-        uint32_t v;
         int r = c->mode == FW_MODE_DOORBELL ? mdcom_smemch_lock(s->state, MS(FW_IDLE_MS))
                                             : mdcom_smemch_trylock(s->state);
         if (r == -EBUSY)
             continue;
         if (r)
             return r;
-        v = area[0];
-        area[1] = 0x4d34u; /* "M4" holds it */
-        area[0] = v + 1;
-        if (area[0] != v + 1 || area[1] != 0x4d34u)
-            o->value++; /* someone wrote while we held the lock */
+        if (fw_smem_bump(area, 0x4d34u)) /* "M4" holds it */
+            o->value++;
         r = mdcom_smemch_unlock(s->state);
         if (r)
             return r;

@@ -109,36 +109,31 @@ static void set_mode(uint32_t mode)
         mdcom_fifoch_set_spin(chs[i], spin);
 }
 
-/* Timeout of a blocking call in mode: doorbell mode sleeps (WFI) in the
- * core's wait; poll mode spins with MDCOM_POLL calls. */
-static int send_m(mdcom_fifoch_t *ch, const void *b, uint32_t n, uint32_t mode)
+/* Send (tx) or receive one message with the timeout of mode: doorbell mode
+ * sleeps (WFI) in the core's wait; poll mode spins with MDCOM_POLL calls,
+ * reading the clock (MMIO: SysTick) once every 1024 of them. */
+static int xfer_m(mdcom_fifoch_t *ch, void *b, uint32_t n, uint32_t mode, int tx)
 {
     uint64_t end = mdcom_bm_now_ns() + (uint64_t)MS(FW_IDLE_MS);
-    uint32_t spins = 0; /* the clock is MMIO (SysTick): read it seldom */
-    if (mode == FW_MODE_DOORBELL)
-        return mdcom_fifoch_send(ch, b, n, MS(FW_IDLE_MS));
+    int64_t tmo = mode == FW_MODE_DOORBELL ? MS(FW_IDLE_MS) : MDCOM_POLL;
+    uint32_t spins = 0;
     for (;;) {
-        int r = mdcom_fifoch_send(ch, b, n, MDCOM_POLL);
-        if (r != -ENOBUFS && r != -EAGAIN && r != -ETIMEDOUT)
+        int r = tx ? mdcom_fifoch_send(ch, b, n, tmo) : mdcom_fifoch_recv(ch, b, n, tmo);
+        if (tmo != MDCOM_POLL || (r != -ENOBUFS && r != -EAGAIN && r != -ETIMEDOUT))
             return r;
         if ((++spins & 1023u) == 0 && mdcom_bm_now_ns() >= end)
             return -ETIMEDOUT;
     }
 }
 
+static int send_m(mdcom_fifoch_t *ch, const void *b, uint32_t n, uint32_t mode)
+{
+    return xfer_m(ch, (void *)(uintptr_t)b, n, mode, 1);
+}
+
 static int recv_m(mdcom_fifoch_t *ch, void *b, uint32_t cap, uint32_t mode)
 {
-    uint64_t end = mdcom_bm_now_ns() + (uint64_t)MS(FW_IDLE_MS);
-    uint32_t spins = 0; /* the clock is MMIO (SysTick): read it seldom */
-    if (mode == FW_MODE_DOORBELL)
-        return mdcom_fifoch_recv(ch, b, cap, MS(FW_IDLE_MS));
-    for (;;) {
-        int r = mdcom_fifoch_recv(ch, b, cap, MDCOM_POLL);
-        if (r != -EAGAIN && r != -ETIMEDOUT)
-            return r;
-        if ((++spins & 1023u) == 0 && mdcom_bm_now_ns() >= end)
-            return -ETIMEDOUT;
-    }
+    return xfer_m(ch, b, cap, mode, 0);
 }
 
 static uint32_t g_rng = 0x12345678u;

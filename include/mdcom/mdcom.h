@@ -84,7 +84,7 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 #define MDCOM_VERSION_PATCH 0
 #define MDCOM_VERSION_STRING "0.1.0" /* = project(VERSION) in CMakeLists.txt */
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 6u
+#define MDCOM_WIRE_VERSION 7u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */
@@ -286,7 +286,10 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st);
 int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id);
 
 /* Return a block this process allocated or dequeued to the pool.
- * 0, -EINVAL bad id, -EALREADY block not held by this process, -EPROTO. */
+ * 0, -EINVAL bad id, -EALREADY block not held by this process, -EPROTO,
+ * -ENOTCONN this process was taken for dead (a missed heartbeat promise, or a
+ * forged identity in its process entry) and reaped: the block went back to
+ * the pool with it, nothing is changed. */
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id);
 
 /* Address and size of a block. 0, -EINVAL (bad id). */
@@ -296,7 +299,8 @@ int mdcom_fifoch_get(mdcom_fifoch_t *ch, uint32_t id, void **ptr, uint32_t *size
  * the receiver. Returns 0, or MDCOM_FILTERED (1) when the channel's filter
  * dropped it (the block is freed and counted), -EAGAIN queue full,
  * -EINVAL bad id/len, -EALREADY block not allocated by this process,
- * -EPERM not a sender, -EPROTO corrupted queue. Does not wake the receiver:
+ * -EPERM not a sender, -EPROTO corrupted queue, -ENOTCONN this process was
+ * reaped (as for mdcom_fifoch_free; nothing is queued). Does not wake the receiver:
  * call mdcom_fifoch_notify() (once per batch is enough). */
 int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len);
 #define MDCOM_FILTERED 1
@@ -390,7 +394,8 @@ int mdcom_smemch_trylock(mdcom_smemch_t *ch);
 int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns);
 
 /* Release the lock (publishes the area's contents). 0, -EPERM if this
- * process does not hold it. */
+ * process does not hold it, -ENOTCONN if this process was taken for dead and
+ * reaped (its lock was broken then). */
 int mdcom_smemch_unlock(mdcom_smemch_t *ch);
 
 MDCOM_API_END

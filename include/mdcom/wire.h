@@ -32,10 +32,10 @@
  *           |   {owner* (0 free, 1 claiming, 2+domain live), pid, token,    |
  *           |    heartbeat*, wait[2]* (waiter counts this process has      |
  *           |    incremented: channel + 1 | incarnation << 16, 0 = none),  |
- *           |    op*, op_pos*, op_id*, op_state* (the queue operation in   |
- *           |    flight, for a reaper), hb_ms (heartbeat promise;          |
- *           |    heartbeat* counts signs of life), incarn (counted up by   |
- *           |    each claim of the entry), rsv[20]}                        |
+ *           |    hb_ms (heartbeat promise; heartbeat* counts signs of      |
+ *           |    life), incarn (counted up by each claim of the entry),    |
+ *           |    rec[6]* {op, pos, id, state}: one record per thread of    |
+ *           |    the queue operation in flight, for a reaper}              |
  *  dir_off  | channel directory: n_channels x 64 B                          |
  *           |   {name[32], type, off, size, block_size, block_count,        |
  *           |    queue_depth, senders, receivers}                          |
@@ -52,7 +52,8 @@
  *  +384   | filtered*, errors*, lost*,  | PAD  counters
  *         | reclaimed*                  |
  *  +512   | queue slots: qcap x 16 B {seq*, id*, len*, state*} qcap = queue_depth
- *  bst    | block states: block_count x 4 B* (state | owner << 8 | gen << 16),
+ *  bst    | block states: block_count x 4 B* (state | incarnation << 4 |
+ *         |   owner << 8 | gen << 16),
  *         |   PAD-aligned
  *  bl_off | blocks: block_count x stride, stride = block_size rounded to PAD,
  *         |   plus one PAD when that is >= 4 KiB and an even number of PADs
@@ -124,24 +125,32 @@ enum {
 #define MDCOM_PROC_IS_CLAIMING(o) ((o) == MDCOM_PROC_CLAIMING || ((o)&0x80000000u) != 0)
 #define MDCOM_PROC_CLAIMER(o) ((o)&0x7fffffffu)
 
-/* Block state word: state (bits 0-7) | owner (process slot + 1, bits 8-15,
- * 0 when free) | generation (bits 16-31, incremented by every alloc). The
- * generation makes a stale state word useless for a CAS: a reaper that read
- * QUEUED of one message cannot free the block of a later message that reuses
- * it (ABA). */
+/* Block state word: state (bits 0-3) | the owner's incarnation, its low 4
+ * bits (bits 4-7) | owner (process slot + 1, bits 8-15; 0 when free) |
+ * generation (bits 16-31, counted up by every alloc). Owner and incarnation
+ * together ("who", bits 4-15) name the attachment that holds the block, not
+ * only its slot: a process reaped while paused whose slot was claimed again
+ * meanwhile finds another "who" in the words of its slot's new blocks and
+ * cannot free or queue them. The generation makes a stale state word useless
+ * for a CAS: a reaper that read QUEUED of one message cannot free the block
+ * of a later message that reuses it (ABA). */
 enum {
-    MDCOM_BLK_FREE = 0x11,
-    MDCOM_BLK_ALLOC = 0x22,
-    MDCOM_BLK_QUEUED = 0x33,
-    MDCOM_BLK_HELD = 0x44
+    MDCOM_BLK_FREE = 0x1,
+    MDCOM_BLK_ALLOC = 0x2,
+    MDCOM_BLK_QUEUED = 0x3,
+    MDCOM_BLK_HELD = 0x4
 };
-#define MDCOM_BLK_STATE(w) ((w)&0xffu)
+#define MDCOM_BLK_STATE(w) ((w)&0xfu)
+#define MDCOM_BLK_INC(w) (((w) >> 4) & 0xfu)
 #define MDCOM_BLK_OWNER(w) (((w) >> 8) & 0xffu)
+#define MDCOM_BLK_WHO(w) (((w) >> 4) & 0xfffu)
 #define MDCOM_BLK_GEN(w) ((w) >> 16)
-#define MDCOM_BLK_MAKEG(st, owner, gen)                                                   \
-    ((uint32_t)(st) | ((uint32_t)(owner) << 8) | ((uint32_t)(gen) << 16))
-#define MDCOM_BLK_MAKE(st, owner) MDCOM_BLK_MAKEG(st, owner, 0u)
-/* state | owner: the word without its generation */
+/* who of the attachment in process slot + 1 = owner with incarnation incarn */
+#define MDCOM_BLK_WHO_OF(owner, incarn) (((uint32_t)(owner) << 4) | ((uint32_t)(incarn)&0xfu))
+#define MDCOM_BLK_MAKEG(st, who, gen)                                                     \
+    ((uint32_t)(st) | ((uint32_t)(who) << 4) | ((uint32_t)(gen) << 16))
+#define MDCOM_BLK_MAKE(st, who) MDCOM_BLK_MAKEG(st, who, 0u)
+/* state | who: the word without its generation */
 #define MDCOM_BLK_SO(w) ((w)&0xffffu)
 
 typedef struct mdcom_wire_hdr {
@@ -172,32 +181,41 @@ typedef struct mdcom_wire_domain {
     uint32_t reserved[2];
 } mdcom_wire_domain;
 
+/* One thread's queue operation in flight (written before its position CAS,
+ * left when done): op = kind << 16 | (channel index + 1), 0 = none. A reaper
+ * uses it to fill the hole a producer killed between claiming and publishing
+ * leaves (pos), and to find a block a consumer killed between claiming and
+ * holding leaves behind (id; state: the block state word, with its
+ * generation, that consumer read in the slot). */
+typedef struct mdcom_wire_oprec {
+    mdcom_aword op;
+    mdcom_aword pos;
+    mdcom_aword id;
+    mdcom_aword state;
+} mdcom_wire_oprec;
+#define MDCOM_PROC_RECS 6u /* operation records per process entry */
+
 typedef struct mdcom_wire_proc {
     mdcom_aword owner;
     uint32_t pid;
     uint32_t token;
     mdcom_aword heartbeat;
-    mdcom_aword wait[2]; /* region offsets of waiter counts we hold, 0 = none */
-    /* The queue operation in flight (written before its position CAS, left
-     * when done): op = kind << 16 | (channel index + 1), 0 = none. A reaper
-     * uses it to fill the hole a producer killed between claiming and
-     * publishing leaves, and to find a block a consumer killed between
-     * claiming and holding leaves behind: op_state is the block state word
-     * (with its generation) that consumer read in the slot's block. */
-    mdcom_aword op;
-    mdcom_aword op_pos;
-    mdcom_aword op_id;
-    mdcom_aword op_state;
+    mdcom_aword wait[2]; /* waiter records (MDCOM_WAITREC_MAKE), 0 = none */
     /* the heartbeat promise (ms, 0 = none) of mdcom_init_opts; written
      * before the entry reads live, like pid and token */
     uint32_t hb_ms;
     /* incarnation: counted up (16 bits, never 0) by every claim of the
-     * entry, written before it reads live. It tags what an attachment owns
-     * besides blocks - its lock words and waiter records - so that a
-     * process reaped while paused cannot, when it runs again, release a
-     * lock or a waiter count of the entry's next occupant. */
+     * entry, written before it reads live. It tags what an attachment owns -
+     * its blocks (low 4 bits), lock words and waiter records - so that a
+     * process reaped while paused cannot, when it runs again, release or
+     * queue what the entry's next occupant holds. */
     uint32_t incarn;
-    uint32_t reserved[20]; /* to MDCOM_PAD: no other process' entry in our pair */
+    /* The queue operations in flight, one record per thread of the
+     * attachment (as Linux's robust futex lists: each thread names what it
+     * is doing, whoever cleans up after a death reads them all). A thread
+     * takes a record of its own at its first queue operation and gives it
+     * back when it ends; threads beyond MDCOM_PROC_RECS share record 0. */
+    mdcom_wire_oprec rec[MDCOM_PROC_RECS];
 } mdcom_wire_proc;
 /* A waiter record (proc.wait[]): channel index + 1 in the low 16 bits, the
  * sleeper's incarnation above; 0 = none. */
@@ -292,11 +310,13 @@ _Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
 MDCOM_WIRE_AT(domain, id, 16); MDCOM_WIRE_AT(domain, role, 20);
 _Static_assert(sizeof(mdcom_wire_proc) == MDCOM_PAD, "process entry: one PAD unit");
 MDCOM_WIRE_AT(proc, pid, 4); MDCOM_WIRE_AT(proc, token, 8); MDCOM_WIRE_AT(proc, heartbeat, 12);
-MDCOM_WIRE_AT(proc, wait, 16); MDCOM_WIRE_AT(proc, op, 24); MDCOM_WIRE_AT(proc, op_pos, 28);
-MDCOM_WIRE_AT(proc, op_id, 32); MDCOM_WIRE_AT(proc, op_state, 36); MDCOM_WIRE_AT(proc, hb_ms, 40);
-MDCOM_WIRE_AT(proc, incarn, 44);
+MDCOM_WIRE_AT(proc, wait, 16); MDCOM_WIRE_AT(proc, hb_ms, 24); MDCOM_WIRE_AT(proc, incarn, 28);
+MDCOM_WIRE_AT(proc, rec, 32);
+_Static_assert(sizeof(mdcom_wire_oprec) == 16, "operation record");
+MDCOM_WIRE_AT(oprec, pos, 4); MDCOM_WIRE_AT(oprec, id, 8); MDCOM_WIRE_AT(oprec, state, 12);
 _Static_assert(MDCOM_MAX_DIR <= 0xffffu, "a waiter record's channel fits in 16 bits");
 _Static_assert(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
+_Static_assert(MDCOM_BLK_HELD <= 0xfu, "block states fit in 4 bits");
 _Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 MDCOM_WIRE_AT(dirent, type, 32); MDCOM_WIRE_AT(dirent, off, 36); MDCOM_WIRE_AT(dirent, size, 40);
 MDCOM_WIRE_AT(dirent, block_size, 44); MDCOM_WIRE_AT(dirent, block_count, 48); MDCOM_WIRE_AT(dirent, queue_depth, 52);

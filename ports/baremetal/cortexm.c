@@ -87,9 +87,11 @@ void mdcom_bm_puts(const char *s)
 
 void mdcom_bm_put_u32(uint32_t v)
 {
-    if (v >= 10u)
-        mdcom_bm_put_u32(v / 10u); /* the higher digits first (at most 9 deep) */
-    mdcom_board_desc.putc((char)('0' + v % 10u));
+    uint32_t d = 1000000000u; /* the highest decimal place a u32 has */
+    while (d > v && d > 1u)
+        d /= 10u;
+    for (; d; d /= 10u)
+        mdcom_board_desc.putc((char)('0' + v / d % 10u));
 }
 
 void mdcom_bm_put_i32(int32_t v)

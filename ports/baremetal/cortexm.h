@@ -114,9 +114,10 @@ __attribute__((noreturn)) void mdcom_bm_reset(void);
 /* ------------------------------------------------------------------ */
 /* Doorbell (port_baremetal.c)                                           */
 /* ------------------------------------------------------------------ */
-/* Called by the board's doorbell interrupt handler: a peer rang. */
+/* Called by the board's doorbell interrupt handler: a peer rang (once per
+ * ring it can tell apart: a UART byte, an MHU interrupt). */
 void mdcom_bm_doorbell_raise(void);
-/* Doorbell interrupts seen since boot (statistics). */
+/* Rings seen since boot (statistics). */
 uint32_t mdcom_bm_doorbell_count(void);
 
 /* Process identity of this image (port_baremetal.c): pid and token written

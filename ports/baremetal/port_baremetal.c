@@ -89,23 +89,24 @@ static int bm_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         return -ENOENT;
     if (mdcom_board_desc.region_size < size)
         return -ENOSPC;
-    out->base = (void *)mdcom_board_desc.region_base;
-    out->size = mdcom_board_desc.region_size;
-    out->handle = 0;
+    /* the board's memory, whole: nothing to map, nothing to keep */
+    *out = (mdcom_region_map){(void *)mdcom_board_desc.region_base, mdcom_board_desc.region_size, 0};
     return 0;
 }
 
 static void bm_region_close(void *ctx, mdcom_region_map *map, int remove)
 {
+    static const mdcom_region_map none;
     (void)ctx;
-    (void)remove;
-    map->base = 0;
-    map->size = 0;
+    (void)remove; /* the region is the board's memory: nothing to remove */
+    *map = none;
 }
 
 static int bm_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
 {
-    uint64_t end = timeout_ns < 0 ? UINT64_MAX : mdcom_bm_now_ns() + (uint64_t)timeout_ns;
+    /* the clock (SysTick: MMIO reads, slow under emulation) is read once per
+     * sleep, not also on entry: end is set by the first sleep */
+    uint64_t end = 0, now;
     (void)ctx;
     for (;;) {
         uint32_t pm = mdcom_bm_irq_save();
@@ -115,7 +116,14 @@ static int bm_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t time
             mdcom_bm_irq_restore(pm);
             return 0;
         }
-        if (mdcom_bm_now_ns() >= end) {
+        if (timeout_ns == 0) {
+            mdcom_bm_irq_restore(pm);
+            return -ETIMEDOUT;
+        }
+        now = mdcom_bm_now_ns();
+        if (!end)
+            end = timeout_ns < 0 ? UINT64_MAX : now + (uint64_t)timeout_ns;
+        else if (now >= end) {
             mdcom_bm_irq_restore(pm);
             return -ETIMEDOUT;
         }

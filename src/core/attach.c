@@ -41,6 +41,11 @@ static struct mdcom *pool_get(void)
     return 0;
 }
 
+struct mdcom *mdcom_pool_at(uint32_t i)
+{
+    return i < MDCOM_MAX_INSTANCES ? &g_pool[i] : 0;
+}
+
 static void pool_put(struct mdcom *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
@@ -57,7 +62,8 @@ static int valid_inst(const struct mdcom *m)
 /* Claim a process slot; reclaims slots of dead processes. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 {
-    uint32_t pass, i;
+    static _Atomic uint32_t serial;
+    uint32_t pass, i, k;
     m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
     m->token = token;
     for (pass = 0; pass < 2; pass++) {
@@ -89,7 +95,8 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             p->incarn = m->incarn;
             atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
             atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
-            atomic_store_explicit(&p->op, 0, memory_order_relaxed);
+            for (k = 0; k < MDCOM_PROC_RECS; k++)
+                atomic_store_explicit(&p->rec[k].op, 0, memory_order_relaxed);
             atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
             /* release: pid/token are visible before the slot reads as live */
             atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
@@ -97,7 +104,14 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             m->proc_slot = i;
             m->owner = i + 1;
             m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
+            m->who = MDCOM_BLK_WHO_OF(m->owner, m->incarn);
             m->me = p;
+            /* our threads' records start again (relaxed: a counter that
+             * only has to differ from the last attachments' values) */
+            m->pool_index = (uint32_t)(m - g_pool);
+            m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) &
+                             0x0fffffffu) + 1u;
+            atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
             m->pid = pid;
             m->token = token;
             for (i = 0; i < m->cfg->n_channels; i++)

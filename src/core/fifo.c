@@ -35,12 +35,12 @@
 /* ---------------------------------------------------------------- */
 
 
-/* Push (id, len); me: our process entry, whose op record (op, op_id,
- * the caller set) names the block; each attempt records its position in op_pos.
+/* Push (id, len); rec: our thread's op record, which (op, id: the caller
+ * set them) names the block; each attempt records its position in rec->pos.
  * 0, -EAGAIN (full) or -EPROTO (indices never settle). */
 static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
                             mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
-                            uint32_t state, mdcom_wire_proc *me)
+                            uint32_t state, mdcom_wire_oprec *rec)
 {
     /* relaxed: the position is only a hint; the CAS below decides */
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
@@ -62,7 +62,7 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
             }
         }
         /* relaxed: as the op record above; the position this attempt claims */
-        atomic_store_explicit(&me->op_pos, pos, memory_order_relaxed);
+        atomic_store_explicit(&rec->pos, pos, memory_order_relaxed);
         /* relaxed: claiming the position; publication is the seq store */
         if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                   memory_order_relaxed)) {
@@ -79,12 +79,13 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
 }
 
 /* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the block's
- * state word as the producer published it); me/op as in ring_push. The first
+ * state word as the producer published it); rec: our thread's op record,
+ * op: what it says we do (as in ring_push). The first
  * line of the block (blocks, stride, nblocks) is prefetched before the claim.
  * 0, -EAGAIN (empty) or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
                            const uint8_t *blocks, uint32_t stride, uint32_t nblocks,
-                           uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_proc *me,
+                           uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_oprec *rec,
                            uint32_t op)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
@@ -107,9 +108,9 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
                 MDCOM_PREFETCH(blocks + (size_t)v * stride);
             /* the block we are taking, for a reaper (ours or, if we die now,
              * to be freed): made visible by the release CAS below */
-            atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
-            atomic_store_explicit(&me->op_state, w, memory_order_relaxed);
-            atomic_store_explicit(&me->op, op, memory_order_relaxed);
+            atomic_store_explicit(&rec->id, v, memory_order_relaxed);
+            atomic_store_explicit(&rec->state, w, memory_order_relaxed);
+            atomic_store_explicit(&rec->op, op, memory_order_relaxed);
             /* release: our reads of the slot (and our op record) are done
              * before a producer or reaper that sees the new deq_pos acts */
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
@@ -246,12 +247,15 @@ static void tx_gate(struct mdcom_fifoch *f)
 void mdcom_fifo_own(struct mdcom *m, uint32_t index)
 {
     struct mdcom_fifoch *f = &m->ch[index].f;
-    f->alloc_so = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, m->owner);
+    f->who = m->who;
+    f->alloc_so = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, m->who);
     f->alloc_delta = 0x10000u + f->alloc_so - MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     f->hdr = m->hdr;
     f->gen = m->generation;
     f->me = m->me;
-    f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->owner);
+    f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->who);
+    f->pool_index = m->pool_index;
+    f->rec_serial = m->rec_serial;
     f->op_enq = MDCOM_OP_MAKE(MDCOM_OP_ENQ, index);
     f->op_deq = MDCOM_OP_MAKE(MDCOM_OP_DEQ, index);
     f->hb = m->hb_ms != 0;
@@ -261,31 +265,44 @@ void mdcom_fifo_own(struct mdcom *m, uint32_t index)
     tx_gate(f);
 }
 
-/* Release (id) held by owner back to the pool. */
-int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+/* Release (id) held by who back to the pool. */
+int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
 {
     mdcom_aword *bs = &ch->bstate[id];
     uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
-    if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
+    uint32_t f = MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s));
+    if (MDCOM_BLK_WHO(s) != who || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return -EALREADY;
-    /* A plain store, not a CAS: the block is ours, and a locked instruction
-     * here would stall on the store buffer in every message's path. A peer
-     * racing us on this word can only confuse its own channel.
-     * release: our use of the block's data is done before the next owner's alloc */
-    atomic_store_explicit(bs, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)),
-                          memory_order_release);
-    return 0;
+    if (!ch->hb) {
+        /* A plain store, not a CAS: the block is ours, and nobody takes a
+         * process without a heartbeat promise for dead while it runs; a
+         * locked instruction here would stall on the store buffer in every
+         * message's path. A peer racing us on this word can only confuse
+         * its own channel.
+         * release: our use of the block's data is done before the next owner's alloc */
+        atomic_store_explicit(bs, f, memory_order_release);
+        return 0;
+    }
+    /* A heartbeat promise: a reaper may take us for dead between the check
+     * and the store, free the block and someone reuse it; the CAS from the
+     * word we checked changes nothing then. release: as above */
+    return atomic_compare_exchange_strong_explicit(bs, &s, f, memory_order_release,
+                                                   memory_order_relaxed)
+               ? 0
+               : -EALREADY;
 }
 
-/* Release (id) held by owner by CAS (a reaper, or a process giving back a
- * block it may no longer own): a racing owner's change wins. 1 released. */
-int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner)
+/* Release (id) held by an owner that (who & mask) names, by CAS (a reaper,
+ * or a process giving back a block it may no longer own): a racing owner's
+ * change wins. 1 released. */
+int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint32_t mask)
 {
     mdcom_aword *bs = &ch->bstate[id];
     uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
-    if (MDCOM_BLK_OWNER(s) != owner || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
+    if ((MDCOM_BLK_WHO(s) & mask) != (who & mask) ||
+        (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return 0;
     /* release: as in block_release */
     return atomic_compare_exchange_strong_explicit(
@@ -337,7 +354,8 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
             uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
             /* a dead owner's blocks by CAS: its late stores (a process
              * reaped while paused) and ours must not both win */
-            if (dead ? mdcom_block_reclaim(ch, id, owner) : mdcom_block_release(ch, id, owner) == 0) {
+            if (dead ? mdcom_block_reclaim(ch, id, MDCOM_BLK_WHO_OF(owner, 0), MDCOM_BLK_WHO_SLOT)
+                     : mdcom_block_release(ch, id, m->who) == 0) {
                 n++;
                 lost += MDCOM_BLK_STATE(s) == MDCOM_BLK_HELD;
             }
@@ -407,7 +425,7 @@ static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t
 {
     int r = mdcom_self(ch->m);
     if (r <= 0) {
-        (void)mdcom_block_reclaim(ch, v, ch->m->owner);
+        (void)mdcom_block_reclaim(ch, v, ch->m->who, MDCOM_BLK_WHO_ALL);
         return r < 0 ? -ENOTCONN : -ENOBUFS;
     }
     *id = v;
@@ -442,7 +460,7 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         if (MDCOM_BLK_SO(s) == free_word &&
             atomic_compare_exchange_strong_explicit(
                 &ch->bstate[v], &s,
-                MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->owner, MDCOM_BLK_GEN(s) + 1u),
+                MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->who, MDCOM_BLK_GEN(s) + 1u),
                 memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
             if (ch->m->hb_ms)
@@ -526,11 +544,21 @@ int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
     return alloc_inline(ch, id);
 }
 
+/* -EALREADY from a transition of our own block: a process the others took
+ * for dead (a missed heartbeat promise, or a forged identity in its entry)
+ * learns it (-ENOTCONN). */
+static MDCOM_COLD int not_ours(struct mdcom_fifoch *ch, int r)
+{
+    return mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
+}
+
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
 {
+    int r;
     if (!valid_fifo(ch) || id >= ch->block_count)
         return -EINVAL;
-    return mdcom_block_release(ch, id, ch->m->owner);
+    r = mdcom_block_release(ch, id, ch->who);
+    return r ? not_ours(ch, r) : 0;
 }
 
 int mdcom_fifoch_get(mdcom_fifoch_t *ch, uint32_t id, void **ptr, uint32_t *size)
@@ -565,46 +593,53 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
 {
     const mdcom_platform *p;
     struct mdcom *m;
-    mdcom_wire_proc *me;
-    uint32_t s, q, owner;
+    mdcom_wire_oprec *rec;
+    uint32_t s, q, who;
     int r;
     if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
     m = ch->m; /* private: loaded once, not again after each shared store */
-    me = m->me;
-    owner = m->owner;
+    who = m->who;
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
     s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, owner))
-        return -EALREADY;
+    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, who))
+        return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
-        r = mdcom_block_release(ch, id, owner);
+        r = mdcom_block_release(ch, id, who);
         if (r)
-            return r;
+            return not_ours(ch, r);
         atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
-    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, owner, MDCOM_BLK_GEN(s));
+    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, MDCOM_BLK_GEN(s));
+    rec = mdcom_ch_rec(ch);
     /* The op record names the block before it reads QUEUED: a QUEUED block
      * in no slot exists only inside an enqueue, so a reaper finds every such
-     * block of a dead process in its record, without scanning the pool.
+     * block of a dead process in its records, without scanning the pool.
      * relaxed: read only by a reaper once we are dead (a dead process'
      * stores are all in memory); our own line: no miss */
-    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
-    atomic_store_explicit(&me->op, MDCOM_OP_MAKE(MDCOM_OP_ENQ, ch->index),
-                          memory_order_relaxed);
-    /* ours (checked above): a store, as in block_release. relaxed: the queue
+    atomic_store_explicit(&rec->id, id, memory_order_relaxed);
+    atomic_store_explicit(&rec->op, ch->op_enq, memory_order_relaxed);
+    /* ours (checked above): a store, as in block_release (by CAS from the
+     * word checked when we can be taken for dead). relaxed: the queue
      * ring's release store publishes the new state with the slot */
-    atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
+    if (!ch->hb) {
+        atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
+    } else {
+        uint32_t a = s;
+        if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &a, q,
+                                                     memory_order_relaxed, memory_order_relaxed))
+            return not_ours(ch, -EALREADY);
+    }
     p = m->plat;
     if (p->cache_clean)
         p->cache_clean(p->ctx, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, q, me);
+                  len, q, rec);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
@@ -628,7 +663,7 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
  * stores and their order are enqueue_full's (and ring_push's). */
 static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
-    mdcom_wire_proc *me;
+    mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
     mdcom_aword *bs, *posw;
     uint32_t s, pos, d, qmask;
@@ -636,7 +671,6 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     bs = &ch->bstate[id];
     posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
-    me = ch->me;
     sl = ch->q;
     if (MDCOM_HAVE_PREFETCH) {
         tx_prefetch_slot(ch);
@@ -657,21 +691,35 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
         if (pos - d > qmask)
             return enqueue_full(ch, id, len);
     }
-    s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
+    rec = mdcom_ch_rec(ch);
     /* relaxed: the op record, as in enqueue_full (it names the block before
      * the block reads QUEUED; read by a reaper only once we are dead) */
-    atomic_store_explicit(&me->op_id, id, memory_order_relaxed);
-    atomic_store_explicit(&me->op, ch->op_enq, memory_order_relaxed);
-    /* relaxed: ours; the slot's release store publishes it */
-    atomic_store_explicit(bs, s, memory_order_relaxed);
+    atomic_store_explicit(&rec->id, id, memory_order_relaxed);
+    atomic_store_explicit(&rec->op, ch->op_enq, memory_order_relaxed);
+    /* relaxed: ours; the slot's release store publishes it (by CAS from
+     * the word checked when we can be taken for dead, as in enqueue_full) */
+    if (!ch->hb) {
+        atomic_store_explicit(bs, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
+    } else if (!atomic_compare_exchange_strong_explicit(
+                   bs, &s, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed,
+                   memory_order_relaxed)) {
+        return enqueue_full(ch, id, len);
+    }
+    s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
     /* relaxed: the position this attempt claims, for a reaper */
-    atomic_store_explicit(&me->op_pos, pos, memory_order_relaxed);
+    atomic_store_explicit(&rec->pos, pos, memory_order_relaxed);
     /* relaxed: claiming the position; publication is the seq store */
     if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                memory_order_relaxed)) {
         /* another producer took it (or a spurious failure): back to ALLOC
-         * (ours: a reaper takes only the dead) and the full path */
-        atomic_store_explicit(bs, s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
+         * (ours: a reaper takes only the dead; by CAS when we can be taken
+         * for dead) and the full path */
+        uint32_t a = s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC);
+        if (!ch->hb)
+            atomic_store_explicit(bs, a, memory_order_relaxed);
+        else if (!atomic_compare_exchange_strong_explicit(bs, &s, a, memory_order_relaxed,
+                                                          memory_order_relaxed))
+            return not_ours(ch, -EALREADY);
         return enqueue_full(ch, id, len);
     }
     sl += pos & qmask; /* masked: always in bounds */
@@ -729,7 +777,7 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
         /* taken for dead while we ran: the message is lost with us (as if
          * we had died holding it), and counted so */
-        if (mdcom_block_reclaim(ch, v, m->owner)) {
+        if (mdcom_block_reclaim(ch, v, m->who, MDCOM_BLK_WHO_ALL)) {
             atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
         }
@@ -737,7 +785,7 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     }
     if (l > ch->block_size) {
         count_error(ch);
-        (void)mdcom_block_release(ch, v, m->owner);
+        (void)mdcom_block_release(ch, v, m->who);
         return -EBADMSG;
     }
     p = m->plat;
@@ -768,7 +816,7 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
     rx_prefetch(ch);
     for (tries = 0;;) {
         r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, m->me, ch->op_deq);
+                     ch->block_count, &v, &l, &s, mdcom_ch_rec(ch), ch->op_deq);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
@@ -813,7 +861,7 @@ static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint3
 static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id,
                                                uint32_t *len, uint32_t *held)
 {
-    mdcom_wire_proc *me;
+    mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
     mdcom_aword *posw;
     uint32_t pos, seq, v, l, s, n;
@@ -823,7 +871,7 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     /* private words into locals: the shared stores below could alias them */
     posw = &ch->ctl->deq.pos;
     n = ch->block_count;
-    me = ch->me;
+    rec = mdcom_ch_rec(ch);
     if (MDCOM_HAVE_PREFETCH)
         rx_prefetch(ch);
     /* relaxed: a hint; the CAS below decides */
@@ -845,9 +893,9 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         MDCOM_PREFETCH(block_ptr(ch, v));
     /* the block we are taking, for a reaper (relaxed: made visible by the
      * release CAS below), as in ring_pop */
-    atomic_store_explicit(&me->op_id, v, memory_order_relaxed);
-    atomic_store_explicit(&me->op_state, s, memory_order_relaxed);
-    atomic_store_explicit(&me->op, ch->op_deq, memory_order_relaxed);
+    atomic_store_explicit(&rec->id, v, memory_order_relaxed);
+    atomic_store_explicit(&rec->state, s, memory_order_relaxed);
+    atomic_store_explicit(&rec->op, ch->op_deq, memory_order_relaxed);
     /* release: our reads of the slot (and our op record) are done before a
      * producer or reaper that sees the new deq_pos acts */
     if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
@@ -1068,13 +1116,14 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     int r = 0;
     if (cap && len)
         memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
-    if (held) /* the word our inline dequeue wrote: ours, a store as in mdcom_block_release.
-               * release: our reads of the data are done before the next alloc */
+    if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
+                          * mdcom_block_release. release: our reads of the data are
+                          * done before the next alloc */
         atomic_store_explicit(&ch->bstate[id],
                               (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                               memory_order_release);
-    else
-        r = mdcom_block_release(ch, id, ch->m->owner);
+    else if ((r = mdcom_block_release(ch, id, ch->who)) != 0)
+        r = not_ours(ch, r);
     notify_inline(ch);
     if (len > cap) {
         count_error(ch);

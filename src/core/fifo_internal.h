@@ -39,12 +39,17 @@ static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
     return ch->blocks + (size_t)id * ch->stride;
 }
 
-/* Release block id held (ALLOC or HELD) by owner back to the pool: 0, or
- * -EALREADY when owner does not hold it. A plain release store: the block
- * is the caller's. */
-int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner);
+/* Release block id held (ALLOC or HELD) by who (MDCOM_BLK_WHO) back to the
+ * pool: 0, or -EALREADY when who does not hold it. A plain release store
+ * (the block is the caller's), by CAS from the word checked when the caller
+ * has a heartbeat promise (the others may take it for dead meanwhile). */
+int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who);
 /* The same by CAS, for a block the caller may no longer own (a reaper, or a
- * process taken for dead): a racing owner's change wins. 1 released. */
-int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t owner);
+ * process taken for dead): held by an owner whose who & mask equals who &
+ * mask (MDCOM_BLK_WHO_ALL: that attachment; MDCOM_BLK_WHO_SLOT: any
+ * incarnation of its process slot). A racing owner's change wins. 1 released. */
+#define MDCOM_BLK_WHO_ALL 0xfffu
+#define MDCOM_BLK_WHO_SLOT 0xff0u
+int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint32_t mask);
 
 #endif /* MDCOM_FIFO_INTERNAL_H */

@@ -33,23 +33,26 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
     return 0;
 }
 
-/* 1 when a process entry other than skip's (and not free) records queue
- * operation op with op_pos (by_pos) or op_id equal to x and, when w != 0,
- * op_state equal to w: the records of processes that may still be running,
- * whose operations in flight are not to be repaired. */
+/* 1 when a process entry other than skip's (and not free) has a record of
+ * queue operation op with pos (by_pos) or id equal to x and, when w != 0,
+ * state equal to w: the records of threads that may still be running, whose
+ * operations in flight are not to be repaired. */
 static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
                        uint32_t skip)
 {
-    uint32_t i;
+    uint32_t i, k;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         if (i + 1 == skip ||
             atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
             continue;
-        if (atomic_load_explicit(&p->op, memory_order_relaxed) == op &&
-            atomic_load_explicit(by_pos ? &p->op_pos : &p->op_id, memory_order_relaxed) == x &&
-            (!w || atomic_load_explicit(&p->op_state, memory_order_relaxed) == w))
-            return 1;
+        for (k = 0; k < MDCOM_PROC_RECS; k++) {
+            mdcom_wire_oprec *r = &p->rec[k];
+            if (atomic_load_explicit(&r->op, memory_order_relaxed) == op &&
+                atomic_load_explicit(by_pos ? &r->pos : &r->id, memory_order_relaxed) == x &&
+                (!w || atomic_load_explicit(&r->state, memory_order_relaxed) == w))
+                return 1;
+        }
     }
     return 0;
 }
@@ -167,15 +170,21 @@ static void reinit_channel(struct mdcom_fifoch *ch)
 #define AUDIT_QUEUED 8u /* QUEUED blocks examined per audit (a queue pass each) */
 
 
-/* 1 when block owner byte o names no live process entry. */
-static int owner_gone(struct mdcom *m, uint32_t o)
+/* 1 when a block's who (owner slot + 1 and incarnation, MDCOM_BLK_WHO)
+ * names no live attachment: a slot out of range, a free entry, or an entry
+ * claimed again since (another incarnation). An entry being claimed or
+ * reaped is left to its claimer. */
+static int who_gone(struct mdcom *m, uint32_t who)
 {
-    uint32_t w;
+    uint32_t o = who >> 4, w;
     if (o == 0 || o > MDCOM_MAX_PROCS)
         return 1;
-    w = atomic_load_explicit(&m->procs[o - 1].owner, memory_order_relaxed);
-    return w == MDCOM_PROC_FREE ||
-           (!MDCOM_PROC_IS_CLAIMING(w) && w >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS);
+    /* acquire: pairs with claim_proc's release, so incarn is the occupant's */
+    w = atomic_load_explicit(&m->procs[o - 1].owner, memory_order_acquire);
+    if (MDCOM_PROC_IS_CLAIMING(w))
+        return 0;
+    return w == MDCOM_PROC_FREE || w >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
+           (((volatile mdcom_wire_proc *)&m->procs[o - 1])->incarn & 0xfu) != (who & 0xfu);
 }
 
 uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
@@ -212,9 +221,9 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
      * unpublished position that was claimed two audits ago already (below
      * that audit's producer index), and that no live producer records (a
      * live claimer's record names its position until it has published: see
-     * ring_push), gets a skip entry. (Two periods, not one: records are per
-     * attachment, and a thread whose record a sibling overwrote is covered
-     * only by time; reliability.md.) */
+     * ring_push), gets a skip entry. (Two periods, not one: threads beyond
+     * MDCOM_PROC_RECS share a record, and a thread whose record a sibling
+     * overwrote is covered only by time; reliability.md.) */
     if (ch->audit_e2 - d <= e - d) {
         for (p = d; p != ch->audit_e2; p++) {
             mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
@@ -240,9 +249,9 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
         w = atomic_load_explicit(bs, memory_order_relaxed);
         st = MDCOM_BLK_STATE(w);
         if (st == MDCOM_BLK_FREE) {
-            orphan = MDCOM_BLK_OWNER(w) != 0; /* FREE names nobody */
+            orphan = MDCOM_BLK_WHO(w) != 0; /* FREE names nobody */
         } else if (st == MDCOM_BLK_ALLOC || st == MDCOM_BLK_HELD) {
-            orphan = owner_gone(m, MDCOM_BLK_OWNER(w));
+            orphan = who_gone(m, MDCOM_BLK_WHO(w));
         } else if (st == MDCOM_BLK_QUEUED) {
             uint32_t c, seen = 0;
             if (checks == AUDIT_QUEUED)

@@ -119,12 +119,13 @@ struct mdcom_fifoch {
      * ours (mdcom_fifo_own): FREE word + alloc_delta = our ALLOC word of the
      * next generation; the state|owner half of HELD words; our op record
      * words for this channel */
-    uint32_t alloc_so, alloc_delta, held_so, op_enq, op_deq;
+    uint32_t alloc_so, alloc_delta, held_so, op_enq, op_deq, who;
     /* the region header and the generation we attached to (copies of
      * m->hdr, m->generation next to the words the message path loads) */
     mdcom_wire_hdr *hdr;
     uint32_t gen;
     mdcom_wire_proc *me; /* our process entry (m->me) */
+    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* a heartbeat promise (m->hb_ms != 0), and what our entry's owner word
      * and incarnation read while the entry is ours (mdcom_self) */
     uint32_t hb, self_owner, incarn;
@@ -175,6 +176,13 @@ struct mdcom {
     uint32_t proc_slot;  /* index in the process table           */
     uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
     uint32_t incarn;     /* our incarnation of the entry (proc.incarn) */
+    uint32_t who;        /* our blocks' owner: MDCOM_BLK_WHO_OF(owner, incarn) */
+    uint32_t pool_index; /* our place in the instance pool             */
+    /* operation records (proc.rec[]): which our threads hold (bits, private),
+     * and this attachment's serial, which tells a thread's cached record
+     * (mdcom_t_rec) of an earlier attachment in the same pool place */
+    _Atomic uint32_t rec_used;
+    uint32_t rec_serial;
     uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
     uint32_t generation; /* generation we attached to            */
     uint32_t keep_region;
@@ -212,58 +220,9 @@ struct mdcom {
 #define MDCOM_ALWAYS_INLINE inline
 #endif
 
-/* a read prefetch (a hint: no effect on correctness or ordering). None on
- * M-profile cores: they have no data cache to fill, or a small one the
- * prefetch would not beat. */
-#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-#define MDCOM_HAVE_PREFETCH 0
-#define MDCOM_PREFETCH(p) ((void)(p))
-#elif defined(__GNUC__) || defined(__clang__)
-#define MDCOM_HAVE_PREFETCH 1
-#define MDCOM_PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#else
-#define MDCOM_HAVE_PREFETCH 0
-#define MDCOM_PREFETCH(p) ((void)(p))
-#endif
-
-/* A prefetch for writing, also only a hint: it asks for the line in an
- * exclusive state, so the store or CAS that follows finds the line ours
- * instead of fetching it shared and then invalidating the peer's copy, and
- * the transfers of several lines overlap instead of coming one after the
- * other. On x86 the PREFETCHW instruction exists where CPUID says PRFCHW
- * (compilers emit a read prefetch for __builtin_prefetch(p, 1) unless built
- * for such a CPU), so the caller passes what mdcom_cpu_prefetchw() said;
- * elsewhere the compiler's write prefetch is used (none on Cortex-M4). */
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-static inline uint32_t mdcom_cpu_prefetchw(void)
-{
-    unsigned a, b, c, d;
-    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) ? 1u : 0u;
-}
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    if (ok)
-        __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-    else
-        __builtin_prefetch(p, 0, 3);
-}
-#elif (defined(__GNUC__) || defined(__clang__)) && \
-    !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
-static inline uint32_t mdcom_cpu_prefetchw(void) { return 1u; }
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    (void)ok;
-    __builtin_prefetch(p, 1, 3);
-}
-#else
-static inline uint32_t mdcom_cpu_prefetchw(void) { return 0u; }
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    (void)ok;
-    (void)p;
-}
-#endif
+/* CPU hints (prefetches; no effect on correctness or ordering) come from
+ * the arch header the build chose (ports/arch/<arch>/mdcom_arch.h). */
+#include "mdcom_arch.h"
 
 /* time helpers */
 static inline uint64_t mdcom_now(const struct mdcom *m) { return m->plat->now_ns(m->plat->ctx); }
@@ -283,6 +242,9 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
 /* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET;
  * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
 int mdcom_region_check(struct mdcom *m);
+/* the same without the sign of life (for observers such as the events
+ * helper thread, which must not beat for a hung process) */
+int mdcom_region_state(const struct mdcom *m);
 /* mdcom_region_check for the message path: its common case (READY in our
  * generation, no heartbeat promised) inline, without a call. */
 static inline int mdcom_region_ok(struct mdcom *m)
@@ -303,6 +265,35 @@ int mdcom_beat(struct mdcom *m);
  * while it runs, so only those ask, after a transition a late call must not
  * keep (alloc, dequeue). */
 int mdcom_self(struct mdcom *m);
+
+/* Operation records (proc.c). Hosted Linux builds have threads: each
+ * thread of an attachment takes a record of its own at its first queue
+ * operation (cached in thread-local storage, given back by a C11 tss
+ * destructor when the thread ends); threads beyond MDCOM_PROC_RECS share
+ * record 0. Freestanding builds have one thread: record 0. */
+#if !defined(MDCOM_THREADS) && defined(__linux__)
+#define MDCOM_THREADS 1
+#endif
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+/* this thread's record per pool place: rec_serial << 3 | record, 0 none */
+extern _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
+    mdcom_t_rec[MDCOM_MAX_INSTANCES];
+#endif
+/* The calling thread's record (taken now if it has none). */
+mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m);
+static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fifoch *ch)
+{
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    uint32_t t = mdcom_t_rec[ch->pool_index];
+    if (t >> 3 == ch->rec_serial)
+        return &ch->me->rec[t & 7u];
+    return mdcom_rec_claim(ch->m);
+#else
+    return &ch->me->rec[0];
+#endif
+}
+/* The instance at place i of the pool (attach.c), for the records' destructor. */
+struct mdcom *mdcom_pool_at(uint32_t i);
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */

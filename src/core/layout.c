@@ -345,6 +345,13 @@ static int field_mismatch(mdcom_err *e, const mdcom_config *cfg, const char *wha
     return -ESTALE;
 }
 
+/* a header field differs */
+static int hdr_mismatch(mdcom_err *e, const mdcom_config *cfg, const char *field, uint32_t got,
+                        uint32_t want)
+{
+    return field_mismatch(e, cfg, "header", 0xffffffffu, 0, field, got, want);
+}
+
 int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg,
                         const mdcom_layout *lay, const mdcom_chan_layout *chans, mdcom_err *e)
 {
@@ -364,29 +371,27 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
         return -EPROTONOSUPPORT;
     }
     if ((v = h->hdr_size) != MDCOM_HDR_SIZE)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "hdr_size", v, MDCOM_HDR_SIZE);
+        return hdr_mismatch(e, cfg, "hdr_size", v, MDCOM_HDR_SIZE);
     /* Configured values first, derived ones (offsets, sizes) last, so that the
      * message names what differs in the configurations. The tables' offsets
      * depend only on the domain and channel counts, checked first. */
     if ((v = h->n_domains) != cfg->n_domains)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "n_domains", v, cfg->n_domains);
+        return hdr_mismatch(e, cfg, "n_domains", v, cfg->n_domains);
     if ((v = h->n_channels) != cfg->n_channels)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "n_channels", v,
-                              cfg->n_channels);
+        return hdr_mismatch(e, cfg, "n_channels", v, cfg->n_channels);
     if ((v = h->dom_off) != lay->dom_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "dom_off", v, lay->dom_off);
+        return hdr_mismatch(e, cfg, "dom_off", v, lay->dom_off);
     if ((v = h->proc_off) != lay->proc_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "proc_off", v, lay->proc_off);
+        return hdr_mismatch(e, cfg, "proc_off", v, lay->proc_off);
     if ((v = h->dir_off) != lay->dir_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "dir_off", v, lay->dir_off);
+        return hdr_mismatch(e, cfg, "dir_off", v, lay->dir_off);
     if ((v = h->n_procs) != MDCOM_MAX_PROCS)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "n_procs", v, MDCOM_MAX_PROCS);
+        return hdr_mismatch(e, cfg, "n_procs", v, MDCOM_MAX_PROCS);
     if ((v = h->master_domain) != lay->master_domain)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "master_domain", v,
-                              lay->master_domain);
-    if ((uint64_t)mapped_size < (uint64_t)lay->data_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "mapped size", mapped_size,
-                              lay->region_size);
+        return hdr_mismatch(e, cfg, "master_domain", v, lay->master_domain);
+    /* the tables below our data_off are read next: mapped? */
+    if (mapped_size < lay->data_off)
+        return hdr_mismatch(e, cfg, "mapped size", mapped_size, lay->region_size);
 
     /* Offsets below come from our own layout, which fits in region_size. */
     for (i = 0; i < cfg->n_domains; i++) {
@@ -453,14 +458,12 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
             return field_mismatch(e, cfg, "channels", i, cn, "size", v, cl->size);
     }
     if ((v = h->region_size) != lay->region_size)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "region_size", v,
-                              lay->region_size);
+        return hdr_mismatch(e, cfg, "region_size", v, lay->region_size);
     if (mapped_size < lay->region_size)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "mapped size", mapped_size,
-                              lay->region_size);
+        return hdr_mismatch(e, cfg, "mapped size", mapped_size, lay->region_size);
     if ((v = h->data_off) != lay->data_off)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "data_off", v, lay->data_off);
+        return hdr_mismatch(e, cfg, "data_off", v, lay->data_off);
     if ((v = h->layout_hash) != lay->hash)
-        return field_mismatch(e, cfg, "header", 0xffffffffu, 0, "layout_hash", v, lay->hash);
+        return hdr_mismatch(e, cfg, "layout_hash", v, lay->hash);
     return 0;
 }

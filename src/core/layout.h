@@ -20,29 +20,11 @@
 extern "C" {
 #endif
 
-/* Geometry of one channel, computed by mdcom_layout_compute() from the
- * config alone (never read back from the region). */
-typedef struct mdcom_chan_layout {
-    uint32_t type;
-    uint32_t off;  /* channel area offset in the region */
-    uint32_t size; /* channel area bytes                */
-    /* FIFO: offsets relative to off */
-    uint32_t qslots_off, qcap;
-    uint32_t bstate_off;
-    uint32_t blocks_off, stride;
-    uint32_t block_size, block_count;
-    /* SMEM */
-    uint32_t data_off, data_size;
-    uint32_t senders, receivers; /* SMEM: users in both */
-} mdcom_chan_layout;
-
-typedef struct mdcom_layout {
-    uint32_t dom_off, proc_off, dir_off, data_off;
-    uint32_t needed;      /* bytes the layout needs           */
-    uint32_t region_size; /* bytes the region has (>= needed) */
-    uint32_t hash;        /* FNV-1a over the whole geometry   */
-    uint32_t master_domain;
-} mdcom_layout;
+/* The region's and one channel's geometry, computed by
+ * mdcom_layout_compute() from the config alone (never read back from the
+ * region): the public inspectors' types of <mdcom/wire.h>, one definition. */
+typedef mdcom_wire_chan_layout mdcom_chan_layout;
+typedef mdcom_wire_layout mdcom_layout;
 
 /* Bounded error-message builder (no libc). */
 typedef struct mdcom_err {

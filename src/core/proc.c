@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-int mdcom_region_check(struct mdcom *m)
+int mdcom_region_state(const struct mdcom *m)
 {
     /* acquire: a TERMINATED/READY state orders what the master wrote before it */
     uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
@@ -20,7 +20,13 @@ int mdcom_region_check(struct mdcom *m)
         return -ESHUTDOWN;
     if (st != MDCOM_ST_READY || gen != m->generation)
         return -ECONNRESET;
-    return m->hb_ms ? mdcom_beat(m) : 0;
+    return 0;
+}
+
+int mdcom_region_check(struct mdcom *m)
+{
+    int r = mdcom_region_state(m);
+    return r || !m->hb_ms ? r : mdcom_beat(m);
 }
 
 int mdcom_self(struct mdcom *m)
@@ -89,3 +95,70 @@ int mdcom_heartbeat(mdcom_t *m)
         return -EINVAL;
     return mdcom_region_check(m); /* a sign of life when we promised some */
 }
+
+/* ---- operation records: one per thread of an attachment ---------------- */
+
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+#include <threads.h>
+
+_Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
+    mdcom_t_rec[MDCOM_MAX_INSTANCES];
+static tss_t g_rec_key;
+/* set once by rec_key_make (release: the key is created before it reads 1) */
+static _Atomic int g_rec_key_ok;
+static once_flag g_rec_once = ONCE_FLAG_INIT;
+
+/* A thread ends: its records go back to their attachments (those it took
+ * in an attachment since ended carry another serial and are left alone). */
+static void rec_drop(void *unused)
+{
+    uint32_t i;
+    (void)unused;
+    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
+        uint32_t t = mdcom_t_rec[i];
+        struct mdcom *m = mdcom_pool_at(i);
+        mdcom_t_rec[i] = 0;
+        if (t && m && (t & 7u) && t >> 3 == m->rec_serial)
+            atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_relaxed);
+    }
+}
+
+static void rec_key_make(void)
+{
+    atomic_store_explicit(&g_rec_key_ok, tss_create(&g_rec_key, rec_drop) == thrd_success,
+                          memory_order_release);
+}
+
+mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
+{
+    uint32_t k, used;
+    int key_ok;
+    call_once(&g_rec_once, rec_key_make);
+    /* acquire: pairs with rec_key_make's release (call_once orders it too,
+     * in a way the thread sanitizer does not see) */
+    key_ok = atomic_load_explicit(&g_rec_key_ok, memory_order_acquire);
+    /* Record 0 is the shared one (threads beyond the others); a thread that
+     * cannot be told when it ends (no tss key) takes it too. relaxed: a
+     * private bitmap, each bit owned by the thread that set it */
+    used = atomic_load_explicit(&m->rec_used, memory_order_relaxed);
+    for (k = 1; key_ok && k < MDCOM_PROC_RECS; k++) {
+        if (used & (1u << k))
+            continue;
+        if (atomic_compare_exchange_strong_explicit(&m->rec_used, &used, used | (1u << k),
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed)) {
+            /* a record another thread of ours used before: nothing in flight */
+            atomic_store_explicit(&m->me->rec[k].op, 0, memory_order_relaxed);
+            (void)tss_set(g_rec_key, (void *)1); /* non-NULL: the destructor runs */
+            break;
+        }
+        k = 0; /* the bitmap changed: look again from the start */
+    }
+    if (!key_ok || k >= MDCOM_PROC_RECS)
+        k = 0;
+    mdcom_t_rec[m->pool_index] = m->rec_serial << 3 | k;
+    return &m->me->rec[k];
+}
+#else
+mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m) { return &m->me->rec[0]; }
+#endif

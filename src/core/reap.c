@@ -70,11 +70,16 @@ static void drop_wait(struct mdcom *m, uint32_t rec)
 void mdcom_reap_slot(struct mdcom *m, uint32_t i)
 {
     mdcom_wire_proc *p = &m->procs[i];
-    /* relaxed: the process is dead; all it wrote is in memory */
-    mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&p->op, 0, memory_order_relaxed),
-                       atomic_load_explicit(&p->op_pos, memory_order_relaxed),
-                       atomic_load_explicit(&p->op_id, memory_order_relaxed),
-                       atomic_load_explicit(&p->op_state, memory_order_relaxed));
+    uint32_t k;
+    /* every thread's operation in flight (relaxed: the process is dead; all
+     * it wrote is in memory) */
+    for (k = 0; k < MDCOM_PROC_RECS; k++) {
+        mdcom_wire_oprec *r = &p->rec[k];
+        mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&r->op, 0, memory_order_relaxed),
+                           atomic_load_explicit(&r->pos, memory_order_relaxed),
+                           atomic_load_explicit(&r->id, memory_order_relaxed),
+                           atomic_load_explicit(&r->state, memory_order_relaxed));
+    }
     mdcom_fifo_release_owner(m, i + 1, 1);
     mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, ((volatile mdcom_wire_proc *)p)->incarn));
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));

@@ -185,7 +185,7 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     }
     if (r)
         /* not ours (any more): a process taken for dead learns why */
-        return ch->m->hb_ms && mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
+        return mdcom_self(ch->m) < 0 ? -ENOTCONN : r;
     mdcom_ring_word(ch->m, w, &ch->ctl->lock.waiters, ch->index);
     return 0;
 }

@@ -151,19 +151,6 @@ static void ctl_waitv(struct futex_waitv *w, _Atomic uint32_t *ctl)
     w->__reserved = 0;
 }
 
-/* The region's state without the sign of life of mdcom_region_check (the
- * helper thread must not beat for a hung process). */
-static int region_state(const struct mdcom *m)
-{
-    /* acquire: as in mdcom_region_check */
-    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
-    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
-    if (st == MDCOM_ST_TERMINATED)
-        return -ESHUTDOWN;
-    if (st != MDCOM_ST_READY || gen != m->generation)
-        return -ECONNRESET;
-    return 0;
-}
 
 /* Attachment record of m (created when create != 0). Under g_mu. */
 static struct evatt *att_of(struct mdcom *m, int create)
@@ -603,7 +590,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         fd_signal(ws);
         return -ESHUTDOWN;
     }
-    r = region_state(ws->m);
+    r = mdcom_region_state(ws->m);
     if (r) {
         fd_signal(ws);
         return r;
@@ -638,7 +625,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
 static int ws_count(struct mdcom_waitset *ws)
 {
     uint32_t i, cnt = 0;
-    if (!ws->m || region_state(ws->m))
+    if (!ws->m || mdcom_region_state(ws->m))
         return 1;
     for (i = 0; i < MDCOM_MAX_CHANNELS; i++)
         if (ws->mem[i].used && member_eval(&ws->mem[i], 0))
@@ -828,7 +815,7 @@ static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t ev
         }
         idx = s->index;
     }
-    r = region_state(m);
+    r = mdcom_region_state(m);
     if (r) {
         pthread_mutex_unlock(&ws->mu);
         return r;

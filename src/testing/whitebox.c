@@ -22,7 +22,7 @@ void ut_mapping(const mdcom_t *m, void **base, uint32_t *size)
     *size = m->map.size;
 }
 
-uint32_t ut_owner(const mdcom_t *m) { return m->owner; }
+uint32_t ut_owner(const mdcom_t *m) { return m->who; }
 uint32_t ut_lock_owner(const mdcom_t *m) { return m->lock_owner; }
 uint32_t ut_proc_slot(const mdcom_t *m) { return m->proc_slot; }
 uint32_t ut_generation(const mdcom_t *m) { return m->generation; }

@@ -211,7 +211,7 @@ static uint32_t interesting(struct in *s)
     if (k < 80) { /* block state words */
         static const uint32_t st[] = {MDCOM_BLK_FREE, MDCOM_BLK_ALLOC, MDCOM_BLK_QUEUED,
                                       MDCOM_BLK_HELD};
-        return MDCOM_BLK_MAKE(st[k & 3], (k >> 2) & 3);
+        return MDCOM_BLK_MAKE(st[k & 3], MDCOM_BLK_WHO_OF((k >> 2) & 3, k >> 4));
     }
     if (k < 140) /* sequence words around small positions */
         return (k - 100) & 0xffffffffu;
@@ -363,13 +363,13 @@ static void hostile(struct in *s, uint32_t kind)
          * one made QUEUED (the most convincing forgery), or any */
         if (id < cl->block_count && (u8(s) & 1)) {
             memcpy(&v, g_region + cl->off + cl->bstate_off + 4u * id, 4);
-            w[3] = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(v), MDCOM_BLK_GEN(v));
+            w[3] = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO(v), MDCOM_BLK_GEN(v));
         } else {
             w[3] = interesting(s);
         }
         memcpy(g_region + cl->off + cl->qslots_off + 16u * (pos & (cl->qcap - 1)), w, 16);
         if (id <= cl->block_count && (u8(s) & 1)) { /* and make the block look queued */
-            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, u8(s) % 4);
+            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO_OF(u8(s) % 4, u8(s)));
             memcpy(g_region + cl->off + cl->bstate_off + 4u * id, &v, 4);
         }
         break;
@@ -444,7 +444,7 @@ static void api(struct in *s, uint32_t op)
             break;
         case 2:
             r = mdcom_smemch_unlock(x->s);
-            EXPECT_RC("smemch_unlock", r, 0, -EPERM);
+            EXPECT_RC("smemch_unlock", r, 0, -EPERM, -ENOTCONN);
             break;
         default:
             r = mdcom_smemch_get(x->s, &p, &sz);
@@ -470,7 +470,7 @@ static void api(struct in *s, uint32_t op)
         break;
     case 1:
         r = mdcom_fifoch_free(f, held_pick(x, c, s));
-        EXPECT_RC("fifoch_free", r, 0, -EINVAL, -EALREADY, -EPROTO);
+        EXPECT_RC("fifoch_free", r, 0, -EINVAL, -EALREADY, -EPROTO, -ENOTCONN);
         break;
     case 2: {
         uint32_t sz;
@@ -488,7 +488,7 @@ static void api(struct in *s, uint32_t op)
         len = u8(s) % (g_chans[c].block_size + 2);
         r = mdcom_fifoch_enqueue(f, id, len);
         EXPECT_RC("fifoch_enqueue", r, 0, MDCOM_FILTERED, -EAGAIN, -EINVAL, -EALREADY, -EPERM,
-                  -EPROTO);
+                  -EPROTO, -ENOTCONN);
         if (r == -EAGAIN || r == -EPROTO)
             held_add(x, c, id);
         break;

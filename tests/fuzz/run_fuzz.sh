@@ -23,9 +23,10 @@ if [ -z "$bin" ]; then
     exit 77
   fi
   bin=$out/fuzz_region
+  case $(uname -m) in x86_64|i?86) arch=x86 ;; *) arch=generic ;; esac
   if ! "$cc" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1 -std=c11 \
       -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-      -I"$src/include" -DMDCOM_MAX_INSTANCES=4 -DMDCOM_MAX_CHANNELS=64 \
+      -I"$src/include" -I"$src/ports/arch/$arch" -DMDCOM_MAX_INSTANCES=4 -DMDCOM_MAX_CHANNELS=64 \
       "$src/tests/fuzz/fuzz_region.c" "$src/src/core/layout.c" "$src/src/core/errors.c" \
       "$src/src/core/attach.c" "$src/src/core/proc.c" "$src/src/core/wait.c" \
       "$src/src/core/master.c" "$src/src/core/reap.c" "$src/src/core/fifo_repair.c" \

@@ -75,6 +75,38 @@ TEST_F(Link, FifoEchoDoorbell100k)
     EXPECT_GT(mdcom_doorbell_uart_tx(l.db), 0u);
 }
 
+// Every ring this side sends reaches the firmware's doorbell interrupt: the
+// firmware counts the UART bytes it drains (the ping's value2). A lost
+// interrupt leaves the UART's RX full, QEMU then delivers no further byte and
+// the count stops for good while this side's grows (MDCOM and RPMsg
+// alternate: RPMsg rings more often per message). Bytes in flight land
+// within the wait below: QEMU takes one per main loop turn.
+TEST_F(Link, DoorbellLosesNoRing)
+{
+    start();
+    uint64_t tx0 = mdcom_doorbell_uart_tx(l.db);
+    fw_rsp a = ping();
+    for (int k = 0; k < 4; k++) {
+        uint32_t fw_bad = 1;
+        ASSERT_EQ(m4_echo(&l, 1000, FW_MODE_DOORBELL, 4, nullptr, &fw_bad), 0);
+        EXPECT_EQ(fw_bad, 0u);
+        ASSERT_EQ(m4_rpmsg_echo(&l, 1000, FW_MODE_DOORBELL, 64, nullptr), 0);
+    }
+    EXPECT_GT(mdcom_doorbell_uart_tx(l.db) - tx0, 10u); // the firmware did sleep
+    uint64_t sent = 0, got = 0;
+    for (int tries = 0; tries < 500; tries++) { // up to ~5 s
+        sent = mdcom_doorbell_uart_tx(l.db) - tx0;
+        got = ping().value2 - a.value2;
+        // a ping's own ring (if the firmware slept on ctl) may land after
+        // its answer: one short is complete
+        if (got + 1 >= sent)
+            break;
+        usleep(10000);
+    }
+    EXPECT_GE(got + 1, sent) << "rings received " << got << ", sent " << sent;
+    EXPECT_LE(got, mdcom_doorbell_uart_tx(l.db) - tx0) << "more rings received than sent";
+}
+
 TEST_F(Link, BlockAckAllSizes)
 {
     start();

@@ -37,6 +37,9 @@
 #include <set>
 #include <thread>
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+
 #include "mp/mp_sys.h"
 #include "reliability/rel_util.h"
 
@@ -48,6 +51,11 @@ namespace {
 std::atomic<uintptr_t> g_lo{0}, g_hi{0}; /* the mapped region */
 thread_local long t_count = 0, t_target = -1;
 thread_local int t_sig = SIGKILL;
+/* park mode: a thread with t_park set stops for good (sleeps) at its first
+ * store into [g_park_lo, g_park_hi) - a channel's queue slots: it has then
+ * claimed a position and not yet published it */
+std::atomic<uintptr_t> g_park_lo{0}, g_park_hi{0};
+thread_local bool t_park = false;
 
 const mdcom_platform *g_linux = nullptr;
 mdcom_platform g_plat;
@@ -89,6 +97,11 @@ long disarm()
 extern "C" void mdcom_kp(const volatile void *addr)
 {
     uintptr_t a = (uintptr_t)addr;
+    if (t_park && a >= g_park_lo.load() && a < g_park_hi.load()) {
+        t_park = false;
+        for (;;)
+            pause();
+    }
     if (t_target < 0 || a < g_lo.load(std::memory_order_relaxed) ||
         a >= g_hi.load(std::memory_order_relaxed))
         return;
@@ -292,7 +305,7 @@ protected:
             int n = in_ring.count(id) ? in_ring[id] : 0;
             if (n > 1)
                 return "block " + std::to_string(id) + " queued twice";
-            if (st == MDCOM_BLK_FREE && MDCOM_BLK_OWNER(w) == 0) {
+            if (st == MDCOM_BLK_FREE && MDCOM_BLK_WHO(w) == 0) {
                 if (n)
                     return "free block " + std::to_string(id) + " in a queue entry";
             } else if (st == MDCOM_BLK_QUEUED) {
@@ -502,6 +515,140 @@ protected:
         }
     }
 };
+
+/* Two threads of one process, each between claiming a queue position and
+ * publishing it, when the process dies: the reaper fills both holes at once
+ * from the two threads' records. The reaper here is a process of a domain
+ * that does not audit, and the consumer dequeues without waiting, so the
+ * master domain's audit (which used to be the only repair of the second
+ * hole, with one record per process) cannot be what fills them. */
+TEST_F(KillPoints, TwoThreadsKilledBetweenClaimAndPublishBothHolesFilledByTheReaper)
+{
+    mdcom_t *mst = nullptr, *rb = nullptr;
+    ASSERT_EQ(0, attach_kp(&mst, kDomA));
+    const size_t qs = lay_->cl[0].off + lay_->cl[0].qslots_off;
+    const size_t qe = qs + (size_t)lay_->cl[0].qcap * sizeof(mdcom_wire_qslot);
+    pid_t c = kids_.spawn([&] {
+        mdcom_t *m = nullptr;
+        mdcom_fifoch_t *q;
+        CHILD_CHECK(attach_kp(&m, kDomB) == 0, "attach");
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &q) == 0, "open q");
+        g_park_lo.store(g_lo.load() + qs);
+        g_park_hi.store(g_lo.load() + qe);
+        std::thread th[2];
+        for (uint32_t k = 0; k < 2; k++)
+            th[k] = std::thread([q, k] {
+                uint32_t id;
+                Msg mm = make_msg(200 + k);
+                void *p;
+                if (mdcom_fifoch_alloc(q, &id) != 0 || mdcom_fifoch_get(q, id, &p, nullptr) != 0)
+                    _exit(3);
+                memcpy(p, &mm, sizeof mm);
+                t_park = true;
+                (void)mdcom_fifoch_enqueue(q, id, sizeof mm); /* parks inside */
+                _exit(4); /* never reached: the position is claimed, not published */
+            });
+        for (;;)
+            pause();
+        return 0;
+    });
+    /* both positions claimed (the producers' index at 2), neither published */
+    rel::RegionView v(region_path(region_));
+    const size_t enq = lay_->cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq.pos);
+    EXPECT_TRUE(wait_until([&] { return v.word(enq) == 2; }, 5 * kSec))
+        << "the victim's threads did not both claim a position: enq.pos " << v.word(enq);
+    sleep_ns(20 * 1000000); /* let both reach the slot store */
+    EXPECT_NE(v.word(qs) & 1u, 1u) << "position 0 published";
+    EXPECT_NE(v.word(qs + sizeof(mdcom_wire_qslot)) & 1u, 1u) << "position 1 published";
+    ASSERT_EQ(0, kill(c, SIGKILL));
+    int wst = 0;
+    ASSERT_EQ(c, waitpid(c, &wst, 0));
+    kids_.forget(c);
+    /* a process of domain B (no audit) reaps the dead one and sends one more */
+    ASSERT_EQ(0, attach_kp(&rb, kDomB));
+    EXPECT_EQ(1, mdcom_sense_process(rb, kDomB)) << "the dead victim is not reaped";
+    mdcom_fifoch_t *qb, *qa;
+    ASSERT_EQ(0, mdcom_fifoch_open(rb, "q", &qb));
+    Msg marker = make_msg(7);
+    ASSERT_EQ(0, mdcom_fifoch_send(qb, &marker, sizeof marker, MDCOM_POLL));
+    /* the master's consumer finds both holes skipped and the marker behind them */
+    ASSERT_EQ(0, mdcom_fifoch_open(mst, "q", &qa));
+    uint32_t id = 0, len = 0;
+    int r = mdcom_fifoch_dequeue(qa, &id, &len);
+    EXPECT_EQ(0, r) << "a hole is left before the marker";
+    if (r == 0) {
+        void *p;
+        ASSERT_EQ(0, mdcom_fifoch_get(qa, id, &p, nullptr));
+        EXPECT_EQ(0, memcmp(p, &marker, sizeof marker));
+        EXPECT_EQ(0, mdcom_fifoch_free(qa, id));
+    }
+    std::string why = check_region(0, v);
+    EXPECT_EQ(why, "");
+    mdcom_term(rb);
+    mdcom_term(mst);
+}
+
+/* A process reaped while paused (a missed heartbeat) whose process slot a
+ * new process has claimed since: when it runs again, its free of a block it
+ * allocated before the pause must not free the block the new occupant holds
+ * now in the same place (block words name the incarnation, not only the
+ * slot), and it learns that it was reaped (-ENOTCONN). */
+TEST_F(KillPoints, ReapedProcessCannotFreeTheNextOccupantsBlock)
+{
+    mdcom_t *mst = nullptr, *occ = nullptr;
+    ASSERT_EQ(0, attach_kp(&mst, kDomA));
+    struct Shared {
+        std::atomic<uint32_t> block{~0u};
+        std::atomic<int> result{1};
+    };
+    void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+    ASSERT_NE(mem, MAP_FAILED);
+    Shared *sh = new (mem) Shared;
+    pid_t c = kids_.spawn([&] {
+        mdcom_t *m = nullptr;
+        mdcom_fifoch_t *q;
+        uint32_t id;
+        CHILD_CHECK(attach_kp(&m, kDomB, 100) == 0, "attach");
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &q) == 0, "open q");
+        CHILD_CHECK(mdcom_fifoch_alloc(q, &id) == 0, "alloc");
+        sh->block.store(id);
+        raise(SIGSTOP); /* reaped while we stand here */
+        sh->result.store(mdcom_fifoch_free(q, id));
+        return kExitDone;
+    });
+    int wst = 0;
+    ASSERT_EQ(c, waitpid(c, &wst, WUNTRACED));
+    ASSERT_TRUE(WIFSTOPPED(wst));
+    const uint32_t b = sh->block.load();
+    ASSERT_LT(b, kBlocks);
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(mst, kDomB) == 0; }, 5 * kSec))
+        << "the paused process is never reaped";
+    /* a new process of the same domain takes the free slot, and with it every
+     * block: b among them */
+    ASSERT_EQ(0, attach_kp(&occ, kDomB));
+    mdcom_fifoch_t *qo;
+    ASSERT_EQ(0, mdcom_fifoch_open(occ, "q", &qo));
+    bool has_b = false;
+    for (uint32_t k = 0; k < kBlocks; k++) {
+        uint32_t id;
+        ASSERT_EQ(0, mdcom_fifoch_alloc(qo, &id));
+        has_b |= id == b;
+    }
+    ASSERT_TRUE(has_b);
+    rel::RegionView v(region_path(region_));
+    EXPECT_EQ(MDCOM_BLK_OWNER(v.word(lay_->bstate_off(0, b))), 2u)
+        << "the new occupant is not in the reaped process' slot: the test proves nothing";
+    kill(c, SIGCONT);
+    ASSERT_EQ(c, waitpid(c, &wst, 0));
+    kids_.forget(c);
+    EXPECT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == kExitDone);
+    EXPECT_EQ(-ENOTCONN, sh->result.load()) << "the reaped process' free was not refused";
+    EXPECT_EQ(0, mdcom_fifoch_free(qo, b)) << "the new occupant lost its block";
+    munmap(mem, sizeof(Shared));
+    mdcom_term(occ);
+    mdcom_term(mst);
+}
 
 class KillPointsOp : public KillPoints, public ::testing::WithParamInterface<int> {};
 

@@ -21,8 +21,8 @@ extern "C" {
 
 /* Where the library mapped the region for this attachment. */
 void ut_mapping(const mdcom_t *m, void **base, uint32_t *size);
-/* Owner token of the attachment (process slot + 1), as stored in block state
- * words and SMEM lock words. */
+/* Who holds a block of this attachment's, as its block state words say
+ * (MDCOM_BLK_WHO: process slot + 1 and incarnation). */
 uint32_t ut_owner(const mdcom_t *m);
 /* The SMEM lock word this attachment writes (slot + 1 | incarnation << 8). */
 uint32_t ut_lock_owner(const mdcom_t *m);

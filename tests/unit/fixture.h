@@ -217,7 +217,7 @@ struct FifoView {
         uint32_t cur = id < cl.block_count ? rd32(bstate(id)) : 0;
         wr32(qid(p), id);
         wr32(qlen(p), len);
-        wr32(qstate(p), MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_OWNER(cur), MDCOM_BLK_GEN(cur)));
+        wr32(qstate(p), MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO(cur), MDCOM_BLK_GEN(cur)));
         wr32(qseq(p), 2 * p + 1); /* full at p */
         wr32(enq(), p + 1);
     }

@@ -424,7 +424,7 @@ TEST_F(Hostile, BlockStateForgedToOurOwner)
     EXPECT_EQ(0, mdcom_fifoch_free(rx_, 3));
     EXPECT_EQ(-EALREADY, mdcom_fifoch_free(rx_, 3));
     /* a state with our owner but an unknown state byte is not ours */
-    wr32(fv_->bstate(4), MDCOM_BLK_MAKE(0x99, ut_owner(m_)));
+    wr32(fv_->bstate(4), MDCOM_BLK_MAKE(0x9, ut_owner(m_)));
     EXPECT_EQ(-EALREADY, mdcom_fifoch_free(tx_, 4));
     EXPECT_EQ(-EALREADY, mdcom_fifoch_enqueue(tx_, 4, 1));
     recover_and_check();

@@ -113,7 +113,11 @@ TEST(LayoutWire, StructSizesAndOffsets)
     expect_at({AT(mdcom_wire_domain, id, 16), AT(mdcom_wire_domain, role, 20)});
     EXPECT_EQ(sizeof(P), 128u);
     expect_at({AT(P, owner, 0), AT(P, pid, 4), AT(P, token, 8), AT(P, heartbeat, 12), AT(P, wait, 16),
-               AT(P, op, 24), AT(P, op_pos, 28), AT(P, op_id, 32), AT(P, op_state, 36)});
+               AT(P, hb_ms, 24), AT(P, incarn, 28), AT(P, rec, 32)});
+    using O = mdcom_wire_oprec;
+    EXPECT_EQ(sizeof(O), 16u);
+    EXPECT_EQ(32u + MDCOM_PROC_RECS * sizeof(O), 128u);
+    expect_at({AT(O, pos, 4), AT(O, id, 8), AT(O, state, 12)});
     EXPECT_EQ(sizeof(D), 64u);
     expect_at({AT(D, type, 32), AT(D, off, 36), AT(D, size, 40), AT(D, block_size, 44),
                AT(D, block_count, 48), AT(D, queue_depth, 52), AT(D, senders, 56), AT(D, receivers, 60)});
@@ -131,17 +135,20 @@ TEST(LayoutWire, StructSizesAndOffsets)
 
 TEST(LayoutWire, BlockStateWord)
 {
-    uint32_t w = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, 7);
+    uint32_t w = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, MDCOM_BLK_WHO_OF(7, 0x1235));
     EXPECT_EQ(MDCOM_BLK_STATE(w), (uint32_t)MDCOM_BLK_HELD);
     EXPECT_EQ(MDCOM_BLK_OWNER(w), 7u);
+    EXPECT_EQ(MDCOM_BLK_INC(w), 5u);
+    EXPECT_EQ(MDCOM_BLK_WHO(w), 0x75u);
     EXPECT_EQ(MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), (uint32_t)MDCOM_BLK_FREE);
     /* the generation sits above owner and state and leaves them intact */
-    uint32_t g = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS, 0xfffeu);
-    EXPECT_EQ(g, 0xfffe0000u | (MDCOM_MAX_PROCS << 8) | MDCOM_BLK_QUEUED);
+    uint32_t who = MDCOM_BLK_WHO_OF(MDCOM_MAX_PROCS, 0xf);
+    uint32_t g = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, 0xfffeu);
+    EXPECT_EQ(g, 0xfffe0000u | (MDCOM_MAX_PROCS << 8) | 0xf0u | MDCOM_BLK_QUEUED);
     EXPECT_EQ(MDCOM_BLK_STATE(g), (uint32_t)MDCOM_BLK_QUEUED);
     EXPECT_EQ(MDCOM_BLK_OWNER(g), MDCOM_MAX_PROCS);
     EXPECT_EQ(MDCOM_BLK_GEN(g), 0xfffeu);
-    EXPECT_EQ(MDCOM_BLK_SO(g), MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_MAX_PROCS));
+    EXPECT_EQ(MDCOM_BLK_SO(g), MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, who));
 }
 
 /* ------------------------------------------------------------------ */

@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -26,7 +28,7 @@
 struct mdcom_uart_doorbell {
     int fd;
     _Atomic int connected;
-    _Atomic uint64_t rx, tx;
+    _Atomic uint64_t rx, tx, coalesced;
     mdcom_platform plat;
 };
 
@@ -44,6 +46,8 @@ static void drain(mdcom_uart_doorbell *db)
         ssize_t n = recv(db->fd, buf, sizeof(buf), MSG_DONTWAIT);
         if (n > 0) {
             atomic_fetch_add_explicit(&db->rx, (uint64_t)n, memory_order_relaxed);
+            if ((size_t)n < sizeof(buf))
+                return; /* all there was (one syscall per wake-up, not two) */
             continue;
         }
         if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
@@ -99,9 +103,18 @@ static void uart_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 {
     mdcom_uart_doorbell *db = ctx;
     uint8_t b = (uint8_t)chan;
+    int queued = 0;
     (void)word;
     if (!atomic_load_explicit(&db->connected, memory_order_relaxed))
         return;
+    /* A byte QEMU has not read yet is a wake-up still to come, after what
+     * the caller published: ring no more. (QEMU takes one byte per main
+     * loop turn and firmware interrupt; extra bytes queue behind it and wake
+     * the firmware for nothing, and a queue of them delays a later ring.) */
+    if (ioctl(db->fd, SIOCOUTQ, &queued) == 0 && queued > 0) {
+        atomic_fetch_add_explicit(&db->coalesced, 1, memory_order_relaxed);
+        return;
+    }
     /* never blocks: a full socket buffer already holds a pending wake-up */
     if (send(db->fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
         atomic_fetch_add_explicit(&db->tx, 1, memory_order_relaxed);
@@ -240,4 +253,10 @@ uint64_t mdcom_doorbell_uart_rx(const mdcom_uart_doorbell *db)
 uint64_t mdcom_doorbell_uart_tx(const mdcom_uart_doorbell *db)
 {
     return db ? atomic_load_explicit(&((mdcom_uart_doorbell *)db)->tx, memory_order_relaxed) : 0;
+}
+
+uint64_t mdcom_doorbell_uart_coalesced(const mdcom_uart_doorbell *db)
+{
+    return db ? atomic_load_explicit(&((mdcom_uart_doorbell *)db)->coalesced, memory_order_relaxed)
+              : 0;
 }

@@ -6,7 +6,8 @@
  * (library mdcom_qemu_m4, not installed), built on the public port API.
  *
  *   ring  writes one byte to the socket: the UART's RX interrupt wakes the
- *         firmware (mdcom_bm_doorbell_raise in ports/baremetal)
+ *         firmware (mdcom_bm_doorbell_raise in ports/baremetal); nothing
+ *         while a byte sent before is still unread by QEMU (SIOCOUTQ)
  *   wait  sleeps in ppoll() on the socket until the firmware writes a byte,
  *         the word changes (re-checked every 10 ms, so a byte drained by
  *         another thread of this process costs at most that), or the
@@ -60,6 +61,9 @@ int mdcom_doorbell_uart_connected(const mdcom_uart_doorbell *db);
 /* Bytes received from / sent to the peer so far (statistics). */
 uint64_t mdcom_doorbell_uart_rx(const mdcom_uart_doorbell *db);
 uint64_t mdcom_doorbell_uart_tx(const mdcom_uart_doorbell *db);
+/* Rings not sent because a byte sent before was still unread by the peer
+ * (that byte's interrupt wakes it after the caller's publication). */
+uint64_t mdcom_doorbell_uart_coalesced(const mdcom_uart_doorbell *db);
 
 #ifdef __cplusplus
 }

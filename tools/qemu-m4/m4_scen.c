@@ -6,12 +6,16 @@
 #include "m4_scen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mdcom/rpmsg.h"
+#include "mdcom_fw/oa_layout.h"
 #include "mdcom_m4_cfg.h"
 
 #define REPLY_NS 5000000000ll /* per reply */
@@ -141,54 +145,54 @@ static void set_mode(m4_link *l, uint32_t mode)
     mdcom_fifoch_set_spin(l->rsp, s);
 }
 
-/* Dequeue (rx) or allocate (tx) until a block comes or tmo passes: polling
- * spins on the call (rx also waits with MDCOM_POLL now and then, to learn of
- * a shutdown); the doorbell mode sleeps in mdcom_fifoch_wait between tries. */
-static int take_block(mdcom_fifoch_t *ch, uint32_t mode, int rx, uint32_t *id, uint32_t *len,
-                      int64_t tmo)
+/* A block: a message (rx: dequeue, -EAGAIN while none) or a free one
+ * (alloc, -ENOBUFS while none). Poll: spin, reading the clock once every
+ * 1024 tries (it is part of every timed round trip: the raw echo's spin
+ * reads it as rarely), and then asking the channel whether the link was
+ * shut down; doorbell: sleep in wait. */
+static int take(mdcom_fifoch_t *ch, uint32_t mode, int rx, uint32_t *id, uint32_t *len, int64_t tmo)
 {
-    double end = m4_now_ns() + (double)tmo;
+    double end = 0;
+    uint32_t tries = 0;
     for (;;) {
         int r = rx ? mdcom_fifoch_dequeue(ch, id, len) : mdcom_fifoch_alloc(ch, id);
         double now;
         if (r != (rx ? -EAGAIN : -ENOBUFS))
             return r;
+        if (mode != FW_MODE_DOORBELL && (++tries & 1023u) != 0)
+            continue;
         now = m4_now_ns();
-        if (now >= end)
+        if (end == 0)
+            end = now + (double)tmo;
+        else if (now >= end)
             return -ETIMEDOUT;
-        if (mode == FW_MODE_DOORBELL)
-            r = mdcom_fifoch_wait(ch, rx ? MDCOM_EV_RX : MDCOM_EV_TX, (int64_t)(end - now));
-        else if (rx && ((uint64_t)now & 0xfff) == 0)
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, MDCOM_POLL);
-        if (r < 0 && r != -ETIMEDOUT && r != (rx ? -EAGAIN : -ENOBUFS))
+        r = mdcom_fifoch_wait(ch, rx ? MDCOM_EV_RX : MDCOM_EV_TX,
+                              mode == FW_MODE_DOORBELL ? (int64_t)(end - now) : MDCOM_POLL);
+        if (r < 0 && r != -ETIMEDOUT)
             return r;
     }
 }
 
 static int rx_wait(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, int64_t tmo)
 {
-    return take_block(ch, mode, 1, id, len, tmo);
+    return take(ch, mode, 1, id, len, tmo);
 }
 
-/* a free block of ch (*id at *p) for the caller to fill */
+static int tx_alloc(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, int64_t tmo)
+{
+    return take(ch, mode, 0, id, NULL, tmo);
+}
+
+/* A free block of ch to write: its id and address. */
 static int tx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, void **p)
 {
-    int r = take_block(ch, mode, 0, id, NULL, REPLY_NS);
+    int r = tx_alloc(ch, mode, id, REPLY_NS);
     if (r == 0)
         mdcom_fifoch_get(ch, *id, p, NULL);
     return r;
 }
 
-/* the next message of ch: block *id at *p, *len bytes */
-static int rx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, void **p)
-{
-    int r = rx_wait(ch, mode, id, len, REPLY_NS);
-    if (r == 0)
-        mdcom_fifoch_get(ch, *id, p, NULL);
-    return r;
-}
-
-/* queue block id (len bytes) of ch and notify */
+/* Queue block id (len bytes written) and wake a receiver. */
 static int tx_queue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 {
     int r = mdcom_fifoch_enqueue(ch, id, len);
@@ -197,11 +201,20 @@ static int tx_queue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
     return r;
 }
 
-/* m4_result, then the firmware's status: 0 when both succeeded */
-static int m4_done(m4_link *l, fw_rsp *res, int64_t timeout_ns)
+/* The next message of ch: its id, length and address. */
+static int rx_block(mdcom_fifoch_t *ch, uint32_t mode, uint32_t *id, uint32_t *len, void **p)
 {
-    int r = m4_result(l, res, timeout_ns);
-    return r ? r : res->status;
+    int r = rx_wait(ch, mode, id, len, REPLY_NS);
+    if (r == 0)
+        mdcom_fifoch_get(ch, *id, p, NULL);
+    return r;
+}
+
+/* A message read: its block back to the pool, a waiting sender woken. */
+static void rx_done(mdcom_fifoch_t *ch, uint32_t id)
+{
+    mdcom_fifoch_free(ch, id);
+    mdcom_fifoch_notify(ch);
 }
 
 int m4_cmd(m4_link *l, uint32_t op, uint32_t mode, uint32_t count, uint32_t arg)
@@ -281,14 +294,12 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
         if ((r = tx_block(l->ein, mode, &id, &p)) != 0)
             return r;
         memcpy(p, buf, mlen);
-        if ((r = tx_queue(l->ein, id, mlen)) != 0)
-            return r;
-        if ((r = rx_block(l->eout, mode, &id, &len, &p)) != 0)
+        if ((r = tx_queue(l->ein, id, mlen)) != 0 ||
+            (r = rx_block(l->eout, mode, &id, &len, &p)) != 0)
             return r;
         t3 = m4_now_ns(); /* the reply is in hand; its check is not timed */
         bad += (uint32_t)echo_reply_bad(p, len, i, mlen, arg, t0, t3, ow);
-        mdcom_fifoch_free(l->eout, id);
-        mdcom_fifoch_notify(l->eout);
+        rx_done(l->eout, id);
         m4_times_add(t, t3 - t0);
     }
     if ((r = m4_result(l, &res, REPLY_NS)) != 0)
@@ -337,8 +348,10 @@ int m4_raw_echo(m4_link *l, uint32_t n, uint32_t arg, m4_times *t, m4_ow *ow)
             m4_times_add(&ow->b, tf - t3);
         }
     }
-    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
         return r;
+    if (res.status)
+        return res.status;
     return (int)bad + (res.count != n);
 }
 
@@ -408,12 +421,13 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
             memcpy(&ackv, p, 4);
         if (len != 4 || ackv != bytes)
             bad++;
-        mdcom_fifoch_free(l->ack, id);
-        mdcom_fifoch_notify(l->ack);
+        rx_done(l->ack, id);
         m4_times_add(t, m4_now_ns() - t0);
     }
-    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
         return r;
+    if (res.status)
+        return res.status;
     return (int)(bad + res.value + (res.count != n));
 }
 
@@ -437,14 +451,15 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
         if ((r = tx_queue(l->bulk, id, bytes)) != 0)
             return r;
     }
-    if ((r = rx_wait(l->ack, mode, &id, &len, REPLY_NS)) != 0)
+    if ((r = rx_block(l->ack, mode, &id, &len, &p)) != 0)
         return r;
     *ns_total = m4_now_ns() - t0;
-    mdcom_fifoch_get(l->ack, id, &p, NULL);
     memcpy(&ackv, p, 4);
     mdcom_fifoch_free(l->ack, id);
-    if ((r = m4_done(l, &res, REPLY_NS)) != 0)
+    if ((r = m4_result(l, &res, REPLY_NS)) != 0)
         return r;
+    if (res.status)
+        return res.status;
     return (ackv == (uint64_t)n * bytes && res.value2 == (uint32_t)sum && res.count == n) ? 0
                                                                                         : -EBADMSG;
 }
@@ -470,10 +485,11 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
      * this process, and a lock contended across the boundary can be lost
      * or doubled by the emulator (docs/reliability.md, "Closed ... formerly known gap 5": an386 only).
      * Contention between Linux processes is tested in tests/mp. */
-    if ((r = m4_done(l, &res, REPLY_NS * 4)) != 0)
+    if ((r = m4_result(l, &res, REPLY_NS * 4)) != 0)
         return r;
+    if (res.status)
+        return res.status;
     for (i = 0; i < n; i++) {
-        uint32_t v;
         if (mode == FW_MODE_DOORBELL)
             r = mdcom_smemch_lock(l->state, REPLY_NS);
         else
@@ -481,12 +497,7 @@ int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
                 ;
         if (r)
             return r;
-        /* holding the lock: mark it ours ("LX"), count one, and see that
-         * nobody wrote in between */
-        v = area[0];
-        area[1] = 0x4c58u;
-        area[0] = v + 1;
-        errs += area[0] != v + 1 || area[1] != 0x4c58u;
+        errs += (uint32_t)fw_smem_bump(area, 0x4c58u); /* "LX" holds it */
         if ((r = mdcom_smemch_unlock(l->state)) != 0)
             return r;
     }
@@ -523,6 +534,21 @@ static int rp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, v
         c->bad++;
     }
     c->got++;
+    return 0;
+}
+
+/* Dispatch until the callback counted `want` replies, or the clock passes
+ * end (read once every 1024 empty polls, as take() does). */
+static int rp_reply(mdcom_rpmsg_t *rp, rp_ctx *c, uint32_t want, uint32_t mode, double end)
+{
+    uint32_t tries = 0;
+    while (c->got < want) {
+        int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
+        if (p < 0)
+            return p;
+        if ((mode == FW_MODE_DOORBELL || (++tries & 1023u) == 0) && m4_now_ns() > end)
+            return -ETIMEDOUT;
+    }
     return 0;
 }
 
@@ -581,13 +607,8 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
         } else {
             r = mdcom_rpmsg_send(ept, buf, mlen, REPLY_NS);
         }
-        while (r == 0 && c.got < want) {
-            int p = mdcom_rpmsg_poll(rp, mode == FW_MODE_DOORBELL ? REPLY_NS : MDCOM_POLL);
-            if (p < 0)
-                r = p;
-            else if (m4_now_ns() > end)
-                r = -ETIMEDOUT;
-        }
+        if (r == 0)
+            r = rp_reply(rp, &c, want, mode, end);
         if (r == 0)
             m4_times_add(t, c.t3 - t0);
     }
@@ -617,4 +638,199 @@ int m4_rpmsg_echo(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, m4_time
 int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t)
 {
     return rpmsg_run(l, n, mode, bytes, t, 1, 0, NULL);
+}
+
+/* ---- OpenAMP's RPMsg as the firmware (mdcom-fw-openamp) ---- */
+
+static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/* The resource table of mdcom_fw/oa_layout.h: one rpmsg vdev (F_NS), two
+ * vrings at their device addresses. */
+static void oa_write_table(uint8_t *mem)
+{
+    uint8_t *v = mem + FW_OA_RSC + FW_OA_VDEV;
+    uint32_t i;
+    memset(mem + FW_OA_RSC, 0, FW_OA_RSC_SIZE);
+    wr32(mem + FW_OA_RSC + 4, 1); /* num */
+    wr32(mem + FW_OA_RSC + 16, FW_OA_VDEV); /* offset[0] */
+    wr32(v + 0, MDCOM_RSC_VDEV);
+    wr32(v + 4, MDCOM_VIRTIO_ID_RPMSG);
+    wr32(v + 8, 2); /* notify id of the vdev */
+    wr32(v + 12, 1); /* dfeatures: VIRTIO_RPMSG_F_NS */
+    v[25] = 2; /* num_of_vrings */
+    for (i = 0; i < 2; i++) {
+        uint8_t *r = v + 28 + 20 * i;
+        wr32(r + 0, FW_OA_DA + (i ? FW_OA_VRING1 : FW_OA_VRING0));
+        wr32(r + 4, FW_OA_ALIGN);
+        wr32(r + 8, FW_OA_NUM);
+        wr32(r + 12, i); /* notify id */
+    }
+    wr32(mem + FW_OA_RSC, 1); /* ver, last */
+}
+
+static void oa_notify(void *ctx, uint32_t vq)
+{
+    m4_oa *o = ctx;
+    mdcom_doorbell d = mdcom_doorbell_uart(o->db);
+    (void)vq;
+    d.ring(d.ctx, NULL, 0);
+}
+
+/* The image bumps no word: the wait ends on a doorbell byte (or the
+ * doorbell's re-check slice). */
+static int oa_wait(void *ctx, int64_t timeout_ns)
+{
+    m4_oa *o = ctx;
+    mdcom_doorbell d = mdcom_doorbell_uart(o->db);
+    mdcom_aword never = 0;
+    return d.wait(d.ctx, &never, 0, timeout_ns);
+}
+
+int m4_oa_start(m4_oa *o, const char *fw)
+{
+    return m4_oa_start_icount(o, fw, -1);
+}
+
+int m4_oa_start_icount(m4_oa *o, const char *fw, int shift)
+{
+    mdcom_qemu_opts qo;
+    mdcom_rpmsg_opts ro;
+    mdcom_rsc_vdev *vdev;
+    uint32_t addr;
+    size_t ss;
+    int r, fd;
+    memset(o, 0, sizeof(*o));
+    memset(&qo, 0, sizeof(qo));
+    qo.firmware = fw;
+    qo.region_name = "oa";
+    qo.doorbell = 1;
+    qo.icount_shift = shift;
+    if ((r = mdcom_qemu_prepare(&o->q, &qo, o->err, sizeof(o->err))) != 0)
+        return r;
+    fd = open(o->q.region_path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        r = -errno;
+        goto fail;
+    }
+    o->mem = mmap(NULL, MDCOM_QEMU_REGION_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (o->mem == MAP_FAILED) {
+        o->mem = NULL;
+        r = -errno;
+        goto fail;
+    }
+    oa_write_table(o->mem);
+    /* the image sleeps until a run asks it to poll */
+    ((volatile uint32_t *)(o->mem + FW_OA_CTL))[FW_OA_MODE] = 1;
+    /* no mdcom region to wait for: the host side below waits for the
+     * image's name service announcement */
+    if ((r = mdcom_qemu_launch(&o->q, &qo, o->err, sizeof(o->err))) != 0)
+        goto fail;
+    if ((r = mdcom_doorbell_uart_open(&o->db, o->q.socket_path, 5000000000ll)) != 0) {
+        snprintf(o->err, sizeof(o->err), "doorbell: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    if ((r = mdcom_rsc_find_rpmsg(o->mem + FW_OA_RSC, FW_OA_RSC_SIZE, &vdev)) != 0 ||
+        (r = mdcom_rpmsg_bind_from_rsc(&o->bind, vdev, o->mem, FW_OA_DA, FW_OA_SIZE,
+                                       FW_OA_DA + FW_OA_POOL, FW_OA_BUF)) != 0) {
+        snprintf(o->err, sizeof(o->err), "resource table: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    o->bind.notify = oa_notify;
+    o->bind.wait = oa_wait;
+    o->bind.ctx = o;
+    memset(&ro, 0, sizeof(ro));
+    ro.role = MDCOM_RPMSG_HOST;
+    ro.spin_ns = MDCOM_NO_SPIN; /* doorbell mode sleeps at once; poll mode never waits */
+    ro.attach_timeout_ns = REPLY_NS;
+    ss = mdcom_rpmsg_state_size_bound(FW_OA_NUM, &ro);
+    o->state = aligned_alloc(64, (ss + 63) & ~(size_t)63);
+    o->cb = calloc(1, sizeof(rp_ctx));
+    if (!o->state || !o->cb) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    if ((r = mdcom_rpmsg_init_bound(&o->r, o->state, ss, &o->bind, &ro)) != 0 ||
+        (r = mdcom_rpmsg_wait_service(o->r, FW_OA_SERVICE, &addr, REPLY_NS)) != 0 ||
+        (r = mdcom_rpmsg_ept_create(o->r, &o->ept, NULL, MDCOM_RPMSG_ADDR_ANY, addr, rp_cb, o->cb,
+                                    REPLY_NS)) != 0) {
+        snprintf(o->err, sizeof(o->err), "RPMsg host against OpenAMP: %s", mdcom_strerror(r));
+        goto fail;
+    }
+    return 0;
+fail:
+    m4_oa_stop(o);
+    return r;
+}
+
+int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
+{
+    volatile uint32_t *ctl = (volatile uint32_t *)(o->mem + FW_OA_CTL);
+    rp_ctx *c = o->cb;
+    uint8_t buf[512];
+    uint32_t i, echoed0 = ctl[FW_OA_ECHOED], errors0 = ctl[FW_OA_ERRORS];
+    int r = 0;
+    if (!o->ept || bytes < sizeof(fw_echo_hdr) || bytes > sizeof(buf))
+        return -EINVAL;
+    memset(c, 0, sizeof(*c));
+    c->expect_len = bytes;
+    /* release: nothing to publish with it; the image reads it each turn */
+    __atomic_store_n(&ctl[FW_OA_MODE], mode == FW_MODE_DOORBELL ? 1u : 0u, __ATOMIC_RELEASE);
+    for (i = 0; i < n && r == 0; i++) {
+        uint32_t want = c->got + 1, mlen = echo_fill(buf, i, bytes - sizeof(fw_echo_hdr));
+        double t0, end;
+        c->seq = i;
+        c->t0 = t0 = m4_now_ns();
+        end = t0 + (double)REPLY_NS;
+        r = mdcom_rpmsg_send(o->ept, buf, mlen, REPLY_NS);
+        if (r == 0)
+            r = rp_reply(o->r, c, want, mode, end);
+        if (r == 0)
+            m4_times_add(t, c->t3 - t0);
+    }
+    /* between runs the image sleeps (it must not spin while other images
+     * are measured) */
+    __atomic_store_n(&ctl[FW_OA_MODE], 1u, __ATOMIC_RELEASE);
+    if (r)
+        return r;
+    /* the image's own count: every message echoed (it counts after its send
+     * returned: give the last one time), no failed send */
+    for (i = 0; i < 1000 && ctl[FW_OA_ECHOED] - echoed0 != n; i++)
+        usleep(1000);
+    return (int)c->bad + (ctl[FW_OA_ECHOED] - echoed0 != n) + (ctl[FW_OA_ERRORS] != errors0);
+}
+
+int m4_oa_cost(m4_oa *o, uint32_t n, uint32_t bytes, double *instr)
+{
+    volatile uint32_t *ctl;
+    int r;
+    if (!o->mem)
+        return -EINVAL;
+    ctl = (volatile uint32_t *)(o->mem + FW_OA_CTL);
+    ctl[FW_OA_COST] = 0;
+    ctl[FW_OA_COST_N] = 0;
+    /* release: the zeroed sums are seen before the image starts adding */
+    __atomic_store_n(&ctl[FW_OA_COSTING], 1u, __ATOMIC_RELEASE);
+    r = m4_oa_echo(o, n, FW_MODE_POLL, bytes, NULL);
+    __atomic_store_n(&ctl[FW_OA_COSTING], 0u, __ATOMIC_RELEASE);
+    if (r == 0)
+        *instr = ctl[FW_OA_COST_N] ? (double)ctl[FW_OA_COST] / ctl[FW_OA_COST_N] : -1;
+    return r;
+}
+
+void m4_oa_stop(m4_oa *o)
+{
+    if (o->r)
+        mdcom_rpmsg_term(o->r);
+    o->r = NULL;
+    o->ept = NULL;
+    free(o->state);
+    free(o->cb);
+    o->state = o->cb = NULL;
+    mdcom_doorbell_uart_close(o->db);
+    o->db = NULL;
+    if (o->mem)
+        munmap(o->mem, MDCOM_QEMU_REGION_SIZE);
+    o->mem = NULL;
+    mdcom_qemu_stop(&o->q);
 }

@@ -13,6 +13,7 @@
 #include "mdcom_fw/proto.h"
 #include "doorbell_uart.h"
 #include "mdcom/mdcom.h"
+#include "mdcom/rpmsg.h"
 #include "qemu_m4.h"
 
 #ifdef __cplusplus
@@ -108,6 +109,37 @@ int m4_rpmsg_echo_arg(m4_link *l, uint32_t n, uint32_t mode, uint32_t bytes, uin
 
 /* n block-ack transactions of `bytes` over RPMsg (496-byte messages). */
 int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_times *t);
+
+/* OpenAMP's own RPMsg as the firmware (mdcom-fw-openamp.elf, layout
+ * mdcom_fw/oa_layout.h): its own QEMU, this side mdcom's RPMsg host bound to
+ * the resource table this side writes before QEMU starts, the same UART
+ * doorbell. Not an mdcom region: no m4_link. */
+typedef struct m4_oa {
+    mdcom_qemu q;
+    mdcom_uart_doorbell *db;
+    uint8_t *mem; /* the whole region file, mapped */
+    void *state;
+    mdcom_rpmsg_bind bind;
+    mdcom_rpmsg_t *r;
+    mdcom_rpmsg_ept_t *ept;
+    void *cb; /* the echo's callback context */
+    char err[512];
+} m4_oa;
+
+/* Start QEMU with image fw, attach and find the echo service. 0 or -errno
+ * (o->err says why; -ENOENT: fw or QEMU missing). */
+int m4_oa_start(m4_oa *o, const char *fw);
+/* The same with QEMU's -icount shift=N (N >= 0). */
+int m4_oa_start_icount(m4_oa *o, const char *fw, int shift);
+/* n round trips of `bytes` (>= 12, as m4_rpmsg_echo: the same messages and
+ * checks; the image checks nothing) in mode FW_MODE_POLL / FW_MODE_DOORBELL.
+ * Returns bad replies (>= 0) or -errno; round trips to t. */
+int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t);
+/* The image's instructions per echoed message (FW_OA_COSTING; start it with
+ * -icount shift=0): n polled echoes of `bytes`. 0 and *instr, or as
+ * m4_oa_echo. */
+int m4_oa_cost(m4_oa *o, uint32_t n, uint32_t bytes, double *instr);
+void m4_oa_stop(m4_oa *o);
 
 double m4_now_ns(void);
 void m4_times_add(m4_times *t, double v);

@@ -170,6 +170,17 @@ static inline int32_t fw_errno_to_wire(int e)
     }
 }
 
+/* SMEM's work under the lock "state", the same on both sides: counter
+ * (word 0) += 1 with word 1 = who (the holder's mark), then check that no
+ * one else wrote either while we hold it. 1 when someone did. */
+static inline int fw_smem_bump(volatile uint32_t *area, uint32_t who)
+{
+    uint32_t v = area[0];
+    area[1] = who;
+    area[0] = v + 1;
+    return area[0] != v + 1 || area[1] != who;
+}
+
 /* CRC-32 (IEEE 802.3, reflected, bitwise: small, no table). */
 static inline uint32_t fw_crc32(const void *p, uint32_t n)
 {

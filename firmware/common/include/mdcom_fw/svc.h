@@ -18,6 +18,7 @@
 #include "mdcom_fw/proto.h"
 
 #define FW_MS(x) ((int64_t)(x) * 1000000)
+#define FW_BLK_MAX 32
 
 typedef struct fw_svc fw_svc;
 struct fw_svc {
@@ -27,6 +28,11 @@ struct fw_svc {
      * configuration has no such channel (the op then answers -ENOSYS) */
     mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack, *tm;
     mdcom_smemch_t *state, *tmsync, *rpmsg, *raw;
+    /* the block addresses of ein / eout (mdcom_fifoch_get once per block at
+     * open: they do not change while attached), so that the echo's
+     * per-message work has no call for them, as the RPMsg echo's callback
+     * is handed the payload's address; ids from FW_BLK_MAX on use get */
+    void *ein_blk[FW_BLK_MAX], *eout_blk[FW_BLK_MAX];
     /* the image's own ops, tried first: 1 when it served c (o filled in),
      * 0 to let the library serve it; may be NULL */
     int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o);

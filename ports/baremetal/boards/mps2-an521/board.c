@@ -25,8 +25,7 @@
  *             runs multi-threaded TCG)
  */
 #include "an521.h"
-#include "board.h"
-#include "cortexm.h"
+#include "../mps2.h"
 
 #define UART0_BASE 0x50200000u
 #define UART1_BASE 0x50201000u
@@ -41,12 +40,6 @@
 #define MHU_CLR(b, cpu) MDCOM_BM_REG((b) + 0x10u * (cpu) + 0x8u)
 #define MHU_MASK ((1u << AN521_MHU_CHANNELS) - 1u)
 
-#define UART_DATA(b) MDCOM_BM_REG((b) + 0x00u)
-#define UART_STATE(b) MDCOM_BM_REG((b) + 0x04u)
-#define UART_CTRL(b) MDCOM_BM_REG((b) + 0x08u)
-#define UART_BAUDDIV(b) MDCOM_BM_REG((b) + 0x10u)
-#define UART_STATE_TXFULL 0x1u
-#define UART_CTRL_TXEN 0x1u
 
 #define CPU_HZ 20000000u
 
@@ -89,12 +82,7 @@ void mdcom_an521_start_cpu1(uint32_t vtor)
     SYSCTL_CPUWAIT = SYSCTL_CPUWAIT & ~2u;
 }
 
-static void an521_putc(char c)
-{
-    while (UART_STATE(g_uart) & UART_STATE_TXFULL) {
-    }
-    UART_DATA(g_uart) = (uint8_t)c;
-}
+static void an521_putc(char c) { mps2_uart_putc(g_uart, c); }
 
 static void an521_ring(uint32_t chan)
 {
@@ -107,10 +95,7 @@ static void an521_ring(uint32_t chan)
 static uint32_t an521_pid(void) { return MDCOM_BM_PID + g_cpu; }
 
 const mdcom_board mdcom_board_desc = {
-    .name = "mps2-an521",
-    .cpu_hz = CPU_HZ,
-    .region_base = 0x80000000u, .region_size = 16u << 20, /* 16 MiB both cores map */
-    .semihosting = 1,
+    MPS2_BOARD_DESC("mps2-an521", CPU_HZ, 0x80000000u),
     .ring = an521_ring,
     .putc = an521_putc,
     .pid = an521_pid,
@@ -120,8 +105,7 @@ void mdcom_board_init(void)
 {
     g_cpu = CPUID_REG & 1u;
     g_uart = g_cpu ? UART1_BASE : UART0_BASE;
-    UART_BAUDDIV(g_uart) = 16u;
-    UART_CTRL(g_uart) = UART_CTRL_TXEN;
+    mps2_uart_init(g_uart, UART_CTRL_TXEN);
     /* bits left from before this core's reset are stale rings: drop them */
     MHU_CLR(AN521_MHU0_BASE, g_cpu) = MHU_MASK;
     MHU_CLR(AN521_MHU1_BASE, g_cpu) = MHU_MASK;
