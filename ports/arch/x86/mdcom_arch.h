@@ -44,14 +44,7 @@ static inline void mdcom_prefetchw(uint32_t ok, const void *p)
         __builtin_prefetch(p, 0, 3);
 }
 #else
-#define MDCOM_HAVE_PREFETCH 0
-#define MDCOM_PREFETCH(p) ((void)(p))
-static inline uint32_t mdcom_cpu_prefetchw(void) { return 0u; }
-static inline void mdcom_prefetchw(uint32_t ok, const void *p)
-{
-    (void)ok;
-    (void)p;
-}
+#include "../mdcom_arch_none.h"
 #endif
 
 #endif /* MDCOM_ARCH_H */
