@@ -6,31 +6,16 @@ is a thread attached as the other domain (a separate process or firmware
 works the same way). Run: MDCOM_LIB=.../libmdcom.so PYTHONPATH=bindings/python
 python3 examples/events_asyncio.py"""
 import asyncio
-import os
-import pathlib
 import sys
-import threading
-import time
 
 import mdcom
-
-TOML = os.environ.get("MDCOM_EVENTS_TOML", str(pathlib.Path(__file__).with_name("events.toml")))
-N = 5
-
-
-def sensor() -> None:
-    with mdcom.System(TOML, "sensor", attach_timeout=5) as s:
-        temp, alarm = s.fifo("temp"), s.fifo("alarm")
-        for i in range(N):
-            time.sleep(0.01)
-            temp.send(f"{20 + i} C".encode(), timeout=5)
-        alarm.send(b"overheat", timeout=5)
+from events_sensor import N, TOML, start_sensor  # the other domain
 
 
 async def main() -> int:
     with mdcom.System(TOML, "app") as s:
         temp, alarm = s.fifo("temp"), s.fifo("alarm")
-        threading.Thread(target=sensor, daemon=True).start()
+        start_sensor()
         readings = [(await temp.aio.recv(timeout=5)).decode() for _ in range(N)]
         print("temperatures:", ", ".join(readings))
         print("alarm:", (await alarm.aio.recv(timeout=5)).decode())

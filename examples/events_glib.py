@@ -5,27 +5,12 @@ two mdcom channels through their pollable fds (GLib.unix_fd_add_full): the
 loop sleeps in poll(2) until a notify from the other domain. After draining
 a channel the handler calls ch.clear(), so the level-triggered fd stops being
 readable until the next message. Run like events_asyncio.py."""
-import os
-import pathlib
 import sys
-import threading
-import time
 
 from gi.repository import GLib
 
 import mdcom
-
-TOML = os.environ.get("MDCOM_EVENTS_TOML", str(pathlib.Path(__file__).with_name("events.toml")))
-N = 5
-
-
-def sensor() -> None:
-    with mdcom.System(TOML, "sensor", attach_timeout=5) as s:
-        temp, alarm = s.fifo("temp"), s.fifo("alarm")
-        for i in range(N):
-            time.sleep(0.01)
-            temp.send(f"{20 + i} C".encode(), timeout=5)
-        alarm.send(b"overheat", timeout=5)
+from events_sensor import N, TOML, start_sensor  # the other domain
 
 
 def main() -> int:
@@ -48,7 +33,7 @@ def main() -> int:
             GLib.unix_fd_add_full(GLib.PRIORITY_DEFAULT, ch.fileno(), GLib.IOCondition.IN,
                                   on_ready, ch)
         GLib.timeout_add_seconds(10, loop.quit)
-        threading.Thread(target=sensor, daemon=True).start()
+        start_sensor()
         loop.run()
     print("\n".join(got))
     return 0 if len(got) == N + 1 else 1

@@ -29,11 +29,18 @@ static void to_public(mdcom_wire_chan_layout *o, const mdcom_chan_layout *c)
     o->receivers = c->receivers;
 }
 
-/* compute into a private array of cfg->n_channels entries (freed by caller) */
-static int compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout **cls,
-                   mdcom_err *e)
+/* empty the caller's error buffer; -EINVAL without the caller's output
+ * (out); else compute into a private array of cfg->n_channels entries (*cls,
+ * freed by the caller whatever the result) */
+static int compute(const void *out, const mdcom_config *cfg, mdcom_layout *lay,
+                   mdcom_chan_layout **cls, mdcom_err *e)
 {
-    size_t n = cfg && cfg->n_channels <= MDCOM_MAX_DIR ? cfg->n_channels : 0;
+    size_t n;
+    if (e->buf && e->cap)
+        e->buf[0] = '\0';
+    if (!out)
+        return -EINVAL;
+    n = cfg && cfg->n_channels <= MDCOM_MAX_DIR ? cfg->n_channels : 0;
     *cls = calloc(n ? n : 1, sizeof(**cls));
     if (!*cls)
         return -ENOMEM;
@@ -47,12 +54,7 @@ int mdcom_wire_layout_compute(const mdcom_config *cfg, mdcom_wire_layout *lay,
     mdcom_chan_layout *cls = NULL;
     mdcom_layout l;
     uint32_t i;
-    int rc;
-    if (err && err_len)
-        err[0] = '\0';
-    if (!lay)
-        return -EINVAL;
-    rc = compute(cfg, &l, &cls, &e);
+    int rc = compute(lay, cfg, &l, &cls, &e);
     if (rc == 0) {
         lay->dom_off = l.dom_off;
         lay->proc_off = l.proc_off;
@@ -75,12 +77,7 @@ int mdcom_wire_verify(const void *base, uint32_t mapped_size, const mdcom_config
     mdcom_err e = {err, err_len, 0};
     mdcom_chan_layout *cls = NULL;
     mdcom_layout l;
-    int rc;
-    if (err && err_len)
-        err[0] = '\0';
-    if (!base)
-        return -EINVAL;
-    rc = compute(cfg, &l, &cls, &e);
+    int rc = compute(base, cfg, &l, &cls, &e);
     if (rc == 0)
         rc = mdcom_layout_verify(base, mapped_size, cfg, &l, cls, &e);
     free(cls);

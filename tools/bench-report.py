@@ -174,6 +174,26 @@ def fmt_rate_axis(ax, unit=""):
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
 
 
+def cell(r, text, error=lambda r: "ERROR"):
+    """A table cell for result r: n/a (missing or not applicable), error(r) when
+    the cell failed, else text(r)."""
+    if not r or r["na"]:
+        return "n/a"
+    return text(r) if r.get("ok") else error(r)
+
+
+def size_panel(ax, sizes, title, ylabel, fmt_y, legend_fs=7.5, **legend):
+    """One transport family's panel: log-log, sizes on x, y formatted by fmt_y."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    size_ticks(ax, sizes)
+    fmt_y(ax)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=legend_fs, framealpha=0.85, **legend)
+
+
 def make_plots(d, res, notes, host, quick):
     try:
         import matplotlib
@@ -233,14 +253,8 @@ def make_plots(d, res, notes, host, quick):
                 for t in trs:
                     pts = sorted((r["size"], r["stats"]["p50_ns"]) for r in rows if r["transport"] == t)
                     ax.plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], label=t, **sty[t])
-                ax.set_xscale("log", base=2)
-                ax.set_yscale("log")
-                size_ticks(ax, [r["size"] for r in rows])
-                fmt_us_axis(ax)
-                ax.set_title(fam, fontsize=10)
-                ax.set_ylabel(f"{title} p50")
-                ax.grid(True, which="both", alpha=0.3)
-                ax.legend(fontsize=7.5, loc="upper left", framealpha=0.85)
+                size_panel(ax, [r["size"] for r in rows], fam, f"{title} p50", fmt_us_axis,
+                           loc="upper left")
             fig.suptitle(f"{title} latency (p50) vs payload size, per transport family")
             fig.tight_layout(rect=(0, 0.03, 1, 1))
             save(fig, f"latency_{kind}_vs_size", f"{title} p50 vs payload size")
@@ -284,14 +298,7 @@ def make_plots(d, res, notes, host, quick):
                     for t in trs:
                         pts = sorted((r["size"], r["msgs_per_s"]) for r in sub if r["transport"] == t)
                         ax.plot([p[0] for p in pts], [p[1] for p in pts], label=t, **sty[t])
-                    ax.set_xscale("log", base=2)
-                    ax.set_yscale("log")
-                    size_ticks(ax, [r["size"] for r in sub])
-                    ax.set_title(fam, fontsize=10)
-                    ax.set_ylabel("messages / s")
-                    fmt_rate_axis(ax)
-                    ax.grid(True, which="both", alpha=0.3)
-                    ax.legend(fontsize=7.5, framealpha=0.85)
+                    size_panel(ax, [r["size"] for r in sub], fam, "messages / s", fmt_rate_axis)
                 fig.suptitle(f"throughput, {m}, {c} channel{'s' if c > 1 else ''}: messages/s "
                              "(every payload checked)")
                 fig.tight_layout(rect=(0, 0.03, 1, 1))
@@ -329,14 +336,8 @@ def make_plots(d, res, notes, host, quick):
                     ax.plot([p[0] for p in pts], [p[1] / 1024 for p in pts], color="#777777",
                             ls=":-."[k % 2] if k % 2 == 0 else "-.", marker="x+"[k % 2],
                             label=f"published: {src}")
-                ax.set_xscale("log", base=2)
-                ax.set_yscale("log")
-                size_ticks(ax, [r["length"] for r in rows])
-                ax.set_title(fam, fontsize=10)
-                ax.set_ylabel("MiB/s (p50)")
-                fmt_rate_axis(ax)
-                ax.grid(True, which="both", alpha=0.3)
-                ax.legend(fontsize=7, framealpha=0.85)
+                size_panel(ax, [r["length"] for r in rows], fam, "MiB/s (p50)", fmt_rate_axis,
+                           legend_fs=7)
             fig.suptitle("blocks: transaction rate vs transaction size (one block)")
             fig.tight_layout(rect=(0, 0.03, 1, 1))
             save(fig, "blocks_rate", "blocks: transaction rate vs size")
@@ -419,14 +420,8 @@ def main():
         for t in trs:
             row = [t]
             for s in pick:
-                r = by.get((t, s))
-                if not r or r["na"]:
-                    row.append("n/a")
-                elif not r.get("ok"):
-                    row.append("ERROR")
-                else:
-                    x = r.get("p50_ratio_to_baseline")
-                    row.append(fmt_ns(r["stats"]["p50_ns"]) + (f" ({x:.2f}x base)" if x else ""))
+                row.append(cell(by.get((t, s)), lambda r: fmt_ns(r["stats"]["p50_ns"]) + (
+                    f" ({x:.2f}x base)" if (x := r.get("p50_ratio_to_baseline")) else "")))
             rows.append(row)
         L.append(table(["transport"] + [fmt_size(s) for s in pick], rows))
         L.append("\n`x base`: p50 / p50 of the transport's raw baseline (raw-spin for polling, raw-futex for "
@@ -483,13 +478,8 @@ def main():
         for b, n in combos:
             row = [f"{fmt_size(b)} x {n}"]
             for t in trs:
-                r = by.get((t, b, n))
-                if not r or r["na"]:
-                    row.append("n/a")
-                elif not r.get("ok"):
-                    row.append("ERROR")
-                else:
-                    row.append(f"{fmt_ns(r['time']['p50_ns'])} / {r['kib_per_s']:.0f}")
+                row.append(cell(by.get((t, b, n)),
+                                lambda r: f"{fmt_ns(r['time']['p50_ns'])} / {r['kib_per_s']:.0f}"))
             pub = [p for p in blk.get("published", []) if p["block"] == b and p["count"] == n]
             row.append("; ".join(f"{p['source']}: {p['ms']:.2f} ms / {b * n / 1024 / (p['ms'] / 1e3):.0f}" for p in pub) or "")
             rows.append(row)
@@ -511,14 +501,11 @@ def main():
                 for t in trs:
                     row = [t]
                     for s in sizes:
-                        r = by.get((t, s))
-                        if not r or r["na"]:
-                            row.append("n/a")
-                        elif not r.get("ok"):
-                            row.append(f"ERROR (loss {r['loss']}, corrupt {r['corrupt']})")
-                        else:
-                            row.append(f"{fmt_rate(r['aggregate_bytes_per_s'])}, {r['msgs_per_s'] / 1e6:.2f} M/s"
-                                       + ("*" if r.get("capped") else ""))
+                        row.append(cell(
+                            by.get((t, s)),
+                            lambda r: f"{fmt_rate(r['aggregate_bytes_per_s'])}, "
+                                      f"{r['msgs_per_s'] / 1e6:.2f} M/s" + ("*" if r.get("capped") else ""),
+                            lambda r: f"ERROR (loss {r['loss']}, corrupt {r['corrupt']})"))
                     rows.append(row)
                 L.append(table(["transport"] + [fmt_size(s) for s in sizes], rows))
         L.append("\n`*`: stopped by the cell's time budget; rates use the bytes moved. Loss and corruption were "

@@ -232,21 +232,15 @@ class _Diag:
 
 
 
+# Python types of parsed TOML values and their TOML names (bool before int:
+# a bool is an int in Python).
+_TOML_TYPES = ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"),
+               (list, "array"), (dict, "table"))
+
+
 def _toml_type(value: Any) -> str:
     """The TOML name of a parsed value's type, for messages."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "table"
-    return "date/time"
+    return next((name for typ, name in _TOML_TYPES if isinstance(value, typ)), "date/time")
 
 
 def _show(value: Any) -> str:
@@ -301,15 +295,25 @@ def _get(diag: _Diag, table: dict, key: str, path: str, required: bool) -> Any:
     return _UNSET
 
 
+def _get_typed(diag: _Diag, table: dict, key: str, path: str, typ: type,
+               expected: str) -> tuple[Any, str]:
+    """Required table[key] of Python type typ ("must be <expected>" if not):
+    (the value or None, the key's path)."""
+    where = f"{path}.{key}"
+    value = _get(diag, table, key, path, required=True)
+    if value is _UNSET:
+        return None, where
+    if not isinstance(value, typ):
+        diag.error(where, f"must be {expected}, got {_toml_type(value)}")
+        return None, where
+    return value, where
+
+
 def _read_name(diag: _Diag, table: dict, path: str, max_len: int, what: str,
                no_leading_dot: bool = False) -> str | None:
     """A required name of 1..max_len chars of [A-Za-z0-9._-]."""
-    value = _get(diag, table, "name", path, required=True)
-    if value is _UNSET:
-        return None
-    where = f"{path}.name"
-    if not isinstance(value, str):
-        diag.error(where, f"must be a string, got {_toml_type(value)}")
+    value, where = _get_typed(diag, table, "name", path, str, "a string")
+    if value is None:
         return None
     if not 1 <= len(value) <= max_len:
         diag.error(where, f"{what} must be 1..{max_len} characters, got {len(value)}")
@@ -389,12 +393,8 @@ def _octal(value: int) -> str:
 def _read_domain_list(diag: _Diag, table: dict, key: str, path: str,
                       doms: _DomainTable) -> tuple[int, ...] | None:
     """senders/receivers/users: non-empty list of domain names or ids."""
-    value = _get(diag, table, key, path, required=True)
-    if value is _UNSET:
-        return None
-    where = f"{path}.{key}"
-    if not isinstance(value, list):
-        diag.error(where, f"must be an array of domain names, got {_toml_type(value)}")
+    value, where = _get_typed(diag, table, key, path, list, "an array of domain names")
+    if value is None:
         return None
     if not value:
         diag.error(where, "must name at least one domain")
@@ -766,12 +766,9 @@ def _parse_bridges(diag: _Diag, data: dict, doms: _DomainTable,
         _check_keys(diag, table, _BRIDGE_KEYS, path)
         ok = True
         chan = None
-        value = _get(diag, table, "channel", path, required=True)
-        if value is not _UNSET:
-            if not isinstance(value, str):
-                diag.error(f"{path}.channel", f"must be a string, got {_toml_type(value)}")
-                ok = False
-            elif value in smems:
+        value, _ = _get_typed(diag, table, "channel", path, str, "a string")
+        if value is not None:
+            if value in smems:
                 diag.error(f"{path}.channel", f"{_show(value)} is an [[smem]] channel: "
                            "only [[fifo]] channels can be bridged")
                 ok = False
@@ -782,8 +779,7 @@ def _parse_bridges(diag: _Diag, data: dict, doms: _DomainTable,
                 ok = False
             else:
                 chan = fifos[value]
-        else:
-            ok = False
+        ok = ok and chan is not None
         direction = _get(diag, table, "direction", path, required=True)
         if direction is not _UNSET and direction not in _DIRECTIONS:
             diag.error(f"{path}.direction", "must be \"out\" (channel -> Zenoh) or \"in\" "
@@ -791,17 +787,11 @@ def _parse_bridges(diag: _Diag, data: dict, doms: _DomainTable,
             direction = None
         if direction in (None, _UNSET):
             ok = False
-        key = _get(diag, table, "key", path, required=True)
-        if key is not _UNSET:
-            if not isinstance(key, str):
-                diag.error(f"{path}.key", f"must be a string, got {_toml_type(key)}")
-                ok = False
-            else:
-                problem = _key_expr_problem(key, wildcards=direction != "out")
-                if problem:
-                    diag.error(f"{path}.key", f"not a valid Zenoh key expression: {problem}")
-                    ok = False
-        else:
+        key, _ = _get_typed(diag, table, "key", path, str, "a string")
+        problem = key is not None and _key_expr_problem(key, wildcards=direction != "out")
+        if problem:
+            diag.error(f"{path}.key", f"not a valid Zenoh key expression: {problem}")
+        if key is None or problem:
             ok = False
         dom = _get(diag, table, "domain", path, required=True)
         dom_id = None

@@ -67,8 +67,8 @@ void *memset(void *d, int c, size_t n)
 int memcmp(const void *a, const void *b, size_t n)
 {
     const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    for (; n; n--, x++, y++)
-        if (*x != *y)
-            return *x - *y;
-    return 0;
+    size_t i = 0;
+    while (i < n && x[i] == y[i])
+        i++;
+    return i < n ? x[i] - y[i] : 0;
 }

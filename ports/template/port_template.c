@@ -55,9 +55,7 @@ static int tp_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         return -ENOENT;
     if (have < size)
         return -ENOSPC;
-    out->base = base;
-    out->size = have;
-    out->handle = 0;
+    *out = (mdcom_region_map){.base = base, .size = have, .handle = 0};
     return 0;
 }
 
@@ -65,8 +63,7 @@ static void tp_region_close(void *ctx, mdcom_region_map *map, int remove)
 {
     (void)ctx;
     (void)remove;
-    map->base = 0;
-    map->size = 0;
+    *map = (mdcom_region_map){0}; /* fixed memory: nothing to unmap or remove */
 }
 
 static int tp_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)

@@ -1524,11 +1524,20 @@ static int rp_rx_buf(const struct mdcom_rpmsg *r, const void *p, uint32_t *b)
     return 0;
 }
 
+/* ept's instance (*r) and the RX buffer (*b) of payload pointer data: 0, or
+ * -EINVAL */
+static int rp_ept_rx_buf(mdcom_rpmsg_ept_t *ept, const void *data, struct mdcom_rpmsg **r,
+                         uint32_t *b)
+{
+    *r = rp_of(ept);
+    return *r && rp_rx_buf(*r, data, b) == 0 ? 0 : -EINVAL;
+}
+
 int mdcom_rpmsg_hold_rx_buffer(mdcom_rpmsg_ept_t *ept, void *data)
 {
-    struct mdcom_rpmsg *r = rp_of(ept);
+    struct mdcom_rpmsg *r;
     uint32_t b;
-    if (!r || rp_rx_buf(r, data, &b) != 0)
+    if (rp_ept_rx_buf(ept, data, &r, &b) != 0)
         return -EINVAL;
     if (r->bstate[b] == MDCOM_RP_B_RX_HELD)
         return -EALREADY;
@@ -1540,9 +1549,9 @@ int mdcom_rpmsg_hold_rx_buffer(mdcom_rpmsg_ept_t *ept, void *data)
 
 int mdcom_rpmsg_release_rx_buffer(mdcom_rpmsg_ept_t *ept, void *data)
 {
-    struct mdcom_rpmsg *r = rp_of(ept);
+    struct mdcom_rpmsg *r;
     uint32_t b;
-    if (!r || rp_rx_buf(r, data, &b) != 0)
+    if (rp_ept_rx_buf(ept, data, &r, &b) != 0)
         return -EINVAL;
     if (r->bstate[b] != MDCOM_RP_B_RX_HELD)
         return -EALREADY;

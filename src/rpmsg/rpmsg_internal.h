@@ -93,19 +93,17 @@ struct mdcom_rp_ctl {
 #ifndef __cplusplus
 _Static_assert(sizeof(mdcom_aword) == 4, "shared words are 32-bit");
 _Static_assert(sizeof(struct mdcom_rp_ctl) == MDCOM_RP_CTL_SIZE, "control block is 192 bytes");
-_Static_assert(offsetof(struct mdcom_rp_ctl, version) == 4, "ctl.version");
-_Static_assert(offsetof(struct mdcom_rp_ctl, num_bufs) == 8, "ctl.num_bufs");
-_Static_assert(offsetof(struct mdcom_rp_ctl, buf_size) == 12, "ctl.buf_size");
-_Static_assert(offsetof(struct mdcom_rp_ctl, vring_align) == 16, "ctl.vring_align");
-_Static_assert(offsetof(struct mdcom_rp_ctl, size) == 20, "ctl.size");
-_Static_assert(offsetof(struct mdcom_rp_ctl, features) == 24, "ctl.features");
-_Static_assert(offsetof(struct mdcom_rp_ctl, generation) == 28, "ctl.generation");
-_Static_assert(offsetof(struct mdcom_rp_ctl, status) == 32, "ctl.status");
-_Static_assert(offsetof(struct mdcom_rp_ctl, remote) == 36, "ctl.remote");
+/* field f of the control block at byte off */
+#define MDCOM_RP_CTL_AT(f, off) \
+    _Static_assert(offsetof(struct mdcom_rp_ctl, f) == (off), "ctl." #f)
+MDCOM_RP_CTL_AT(version, 4); MDCOM_RP_CTL_AT(num_bufs, 8); MDCOM_RP_CTL_AT(buf_size, 12);
+MDCOM_RP_CTL_AT(vring_align, 16); MDCOM_RP_CTL_AT(size, 20); MDCOM_RP_CTL_AT(features, 24);
+MDCOM_RP_CTL_AT(generation, 28); MDCOM_RP_CTL_AT(status, 32); MDCOM_RP_CTL_AT(remote, 36);
 _Static_assert(offsetof(struct mdcom_rp_ctl, notify_host) == 64, "host words on line 1");
-_Static_assert(offsetof(struct mdcom_rp_ctl, host_waiters) == 68, "ctl.host_waiters");
+MDCOM_RP_CTL_AT(host_waiters, 68);
 _Static_assert(offsetof(struct mdcom_rp_ctl, notify_remote) == 128, "remote words on line 2");
-_Static_assert(offsetof(struct mdcom_rp_ctl, remote_waiters) == 132, "ctl.remote_waiters");
+MDCOM_RP_CTL_AT(remote_waiters, 132);
+#undef MDCOM_RP_CTL_AT
 _Static_assert(sizeof(mdcom_rsc_vring) == 20, "fw_rsc_vdev_vring is 20 bytes");
 _Static_assert(sizeof(mdcom_rsc_vdev) == 24, "fw_rsc_vdev is 24 bytes before its vrings");
 _Static_assert(offsetof(mdcom_rsc_vdev, status) == 20, "fw_rsc_vdev.status");

@@ -112,25 +112,29 @@ static _Atomic uint16_t *used_flags(const struct mdcom_vq *vq)
 }
 
 /* The flags words are hints ordered by the callers' fences: relaxed. */
+static void flag_set(_Atomic uint16_t *w, uint16_t flag, int on)
+{
+    atomic_store_explicit(w, MDCOM_LE16(on ? flag : 0u), memory_order_relaxed);
+}
+static int flag_clear(const _Atomic uint16_t *w, uint16_t flag)
+{
+    return (MDCOM_LE16(atomic_load_explicit(w, memory_order_relaxed)) & flag) == 0;
+}
 void mdcom_vq_drv_suppress(struct mdcom_vq *vq, int on)
 {
-    atomic_store_explicit(avail_flags(vq), MDCOM_LE16(on ? MDCOM_VQ_AVAIL_F_NO_INTERRUPT : 0u),
-                          memory_order_relaxed);
+    flag_set(avail_flags(vq), MDCOM_VQ_AVAIL_F_NO_INTERRUPT, on);
 }
 int mdcom_vq_drv_peer_wants_notify(const struct mdcom_vq *vq)
 {
-    return (MDCOM_LE16(atomic_load_explicit(used_flags(vq), memory_order_relaxed)) &
-            MDCOM_VQ_USED_F_NO_NOTIFY) == 0;
+    return flag_clear(used_flags(vq), MDCOM_VQ_USED_F_NO_NOTIFY);
 }
 void mdcom_vq_dev_suppress(struct mdcom_vq *vq, int on)
 {
-    atomic_store_explicit(used_flags(vq), MDCOM_LE16(on ? MDCOM_VQ_USED_F_NO_NOTIFY : 0u),
-                          memory_order_relaxed);
+    flag_set(used_flags(vq), MDCOM_VQ_USED_F_NO_NOTIFY, on);
 }
 int mdcom_vq_dev_peer_wants_interrupt(const struct mdcom_vq *vq)
 {
-    return (MDCOM_LE16(atomic_load_explicit(avail_flags(vq), memory_order_relaxed)) &
-            MDCOM_VQ_AVAIL_F_NO_INTERRUPT) == 0;
+    return flag_clear(avail_flags(vq), MDCOM_VQ_AVAIL_F_NO_INTERRUPT);
 }
 
 void mdcom_vq_drv_format(struct mdcom_vq *vq)

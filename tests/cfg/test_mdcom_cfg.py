@@ -6,7 +6,7 @@ does), or directly: ``python3 tests/cfg/test_mdcom_cfg.py``.
 
 Fixtures: good/*.toml must validate and generate C that compiles (with the
 host ``cc`` and ``arm-none-eabi-gcc`` when installed) and that
-mdcom_layout_compute() accepts. bad/*.toml must fail with exit status 2; each
+mdcom_wire_layout_compute() (<mdcom/wire.h>) accepts. bad/*.toml must fail with exit status 2; each
 names what the message must contain in ``# expect: ...`` comment lines.
 """
 
@@ -25,7 +25,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 TOOL = REPO / "tools" / "mdcom-cfg"
 INCLUDE = REPO / "include"
-LAYOUT_C = REPO / "src" / "core" / "layout.c"
+SRC = REPO / "src"
+# the layout computation and its public wrapper, compiled into the check program
+LAYOUT_SOURCES = [SRC / "core" / "layout.c", SRC / "wire.c"]
 
 sys.path.insert(0, str(REPO / "tools"))
 sys.dont_write_bytecode = True
@@ -48,16 +50,15 @@ ARM_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-ffreestanding"]
 
 LAYOUT_MAIN = r"""
 #include <stdio.h>
-#include "layout.h"
+#include "mdcom/wire.h"
 #include "%(sym)s_cfg.h"
 
 int main(void)
 {
-    mdcom_layout lay;
-    mdcom_chan_layout chans[%(sym_up)s_N_CHANNELS + 1];
+    mdcom_wire_layout lay;
+    mdcom_wire_chan_layout chans[%(sym_up)s_N_CHANNELS + 1];
     char buf[256] = "";
-    mdcom_err e = {buf, sizeof buf, 0};
-    int rc = mdcom_layout_compute(&%(sym)s_config, &lay, chans, &e);
+    int rc = mdcom_wire_layout_compute(&%(sym)s_config, &lay, chans, buf, sizeof buf);
     printf("rc=%%d needed=%%u region_size=%%u %%s\n", rc, (unsigned)lay.needed,
            (unsigned)lay.region_size, buf);
     return rc == 0 ? 0 : 1;
@@ -111,15 +112,21 @@ class TestGoodFixtures(GeneratedMixin, unittest.TestCase):
                 self.assertEqual(len(res.stdout.splitlines()), 1, res.stdout)
                 self.assertIn(f"{fixture}: ok:", res.stdout)
 
-    def _compile_all(self, compiler: str, flags: list[str]):
-        if not shutil.which(compiler):
-            self.skipTest(f"{compiler} not installed")
+    def for_each_generated(self, tool: str, check) -> None:
+        """check(dir, prefix) on every good fixture, generated afresh, each in its
+        own subTest; skipped when tool (the compiler check uses) is missing."""
+        if not shutil.which(tool):
+            self.skipTest(f"{tool} not installed")
         for fixture in GOOD:
-            with self.subTest(fixture=fixture.name, compiler=compiler):
-                out, sym = self.generate(fixture)
-                res = compile_c(compiler, [*flags, f"-I{INCLUDE}"], [out / f"{sym}_cfg.c"],
-                                out / f"{sym}_cfg.o")
-                self.assertEqual(res.returncode, 0, res.stderr)
+            with self.subTest(fixture=fixture.name, tool=tool):
+                check(*self.generate(fixture))
+
+    def _compile_all(self, compiler: str, flags: list[str]):
+        def check(out: Path, sym: str):
+            res = compile_c(compiler, [*flags, f"-I{INCLUDE}"], [out / f"{sym}_cfg.c"],
+                            out / f"{sym}_cfg.o")
+            self.assertEqual(res.returncode, 0, res.stderr)
+        self.for_each_generated(compiler, check)
 
     def test_compiles_host(self):
         self._compile_all("cc", C_FLAGS)
@@ -131,35 +138,29 @@ class TestGoodFixtures(GeneratedMixin, unittest.TestCase):
         self._compile_all("arm-none-eabi-gcc", [*C_FLAGS, *ARM_FLAGS])
 
     def test_header_compiles_as_cxx(self):
-        if not shutil.which("c++"):
-            self.skipTest("c++ not installed")
-        for fixture in GOOD:
-            with self.subTest(fixture=fixture.name):
-                out, sym = self.generate(fixture)
-                src = out / "use.cpp"
-                src.write_text(f'#include "{sym}_cfg.h"\n'
-                               f"const mdcom_config *cfg_ptr() {{ return &{sym}_config; }}\n")
-                res = compile_c("c++", ["-std=c++17", "-Wall", "-Wextra", "-Werror",
-                                        f"-I{INCLUDE}", f"-I{out}"], [src], out / "use.o")
-                self.assertEqual(res.returncode, 0, res.stderr)
+        def check(out: Path, sym: str):
+            src = out / "use.cpp"
+            src.write_text(f'#include "{sym}_cfg.h"\n'
+                           f"const mdcom_config *cfg_ptr() {{ return &{sym}_config; }}\n")
+            res = compile_c("c++", ["-std=c++17", "-Wall", "-Wextra", "-Werror",
+                                    f"-I{INCLUDE}", f"-I{out}"], [src], out / "use.o")
+            self.assertEqual(res.returncode, 0, res.stderr)
+        self.for_each_generated("c++", check)
 
     def test_layout_accepts(self):
-        """mdcom_layout_compute() (the authority on layout) returns 0."""
-        if not shutil.which("cc"):
-            self.skipTest("cc not installed")
-        for fixture in GOOD:
-            with self.subTest(fixture=fixture.name):
-                out, sym = self.generate(fixture)
-                main_c = out / "main.c"
-                main_c.write_text(LAYOUT_MAIN % {"sym": sym, "sym_up": sym.upper()})
-                flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}",
-                         f"-I{LAYOUT_C.parent}", f"-I{out}"]
-                res = compile_c("cc", flags, [main_c, out / f"{sym}_cfg.c", LAYOUT_C],
-                                out / "layout_check", link=True)
-                self.assertEqual(res.returncode, 0, res.stderr)
-                run = subprocess.run([str(out / "layout_check")], capture_output=True,
-                                     text=True, check=False)
-                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        """mdcom_wire_layout_compute() (the core's layout, the authority) returns 0."""
+        def check(out: Path, sym: str):
+            main_c = out / "main.c"
+            main_c.write_text(LAYOUT_MAIN % {"sym": sym, "sym_up": sym.upper()})
+            flags = ["-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}",
+                     f"-I{SRC}", f"-I{out}"]
+            res = compile_c("cc", flags, [main_c, out / f"{sym}_cfg.c", *LAYOUT_SOURCES],
+                            out / "layout_check", link=True)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            run = subprocess.run([str(out / "layout_check")], capture_output=True,
+                                 text=True, check=False)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.for_each_generated("cc", check)
 
     def test_deterministic(self):
         """Same input, same bytes: across runs, directories and paths given."""

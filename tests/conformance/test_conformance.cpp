@@ -89,6 +89,35 @@ namespace {
  * early returns are never allowed. */
 constexpr int64_t kSlack = 900 * kMs;
 
+/* the channel "fifo": *tx the master's end, *rx the remote's */
+void open_fifo(mdcom_t *master, mdcom_t *remote, mdcom_fifoch_t **tx, mdcom_fifoch_t **rx)
+{
+    ASSERT_EQ(mdcom_fifoch_open(master, "fifo", tx), 0);
+    ASSERT_EQ(mdcom_fifoch_open(remote, "fifo", rx), 0);
+}
+
+/* A thread asleep in mdcom_fifoch_recv(rx, ..., 5 s): its result, and when
+ * it returned. */
+struct SleepingRecv {
+    explicit SleepingRecv(mdcom_fifoch_t *rx)
+        : th([this, rx] {
+              char b[64];
+              got.store(mdcom_fifoch_recv(rx, b, sizeof(b), 5 * kSec));
+              t_got.store(now_ns());
+          })
+    {
+    }
+    /* joined: how long after t0 it returned */
+    int64_t join_after(uint64_t t0)
+    {
+        th.join();
+        return (int64_t)(t_got.load() - t0);
+    }
+    std::atomic<int> got{-1000};
+    std::atomic<uint64_t> t_got{0};
+    std::thread th; /* last: starts once got and t_got exist */
+};
+
 std::string port_name(const ::testing::TestParamInfo<const mdcom_platform *> &i)
 {
     std::string s = i.param && i.param->name ? i.param->name : "unnamed";
@@ -670,8 +699,7 @@ TEST_P(PortConformance, LibraryRoundTrip)
     EXPECT_EQ(mdcom_sense_process(master.m, 1), 1);
 
     mdcom_fifoch_t *tx = nullptr, *rx = nullptr;
-    ASSERT_EQ(mdcom_fifoch_open(master.m, "fifo", &tx), 0);
-    ASSERT_EQ(mdcom_fifoch_open(remote.m, "fifo", &rx), 0);
+    ASSERT_NO_FATAL_FAILURE(open_fifo(master.m, remote.m, &tx, &rx));
     char buf[64];
 
     /* empty: POLL and a finite timeout */
@@ -729,19 +757,12 @@ TEST_P(PortConformance, LibraryRoundTrip)
     EXPECT_EQ(mdcom_fifoch_notify(rx), 0);
 
     /* a receiver asleep in another thread is woken by a send */
-    std::atomic<int> got{-1000};
-    std::atomic<uint64_t> t_got{0};
-    std::thread th([&] {
-        char b[64];
-        got.store(mdcom_fifoch_recv(rx, b, sizeof(b), 5 * kSec));
-        t_got.store(now_ns());
-    });
+    SleepingRecv th(rx);
     sleep_ms(100);
     uint64_t t_send = now_ns();
     EXPECT_EQ(mdcom_fifoch_send(tx, "wake", 4, kSec), 0);
-    th.join();
-    EXPECT_EQ(got.load(), 4);
-    EXPECT_LT((int64_t)(t_got.load() - t_send), kSlack) << "woke late";
+    EXPECT_LT(th.join_after(t_send), kSlack) << "woke late";
+    EXPECT_EQ(th.got.load(), 4);
 
     mdcom_fifo_state st{};
     ASSERT_EQ(mdcom_sense_fifoch(tx, &st), 0);
@@ -791,19 +812,12 @@ TEST_P(PortConformance, LibraryTerminationWakesWaiter)
     ASSERT_EQ(init(remote, 1, kSec), 0) << err_;
     mdcom_fifoch_t *rx = nullptr;
     ASSERT_EQ(mdcom_fifoch_open(remote.m, "fifo", &rx), 0);
-    std::atomic<int> got{-1000};
-    std::atomic<uint64_t> t_got{0};
-    std::thread th([&] {
-        char b[64];
-        got.store(mdcom_fifoch_recv(rx, b, sizeof(b), 5 * kSec));
-        t_got.store(now_ns());
-    });
+    SleepingRecv th(rx);
     sleep_ms(100);
     uint64_t t_term = now_ns();
     EXPECT_EQ(master.term(), 0);
-    th.join();
-    EXPECT_EQ(got.load(), -ESHUTDOWN) << mdcom_strerror(got.load());
-    EXPECT_LT((int64_t)(t_got.load() - t_term), kSlack) << "woke late";
+    EXPECT_LT(th.join_after(t_term), kSlack) << "woke late";
+    EXPECT_EQ(th.got.load(), -ESHUTDOWN) << mdcom_strerror(th.got.load());
     EXPECT_EQ(remote.term(), 0);
 }
 
@@ -827,8 +841,7 @@ TEST_P(PortConformance, LibraryRemoteBeforeMaster)
     th.join();
     ASSERT_EQ(rc.load(), 0) << rerr;
     mdcom_fifoch_t *tx = nullptr, *rx = nullptr;
-    ASSERT_EQ(mdcom_fifoch_open(master.m, "fifo", &tx), 0);
-    ASSERT_EQ(mdcom_fifoch_open(remote.m, "fifo", &rx), 0);
+    ASSERT_NO_FATAL_FAILURE(open_fifo(master.m, remote.m, &tx, &rx));
     char buf[8];
     EXPECT_EQ(mdcom_fifoch_send(tx, "late", 4, kSec), 0);
     EXPECT_EQ(mdcom_fifoch_recv(rx, buf, sizeof(buf), kSec), 4);
@@ -910,8 +923,7 @@ TEST_P(LinuxHooked, LibraryGoesThroughTheHooks)
     ASSERT_EQ(init(master, 0, MDCOM_POLL), 0) << err_;
     ASSERT_EQ(init(remote, 1, kSec), 0) << err_;
     mdcom_fifoch_t *tx = nullptr, *rx = nullptr;
-    ASSERT_EQ(mdcom_fifoch_open(master.m, "fifo", &tx), 0);
-    ASSERT_EQ(mdcom_fifoch_open(remote.m, "fifo", &rx), 0);
+    ASSERT_NO_FATAL_FAILURE(open_fifo(master.m, remote.m, &tx, &rx));
     char buf[8];
     ASSERT_EQ(mdcom_fifoch_send(tx, "abc", 3, kSec), 0);
     ASSERT_EQ(mdcom_fifoch_recv(rx, buf, sizeof(buf), kSec), 3);

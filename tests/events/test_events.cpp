@@ -37,7 +37,7 @@ constexpr uint32_t kA = 0, kB = 1;
 
 class Events : public TwoDomainFixture {
 protected:
-    void chans(uint32_t n)
+    void channels(uint32_t n)
     {
         static std::vector<std::string> names;
         names.clear();
@@ -47,6 +47,21 @@ protected:
             sys_.channels.push_back(fifo_cfg(names[i].c_str(), 64, 4, 0, 1u << kB, 1u << kA));
         sys_.channels.push_back(smem_cfg("lock", 64, 3u));
     }
+    /* a (the parent) attached as domain A to n FIFO channels c0.. (B to A)
+     * and an SMEM channel "lock" */
+    bool start(uint32_t n)
+    {
+        channels(n);
+        return attach(&a.m, sys_.get(), kA, 0) == 0;
+    }
+    /* b (in a child) attached as domain B; with c, c0 opened there */
+    bool as_b(Inst &b, mdcom_fifoch_t **c = nullptr)
+    {
+        return attach(&b.m, sys_.get(), kB, 5 * kSec) == 0 &&
+               (!c || mdcom_fifoch_open(b, "c0", c) == 0);
+    }
+
+    Inst a;
 };
 
 bool readable(int fd, int ms)
@@ -64,30 +79,32 @@ mdcom_fifoch_t *fifo(mdcom_t *m, const char *name)
 
 uint32_t waiters_of(mdcom_fifoch_t *ch) { return ev_test_waiters(ch); }
 
+/* (a child) until the parent sets step to v */
+void await_step(const std::atomic<int> &step, int v)
+{
+    while (step.load() != v)
+        sleep_ms(1);
+}
+
 } // namespace
 
 /* A notify from another process makes the fd readable; without notify the
  * enqueued message does not (no polling); drained + cleared = not readable. */
 TEST_F(Events, NotifyFromAnotherProcessWakesFd)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_fifoch_t *ch = fifo(a, "c0");
     Shared<std::atomic<int>> step;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
         mdcom_fifoch_t *c;
-        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open");
-        while (step->load() != 1)
-            sleep_ms(1);
+        CHILD_CHECK(as_b(b, &c), "attach, open c0");
+        await_step(*step, 1);
         uint32_t id;
         CHILD_CHECK(mdcom_fifoch_alloc(c, &id) == 0, "alloc");
         CHILD_CHECK(mdcom_fifoch_enqueue(c, id, 8) == 0, "enqueue"); /* no notify yet */
         step->store(2);
-        while (step->load() != 3)
-            sleep_ms(1);
+        await_step(*step, 3);
         CHILD_CHECK(mdcom_fifoch_notify(c) == 0, "notify");
         return 0;
     });
@@ -119,7 +136,7 @@ TEST_F(Events, NotifyFromAnotherProcessWakesFd)
  * remains, for TX as well; NOTIFY is an edge consumed by clear. */
 TEST_F(Events, LevelSemantics)
 {
-    chans(1);
+    channels(1);
     sys_.channels[0].senders = 3;
     sys_.channels[0].receivers = 3;
     Inst a;
@@ -160,9 +177,7 @@ TEST_F(Events, LevelSemantics)
 
 TEST_F(Events, Timeouts)
 {
-    chans(2);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(2));
     mdcom_waitset_t *ws;
     ASSERT_EQ(mdcom_waitset_create(a, &ws), 0);
     mdcom_event ev[4];
@@ -198,9 +213,7 @@ TEST_F(Events, Timeouts)
 TEST_F(Events, ManyChannels)
 {
     const uint32_t n = 40, per = 100;
-    chans(n);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(n));
     std::vector<mdcom_fifoch_t *> ch(n);
     mdcom_waitset_t *ws;
     ASSERT_EQ(mdcom_waitset_create(a, &ws), 0);
@@ -210,7 +223,7 @@ TEST_F(Events, ManyChannels)
     }
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
+        CHILD_CHECK(as_b(b), "attach");
         uint32_t x = 12345;
         for (uint32_t k = 0; k < n * per; k++) {
             x = x * 1103515245u + 12345u;
@@ -255,7 +268,7 @@ TEST_F(Events, ManyChannels)
  * another thread, and an add from another thread is waited for. */
 TEST_F(Events, Removal)
 {
-    chans(2);
+    channels(2);
     sys_.channels[0].senders = sys_.channels[1].senders = 3;
     Inst a;
     ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
@@ -290,21 +303,18 @@ TEST_F(Events, Removal)
  * process wakes it. */
 TEST_F(Events, SmemUnlockFromAnotherProcess)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_smemch_t *s;
     ASSERT_EQ(mdcom_smemch_open(a, "lock", &s), 0);
     Shared<std::atomic<int>> step;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
+        CHILD_CHECK(as_b(b), "attach");
         mdcom_smemch_t *t;
         CHILD_CHECK(mdcom_smemch_open(b, "lock", &t) == 0, "open");
         CHILD_CHECK(mdcom_smemch_lock(t, 5 * kSec) == 0, "lock");
         step->store(1);
-        while (step->load() != 2)
-            sleep_ms(1);
+        await_step(*step, 2);
         CHILD_CHECK(mdcom_smemch_unlock(t) == 0, "unlock");
         return 0;
     });
@@ -327,9 +337,7 @@ TEST_F(Events, SmemUnlockFromAnotherProcess)
 /* The same fd works in poll, select and epoll (level and edge-triggered). */
 TEST_F(Events, PollSelectEpoll)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_fifoch_t *ch = fifo(a, "c0");
     int fd = mdcom_fifoch_fd(ch, MDCOM_EV_RX);
     ASSERT_GE(fd, 0);
@@ -343,9 +351,8 @@ TEST_F(Events, PollSelectEpoll)
     EXPECT_EQ(epoll_wait(ep, out, 2, 100), 0) << strerror(errno);
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
         mdcom_fifoch_t *c;
-        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open");
+        CHILD_CHECK(as_b(b, &c), "attach, open c0");
         for (int i = 0; i < 2; i++)
             CHILD_CHECK(mdcom_fifoch_send(c, "m", 1, 5 * kSec) == 0, "send");
         return 0;
@@ -394,9 +401,7 @@ TEST_F(Events, PollSelectEpoll)
  * readable, destroy/close still work. */
 TEST_F(Events, TermWithLiveSets)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_fifoch_t *ch = fifo(a, "c0");
     mdcom_waitset_t *ws;
     ASSERT_EQ(mdcom_waitset_create(a, &ws), 0);
@@ -418,9 +423,7 @@ TEST_F(Events, TermWithLiveSets)
  * dies: the helper's reaping releases the lock and the fd becomes readable. */
 TEST_F(Events, DeadNotifier)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_fifoch_t *ch = fifo(a, "c0");
     mdcom_smemch_t *s;
     ASSERT_EQ(mdcom_smemch_open(a, "lock", &s), 0);
@@ -431,10 +434,9 @@ TEST_F(Events, DeadNotifier)
     Shared<std::atomic<int>> step;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
         mdcom_fifoch_t *c;
         mdcom_smemch_t *t;
-        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open");
+        CHILD_CHECK(as_b(b, &c), "attach, open c0");
         CHILD_CHECK(mdcom_smemch_open(b, "lock", &t) == 0, "open");
         CHILD_CHECK(mdcom_smemch_lock(t, 5 * kSec) == 0, "lock");
         uint32_t id;
@@ -518,9 +520,7 @@ bool uring_forced_off()
  * and no ring exists. Both deliver every message. */
 TEST_F(Events, ArmingPath)
 {
-    chans(1);
-    Inst a;
-    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    ASSERT_TRUE(start(1));
     mdcom_fifoch_t *ch = fifo(a, "c0");
     int fd = mdcom_fifoch_fd(ch, MDCOM_EV_RX);
     ASSERT_GE(fd, 0);
@@ -536,9 +536,8 @@ TEST_F(Events, ArmingPath)
     Shared<std::atomic<int>> got;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        CHILD_CHECK(attach(&b.m, sys_.get(), kB, 5 * kSec) == 0, "attach");
         mdcom_fifoch_t *c;
-        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open");
+        CHILD_CHECK(as_b(b, &c), "attach, open c0");
         for (int i = 0; i < kMsgs; i++) {
             CHILD_CHECK(mdcom_fifoch_send(c, "m", 1, 5 * kSec) == 0, "send");
             for (int k = 0; got->load() <= i && k < 5000; k++)

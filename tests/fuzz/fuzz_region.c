@@ -75,9 +75,7 @@ static int fz_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
             g_clock += (uint64_t)timeout_ns;
         return timeout_ns != 0 ? -ETIMEDOUT : -ENOENT;
     }
-    out->base = g_region;
-    out->size = g_size;
-    out->handle = 0;
+    *out = (mdcom_region_map){.base = g_region, .size = g_size, .handle = 0};
     return 0;
 }
 
@@ -85,8 +83,7 @@ static void fz_region_close(void *ctx, mdcom_region_map *map, int remove)
 {
     (void)ctx;
     (void)remove;
-    map->base = NULL;
-    map->size = 0;
+    *map = (mdcom_region_map){0};
 }
 
 static int fz_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mdcom_crc32.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,8 +36,7 @@ extern "C" {
 /* Write the resource table (one rpmsg vdev, 2 vrings, F_NS offered). */
 void iop_write_table(uint8_t *mem);
 
-/* CRC-32 (IEEE) update. */
-uint32_t iop_crc32(uint32_t crc, const void *p, size_t len);
+/* CRC-32 (IEEE) update: mdcom_crc32() of tools/common/mdcom_crc32.h. */
 
 /* Run the OpenAMP peer in this process: role 1 host (virtio driver), 2
  * remote (device), on the shared memory file path, sleeping on efd_mine and

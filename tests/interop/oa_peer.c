@@ -32,18 +32,6 @@
 #include <openamp/open_amp.h>
 #include <openamp/remoteproc_virtio.h>
 
-uint32_t iop_crc32(uint32_t crc, const void *p, size_t len)
-{
-    const uint8_t *b = (const uint8_t *)p;
-    crc = ~crc;
-    while (len--) {
-        crc ^= *b++;
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 void iop_write_table(uint8_t *mem)
@@ -172,7 +160,7 @@ static int echo_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_t 
         return RPMSG_SUCCESS;
     }
     g.n++;
-    g.crc = iop_crc32(g.crc, data, len);
+    g.crc = mdcom_crc32(g.crc, data, len);
     switch (g.n % 3) {
     case 0: /* copy */
         if (rpmsg_sendto(ept, data, (int)len, src) != (int)len)
@@ -195,7 +183,7 @@ static int echo_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_t 
             rpmsg_hold_rx_buffer(ept, data);
             g.held[g.nheld].data = data;
             g.held[g.nheld].len = (uint32_t)len;
-            g.held[g.nheld].crc = iop_crc32(0, data, len);
+            g.held[g.nheld].crc = mdcom_crc32(0, data, len);
             g.nheld++;
         }
         if (rpmsg_sendto(ept, data, (int)len, src) != (int)len)
@@ -209,7 +197,7 @@ static void release_held(void)
 {
     for (uint32_t i = 0; i < g.nheld; i++) {
         /* the peer must not have reused a held buffer */
-        if (iop_crc32(0, g.held[i].data, g.held[i].len) != g.held[i].crc)
+        if (mdcom_crc32(0, g.held[i].data, g.held[i].len) != g.held[i].crc)
             g.errors++;
         rpmsg_release_rx_buffer(&g.echo, g.held[i].data);
     }

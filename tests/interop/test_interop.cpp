@@ -194,7 +194,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
             x = (uint8_t)rng();
         if (len > 4 && !memcmp(p.data(), "cmd:", 4))
             p[0] = 0;
-        crc = iop_crc32(crc, p.data(), len);
+        crc = mdcom_crc32(crc, p.data(), len);
         ASSERT_EQ(0, mdcom_rpmsg_send(e, p.data(), len, 10 * SEC)) << i;
         ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; })) << "echo " << i;
         ASSERT_EQ(p, got.msgs[0]) << "echo " << i;

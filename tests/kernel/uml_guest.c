@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mdcom_crc32.h"
+
 #define ECHO_ADDR_ENV "mdcom_echo_addr"
 #define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
 #define KSVC_ADDR 0x500u    /* the service this side announces */
@@ -79,17 +81,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
 }
 
 static uint64_t rng;
@@ -212,18 +203,30 @@ static void save_dmesg(const char *name)
     }
 }
 
-/* Open an endpoint to the echo service through rpmsg_ctrl. */
-static int open_echo_ept(int ctrl, uint32_t echo_addr, uint32_t src, char *dev, size_t cap)
+/* rpmsg_ctrl's request req (RPMSG_CREATE_EPT_IOCTL, RPMSG_CREATE_DEV_IOCTL,
+ * RPMSG_RELEASE_DEV_IOCTL; named what) for (name, src, dst): 0, or -1
+ * (reported) */
+static int ctrl_request(int ctrl, unsigned long req, const char *what, const char *name,
+                       uint32_t src, uint32_t dst)
 {
     struct rpmsg_endpoint_info ei;
     memset(&ei, 0, sizeof(ei));
-    snprintf(ei.name, sizeof(ei.name), "mdcom-echo");
+    snprintf(ei.name, sizeof(ei.name), "%s", name);
     ei.src = src;
-    ei.dst = echo_addr;
-    if (ioctl(ctrl, RPMSG_CREATE_EPT_IOCTL, &ei) != 0) {
-        FAIL("RPMSG_CREATE_EPT_IOCTL: %s", strerror(errno));
+    ei.dst = dst;
+    if (ioctl(ctrl, req, &ei) != 0) {
+        FAIL("%s: %s", what, strerror(errno));
         return -1;
     }
+    return 0;
+}
+
+/* Open an endpoint to the echo service through rpmsg_ctrl. */
+static int open_echo_ept(int ctrl, uint32_t echo_addr, uint32_t src, char *dev, size_t cap)
+{
+    if (ctrl_request(ctrl, RPMSG_CREATE_EPT_IOCTL, "RPMSG_CREATE_EPT_IOCTL", "mdcom-echo", src,
+                    echo_addr) != 0)
+        return -1;
     if (wait_eptdev(src, echo_addr, dev, cap, 5000) != 0) {
         FAIL("no /dev/rpmsgN for the created endpoint");
         return -1;
@@ -261,7 +264,7 @@ static int echo_run(int fd, int ctl, long n)
         uint32_t len = 1 + rnd() % MAX_PAYLOAD;
         for (uint32_t k = 0; k < len; k++)
             tx[k] = (uint8_t)rnd();
-        crc = crc32_update(crc, tx, len);
+        crc = mdcom_crc32(crc, tx, len);
         ssize_t w = write(fd, tx, len);
         if (w != (ssize_t)len) {
             FAIL("echo %ld: write %zd (%s)", i, w, strerror(errno));
@@ -272,7 +275,7 @@ static int echo_run(int fd, int ctl, long n)
             FAIL("echo %ld: sent %u bytes, got %zd%s", i, len, r, r == (ssize_t)len ? " (different)" : "");
             return -1;
         }
-        if (crc32_update(0, rx, len) != crc32_update(0, tx, len)) {
+        if (mdcom_crc32(0, rx, len) != mdcom_crc32(0, tx, len)) {
             FAIL("echo %ld: crc", i);
             return -1;
         }
@@ -416,15 +419,9 @@ int main(void)
 
     /* 3. name service kernel -> remote: a local rpmsg-raw channel with a
      *    fixed address is announced; the remote answers "hello rpmsg-raw" */
-    struct rpmsg_endpoint_info di;
-    memset(&di, 0, sizeof(di));
-    snprintf(di.name, sizeof(di.name), "rpmsg-raw");
-    di.src = KSVC_ADDR;
-    di.dst = RPMSG_ADDR_ANY;
-    if (ioctl(ctrl, RPMSG_CREATE_DEV_IOCTL, &di) != 0) {
-        FAIL("RPMSG_CREATE_DEV_IOCTL: %s", strerror(errno));
+    if (ctrl_request(ctrl, RPMSG_CREATE_DEV_IOCTL, "RPMSG_CREATE_DEV_IOCTL", "rpmsg-raw", KSVC_ADDR,
+                    RPMSG_ADDR_ANY) != 0)
         goto out;
-    }
     char dev3[300];
     /* rpmsg_char prints an unset dst (RPMSG_ADDR_ANY) as -1 */
     if (wait_eptdev(KSVC_ADDR, -1, dev3, sizeof(dev3), 5000) != 0) {
@@ -444,10 +441,9 @@ int main(void)
     }
     say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'", KSVC_ADDR, buf);
     close(kfd);
-    if (ioctl(ctrl, RPMSG_RELEASE_DEV_IOCTL, &di) != 0) {
-        FAIL("RPMSG_RELEASE_DEV_IOCTL: %s", strerror(errno));
+    if (ctrl_request(ctrl, RPMSG_RELEASE_DEV_IOCTL, "RPMSG_RELEASE_DEV_IOCTL", "rpmsg-raw",
+                    KSVC_ADDR, RPMSG_ADDR_ANY) != 0)
         goto out;
-    }
     say("OK released the local channel (the remote logs the destroy announcement)");
     /* the destroy announcement reaches the remote before the next echo does */
     if (ctl_request(ctl, "S", buf, sizeof(buf)) != 0) {

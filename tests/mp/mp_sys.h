@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mp_sys.h - building mdcom configurations at run time and attaching to them,
- * for the multi-process tests.
+ * mp_sys.h - attaching to run-time configurations (tsup::Config of
+ * support/config.h, the one config builder) and the fixtures of the
+ * multi-process tests: a unique region, children killed and the region
+ * removed at the end.
  */
 #ifndef MDCOM_TESTS_MP_SYS_H
 #define MDCOM_TESTS_MP_SYS_H
@@ -13,6 +15,7 @@
 
 #include "mdcom/mdcom.h"
 #include "mp/mp_util.h"
+#include "support/config.h"
 #include "support/inst.h"
 
 namespace mdt {
@@ -20,38 +23,9 @@ namespace mdt {
 using tsup::fifo_cfg;
 using tsup::smem_cfg;
 
-/* A configuration that owns its storage. Build it before fork(): children
- * get a copy of everything. */
-struct System {
-    std::string region;
-    std::vector<mdcom_domain_cfg> domains;
-    std::vector<mdcom_channel_cfg> channels;
-    uint32_t region_size = 0;
-    mdcom_config cfg{};
-
-    /* The two-domain system of most tests: "a" (id 0) master, "b" (id 1) remote. */
-    static System two_domains(const std::string &region)
-    {
-        System s;
-        s.region = region;
-        s.domains = {{"a", 0, MDCOM_ROLE_MASTER}, {"b", 1, MDCOM_ROLE_REMOTE}};
-        return s;
-    }
-
-    const mdcom_config *get()
-    {
-        cfg = mdcom_config{};
-        cfg.region_name = region.c_str();
-        cfg.region_size = region_size;
-        cfg.mode = 0;
-        cfg.group = -1;
-        cfg.domains = domains.data();
-        cfg.n_domains = (uint32_t)domains.size();
-        cfg.channels = channels.data();
-        cfg.n_channels = (uint32_t)channels.size();
-        return &cfg;
-    }
-};
+/* support/config.h: copyable, so build it before fork() and children get a
+ * copy of everything. */
+using tsup::Config;
 
 /* mdcom_init with the options the tests vary. */
 inline int attach(mdcom_t **m, const mdcom_config *cfg, uint32_t domain, int64_t attach_timeout_ns,
@@ -92,7 +66,7 @@ protected:
 /* The same with the two-domain system of most tests on that region. */
 class TwoDomainFixture : public MpFixture {
 protected:
-    System sys_ = System::two_domains("");
+    Config sys_ = Config::two_domains("");
     void SetUp() override
     {
         MpFixture::SetUp();

@@ -38,9 +38,9 @@ constexpr int64_t kSlack = 900 * kMs;
 /* How soon a wake-up (send, notify, unlock, terminate) must reach a sleeper. */
 constexpr int64_t kWakeMax = 900 * kMs;
 
-System chat_system(const std::string &region)
+Config chat_system(const std::string &region)
 {
-    System s = System::two_domains(region);
+    Config s = Config::two_domains(region);
     s.channels.push_back(fifo_cfg("ab", 128, 8, 0, 1u << 0, 1u << 1));
     s.channels.push_back(fifo_cfg("ba", 128, 8, 0, 1u << 1, 1u << 0));
     return s;
@@ -100,6 +100,17 @@ void ping(mdcom_t *m, uint32_t count)
 /* attach order                                                         */
 /* ------------------------------------------------------------------ */
 
+/* The tests' region described by chat_system(), as sys. */
+class ChatFixture : public MpFixture {
+protected:
+    void SetUp() override
+    {
+        MpFixture::SetUp();
+        sys = chat_system(region_);
+    }
+    Config sys = Config::named("");
+};
+
 struct AttachShared {
     std::atomic<uint32_t> stage{0};
     std::atomic<int> rc{1};
@@ -107,15 +118,14 @@ struct AttachShared {
     char err[256];
 };
 
-class MpAttach : public MpFixture {};
-class MpAttachBeforeMaster : public MpFixture,
+class MpAttach : public ChatFixture {};
+class MpAttachBeforeMaster : public ChatFixture,
                              public ::testing::WithParamInterface<int64_t> {};
 
 TEST_P(MpAttachBeforeMaster, RemoteWaitsThenTrafficFlows)
 {
     const int64_t attach_timeout = GetParam();
     Shared<AttachShared> sh;
-    System sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
 
     pid_t pid = kids_.spawn([&] {
@@ -163,7 +173,6 @@ INSTANTIATE_TEST_SUITE_P(AttachTimeout, MpAttachBeforeMaster,
 TEST_F(MpAttach, MasterFirstThenRemoteWithPoll)
 {
     Shared<AttachShared> sh;
-    System sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -186,7 +195,7 @@ TEST_F(MpAttach, MasterFirstThenRemoteWithPoll)
 }
 
 /* A remote whose master never comes: -ETIMEDOUT after its attach timeout. */
-void expect_attach_timeout(Children &kids, System &sys, int64_t timeout)
+void expect_attach_timeout(Children &kids, Config &sys, int64_t timeout)
 {
     Shared<AttachShared> sh;
     const mdcom_config *cfg = sys.get();
@@ -212,7 +221,6 @@ void expect_attach_timeout(Children &kids, System &sys, int64_t timeout)
 
 TEST_F(MpAttach, RemoteWithoutMasterTimesOut)
 {
-    System sys = chat_system(region_);
     expect_attach_timeout(kids_, sys, 300 * kMs);
     EXPECT_FALSE(region_exists(region_)) << "a remote must not leave a region behind";
 }
@@ -220,7 +228,6 @@ TEST_F(MpAttach, RemoteWithoutMasterTimesOut)
 TEST_F(MpAttach, RemoteOfNeverFormattedRegionTimesOut)
 {
     /* the file exists (a master that died while creating it) but is never formatted */
-    System sys = chat_system(region_);
     int fd = open(region_path(region_).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(fd, 0) << strerror(errno);
     ASSERT_EQ(ftruncate(fd, 1 << 16), 0);
@@ -239,13 +246,12 @@ struct WakeShared {
     std::atomic<uint64_t> t_reply{0};
 };
 
-class MpTimeouts : public MpFixture, public ::testing::WithParamInterface<uint32_t> {};
+class MpTimeouts : public ChatFixture, public ::testing::WithParamInterface<uint32_t> {};
 
 TEST_P(MpTimeouts, ForeverWakesAndFiniteTimesOut)
 {
     const uint32_t spin = GetParam();
     Shared<WakeShared> sh;
-    System sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL, spin), 0);
@@ -365,13 +371,12 @@ struct ShutdownShared {
     std::atomic<uint64_t> t_ret{0};
 };
 
-class MpShutdown : public MpFixture, public ::testing::WithParamInterface<ShutdownCase> {};
+class MpShutdown : public ChatFixture, public ::testing::WithParamInterface<ShutdownCase> {};
 
 TEST_P(MpShutdown, RemoteWaitReturnsEshutdownPromptly)
 {
     const ShutdownCase k = GetParam();
     Shared<ShutdownShared> sh;
-    System sys = chat_system(region_);
     sys.channels.push_back(smem_cfg("lock", 64, 3u));
     const mdcom_config *cfg = sys.get();
     Inst master;
@@ -464,7 +469,7 @@ struct SenseShared {
     std::atomic<int> seen_a{-100}, seen_b{-100};
 };
 
-class MpSenseProcess : public MpFixture {};
+class MpSenseProcess : public ChatFixture {};
 
 /* Fork a child attached as domain dom that stays until sh->quit (or killed). */
 pid_t spawn_member(Children &kids, SenseShared *sh, const mdcom_config *cfg, uint32_t dom,
@@ -500,7 +505,6 @@ void wait_zombie(pid_t pid)
 TEST_F(MpSenseProcess, CountsPerDomainAndForgetsKilledProcesses)
 {
     Shared<SenseShared> sh;
-    System sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -543,7 +547,6 @@ TEST_F(MpSenseProcess, CountsPerDomainAndForgetsKilledProcesses)
 TEST_F(MpSenseProcess, CountsSecondProcessOfMasterDomain)
 {
     Shared<SenseShared> sh;
-    System sys = chat_system(region_);
     const mdcom_config *cfg = sys.get();
     Inst master;
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -580,11 +583,11 @@ protected:
              std::string *err)
     {
         Shared<GeoShared> sh;
-        System ms = System::two_domains(region_);
-        ms.region_size = region_size;
+        Config ms = Config::two_domains(region_);
+        ms.region_size(region_size);
         ms.channels.push_back(fifo_cfg("data", 256, 4, 0, 1u, 2u));
         ms.channels.push_back(fifo_cfg("ctl", master_bs, 8, 0, 1u, 2u));
-        System rs = ms;
+        Config rs = ms;
         rs.channels[1].block_size = remote_bs;
         const mdcom_config *mcfg = ms.get();
         const mdcom_config *rcfg = rs.get();

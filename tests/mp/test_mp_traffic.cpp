@@ -163,7 +163,7 @@ struct TrafficShared {
 
 class TrafficProc {
 public:
-    TrafficProc(TrafficShared *sh, const Topology &topo, System &sys, uint32_t me)
+    TrafficProc(TrafficShared *sh, const Topology &topo, Config &sys, uint32_t me)
         : sh_(sh), topo_(topo), sys_(sys), me_(me), dom_(topo.procs[me])
     {
     }
@@ -173,7 +173,7 @@ public:
 private:
     TrafficShared *sh_;
     const Topology &topo_;
-    System &sys_;
+    Config &sys_;
     uint32_t me_, dom_;
     mdcom_t *m_ = nullptr;
     mdcom_fifoch_t *ch_[kChans] = {};
@@ -497,7 +497,7 @@ TEST_P(MpTraffic, NothingLostDuplicatedCorruptedOrReordered)
     const Topology &topo = GetParam();
     ASSERT_LE(topo.procs.size(), kMaxProcs);
     Shared<TrafficShared> sh;
-    System sys;
+    Config sys;
     sys.region = region_;
     sys.domains = topo.domains;
     for (uint32_t c = 0; c < kChans; c++) {
@@ -591,6 +591,15 @@ struct SmemShared {
 
 constexpr uint32_t kLockIters = 20000;
 
+/* (an SMEM process) until ctr counts need processes: 0; 1 (reported) on a
+ * timeout; 2 when a process aborted the test */
+int smem_wait(SmemShared *sh, std::atomic<uint32_t> &ctr, uint32_t need, const char *what)
+{
+    CHILD_CHECK(wait_until([&] { return ctr.load() >= need || sh->abort.load(); }, kBarrierTimeout),
+                "only %u of %u processes %s", ctr.load(), need, what);
+    return sh->abort.load() ? 2 : 0;
+}
+
 struct SmemTopo {
     const char *label;
     std::vector<uint32_t> procs; /* domain of each process (a = 0 master, b = 1) */
@@ -599,7 +608,7 @@ void PrintTo(const SmemTopo &t, std::ostream *os) { *os << t.label; }
 
 class MpSmemContention : public MpFixture, public ::testing::WithParamInterface<SmemTopo> {};
 
-int smem_proc(SmemShared *sh, System &sys, const SmemTopo &topo, uint32_t me)
+int smem_proc(SmemShared *sh, Config &sys, const SmemTopo &topo, uint32_t me)
 {
     const uint32_t n = (uint32_t)topo.procs.size();
     const uint32_t dom = topo.procs[me];
@@ -614,11 +623,8 @@ int smem_proc(SmemShared *sh, System &sys, const SmemTopo &topo, uint32_t me)
     if (me == 0)
         sh->master_ready.store(1);
     sh->attached.fetch_add(1);
-    CHILD_CHECK(wait_until([&] { return sh->attached.load() >= n || sh->abort.load(); },
-                           kBarrierTimeout),
-                "only %u of %u processes attached", sh->attached.load(), n);
-    if (sh->abort.load())
-        return 2;
+    if (int rc = smem_wait(sh, sh->attached, n, "attached"))
+        return rc;
 
     mdcom_smemch_t *ch = nullptr;
     r = mdcom_smemch_open(m, "counter", &ch);
@@ -660,11 +666,8 @@ int smem_proc(SmemShared *sh, System &sys, const SmemTopo &topo, uint32_t me)
         CHILD_CHECK(r == 0, "unlock = %d (%s)", r, mdcom_strerror(r));
     }
     sh->done.fetch_add(1);
-    CHILD_CHECK(wait_until([&] { return sh->done.load() >= n || sh->abort.load(); },
-                           kBarrierTimeout),
-                "%u of %u processes finished", sh->done.load(), n);
-    if (sh->abort.load())
-        return 2;
+    if (int rc = smem_wait(sh, sh->done, n, "finished"))
+        return rc;
     if (me != 0) {
         r = mdcom_term(m);
         CHILD_CHECK(r == 0, "term = %d", r);
@@ -676,11 +679,8 @@ int smem_proc(SmemShared *sh, System &sys, const SmemTopo &topo, uint32_t me)
     sh->final_value.store(a->counter);
     r = mdcom_smemch_unlock(ch);
     CHILD_CHECK(r == 0, "final unlock = %d", r);
-    CHILD_CHECK(wait_until([&] { return sh->detached.load() >= n - 1 || sh->abort.load(); },
-                           kBarrierTimeout),
-                "the others did not detach");
-    if (sh->abort.load())
-        return 2;
+    if (int rc = smem_wait(sh, sh->detached, n - 1, "detached"))
+        return rc;
     r = mdcom_term(m);
     CHILD_CHECK(r == 0, "master term = %d", r);
     return 0;
@@ -690,7 +690,7 @@ TEST_P(MpSmemContention, SharedCounterIsExact)
 {
     const SmemTopo &topo = GetParam();
     Shared<SmemShared> sh;
-    System sys = System::two_domains(region_);
+    Config sys = Config::two_domains(region_);
     sys.channels.push_back(smem_cfg("counter", 64, 3u));
 
     uint64_t t0 = now_ns();
@@ -740,7 +740,7 @@ TEST_P(MpSmemLock, TrylockBusyAcrossProcessesAndWakeOnUnlock)
 {
     const uint32_t spin = GetParam();
     Shared<LockShared> sh;
-    System sys = System::two_domains(region_);
+    Config sys = Config::two_domains(region_);
     sys.channels.push_back(smem_cfg("area", 128, 3u));
     const mdcom_config *cfg = sys.get();
 

@@ -49,9 +49,8 @@ def test_copy_round_trip_between_python_processes(toml):
     with mdcom.System(toml, "a") as s:
         p = peer(toml, """
             a2b, b2a = sys_.fifo('a2b'), sys_.fifo('b2a')
-            for i in range(200):
-                m = a2b.recv(timeout=10)
-                b2a.send(m[::-1], timeout=10)
+            for _ in range(200):  # echo each message reversed
+                b2a.send(a2b.recv(timeout=10)[::-1], timeout=10)
         """)
         a2b, b2a = s.fifo("a2b"), s.fifo("b2a")
         for i in range(200):

@@ -75,9 +75,9 @@ uint32_t msg_crc(const Msg &m)
     return crc32(m.payload, m.len - 16, c);
 }
 
-System fault_system(const std::string &region)
+Config fault_system(const std::string &region)
 {
-    System s;
+    Config s;
     s.region = region;
     s.domains = {{"a", kDomA, MDCOM_ROLE_MASTER}, {"s", kDomS, MDCOM_ROLE_REMOTE},
                  {"r", kDomR, MDCOM_ROLE_REMOTE}};
@@ -200,6 +200,8 @@ int receiver_body(const mdcom_config *cfg, Book *bk, uint32_t seed)
     return 0;
 }
 
+int hold_lock(mdcom_t *m, uint32_t *);
+
 class Faults : public MpFixture {
 protected:
     Book *bk_ = nullptr;
@@ -253,6 +255,15 @@ protected:
         ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", q));
         ASSERT_EQ(0, mdcom_fifoch_send(*q, "m", 1, 0));
     }
+    /* The master a attached to cfg, a parked child of domain S holding the
+     * SMEM lock "lk" (*holder), and *lk the master's end of it. */
+    void lock_held_by_child(const mdcom_config *cfg, Inst &a, pid_t *holder, mdcom_smemch_t **lk)
+    {
+        ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
+        *holder = spawn_parked(cfg, kDomS, nullptr, hold_lock);
+        ASSERT_GT(*holder, 0);
+        ASSERT_EQ(0, mdcom_smemch_open(a, "lk", lk));
+    }
     /* SIGKILL a parked child and reap it. */
     void kill_parked(pid_t pid)
     {
@@ -297,7 +308,7 @@ TEST_F(Faults, KillSendersAndReceivers)
     printf("seed %u (MDCOM_UT_SEED=%u to replay), %llu kills\n", seed, seed,
            (unsigned long long)kills);
     std::mt19937 rng(seed);
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -473,14 +484,12 @@ TEST_F(Faults, KillSendersAndReceivers)
 
 TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    pid_t holder = spawn_parked(cfg, kDomS, nullptr, hold_lock);
-    ASSERT_GT(holder, 0);
+    pid_t holder;
     mdcom_smemch_t *lk;
-    ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
+    ASSERT_NO_FATAL_FAILURE(lock_held_by_child(cfg, a, &holder, &lk));
     EXPECT_EQ(-EBUSY, mdcom_smemch_trylock(lk));
     EXPECT_EQ(1, mdcom_sense_process(a, kDomS));
     ASSERT_EQ(0, kill(holder, SIGKILL));
@@ -503,7 +512,7 @@ TEST_F(Faults, SmemLockHolderKilledIsSeenDead)
  * reaped (-ENOTCONN) instead of touching blocks that are no longer its own. */
 TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
 {
-    System s = fault_system(region_);
+    Config s = fault_system(region_);
     const mdcom_config *cfg = s.get();
     Inst a, snd;
     ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
@@ -579,19 +588,48 @@ TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
 /* the DISABLED_ ones reproduce a gap still open (they fail)             */
 /* ------------------------------------------------------------------ */
 
-class CoreGaps : public Faults {};
+class CoreGaps : public Faults {
+protected:
+    /* the fault system: a_ as A, a sender snd_ and a receiver rcv_ attached,
+     * sq_ and rq_ their ends of "q" */
+    void attach_three()
+    {
+        cfg_ = s_.get();
+        ASSERT_EQ(0, attach(&a_.m, cfg_, kDomA, 0));
+        ASSERT_EQ(0, attach(&snd_.m, cfg_, kDomS, kSec));
+        ASSERT_EQ(0, attach(&rcv_.m, cfg_, kDomR, kSec));
+        ASSERT_EQ(0, mdcom_fifoch_open(snd_, "q", &sq_));
+        ASSERT_EQ(0, mdcom_fifoch_open(rcv_, "q", &rq_));
+    }
+    /* what a process killed right after claiming the next position of q's
+     * queue (its enq or deq word: field) leaves: the position moved on */
+    void claim_and_die(size_t field)
+    {
+        rel::RegionView v(region_path(region_), true);
+        rel::Layout l(cfg_);
+        ASSERT_TRUE(v.ok());
+        v.set_word(l.cl[0].off + field, v.word(l.cl[0].off + field) + 1);
+    }
+
+    Config s_ = fault_system("");
+    const mdcom_config *cfg_ = nullptr;
+    Inst a_, snd_, rcv_;
+    mdcom_fifoch_t *sq_ = nullptr, *rq_ = nullptr;
+    void SetUp() override
+    {
+        Faults::SetUp();
+        s_.region = region_;
+    }
+};
 
 /* A receiver killed while holding a dequeued block: the block should return
  * to the pool once the death is detected (docs/reliability.md: within 100 ms
  * of the survivors' next call or wait), not only when a later attach finds all 64 slots taken. */
 TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a, snd;
     mdcom_fifoch_t *q;
-    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg, a, snd, &q));
-    pid_t rcv = spawn_parked(cfg, kDomR, nullptr, hold_one);
+    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg_ = s_.get(), a_, snd_, &q));
+    pid_t rcv = spawn_parked(cfg_, kDomR, nullptr, hold_one);
     ASSERT_GT(rcv, 0);
     ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     /* survivors keep calling: the dead process' block must come back */
@@ -615,13 +653,10 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
  * apart (a CI run lost a message and got -EPROTO here before it had one). */
 TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a, snd;
     mdcom_fifoch_t *q;
-    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg, a, snd, &q));
+    ASSERT_NO_FATAL_FAILURE(attach_sender_with_message(cfg_ = s_.get(), a_, snd_, &q));
     uint32_t b = 0;
-    pid_t rcv = spawn_parked(cfg, kDomR, &b, take_and_free_one);
+    pid_t rcv = spawn_parked(cfg_, kDomR, &b, take_and_free_one);
     ASSERT_GT(rcv, 0);
     ASSERT_LT(b, kBlocks);
     /* the sender takes block b again (and whatever comes before it) */
@@ -634,7 +669,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
         others.push_back(id);
     }
     rel::RegionView v(region_path(region_), true);
-    rel::Layout l(cfg);
+    rel::Layout l(cfg_);
     ASSERT_TRUE(v.ok());
     const size_t off = l.bstate_off(0, b);
     const uint32_t alloc_w = v.word(off);
@@ -652,7 +687,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
                MDCOM_OP_MAKE(MDCOM_OP_ENQ, 0));
     v.set_word(off, queued_w);
     ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
-    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomR) == 0; }, 200 * kMs));
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a_, kDomR) == 0; }, 200 * kMs));
     for (int i = 0; i < 5; i++) { /* more reaper passes (throttled to one per ~34 ms) */
         mdcom_fifo_state st{};
         EXPECT_EQ(0, mdcom_sense_fifoch(q, &st));
@@ -671,15 +706,10 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
  * of timing out until a later attach happens to fill the process table. */
 TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    pid_t holder = spawn_parked(cfg, kDomS, nullptr, hold_lock);
-    ASSERT_GT(holder, 0);
-    ASSERT_EQ(0, kill(holder, SIGKILL));
+    pid_t holder;
     mdcom_smemch_t *lk;
-    ASSERT_EQ(0, mdcom_smemch_open(a, "lk", &lk));
+    ASSERT_NO_FATAL_FAILURE(lock_held_by_child(s_.get(), a_, &holder, &lk));
+    ASSERT_EQ(0, kill(holder, SIGKILL));
     EXPECT_EQ(0, mdcom_smemch_lock(lk, 300 * kMs)) << "the dead holder's lock is never broken";
 }
 
@@ -687,24 +717,12 @@ TEST_F(CoreGaps, CoreDeadHoldersLockIsBroken)
  * the slot unpublished: every later message queues behind it forever. */
 TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a, snd, rcv;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
-    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
-    mdcom_fifoch_t *sq, *rq;
-    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
-    ASSERT_EQ(0, mdcom_fifoch_open(rcv, "q", &rq));
-    rel::RegionView v(region_path(region_), true);
-    rel::Layout l(cfg);
-    ASSERT_TRUE(v.ok());
+    ASSERT_NO_FATAL_FAILURE(attach_three());
     /* exactly the state a producer killed after claiming position 0 leaves */
-    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq),
-               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq)) + 1);
-    ASSERT_EQ(0, mdcom_fifoch_send(sq, "later", 5, 0));
+    ASSERT_NO_FATAL_FAILURE(claim_and_die(offsetof(mdcom_wire_fifo_ctl, enq)));
+    ASSERT_EQ(0, mdcom_fifoch_send(sq_, "later", 5, 0));
     char buf[16];
-    EXPECT_EQ(5, mdcom_fifoch_recv(rq, buf, sizeof buf, 300 * kMs))
+    EXPECT_EQ(5, mdcom_fifoch_recv(rq_, buf, sizeof buf, 300 * kMs))
         << "a message sent after the dead producer's slot is never delivered";
 }
 
@@ -714,28 +732,16 @@ TEST_F(CoreGaps, DISABLED_CoreProducerKilledMidPushDoesNotWedgeQueue_Simulated)
  * every enqueue would fail -EAGAIN after one lap). */
 TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a, snd, rcv;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
-    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
-    mdcom_fifoch_t *sq, *rq;
-    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
-    ASSERT_EQ(0, mdcom_fifoch_open(rcv, "q", &rq));
-    ASSERT_EQ(0, mdcom_fifoch_send(sq, "first", 5, 0));
-    rel::RegionView v(region_path(region_), true);
-    rel::Layout l(cfg);
-    ASSERT_TRUE(v.ok());
+    ASSERT_NO_FATAL_FAILURE(attach_three());
+    ASSERT_EQ(0, mdcom_fifoch_send(sq_, "first", 5, 0));
     /* the state a consumer killed after claiming position 0 leaves */
-    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq),
-               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq)) + 1);
+    ASSERT_NO_FATAL_FAILURE(claim_and_die(offsetof(mdcom_wire_fifo_ctl, deq)));
     char buf[16];
     int ok = 0;
     for (uint32_t i = 0; i < 3 * kBlocks; i++) {
-        if (mdcom_fifoch_send(sq, "x", 1, 50 * kMs) != 0)
+        if (mdcom_fifoch_send(sq_, "x", 1, 50 * kMs) != 0)
             break;
-        if (mdcom_fifoch_recv(rq, buf, sizeof buf, 50 * kMs) != 1)
+        if (mdcom_fifoch_recv(rq_, buf, sizeof buf, 50 * kMs) != 1)
             break;
         ok++;
     }
@@ -746,22 +752,11 @@ TEST_F(CoreGaps, CoreConsumerKilledMidPopDoesNotWedgeQueue)
  * back to the pool (while this gap is open it is lost until the channel is re-initialised). */
 TEST_F(CoreGaps, DISABLED_CoreOrphanQueuedBlockIsReclaimed)
 {
-    System s = fault_system(region_);
-    const mdcom_config *cfg = s.get();
-    Inst a, snd, rcv;
-    ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
-    ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
-    ASSERT_EQ(0, attach(&rcv.m, cfg, kDomR, kSec));
-    mdcom_fifoch_t *sq;
-    ASSERT_EQ(0, mdcom_fifoch_open(snd, "q", &sq));
-    ASSERT_EQ(0, mdcom_fifoch_send(sq, "first", 5, 0));
-    rel::RegionView v(region_path(region_), true);
-    rel::Layout l(cfg);
-    ASSERT_TRUE(v.ok());
-    v.set_word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq),
-               v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq)) + 1);
+    ASSERT_NO_FATAL_FAILURE(attach_three());
+    ASSERT_EQ(0, mdcom_fifoch_send(sq_, "first", 5, 0));
+    ASSERT_NO_FATAL_FAILURE(claim_and_die(offsetof(mdcom_wire_fifo_ctl, deq)));
     mdcom_fifo_state st{};
-    ASSERT_EQ(0, mdcom_sense_fifoch(sq, &st));
+    ASSERT_EQ(0, mdcom_sense_fifoch(sq_, &st));
     EXPECT_EQ(st.free_blocks, kBlocks) << "the block of the dead consumer's slot is lost";
 }
 

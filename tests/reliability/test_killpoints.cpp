@@ -149,7 +149,7 @@ Msg make_msg(uint32_t seq)
 
 class KillPoints : public MpFixture {
 protected:
-    System sys_ = System::two_domains("");
+    Config sys_ = Config::two_domains("");
     const mdcom_config *cfg_ = nullptr;
     rel::Layout *lay_ = nullptr;
     std::map<std::string, int> covered_;

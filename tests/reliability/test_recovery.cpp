@@ -16,7 +16,8 @@
  *                  channel's waiter count stays exact (no underflow), so
  *                  notify still wakes the next sleeper at once
  *   Forged.*       small forged writes: a lock word naming no process, free
- *                  process slots naming pid 1, a "negative" waiter count
+ *                  process slots naming pid 1, a "negative" waiter count, a
+ *                  damaged header and directory (rewritten for new remotes)
  */
 #include <gtest/gtest.h>
 
@@ -36,6 +37,30 @@ constexpr uint32_t kDomA = 0, kDomB = 1; /* a: master, b: remote */
 
 class Recovery : public TwoDomainFixture {
 protected:
+    /* sys_ with the one channel ch, master_ (domain a) attached to it; its
+     * config, or nullptr when the attach failed (reported) */
+    const mdcom_config *master_on(const mdcom_channel_cfg &ch, mdcom_fifoch_t **fifo = nullptr)
+    {
+        sys_.channels = {ch};
+        const mdcom_config *cfg = sys_.get();
+        EXPECT_EQ(attach(&master_.m, cfg, kDomA, 0), 0);
+        if (master_.m && fifo) {
+            EXPECT_EQ(mdcom_fifoch_open(master_, ch.name, fifo), 0);
+        }
+        return master_.m ? cfg : nullptr;
+    }
+    /* the FIFO channel "ab" (a to b) of the Forged tests */
+    static mdcom_channel_cfg ab() { return fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB); }
+    /* write(v): shared words written through a separate mapping (the forger) */
+    template <class Write>
+    void forge(Write write)
+    {
+        rel::RegionView v(region_path(region_), true);
+        ASSERT_TRUE(v.ok());
+        write(v);
+    }
+
+    Inst master_;
 
     /* A sleeper process (domain b, no spin) receives n messages on "ab";
      * before each send the test waits asleep_ms so that it sleeps in its
@@ -166,7 +191,7 @@ TEST_F(Recovery, SigbusFullShmIsEnospcAtInit)
             return 0;
         }
         setenv("MDCOM_SHM_DIR", dir, 1);
-        System s = System::two_domains("full");
+        Config s = Config::two_domains("full");
         s.channels = {fifo_cfg("big", 65536, 64, 64, 1u << kDomA, 1u << kDomB)}; /* 4 MiB */
         mdcom_t *m = nullptr;
         char err[256] = "";
@@ -384,32 +409,24 @@ TEST_F(Recovery, WaitersReapedSleeperThatWakesDoesNotUnderflow)
 
 TEST_F(Recovery, ForgedLockWordNamingNoProcessIsBroken)
 {
-    sys_.channels = {smem_cfg("s", 64, 1u << kDomA | 1u << kDomB)};
-    const mdcom_config *cfg = sys_.get();
+    const mdcom_config *cfg = master_on(smem_cfg("s", 64, 1u << kDomA | 1u << kDomB));
+    ASSERT_TRUE(cfg);
     rel::Layout lay(cfg);
-    Inst master;
-    ASSERT_EQ(attach(&master.m, cfg, kDomA, 0), 0);
     mdcom_smemch_t *s;
-    ASSERT_EQ(mdcom_smemch_open(master, "s", &s), 0);
-    {
-        rel::RegionView v(region_path(region_), true);
-        ASSERT_TRUE(v.ok());
+    ASSERT_EQ(mdcom_smemch_open(master_, "s", &s), 0);
+    forge([&](rel::RegionView &v) {
         v.set_word(lay.cl[0].off, 50); /* slot 49: nobody */
-    }
+    });
     EXPECT_EQ(mdcom_smemch_lock(s, 500 * kMs), 0) << "a lock held by nobody stays held";
     EXPECT_EQ(mdcom_smemch_unlock(s), 0);
 }
 
 TEST_F(Recovery, ForgedFreeSlotsNamingPid1AreReclaimed)
 {
-    sys_.channels = {fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB)};
-    const mdcom_config *cfg = sys_.get();
+    const mdcom_config *cfg = master_on(ab());
+    ASSERT_TRUE(cfg);
     rel::Layout lay(cfg);
-    Inst master;
-    ASSERT_EQ(attach(&master.m, cfg, kDomA, 0), 0);
-    {
-        rel::RegionView v(region_path(region_), true);
-        ASSERT_TRUE(v.ok());
+    forge([&](rel::RegionView &v) {
         for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
             if (v.word(lay.proc_owner_off(i)) != MDCOM_PROC_FREE)
                 continue;
@@ -417,7 +434,7 @@ TEST_F(Recovery, ForgedFreeSlotsNamingPid1AreReclaimed)
             v.set_word(lay.proc_off(i, offsetof(mdcom_wire_proc, token)), 0);
             v.set_word(lay.proc_owner_off(i), MDCOM_PROC_DOMAIN_BASE + kDomB);
         }
-    }
+    });
     mdcom_t *r = nullptr;
     EXPECT_EQ(attach(&r, cfg, kDomB, kSec), 0) << "forged entries of pid 1 fill the table";
     if (r)
@@ -426,19 +443,14 @@ TEST_F(Recovery, ForgedFreeSlotsNamingPid1AreReclaimed)
 
 TEST_F(Recovery, ForgedNegativeWaiterCountIsRepaired)
 {
-    sys_.channels = {fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB)};
-    const mdcom_config *cfg = sys_.get();
+    mdcom_fifoch_t *tx = nullptr;
+    const mdcom_config *cfg = master_on(ab(), &tx);
+    ASSERT_TRUE(cfg && tx);
     rel::Layout lay(cfg);
-    Inst master;
-    ASSERT_EQ(attach(&master.m, cfg, kDomA, 0), 0);
-    mdcom_fifoch_t *tx;
-    ASSERT_EQ(mdcom_fifoch_open(master, "ab", &tx), 0);
     size_t waiters = lay.cl[0].off + offsetof(mdcom_wire_fifo_ctl, event.waiters);
-    {
-        rel::RegionView v(region_path(region_), true);
-        ASSERT_TRUE(v.ok());
+    forge([&](rel::RegionView &v) {
         v.set_word(waiters, 0xffffffffu); /* "-1": the next sleeper makes it 0 */
-    }
+    });
     /* asleep past one sleep slice (the repair point) before each send */
     int64_t p50 = wake_latency_p50(cfg, tx, 10, 60);
     printf("wake-up latency p50 %.3f ms after a forged waiter count\n", p50 / 1e6);
@@ -450,19 +462,14 @@ TEST_F(Recovery, ForgedNegativeWaiterCountIsRepaired)
  * (run from its waits) writes the tables again, and new remotes attach. */
 TEST_F(Recovery, ForgedDirectoryIsRewrittenForNewRemotes)
 {
-    sys_.channels = {fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB)};
-    const mdcom_config *cfg = sys_.get();
+    mdcom_fifoch_t *rx = nullptr;
+    const mdcom_config *cfg = master_on(ab(), &rx);
+    ASSERT_TRUE(cfg && rx);
     rel::Layout lay(cfg);
-    Inst master;
-    ASSERT_EQ(attach(&master.m, cfg, kDomA, 0), 0);
-    mdcom_fifoch_t *rx;
-    ASSERT_EQ(mdcom_fifoch_open(master, "ab", &rx), 0);
-    {
-        rel::RegionView v(region_path(region_), true);
-        ASSERT_TRUE(v.ok());
+    forge([&](rel::RegionView &v) {
         v.set_word(lay.lay.dir_off + offsetof(mdcom_wire_dirent, block_size), 12345);
         v.set_word(offsetof(mdcom_wire_hdr, magic), 0xdeadbeef);
-    }
+    });
     mdcom_t *r = nullptr;
     EXPECT_NE(mdcom_init(&r, cfg, kDomB, nullptr), 0) << "a damaged directory verified";
     std::atomic<bool> stop{false};

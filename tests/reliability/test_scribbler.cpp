@@ -91,7 +91,7 @@ bool documented(int call, int r)
 
 class Scribbler : public MpFixture {
 protected:
-    System sys_ = System::two_domains("");
+    Config sys_ = Config::two_domains("");
     int64_t bound_ns_ = (int64_t)rel::env_u64("MDCOM_SCRIBBLE_BOUND_MS", 200) * kMs;
 
     void SetUp() override

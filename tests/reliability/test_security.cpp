@@ -30,21 +30,37 @@ namespace {
 
 constexpr uid_t kNobody = 65534;
 
-class Security : public MpFixture {};
+/* s: two domains, "ab", "ba" and the SMEM channel "sa" (a only) on the
+ * test's region; a: the master, once master() attached it. */
+class Security : public MpFixture {
+protected:
+    void SetUp() override
+    {
+        MpFixture::SetUp();
+        s = Config::two_domains(region_);
+        s.channels = {fifo_cfg("ab", 64, 4, 0, 1u, 2u), fifo_cfg("ba", 64, 4, 0, 2u, 1u),
+                      smem_cfg("sa", 64, 1u)};
+    }
+    bool master(const mdcom_config *cfg) { return attach(&a.m, cfg, 0, 0) == 0; }
+    /* why another uid cannot be tested here ("" when it can) */
+    static std::string no_other_uid()
+    {
+        if (geteuid() != 0)
+            return "needs root to run a process as another uid";
+        const std::string dir = region_path("");
+        struct stat dst;
+        if (stat(dir.c_str(), &dst) != 0 || (dst.st_mode & 0003) != 0003)
+            return dir + " is not writable/searchable by others: cannot test another uid";
+        return "";
+    }
 
-System basic(const std::string &region)
-{
-    System s = System::two_domains(region);
-    s.channels = {fifo_cfg("ab", 64, 4, 0, 1u, 2u), fifo_cfg("ba", 64, 4, 0, 2u, 1u),
-                  smem_cfg("sa", 64, 1u)};
-    return s;
-}
+    Config s = Config::named("");
+    Inst a;
+};
 
 TEST_F(Security, RegionFileIsPrivate)
 {
-    System s = basic(region_);
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, s.get(), 0, 0));
+    ASSERT_TRUE(master(s.get()));
     struct stat st;
     ASSERT_EQ(0, lstat(region_path(region_).c_str(), &st));
     EXPECT_TRUE(S_ISREG(st.st_mode));
@@ -54,12 +70,10 @@ TEST_F(Security, RegionFileIsPrivate)
 
 TEST_F(Security, ConfiguredGroupGetsGroupAccessOnly)
 {
-    System s = basic(region_);
-    mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
+    mdcom_config *cfg = s.get();
     cfg->mode = 0640;
     cfg->group = (int32_t)getegid();
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
+    ASSERT_TRUE(master(cfg));
     struct stat st;
     ASSERT_EQ(0, lstat(region_path(region_).c_str(), &st));
     EXPECT_EQ(st.st_mode & 07777, 0660u);
@@ -68,9 +82,8 @@ TEST_F(Security, ConfiguredGroupGetsGroupAccessOnly)
 
 TEST_F(Security, WorldAccessIsRefused)
 {
-    System s = basic(region_);
     for (uint32_t mode : {0604u, 0602u, 0666u, 0777u, 01600u}) {
-        mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
+        mdcom_config *cfg = s.get();
         cfg->mode = mode;
         mdcom_t *m = nullptr;
         EXPECT_EQ(-EINVAL, mdcom_init(&m, cfg, 0, nullptr)) << std::oct << mode;
@@ -86,7 +99,6 @@ TEST_F(Security, PlantedSymlinkIsNotFollowed)
     ASSERT_EQ(5, write(fd, "hello", 5));
     close(fd);
     ASSERT_EQ(0, symlink(tmpl, region_path(region_).c_str()));
-    System s = basic(region_);
     mdcom_t *m = nullptr;
     int r = mdcom_init(&m, s.get(), 0, nullptr);
     EXPECT_LT(r, 0) << "master adopted a symlink";
@@ -105,9 +117,7 @@ TEST_F(Security, StaleFileOfOursGetsItsModeReset)
     ASSERT_GE(fd, 0);
     ASSERT_EQ(0, fchmod(fd, 0666));
     close(fd);
-    System s = basic(region_);
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, s.get(), 0, 0));
+    ASSERT_TRUE(master(s.get()));
     struct stat st;
     ASSERT_EQ(0, lstat(region_path(region_).c_str(), &st));
     EXPECT_EQ(st.st_mode & 07777, 0600u);
@@ -122,7 +132,6 @@ TEST_F(Security, PlantedFileOfAnotherUserIsNotAdopted)
     ASSERT_EQ(0, ftruncate(fd, 1 << 16));
     ASSERT_EQ(0, fchown(fd, kNobody, kNobody));
     close(fd);
-    System s = basic(region_);
     mdcom_t *m = nullptr;
     EXPECT_EQ(-EPERM, mdcom_init(&m, s.get(), 0, nullptr));
 }
@@ -153,17 +162,10 @@ int attach_as_nobody(const mdcom_config *cfg, gid_t gid, const char *stat_exe, c
 
 TEST_F(Security, AnotherUserCannotAttach)
 {
-    if (geteuid() != 0)
-        GTEST_SKIP() << "needs root to run a process as another uid";
-    System s = basic(region_);
+    if (std::string why = no_other_uid(); !why.empty())
+        GTEST_SKIP() << why;
     const mdcom_config *cfg = s.get();
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
-    const std::string dir = region_path("");
-    struct stat dst;
-    ASSERT_EQ(0, stat(dir.c_str(), &dst));
-    if ((dst.st_mode & 0003) != 0003)
-        GTEST_SKIP() << dir << " is not writable/searchable by others: cannot test another uid";
+    ASSERT_TRUE(master(cfg));
     const gid_t other_gid = 4242;
     pid_t c = kids_.spawn([&] {
         return attach_as_nobody(cfg, other_gid, MDCOM_STAT_EXE, region_.c_str());
@@ -175,19 +177,12 @@ TEST_F(Security, AnotherUserCannotAttach)
 
 TEST_F(Security, ConfiguredGroupMemberCanAttach)
 {
-    if (geteuid() != 0)
-        GTEST_SKIP() << "needs root to run a process as another uid";
-    const std::string dir = region_path("");
-    struct stat dst;
-    ASSERT_EQ(0, stat(dir.c_str(), &dst));
-    if ((dst.st_mode & 0003) != 0003)
-        GTEST_SKIP() << dir << " is not writable/searchable by others";
+    if (std::string why = no_other_uid(); !why.empty())
+        GTEST_SKIP() << why;
     const gid_t grp = 4243;
-    System s = basic(region_);
-    mdcom_config *cfg = const_cast<mdcom_config *>(s.get());
+    mdcom_config *cfg = s.get();
     cfg->group = (int32_t)grp;
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
+    ASSERT_TRUE(master(cfg));
     pid_t c = kids_.spawn([&] { return attach_as_nobody(cfg, grp, nullptr, nullptr); });
     EXPECT_EQ("", kids_.wait(c, 10 * kSec)) << "a member of the configured group could not attach";
 }
@@ -201,10 +196,8 @@ TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root to give the region to another user";
-    System s = basic(region_);
     const mdcom_config *cfg = s.get();
-    Inst a;
-    ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
+    ASSERT_TRUE(master(cfg));
     /* as if another user had created and formatted it */
     ASSERT_EQ(0, chown(region_path(region_).c_str(), kNobody, kNobody));
     ASSERT_EQ(0, chmod(region_path(region_).c_str(), 0666));
@@ -217,10 +210,9 @@ TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
 
 TEST_F(Security, DomainsUseOnlyGrantedChannels)
 {
-    System s = basic(region_);
     const mdcom_config *cfg = s.get();
-    Inst a, b;
-    ASSERT_EQ(0, attach(&a.m, cfg, 0, 0));
+    Inst b;
+    ASSERT_TRUE(master(cfg));
     ASSERT_EQ(0, attach(&b.m, cfg, 1, kSec));
     mdcom_fifoch_t *ab_a, *ab_b, *ba_a;
     mdcom_smemch_t *sa;
@@ -244,10 +236,9 @@ TEST_F(Security, DomainsUseOnlyGrantedChannels)
 
 TEST_F(Security, ConfigurationBounds)
 {
-    System s = basic(region_);
     auto rc = [&](auto mutate) {
-        System t = s;
-        mdcom_config *cfg = const_cast<mdcom_config *>(t.get());
+        Config t = s;
+        mdcom_config *cfg = t.get();
         mutate(t, cfg);
         mdcom_t *m = nullptr;
         int r = mdcom_init(&m, cfg, 0, nullptr);
@@ -256,32 +247,32 @@ TEST_F(Security, ConfigurationBounds)
         return r;
     };
     static const char long_name[] = "0123456789012345678901234567890123456789";
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = "../etc/passwd"; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = ".hidden"; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = long_name; }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->region_name = ""; }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = "../etc/passwd"; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = ".hidden"; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = long_name; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = ""; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].name = long_name;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.domains[1].name = "a-very-long-domain-name";
                   c->domains = t.domains.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].block_count = MDCOM_MAX_BLOCKS + 1;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].block_size = 0x10000000u; /* x 4 blocks > 4 GiB */
                   t.channels[0].block_count = 64;
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &t, mdcom_config *c) {
+    EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
                   t.channels[0].senders = 1u << 7; /* a domain that does not exist */
                   c->channels = t.channels.data();
               }));
-    EXPECT_EQ(-EINVAL, rc([](System &, mdcom_config *c) { c->n_channels = MDCOM_MAX_DIR + 1; }));
+    EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->n_channels = MDCOM_MAX_DIR + 1; }));
     EXPECT_FALSE(region_exists(region_));
 }
 

@@ -27,10 +27,10 @@ const std::string kStat = MDCOM_STAT_EXE;
 
 /* The system shown: master "a", remote "b"; two FIFOs and an SMEM area. */
 struct StatSystem {
-    System sys;
+    Config sys;
     explicit StatSystem(const std::string &region)
     {
-        sys = System::two_domains(region);
+        sys = Config::two_domains(region);
         sys.channels = {fifo_cfg("ctl", 64, 8, 0, 1u, 2u), fifo_cfg("back", 32, 4, 4, 2u, 1u),
                         smem_cfg("state", 100, 3u)};
     }

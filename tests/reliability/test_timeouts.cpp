@@ -95,7 +95,7 @@ protected:
 
 TEST_F(Timeouts, ChannelWaitsSendRecvLock)
 {
-    System s = System::two_domains(region_);
+    Config s = Config::two_domains(region_);
     s.channels = {fifo_cfg("full", 32, 4, 0, 3u, 3u), fifo_cfg("deep", 32, 8, 2, 3u, 3u),
                   fifo_cfg("empty", 32, 4, 0, 3u, 3u), smem_cfg("lk", 64, 3u)};
     const mdcom_config *cfg = s.get();
@@ -153,7 +153,7 @@ TEST_F(Timeouts, ChannelWaitsSendRecvLock)
 
 TEST_F(Timeouts, LockHeldByAnotherProcess)
 {
-    System s = System::two_domains(region_);
+    Config s = Config::two_domains(region_);
     s.channels = {smem_cfg("lk", 64, 3u)};
     const mdcom_config *cfg = s.get();
     Inst a;
@@ -188,7 +188,7 @@ TEST_F(Timeouts, LockHeldByAnotherProcess)
 
 TEST_F(Timeouts, AttachWithoutMaster)
 {
-    System s = System::two_domains(region_);
+    Config s = Config::two_domains(region_);
     s.channels = {fifo_cfg("c", 16, 2, 0, 1u, 2u)};
     const mdcom_config *cfg = s.get();
     auto attach_remote = [&](int64_t t) {

@@ -97,8 +97,7 @@ struct Side {
         opts = mdcom_rpmsg_opts{};
         opts.role = role;
         opts.geometry = g;
-        opts.max_endpoints = max_epts;
-        opts.max_services = max_epts;
+        opts.max_endpoints = opts.max_services = max_epts;
         opts.ns_cb = ns_cb;
         opts.ns_priv = this;
         state_size = mdcom_rpmsg_state_size(&opts);

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "rp_test.h"
-#include "virtqueue.h"
+#include "support/whitebox.h"
 
 using rpt::Area;
 using rpt::Side;
@@ -22,11 +22,13 @@ using rpt::end_pair;
 namespace {
 
 constexpr uint32_t N = 4, BS = 64, AL = 16;
+/* descriptor flags (virtio 1.x 2.7.5) */
+constexpr uint16_t kDescNext = 1, kDescWrite = 2, kDescIndirect = 4;
 
 /* One vring of the area, with byte access to its parts. */
 struct Ring {
     uint8_t *base = nullptr;
-    mdcom_vring_layout l{};
+    ut_vring_layout l{};
     uint8_t *desc(uint32_t i) const { return base + 16u * i; }
     uint8_t *avail_idx() const { return base + l.avail_off + 2; }
     uint8_t *avail_slot(uint32_t pos) const { return base + l.avail_off + 4 + 2u * (pos % l.num); }
@@ -67,7 +69,7 @@ struct Hostile : ::testing::Test {
         ASSERT_EQ(0, host.init(area->p, area->size));
         v0.base = area->at(lay.vring_off[0]);
         v1.base = area->at(lay.vring_off[1]);
-        ASSERT_EQ(0, mdcom_vring_layout_compute(N, AL, &v0.l));
+        ASSERT_EQ(0, ut_vring_layout_compute(N, AL, &v0.l));
         v1.l = v0.l;
     }
     void TearDown() override { end_pair(host, remote, area); }
@@ -89,6 +91,16 @@ struct Hostile : ::testing::Test {
         rpt::wr16(buf(b) + 12, len);
         rpt::wr16(buf(b) + 14, 0);
         memcpy(buf(b) + 16, p, len);
+    }
+    /* (the hostile remote) a name-service message (name, addr, flags; its
+     * first len bytes) from 2000 to 53 in buffer b, returned at used
+     * position pos; what the host's poll then returns */
+    int ns_in(uint32_t b, uint32_t pos, const char *name32, uint32_t addr, uint32_t flags, uint16_t len)
+    {
+        std::vector<uint8_t> m = ns_msg(name32, addr, flags);
+        msg(b, 2000, 53, m.data(), len);
+        v0.ret(pos, b, 16u + len);
+        return mdcom_rpmsg_poll(host.r, MDCOM_POLL);
     }
     static std::vector<uint8_t> ns_msg(const char *name32, uint32_t addr, uint32_t flags)
     {
@@ -203,37 +215,19 @@ TEST_F(Hostile, HostTxUsedIdBad)
 TEST_F(Hostile, HostNameServiceGarbage)
 {
     /* 32 bytes of name without a NUL */
-    auto m = ns_msg("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 2000, 0);
-    msg(0, 2000, 53, m.data(), 40);
-    v0.ret(0, 0, 56);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
+    EXPECT_EQ(1, ns_in(0, 0, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 2000, 0, 40));
     /* wrong length */
-    m = ns_msg("svc", 2000, 0);
-    msg(1, 2000, 53, m.data(), 39);
-    v0.ret(1, 1, 55);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
+    EXPECT_EQ(1, ns_in(1, 1, "svc", 2000, 0, 39));
     /* unknown flags, address ANY, empty name */
-    m = ns_msg("svc", 2000, 5);
-    msg(2, 2000, 53, m.data(), 40);
-    v0.ret(2, 2, 56);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
-    m = ns_msg("svc", 0xffffffffu, 0);
-    msg(3, 2000, 53, m.data(), 40);
-    v0.ret(3, 3, 56);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
-    m = ns_msg("", 2000, 0);
-    msg(0, 2000, 53, m.data(), 40);
-    v0.ret(4, 0, 56);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
+    EXPECT_EQ(1, ns_in(2, 2, "svc", 2000, 5, 40));
+    EXPECT_EQ(1, ns_in(3, 3, "svc", 0xffffffffu, 0, 40));
+    EXPECT_EQ(1, ns_in(0, 4, "", 2000, 0, 40));
     EXPECT_EQ(5u, host.stats().bad_ns);
     EXPECT_TRUE(host.ns_log.empty());
     uint32_t a;
     EXPECT_EQ(-ETIMEDOUT, mdcom_rpmsg_wait_service(host.r, "svc", &a, MDCOM_POLL));
     /* a proper one is still accepted */
-    m = ns_msg("svc", 2000, 0);
-    msg(1, 2000, 53, m.data(), 40);
-    v0.ret(5, 1, 56);
-    EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
+    EXPECT_EQ(1, ns_in(1, 5, "svc", 2000, 0, 40));
     EXPECT_EQ(0, mdcom_rpmsg_wait_service(host.r, "svc", &a, MDCOM_POLL));
     EXPECT_EQ(2000u, a);
 }
@@ -323,11 +317,11 @@ TEST_F(Hostile, RemoteDescriptorLengthAndFlags)
     EXPECT_EQ(-EBADMSG, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
     EXPECT_EQ(3u, remote.stats().bad_len);
     msg(N, 5000, 6000, "x", 1);
-    v1.post(3, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_WRITE);
+    v1.post(3, 0, buf_addr(N), 17, kDescWrite);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
-    v1.post(4, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_NEXT);
+    v1.post(4, 0, buf_addr(N), 17, kDescNext);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
-    v1.post(5, 0, buf_addr(N), 17, MDCOM_VQ_DESC_F_INDIRECT);
+    v1.post(5, 0, buf_addr(N), 17, kDescIndirect);
     EXPECT_EQ(-EPROTO, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
     EXPECT_EQ(3u, remote.stats().bad_desc);
     EXPECT_TRUE(remote.got.empty());

@@ -14,12 +14,21 @@
 #include <cerrno>
 
 #include "mdcom/rpmsg.h"
-#include "virtqueue.h"
+#include "support/whitebox.h"
 
-static_assert(sizeof(mdcom_vq_desc) == 16, "virtq_desc");
-static_assert(sizeof(mdcom_vq_used_elem) == 8, "virtq_used_elem");
-static_assert(offsetof(mdcom_vq_avail, ring) == 4, "avail ring");
-static_assert(offsetof(mdcom_vq_used, ring) == 4, "used ring");
+/* The transport's virtio structures and flags (virtio 1.x 2.7.5, 2.7.6, 2.7.8). */
+TEST(RpmsgLayout, VirtioStructuresMatchSpecification)
+{
+    ut_vq_wire_facts f{};
+    ut_vq_wire(&f);
+    EXPECT_EQ(16u, f.desc_size);
+    EXPECT_EQ(8u, f.used_elem_size);
+    EXPECT_EQ(4u, f.avail_ring_off);
+    EXPECT_EQ(4u, f.used_ring_off);
+    EXPECT_EQ(1u, f.desc_f_next);
+    EXPECT_EQ(2u, f.desc_f_write);
+    EXPECT_EQ(4u, f.desc_f_indirect);
+}
 
 struct VringCase {
     uint32_t num, align;
@@ -54,8 +63,8 @@ TEST(RpmsgLayout, VringMatchesSpecification)
 {
     for (const VringCase &c : kVrings) {
         SCOPED_TRACE("num " + std::to_string(c.num) + " align " + std::to_string(c.align));
-        mdcom_vring_layout l{};
-        ASSERT_EQ(0, mdcom_vring_layout_compute(c.num, c.align, &l));
+        ut_vring_layout l{};
+        ASSERT_EQ(0, ut_vring_layout_compute(c.num, c.align, &l));
         EXPECT_EQ(c.num, l.num);
         EXPECT_EQ(c.align, l.align);
         EXPECT_EQ(0u, l.desc_off);
@@ -72,15 +81,15 @@ TEST(RpmsgLayout, VringMatchesSpecification)
 
 TEST(RpmsgLayout, VringRejectsInvalid)
 {
-    mdcom_vring_layout l{};
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(0, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(3, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(65536, 4096, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 0, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 2, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 3000, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 2u << 20, &l));
-    EXPECT_EQ(-EINVAL, mdcom_vring_layout_compute(256, 4096, nullptr));
+    ut_vring_layout l{};
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(0, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(3, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(65536, 4096, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 0, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 2, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 3000, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 2u << 20, &l));
+    EXPECT_EQ(-EINVAL, ut_vring_layout_compute(256, 4096, nullptr));
 }
 
 TEST(RpmsgLayout, DefaultAreaIsLinuxGeometry)
@@ -103,38 +112,32 @@ TEST(RpmsgLayout, DefaultAreaIsLinuxGeometry)
     EXPECT_EQ(290816u, l.size);
 }
 
+/* By hand:
+ *  N=4, 64 B, align 16: v0 = 192; vring 118 B (128 aligned) -> v1 = 320;
+ *    end 438 -> pool at 448 (64-aligned); pool 512 -> size 960
+ *  N=16, 16 KiB, align 4096: v0 4096; vring 4230 (8192) -> v1 12288; end
+ *    16518 -> pool 20480; pool 2*16*16384 = 524288 -> size 544768
+ *  N=64, 512 B, align 64: v0 = 192; vring 1734 (1792) -> v1 1984; end
+ *    3718 -> pool 3776; pool 65536 -> size 69312 */
 TEST(RpmsgLayout, SmallAndLargeAreas)
 {
-    /* N=4, 64 B, align 16: v0 = 192; vring 118 B (128 aligned) -> v1 = 320;
-     * end 438 -> pool at 448 (64-aligned); pool 512 -> size 960 */
-    mdcom_rpmsg_geometry g{4, 64, 16};
-    mdcom_rpmsg_layout l{};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(192u, l.vring_off[0]);
-    EXPECT_EQ(320u, l.vring_off[1]);
-    EXPECT_EQ(118u, l.vring_size);
-    EXPECT_EQ(448u, l.pool_off);
-    EXPECT_EQ(512u, l.pool_size);
-    EXPECT_EQ(960u, l.size);
-
-    /* N=16, 16 KiB, align 4096: v0 4096; vring 4230 (8192) -> v1 12288; end
-     * 16518 -> pool 20480; pool 2*16*16384 = 524288 -> size 544768 */
-    g = {16, 16384, 4096};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(4096u, l.vring_off[0]);
-    EXPECT_EQ(12288u, l.vring_off[1]);
-    EXPECT_EQ(20480u, l.pool_off);
-    EXPECT_EQ(524288u, l.pool_size);
-    EXPECT_EQ(544768u, l.size);
-
-    /* N=64, 512 B, align 64: v0 = 192; vring 1734 (1792) -> v1 1984; end
-     * 3718 -> pool 3776; pool 65536 -> size 69312 */
-    g = {64, 512, 64};
-    ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-    EXPECT_EQ(192u, l.vring_off[0]);
-    EXPECT_EQ(1984u, l.vring_off[1]);
-    EXPECT_EQ(3776u, l.pool_off);
-    EXPECT_EQ(69312u, l.size);
+    struct AreaCase {
+        mdcom_rpmsg_geometry g;
+        uint32_t vring0, vring1, vring_size, pool_off, pool_size, size;
+    };
+    const AreaCase cases[] = {{{4, 64, 16}, 192, 320, 118, 448, 512, 960},
+                              {{16, 16384, 4096}, 4096, 12288, 4230, 20480, 524288, 544768},
+                              {{64, 512, 64}, 192, 1984, 1734, 3776, 65536, 69312}};
+    for (const AreaCase &c : cases) {
+        SCOPED_TRACE("num_bufs " + std::to_string(c.g.num_bufs));
+        mdcom_rpmsg_geometry g = c.g;
+        mdcom_rpmsg_layout l{};
+        ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
+        const uint32_t got[] = {l.vring_off[0], l.vring_off[1], l.vring_size, l.pool_off, l.pool_size, l.size};
+        const uint32_t want[] = {c.vring0, c.vring1, c.vring_size, c.pool_off, c.pool_size, c.size};
+        for (size_t i = 0; i < 6; i++)
+            EXPECT_EQ(want[i], got[i]) << "field " << i << " (vring0 vring1 vring_size pool_off pool_size size)";
+    }
 }
 
 TEST(RpmsgLayout, RejectsBadGeometry)

@@ -35,6 +35,22 @@ struct Pair : ::testing::Test {
         ASSERT_EQ(0, remote.init(area->p, area->size));
     }
     void TearDown() override { end_pair(host, remote, area); }
+    /* start() with n buffers of 64 B, vrings aligned to 16 */
+    void start_small(uint32_t n)
+    {
+        geo = {n, 64, 16};
+        start();
+    }
+
+    /* start_small(n), then host endpoint 5000
+     * and remote endpoint 6000, each the other's peer */
+    void connect(uint32_t n, mdcom_rpmsg_ept_t **h, mdcom_rpmsg_ept_t **r)
+    {
+        ASSERT_NO_FATAL_FAILURE(start_small(n));
+        *h = host.ept(nullptr, 5000, 6000);
+        *r = remote.ept(nullptr, 6000, 5000);
+        ASSERT_TRUE(*h && *r);
+    }
 
     /* remote announces name; host learns it; host endpoint bound to it */
     void handshake(const char *name, mdcom_rpmsg_ept_t **hep, mdcom_rpmsg_ept_t **rep)
@@ -235,11 +251,8 @@ TEST_F(Pair, EndpointTable)
 
 TEST_F(Pair, HostTxExhaustionAndRecovery)
 {
-    geo = {8, 64, 16};
-    start();
-    mdcom_rpmsg_ept_t *h = host.ept(nullptr, 5000, 6000);
-    mdcom_rpmsg_ept_t *r = remote.ept(nullptr, 6000, 5000);
-    ASSERT_TRUE(h && r);
+    mdcom_rpmsg_ept_t *h = nullptr, *r = nullptr;
+    ASSERT_NO_FATAL_FAILURE(connect(8, &h, &r));
     for (uint32_t i = 0; i < 8; i++)
         ASSERT_EQ(0, mdcom_rpmsg_trysend(h, &i, 4)) << i;
     uint32_t x = 99;
@@ -260,11 +273,8 @@ TEST_F(Pair, HostTxExhaustionAndRecovery)
 
 TEST_F(Pair, RemoteTxExhaustionAndRecovery)
 {
-    geo = {4, 64, 16};
-    start();
-    mdcom_rpmsg_ept_t *h = host.ept(nullptr, 5000, 6000);
-    mdcom_rpmsg_ept_t *r = remote.ept(nullptr, 6000, 5000);
-    ASSERT_TRUE(h && r);
+    mdcom_rpmsg_ept_t *h = nullptr, *r = nullptr;
+    ASSERT_NO_FATAL_FAILURE(connect(4, &h, &r));
     for (uint32_t round = 0; round < 10; round++) {
         for (uint32_t i = 0; i < 4; i++)
             ASSERT_EQ(0, mdcom_rpmsg_trysend(r, &i, 4)) << round << "/" << i;
@@ -276,12 +286,9 @@ TEST_F(Pair, RemoteTxExhaustionAndRecovery)
 
 TEST_F(Pair, CallbackFailureStillReturnsBuffers)
 {
-    geo = {4, 64, 16};
-    start();
     host.cb_result = -EIO;
-    mdcom_rpmsg_ept_t *h = host.ept(nullptr, 5000, 6000);
-    mdcom_rpmsg_ept_t *r = remote.ept(nullptr, 6000, 5000);
-    ASSERT_TRUE(h && r);
+    mdcom_rpmsg_ept_t *h = nullptr, *r = nullptr;
+    ASSERT_NO_FATAL_FAILURE(connect(4, &h, &r));
     /* 5 rounds of a full ring: only possible if every buffer came back */
     for (uint32_t round = 0; round < 5; round++) {
         for (uint32_t i = 0; i < 4; i++)
@@ -305,20 +312,27 @@ int hold_cb(mdcom_rpmsg_ept_t *e, void *data, size_t, uint32_t, void *priv)
     h->held.push_back(data);
     return 0;
 }
+
+/* rx's endpoint lrx (peer ltx) holds every message it receives (hold); tx's
+ * endpoint ltx sends it four (0..3), which rx polls in. */
+void send_four_held(Side &rx, uint32_t lrx, Side &tx, uint32_t ltx, Holder &hold,
+                    mdcom_rpmsg_ept_t **erx, mdcom_rpmsg_ept_t **etx)
+{
+    ASSERT_EQ(0, mdcom_rpmsg_ept_create(rx.r, erx, nullptr, lrx, ltx, hold_cb, &hold, 0));
+    *etx = tx.ept(nullptr, ltx, lrx);
+    ASSERT_NE(nullptr, *etx);
+    for (uint32_t i = 0; i < 4; i++)
+        ASSERT_EQ(0, mdcom_rpmsg_trysend(*etx, &i, 4));
+    ASSERT_EQ(4, mdcom_rpmsg_poll(rx.r, MDCOM_POLL));
+}
 } // namespace
 
 TEST_F(Pair, HoldAndReleaseRxBuffers)
 {
-    geo = {4, 64, 16};
-    start();
+    ASSERT_NO_FATAL_FAILURE(start_small(4));
     Holder hh;
-    mdcom_rpmsg_ept_t *h = nullptr;
-    ASSERT_EQ(0, mdcom_rpmsg_ept_create(host.r, &h, nullptr, 5000, 6000, hold_cb, &hh, 0));
-    mdcom_rpmsg_ept_t *r = remote.ept(nullptr, 6000, 5000);
-    ASSERT_NE(nullptr, r);
-    for (uint32_t i = 0; i < 4; i++)
-        ASSERT_EQ(0, mdcom_rpmsg_trysend(r, &i, 4));
-    ASSERT_EQ(4, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
+    mdcom_rpmsg_ept_t *h = nullptr, *r = nullptr;
+    ASSERT_NO_FATAL_FAILURE(send_four_held(host, 5000, remote, 6000, hh, &h, &r));
     EXPECT_EQ(0, hh.hold_rc);
     EXPECT_EQ(-EALREADY, hh.again_rc);
     ASSERT_EQ(4u, hh.held.size());
@@ -343,15 +357,10 @@ TEST_F(Pair, HoldAndReleaseRxBuffers)
 
 TEST_F(Pair, RemoteHoldsRxBuffers)
 {
-    geo = {4, 64, 16};
-    start();
+    ASSERT_NO_FATAL_FAILURE(start_small(4));
     Holder rh;
-    mdcom_rpmsg_ept_t *r = nullptr;
-    ASSERT_EQ(0, mdcom_rpmsg_ept_create(remote.r, &r, nullptr, 6000, 5000, hold_cb, &rh, 0));
-    mdcom_rpmsg_ept_t *h = host.ept(nullptr, 5000, 6000);
-    for (uint32_t i = 0; i < 4; i++)
-        ASSERT_EQ(0, mdcom_rpmsg_trysend(h, &i, 4));
-    ASSERT_EQ(4, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
+    mdcom_rpmsg_ept_t *r = nullptr, *h = nullptr;
+    ASSERT_NO_FATAL_FAILURE(send_four_held(remote, 6000, host, 5000, rh, &r, &h));
     uint32_t x = 1;
     EXPECT_EQ(-ETIMEDOUT, mdcom_rpmsg_trysend(h, &x, 4)); /* held at the remote */
     EXPECT_EQ(0, mdcom_rpmsg_release_rx_buffer(r, rh.held[1]));

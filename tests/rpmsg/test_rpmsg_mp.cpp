@@ -178,6 +178,39 @@ struct Mp : ::testing::Test {
         kids.kill_all();
         delete area;
     }
+    /* An echo server of role srv_role in a child (initialised after
+     * srv_delay_ms, lingering linger_ms after its last reply so that the
+     * client drains it before the reset) on service svc; cl, in this
+     * process, the client of the other role, sends sizes (zero-copy: zc). */
+    void echo_pair(Side &cl, const mdcom_rpmsg_geometry &g, uint32_t srv_role, const char *svc,
+                   const std::vector<uint32_t> &sizes, bool zc = false, int srv_delay_ms = 0,
+                   int linger_ms = 0)
+    {
+        pid_t pid = kids.spawn([&] {
+            mdt::sleep_ms(srv_delay_ms);
+            Side s;
+            std::string err = init_side(s, srv_role, area->p, area->size, g);
+            if (err.empty())
+                err = echo_server(s, svc, zc);
+            mdt::sleep_ms(linger_ms);
+            return child_result(err);
+        });
+        uint32_t cl_role = srv_role == MDCOM_RPMSG_REMOTE ? MDCOM_RPMSG_HOST : MDCOM_RPMSG_REMOTE;
+        ASSERT_EQ("", init_side(cl, cl_role, area->p, area->size, g));
+        ASSERT_EQ("", echo_client(cl, svc, sizes, zc));
+        EXPECT_EQ("", kids.wait(pid, 20 * kSec));
+    }
+    /* A child with its side of role initialised on the area (geometry g),
+     * that runs body(side): body's exit status, or the init failure's. */
+    template <class Body>
+    pid_t spawn_side(uint32_t role, const mdcom_rpmsg_geometry &g, Body body)
+    {
+        return kids.spawn([&] {
+            Side s;
+            std::string err = init_side(s, role, area->p, area->size, g);
+            return err.empty() ? body(s) : child_result(err);
+        });
+    }
 };
 
 } // namespace
@@ -186,17 +219,9 @@ TEST_F(Mp, EchoHostClientRemoteServerLinuxGeometry)
 {
     mdcom_rpmsg_geometry g{}; /* 256 x 512 B, align 4096 */
     make(g);
-    pid_t pid = kids.spawn([&] {
-        Side s;
-        std::string err = init_side(s, MDCOM_RPMSG_REMOTE, area->p, area->size, g);
-        if (err.empty())
-            err = echo_server(s, "rpmsg-client-sample");
-        return child_result(err);
-    });
     Side host;
-    ASSERT_EQ("", init_side(host, MDCOM_RPMSG_HOST, area->p, area->size, g));
-    ASSERT_EQ("", echo_client(host, "rpmsg-client-sample", range(1, 496)));
-    EXPECT_EQ("", kids.wait(pid, 20 * kSec));
+    ASSERT_NO_FATAL_FAILURE(
+        echo_pair(host, g, MDCOM_RPMSG_REMOTE, "rpmsg-client-sample", range(1, 496)));
     EXPECT_EQ(0u, host.stats().bad_len + host.stats().bad_head + host.stats().unknown_dst);
 }
 
@@ -205,20 +230,9 @@ TEST_F(Mp, EchoRemoteClientHostServer)
     mdcom_rpmsg_geometry g{};
     make(g);
     /* the remote attaches first and waits for the host */
-    pid_t pid = kids.spawn([&] {
-        mdt::sleep_ms(20);
-        Side s;
-        std::string err = init_side(s, MDCOM_RPMSG_HOST, area->p, area->size, g);
-        if (err.empty())
-            err = echo_server(s, "host-echo");
-        /* let the remote drain the last reply before the reset */
-        mdt::sleep_ms(50);
-        return child_result(err);
-    });
     Side remote;
-    ASSERT_EQ("", init_side(remote, MDCOM_RPMSG_REMOTE, area->p, area->size, g));
-    ASSERT_EQ("", echo_client(remote, "host-echo", range(1, 496)));
-    EXPECT_EQ("", kids.wait(pid, 20 * kSec));
+    ASSERT_NO_FATAL_FAILURE(
+        echo_pair(remote, g, MDCOM_RPMSG_HOST, "host-echo", range(1, 496), false, 20, 50));
 }
 
 TEST_F(Mp, EchoLargeBuffersBothRoles)
@@ -229,23 +243,10 @@ TEST_F(Mp, EchoLargeBuffersBothRoles)
     for (int round = 0; round < 2; round++) {
         uint32_t srv_role = round == 0 ? MDCOM_RPMSG_REMOTE : MDCOM_RPMSG_HOST;
         memset(area->p, 0, area->size);
-        pid_t pid = kids.spawn([&] {
-            Side s;
-            if (srv_role == MDCOM_RPMSG_REMOTE)
-                mdt::sleep_ms(10);
-            std::string err = init_side(s, srv_role, area->p, area->size, g);
-            if (err.empty())
-                err = echo_server(s, "big");
-            mdt::sleep_ms(50);
-            return child_result(err);
-        });
         Side cl;
-        ASSERT_EQ("", init_side(cl, srv_role == MDCOM_RPMSG_REMOTE ? MDCOM_RPMSG_HOST
-                                                                   : MDCOM_RPMSG_REMOTE,
-                                area->p, area->size, g));
+        ASSERT_NO_FATAL_FAILURE(echo_pair(cl, g, srv_role, "big", sizes, false,
+                                          srv_role == MDCOM_RPMSG_REMOTE ? 10 : 0, 50));
         EXPECT_EQ(65520u, mdcom_rpmsg_max_payload(cl.r));
-        ASSERT_EQ("", echo_client(cl, "big", sizes));
-        EXPECT_EQ("", kids.wait(pid, 20 * kSec));
     }
 }
 
@@ -253,20 +254,11 @@ TEST_F(Mp, ZeroCopyEcho)
 {
     mdcom_rpmsg_geometry g{8, 512, 4096};
     make(g);
-    pid_t pid = kids.spawn([&] {
-        Side s;
-        std::string err = init_side(s, MDCOM_RPMSG_REMOTE, area->p, area->size, g);
-        if (err.empty())
-            err = echo_server(s, "zc", true);
-        return child_result(err);
-    });
-    Side host;
-    ASSERT_EQ("", init_side(host, MDCOM_RPMSG_HOST, area->p, area->size, g));
     std::vector<uint32_t> sizes;
     for (uint32_t i = 0; i < 200; i++)
         sizes.push_back(1 + (i * 37) % 496);
-    ASSERT_EQ("", echo_client(host, "zc", sizes, true));
-    EXPECT_EQ("", kids.wait(pid, 20 * kSec));
+    Side host;
+    ASSERT_NO_FATAL_FAILURE(echo_pair(host, g, MDCOM_RPMSG_REMOTE, "zc", sizes, true));
 }
 
 TEST_F(Mp, ManyEndpoints)
@@ -405,11 +397,7 @@ TEST_F(Mp, PeerStopsAnswering)
     mdcom_rpmsg_geometry g{8, 128, 64};
     make(g);
     auto *flag = mdt::shared_new<std::atomic<int>>();
-    pid_t pid = kids.spawn([&] {
-        Side s;
-        std::string err = init_side(s, MDCOM_RPMSG_REMOTE, area->p, area->size, g);
-        if (!err.empty())
-            return child_result(err);
+    pid_t pid = spawn_side(MDCOM_RPMSG_REMOTE, g, [&](Side &s) {
         if (!s.ept("mute"))
             return child_result("ept");
         flag->store(1);
@@ -443,11 +431,7 @@ TEST_F(Mp, HostTermWakesBlockedRemote)
     mdcom_rpmsg_geometry g{8, 128, 64};
     make(g);
     auto *flag = mdt::shared_new<std::atomic<int>>();
-    pid_t pid = kids.spawn([&] {
-        Side s;
-        std::string err = init_side(s, MDCOM_RPMSG_HOST, area->p, area->size, g);
-        if (!err.empty())
-            return child_result(err);
+    pid_t pid = spawn_side(MDCOM_RPMSG_HOST, g, [&](Side &s) {
         /* wait until the remote is attached, let it fall asleep, then end */
         if (!mdt::wait_until([&] { return flag->load() == 1; }, 10 * kSec))
             return child_result("remote never attached");

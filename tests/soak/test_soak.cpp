@@ -102,7 +102,7 @@ long rss_anon_kib()
 }
 
 struct Soak {
-    System sys;
+    Config sys;
     std::vector<std::string> names;
     Book *bk = nullptr;
     uint64_t duration_ns = 0;

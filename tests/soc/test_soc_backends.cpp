@@ -182,31 +182,31 @@ TEST(SocRegion, DevmemAtAnOffsetTwoProcesses)
     EXPECT_EQ(std::vector<uint8_t>(64, 0), before) << "written below the carveout";
 }
 
-TEST(SocRegion, DevmemFileTooSmallIsENOSPC)
+/* mdcom_init of the test config on a devmem: stand-in of file_size bytes
+ * (spec after the file name: offset and size) */
+int init_on_devmem(size_t file_size, const std::string &spec)
 {
     TmpDir d;
-    std::string mem = d.file("mem", 64u << 10);
+    std::string mem = d.file("mem", file_size);
     mdcom_linux_soc s;
-    ASSERT_EQ(mdcom_linux_soc_init(&s, ("devmem:" + mem + "@0x1000:size=262144").c_str(), nullptr,
-                                   nullptr, 0),
-              0);
+    int rc = mdcom_linux_soc_init(&s, ("devmem:" + mem + spec).c_str(), nullptr, nullptr, 0);
+    EXPECT_EQ(rc, 0) << spec;
+    if (rc != 0)
+        return rc;
     mdcom_t *m = nullptr;
     mdcom_init_opts o{};
     o.platform = &s.plat;
-    EXPECT_EQ(mdcom_init(&m, &soc_test_config, SOC_TEST_DOM_A, &o), -ENOSPC);
+    return mdcom_init(&m, &soc_test_config, SOC_TEST_DOM_A, &o);
+}
+
+TEST(SocRegion, DevmemFileTooSmallIsENOSPC)
+{
+    EXPECT_EQ(init_on_devmem(64u << 10, "@0x1000:size=262144"), -ENOSPC);
 }
 
 TEST(SocRegion, CarveoutSmallerThanConfigIsENOSPC)
 {
-    TmpDir d;
-    std::string mem = d.file("mem", 1u << 20);
-    mdcom_linux_soc s;
-    ASSERT_EQ(mdcom_linux_soc_init(&s, ("devmem:" + mem + "@0:size=4096").c_str(), nullptr, nullptr, 0),
-              0);
-    mdcom_t *m = nullptr;
-    mdcom_init_opts o{};
-    o.platform = &s.plat;
-    EXPECT_EQ(mdcom_init(&m, &soc_test_config, SOC_TEST_DOM_A, &o), -ENOSPC);
+    EXPECT_EQ(init_on_devmem(1u << 20, "@0:size=4096"), -ENOSPC);
 }
 
 TEST(SocRegion, UioMapOneTwoProcesses)

@@ -7,7 +7,7 @@
  *   crc32                                    CRC-32 (IEEE) of messages
  *   unique_region, region_path,
  *   region_exists, region_remove             region files of the Linux port
- *   fifo_cfg, smem_cfg                       one channel of an mdcom_config
+ *   chan_cfg, fifo_cfg, smem_cfg             one channel of an mdcom_config
  *   errname                                  "-71 (EPROTO ...)" for messages
  *   RegionMap                                a separate mapping of a region
  *                                            file (an inspector, or a hostile
@@ -16,8 +16,10 @@
  *                                            config is, from the core's own
  *                                            mdcom_wire_layout_compute()
  *
- * tests/unit (fixture.h), tests/mp (mp_util.h, mp_sys.h), tests/reliability
- * (rel_util.h) and the others build on these names (namespace tsup).
+ * support/config.h (tsup::Config, the config builder) and support/inst.h
+ * (tsup::Inst) build on them, as do tests/unit (fixture.h), tests/mp
+ * (mp_util.h, mp_sys.h), tests/reliability (rel_util.h) and the others
+ * (namespace tsup).
  */
 #ifndef MDCOM_TESTS_SUPPORT_COMMON_H
 #define MDCOM_TESTS_SUPPORT_COMMON_H
@@ -123,25 +125,32 @@ inline bool region_exists(const std::string &name)
 
 inline void region_remove(const std::string &name) { unlink(region_path(name).c_str()); }
 
-inline mdcom_channel_cfg fifo_cfg(const char *name, uint32_t block_size, uint32_t block_count,
-                                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
+/* One channel of an mdcom_config: the fields both types have, then each
+ * type's own. */
+inline mdcom_channel_cfg chan_cfg(const char *name, uint32_t type, uint32_t senders,
+                                  uint32_t receivers)
 {
     mdcom_channel_cfg c{};
     c.name = name;
-    c.type = MDCOM_CHAN_FIFO;
-    c.block_size = block_size;
-    c.block_count = block_count;
-    c.queue_depth = queue_depth;
+    c.type = type;
     c.senders = senders;
     c.receivers = receivers;
     return c;
 }
 
+inline mdcom_channel_cfg fifo_cfg(const char *name, uint32_t block_size, uint32_t block_count,
+                                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
+{
+    mdcom_channel_cfg c = chan_cfg(name, MDCOM_CHAN_FIFO, senders, receivers);
+    c.block_size = block_size;
+    c.block_count = block_count;
+    c.queue_depth = queue_depth;
+    return c;
+}
+
 inline mdcom_channel_cfg smem_cfg(const char *name, uint32_t size, uint32_t users)
 {
-    mdcom_channel_cfg c{};
-    c.name = name;
-    c.type = MDCOM_CHAN_SMEM;
+    mdcom_channel_cfg c = chan_cfg(name, MDCOM_CHAN_SMEM, 0, 0);
     c.size = size;
     c.users = users;
     return c;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * support/whitebox.h - what white-box tests see of the core's private state
- * (an attachment's process-private facts, a channel's waiter count) and of
- * its private layout functions (format). Implemented by whitebox.c, the only
- * test file that includes src/ headers (target mdcom_test_internal); every
- * test links it through mdcom_add_gtest.
+ * support/whitebox.h - what white-box tests see of the library's private
+ * state (an attachment's process-private facts, a channel's waiter count), of
+ * its private layout functions (format) and of the RPMsg transport's
+ * virtqueue layout. Implemented by src/testing/whitebox.c (test library
+ * mdcom_test_internal, never part of libmdcom): the tests include this
+ * header, never a header under src/. Every test links it through
+ * mdcom_add_gtest.
  */
 #ifndef MDCOM_TESTS_SUPPORT_WHITEBOX_H
 #define MDCOM_TESTS_SUPPORT_WHITEBOX_H
@@ -45,6 +47,24 @@ int ut_layout_format_channel(void *base, const mdcom_config *cfg, uint32_t chan)
 uint32_t ut_retry_max(void);
 uint32_t ut_max_instances(void);
 uint32_t ut_max_channels(void);
+
+/* The RPMsg transport's split-virtqueue layout (mdcom_vring_layout_compute()
+ * of src/rpmsg/virtqueue.h, field by field): 0 or -EINVAL. */
+#define UT_VRING_FIELDS(X)                                                                 \
+    X(num) X(align) X(desc_off) X(avail_off) X(used_event_off) X(used_off) X(avail_event_off) \
+    X(size) X(size_aligned)
+typedef struct ut_vring_layout {
+#define UT_VRING_FIELD(f) uint32_t f;
+    UT_VRING_FIELDS(UT_VRING_FIELD)
+#undef UT_VRING_FIELD
+} ut_vring_layout;
+int ut_vring_layout_compute(uint32_t num, uint32_t align, ut_vring_layout *out);
+/* Sizes, offsets and flag values of the transport's virtio structures. */
+typedef struct ut_vq_wire_facts {
+    uint32_t desc_size, used_elem_size, avail_ring_off, used_ring_off;
+    uint32_t desc_f_next, desc_f_write, desc_f_indirect;
+} ut_vq_wire_facts;
+void ut_vq_wire(ut_vq_wire_facts *f);
 
 #ifdef __cplusplus
 }

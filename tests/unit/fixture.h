@@ -2,14 +2,18 @@
 /*
  * fixture.h - shared helpers of the mdcom unit tests (C++17, GoogleTest).
  *
- *   ut::Config   a run-time mdcom_config with a unique region name
- *                ("ut-<pid>-<counter>"), so parallel ctest runs never collide;
- *                removes its /dev/shm file when destroyed
- *   ut::Inst     an attachment (mdcom_init / mdcom_term, RAII)
+ *   ut::Config   tsup::Config (support/config.h): a run-time mdcom_config
+ *                with a unique region name ("ut-<pid>-<counter>"), so
+ *                parallel ctest runs never collide
+ *   ut::Inst     tsup::Inst: an attachment (mdcom_init / mdcom_term, RAII)
  *   ut::Shm      a third, "hostile" mapping of a region file, to corrupt it
  *   ut::Geometry mdcom_wire_layout_compute() of a config: where every shared word is
  *   ut::FifoView the shared words of one FIFO channel inside a mapping
  *   ut::SmemView the same for an SMEM channel
+ *   ut::attach_both  a config's master and an r1 remote, attached
+ *   ut::PairTest     fixture base: those two on a config c_, with the ends of
+ *                    one FIFO channel; ut::OneFifo<BS, BC, QD> the same on
+ *                    a one-channel config
  *   UT_EXPECT_ONE_OF(expr, v...)   result is one of a documented set
  *   ut::crc32    CRC-32 (IEEE) for message integrity checks
  *
@@ -45,11 +49,13 @@
 
 #include "mdcom/wire.h"
 #include "support/common.h"
+#include "support/config.h"
 #include "support/inst.h"
 #include "support/whitebox.h"
 
 namespace ut {
 
+using tsup::Config;
 using tsup::crc32;
 using tsup::errname;
 using tsup::Geometry;
@@ -59,6 +65,7 @@ using tsup::rd32;
 using tsup::region_exists;
 using tsup::region_path;
 using tsup::sleep_ms;
+using tsup::unique_name;
 using tsup::unique_region;
 using tsup::wr32;
 
@@ -69,7 +76,6 @@ constexpr uint32_t bit(uint32_t d) { return 1u << d; }
 constexpr int64_t ms(int64_t v) { return v * 1000000; }
 constexpr int64_t us(int64_t v) { return v * 1000; }
 
-inline std::string unique_name(const char *tag = "ut") { return unique_region(tag).substr(0, MDCOM_NAME_MAX - 1); }
 
 /* Remove region files "ut...-<pid>-<n>" left by test processes that died
  * (e.g. a sanitizer abort skips destructors). Files of live processes, such
@@ -131,86 +137,47 @@ inline bool contains(const char *hay, const char *needle)
     return hay && std::strstr(hay, needle) != nullptr;
 }
 
-/* A run-time configuration. Build it completely, then call get(). */
-class Config {
-public:
-    explicit Config(const char *tag = "ut") : Config(unique_name(tag), 0) {}
-    /* Same region name as another config (a mismatching peer). */
-    Config(const std::string &region, int) : region_(region)
-    {
-        std::memset(&cfg_, 0, sizeof(cfg_));
-        cfg_.group = -1;
-    }
-    ~Config() { unlink(region_path(region_).c_str()); }
-    Config(const Config &) = delete;
-    Config &operator=(const Config &) = delete;
+/* m the master of c, r a remote of domain r1 */
+inline ::testing::AssertionResult attach_both(Config &c, Inst &m, Inst &r)
+{
+    if (int rc = m.init(c.get(), kMaster))
+        return ::testing::AssertionFailure() << "master: " << errname(rc) << ": " << m.err;
+    if (int rc = r.init(c.get(), kR1))
+        return ::testing::AssertionFailure() << "remote: " << errname(rc) << ": " << r.err;
+    return ::testing::AssertionSuccess();
+}
 
-    Config &domain(const std::string &name, uint32_t id, uint32_t role)
+/* Base of the fixtures with a master m_ and an r1 remote r_ on c_: the
+ * subclass describes c_, then calls attach(fifo) for that FIFO channel's
+ * ends tx_ (master) and rx_ (remote), or attach() for none. */
+class PairTest : public ::testing::Test {
+protected:
+    void attach(const char *fifo = nullptr)
     {
-        mdcom_domain_cfg d;
-        std::memset(&d, 0, sizeof(d));
-        d.name = keep(name);
-        d.id = id;
-        d.role = role;
-        doms.push_back(d);
-        return *this;
-    }
-    /* master(0), r1(1), r2(2), r3(3) */
-    Config &std_domains(uint32_t n = 4)
-    {
-        static const char *names[] = {"master", "r1", "r2", "r3"};
-        for (uint32_t i = 0; i < n && i < 4; i++)
-            domain(names[i], i, i == 0 ? MDCOM_ROLE_MASTER : MDCOM_ROLE_REMOTE);
-        return *this;
-    }
-    Config &fifo(const std::string &name, uint32_t block_size, uint32_t block_count,
-                 uint32_t queue_depth, uint32_t senders, uint32_t receivers)
-    {
-        chans.push_back(tsup::fifo_cfg(keep(name), block_size, block_count, queue_depth, senders,
-                                       receivers));
-        return *this;
-    }
-    Config &smem(const std::string &name, uint32_t size, uint32_t users)
-    {
-        chans.push_back(tsup::smem_cfg(keep(name), size, users));
-        return *this;
-    }
-    Config &region_size(uint32_t v)
-    {
-        cfg_.region_size = v;
-        return *this;
-    }
-    Config &mode(uint32_t v)
-    {
-        cfg_.mode = v;
-        return *this;
-    }
-    /* The config with pointers refreshed; valid until the next builder call. */
-    mdcom_config *get()
-    {
-        cfg_.region_name = region_.c_str();
-        cfg_.domains = doms.empty() ? nullptr : doms.data();
-        cfg_.n_domains = (uint32_t)doms.size();
-        cfg_.channels = chans.empty() ? nullptr : chans.data();
-        cfg_.n_channels = (uint32_t)chans.size();
-        return &cfg_;
-    }
-    const std::string &name() const { return region_; }
-    std::string path() const { return region_path(region_); }
-    /* stable storage for strings the tests put into the config */
-    const char *keep(const std::string &s)
-    {
-        strings_.push_back(s);
-        return strings_.back().c_str();
+        ASSERT_TRUE(attach_both(c_, m_, r_));
+        if (!fifo)
+            return;
+        tx_ = m_.fifo(fifo);
+        rx_ = r_.fifo(fifo);
+        ASSERT_TRUE(tx_ && rx_);
     }
 
-    std::vector<mdcom_domain_cfg> doms;
-    std::vector<mdcom_channel_cfg> chans;
+    Config c_;
+    Inst m_, r_;
+    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
+};
 
-private:
-    std::string region_;
-    std::deque<std::string> strings_;
-    mdcom_config cfg_;
+/* PairTest on two domains and one FIFO channel "f" (master -> r1) of BC
+ * blocks of BS bytes and a queue of QD slots. */
+template <uint32_t BS, uint32_t BC, uint32_t QD>
+class OneFifo : public PairTest {
+protected:
+    void SetUp() override
+    {
+        c_.std_domains(2);
+        c_.fifo("f", BS, BC, QD, bit(kMaster), bit(kR1));
+        ASSERT_NO_FATAL_FAILURE(attach("f"));
+    }
 };
 
 /* A separate read/write mapping of a region file: the hostile peer. */

@@ -11,7 +11,7 @@ using namespace ut;
 
 namespace {
 
-class Fifo : public ::testing::Test {
+class Fifo : public PairTest {
 protected:
     void SetUp() override
     {
@@ -22,11 +22,16 @@ protected:
         c_.smem("shm", 64, bit(kMaster) | bit(kR1));                 /* 3 */
         c_.fifo("tiny", 1, 4, 0, bit(kMaster), bit(kR1));            /* 4 */
         c_.fifo("r2only", 16, 2, 0, bit(kR2), bit(kR2));              /* 5 */
-        ASSERT_EQ(0, m_.init(c_.get(), kMaster)) << m_.err;
-        ASSERT_EQ(0, r_.init(c_.get(), kR1)) << r_.err;
-        tx_ = m_.fifo("data");
-        rx_ = r_.fifo("data");
-        ASSERT_TRUE(tx_ && rx_);
+        ASSERT_NO_FATAL_FAILURE(attach("data"));
+    }
+    /* three blocks of tx_ taken, a and b queued (1 byte each), c held */
+    void take3(uint32_t &a, uint32_t &b, uint32_t &c)
+    {
+        ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &a));
+        ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &b));
+        ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &c));
+        ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, a, 1));
+        ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, b, 1));
     }
     mdcom_fifo_state sense(mdcom_fifoch_t *ch)
     {
@@ -36,9 +41,6 @@ protected:
         return st;
     }
 
-    Config c_;
-    Inst m_, r_;
-    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
 };
 
 } // namespace
@@ -186,11 +188,7 @@ TEST_F(Fifo, SenseCounts)
     EXPECT_EQ(st.filtered, 0u);
     EXPECT_EQ(st.errors, 0u);
     uint32_t a, b, c;
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &a));
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &b));
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &c));
-    ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, a, 1));
-    ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, b, 1));
+    ASSERT_NO_FATAL_FAILURE(take3(a, b, c));
     st = sense(rx_);
     EXPECT_EQ(st.free_blocks, 5u);
     EXPECT_EQ(st.queued, 2u);
@@ -315,11 +313,7 @@ TEST(FifoBig, FourMiBBlocks)
 TEST_F(Fifo, InitByMasterResetsTheChannel)
 {
     uint32_t a, b, c;
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &a));
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &b));
-    ASSERT_EQ(0, mdcom_fifoch_alloc(tx_, &c));
-    ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, a, 1));
-    ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, b, 1));
+    ASSERT_NO_FATAL_FAILURE(take3(a, b, c));
     uint32_t got;
     ASSERT_EQ(0, mdcom_fifoch_dequeue(rx_, &got, nullptr));
     mdcom_filter f = {MDCOM_FILTER_EVERY_NTH, 2, nullptr, nullptr};
@@ -447,15 +441,10 @@ TEST_F(Fifo, QueueShallowerThanThePool)
 
 /* queue_depth 1 is a valid config ("power of two >= 1"): one queued message
  * makes the queue full. */
-TEST(FifoDepth1, QueueDepthOne)
+using FifoDepth1 = OneFifo<16, 4, 1>;
+TEST_F(FifoDepth1, QueueDepthOne)
 {
-    Config c;
-    c.std_domains(2);
-    c.fifo("d1", 16, 4, 1, bit(kMaster), bit(kR1));
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
-    mdcom_fifoch_t *t = m.fifo("d1"), *rx = r.fifo("d1");
+    mdcom_fifoch_t *t = tx_, *rx = rx_;
     for (int round = 0; round < 3; round++) {
         uint32_t a, b, got;
         ASSERT_EQ(0, mdcom_fifoch_alloc(t, &a));
@@ -607,15 +596,10 @@ TEST_F(Fifo, WrongHandleTypesAreEinval)
  * a valid call (e.g. to drop a message). It must not pass NULL to memcpy
  * (undefined behaviour; UBSan aborts the process here). Its own suite, last in
  * this file, so that the other tests run first under the sanitizer preset. */
-TEST(FifoZeroCap, RecvWithNullBufferAndZeroCap)
+using FifoZeroCap = OneFifo<64, 8, 0>;
+TEST_F(FifoZeroCap, RecvWithNullBufferAndZeroCap)
 {
-    Config c;
-    c.std_domains(2);
-    c.fifo("data", 64, 8, 0, bit(kMaster), bit(kR1));
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
-    mdcom_fifoch_t *tx = m.fifo("data"), *rx = r.fifo("data");
+    mdcom_fifoch_t *tx = tx_, *rx = rx_;
     ASSERT_EQ(0, mdcom_fifoch_send(tx, nullptr, 0, 0));
     EXPECT_EQ(0, mdcom_fifoch_recv(rx, nullptr, 0, 0)) << "empty message, no buffer";
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "abc", 3, 0));

@@ -9,18 +9,14 @@ using namespace ut;
 
 namespace {
 
-class Filter : public ::testing::Test {
+class Filter : public PairTest {
 protected:
     void SetUp() override
     {
         c_.std_domains(2);
         c_.fifo("f", 16, 8, 0, bit(kMaster) | bit(kR1), bit(kR1));
         c_.fifo("q2", 16, 8, 2, bit(kMaster), bit(kR1));
-        ASSERT_EQ(0, m_.init(c_.get(), kMaster)) << m_.err;
-        ASSERT_EQ(0, r_.init(c_.get(), kR1)) << r_.err;
-        tx_ = m_.fifo("f");
-        rx_ = r_.fifo("f");
-        ASSERT_TRUE(tx_ && rx_);
+        ASSERT_NO_FATAL_FAILURE(attach("f"));
     }
     /* alloc, write i, enqueue; returns enqueue's result */
     int put(mdcom_fifoch_t *ch, uint8_t v, uint32_t len = 1)
@@ -56,9 +52,6 @@ protected:
         return st;
     }
 
-    Config c_;
-    Inst m_, r_;
-    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
 };
 
 } // namespace

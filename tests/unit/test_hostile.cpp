@@ -22,20 +22,16 @@ using namespace ut;
 
 namespace {
 
-class Hostile : public ::testing::Test {
+class Hostile : public PairTest {
 protected:
     void SetUp() override
     {
-        c_.std_domains(2);
-        c_.fifo("h", 64, 8, 8, bit(kMaster), bit(kR1));                                   /* 0 */
-        c_.fifo("h2", 16, 4, 2, bit(kMaster) | bit(kR1), bit(kMaster) | bit(kR1));        /* 1 */
-        c_.smem("s", 256, bit(kMaster) | bit(kR1));                                       /* 2 */
+        const uint32_t both = bit(kMaster) | bit(kR1);
+        /* channels 0 "h", 1 "h2" (both ways), 2 "s" */
+        c_.std_domains(2).fifo("h", 64, 8, 8, bit(kMaster), bit(kR1)).fifo("h2", 16, 4, 2, both, both);
+        c_.smem("s", 256, both);
+        ASSERT_NO_FATAL_FAILURE(attach("h"));
         cfg_ = c_.get();
-        ASSERT_EQ(0, m_.init(cfg_, kMaster)) << m_.err;
-        ASSERT_EQ(0, r_.init(cfg_, kR1)) << r_.err;
-        tx_ = m_.fifo("h");
-        rx_ = r_.fifo("h");
-        ASSERT_TRUE(tx_ && rx_);
         shm_.reset(new Shm(c_.name()));
         ASSERT_TRUE(shm_->ok());
         geo_.reset(new Geometry(cfg_));
@@ -150,10 +146,7 @@ protected:
         EXPECT_LE(st.free_blocks, st.block_count);
     }
 
-    Config c_;
     mdcom_config *cfg_ = nullptr;
-    Inst m_, r_;
-    mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
     std::unique_ptr<Shm> shm_;
     std::unique_ptr<Geometry> geo_;
     std::unique_ptr<FifoView> fv_;
@@ -774,15 +767,33 @@ void write_region(const mdcom_config *cfg, size_t file_size,
     close(fd);
 }
 
+/* Region files written by the test, with no process attached. */
+class HostileFile : public ::testing::Test {
+protected:
+    static mdcom_config *describe(Config &c)
+    {
+        c.std_domains(2);
+        c.fifo("h", 64, 8, 8, bit(kMaster), bit(kR1));
+        return c.get();
+    }
+    /* random bytes, the header's state READY on odd rounds */
+    static void garbage(std::mt19937 &rng, uint8_t *b, size_t n, int round)
+    {
+        for (size_t k = 0; k < n; k++)
+            b[k] = (uint8_t)rng();
+        if (round % 2)
+            ((mdcom_wire_hdr *)b)->state.store(MDCOM_ST_READY);
+    }
+
+    Config c;
+    const mdcom_config *cfg = describe(c);
+    Geometry g{cfg};
+};
+
 } // namespace
 
-TEST(HostileFile, RegionFilesWithoutAMaster)
+TEST_F(HostileFile, RegionFilesWithoutAMaster)
 {
-    Config c;
-    c.std_domains(2);
-    c.fifo("h", 64, 8, 8, bit(kMaster), bit(kR1));
-    const mdcom_config *cfg = c.get();
-    Geometry g(cfg);
     const size_t full = g.lay.region_size;
     Inst r;
 
@@ -811,10 +822,7 @@ TEST(HostileFile, RegionFilesWithoutAMaster)
     std::mt19937 rng(5);
     for (int i = 0; i < 20; i++) {
         write_region(cfg, full, [&](uint8_t *b, const Geometry &) {
-            for (size_t k = 0; k < full; k++)
-                b[k] = (uint8_t)rng();
-            if (i % 2)
-                ((mdcom_wire_hdr *)b)->state.store(MDCOM_ST_READY);
+            garbage(rng, b, full, i);
             if (i % 4 == 1)
                 ((mdcom_wire_hdr *)b)->magic = MDCOM_MAGIC;
         });
@@ -835,22 +843,12 @@ TEST(HostileFile, RegionFilesWithoutAMaster)
     unlink(c.path().c_str());
 }
 
-TEST(HostileFile, MasterReformatsGarbage)
+TEST_F(HostileFile, MasterReformatsGarbage)
 {
-    Config c;
-    c.std_domains(2);
-    c.fifo("h", 64, 8, 8, bit(kMaster), bit(kR1));
-    const mdcom_config *cfg = c.get();
-    Geometry g(cfg);
     std::mt19937 rng(6);
     for (int i = 0; i < 10; i++) {
         size_t sz = i == 0 ? 0 : i == 1 ? 10 : i == 2 ? g.lay.region_size * 2 : g.lay.region_size;
-        write_region(cfg, sz, [&](uint8_t *b, const Geometry &) {
-            for (size_t k = 0; k < sz; k++)
-                b[k] = (uint8_t)rng();
-            if (i % 2)
-                ((mdcom_wire_hdr *)b)->state.store(MDCOM_ST_READY);
-        });
+        write_region(cfg, sz, [&](uint8_t *b, const Geometry &) { garbage(rng, b, sz, i); });
         Inst m, r;
         ASSERT_EQ(0, m.init(cfg, kMaster)) << m.err;
         ASSERT_EQ(0, r.init(cfg, kR1)) << r.err;

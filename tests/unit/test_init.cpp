@@ -15,27 +15,38 @@ using namespace ut;
 
 namespace {
 
-void std_config(Config &c)
+/* Three domains, a FIFO "data" (master -> r1) of 8 blocks of bs bytes and an
+ * SMEM channel "shared". */
+void std_config(Config &c, const char *data = "data", uint32_t bs = 64, uint32_t bc = 8)
 {
     c.std_domains(3);
-    c.fifo("data", 64, 8, 0, bit(kMaster), bit(kR1));
+    c.fifo(data, bs, bc, 0, bit(kMaster), bit(kR1));
     c.smem("shared", 128, bit(kMaster) | bit(kR1));
-}
-
-/* std_config plus a channel the other way */
-void reap_config(Config &c)
-{
-    std_config(c);
-    c.fifo("back", 64, 8, 0, bit(kR1), bit(kMaster));
 }
 
 } // namespace
 
-TEST(Init, MasterThenRemoteInOneProcess)
-{
+/* Most tests: the std_config region c, and two attachments m and r (declared
+ * after c, so terminated before it is removed). */
+class Init : public ::testing::Test {
+protected:
+    Init() { std_config(c); }
+    /* Another config of the same region: std_config with the data channel
+     * changed (a mismatching peer). */
+    Config variant(const char *data, uint32_t bs, uint32_t bc)
+    {
+        Config o = Config::named(c.name());
+        std_config(o, data, bs, bc);
+        return o;
+    }
+    ::testing::AssertionResult both() { return attach_both(c, m, r); }
+
     Config c;
-    std_config(c);
     Inst m, r;
+};
+
+TEST_F(Init, MasterThenRemoteInOneProcess)
+{
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_STREQ(m.err, "") << "errbuf emptied on success";
     ASSERT_EQ(0, r.init(c.get(), kR1, ms(1000))) << r.err;
@@ -54,20 +65,15 @@ TEST(Init, MasterThenRemoteInOneProcess)
     EXPECT_EQ(0, m.term());
 }
 
-TEST(Init, RemoteAttachWithPollWhenMasterIsUp)
+TEST_F(Init, RemoteAttachWithPollWhenMasterIsUp)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_EQ(0, r.init(c.get(), kR1, MDCOM_POLL)) << r.err;
 }
 
-TEST(Init, SenseProcessCounts)
+TEST_F(Init, SenseProcessCounts)
 {
-    Config c;
-    std_config(c);
-    Inst m, r1, r1b;
+    Inst r1, r1b;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_EQ(1, mdcom_sense_process(m, kMaster));
     EXPECT_EQ(0, mdcom_sense_process(m, kR1));
@@ -87,11 +93,8 @@ TEST(Init, SenseProcessCounts)
     EXPECT_EQ(0, mdcom_sense_process(m, kR1));
 }
 
-TEST(Init, RegionFileMode0600)
+TEST_F(Init, RegionFileMode0600)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     mode_t old = umask(0); /* the port must not depend on the umask */
     int r = m.init(c.get(), kMaster);
     umask(old);
@@ -105,12 +108,9 @@ TEST(Init, RegionFileMode0600)
     EXPECT_EQ((uint64_t)st.st_size, g.lay.region_size);
 }
 
-TEST(Init, RegionFileModeFromConfig)
+TEST_F(Init, RegionFileModeFromConfig)
 {
-    Config c;
-    std_config(c);
     c.mode(0640);
-    Inst m;
     mode_t old = umask(0077);
     int r = m.init(c.get(), kMaster);
     umask(old);
@@ -120,13 +120,9 @@ TEST(Init, RegionFileModeFromConfig)
     EXPECT_EQ(st.st_mode & 07777, 0640u);
 }
 
-TEST(Init, TermRemovesTheRegionFile)
+TEST_F(Init, TermRemovesTheRegionFile)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(both());
     EXPECT_TRUE(region_exists(c.name()));
     EXPECT_EQ(0, r.term());
     EXPECT_TRUE(region_exists(c.name())) << "a remote never removes the region";
@@ -134,11 +130,8 @@ TEST(Init, TermRemovesTheRegionFile)
     EXPECT_FALSE(region_exists(c.name())) << "master term removes " << c.path();
 }
 
-TEST(Init, KeepRegionAndRestartWithNewGeneration)
+TEST_F(Init, KeepRegionAndRestartWithNewGeneration)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster, 0, 0, /*keep_region=*/1)) << m.err;
     const uint32_t gen1 = ut_generation(m);
     EXPECT_EQ(0, m.term());
@@ -157,15 +150,9 @@ TEST(Init, KeepRegionAndRestartWithNewGeneration)
     EXPECT_EQ(shm.hdr()->state.load(), (uint32_t)MDCOM_ST_READY);
 }
 
-TEST(Init, RemoteWithMismatchingConfigIsEstale)
+TEST_F(Init, RemoteWithMismatchingConfigIsEstale)
 {
-    Config c;
-    std_config(c);
-    Config other(c.name(), 0);
-    other.std_domains(3);
-    other.fifo("data", 128, 8, 0, bit(kMaster), bit(kR1)); /* block_size differs */
-    other.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Inst m, r;
+    Config other = variant("data", 128, 8); /* block_size differs */
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ESTALE, r.init(other.get(), kR1, ms(3000)));
@@ -182,28 +169,19 @@ TEST(Init, RemoteWithMismatchingConfigIsEstale)
 /* The errbuf example of mdcom.h: a block_size mismatch is reported as such
  * ("channel 'ctl': block_size 64 in region, 128 in config"). Same region_size
  * on both sides, so only the channel geometry differs. */
-TEST(Init, MismatchMessageNamesTheChangedKey)
+TEST_F(Init, MismatchMessageNamesTheChangedKey)
 {
-    Config c;
-    std_config(c);
     c.region_size(1u << 20);
-    Config other(c.name(), 0);
-    other.std_domains(3);
-    other.fifo("data", 128, 8, 0, bit(kMaster), bit(kR1));
-    other.smem("shared", 128, bit(kMaster) | bit(kR1));
+    Config other = variant("data", 128, 8);
     other.region_size(1u << 20);
-    Inst m, r;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_EQ(-ESTALE, r.init(other.get(), kR1));
     EXPECT_TRUE(contains(r.err, "'data'")) << r.err;
     EXPECT_TRUE(contains(r.err, "block_size")) << "errbuf should name the key that differs: " << r.err;
 }
 
-TEST(Init, RemoteWithoutMasterTimesOut)
+TEST_F(Init, RemoteWithoutMasterTimesOut)
 {
-    Config c;
-    std_config(c);
-    Inst r;
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ETIMEDOUT, r.init(c.get(), kR1, ms(50)));
     uint64_t dt = now_ns() - t0;
@@ -214,11 +192,8 @@ TEST(Init, RemoteWithoutMasterTimesOut)
     EXPECT_FALSE(region_exists(c.name())) << "a remote never creates the region";
 }
 
-TEST(Init, RemoteWithPollAndNoMaster)
+TEST_F(Init, RemoteWithPollAndNoMaster)
 {
-    Config c;
-    std_config(c);
-    Inst r;
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ETIMEDOUT, r.init(c.get(), kR1, MDCOM_POLL));
     EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000));
@@ -228,11 +203,8 @@ TEST(Init, RemoteWithPollAndNoMaster)
     EXPECT_EQ(m, nullptr);
 }
 
-TEST(Init, RemoteWaitsForALateMaster)
+TEST_F(Init, RemoteWaitsForALateMaster)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
     const mdcom_config *cfg = c.get(); /* once: get() rewrites the struct */
     int rr = 1;
     std::thread t([&] { rr = r.init(cfg, kR1, ms(5000)); });
@@ -242,16 +214,12 @@ TEST(Init, RemoteWaitsForALateMaster)
     EXPECT_EQ(0, rr) << r.err;
 }
 
-TEST(Init, RemoteWaitsForReadyState)
+TEST_F(Init, RemoteWaitsForReadyState)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     Shm shm(c.name());
     ASSERT_TRUE(shm.ok());
     shm.hdr()->state.store(MDCOM_ST_FORMATTING);
-    Inst r;
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ETIMEDOUT, r.init(c.get(), kR1, ms(40))) << r.err;
     EXPECT_GE(now_ns() - t0, (uint64_t)ms(40));
@@ -265,11 +233,8 @@ TEST(Init, RemoteWaitsForReadyState)
     EXPECT_EQ(0, rr) << r.err;
 }
 
-TEST(Init, UnknownDomainIdIsEinval)
+TEST_F(Init, UnknownDomainIdIsEinval)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     for (uint32_t d : {3u, 4u, 31u, 32u, 1000u, 0xffffffffu}) {
         EXPECT_EQ(-EINVAL, r.init(c.get(), d)) << d;
@@ -277,20 +242,18 @@ TEST(Init, UnknownDomainIdIsEinval)
     }
 }
 
-TEST(Init, InvalidArguments)
+TEST_F(Init, InvalidArguments)
 {
-    Config c;
-    std_config(c);
     mdcom_t *m = (mdcom_t *)0x1;
     EXPECT_EQ(-EINVAL, mdcom_init(nullptr, c.get(), kMaster, nullptr));
     EXPECT_EQ(-EINVAL, mdcom_init(&m, nullptr, kMaster, nullptr));
     EXPECT_EQ(m, nullptr) << "*out cleared on failure";
     Inst i;
-    c.chans[0].block_count = 0;
+    c.channels[0].block_count = 0;
     EXPECT_EQ(-EINVAL, i.init(c.get(), kMaster));
     EXPECT_TRUE(contains(i.err, "block_count")) << i.err;
     EXPECT_FALSE(region_exists(c.name())) << "no region for an invalid config";
-    c.chans[0].block_count = 8;
+    c.channels[0].block_count = 8;
     c.region_size(100);
     EXPECT_EQ(-ENOSPC, i.init(c.get(), kMaster));
     EXPECT_TRUE(contains(i.err, "needs")) << i.err;
@@ -305,11 +268,9 @@ TEST(Init, InvalidArguments)
     EXPECT_EQ(-EINVAL, mdcom_init(&m, c.get(), kMaster, &o));
 }
 
-TEST(Init, ErrorBufferEdgeCases)
+TEST_F(Init, ErrorBufferEdgeCases)
 {
-    Config c;
-    std_config(c);
-    c.chans[0].block_count = 0;
+    c.channels[0].block_count = 0;
     mdcom_t *m = nullptr;
     mdcom_init_opts o;
     std::memset(&o, 0, sizeof(o));
@@ -337,13 +298,10 @@ TEST(Init, ErrorBufferEdgeCases)
 
 /* A second process of the master domain with the same config joins the live
  * region; only the formatting process ends it. */
-TEST(Init, SecondMasterDomainProcessJoins)
+TEST_F(Init, SecondMasterDomainProcessJoins)
 {
-    Config c;
-    std_config(c);
-    Inst m, m2, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    Inst m2;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *tx = m.fifo("data"), *rx = r.fifo("data");
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "x", 1, 0));
     const uint32_t gen = ut_generation(m);
@@ -366,21 +324,12 @@ TEST(Init, SecondMasterDomainProcessJoins)
 /* A master-domain process whose config differs from the live one must not
  * re-format (or resize) the region the first master serves: -EADDRINUSE, or
  * -ESTALE when verification names the difference. */
-TEST(Init, SecondMasterWithOtherConfigWhileFirstIsAlive)
+TEST_F(Init, SecondMasterWithOtherConfigWhileFirstIsAlive)
 {
-    Config c;
-    std_config(c);
-    Config other(c.name(), 0);
-    other.std_domains(3);
-    other.fifo("data2", 64, 8, 0, bit(kMaster), bit(kR1)); /* same size, other name */
-    other.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Config bigger(c.name(), 0);
-    bigger.std_domains(3);
-    bigger.fifo("data", 64, 32, 0, bit(kMaster), bit(kR1));
-    bigger.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Inst m, m2, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    Config other = variant("data2", 64, 8); /* same size, other name */
+    Config bigger = variant("data", 64, 32);
+    Inst m2;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *tx = m.fifo("data"), *rx = r.fifo("data");
     for (Config *o : {&other, &bigger}) {
         ASSERT_EQ(0, mdcom_fifoch_send(tx, "x", 1, 0));
@@ -404,12 +353,12 @@ TEST(Init, SecondMasterWithOtherConfigWhileFirstIsAlive)
 /* Same, with a second config whose region is smaller: the file of a live
  * region must not be truncated under its users (they would die of SIGBUS).
  * Run in a child process so that a crash is reported, not suffered. */
-TEST(Init, SecondMasterMustNotTruncateALiveRegion)
+TEST(InitOwnConfig, SecondMasterMustNotTruncateALiveRegion)
 {
     Config c;
     c.std_domains(2);
     c.fifo("data", 4096, 16, 0, bit(kMaster), bit(kR1));
-    Config small(c.name(), 0);
+    Config small = Config::named(c.name());
     small.std_domains(2);
     small.fifo("data", 64, 2, 0, bit(kMaster), bit(kR1));
     pid_t pid = fork();
@@ -444,10 +393,8 @@ TEST(Init, SecondMasterMustNotTruncateALiveRegion)
     }
 }
 
-TEST(Init, StaleRegionOfADeadMasterIsReused)
+TEST_F(Init, StaleRegionOfADeadMasterIsReused)
 {
-    Config c;
-    std_config(c);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -466,7 +413,6 @@ TEST(Init, StaleRegionOfADeadMasterIsReused)
         EXPECT_EQ(shm.hdr()->state.load(), (uint32_t)MDCOM_ST_READY);
         gen = shm.hdr()->generation.load();
     }
-    Inst m, r;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_EQ(ut_generation(m), gen + 1);
     EXPECT_EQ(1, mdcom_sense_process(m, kMaster)) << "the dead master's slot is gone";
@@ -476,14 +422,9 @@ TEST(Init, StaleRegionOfADeadMasterIsReused)
 /* A READY region whose master died: a remote with another layout waits (a new
  * master may come) and then reports the mismatch; one with the same layout
  * attaches. */
-TEST(Init, StaleRegionAndAMismatchingRemote)
+TEST_F(Init, StaleRegionAndAMismatchingRemote)
 {
-    Config c;
-    std_config(c);
-    Config other(c.name(), 0);
-    other.std_domains(3);
-    other.fifo("data", 64, 9, 0, bit(kMaster), bit(kR1));
-    other.smem("shared", 128, bit(kMaster) | bit(kR1));
+    Config other = variant("data", 64, 9);
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -493,7 +434,6 @@ TEST(Init, StaleRegionAndAMismatchingRemote)
     int status = 0;
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    Inst r;
     uint64_t t0 = now_ns();
     EXPECT_EQ(-ESTALE, r.init(other.get(), kR1, ms(50))) << r.err;
     uint64_t dt = now_ns() - t0;
@@ -503,11 +443,8 @@ TEST(Init, StaleRegionAndAMismatchingRemote)
     EXPECT_EQ(0, r.init(c.get(), kR1)) << r.err;
 }
 
-TEST(Init, RemoteOfADeadProcessIsReclaimed)
+TEST_F(Init, RemoteOfADeadProcessIsReclaimed)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     mdcom_fifoch_t *tx = m.fifo("data");
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "x", 1, 0)); /* before the child looks */
@@ -546,7 +483,6 @@ TEST(Init, RemoteOfADeadProcessIsReclaimed)
             filled.push_back(i);
         }
     }
-    Inst r;
     ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
     ASSERT_EQ(0, mdcom_sense_fifoch(tx, &st));
     EXPECT_EQ(st.free_blocks, 8u) << "reclaiming the slot returned the dead process' block";
@@ -579,11 +515,9 @@ template <class Fn> static int die_after(Config &c, Fn fn, int kill_after_ms = 0
     return status;
 }
 
-TEST(Init, SurvivorsReapADeadProcessAtTheirNextCall)
+TEST_F(Init, SurvivorsReapADeadProcessAtTheirNextCall)
 {
-    Config c;
-    reap_config(c);
-    Inst m;
+    c.fifo("back", 64, 8, 0, bit(kR1), bit(kMaster)); /* a channel the other way */
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     mdcom_fifoch_t *tx = m.fifo("data");
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "a", 1, 0));
@@ -625,11 +559,8 @@ TEST(Init, SurvivorsReapADeadProcessAtTheirNextCall)
  * domain claimed it, the CAS alone succeeds (ABA) and the live process is
  * reaped. mdcom_take_dead_slot checks the identity after the CAS and gives
  * the entry back. (rel_faults saw a restarted process stop being counted.) */
-TEST(Init, ReaperGivesBackAnEntryReusedSinceItLooked)
+TEST_F(Init, ReaperGivesBackAnEntryReusedSinceItLooked)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     /* the remote promises heartbeats, so its calls check its own entry */
     mdcom_t *r = nullptr;
@@ -669,11 +600,9 @@ TEST(Init, ReaperGivesBackAnEntryReusedSinceItLooked)
     EXPECT_EQ(0, mdcom_term(r));
 }
 
-TEST(Init, ADeadSleepersWaiterCountIsGivenBack)
+TEST_F(Init, ADeadSleepersWaiterCountIsGivenBack)
 {
-    Config c;
-    reap_config(c);
-    Inst m;
+    c.fifo("back", 64, 8, 0, bit(kR1), bit(kMaster)); /* a channel the other way */
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     Shm shm(c.name());
     ASSERT_TRUE(shm.ok());
@@ -697,13 +626,9 @@ TEST(Init, ADeadSleepersWaiterCountIsGivenBack)
     EXPECT_EQ(rd32(f.ev_waiters()), 0u) << "the reaper gave the count back";
 }
 
-TEST(Init, MasterTermMakesRemoteWaitsReturnEshutdown)
+TEST_F(Init, MasterTermMakesRemoteWaitsReturnEshutdown)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *rx = r.fifo("data");
     mdcom_smemch_t *ms_ = m.smem("shared"), *rs = r.smem("shared");
     ASSERT_EQ(0, mdcom_smemch_trylock(ms_)) << "master holds the lock";
@@ -739,13 +664,9 @@ TEST(Init, MasterTermMakesRemoteWaitsReturnEshutdown)
 /* mdcom.h: calls that start a message or wait return -ESHUTDOWN once the
  * master terminated the region; calls that finish one still work, so what is
  * queued can be drained. */
-TEST(Init, AfterMasterTermQueuedDataDrainsThenEshutdown)
+TEST_F(Init, AfterMasterTermQueuedDataDrainsThenEshutdown)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *tx = m.fifo("data"), *rx = r.fifo("data");
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "1", 2, 0));
     ASSERT_EQ(0, mdcom_fifoch_send(tx, "2", 2, 0));
@@ -761,15 +682,10 @@ TEST(Init, AfterMasterTermQueuedDataDrainsThenEshutdown)
     EXPECT_EQ(-ESHUTDOWN, mdcom_fifoch_recv(rx, b, sizeof(b), ms(5)));
 }
 
-TEST(Init, StartingCallsAfterMasterTermAreEshutdown)
+TEST_F(Init, StartingCallsAfterMasterTermAreEshutdown)
 {
-    Config c;
-    c.std_domains(2);
     c.fifo("up", 16, 4, 0, bit(kR1), bit(kMaster));
-    c.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *tx = r.fifo("up");
     EXPECT_EQ(0, m.term());
     uint32_t id;
@@ -780,13 +696,9 @@ TEST(Init, StartingCallsAfterMasterTermAreEshutdown)
 
 /* The same for waits with MDCOM_POLL: a receiver that polls must learn about
  * the shutdown too, not see -ETIMEDOUT for ever. */
-TEST(Init, PollWaitAfterMasterTermIsEshutdown)
+TEST_F(Init, PollWaitAfterMasterTermIsEshutdown)
 {
-    Config c;
-    std_config(c);
-    Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(both());
     mdcom_fifoch_t *rx = r.fifo("data");
     mdcom_smemch_t *ms_ = m.smem("shared"), *rs = r.smem("shared");
     ASSERT_EQ(0, mdcom_smemch_trylock(ms_));
@@ -797,10 +709,8 @@ TEST(Init, PollWaitAfterMasterTermIsEshutdown)
     EXPECT_EQ(-ESHUTDOWN, mdcom_smemch_lock(rs, MDCOM_POLL));
 }
 
-TEST(Init, InstancePoolLimit)
+TEST_F(Init, InstancePoolLimit)
 {
-    Config c;
-    std_config(c);
     const uint32_t n = ut_max_instances();
     ASSERT_GE(n, 2u);
     std::vector<Inst> v(n);
@@ -814,15 +724,9 @@ TEST(Init, InstancePoolLimit)
     EXPECT_EQ(0, extra.init(c.get(), kR2)) << extra.err;
 }
 
-TEST(Init, FailedInitsDoNotLeakInstances)
+TEST_F(Init, FailedInitsDoNotLeakInstances)
 {
-    Config c;
-    std_config(c);
-    Config bad(c.name(), 0);
-    bad.std_domains(3);
-    bad.fifo("data", 64, 9, 0, bit(kMaster), bit(kR1));
-    bad.smem("shared", 128, bit(kMaster) | bit(kR1));
-    Inst m;
+    Config bad = variant("data", 64, 9);
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     for (int i = 0; i < 20; i++) {
         Inst r;
@@ -834,7 +738,7 @@ TEST(Init, FailedInitsDoNotLeakInstances)
         EXPECT_EQ(0, r.init(c.get(), kR1)) << r.err;
 }
 
-TEST(Init, MoreChannelsThanThisBuildSupports)
+TEST(InitOwnConfig, MoreChannelsThanThisBuildSupports)
 {
     Config c;
     c.std_domains(2);
@@ -843,13 +747,13 @@ TEST(Init, MoreChannelsThanThisBuildSupports)
     Inst m;
     EXPECT_EQ(-ENOSPC, m.init(c.get(), kMaster));
     EXPECT_TRUE(contains(m.err, "MDCOM_MAX_CHANNELS")) << m.err;
-    c.chans.pop_back();
+    c.channels.pop_back();
     EXPECT_EQ(0, m.init(c.get(), kMaster)) << m.err;
 }
 
 /* mdcom_init documents -EINVAL for an invalid config; a config with more
  * than MDCOM_MAX_DIR channels is invalid whatever this build's capacity. */
-TEST(Init, InvalidChannelCountIsEinval)
+TEST(InitOwnConfig, InvalidChannelCountIsEinval)
 {
     Config c;
     c.std_domains(2);
@@ -859,11 +763,8 @@ TEST(Init, InvalidChannelCountIsEinval)
     EXPECT_EQ(-EINVAL, m.init(c.get(), kMaster)) << m.err;
 }
 
-TEST(Init, HandlesAfterTermAreInvalid)
+TEST_F(Init, HandlesAfterTermAreInvalid)
 {
-    Config c;
-    std_config(c);
-    Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     mdcom_fifoch_t *f = m.fifo("data");
     mdcom_smemch_t *s = m.smem("shared");
@@ -886,17 +787,14 @@ TEST(Init, HandlesAfterTermAreInvalid)
     EXPECT_EQ(-EINVAL, mdcom_term(fake)) << "foreign pointer";
 }
 
-TEST(Init, MasterRefusesARegionFileItDoesNotOwn)
+TEST_F(Init, MasterRefusesARegionFileItDoesNotOwn)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root to create a file owned by another user";
-    Config c;
-    std_config(c);
     int fd = open(c.path().c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(0, fchown(fd, 12345, 12345));
     close(fd);
-    Inst m;
     EXPECT_EQ(-EPERM, m.init(c.get(), kMaster));
     struct stat st;
     ASSERT_EQ(0, stat(c.path().c_str(), &st));
@@ -904,16 +802,13 @@ TEST(Init, MasterRefusesARegionFileItDoesNotOwn)
     EXPECT_EQ(st.st_size, 0) << "left alone";
 }
 
-TEST(Init, SymlinkAtTheRegionPathIsNotFollowed)
+TEST_F(Init, SymlinkAtTheRegionPathIsNotFollowed)
 {
-    Config c;
-    std_config(c);
     std::string target = region_path(unique_name("ut-target"));
     int fd = open(target.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(fd, 0);
     close(fd);
     ASSERT_EQ(0, symlink(target.c_str(), c.path().c_str()));
-    Inst m, r;
     EXPECT_LT(m.init(c.get(), kMaster), 0) << "master must not open a symlink";
     EXPECT_LT(r.init(c.get(), kR1), 0) << "remote must not open a symlink";
     struct stat st;
@@ -922,18 +817,15 @@ TEST(Init, SymlinkAtTheRegionPathIsNotFollowed)
     unlink(target.c_str());
 }
 
-TEST(Init, NotARegularFile)
+TEST_F(Init, NotARegularFile)
 {
-    Config c;
-    std_config(c);
     ASSERT_EQ(0, mkdir(c.path().c_str(), 0700));
-    Inst m, r;
     EXPECT_LT(m.init(c.get(), kMaster), 0);
     EXPECT_LT(r.init(c.get(), kR1), 0);
     rmdir(c.path().c_str());
 }
 
-TEST(Init, StrerrorNamesEveryDocumentedCode)
+TEST_F(Init, StrerrorNamesEveryDocumentedCode)
 {
     for (int e : {EINVAL, ENOENT, EPERM, EACCES, ENOSPC, ETIMEDOUT, EAGAIN, ENOBUFS, EBUSY,
                   EDEADLK, EALREADY, EMSGSIZE, EPROTO, EBADMSG, EPROTONOSUPPORT, ESTALE,

@@ -10,7 +10,7 @@ using namespace ut;
 
 namespace {
 
-class Smem : public ::testing::Test {
+class Smem : public PairTest {
 protected:
     void SetUp() override
     {
@@ -18,14 +18,11 @@ protected:
         c_.smem("s", 4096, bit(kMaster) | bit(kR1) | bit(kR2) | bit(kR3));
         c_.fifo("f", 8, 2, 0, bit(kMaster), bit(kR1));
         c_.smem("m_only", 8, bit(kMaster));
-        ASSERT_EQ(0, m_.init(c_.get(), kMaster)) << m_.err;
-        ASSERT_EQ(0, r_.init(c_.get(), kR1)) << r_.err;
+        ASSERT_NO_FATAL_FAILURE(attach());
         ms_ = m_.smem("s");
         rs_ = r_.smem("s");
         ASSERT_TRUE(ms_ && rs_);
     }
-    Config c_;
-    Inst m_, r_;
     mdcom_smemch_t *ms_ = nullptr, *rs_ = nullptr;
 };
 

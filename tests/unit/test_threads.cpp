@@ -69,7 +69,28 @@ struct Tally {
         if (have_error.compare_exchange_strong(f, true))
             first_error = what;
     }
+    /* An API call failed with r: count it and stop every thread; false. */
+    bool fail(const char *call, int r)
+    {
+        error(api_errors, std::string(call) + ": " + errname(r));
+        abort = true;
+        return false;
+    }
 };
+
+/* op() until it stops answering busy, waiting for ev (at most kStep) between
+ * tries; op's result, or the wait's error. */
+template <class Op>
+int retry(mdcom_fifoch_t *ch, int busy, uint32_t ev, Op op)
+{
+    int r;
+    while ((r = op()) == busy) {
+        r = mdcom_fifoch_wait(ch, ev, kStep);
+        if (r < 0)
+            break;
+    }
+    return r;
+}
 
 /* Check one received message. last[p] = last seq from producer p seen by this
  * consumer (or -1). */
@@ -113,42 +134,22 @@ void producer(Tally &t, mdcom_fifoch_t *ch, uint32_t index, bool zero_copy)
         if (!zero_copy) {
             uint32_t len = build(buf, index, seq);
             int r = mdcom_fifoch_send(ch, buf, len, kStep);
-            if (r != 0) {
-                t.error(t.api_errors, "send: " + errname(r));
-                t.abort = true;
-            }
+            if (r != 0)
+                t.fail("send", r);
             continue;
         }
         uint32_t id;
-        int r;
-        while ((r = mdcom_fifoch_alloc(ch, &id)) == -ENOBUFS) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, kStep);
-            if (r < 0)
-                break;
-        }
-        if (r != 0) {
-            t.error(t.api_errors, "alloc/wait TX: " + errname(r));
-            t.abort = true;
+        int r = retry(ch, -ENOBUFS, MDCOM_EV_TX, [&] { return mdcom_fifoch_alloc(ch, &id); });
+        if (r != 0 && !t.fail("alloc/wait TX", r))
             break;
-        }
         void *p;
         uint32_t sz;
-        if ((r = mdcom_fifoch_get(ch, id, &p, &sz)) != 0 || sz != kBlockSize) {
-            t.error(t.api_errors, "get: " + errname(r));
-            t.abort = true;
+        if (((r = mdcom_fifoch_get(ch, id, &p, &sz)) != 0 || sz != kBlockSize) && !t.fail("get", r))
             break;
-        }
         uint32_t len = build((uint8_t *)p, index, seq);
-        while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
-            r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, kStep);
-            if (r < 0)
-                break;
-        }
-        if (r != 0) {
-            t.error(t.api_errors, "enqueue: " + errname(r));
-            t.abort = true;
+        r = retry(ch, -EAGAIN, MDCOM_EV_SPACE, [&] { return mdcom_fifoch_enqueue(ch, id, len); });
+        if (r != 0 && !t.fail("enqueue", r))
             break;
-        }
         if (seq % 4 == 3 || seq + 1 == t.per) /* notify per small batch */
             mdcom_fifoch_notify(ch);
     }
@@ -166,11 +167,8 @@ void consumer(Tally &t, mdcom_fifoch_t *ch, bool zero_copy)
             int r = mdcom_fifoch_recv(ch, buf, sizeof(buf), ms(20));
             if (r == -ETIMEDOUT)
                 continue;
-            if (r < 0) {
-                t.error(t.api_errors, "recv: " + errname(r));
-                t.abort = true;
+            if (r < 0 && !t.fail("recv", r))
                 break;
-            }
             check(t, buf, (uint32_t)r, last);
             continue;
         }
@@ -178,29 +176,18 @@ void consumer(Tally &t, mdcom_fifoch_t *ch, bool zero_copy)
         int r = mdcom_fifoch_dequeue(ch, &id, &len);
         if (r == -EAGAIN) {
             r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, ms(20));
-            if (r < 0 && r != -ETIMEDOUT) {
-                t.error(t.api_errors, "wait RX: " + errname(r));
-                t.abort = true;
-            }
+            if (r < 0 && r != -ETIMEDOUT)
+                t.fail("wait RX", r);
             continue;
         }
-        if (r != 0) {
-            t.error(t.api_errors, "dequeue: " + errname(r));
-            t.abort = true;
+        if (r != 0 && !t.fail("dequeue", r))
             break;
-        }
         void *p;
-        if ((r = mdcom_fifoch_get(ch, id, &p, nullptr)) != 0) {
-            t.error(t.api_errors, "get: " + errname(r));
-            t.abort = true;
+        if (((r = mdcom_fifoch_get(ch, id, &p, nullptr)) != 0) && !t.fail("get", r))
             break;
-        }
         check(t, (const uint8_t *)p, len, last);
-        if ((r = mdcom_fifoch_free(ch, id)) != 0) {
-            t.error(t.api_errors, "free: " + errname(r));
-            t.abort = true;
+        if (((r = mdcom_fifoch_free(ch, id)) != 0) && !t.fail("free", r))
             break;
-        }
         mdcom_fifoch_notify(ch);
     }
 }
@@ -244,18 +231,20 @@ void run(mdcom_fifoch_t *p0, mdcom_fifoch_t *p1, mdcom_fifoch_t *c0, mdcom_fifoc
 
 } // namespace
 
-TEST(Threads, MpmcFourAttachments)
+/* m and r1 send, r2 and r3 receive on one channel of blocks blocks and a
+ * queue of depth slots (0: as many as blocks), each attachment with spin_ns. */
+static void run_four(const char *name, uint32_t blocks, uint32_t depth, uint32_t spin_ns = 0)
 {
     Config c;
     c.std_domains(4);
-    c.fifo("mpmc", kBlockSize, 64, 0, bit(kMaster) | bit(kR1), bit(kR2) | bit(kR3));
-    Inst m, r1, r2, r3;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r1.init(c.get(), kR1)) << r1.err;
-    ASSERT_EQ(0, r2.init(c.get(), kR2)) << r2.err;
-    ASSERT_EQ(0, r3.init(c.get(), kR3)) << r3.err;
-    run(m.fifo("mpmc"), r1.fifo("mpmc"), r2.fifo("mpmc"), r3.fifo("mpmc"), m.fifo("mpmc"));
+    c.fifo(name, kBlockSize, blocks, depth, bit(kMaster) | bit(kR1), bit(kR2) | bit(kR3));
+    Inst in[4];
+    for (uint32_t d = 0; d < 4; d++)
+        ASSERT_EQ(0, in[d].init(c.get(), d, 0, spin_ns)) << in[d].err;
+    run(in[0].fifo(name), in[1].fifo(name), in[2].fifo(name), in[3].fifo(name), in[0].fifo(name));
 }
+
+TEST(Threads, MpmcFourAttachments) { run_four("mpmc", 64, 0); }
 
 TEST(Threads, MpmcOneAttachment)
 {
@@ -268,33 +257,11 @@ TEST(Threads, MpmcOneAttachment)
     run(ch, ch, ch, ch, ch);
 }
 
-TEST(Threads, MpmcShallowQueueNoSpin)
-{
-    /* queue shallower than the pool: producers block on SPACE as well */
-    Config c;
-    c.std_domains(4);
-    c.fifo("mpmc", kBlockSize, 16, 4, bit(kMaster) | bit(kR1), bit(kR2) | bit(kR3));
-    Inst m, r1, r2, r3;
-    ASSERT_EQ(0, m.init(c.get(), kMaster, 0, MDCOM_NO_SPIN)) << m.err;
-    ASSERT_EQ(0, r1.init(c.get(), kR1, 0, MDCOM_NO_SPIN)) << r1.err;
-    ASSERT_EQ(0, r2.init(c.get(), kR2, 0, MDCOM_NO_SPIN)) << r2.err;
-    ASSERT_EQ(0, r3.init(c.get(), kR3, 0, MDCOM_NO_SPIN)) << r3.err;
-    run(m.fifo("mpmc"), r1.fifo("mpmc"), r2.fifo("mpmc"), r3.fifo("mpmc"), m.fifo("mpmc"));
-}
+/* queue shallower than the pool: producers block on SPACE as well */
+TEST(Threads, MpmcShallowQueueNoSpin) { run_four("mpmc", 16, 4, MDCOM_NO_SPIN); }
 
-TEST(Threads, MpmcTinyPool)
-{
-    /* two blocks, two slots: every thread blocks often (TX, SPACE, RX) */
-    Config c;
-    c.std_domains(4);
-    c.fifo("tiny", kBlockSize, 2, 2, bit(kMaster) | bit(kR1), bit(kR2) | bit(kR3));
-    Inst m, r1, r2, r3;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r1.init(c.get(), kR1)) << r1.err;
-    ASSERT_EQ(0, r2.init(c.get(), kR2)) << r2.err;
-    ASSERT_EQ(0, r3.init(c.get(), kR3)) << r3.err;
-    run(m.fifo("tiny"), r1.fifo("tiny"), r2.fifo("tiny"), r3.fifo("tiny"), m.fifo("tiny"));
-}
+/* two blocks, two slots: every thread blocks often (TX, SPACE, RX) */
+TEST(Threads, MpmcTinyPool) { run_four("tiny", 2, 2); }
 
 /* Waits announce themselves in the shared waiter count; whatever the mix of
  * events, timeouts and notifies, the count returns to zero. */
@@ -305,8 +272,7 @@ TEST(Threads, WaiterCountReturnsToZero)
     c.fifo("w", 16, 4, 2, bit(kMaster), bit(kR1));
     c.smem("s", 16, bit(kMaster) | bit(kR1));
     Inst m, r;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
-    ASSERT_EQ(0, r.init(c.get(), kR1)) << r.err;
+    ASSERT_TRUE(attach_both(c, m, r));
     mdcom_fifoch_t *tx = m.fifo("w"), *rx = r.fifo("w");
     mdcom_smemch_t *ms_ = m.smem("s"), *rs = r.smem("s");
     std::atomic<bool> stop{false};

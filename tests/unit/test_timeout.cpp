@@ -52,6 +52,21 @@ protected:
     mdcom_fifoch_t *tx_ = nullptr, *rx_ = nullptr;
 };
 
+/* A thread in mdcom_fifoch_wait(ch, ev, MDCOM_FOREVER): its result, and
+ * when it returned. */
+struct Sleeper {
+    Sleeper(mdcom_fifoch_t *ch, uint32_t ev)
+        : t([this, ch, ev] {
+              rc = mdcom_fifoch_wait(ch, ev, MDCOM_FOREVER);
+              woke = now_ns();
+          })
+    {
+    }
+    int rc = 0;
+    uint64_t woke = 0;
+    std::thread t; /* last: starts once rc and woke exist */
+};
+
 } // namespace
 
 INSTANTIATE_TEST_SUITE_P(Spin, Wait, ::testing::Values(0u, MDCOM_NO_SPIN, 1000u, 500000u),
@@ -100,21 +115,16 @@ TEST_P(Wait, TxLevel)
 
     /* a sender blocked on TX is woken by a receiver's free + notify */
     ASSERT_EQ(0, mdcom_fifoch_enqueue(tx_, ids[0], 1));
-    int rc = 0;
-    uint64_t woke = 0;
-    std::thread t([&] {
-        rc = mdcom_fifoch_wait(tx_, MDCOM_EV_TX, MDCOM_FOREVER);
-        woke = now_ns();
-    });
+    Sleeper w(tx_, MDCOM_EV_TX);
     sleep_ms(30);
     uint32_t got;
     ASSERT_EQ(0, mdcom_fifoch_dequeue(rx_, &got, nullptr));
     uint64_t t_free = now_ns();
     ASSERT_EQ(0, mdcom_fifoch_free(rx_, got));
     ASSERT_EQ(0, mdcom_fifoch_notify(rx_));
-    t.join();
-    EXPECT_EQ((int)MDCOM_EV_TX, rc);
-    EXPECT_LT(woke - t_free, (uint64_t)ms(1000));
+    w.t.join();
+    EXPECT_EQ((int)MDCOM_EV_TX, w.rc);
+    EXPECT_LT(w.woke - t_free, (uint64_t)ms(1000));
     for (uint32_t i : {ids[1], ids[2], ids[3]})
         EXPECT_EQ(0, mdcom_fifoch_free(tx_, i));
 }
@@ -205,19 +215,14 @@ TEST_P(Wait, SendRecvTimeouts)
 
 TEST_P(Wait, ForeverWokenByRxNotify)
 {
-    int rc = 0;
-    uint64_t woke = 0;
-    std::thread t([&] {
-        rc = mdcom_fifoch_wait(rx_, MDCOM_EV_RX, MDCOM_FOREVER);
-        woke = now_ns();
-    });
+    Sleeper w(rx_, MDCOM_EV_RX);
     sleep_ms(40);
     enqueue_one(tx_);
     uint64_t t_notify = now_ns();
     ASSERT_EQ(0, mdcom_fifoch_notify(tx_));
-    t.join();
-    EXPECT_EQ((int)MDCOM_EV_RX, rc);
-    EXPECT_LT(woke - t_notify, (uint64_t)ms(1000));
+    w.t.join();
+    EXPECT_EQ((int)MDCOM_EV_RX, w.rc);
+    EXPECT_LT(w.woke - t_notify, (uint64_t)ms(1000));
     char b[32];
     EXPECT_EQ(1, mdcom_fifoch_recv(rx_, b, sizeof(b), MDCOM_POLL));
 }

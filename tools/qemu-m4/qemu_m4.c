@@ -39,14 +39,14 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* code, with the message fmt in err (when given) */
 static int fail(char *err, size_t n, int code, const char *fmt, ...)
 {
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && n)
         vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
+    va_end(ap);
     return code;
 }
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "mdcom/rpmsg.h"
+#include "mdcom_crc32.h"
 
 /* ---- vhost-user wire format (vhost-user.rst, "Message format") ---------- */
 enum {
@@ -137,37 +138,21 @@ static void logf_(const char *fmt, ...)
     va_end(ap);
 }
 
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++)
-            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
 /* ---- address translation through the memory table ----------------------- */
-static void *gpa_to_va(uint64_t gpa, uint64_t len)
+/* the mapping of [addr, addr + len): addr a guest physical address, or with
+ * by_uva a front-end (QEMU/UML process) virtual one; NULL if unmapped */
+static void *to_va(uint64_t addr, uint64_t len, int by_uva)
 {
     for (uint32_t i = 0; i < D.nmap; i++) {
         const struct map *m = &D.map[i];
-        if (gpa >= m->gpa && len <= m->size && gpa - m->gpa <= m->size - len)
-            return m->base + (gpa - m->gpa);
+        uint64_t start = by_uva ? m->uva : m->gpa;
+        if (addr >= start && len <= m->size && addr - start <= m->size - len)
+            return m->base + (addr - start);
     }
     return NULL;
 }
-
-static void *uva_to_va(uint64_t uva, uint64_t len)
-{
-    for (uint32_t i = 0; i < D.nmap; i++) {
-        const struct map *m = &D.map[i];
-        if (uva >= m->uva && len <= m->size && uva - m->uva <= m->size - len)
-            return m->base + (uva - m->uva);
-    }
-    return NULL;
-}
+static void *gpa_to_va(uint64_t gpa, uint64_t len) { return to_va(gpa, len, 0); }
+static void *uva_to_va(uint64_t uva, uint64_t len) { return to_va(uva, len, 1); }
 
 static void unmap_all(void)
 {
@@ -439,7 +424,7 @@ static int echo_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src,
 {
     (void)priv;
     D.count++;
-    D.crc = crc32_update(D.crc, data, len);
+    D.crc = mdcom_crc32(D.crc, data, len);
     int rc = mdcom_rpmsg_sendto(ept, data, len, src, 5000000000LL);
     if (rc)
         logf_("echo to 0x%x failed: %d", src, rc);

@@ -25,7 +25,7 @@ import ctypes
 import ctypes.util
 import errno as _errno
 import os
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 from . import _cfg
 
@@ -219,24 +219,20 @@ class System:
 
     def fifo(self, name: str) -> "Fifo":
         """The FIFO channel ``name`` (-ENOENT, -EPERM as MdcomError)."""
-        ch = self._chs.get(name)
-        if ch is None:
-            out = ctypes.c_void_p()
-            _check(self._lib.mdcom_fifoch_open(self.handle, name.encode(), ctypes.byref(out)),
-                   f"fifo '{name}'")
-            ch = self._chs[name] = Fifo(self, name, out.value)
-        assert isinstance(ch, Fifo)
-        return ch
+        return self._channel(name, Fifo, self._lib.mdcom_fifoch_open, "fifo")
 
     def smem(self, name: str) -> "Smem":
         """The SMEM channel ``name``."""
+        return self._channel(name, Smem, self._lib.mdcom_smemch_open, "smem")
+
+    def _channel(self, name: str, cls: type, open_fn: Any, kind: str) -> Any:
+        """The channel ``name`` of class cls, opened once with open_fn."""
         ch = self._chs.get(name)
         if ch is None:
             out = ctypes.c_void_p()
-            _check(self._lib.mdcom_smemch_open(self.handle, name.encode(), ctypes.byref(out)),
-                   f"smem '{name}'")
-            ch = self._chs[name] = Smem(self, name, out.value)
-        assert isinstance(ch, Smem)
+            _check(open_fn(self.handle, name.encode(), ctypes.byref(out)), f"{kind} '{name}'")
+            ch = self._chs[name] = cls(self, name, out.value)
+        assert isinstance(ch, cls)
         return ch
 
     def close(self) -> None:

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * whitebox.c - see whitebox.h. The one test file that includes the core's
- * private headers (through the mdcom_test_internal target's include path);
- * compiled with the same MDCOM_MAX_INSTANCES and MDCOM_MAX_CHANNELS as the
- * core, so struct mdcom has the same layout.
+ * whitebox.c - the core's side of tests/support/whitebox.h (the interface the
+ * white-box tests see). Part of the test library mdcom_test_internal only:
+ * never in libmdcom, never installed. It lives under src/ because it includes
+ * the core's private headers, which no file outside src/ does; compiled with
+ * the same MDCOM_MAX_INSTANCES and MDCOM_MAX_CHANNELS as the core, so struct
+ * mdcom has the same layout.
  */
 #include "support/whitebox.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
-#include "internal.h"
-#include "layout.h"
+#include "core/internal.h"
+#include "core/layout.h"
+#include "rpmsg/virtqueue.h"
 
 void ut_mapping(const mdcom_t *m, void **base, uint32_t *size)
 {
@@ -84,4 +88,27 @@ int ut_layout_format_channel(void *base, const mdcom_config *cfg, uint32_t chan)
         mdcom_layout_format_channel(base, &cls[chan]);
     free(cls);
     return rc;
+}
+
+int ut_vring_layout_compute(uint32_t num, uint32_t align, ut_vring_layout *out)
+{
+    struct mdcom_vring_layout l;
+    int rc = mdcom_vring_layout_compute(num, align, out ? &l : NULL);
+    if (rc == 0) {
+#define UT_COPY(f) out->f = l.f;
+        UT_VRING_FIELDS(UT_COPY)
+#undef UT_COPY
+    }
+    return rc;
+}
+
+void ut_vq_wire(ut_vq_wire_facts *f)
+{
+    f->desc_size = (uint32_t)sizeof(struct mdcom_vq_desc);
+    f->used_elem_size = (uint32_t)sizeof(struct mdcom_vq_used_elem);
+    f->avail_ring_off = (uint32_t)offsetof(struct mdcom_vq_avail, ring);
+    f->used_ring_off = (uint32_t)offsetof(struct mdcom_vq_used, ring);
+    f->desc_f_next = MDCOM_VQ_DESC_F_NEXT;
+    f->desc_f_write = MDCOM_VQ_DESC_F_WRITE;
+    f->desc_f_indirect = MDCOM_VQ_DESC_F_INDIRECT;
 }

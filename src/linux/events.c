@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * events.c - pollable fds and wait sets (include/mdcom/events.h), Linux port.
+ * Part of the library beside the core (not under ports/): it works on the
+ * core's private attachment and channel state (src/core/internal.h).
  *
  * A member of a wait set holds one waiter count on its channel's shared
  * waiter word from add to remove, so every notify / unlock on the channel
@@ -43,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "../core/internal.h"
 #include "mdcom/events.h"
 
 #ifndef SYS_futex_waitv
@@ -137,6 +139,16 @@ static void wake_private(_Atomic uint32_t *w)
 {
     atomic_fetch_add_explicit(w, 1, memory_order_release);
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* w: a futex_waitv entry for a process-private control word, with its
+ * current value (acquire: what changed it before is seen after the wait) */
+static void ctl_waitv(struct futex_waitv *w, _Atomic uint32_t *ctl)
+{
+    w->uaddr = (uint64_t)(uintptr_t)ctl;
+    w->val = atomic_load_explicit(ctl, memory_order_acquire);
+    w->flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+    w->__reserved = 0;
 }
 
 
@@ -276,6 +288,13 @@ static void ur_free(struct evring *u)
 static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct evring *g_pool[EV_RING_POOL];
 
+/* a part of ring fd mapped (off: IORING_OFF_SQ_RING / IORING_OFF_SQES), or NULL */
+static void *ur_map(int fd, size_t len, off_t off)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 /* A ring for eventfd efd, owned by the calling thread; NULL where io_uring,
  * its futex op or DEFER_TASKRUN is unavailable (the helper is used then). */
 static struct evring *ur_open(int efd)
@@ -324,17 +343,9 @@ static struct evring *ur_open(int efd)
     if (p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe) > u->ring_sz)
         u->ring_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
     u->sqes_sz = p.sq_entries * sizeof(struct io_uring_sqe);
-    u->ring = mmap(NULL, u->ring_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-                   IORING_OFF_SQ_RING);
-    if (u->ring == MAP_FAILED) {
-        u->ring = NULL;
-        ur_free(u);
-        return NULL;
-    }
-    u->sqes = mmap(NULL, u->sqes_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-                   IORING_OFF_SQES);
-    if (u->sqes == MAP_FAILED) {
-        u->sqes = NULL;
+    u->ring = ur_map(u->fd, u->ring_sz, IORING_OFF_SQ_RING);
+    u->sqes = u->ring ? ur_map(u->fd, u->sqes_sz, IORING_OFF_SQES) : NULL;
+    if (!u->sqes) {
         ur_free(u);
         return NULL;
     }
@@ -699,10 +710,7 @@ static void *helper(void *arg)
             pthread_mutex_unlock(&a->mu);
             return NULL;
         }
-        w[0].uaddr = (uint64_t)(uintptr_t)&a->ctl;
-        w[0].val = atomic_load_explicit(&a->ctl, memory_order_acquire);
-        w[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
-        w[0].__reserved = 0;
+        ctl_waitv(&w[0], &a->ctl);
         for (ws = a->fds; ws; ws = ws->next_fd) {
             pthread_mutex_lock(&ws->mu);
             if (!ur_active(ws)) /* an armed set wakes its fd without us */
@@ -902,10 +910,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
             pthread_mutex_unlock(&ws->mu);
             return r;
         }
-        w[0].uaddr = (uint64_t)(uintptr_t)&ws->ctl;
-        w[0].val = atomic_load_explicit(&ws->ctl, memory_order_acquire);
-        w[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
-        w[0].__reserved = 0;
+        ctl_waitv(&w[0], &ws->ctl);
         nw = 1 + ws_words(ws, w, 1, seen);
         /* fence: the snapshots precede the evaluation */
         atomic_thread_fence(memory_order_seq_cst);
