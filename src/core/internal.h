@@ -381,7 +381,7 @@ void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 void mdcom_fifo_own(struct mdcom *m, uint32_t index);
 void mdcom_smem_bind(struct mdcom *m, uint32_t index);
 
-/* Event-loop hooks (ports/linux/events.c). The FIFO events of mask events
+/* Event-loop hooks (src/linux/events.c). The FIFO events of mask events
  * that hold now, without waiting (the conditions of mdcom_fifoch_wait;
  * NOTIFY: the event word differs from ev_snap). */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
