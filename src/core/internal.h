@@ -42,36 +42,28 @@ void mdcom_kp(const volatile void *addr);
         __atomic_exchange(kp_p_, &kp_v_, &kp_r_, (MO));                                     \
         kp_r_;                                                                              \
     })
+/* a CAS (weak 0 strong, 1 weak) and a fetch-op (op: add, sub) behind a kill point */
+#define MDCOM_KP_CAS(P, E, D, WEAK, S, F)                                                   \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_compare_exchange(kp_p_, (E), &kp_d_, (WEAK), (S), (F));                    \
+    })
+#define MDCOM_KP_FETCH(OP, P, V, MO)                                                        \
+    __extension__({                                                                         \
+        __auto_type kp_p_ = (P);                                                            \
+        mdcom_kp(kp_p_);                                                                    \
+        __atomic_fetch_##OP(kp_p_, (V), (MO));                                              \
+    })
 #undef atomic_compare_exchange_strong_explicit
-#define atomic_compare_exchange_strong_explicit(P, E, D, S, F)                              \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        __atomic_compare_exchange(kp_p_, (E), &kp_d_, 0, (S), (F));                         \
-    })
+#define atomic_compare_exchange_strong_explicit(P, E, D, S, F) MDCOM_KP_CAS(P, E, D, 0, S, F)
 #undef atomic_compare_exchange_weak_explicit
-#define atomic_compare_exchange_weak_explicit(P, E, D, S, F)                                \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        __atomic_compare_exchange(kp_p_, (E), &kp_d_, 1, (S), (F));                         \
-    })
+#define atomic_compare_exchange_weak_explicit(P, E, D, S, F) MDCOM_KP_CAS(P, E, D, 1, S, F)
 #undef atomic_fetch_add_explicit
-#define atomic_fetch_add_explicit(P, V, MO)                                                 \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        __atomic_fetch_add(kp_p_, (V), (MO));                                               \
-    })
+#define atomic_fetch_add_explicit(P, V, MO) MDCOM_KP_FETCH(add, P, V, MO)
 #undef atomic_fetch_sub_explicit
-#define atomic_fetch_sub_explicit(P, V, MO)                                                 \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        __atomic_fetch_sub(kp_p_, (V), (MO));                                               \
-    })
+#define atomic_fetch_sub_explicit(P, V, MO) MDCOM_KP_FETCH(sub, P, V, MO)
 #else
 #define MDCOM_KP(addr) ((void)0)
 #endif

@@ -44,17 +44,6 @@ def body(i: int) -> bytes:
     return bytes((i * 7 + k) & 0xFF for k in range((i * 37) % 485))
 
 
-def poll_recv(ch, timeout: float) -> bytes:
-    end = time.monotonic() + timeout
-    while True:
-        m = ch.try_recv()
-        if m is not None:
-            return m
-        if time.monotonic() > end:
-            raise TimeoutError(f"nothing on '{ch.name}' within {timeout} s")
-        time.sleep(0.0005)
-
-
 def feed(toml: str, zcfg: str, status: str, prefix: str, n: int) -> int:
     bridge = subprocess.Popen([str(T.DAEMON), toml, "-z", zcfg, "--id", "bridge-a-qemu",
                                "-s", status, "--status-key", f"{prefix}/status/a",
@@ -75,13 +64,13 @@ def feed(toml: str, zcfg: str, status: str, prefix: str, n: int) -> int:
         s = mdcom.System(toml, "linux", attach_timeout=10)
         ctl, rsp, ein = (s.fifo(c) for c in ("ctl", "rsp", "echo_in"))
         assert ctl.send(struct.pack("<4I", FW_OP_PING, FW_MODE_POLL, 0, 0), timeout=10)
-        assert RSP.unpack(poll_recv(rsp, 30))[:2] == (FW_OP_PING, 0)
+        assert RSP.unpack(rsp.poll_recv(30, 0.0005))[:2] == (FW_OP_PING, 0)
         assert ctl.send(struct.pack("<4I", FW_OP_ECHO, FW_MODE_POLL, n, FW_ARG_CHECK), timeout=10)
         for i in range(n):
             b = body(i)
             while not ein.send(HDR.pack(i, len(b), zlib.crc32(b)) + b, timeout=10):
                 pass  # filtered: never (no filter set)
-        op, st, count, bad, _, us = RSP.unpack(poll_recv(rsp, 60))
+        op, st, count, bad, _, us = RSP.unpack(rsp.poll_recv(60, 0.0005))
         out["firmware"] = {"op": op, "status": st, "count": count, "bad": bad, "elapsed_us": us}
         s.close()
         end = time.monotonic() + 10  # bridge A publishes what is still in echo_out

@@ -34,34 +34,6 @@ key = "{prefix}/up"
 domain = "linux"
 """
 
-_REGION_B = """\
-# SPDX-License-Identifier: BSD-3-Clause
-[region]
-name = "{name}"
-
-[[domain]]
-name = "linux"
-id = 0
-role = "master"
-
-[[domain]]
-name = "app"
-id = 1
-role = "remote"
-
-[[fifo]]
-name = "rx"
-block_size = 512
-block_count = 16
-senders = ["linux"]
-receivers = ["app"]
-
-[[bridge]]
-channel = "rx"
-direction = "in"
-key = "{prefix}/up"
-domain = "linux"
-"""
 
 
 def test_b_qemu_firmware_to_linux_process(tmp_path):
@@ -79,7 +51,10 @@ def test_b_qemu_firmware_to_linux_process(tmp_path):
                       + _BRIDGE_A.format(prefix=prefix))
     name_b = f"mdzQB{uniq}"
     toml_b = tmp_path / "b.toml"
-    toml_b.write_text(_REGION_B.format(name=name_b, prefix=prefix))
+    # region B: the bridge tests' own (its "rx" FIFO of 512-B blocks fed by
+    # bridge B from {prefix}/up; the "tx" direction stays idle here)
+    toml_b.write_text(T._REGION_B.format(name=name_b, prefix=prefix, block_b=512, block=512,
+                                         count=16, congestion="block"))
     port_a, port_b = T.free_port(), T.free_port()
     za, zb = tmp_path / "zenoh-a.json5", tmp_path / "zenoh-b.json5"
     za.write_text(T.zenoh_config(port_a))

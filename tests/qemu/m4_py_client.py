@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import struct
 import sys
-import time
 import zlib
 
 import mdcom
@@ -21,23 +20,13 @@ RSP = struct.Struct("<IiIIII")  # fw_rsp: op, status, count, value, value2, elap
 HDR = struct.Struct("<III")     # fw_echo_hdr: seq, len, crc
 
 
-def poll_recv(ch: mdcom.Fifo, timeout: float = 10.0) -> bytes:
-    end = time.monotonic() + timeout
-    while True:
-        m = ch.try_recv()
-        if m is not None:
-            return m
-        if time.monotonic() > end:
-            raise TimeoutError(f"nothing on '{ch.name}' within {timeout} s")
-
-
 def main() -> int:
     s = mdcom.System(sys.argv[1], "linux", attach_timeout=10)
     ctl, rsp, ein, eout = (s.fifo(n) for n in ("ctl", "rsp", "echo_in", "echo_out"))
 
     def run(op: int, count: int = 0, arg: int = 0) -> tuple[int, ...]:
         assert ctl.send(struct.pack("<4I", op, FW_MODE_POLL, count, arg), timeout=10)
-        return RSP.unpack(poll_recv(rsp, 30))
+        return RSP.unpack(rsp.poll_recv(30))
 
     op, status, _, token, _, _ = run(FW_OP_PING)
     assert (op, status) == (FW_OP_PING, 0) and token >= 1, f"ping: op {op} status {status}"
@@ -50,9 +39,9 @@ def main() -> int:
         body = bytes((i * 7 + k) & 0xFF for k in range((i * 37) % 485))
         msg = HDR.pack(i, len(body), zlib.crc32(body)) + body
         assert ein.send(msg, timeout=10)
-        back = poll_recv(eout)
+        back = eout.poll_recv(10.0)
         assert back == msg, f"echo {i}: {len(back)} bytes back for {len(msg)}"
-    op, status, count, bad, _, _ = RSP.unpack(poll_recv(rsp, 30))
+    op, status, count, bad, _, _ = RSP.unpack(rsp.poll_recv(30))
     assert (status, count, bad) == (0, n, 0), f"echo: status {status} count {count} bad {bad}"
 
     # the SMEM lock and area shared with the firmware: it increments the

@@ -25,6 +25,7 @@ import ctypes
 import ctypes.util
 import errno as _errno
 import os
+import time
 from typing import Any, Optional, Union
 
 from . import _cfg
@@ -310,6 +311,21 @@ class Fifo:
             return None
         _check(n, f"recv on '{self.name}'")
         return ctypes.string_at(self._buf, n)
+
+    def poll_recv(self, timeout: float, interval: float = 0.0) -> bytes:
+        """The next message, polling (try_recv, with ``interval`` seconds of
+        sleep between tries) for up to ``timeout`` seconds: for regions whose
+        peer cannot wake this process (a firmware whose doorbell is not the
+        futex). TimeoutError when nothing came."""
+        end = time.monotonic() + timeout
+        while True:
+            m = self.try_recv()
+            if m is not None:
+                return m
+            if time.monotonic() > end:
+                raise TimeoutError(f"nothing on '{self.name}' within {timeout} s")
+            if interval:
+                time.sleep(interval)
 
     def recv_into(self, buf: Union[bytearray, memoryview], timeout: Optional[float] = None) -> int:
         """Receive into a writable buffer; returns the length."""
