@@ -41,10 +41,16 @@ DAEMON = pathlib.Path(os.environ.get("MDCOM_ZENOH")
 # the benchmark's native ends (built beside the daemon)
 BENCH = DAEMON.with_name("mdcom-zenoh-bench")
 
-_REGION_A = """\
+# The two regions' TOML, from three parts. Region A stands for SoC A: the
+# firmware ("fw") sends on "up" and receives on "down", bridge A maps them to
+# PREFIX/up (out) and PREFIX/down (in). Region B stands for SoC B: its
+# application ("app") receives on "rx" (fed from PREFIX/up) and sends on "tx"
+# (to PREFIX/down). Placeholders left for str.format: name, block, block_b,
+# count, prefix, congestion, rate_limit.
+_HEAD = """\
 # SPDX-License-Identifier: BSD-3-Clause
 [region]
-name = "{name}"
+name = "{{name}}"
 
 [[domain]]
 name = "linux"
@@ -52,83 +58,36 @@ id = 0
 role = "master"
 
 [[domain]]
-name = "fw"
+name = "{remote}"
 id = 1
 role = "remote"
-
-[[fifo]]
-name = "up"
-block_size = {block}
-block_count = {count}
-senders = ["fw"]
-receivers = ["linux"]
-
-[[fifo]]
-name = "down"
-block_size = {block}
-block_count = {count}
-senders = ["linux"]
-receivers = ["fw"]
-
-[[bridge]]
-channel = "up"
-direction = "out"
-key = "{prefix}/up"
-domain = "linux"
-congestion = "{congestion}"
-rate_limit = {rate_limit}
-
-[[bridge]]
-channel = "down"
-direction = "in"
-key = "{prefix}/down"
-domain = "linux"
-congestion = "{congestion}"
 """
-
-_REGION_B = """\
-# SPDX-License-Identifier: BSD-3-Clause
-[region]
-name = "{name}"
-
-[[domain]]
-name = "linux"
-id = 0
-role = "master"
-
-[[domain]]
-name = "app"
-id = 1
-role = "remote"
-
+_FIFO = """
 [[fifo]]
-name = "rx"
-block_size = {block_b}
-block_count = {count}
-senders = ["linux"]
-receivers = ["app"]
-
-[[fifo]]
-name = "tx"
+name = "{ch}"
 block_size = {block}
-block_count = {count}
-senders = ["app"]
-receivers = ["linux"]
-
-[[bridge]]
-channel = "rx"
-direction = "in"
-key = "{prefix}/up"
-domain = "linux"
-congestion = "{congestion}"
-
-[[bridge]]
-channel = "tx"
-direction = "out"
-key = "{prefix}/down"
-domain = "linux"
-congestion = "{congestion}"
+block_count = {{count}}
+senders = ["{src}"]
+receivers = ["{dst}"]
 """
+_BRIDGE = """
+[[bridge]]
+channel = "{ch}"
+direction = "{way}"
+key = "{{prefix}}/{topic}"
+domain = "linux"
+congestion = "{{congestion}}"
+{extra}"""
+_REGION_A = (_HEAD.format(remote="fw")
+             + _FIFO.format(ch="up", block="{block}", src="fw", dst="linux")
+             + _FIFO.format(ch="down", block="{block}", src="linux", dst="fw")
+             + _BRIDGE.format(ch="up", way="out", topic="up", extra="rate_limit = {rate_limit}\n")
+             + _BRIDGE.format(ch="down", way="in", topic="down", extra=""))
+_REGION_B = (_HEAD.format(remote="app")
+             + _FIFO.format(ch="rx", block="{block_b}", src="linux", dst="app")
+             + _FIFO.format(ch="tx", block="{block}", src="app", dst="linux")
+             + _BRIDGE.format(ch="rx", way="in", topic="up", extra="")
+             + _BRIDGE.format(ch="tx", way="out", topic="down", extra=""))
 
 
 def free_port() -> int:
