@@ -154,6 +154,20 @@ static int reap_scan(struct mdcom *m)
     return n;
 }
 
+/* The master domain's audit, at most once per AUDIT_SHIFT period per
+ * attachment: its repairs of holes and orphans count periods ("claimed two
+ * audits ago"), and a pass costs O(blocks + 8 x depth) per channel. */
+static void audit_when_due(struct mdcom *m, uint64_t now)
+{
+    uint32_t stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
+    uint32_t prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
+    /* relaxed: a throttle only, as reap_stamp */
+    if (m->is_master && prev != stamp &&
+        atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
+                                                memory_order_relaxed, memory_order_relaxed))
+        mdcom_audit(m);
+}
+
 int mdcom_reap(struct mdcom *m)
 {
     uint64_t now = mdcom_now(m);
@@ -166,15 +180,7 @@ int mdcom_reap(struct mdcom *m)
                                                                    memory_order_relaxed))
         return 0;
     n = reap_scan(m);
-    if (m->is_master) {
-        stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
-        prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
-        /* relaxed: a throttle, as above */
-        if (prev != stamp &&
-            atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
-                                                    memory_order_relaxed, memory_order_relaxed))
-            mdcom_audit(m);
-    }
+    audit_when_due(m, now);
     return n;
 }
 
@@ -184,10 +190,10 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     int n = 0;
     if (!mdcom_valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !mdcom_domain_role(m->cfg, domain_id))
         return -EINVAL;
-    /* what the dead held goes back now (unthrottled), and the formatter
-     * audits */
+    /* what the dead held goes back now (unthrottled), and the master domain
+     * audits when an audit is due */
     (void)reap_scan(m);
-    mdcom_audit(m);
+    audit_when_due(m, mdcom_now(m));
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
