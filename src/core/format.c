@@ -39,21 +39,14 @@ void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_
     mdcom_wire_hdr *h = (mdcom_wire_hdr *)base;
     mdcom_wire_domain *d = (mdcom_wire_domain *)((uint8_t *)base + lay->dom_off);
     mdcom_wire_dirent *de = (mdcom_wire_dirent *)((uint8_t *)base + lay->dir_off);
-    uint32_t i;
+    uint32_t w[MDCOM_HDR_WORDS], i;
 
-    h->magic = MDCOM_MAGIC;
-    h->version = MDCOM_WIRE_VERSION;
-    h->hdr_size = MDCOM_HDR_SIZE;
-    h->region_size = lay->region_size;
-    h->layout_hash = lay->hash;
-    h->n_domains = cfg->n_domains;
-    h->n_channels = cfg->n_channels;
-    h->dom_off = lay->dom_off;
-    h->proc_off = lay->proc_off;
-    h->dir_off = lay->dir_off;
-    h->n_procs = MDCOM_MAX_PROCS;
-    h->data_off = lay->data_off;
-    h->master_domain = lay->master_domain;
+    /* the header's layout words; generation and state are the attach
+     * protocol's (atomic, written by the formatter alone) */
+    mdcom_layout_hdr_words(cfg, lay, w);
+    for (i = 0; i < MDCOM_HDR_WORDS; i++)
+        if (i != MDCOM_HW(generation) && i != MDCOM_HW(state))
+            ((uint32_t *)base)[i] = w[i];
     memset(h->reserved, 0, sizeof(h->reserved));
     for (i = 0; i < cfg->n_domains; i++) {
         memset(&d[i], 0, sizeof(d[i]));
@@ -62,17 +55,9 @@ void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_
         d[i].role = cfg->domains[i].role;
     }
     for (i = 0; i < cfg->n_channels; i++) {
-        const mdcom_chan_layout *cl = &chans[i];
-        memset(de[i].name, 0, sizeof de[i].name);
         put_name(de[i].name, cfg->channels[i].name, MDCOM_NAME_MAX);
-        de[i].type = cl->type;
-        de[i].off = cl->off;
-        de[i].size = cl->size;
-        de[i].block_size = cl->type == MDCOM_CHAN_FIFO ? cl->block_size : cl->data_size;
-        de[i].block_count = cl->block_count;
-        de[i].queue_depth = cl->qcap;
-        de[i].senders = cl->senders;
-        de[i].receivers = cl->receivers;
+        mdcom_layout_dirent_words(&chans[i], w);
+        memcpy(&de[i].type, w, MDCOM_DIRENT_WORDS * sizeof(w[0]));
     }
 }
 

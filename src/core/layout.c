@@ -113,9 +113,9 @@ static int name_ok(const char *s, size_t max, int region)
     return 1;
 }
 
-/* "key 'what' of channel 'name': msg" */
+/* "kind[idx] 'name': key: msg" (name left out when NULL) */
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
-                    const char *name, const char *msg)
+                    const char *name, const char *key, const char *msg)
 {
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
@@ -127,6 +127,8 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
         mdcom_err_str(e, name);
         mdcom_err_str(e, "'");
     }
+    mdcom_err_str(e, ": ");
+    mdcom_err_str(e, key);
     mdcom_err_str(e, ": ");
     mdcom_err_str(e, msg);
     return -EINVAL;
@@ -150,8 +152,13 @@ static uint32_t hash_name(uint32_t h, const char *s, size_t max)
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e)
 {
+    static const char domains_str[] = "domains", channels_str[] = "channels";
+    static const char name_str[] = "name", names_str[] = "1..31 characters of [A-Za-z0-9._-]",
+                      nodom_str[] = "must name one or more configured domains",
+                      big_str[] = "region would exceed 4 GiB", one_str[] = "must be >= 1";
     uint32_t i, j, dom_mask = 0, masters = 0, h;
     uint64_t off;
+    const char *kind = domains_str, *name = 0, *key, *msg;
 
     if (!cfg || !lay)
         return mdcom_err_set(e, -EINVAL, 0, "no config");
@@ -169,17 +176,26 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     memset(lay, 0, sizeof(*lay));
     for (i = 0; i < cfg->n_domains; i++) {
         const mdcom_domain_cfg *d = &cfg->domains[i];
+        key = name_str;
+        msg = "1..15 characters of [A-Za-z0-9._-]";
         if (!name_ok(d->name, MDCOM_DOMAIN_NAME_MAX, 0))
-            return cfg_fail(e, cfg, "domains", i, 0, "name: 1..15 characters of [A-Za-z0-9._-]");
-        if (d->id >= MDCOM_MAX_DOMAINS)
-            return cfg_fail(e, cfg, "domains", i, d->name, "id: must be 0..31");
-        if (dom_mask & (1u << d->id))
-            return cfg_fail(e, cfg, "domains", i, d->name, "id: duplicate domain id");
-        if (d->role != MDCOM_ROLE_MASTER && d->role != MDCOM_ROLE_REMOTE)
-            return cfg_fail(e, cfg, "domains", i, d->name, "role: must be master or remote");
+            goto fail;
+        name = d->name;
+        msg = "duplicate domain name";
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->domains[j].name, d->name, MDCOM_DOMAIN_NAME_MAX))
-                return cfg_fail(e, cfg, "domains", i, d->name, "name: duplicate domain name");
+                goto fail;
+        key = "id";
+        msg = "must be 0..31";
+        if (d->id >= MDCOM_MAX_DOMAINS)
+            goto fail;
+        msg = "duplicate domain id";
+        if (dom_mask & (1u << d->id))
+            goto fail;
+        key = "role";
+        msg = "must be master or remote";
+        if (d->role != MDCOM_ROLE_MASTER && d->role != MDCOM_ROLE_REMOTE)
+            goto fail;
         dom_mask |= 1u << d->id;
         if (d->role == MDCOM_ROLE_MASTER) {
             masters++;
@@ -198,32 +214,44 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * sizeof(mdcom_wire_dirent), MDCOM_PAD);
     lay->data_off = (uint32_t)off;
 
+    kind = channels_str;
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg *c = &cfg->channels[i];
         mdcom_chan_layout cl;
         memset(&cl, 0, sizeof(cl));
+        name = 0;
+        key = name_str;
+        msg = names_str;
         if (!name_ok(c->name, MDCOM_NAME_MAX, 0))
-            return cfg_fail(e, cfg, "channels", i, 0, "name: 1..31 characters of [A-Za-z0-9._-]");
+            goto fail;
+        name = c->name;
+        msg = "duplicate channel name";
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->channels[j].name, c->name, MDCOM_NAME_MAX))
-                return cfg_fail(e, cfg, "channels", i, c->name, "name: duplicate channel name");
+                goto fail;
         cl.type = c->type;
         cl.off = (uint32_t)off;
         if (c->type == MDCOM_CHAN_FIFO) {
             uint64_t sz, st;
+            key = "block_size";
+            msg = one_str;
             if (c->block_size == 0)
-                return cfg_fail(e, cfg, "channels", i, c->name, "block_size: must be >= 1");
+                goto fail;
+            key = "block_count";
+            msg = "must be 1..65536";
             if (c->block_count == 0 || c->block_count > MDCOM_MAX_BLOCKS)
-                return cfg_fail(e, cfg, "channels", i, c->name, "block_count: must be 1..65536");
+                goto fail;
+            key = "queue_depth";
+            msg = "must be a power of two, 1..65536 (or 0 = auto)";
             if (c->queue_depth && (!is_pow2(c->queue_depth) || c->queue_depth > MDCOM_MAX_BLOCKS))
-                return cfg_fail(e, cfg, "channels", i, c->name,
-                                "queue_depth: must be a power of two, 1..65536 (or 0 = auto)");
+                goto fail;
+            key = "senders";
+            msg = nodom_str;
             if (!c->senders || (c->senders & ~dom_mask))
-                return cfg_fail(e, cfg, "channels", i, c->name,
-                                "senders: must name one or more configured domains");
+                goto fail;
+            key = "receivers";
             if (!c->receivers || (c->receivers & ~dom_mask))
-                return cfg_fail(e, cfg, "channels", i, c->name,
-                                "receivers: must name one or more configured domains");
+                goto fail;
             cl.block_size = c->block_size;
             cl.block_count = c->block_count;
             cl.qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
@@ -237,41 +265,50 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
             st = align_up(c->block_size, MDCOM_PAD);
             if (st >= MDCOM_COLOR_MIN && (st / MDCOM_PAD) % 2u == 0)
                 st += MDCOM_PAD;
-            if (st > 0xffffffffu)
-                return cfg_fail(e, cfg, "channels", i, c->name, "block_size: too large");
+            key = "block_size x block_count";
+            msg = big_str;
             cl.stride = (uint32_t)st;
             cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
             cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * sizeof(mdcom_wire_qslot),
                                                MDCOM_PAD);
             cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * sizeof(mdcom_aword),
                                                MDCOM_PAD);
-            sz = cl.blocks_off + (uint64_t)cl.stride * cl.block_count;
-            if (sz > 0xffffffffu || off + sz > 0xffffffffu)
-                return cfg_fail(e, cfg, "channels", i, c->name,
-                                "block_size x block_count: region would exceed 4 GiB");
+            sz = cl.blocks_off + st * cl.block_count;
+            if (st > 0xffffffffu || sz > 0xffffffffu || off + sz > 0xffffffffu)
+                goto fail;
             cl.size = (uint32_t)sz;
             cl.senders = c->senders;
             cl.receivers = c->receivers;
         } else if (c->type == MDCOM_CHAN_SMEM) {
+            key = "size";
+            msg = one_str;
             if (c->size == 0)
-                return cfg_fail(e, cfg, "channels", i, c->name, "size: must be >= 1");
+                goto fail;
+            msg = big_str;
             if (c->size > 0xffffffffu - 2u * MDCOM_PAD)
-                return cfg_fail(e, cfg, "channels", i, c->name, "size: region would exceed 4 GiB");
+                goto fail;
+            key = "users";
+            msg = nodom_str;
             if (!c->users || (c->users & ~dom_mask))
-                return cfg_fail(e, cfg, "channels", i, c->name,
-                                "users: must name one or more configured domains");
+                goto fail;
             cl.data_off = (uint32_t)sizeof(mdcom_wire_smem_ctl);
             cl.data_size = c->size;
             cl.size = (uint32_t)align_up(cl.data_off + (uint64_t)c->size, MDCOM_PAD);
+            key = "size";
+            msg = big_str;
             if (off + cl.size > 0xffffffffu)
-                return cfg_fail(e, cfg, "channels", i, c->name, "size: region would exceed 4 GiB");
+                goto fail;
             cl.senders = cl.receivers = c->users;
         } else {
-            return cfg_fail(e, cfg, "channels", i, c->name, "type: must be fifo or smem");
+            key = "type";
+            msg = "must be fifo or smem";
+            goto fail;
         }
         off = align_up(off + cl.size, MDCOM_PAD);
+        key = "size";
+        msg = big_str;
         if (off > 0xffffffffu)
-            return cfg_fail(e, cfg, "channels", i, c->name, "region would exceed 4 GiB");
+            goto fail;
         if (chans)
             chans[i] = cl;
     }
@@ -315,155 +352,214 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     }
     lay->hash = h;
     return 0;
+
+fail:
+    return cfg_fail(e, cfg, kind, i, name, key, msg);
+}
+
+/* ---------------------------------------------------------------- */
+/* the tables' words: what format writes, what verify expects        */
+/* ---------------------------------------------------------------- */
+
+/* The k-th string of a packed table ("a\0b\0c"). */
+const char *mdcom_nth_str(const char *packed, uint32_t k)
+{
+    while (k--)
+        while (*packed++)
+            ;
+    return packed;
+}
+
+void mdcom_layout_hdr_words(const mdcom_config *cfg, const mdcom_layout *lay,
+                            uint32_t w[MDCOM_HDR_WORDS])
+{
+    memset(w, 0, MDCOM_HDR_WORDS * sizeof(w[0]));
+    w[MDCOM_HW(magic)] = MDCOM_MAGIC;
+    w[MDCOM_HW(version)] = MDCOM_WIRE_VERSION;
+    w[MDCOM_HW(hdr_size)] = MDCOM_HDR_SIZE;
+    w[MDCOM_HW(region_size)] = lay->region_size;
+    w[MDCOM_HW(layout_hash)] = lay->hash;
+    w[MDCOM_HW(n_domains)] = cfg->n_domains;
+    w[MDCOM_HW(n_channels)] = cfg->n_channels;
+    w[MDCOM_HW(dom_off)] = lay->dom_off;
+    w[MDCOM_HW(proc_off)] = lay->proc_off;
+    w[MDCOM_HW(dir_off)] = lay->dir_off;
+    w[MDCOM_HW(n_procs)] = MDCOM_MAX_PROCS;
+    w[MDCOM_HW(data_off)] = lay->data_off;
+    w[MDCOM_HW(master_domain)] = lay->master_domain;
+}
+
+void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIRENT_WORDS])
+{
+    w[MDCOM_DW(type)] = cl->type;
+    w[MDCOM_DW(off)] = cl->off;
+    w[MDCOM_DW(size)] = cl->size;
+    w[MDCOM_DW(block_size)] = cl->type == MDCOM_CHAN_FIFO ? cl->block_size : cl->data_size;
+    w[MDCOM_DW(block_count)] = cl->block_count;
+    w[MDCOM_DW(queue_depth)] = cl->qcap;
+    w[MDCOM_DW(senders)] = cl->senders;
+    w[MDCOM_DW(receivers)] = cl->receivers;
 }
 
 /* ---------------------------------------------------------------- */
 /* verification (remote)                                              */
 /* ---------------------------------------------------------------- */
 
-static int field_mismatch(mdcom_err *e, const mdcom_config *cfg, const char *what, uint32_t idx,
-                          const char *name, const char *field, uint32_t got, uint32_t want)
+/* Names of the header's words (by word index), of a directory entry's
+ * words after its name, of a domain entry's words after its name. */
+static const char hdr_names[] = "magic\0version\0hdr_size\0region_size\0layout_hash\0"
+                                "generation\0state\0n_domains\0n_channels\0dom_off\0proc_off\0"
+                                "dir_off\0n_procs\0data_off\0master_domain";
+static const char dirent_names[] =
+    "type\0offset\0size\0block_size\0block_count\0queue_depth\0senders\0receivers";
+static const char domain_names[] = "id\0role";
+
+/* Which words verify compares, in its order: configured values first,
+ * derived ones (offsets, sizes) last, so that the message names what
+ * differs in the configurations. The tables' offsets depend only on the
+ * domain and channel counts, checked first. */
+static const uint8_t hdr_first[] = {MDCOM_HW(hdr_size),  MDCOM_HW(n_domains), MDCOM_HW(n_channels),
+                                    MDCOM_HW(dom_off),   MDCOM_HW(proc_off),  MDCOM_HW(dir_off),
+                                    MDCOM_HW(n_procs),   MDCOM_HW(master_domain)};
+static const uint8_t hdr_region[] = {MDCOM_HW(region_size)};
+static const uint8_t hdr_last[] = {MDCOM_HW(data_off), MDCOM_HW(layout_hash)};
+static const uint8_t dirent_order[] = {MDCOM_DW(type),        MDCOM_DW(block_size),
+                                       MDCOM_DW(block_count), MDCOM_DW(queue_depth),
+                                       MDCOM_DW(senders),     MDCOM_DW(receivers),
+                                       MDCOM_DW(off),         MDCOM_DW(size)};
+static const uint8_t domain_order[] = {0, 1};
+
+/* Where a mismatch is: "region 'R': what[idx] 'name': ..." (idx and name
+ * left out when ~0 / NULL). */
+struct vc {
+    mdcom_err *e;
+    const char *region;
+    const char *what;
+    uint32_t idx;
+    const char *name;
+};
+
+static void vc_where(const struct vc *c)
 {
-    mdcom_err_set(e, -ESTALE, cfg->region_name, what);
-    if (idx != 0xffffffffu) {
-        mdcom_err_str(e, "[");
-        mdcom_err_u32(e, idx);
-        mdcom_err_str(e, "]");
+    mdcom_err_set(c->e, -ESTALE, c->region, c->what);
+    if (c->idx != 0xffffffffu) {
+        mdcom_err_str(c->e, "[");
+        mdcom_err_u32(c->e, c->idx);
+        mdcom_err_str(c->e, "]");
     }
-    if (name) {
-        mdcom_err_str(e, " '");
-        mdcom_err_str(e, name);
-        mdcom_err_str(e, "'");
+}
+
+/* "...: field is got in the region, want in this config" */
+static int mismatch(const struct vc *c, const char *field, uint32_t got, uint32_t want)
+{
+    vc_where(c);
+    if (c->name) {
+        mdcom_err_str(c->e, " '");
+        mdcom_err_str(c->e, c->name);
+        mdcom_err_str(c->e, "'");
     }
-    mdcom_err_str(e, ": ");
-    mdcom_err_str(e, field);
-    mdcom_err_str(e, " is ");
-    mdcom_err_u32(e, got);
-    mdcom_err_str(e, " in the region, ");
-    mdcom_err_u32(e, want);
-    mdcom_err_str(e, " in this config");
+    mdcom_err_str(c->e, ": ");
+    mdcom_err_str(c->e, field);
+    mdcom_err_str(c->e, " is ");
+    mdcom_err_u32(c->e, got);
+    mdcom_err_str(c->e, " in the region, ");
+    mdcom_err_u32(c->e, want);
+    mdcom_err_str(c->e, " in this config");
     return -ESTALE;
 }
 
-/* a header field differs */
-static int hdr_mismatch(mdcom_err *e, const mdcom_config *cfg, const char *field, uint32_t got,
-                        uint32_t want)
+/* The words ord[0..n) of the region's r against want (each read once):
+ * 0, or -ESTALE naming the first that differs. */
+static int words_match(const struct vc *c, const volatile uint32_t *r, const uint32_t *want,
+                       const uint8_t *ord, uint32_t n, const char *names)
 {
-    return field_mismatch(e, cfg, "header", 0xffffffffu, 0, field, got, want);
+    uint32_t k, v;
+    for (k = 0; k < n; k++)
+        if ((v = r[ord[k]]) != want[ord[k]])
+            return mismatch(c, mdcom_nth_str(names, ord[k]), v, want[ord[k]]);
+    return 0;
+}
+
+/* A table entry: its name (max bytes, read once) against c->name, then its
+ * words after the name (r) as words_match. */
+static int entry_match(const struct vc *c, const volatile char *rname, size_t max,
+                       const volatile uint32_t *r, const uint32_t *want, const uint8_t *ord,
+                       uint32_t n, const char *names)
+{
+    char name[MDCOM_NAME_MAX];
+    size_t k;
+    for (k = 0; k < max; k++)
+        name[k] = rname[k];
+    name[max - 1] = '\0';
+    if (mdcom_streq(name, c->name, max))
+        return words_match(c, r, want, ord, n, names);
+    vc_where(c);
+    mdcom_err_str(c->e, ": named '");
+    mdcom_err_str(c->e, name);
+    mdcom_err_str(c->e, "' in the region, '");
+    mdcom_err_str(c->e, c->name);
+    mdcom_err_str(c->e, "' in this config");
+    return -ESTALE;
 }
 
 int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg,
                         const mdcom_layout *lay, const mdcom_chan_layout *chans, mdcom_err *e)
 {
-    const volatile mdcom_wire_hdr *h = (const volatile mdcom_wire_hdr *)base;
+    const volatile uint32_t *h = (const volatile uint32_t *)base;
     const uint8_t *b = (const uint8_t *)base;
-    uint32_t v, i;
+    uint32_t want[MDCOM_HDR_WORDS], w[MDCOM_DIRENT_WORDS], v, i;
+    struct vc c = {e, cfg->region_name, "header", 0xffffffffu, 0};
+    int r;
 
     if (mapped_size < MDCOM_HDR_SIZE)
-        return mdcom_err_set(e, -EBADMSG, cfg->region_name, "region smaller than its header");
-    if ((v = h->magic) != MDCOM_MAGIC)
-        return mdcom_err_set(e, -EBADMSG, cfg->region_name, "bad magic: not an mdcom region");
-    if ((v = h->version) != MDCOM_WIRE_VERSION) {
-        mdcom_err_set(e, -EPROTONOSUPPORT, cfg->region_name, "wire version ");
+        return mdcom_err_set(e, -EBADMSG, c.region, "region smaller than its header");
+    if ((v = h[MDCOM_HW(magic)]) != MDCOM_MAGIC)
+        return mdcom_err_set(e, -EBADMSG, c.region, "bad magic: not an mdcom region");
+    if ((v = h[MDCOM_HW(version)]) != MDCOM_WIRE_VERSION) {
+        mdcom_err_set(e, -EPROTONOSUPPORT, c.region, "wire version ");
         mdcom_err_u32(e, v);
         mdcom_err_str(e, " in the region, this library speaks ");
         mdcom_err_u32(e, MDCOM_WIRE_VERSION);
         return -EPROTONOSUPPORT;
     }
-    if ((v = h->hdr_size) != MDCOM_HDR_SIZE)
-        return hdr_mismatch(e, cfg, "hdr_size", v, MDCOM_HDR_SIZE);
-    /* Configured values first, derived ones (offsets, sizes) last, so that the
-     * message names what differs in the configurations. The tables' offsets
-     * depend only on the domain and channel counts, checked first. */
-    if ((v = h->n_domains) != cfg->n_domains)
-        return hdr_mismatch(e, cfg, "n_domains", v, cfg->n_domains);
-    if ((v = h->n_channels) != cfg->n_channels)
-        return hdr_mismatch(e, cfg, "n_channels", v, cfg->n_channels);
-    if ((v = h->dom_off) != lay->dom_off)
-        return hdr_mismatch(e, cfg, "dom_off", v, lay->dom_off);
-    if ((v = h->proc_off) != lay->proc_off)
-        return hdr_mismatch(e, cfg, "proc_off", v, lay->proc_off);
-    if ((v = h->dir_off) != lay->dir_off)
-        return hdr_mismatch(e, cfg, "dir_off", v, lay->dir_off);
-    if ((v = h->n_procs) != MDCOM_MAX_PROCS)
-        return hdr_mismatch(e, cfg, "n_procs", v, MDCOM_MAX_PROCS);
-    if ((v = h->master_domain) != lay->master_domain)
-        return hdr_mismatch(e, cfg, "master_domain", v, lay->master_domain);
+    mdcom_layout_hdr_words(cfg, lay, want);
+    if ((r = words_match(&c, h, want, hdr_first, sizeof(hdr_first), hdr_names)) != 0)
+        return r;
     /* the tables below our data_off are read next: mapped? */
     if (mapped_size < lay->data_off)
-        return hdr_mismatch(e, cfg, "mapped size", mapped_size, lay->region_size);
+        return mismatch(&c, "mapped size", mapped_size, lay->region_size);
 
     /* Offsets below come from our own layout, which fits in region_size. */
+    c.what = "domains";
     for (i = 0; i < cfg->n_domains; i++) {
-        const mdcom_wire_domain *d = (const mdcom_wire_domain *)(b + lay->dom_off) + i;
-        char name[MDCOM_DOMAIN_NAME_MAX];
-        memcpy(name, d->name, sizeof(name)); /* read once */
-        name[MDCOM_DOMAIN_NAME_MAX - 1] = '\0';
-        if (!mdcom_streq(name, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX)) {
-            mdcom_err_set(e, -ESTALE, cfg->region_name, "domains[");
-            mdcom_err_u32(e, i);
-            mdcom_err_str(e, "]: named '");
-            mdcom_err_str(e, name);
-            mdcom_err_str(e, "' in the region, '");
-            mdcom_err_str(e, cfg->domains[i].name);
-            mdcom_err_str(e, "' in this config");
-            return -ESTALE;
-        }
-        if ((v = ((const volatile mdcom_wire_domain *)d)->id) != cfg->domains[i].id)
-            return field_mismatch(e, cfg, "domains", i, cfg->domains[i].name, "id", v,
-                                  cfg->domains[i].id);
-        if ((v = ((const volatile mdcom_wire_domain *)d)->role) != cfg->domains[i].role)
-            return field_mismatch(e, cfg, "domains", i, cfg->domains[i].name, "role", v,
-                                  cfg->domains[i].role);
+        const volatile mdcom_wire_domain *d =
+            (const volatile mdcom_wire_domain *)(b + lay->dom_off) + i;
+        const mdcom_domain_cfg *dc = &cfg->domains[i];
+        w[0] = dc->id;
+        w[1] = dc->role;
+        c.idx = i;
+        c.name = dc->name;
+        if ((r = entry_match(&c, d->name, MDCOM_DOMAIN_NAME_MAX, &d->id, w, domain_order, 2,
+                             domain_names)) != 0)
+            return r;
     }
+    c.what = "channels";
     for (i = 0; i < cfg->n_channels; i++) {
-        const volatile mdcom_wire_dirent *d = (const volatile mdcom_wire_dirent *)(b + lay->dir_off) + i;
-        const mdcom_chan_layout *cl = &chans[i];
-        const char *cn = cfg->channels[i].name;
-        char name[MDCOM_NAME_MAX];
-        uint32_t k;
-        for (k = 0; k < MDCOM_NAME_MAX; k++)
-            name[k] = d->name[k];
-        name[MDCOM_NAME_MAX - 1] = '\0';
-        if (!mdcom_streq(name, cn, MDCOM_NAME_MAX)) {
-            mdcom_err_set(e, -ESTALE, cfg->region_name, "channels[");
-            mdcom_err_u32(e, i);
-            mdcom_err_str(e, "]: named '");
-            mdcom_err_str(e, name);
-            mdcom_err_str(e, "' in the region, '");
-            mdcom_err_str(e, cn);
-            mdcom_err_str(e, "' in this config");
-            return -ESTALE;
-        }
-        if ((v = d->type) != cl->type)
-            return field_mismatch(e, cfg, "channels", i, cn, "type", v, cl->type);
-        if (cl->type == MDCOM_CHAN_FIFO) {
-            if ((v = d->block_size) != cl->block_size)
-                return field_mismatch(e, cfg, "channels", i, cn, "block_size", v, cl->block_size);
-            if ((v = d->block_count) != cl->block_count)
-                return field_mismatch(e, cfg, "channels", i, cn, "block_count", v,
-                                      cl->block_count);
-            if ((v = d->queue_depth) != cl->qcap)
-                return field_mismatch(e, cfg, "channels", i, cn, "queue_depth", v, cl->qcap);
-        } else if ((v = d->block_size) != cl->data_size) {
-            return field_mismatch(e, cfg, "channels", i, cn, "size", v, cl->data_size);
-        }
-        if ((v = d->senders) != cl->senders)
-            return field_mismatch(e, cfg, "channels", i, cn, "senders", v, cl->senders);
-        if ((v = d->receivers) != cl->receivers)
-            return field_mismatch(e, cfg, "channels", i, cn, "receivers", v, cl->receivers);
-        if ((v = d->off) != cl->off)
-            return field_mismatch(e, cfg, "channels", i, cn, "offset", v, cl->off);
-        if ((v = d->size) != cl->size)
-            return field_mismatch(e, cfg, "channels", i, cn, "size", v, cl->size);
+        const volatile mdcom_wire_dirent *d =
+            (const volatile mdcom_wire_dirent *)(b + lay->dir_off) + i;
+        mdcom_layout_dirent_words(&chans[i], w);
+        c.idx = i;
+        c.name = cfg->channels[i].name;
+        if ((r = entry_match(&c, d->name, MDCOM_NAME_MAX, &d->type, w, dirent_order,
+                             sizeof(dirent_order), dirent_names)) != 0)
+            return r;
     }
-    if ((v = h->region_size) != lay->region_size)
-        return hdr_mismatch(e, cfg, "region_size", v, lay->region_size);
+    c.what = "header";
+    c.idx = 0xffffffffu;
+    c.name = 0;
+    if ((r = words_match(&c, h, want, hdr_region, 1, hdr_names)) != 0)
+        return r;
     if (mapped_size < lay->region_size)
-        return hdr_mismatch(e, cfg, "mapped size", mapped_size, lay->region_size);
-    if ((v = h->data_off) != lay->data_off)
-        return hdr_mismatch(e, cfg, "data_off", v, lay->data_off);
-    if ((v = h->layout_hash) != lay->hash)
-        return hdr_mismatch(e, cfg, "layout_hash", v, lay->hash);
-    return 0;
+        return mismatch(&c, "mapped size", mapped_size, lay->region_size);
+    return words_match(&c, h, want, hdr_last, sizeof(hdr_last), hdr_names);
 }

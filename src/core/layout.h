@@ -47,6 +47,27 @@ uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n);
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e);
 
+/* The k-th string of a packed table ("a\0b\0c"). */
+const char *mdcom_nth_str(const char *packed, uint32_t k);
+
+/* The header's first words, up to master_domain, as 32-bit words (index of
+ * field f: MDCOM_HW(f)), and a directory entry's words after its name
+ * (MDCOM_DW(f)): what format writes and verify expects. The header's state
+ * and generation words (the attach protocol's, not the layout's) are left 0
+ * and never written from here. */
+#define MDCOM_HDR_WORDS 15u
+#define MDCOM_HW(f) (offsetof(mdcom_wire_hdr, f) / 4u)
+#define MDCOM_DIRENT_WORDS 8u
+#define MDCOM_DW(f) ((offsetof(mdcom_wire_dirent, f) - offsetof(mdcom_wire_dirent, type)) / 4u)
+_Static_assert(MDCOM_HW(master_domain) == MDCOM_HDR_WORDS - 1u, "the header's layout words");
+_Static_assert(sizeof(mdcom_wire_dirent) - offsetof(mdcom_wire_dirent, type) ==
+                   MDCOM_DIRENT_WORDS * 4u, "a directory entry's words after its name");
+_Static_assert(offsetof(mdcom_wire_domain, role) == offsetof(mdcom_wire_domain, id) + 4u,
+               "a domain entry: id, role");
+void mdcom_layout_hdr_words(const mdcom_config *cfg, const mdcom_layout *lay,
+                            uint32_t w[MDCOM_HDR_WORDS]);
+void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIRENT_WORDS]);
+
 /* Write header, tables and empty channels for cfg into base (master). The
  * state and fmt_pid/fmt_token words are left alone: the caller owns the
  * region through state == FORMATTING and publishes READY. */
