@@ -21,15 +21,20 @@ void *memcpy(void *d, const void *s, size_t n)
     if ((((uintptr_t)dd | (uintptr_t)ss) & 3u) == 0) {
         uint32_t *dw = (uint32_t *)(void *)dd;
         const uint32_t *sw = (const uint32_t *)(const void *)ss;
-        for (; n >= 16; n -= 16, dw += 4, sw += 4) {
+        uint32_t *end = dw + (n >> 4) * 4u; /* whole 16-byte chunks, then words */
+        while (dw != end) {
             uint32_t a = sw[0], b = sw[1], c = sw[2], e = sw[3];
             dw[0] = a;
             dw[1] = b;
             dw[2] = c;
             dw[3] = e;
+            dw += 4;
+            sw += 4;
         }
-        for (; n >= 4; n -= 4)
+        end = dw + ((n >> 2) & 3u);
+        while (dw != end)
             *dw++ = *sw++;
+        n &= 3u;
         dd = (uint8_t *)dw;
         ss = (const uint8_t *)sw;
     }

@@ -444,6 +444,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
     r = mdcom_region_ok(ch->m); /* no new message into a dead region */
     if (r)
         return r;
+    /* a sign of life when we promised heartbeats (a sender polling a dry
+     * pool stays alive) */
+    if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
+        return r;
     n = ch->block_count;
     /* relaxed: a private hint; blocks are usually freed in the order sent */
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
@@ -500,16 +504,17 @@ static MDCOM_ALWAYS_INLINE int beat_inline(struct mdcom_fifoch *ch)
 }
 
 /* alloc's inline path (the caller checked the handle); what alloc_full
- * answers when it does not apply */
-static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id)
+ * answers when it does not apply. *word: the block's new state word (our
+ * ALLOC word of this generation) when it returns 0. */
+static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id,
+                                             uint32_t *word)
 {
     uint32_t v, s;
     /* relaxed: READY of our generation was acquired at attach; all this
      * looks for is a later change (a shutdown or re-format) */
     if (atomic_load_explicit(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
-        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen ||
-        (ch->hb && beat_inline(ch)))
-        return alloc_full(ch, id);
+        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen)
+        goto full;
     /* relaxed: a private hint, always < block_count (stored wrapped) */
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     /* relaxed: a look before the CAS, which decides */
@@ -519,14 +524,21 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
     if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
         !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
                                                memory_order_acquire, memory_order_relaxed))
-        return alloc_full(ch, id);
+        goto full;
     atomic_store_explicit(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
                           memory_order_relaxed);
-    /* taken for dead while we ran (a heartbeat promise only): as alloc_full */
-    if (ch->hb && !self_ok(ch))
+    /* A heartbeat promise: our entry checked once, after the CAS (taken for
+     * dead before or while we ran: alloc_judged gives the block back and
+     * says so, as alloc_full), then the sign of life */
+    *word = 0;
+    if (ch->hb && beat_inline(ch))
         return alloc_judged(ch, v, id);
     *id = v;
+    *word = s + ch->alloc_delta;
     return 0;
+full:
+    *word = 0;
+    return alloc_full(ch, id);
 }
 
 /* 1 when the inline send path applies to ch (tx_gate); no other field of a
@@ -539,9 +551,10 @@ static MDCOM_ALWAYS_INLINE int tx_open(const struct mdcom_fifoch *ch)
 
 int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
 {
+    uint32_t w;
     if (!tx_open(ch) || !id)
         return alloc_full(ch, id);
-    return alloc_inline(ch, id);
+    return alloc_inline(ch, id, &w);
 }
 
 /* -EALREADY from a transition of our own block: a process the others took
@@ -657,32 +670,26 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
     return r;
 }
 
-/* The inline path: our ALLOC block, no filter or cache hook, room by our
- * copy of the consumers' position, the first position CAS wins. Every other
- * case is enqueue_full's, entered before anything shared was written. The
- * stores and their order are enqueue_full's (and ring_push's). */
-static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+/* The inline path of a block whose state word s, our ALLOC word, the
+ * caller knows: no filter or cache hook, room by our copy of the consumers'
+ * position, the first position CAS wins. Every other case is
+ * enqueue_full's, entered before anything shared was written. The stores
+ * and their order are enqueue_full's (and ring_push's). */
+static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id, uint32_t len,
+                                             uint32_t s)
 {
     mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
     mdcom_aword *bs, *posw;
-    uint32_t s, pos, d, qmask;
+    uint32_t pos, d, qmask;
     /* private words into locals: the shared stores below could alias them */
     bs = &ch->bstate[id];
     posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
     sl = ch->q;
-    if (MDCOM_HAVE_PREFETCH) {
-        tx_prefetch_slot(ch);
-        mdcom_prefetchw(ch->pfw, bs);
-    }
-    /* relaxed: our own block's word */
-    s = atomic_load_explicit(bs, memory_order_relaxed);
     /* relaxed: hints; the CAS below decides */
     pos = atomic_load_explicit(posw, memory_order_relaxed);
     d = atomic_load_explicit(&ch->deq_cache, memory_order_relaxed);
-    if (MDCOM_BLK_SO(s) != ch->alloc_so)
-        return enqueue_full(ch, id, len);
     if (pos - d > qmask) {
         /* full by our private copy: read the consumers' progress, as in
          * ring_push (acquire: their reads of the slot we reuse are done) */
@@ -729,6 +736,23 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     /* release: id/len/state and the block's data are visible before the slot reads full */
     atomic_store_explicit(&sl->seq, SEQ_FULL(pos), memory_order_release);
     return 0;
+}
+
+/* The inline path: our ALLOC block (its word read and checked here), then
+ * enqueue_word. */
+static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+{
+    mdcom_aword *bs = &ch->bstate[id];
+    uint32_t s;
+    if (MDCOM_HAVE_PREFETCH) {
+        tx_prefetch_slot(ch);
+        mdcom_prefetchw(ch->pfw, bs);
+    }
+    /* relaxed: our own block's word */
+    s = atomic_load_explicit(bs, memory_order_relaxed);
+    if (MDCOM_BLK_SO(s) != ch->alloc_so)
+        return enqueue_full(ch, id, len);
+    return enqueue_word(ch, id, len, s);
 }
 
 int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
@@ -1083,20 +1107,23 @@ static MDCOM_COLD int send_full(struct mdcom_fifoch *ch, const void *buf, uint32
  * a dry pool goes to send_full (which waits), a full queue to send_queue. */
 int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
 {
-    uint32_t id;
+    uint32_t id, w;
     int r;
     if (!tx_open(ch) || len > ch->block_size || (!buf && len))
         return send_full(ch, buf, len, timeout_ns);
     if (MDCOM_HAVE_PREFETCH)
         tx_prefetch(ch);
-    r = alloc_inline(ch, &id);
+    r = alloc_inline(ch, &id, &w);
     if (r == -ENOBUFS)
         return send_full(ch, buf, len, timeout_ns);
     if (r)
         return r;
     if (len) /* buf may be NULL when len is 0 */
         memcpy(block_ptr(ch, id), buf, len);
-    r = enqueue_inline(ch, id, len);
+    /* the block's word is the one alloc's inline path wrote (ours alone to
+     * change, or a reaper's: its CAS and ours decide, as in enqueue_word);
+     * after the full path, enqueue reads it */
+    r = w ? enqueue_word(ch, id, len, w) : mdcom_fifoch_enqueue(ch, id, len);
     if (r == 0) {
         notify_inline(ch);
         return 0;

@@ -345,6 +345,12 @@ TEST_F(Faults, KillSendersAndReceivers)
         uint32_t dom = victim.sender ? kDomS : kDomR;
         int before = mdcom_sense_process(a, dom);
         ASSERT_EQ(0, kill(victim.pid, SIGKILL));
+        /* the library's detection time starts once the process has died
+         * (a zombie, not yet reaped by waitpid): the kernel's teardown of a
+         * killed ASan process (its large mappings) takes up to seconds on
+         * a loaded machine, and is not the library's */
+        siginfo_t si;
+        ASSERT_EQ(0, waitid(P_PID, (id_t)victim.pid, &si, WEXITED | WNOWAIT));
         uint64_t t0 = now_ns();
         /* detection: the dead (not yet reaped) process no longer counts */
         bool seen = wait_until([&] { return mdcom_sense_process(a, dom) < before; }, kSec);
