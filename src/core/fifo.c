@@ -265,8 +265,9 @@ void mdcom_fifo_own(struct mdcom *m, uint32_t index)
     tx_gate(f);
 }
 
-/* Release (id) held by who back to the pool. */
-int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
+/* Release (id) held by who back to the pool (mdcom_block_release; inline
+ * in mdcom_fifoch_free, the message path's call). */
+static MDCOM_ALWAYS_INLINE int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
 {
     mdcom_aword *bs = &ch->bstate[id];
     uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
@@ -291,6 +292,11 @@ int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
                                                    memory_order_relaxed)
                ? 0
                : -EALREADY;
+}
+
+int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
+{
+    return block_release(ch, id, who);
 }
 
 /* Release (id) held by an owner that (who & mask) names, by CAS (a reaper,
@@ -568,9 +574,10 @@ static MDCOM_COLD int not_ours(struct mdcom_fifoch *ch, int r)
 int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
 {
     int r;
-    if (!valid_fifo(ch) || id >= ch->block_count)
+    /* valid_fifo, spelled out: one call less on the message path */
+    if (!ch || ch->tag != MDCOM_TAG_FIFO || id >= ch->block_count)
         return -EINVAL;
-    r = mdcom_block_release(ch, id, ch->who);
+    r = block_release(ch, id, ch->who);
     return r ? not_ours(ch, r) : 0;
 }
 
