@@ -564,6 +564,13 @@ static void fd_update(struct mdcom_waitset *ws, int cnt, int helper)
     }
     if (!ur_active(ws)) {
         fd_unsignal(ws);
+        /* Another thread's evaluation (fd_clear, a wait) found nothing: the
+         * helper's snapshots may predate it, and a word that changed and
+         * changed back since (a lock word free -> held -> free) passes its
+         * futex compare, so it would sleep through the change that makes
+         * the fd readable again. It takes its snapshots again. */
+        if (!helper && ws->att)
+            wake_private(&ws->att->ctl);
         return;
     }
     if (helper)
