@@ -229,8 +229,15 @@ fn priority(p: u8) -> Priority {
 
 // channel -> Zenoh ----------------------------------------------------------
 
+/// At most this many messages are taken from an "out" FIFO before they are
+/// published: the blocks go back to the pool at once and the senders are
+/// notified once per batch, not once per message.
+const BATCH: usize = 64;
+
 /// Drain the FIFO without sleeping while messages are queued (one sample per
-/// message); wait on the channel's event only when it is empty.
+/// message); wait on the channel's event only when it is empty. Each round
+/// copies out what is queued (up to BATCH messages), frees the blocks,
+/// notifies the senders once, then publishes the copies in FIFO order.
 fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<'static>) {
     let rate = e.cfg.rate_limit;
     let interval = if rate > 0 { Duration::from_secs_f64(1.0 / rate as f64) } else { Duration::ZERO };
@@ -241,60 +248,74 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
     att.extend_from_slice(&sh.epoch.to_le_bytes());
     att.extend_from_slice(&0u64.to_le_bytes());
     att.extend_from_slice(sh.id.as_bytes());
+    // a rate-limited "block" entry takes one message at a time: its pacing
+    // holds the FIFO, not a batch in the bridge
+    let cap = if rate > 0 && e.cfg.block { 1 } else { BATCH };
+    let mut batch: Vec<Vec<u8>> = Vec::with_capacity(cap);
     while !sh.stop.load(Relaxed) {
-        let mut payload: Vec<u8> = Vec::new();
-        match e.fifo.take(|m| payload = m.to_vec()) {
-            Ok(ffi::Recv::Got) => e.fifo.notify(), // wakes a sender waiting for a free block
-            Ok(ffi::Recv::Empty) => {
-                if !sh.poll.is_zero() {
-                    thread::sleep(sh.poll);
-                    continue;
+        let mut failed = None;
+        while batch.len() < cap {
+            match e.fifo.take(|m| batch.push(m.to_vec())) {
+                Ok(ffi::Recv::Got) => {}
+                Ok(ffi::Recv::Empty) => break,
+                Err(r) => {
+                    failed = Some(r);
+                    break;
                 }
-                let r = e.fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
-                if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
+            }
+        }
+        if !batch.is_empty() {
+            e.fifo.notify(); // wakes senders waiting for a free block, once per batch
+        }
+        if let Some(r) = failed {
+            inc(&e.n.errors);
+            log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
+            if r != -libc::EPROTO && r != -libc::EBADMSG && batch.is_empty() {
+                thread::sleep(Duration::from_millis(500));
+            }
+        } else if batch.is_empty() {
+            if !sh.poll.is_zero() {
+                thread::sleep(sh.poll);
+                continue;
+            }
+            let r = e.fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
+            if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
+                inc(&e.n.errors);
+                log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
+                thread::sleep(Duration::from_millis(500));
+            }
+            continue;
+        }
+        for payload in batch.drain(..) {
+            if rate > 0 {
+                let mut now = Instant::now();
+                if now < next_slot {
+                    if !e.cfg.block {
+                        inc(&e.n.rate_dropped);
+                        continue;
+                    }
+                    thread::sleep(next_slot - now); // pacing = backpressure into the FIFO
+                    now = next_slot;
+                }
+                next_slot = if e.cfg.block {
+                    (next_slot + interval).max(now.checked_sub(Duration::from_secs(1)).unwrap_or(now))
+                } else {
+                    now + interval
+                };
+            }
+            seq += 1;
+            att[12..20].copy_from_slice(&seq.to_le_bytes());
+            let len = payload.len() as u64;
+            match publisher.put(payload).attachment(att.clone()).wait() {
+                Ok(()) => {
+                    e.n.seq.store(seq, Relaxed);
+                    inc(&e.n.messages);
+                    e.n.bytes.fetch_add(len, Relaxed);
+                }
+                Err(err) => {
                     inc(&e.n.errors);
-                    log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
-                    thread::sleep(Duration::from_millis(500));
+                    log(&format!("{}: put: {err}", e.cfg.channel));
                 }
-                continue;
-            }
-            Err(r) => {
-                inc(&e.n.errors);
-                log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
-                if r != -libc::EPROTO && r != -libc::EBADMSG {
-                    thread::sleep(Duration::from_millis(500));
-                }
-                continue;
-            }
-        }
-        if rate > 0 {
-            let mut now = Instant::now();
-            if now < next_slot {
-                if !e.cfg.block {
-                    inc(&e.n.rate_dropped);
-                    continue;
-                }
-                thread::sleep(next_slot - now); // pacing = backpressure into the FIFO
-                now = next_slot;
-            }
-            next_slot = if e.cfg.block {
-                (next_slot + interval).max(now.checked_sub(Duration::from_secs(1)).unwrap_or(now))
-            } else {
-                now + interval
-            };
-        }
-        seq += 1;
-        att[12..20].copy_from_slice(&seq.to_le_bytes());
-        let len = payload.len() as u64;
-        match publisher.put(payload).attachment(att.clone()).wait() {
-            Ok(()) => {
-                e.n.seq.store(seq, Relaxed);
-                inc(&e.n.messages);
-                e.n.bytes.fetch_add(len, Relaxed);
-            }
-            Err(err) => {
-                inc(&e.n.errors);
-                log(&format!("{}: put: {err}", e.cfg.channel));
             }
         }
     }
