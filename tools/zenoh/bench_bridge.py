@@ -12,7 +12,7 @@ machine, one clock; first 10 % left out) and throughput of a burst (first
 send to last receive), then the ratios bridge / plain Zenoh. Congestion
 control "block", reliable, on both paths.
 
-    python3 tools/zenoh/bench_bridge.py [--quick] [--json FILE]
+    python3 tools/zenoh/bench_bridge.py [--quick] [--json FILE] [--bridge-arg ARG ...]
 
 (MDCOM_ZENOH: the daemon, default build/default/tools/zenoh/mdcom-zenoh;
 MDCOM_LIB/PYTHONPATH as for the tests: the keepers use the Python binding.)
@@ -79,6 +79,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer messages (a smoke run)")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--bridge-arg", action="append", default=[], metavar="ARG",
+                    help="an extra option of both bridges (repeat for several: "
+                         "--bridge-arg=--spin-us --bridge-arg=200)")
     args = ap.parse_args(argv)
     if not os.access(T.BENCH, os.X_OK):
         print(f"{T.BENCH} not built (CMake target mdcom_zenoh)", file=sys.stderr)
@@ -92,7 +95,8 @@ def main(argv=None) -> int:
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     with tempfile.TemporaryDirectory() as d:
-        t = T.Topology(pathlib.Path(d), congestion="block", count=128)
+        t = T.Topology(pathlib.Path(d), congestion="block", count=128,
+                       bridge_args=args.bridge_arg)
         pa, pb = T.free_port(), T.free_port()
         za, zb = pathlib.Path(d) / "plain-a.json5", pathlib.Path(d) / "plain-b.json5"
         za.write_text(T.zenoh_config(pa))
@@ -122,7 +126,8 @@ def main(argv=None) -> int:
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
     print(f"load average before: {' '.join(load0)}, after: {' '.join(load1)} "
-          f"({os.cpu_count()} cpus)")
+          f"({os.cpu_count()} cpus)" + (f"; bridge options: {' '.join(args.bridge_arg)}"
+                                        if args.bridge_arg else ""))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     return 1 if short else 0
