@@ -38,20 +38,39 @@ SIZES = (64, 4096, 65536)
 KEY = "mdcom/bench/plain"
 
 
-def _pair(recv: list[str], send: list[str], go: bool) -> dict:
-    """Start the receiver, then the sender; the receiver's JSON line."""
+def _cpu_s(pid: int) -> float:
+    """The cpu time of process pid so far (all its threads, from schedstat)."""
+    ns = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                ns += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return ns / 1e9
+
+
+def _pair(recv: list[str], send: list[str], go: bool, watch: tuple = ()) -> dict:
+    """Start the receiver, then the sender; the receiver's JSON line, with
+    the sender's cpu time (send_cpu_s) and that of the processes in watch
+    (the bridges, watch_cpu_s) from the sender's start to the last receive."""
     b = str(T.BENCH)
     r = subprocess.Popen([b, *recv], env=T.env(), stdout=subprocess.PIPE, text=True)
     s = None
     try:
         assert r.stdout.readline().strip() == "ready"
+        c0 = [_cpu_s(p.pid) for p in watch]
         s = subprocess.Popen([b, *send], env=T.env(), stdout=subprocess.PIPE,
                              stdin=subprocess.PIPE if go else None, text=True)
         if go:
             assert s.stdout.readline().strip() == "ready"
+            c0 = [_cpu_s(p.pid) for p in watch]
             s.stdin.write("go\n")
             s.stdin.flush()
         out = json.loads(r.stdout.readline())
+        out["watch_cpu_s"] = [_cpu_s(p.pid) - c for p, c in zip(watch, c0)]
+        line = s.stdout.readline()
+        out["send_cpu_s"] = json.loads(line)["cpu_s"] if line.strip() else 0.0
     finally:
         for p in (s, r):
             if p is None:
@@ -72,7 +91,7 @@ def _zenoh(za, zb, size: int, n: int, period_us: int) -> dict:
 def _bridge(t: T.Topology, size: int, n: int, period_us: int) -> dict:
     return _pair(["frecv", str(t.toml["b"]), "app", "rx", str(n)],
                  ["fsend", str(t.toml["a"]), "fw", "up", str(size), str(n), str(period_us)],
-                 go=True)
+                 go=True, watch=(t.bridges["a"], t.bridges["b"]))
 
 
 def main(argv=None) -> int:
@@ -117,12 +136,19 @@ def main(argv=None) -> int:
                     if v["received"] != n:
                         short += 1
                         print(f"{size} B {name}: {v['received']} of {n} received", file=sys.stderr)
+                n = thr_n[size]
                 row.update(zenoh_lat=(zl["p50_us"], zl["p99_us"]), bridge_lat=(bl["p50_us"], bl["p99_us"]),
-                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"])
+                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"],
+                           # cpu us per message of the throughput runs, per process
+                           zenoh_cpu=[zt["send_cpu_s"] * 1e6 / n, zt["cpu_s"] * 1e6 / n],
+                           bridge_cpu=[bt["send_cpu_s"] * 1e6 / n,
+                                       *(c * 1e6 / n for c in bt["watch_cpu_s"]),
+                                       bt["cpu_s"] * 1e6 / n])
                 rows.append(row)
                 _print_row(row)
         finally:
             t.close()
+    _print_cpu(rows)
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
     print(f"load average before: {' '.join(load0)}, after: {' '.join(load1)} "
@@ -143,6 +169,20 @@ def _print_row(r: dict) -> None:
           f"{bl[0] / zl[0]:.2f} ({bl[1] / zl[1]:.2f}) | {r['zenoh_thr']:.0f} | "
           f"{r['bridge_thr']:.0f} | {r['bridge_thr'] / r['zenoh_thr']:.2f} | "
           f"{r['bridge_thr'] * r['size'] / 1e6:.0f} |", flush=True)
+
+
+def _print_cpu(rows: list) -> None:
+    """cpu time per message of the throughput runs: what the path costs,
+    whatever else runs on the machine."""
+    print("\ncpu time per message, throughput runs (us; from the first message to the last):\n")
+    print("| size | Zenoh: pub + sub = total | bridge path: send + bridge A + bridge B + recv = total "
+          "| bridge / Zenoh |")
+    print("|---|---|---|---|")
+    for r in rows:
+        z, b = r["zenoh_cpu"], r["bridge_cpu"]
+        print(f"| {r['size']} B | {' + '.join(f'{v:.2f}' for v in z)} = {sum(z):.2f} | "
+              f"{' + '.join(f'{v:.2f}' for v in b)} = {sum(b):.2f} | "
+              f"{sum(b) / sum(z) if sum(z) else 0:.2f} |")
 
 
 if __name__ == "__main__":

@@ -239,14 +239,18 @@ fn priority(p: u8) -> Priority {
 
 // channel -> Zenoh ----------------------------------------------------------
 
-/// At most this many messages are taken from an "out" FIFO before they are
-/// published: the blocks go back to the pool at once and the senders are
-/// notified once per batch, not once per message.
+/// At most this many messages, and no more once BATCH_BYTES are copied, are
+/// taken from an "out" FIFO before they are published: the blocks go back to
+/// the pool at once and the senders are notified once per batch, not once
+/// per message. (The byte bound keeps large messages to one or two per batch:
+/// megabytes of copies freed at once would be handed back to the kernel by
+/// malloc and faulted in again for the next batch.)
 const BATCH: usize = 64;
+const BATCH_BYTES: usize = 64 * 1024;
 
 /// Drain the FIFO without sleeping while messages are queued (one sample per
 /// message); wait on the channel's event only when it is empty. Each round
-/// copies out what is queued (up to BATCH messages), frees the blocks,
+/// copies out what is queued (up to BATCH messages / BATCH_BYTES), frees the blocks,
 /// notifies the senders once, then publishes the copies in FIFO order.
 fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<'static>) {
     let rate = e.cfg.rate_limit;
@@ -264,8 +268,12 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
     let mut batch: Vec<Vec<u8>> = Vec::with_capacity(cap);
     while !sh.stop.load(Relaxed) {
         let mut failed = None;
-        while batch.len() < cap {
-            match e.fifo.take(|m| batch.push(m.to_vec())) {
+        let mut bytes = 0;
+        while batch.len() < cap && bytes < BATCH_BYTES {
+            match e.fifo.take(|m| {
+                bytes += m.len();
+                batch.push(m.to_vec())
+            }) {
                 Ok(ffi::Recv::Got) => {}
                 Ok(ffi::Recv::Empty) => break,
                 Err(r) => {
