@@ -69,8 +69,6 @@ def _pair(recv: list[str], send: list[str], go: bool, watch: tuple = ()) -> dict
             s.stdin.flush()
         out = json.loads(r.stdout.readline())
         out["watch_cpu_s"] = [_cpu_s(p.pid) - c for p, c in zip(watch, c0)]
-        line = s.stdout.readline()
-        out["send_cpu_s"] = json.loads(line)["cpu_s"] if line.strip() else 0.0
     finally:
         for p in (s, r):
             if p is None:
@@ -80,6 +78,11 @@ def _pair(recv: list[str], send: list[str], go: bool, watch: tuple = ()) -> dict
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+    # the sender's last line (once it has ended: a stuck sender was killed above)
+    out["send_cpu_s"] = 0.0
+    for line in s.stdout.read().splitlines():
+        if line.startswith("{"):
+            out["send_cpu_s"] = json.loads(line)["cpu_s"]
     return out
 
 
