@@ -12,7 +12,7 @@ machine, one clock; first 10 % left out) and throughput of a burst (first
 send to last receive), then the ratios bridge / plain Zenoh. Congestion
 control "block", reliable, on both paths.
 
-    python3 tools/zenoh/bench_bridge.py [--quick] [--json FILE]
+    python3 tools/zenoh/bench_bridge.py [--quick] [--json FILE] [--bridge-arg ARG ...]
 
 (MDCOM_ZENOH: the daemon, default build/default/tools/zenoh/mdcom-zenoh;
 MDCOM_LIB/PYTHONPATH as for the tests: the keepers use the Python binding.)
@@ -38,20 +38,37 @@ SIZES = (64, 4096, 65536)
 KEY = "mdcom/bench/plain"
 
 
-def _pair(recv: list[str], send: list[str], go: bool) -> dict:
-    """Start the receiver, then the sender; the receiver's JSON line."""
+def _cpu_s(pid: int) -> float:
+    """The cpu time of process pid so far (all its threads, from schedstat)."""
+    ns = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                ns += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return ns / 1e9
+
+
+def _pair(recv: list[str], send: list[str], go: bool, watch: tuple = ()) -> dict:
+    """Start the receiver, then the sender; the receiver's JSON line, with
+    the sender's cpu time (send_cpu_s) and that of the processes in watch
+    (the bridges, watch_cpu_s) from the sender's start to the last receive."""
     b = str(T.BENCH)
     r = subprocess.Popen([b, *recv], env=T.env(), stdout=subprocess.PIPE, text=True)
     s = None
     try:
         assert r.stdout.readline().strip() == "ready"
+        c0 = [_cpu_s(p.pid) for p in watch]
         s = subprocess.Popen([b, *send], env=T.env(), stdout=subprocess.PIPE,
                              stdin=subprocess.PIPE if go else None, text=True)
         if go:
             assert s.stdout.readline().strip() == "ready"
+            c0 = [_cpu_s(p.pid) for p in watch]
             s.stdin.write("go\n")
             s.stdin.flush()
         out = json.loads(r.stdout.readline())
+        out["watch_cpu_s"] = [_cpu_s(p.pid) - c for p, c in zip(watch, c0)]
     finally:
         for p in (s, r):
             if p is None:
@@ -61,6 +78,11 @@ def _pair(recv: list[str], send: list[str], go: bool) -> dict:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+    # the sender's last line (once it has ended: a stuck sender was killed above)
+    out["send_cpu_s"] = 0.0
+    for line in s.stdout.read().splitlines():
+        if line.startswith("{"):
+            out["send_cpu_s"] = json.loads(line)["cpu_s"]
     return out
 
 
@@ -72,13 +94,16 @@ def _zenoh(za, zb, size: int, n: int, period_us: int) -> dict:
 def _bridge(t: T.Topology, size: int, n: int, period_us: int) -> dict:
     return _pair(["frecv", str(t.toml["b"]), "app", "rx", str(n)],
                  ["fsend", str(t.toml["a"]), "fw", "up", str(size), str(n), str(period_us)],
-                 go=True)
+                 go=True, watch=(t.bridges["a"], t.bridges["b"]))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer messages (a smoke run)")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--bridge-arg", action="append", default=[], metavar="ARG",
+                    help="an extra option of both bridges (repeat for several: "
+                         "--bridge-arg=--spin-us --bridge-arg=200)")
     args = ap.parse_args(argv)
     if not os.access(T.BENCH, os.X_OK):
         print(f"{T.BENCH} not built (CMake target mdcom_zenoh)", file=sys.stderr)
@@ -92,7 +117,8 @@ def main(argv=None) -> int:
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
     with tempfile.TemporaryDirectory() as d:
-        t = T.Topology(pathlib.Path(d), congestion="block", count=128)
+        t = T.Topology(pathlib.Path(d), congestion="block", count=128,
+                       bridge_args=args.bridge_arg)
         pa, pb = T.free_port(), T.free_port()
         za, zb = pathlib.Path(d) / "plain-a.json5", pathlib.Path(d) / "plain-b.json5"
         za.write_text(T.zenoh_config(pa))
@@ -113,16 +139,24 @@ def main(argv=None) -> int:
                     if v["received"] != n:
                         short += 1
                         print(f"{size} B {name}: {v['received']} of {n} received", file=sys.stderr)
+                n = thr_n[size]
                 row.update(zenoh_lat=(zl["p50_us"], zl["p99_us"]), bridge_lat=(bl["p50_us"], bl["p99_us"]),
-                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"])
+                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"],
+                           # cpu us per message of the throughput runs, per process
+                           zenoh_cpu=[zt["send_cpu_s"] * 1e6 / n, zt["cpu_s"] * 1e6 / n],
+                           bridge_cpu=[bt["send_cpu_s"] * 1e6 / n,
+                                       *(c * 1e6 / n for c in bt["watch_cpu_s"]),
+                                       bt["cpu_s"] * 1e6 / n])
                 rows.append(row)
                 _print_row(row)
         finally:
             t.close()
+    _print_cpu(rows)
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
     print(f"load average before: {' '.join(load0)}, after: {' '.join(load1)} "
-          f"({os.cpu_count()} cpus)")
+          f"({os.cpu_count()} cpus)" + (f"; bridge options: {' '.join(args.bridge_arg)}"
+                                        if args.bridge_arg else ""))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
     return 1 if short else 0
@@ -138,6 +172,20 @@ def _print_row(r: dict) -> None:
           f"{bl[0] / zl[0]:.2f} ({bl[1] / zl[1]:.2f}) | {r['zenoh_thr']:.0f} | "
           f"{r['bridge_thr']:.0f} | {r['bridge_thr'] / r['zenoh_thr']:.2f} | "
           f"{r['bridge_thr'] * r['size'] / 1e6:.0f} |", flush=True)
+
+
+def _print_cpu(rows: list) -> None:
+    """cpu time per message of the throughput runs: what the path costs,
+    whatever else runs on the machine."""
+    print("\ncpu time per message, throughput runs (us; from the first message to the last):\n")
+    print("| size | Zenoh: pub + sub = total | bridge path: send + bridge A + bridge B + recv = total "
+          "| bridge / Zenoh |")
+    print("|---|---|---|---|")
+    for r in rows:
+        z, b = r["zenoh_cpu"], r["bridge_cpu"]
+        print(f"| {r['size']} B | {' + '.join(f'{v:.2f}' for v in z)} = {sum(z):.2f} | "
+              f"{' + '.join(f'{v:.2f}' for v in b)} = {sum(b):.2f} | "
+              f"{sum(b) / sum(z) if sum(z) else 0:.2f} |")
 
 
 if __name__ == "__main__":

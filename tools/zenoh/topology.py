@@ -126,8 +126,10 @@ class Topology:
 
     def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
                  block_b: Optional[int] = None, count: int = 32, tag: str = "",
-                 same_key: bool = False, rate_limit: int = 0) -> None:
+                 same_key: bool = False, rate_limit: int = 0,
+                 bridge_args: tuple = ()) -> None:
         self.d = d
+        self.bridge_args = tuple(bridge_args)  # extra options of both bridges
         uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
         self.names = {"a": f"mdzA{uniq}", "b": f"mdzB{uniq}"}
         self.prefix = f"mdcom/test/{uniq}"
@@ -169,7 +171,8 @@ class Topology:
         p = subprocess.Popen([str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
                               "--id", f"bridge-{side}-{self.names[side]}",
                               "-s", str(self.status[side]),
-                              "--status-key", f"{self.prefix}/status/{side}"], env=env())
+                              "--status-key", f"{self.prefix}/status/{side}",
+                              *self.bridge_args], env=env())
         self.procs.append(p)
         self.bridges[side] = p
         return p

@@ -9,8 +9,11 @@
 //!
 //! Every message starts with its send time (CLOCK_MONOTONIC ns, u64 LE) and
 //! its number (u64 LE). A receiver prints one JSON line: count, one-way
-//! latency p50/p99 in us (first 10 % left out), and the throughput from the
-//! first message's send time to the last receive.
+//! latency p50/p99 in us (first 10 % left out), the throughput from the
+//! first message's send time to the last receive, and its cpu time (all
+//! threads) from the first message to the report. A sender prints a JSON
+//! line with its cpu time from the first message to the last once it has
+//! sent them.
 
 mod cfg;
 mod ffi;
@@ -25,6 +28,18 @@ fn now_ns() -> u64 {
     // SAFETY: ts is a valid out parameter.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// This process' cpu time (all threads), ns.
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid out parameter.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn print_sender_cpu(cpu0: u64) {
+    println!("{}", serde_json::json!({"cpu_s": (cpu_ns() - cpu0) as f64 / 1e9}));
 }
 
 fn fill(buf: &mut [u8], i: u64) {
@@ -60,6 +75,7 @@ struct Rx {
     last_recv: u64,
     count: u64,
     bytes: u64,
+    cpu0: u64,
 }
 
 impl Rx {
@@ -70,6 +86,7 @@ impl Rx {
         let sent = u64::from_le_bytes(b);
         if self.count == 0 {
             self.first_sent = sent;
+            self.cpu0 = cpu_ns(); // a syscall: only once
         }
         self.lat.push(t.saturating_sub(sent));
         self.last_recv = t;
@@ -83,10 +100,12 @@ impl Rx {
         l.sort_unstable();
         let pct = |p: f64| if l.is_empty() { 0.0 } else { l[((l.len() - 1) as f64 * p).round() as usize] as f64 / 1000.0 };
         let secs = (self.last_recv.saturating_sub(self.first_sent)) as f64 / 1e9;
+        let cpu = if self.count > 0 { (cpu_ns() - self.cpu0) as f64 / 1e9 } else { 0.0 };
         let v = serde_json::json!({
             "received": self.count, "p50_us": pct(0.5), "p99_us": pct(0.99),
             "seconds": secs, "msg_per_s": if secs > 0.0 { self.count as f64 / secs } else { 0.0 },
             "mb_per_s": if secs > 0.0 { self.bytes as f64 / secs / 1e6 } else { 0.0 },
+            "cpu_s": cpu,
         });
         println!("{v}");
     }
@@ -162,12 +181,14 @@ fn main() {
             }
             std::thread::sleep(Duration::from_millis(200));
             let mut buf = vec![0u8; size];
+            let cpu0 = cpu_ns();
             let start = now_ns();
             for i in 0..n {
                 fill(&mut buf, i);
                 p.put(buf.clone()).wait().expect("put");
                 pace(start, i, period);
             }
+            print_sender_cpu(cpu0);
             std::thread::sleep(Duration::from_millis(500)); // let the last samples leave
         }
         "frecv" => {
@@ -197,12 +218,14 @@ fn main() {
             println!("ready");
             let mut line = String::new();
             let _ = std::io::stdin().read_line(&mut line); // go
+            let cpu0 = cpu_ns();
             let start = now_ns();
             for i in 0..n {
                 fill(&mut buf, i);
                 f.send(&buf, ffi::MDCOM_FOREVER).expect("send");
                 pace(start, i, period);
             }
+            print_sender_cpu(cpu0);
             drop(f);
             drop(sys);
         }

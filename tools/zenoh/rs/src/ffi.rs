@@ -16,6 +16,7 @@ pub const MDCOM_EV_RX: u32 = 0x1;
 pub const MDCOM_EV_TX: u32 = 0x2;
 pub const MDCOM_FILTERED: c_int = 1;
 pub const MDCOM_FOREVER: i64 = -1;
+pub const MDCOM_NO_SPIN: u32 = 0xffff_ffff;
 
 #[repr(C)]
 pub struct DomainCfg {
@@ -96,6 +97,7 @@ extern "C" {
     fn mdcom_fifoch_dequeue(ch: *mut RawFifo, id: *mut u32, len: *mut u32) -> c_int;
     fn mdcom_fifoch_notify(ch: *mut RawFifo) -> c_int;
     fn mdcom_fifoch_wait(ch: *mut RawFifo, events: u32, timeout_ns: i64) -> c_int;
+    fn mdcom_fifoch_set_spin(ch: *mut RawFifo, spin_ns: u32) -> c_int;
     fn mdcom_fifoch_send(ch: *mut RawFifo, buf: *const c_void, len: u32, timeout_ns: i64) -> c_int;
     fn mdcom_fifoch_recv(ch: *mut RawFifo, buf: *mut c_void, cap: u32, timeout_ns: i64) -> c_int;
 }
@@ -324,6 +326,12 @@ impl Fifo {
     pub fn notify(&self) {
         // SAFETY: ch is valid.
         unsafe { mdcom_fifoch_notify(self.ch) };
+    }
+
+    /// The adaptive spin limit of this process' waits on the channel (ns).
+    pub fn set_spin(&self, spin_ns: u32) {
+        // SAFETY: ch is valid.
+        unsafe { mdcom_fifoch_set_spin(self.ch, spin_ns) };
     }
 
     /// Wait for events (MDCOM_EV_*): the mask that holds, or a negative errno.
