@@ -399,8 +399,10 @@ static void *tp_thread(void *arg)
     return NULL;
 }
 
-static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shared *sh)
+/* Either side: one thread per channel. */
+static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
+    tp_shared *sh = arg;
     pthread_t th[BENCH_MAX_CHAN];
     tp_thr ta[BENCH_MAX_CHAN];
     uint32_t started = 0;
@@ -439,15 +441,6 @@ static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shar
             return r;
     }
     return mism ? BENCH_RT_MISMATCH : 0;
-}
-
-static int tp_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    return tp_run_threads(ops, ctx, side, arg);
-}
-static int tp_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    return tp_run_threads(ops, ctx, side, arg);
 }
 
 static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t nch, int bi,
@@ -513,8 +506,8 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
         sh->budget_ns = sh->warm_ns + (uint64_t)(o->stream_time * 1e9);
     }
     bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], nch, size > 16 ? size : 16,
-                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_side_a,
-                                tp_side_b, sh);
+                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_run_threads,
+                                tp_run_threads, sh);
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;
     if (src == BENCH_SESSION_NA) {
@@ -677,51 +670,31 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     int s64 = tp_idx_u32(o->sizes, o->n_sizes, 64), s4k = tp_idx_u32(o->sizes, o->n_sizes, 4096);
     int bi = tp_ntot(o, TP_STREAM) - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
-    /* streaming 64 B >= 20 M msgs/s */
-    bench_target *t = &tg[n++];
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
-    t->limit = 20e6;
-    snprintf(t->unit, sizeof(t->unit), "msgs/s");
+    /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
     const tp_cell *c = c1 >= 0 && s64 >= 0 ? tp_find(o, TP_STREAM, c1, bi, s64, mt) : NULL;
+    bench_target *t = bench_target_new(&tg[n++], 20e6, "msgs/s", "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
     bench_target_eval(t, c ? c->msgs_ps : NAN, 1);
-    if (c)
-        snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
-    /* streaming 4 KiB >= 10 GB/s */
-    t = &tg[n++];
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
-    t->limit = 10e9;
-    snprintf(t->unit, sizeof(t->unit), "B/s");
+    snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
     c = c1 >= 0 && s4k >= 0 ? tp_find(o, TP_STREAM, c1, bi, s4k, mt) : NULL;
+    t = bench_target_new(&tg[n++], 10e9, "B/s", "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
     bench_target_eval(t, c ? c->agg_bps : NAN, 1);
-    if (c)
-        snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
+    snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
     /* 32-channel aggregate >= 0.9x the 1-channel aggregate, per mdcom transport and mode */
-    for (unsigned k = 0; k < o->n_tr; k++) {
-        if (strncmp(o->tr[k]->name, "mdcom-", 6) != 0)
-            continue;
-        for (int m = 0; m < TP_NMODES; m++) {
+    for (unsigned k = 0; k < o->n_tr && n < 30; k++)
+        for (int m = 0; m < TP_NMODES && strncmp(o->tr[k]->name, "mdcom-", 6) == 0; m++) {
             if (!o->modes[m])
                 continue;
-            t = &tg[n++];
-            memset(t, 0, sizeof(*t));
-            snprintf(t->name, sizeof(t->name), "%s %s 64 B: 32-ch / 1-ch aggregate >= 0.9",
-                     o->tr[k]->name, tp_mode_name[m]);
-            t->limit = 0.9;
+            t = bench_target_new(&tg[n++], 0.9, NULL, "%s %s 64 B: 32-ch / 1-ch aggregate >= 0.9",
+                                 o->tr[k]->name, tp_mode_name[m]);
             int bm = tp_ntot(o, m) - 1;
             const tp_cell *a = c32 >= 0 && s64 >= 0 ? tp_find(o, m, c32, bm, s64, o->tr[k]->name) : NULL;
             const tp_cell *b = c1 >= 0 && s64 >= 0 ? tp_find(o, m, c1, bm, s64, o->tr[k]->name) : NULL;
             bench_target_eval(t, a && b && b->agg_bps > 0 ? a->agg_bps / b->agg_bps : NAN, 1);
-            if (!isnan(t->value)) {
-                char x[32], y[32];
+            char x[32], y[32];
+            if (!isnan(t->value))
                 snprintf(t->detail, sizeof(t->detail), "%s / %s", tp_fmt_rate(x, sizeof(x), a->agg_bps),
                          tp_fmt_rate(y, sizeof(y), b->agg_bps));
-            }
-            if (n >= 30)
-                return n;
         }
-    }
     return n;
 }
 
