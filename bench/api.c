@@ -406,43 +406,30 @@ static void api_usage(FILE *out)
     bench_opts_usage(out, api_opts_tab);
 }
 
-static void api_json(bench_json *j, void *arg)
+static void api_rows(bench_row *w, void *arg)
 {
     const bench_api_result *r = arg;
-    bench_json_arr_begin(j, "api");
     for (int a = 0; a < BENCH_API_NX; a++) {
-        bench_json_obj_begin(j, NULL);
-        bench_json_str(j, "api", r[a].api);
-        bench_json_str(j, "function", r[a].fn);
-        bench_json_u64(j, "calls", r[a].calls);
-        bench_json_dbl(j, "mean_ns", r[a].mean_ns);
-        bench_json_dbl(j, "mode_ns", r[a].mode_ns);
-        bench_json_dbl(j, "stddev_ns", r[a].stddev_ns);
-        bench_json_dbl(j, "p50_batch_ns", r[a].p50_ns);
-        bench_json_dbl(j, "best_batch_ns", r[a].best_ns);
-        bench_json_dbl(j, "instructions", r[a].instr);
         int pr = api_paper_row(a);
-        bench_json_dbl(j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
-        bench_json_dbl(j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
-        bench_json_dbl(j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
+        w->k = (bench_csv_key){.scenario = "api", .transport = r[a].api, .n = r[a].calls};
+        bench_json_obj_begin(w->j, NULL);
+        bench_json_str(w->j, "api", r[a].api);
+        bench_json_str(w->j, "function", r[a].fn);
+        bench_json_u64(w->j, "calls", r[a].calls);
+        bench_row_num(w, "mean_ns", "mean", r[a].mean_ns, "ns");
+        bench_row_num(w, "mode_ns", "mode", r[a].mode_ns, "ns");
+        bench_row_num(w, "stddev_ns", "stddev", r[a].stddev_ns, "ns");
+        bench_json_dbl(w->j, "p50_batch_ns", r[a].p50_ns);
+        bench_json_dbl(w->j, "best_batch_ns", r[a].best_ns);
+        bench_row_num(w, "instructions", "instructions", r[a].instr, "instr");
+        bench_json_dbl(w->j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
+        bench_json_dbl(w->j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
+        bench_json_dbl(w->j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
         if (a < BENCH_API_N) {
-            bench_json_dbl(j, "target_ns", BENCH_API_TARGET_NS);
-            bench_json_bool(j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
+            bench_json_dbl(w->j, "target_ns", BENCH_API_TARGET_NS);
+            bench_json_bool(w->j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
         }
-        bench_json_obj_end(j);
-    }
-    bench_json_arr_end(j);
-}
-
-static void api_csv(FILE *f, void *arg)
-{
-    const bench_api_result *r = arg;
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        bench_csv_key k = {.scenario = "api", .transport = r[a].api, .n = r[a].calls};
-        bench_csv_row(f, &k, "mean", r[a].mean_ns, "ns");
-        bench_csv_row(f, &k, "mode", r[a].mode_ns, "ns");
-        bench_csv_row(f, &k, "stddev", r[a].stddev_ns, "ns");
-        bench_csv_row(f, &k, "instructions", r[a].instr, "instr");
+        bench_json_obj_end(w->j);
     }
 }
 
@@ -457,7 +444,7 @@ static int api_main(int argc, char **argv)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
     static bench_api_result r[BENCH_API_NX];
     bench_run rn = {.cmd = "api", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_body = api_json, .csv_rows = api_csv, .arg = r};
+                    .rows = api_rows, .rows_key = "api", .arg = r};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = o.quiet ? fopen("/dev/null", "w") : rn.out;
@@ -467,8 +454,7 @@ static int api_main(int argc, char **argv)
     int rc = bench_api_run(o.calls, r, &rn.integrity);
     if (rc != 0) { /* printed; no table */
         rn.failures += !rn.integrity;
-        rn.json_body = NULL;
-        rn.csv_rows = NULL;
+        rn.rows = NULL;
         rc = bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
         if (o.quiet)
             fclose(out);

@@ -272,18 +272,32 @@ void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double v
 FILE *bench_open_out(const char *path, const char *cmd);
 void bench_close_out(FILE *f, const char *path, unsigned *failures);
 
+/* One writer for a scenario's result rows, JSON and CSV alike: the
+ * scenario's rows function writes each row once, and runs twice: with j set
+ * (each row an object of the JSON array) and with csv set (j NULL: the
+ * bench_json_* calls do nothing; each metric a CSV line keyed by k). */
+typedef struct bench_row {
+    bench_json *j;
+    FILE *csv;
+    bench_csv_key k; /* the row's CSV key (set by the rows function) */
+} bench_row;
+/* A number: JSON member key (when not NULL; an integer when integral) and,
+ * when metric is not NULL, a CSV line (metric, v, unit). */
+void bench_row_num(bench_row *w, const char *key, const char *metric, double v, const char *unit);
+
 /* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
  * what every scenario writes the same way. The scenario fills in cmd, json,
  * csv, quick, and its writers: the members of the JSON object's "config"
- * (after "quick"), its members between the config and the targets (results,
- * ...) and its CSV rows (the header is written here). */
+ * (after "quick"), its result rows (JSON array rows_key, default "results",
+ * and CSV; the CSV header is written here) and further JSON members. */
 typedef struct bench_run {
     const char *cmd, *json, *csv;
     int quick;
     /* members of "config" after "quick" */
     void (*json_config)(bench_json *j, void *arg);
+    void (*rows)(bench_row *w, void *arg);
+    const char *rows_key;
     void (*json_body)(bench_json *j, void *arg);
-    void (*csv_rows)(FILE *f, void *arg);
     void *arg;
     /* set by bench_run_begin */
     FILE *out, *jf, *cf; /* text (stderr when JSON or CSV go to stdout), outputs */

@@ -739,61 +739,44 @@ static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv 
             }
 }
 
-static void lt_json_row(const lt_opts *o, const lt_rowv *r, void *out)
+static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
 {
-    bench_json *j = out;
-    bench_json_obj_begin(j, NULL);
-    bench_json_str(j, "transport", r->tr->name);
-    bench_json_str(j, "kind", r->ow ? "oneway" : "rtt");
-    bench_json_str(j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
-    bench_json_u64(j, "size", o->sizes[r->s]);
-    bench_json_bool(j, "na", r->c->na);
-    if (!r->c->na) {
-        bench_json_bool(j, "ok", r->ok);
-        bench_json_u64(j, "integrity_errors", r->integrity);
-        bench_json_u64(j, "failures", r->failures);
-        bench_json_stats(j, "stats", r->st);
-        bench_json_str(j, "baseline", r->tr->baseline);
-        bench_json_dbl(j, "p50_ratio_to_baseline", r->r_base);
-        bench_json_str(j, "mdcom_ref", lt_mdcom_ref(r->tr));
-        bench_json_dbl(j, "p50_ratio_to_mdcom", r->r_mdcom);
-        lt_json_hist(j, "hist", r->h);
-    }
-    bench_json_obj_end(j);
-}
-
-static void lt_write_json(bench_json *j, void *arg)
-{
-    bench_json_arr_begin(j, "results");
-    lt_each(arg, lt_json_row, j);
-    bench_json_arr_end(j);
-}
-
-static void lt_csv_row(const lt_opts *o, const lt_rowv *r, void *out)
-{
-    FILE *f = out;
+    bench_row *w = out;
     const bench_stats *st = r->st;
-    if (r->c->na || !r->ok)
+    if (!w->j && (r->c->na || !r->ok))
         return;
-    bench_csv_key k = {.scenario = "latency",
-                       .transport = r->tr->name,
-                       .mode = r->ow ? "oneway" : "rtt",
-                       .size = o->sizes[r->s],
-                       .n = st->n};
-    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
-    const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
-    for (unsigned i = 0; i < 6; i++)
-        bench_csv_row(f, &k, name[i], (double)v[i], "ns");
-    bench_csv_row(f, &k, "mean", st->mean, "ns");
-    bench_csv_row(f, &k, "stddev", st->stddev, "ns");
-    if (r->tr->baseline)
-        bench_csv_row(f, &k, "p50_ratio_to_baseline", r->r_base, "x");
-    bench_csv_row(f, &k, "p50_ratio_to_mdcom", r->r_mdcom, "x");
+    w->k = (bench_csv_key){.scenario = "latency", .transport = r->tr->name,
+                           .mode = r->ow ? "oneway" : "rtt", .size = o->sizes[r->s], .n = st->n};
+    bench_json_obj_begin(w->j, NULL);
+    bench_json_str(w->j, "transport", r->tr->name);
+    bench_json_str(w->j, "kind", r->ow ? "oneway" : "rtt");
+    bench_json_str(w->j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+    bench_json_u64(w->j, "size", o->sizes[r->s]);
+    bench_json_bool(w->j, "na", r->c->na);
+    if (!r->c->na) {
+        bench_json_bool(w->j, "ok", r->ok);
+        bench_json_u64(w->j, "integrity_errors", r->integrity);
+        bench_json_u64(w->j, "failures", r->failures);
+        bench_json_stats(w->j, "stats", st);
+        bench_json_str(w->j, "baseline", r->tr->baseline);
+        bench_json_str(w->j, "mdcom_ref", lt_mdcom_ref(r->tr));
+        static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+        const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
+        for (unsigned i = 0; i < 6; i++)
+            bench_row_num(w, NULL, name[i], (double)v[i], "ns");
+        bench_row_num(w, NULL, "mean", st->mean, "ns");
+        bench_row_num(w, NULL, "stddev", st->stddev, "ns");
+        bench_row_num(w, "p50_ratio_to_baseline", r->tr->baseline ? "p50_ratio_to_baseline" : NULL,
+                      r->r_base, "x");
+        bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom", r->r_mdcom, "x");
+        lt_json_hist(w->j, "hist", r->h);
+    }
+    bench_json_obj_end(w->j);
 }
 
-static void lt_write_csv(FILE *f, void *arg)
+static void lt_rows(bench_row *w, void *arg)
 {
-    lt_each(arg, lt_csv_row, f);
+    lt_each(arg, lt_out_row, w);
 }
 
 static int lt_main(int argc, char **argv)
@@ -805,7 +788,7 @@ static int lt_main(int argc, char **argv)
     memset(lt_cells, 0, sizeof(lt_cells));
     bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
                    .json_config = lt_json_config,
-                   .json_body = lt_write_json, .csv_rows = lt_write_csv, .arg = &o};
+                   .rows = lt_rows, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;

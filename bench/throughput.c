@@ -726,42 +726,49 @@ static void tp_each(const tp_opts *o, void (*fn)(const tp_opts *, tp_key, const 
                             fn(o, (tp_key){m, ci, bi, si, t}, &tp_cells[m][ci][bi][si][t], out);
 }
 
-static void tp_json_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+static void tp_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
 {
-    bench_json *j = out;
+    bench_row *w = out;
     int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
     unsigned t = key.t;
-    bench_json_obj_begin(j, NULL);
-    bench_json_str(j, "transport", o->tr[t]->name);
-    bench_json_str(j, "mode", tp_mode_name[m]);
-    bench_json_u64(j, "channels", o->chans[ci]);
-    bench_json_u64(j, "size", o->sizes[si]);
-    bench_json_u64(j, "total_per_channel", tp_total(o, m, bi));
-    bench_json_bool(j, "na", c->na);
-    bench_json_bool(j, "ok", c->ok);
-    bench_json_bool(j, "capped", c->capped);
-    bench_json_u64(j, "msgs", c->msgs);
-    bench_json_u64(j, "bytes", c->bytes);
-    bench_json_dbl(j, "wall_s", c->wall_s);
-    bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
-    bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
-    bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
-    bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
-    bench_json_u64(j, "loss", c->loss);
-    bench_json_u64(j, "corrupt", c->corrupt);
-    bench_json_u64(j, "integrity_errors", c->integrity);
-    bench_json_u64(j, "failures", c->failures);
-    bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-    bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
-    bench_json_obj_end(j);
+    if (!w->j && c->na)
+        return;
+    w->k = (bench_csv_key){.scenario = "throughput", .transport = o->tr[t]->name,
+                           .mode = tp_mode_name[m], .size = o->sizes[si], .channels = o->chans[ci],
+                           .n = c->msgs, .total = tp_total(o, m, bi)};
+    bench_json_obj_begin(w->j, NULL);
+    bench_json_str(w->j, "transport", o->tr[t]->name);
+    bench_json_str(w->j, "mode", tp_mode_name[m]);
+    bench_json_u64(w->j, "channels", o->chans[ci]);
+    bench_json_u64(w->j, "size", o->sizes[si]);
+    bench_json_u64(w->j, "total_per_channel", tp_total(o, m, bi));
+    bench_json_bool(w->j, "na", c->na);
+    bench_json_bool(w->j, "ok", c->ok);
+    bench_json_bool(w->j, "capped", c->capped);
+    bench_json_u64(w->j, "msgs", c->msgs);
+    bench_json_u64(w->j, "bytes", c->bytes);
+    bench_json_dbl(w->j, "wall_s", c->wall_s);
+    bench_row_num(w, "aggregate_bytes_per_s", "aggregate", c->agg_bps, "B/s");
+    bench_row_num(w, "msgs_per_s", "msgs_per_s", c->msgs_ps, "1/s");
+    bench_row_num(w, "channel_min_bytes_per_s", "channel_min", c->ch_min_bps, "B/s");
+    bench_row_num(w, "channel_max_bytes_per_s", NULL, c->ch_max_bps, NULL);
+    bench_row_num(w, "loss", "loss", (double)c->loss, "msgs");
+    bench_row_num(w, "corrupt", "corrupt", (double)c->corrupt, "msgs");
+    bench_json_u64(w->j, "integrity_errors", c->integrity);
+    bench_json_u64(w->j, "failures", c->failures);
+    bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_obj_end(w->j);
+}
+
+static void tp_rows(bench_row *w, void *arg)
+{
+    tp_each(arg, tp_row, w);
 }
 
 static void tp_json(bench_json *j, void *arg)
 {
-    const tp_opts *o = arg;
-    bench_json_arr_begin(j, "results");
-    tp_each(o, tp_json_row, j);
-    bench_json_arr_end(j);
+    (void)arg;
     bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
         bench_json_obj_begin(j, NULL);
@@ -773,32 +780,6 @@ static void tp_json(bench_json *j, void *arg)
     bench_json_arr_end(j);
 }
 
-static void tp_csv_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
-{
-    FILE *f = out;
-    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
-    unsigned t = key.t;
-    if (c->na)
-        return;
-    bench_csv_key k = {.scenario = "throughput",
-                       .transport = o->tr[t]->name,
-                       .mode = tp_mode_name[m],
-                       .size = o->sizes[si],
-                       .channels = o->chans[ci],
-                       .n = c->msgs,
-                       .total = tp_total(o, m, bi)};
-    bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
-    bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
-    bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
-    bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
-    bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
-}
-
-static void tp_csv(FILE *f, void *arg)
-{
-    tp_each(arg, tp_csv_row, f);
-}
-
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
@@ -808,7 +789,7 @@ static int tp_main(int argc, char **argv)
     memset(tp_cells, 0, sizeof(tp_cells));
     bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
                    .json_config = tp_json_config,
-                   .json_body = tp_json, .csv_rows = tp_csv, .arg = &o};
+                   .rows = tp_rows, .json_body = tp_json, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;
