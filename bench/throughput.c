@@ -251,15 +251,17 @@ static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint
     for (seq = 1; seq <= sh->per_ch_msgs; seq++) {
         if ((seq & 15u) == 0 && sh->budget_ns) {
             uint64_t now = bench_now_ns();
+            if (now > deadline) {
+                /* time-based: the measured span ends here (and starts at 0
+                 * when the warm-up's end was not seen: a starved cell) */
+                if (sh->warm_ns)
+                    r->t_end = now - sh->t0;
+                break;
+            }
             if (sh->warm_ns && !r->t_warm && now >= warm) {
                 r->w_sent = seq - 1;
                 r->w_bytes = r->bytes;
                 r->t_warm = now - sh->t0;
-            }
-            if (now > deadline) {
-                if (sh->warm_ns) /* time-based: the measured span ends here */
-                    r->t_end = now - sh->t0;
-                break;
             }
         }
         if (sh->mode == TP_STREAM) {
