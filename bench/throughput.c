@@ -9,7 +9,8 @@
  *   pingpong: A sends a packet, B checks it and sends it back, A checks the
  *             echo; one packet in flight per channel (rpmsg-xmit-p).
  *   stream:   A keeps up to --window packets unacknowledged; B acknowledges
- *             every window/2 packets with a 12-byte ack carrying its count.
+ *             every window/2 packets with a 12-byte ack carrying the last seq
+ *             it saw.
  *             A stream cell is time-based: it streams for a warm-up of
  *             --stream-time/4, then counts the messages sent in --stream-time
  *             (--stream-time 0: --totals bytes per channel, as ping-pong).
@@ -373,7 +374,9 @@ static int tp_recv_loop(tp_thr *a, bench_pattern *pat, unsigned char *buf, uint3
         if (sh->mode == TP_PINGPONG) {
             rc = a->ops->send(a->ctx, a->side, a->ch, buf, (uint32_t)n);
         } else if (r->received % k == 0) {
-            uint32_t ack[3] = {TP_ACK, (uint32_t)r->received, 0};
+            /* the last seq seen, not the count: a lost packet must not
+             * shrink the sender's window for good */
+            uint32_t ack[3] = {TP_ACK, expect - 1, 0};
             rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
         }
         if (rc != 0)
