@@ -50,6 +50,51 @@ static int api_fail(const char *call, uint32_t i, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
+/* B calls (i = 0..n-1) of an expression that is 0 on success, timed as a
+ * whole into d; a failure ends the run (rc, goto out_term). */
+#define API_BATCH(d, n, what, call)                                                                \
+    do {                                                                                           \
+        uint64_t t0_ = bench_now_ns();                                                             \
+        for (uint32_t i = 0; i < (n); i++)                                                         \
+            if ((rc = (call)) != 0) {                                                              \
+                rc = rc == -EBADMSG ? rc : api_fail(what, i, rc);                                  \
+                goto out_term;                                                                     \
+            }                                                                                      \
+        (d) = bench_now_ns() - t0_;                                                                \
+    } while (0)
+
+/* mdcom_fifoch_wait's result: 0 when it says EV_RX. */
+static int api_rx(int r)
+{
+    return r > 0 && (r & MDCOM_EV_RX) ? 0 : r < 0 ? r : -EPROTO;
+}
+
+static int api_send(mdcom_fifoch_t *f, unsigned char *msg, uint32_t i)
+{
+    memcpy(msg, &i, 4);
+    return mdcom_fifoch_send(f, msg, 64, MDCOM_POLL);
+}
+
+/* Receive message i: 0, -EBADMSG (another message: an integrity error,
+ * printed) or the error. */
+static int api_recv(mdcom_fifoch_t *f, uint32_t i, unsigned *integrity)
+{
+    unsigned char m[64];
+    int rc = mdcom_fifoch_recv(f, m, sizeof(m), MDCOM_POLL);
+    if (rc == 64 && bench_head_u32(m) != i) {
+        bench_err("api: recv %u returned message %u", i, bench_head_u32(m));
+        (*integrity)++;
+        return -EBADMSG;
+    }
+    return rc == 64 ? 0 : rc < 0 ? rc : -EPROTO;
+}
+
+static int api_lock(mdcom_smemch_t *sm)
+{
+    int rc = mdcom_smemch_trylock(sm);
+    return rc ? rc : mdcom_smemch_unlock(sm);
+}
+
 int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity)
 {
     enum { B = BENCH_API_BATCH };
@@ -120,94 +165,24 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         goto out_term;
     }
 
-    /* batch -1 is an untimed warm-up */
+    /* batch -1 is an untimed warm-up; the batches run in the order of a
+     * message's life: alloc, get, enqueue, wait-poll (blocks queued: the
+     * check a polling receiver makes), dequeue, free, then the others */
     for (int64_t b = -1; b < (int64_t)nb; b++) {
-        uint64_t t[BENCH_API_NX + 1];
-        uint32_t sz = 0;
-        t[0] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_alloc(f, &ids[i])) != 0) {
-                rc = api_fail("mdcom_fifoch_alloc", i, rc);
-                goto out_term;
-            }
-        t[1] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_get(f, ids[i], &ptrs[i], &sz)) != 0) {
-                rc = api_fail("mdcom_fifoch_get", i, rc);
-                goto out_term;
-            }
-        t[2] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_enqueue(f, ids[i], 8)) != 0) {
-                rc = api_fail("mdcom_fifoch_enqueue", i, rc);
-                goto out_term;
-            }
-        uint64_t t_enq = bench_now_ns();
-        /* wait-poll with blocks queued: the check a polling receiver makes
-         * (timed here, stored at BENCH_API_WAIT_POLL) */
-        uint64_t tw0 = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_wait(f, MDCOM_EV_RX, MDCOM_POLL)) <= 0 || !(rc & MDCOM_EV_RX)) {
-                rc = api_fail("mdcom_fifoch_wait(EV_RX, POLL)", i, rc <= 0 ? rc : -EPROTO);
-                goto out_term;
-            }
-        uint64_t tw1 = bench_now_ns();
-        t[3] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_dequeue(f, &ids2[i], &lens[i])) != 0) {
-                rc = api_fail("mdcom_fifoch_dequeue", i, rc);
-                goto out_term;
-            }
-        t[4] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_free(f, ids2[i])) != 0) {
-                rc = api_fail("mdcom_fifoch_free", i, rc);
-                goto out_term;
-            }
-        t[5] = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++)
-            if ((rc = mdcom_fifoch_notify(f)) != 0) {
-                rc = api_fail("mdcom_fifoch_notify", i, rc);
-                goto out_term;
-            }
-        t[6] = bench_now_ns();
-        t[7] = t[6] + (tw1 - tw0); /* wait-poll, measured above */
-        uint64_t ts0 = bench_now_ns();
-        for (uint32_t i = 0; i < B && !api_skip_copy; i++) {
-            memcpy(msg, &i, 4);
-            if ((rc = mdcom_fifoch_send(f, msg, 64, MDCOM_POLL)) != 0) {
-                rc = api_fail("mdcom_fifoch_send", i, rc);
-                goto out_term;
-            }
-        }
-        uint64_t ts1 = bench_now_ns();
-        t[8] = t[7] + (ts1 - ts0);
-        unsigned char rmsg[64];
-        uint64_t tr0 = bench_now_ns();
-        for (uint32_t i = 0; i < B && !api_skip_copy; i++) {
-            if ((rc = mdcom_fifoch_recv(f, rmsg, sizeof(rmsg), MDCOM_POLL)) != 64 ||
-                bench_head_u32(rmsg) != i) {
-                if (rc == 64) {
-                    bench_err("api: recv %u returned message %u", i, bench_head_u32(rmsg));
-                    (*integrity)++;
-                    rc = -EBADMSG;
-                    goto out_term;
-                }
-                rc = api_fail("mdcom_fifoch_recv", i, rc < 0 ? rc : -EPROTO);
-                goto out_term;
-            }
-        }
-        uint64_t tr1 = bench_now_ns();
-        t[9] = t[8] + (tr1 - tr0);
-        uint64_t tl0 = bench_now_ns();
-        for (uint32_t i = 0; i < B; i++) {
-            if ((rc = mdcom_smemch_trylock(sm)) != 0 || (rc = mdcom_smemch_unlock(sm)) != 0) {
-                rc = api_fail("mdcom_smemch_trylock/unlock", i, rc);
-                goto out_term;
-            }
-        }
-        uint64_t tl1 = bench_now_ns();
-        t[10] = t[9] + (tl1 - tl0);
+        uint64_t d[BENCH_API_NX];
+        uint32_t sz = 0, nc = api_skip_copy ? 0 : B;
+        API_BATCH(d[BENCH_API_ALLOC], B, "mdcom_fifoch_alloc", mdcom_fifoch_alloc(f, &ids[i]));
+        API_BATCH(d[BENCH_API_GET], B, "mdcom_fifoch_get", mdcom_fifoch_get(f, ids[i], &ptrs[i], &sz));
+        API_BATCH(d[BENCH_API_ENQUEUE], B, "mdcom_fifoch_enqueue", mdcom_fifoch_enqueue(f, ids[i], 8));
+        API_BATCH(d[BENCH_API_WAIT_POLL], B, "mdcom_fifoch_wait(EV_RX, POLL)",
+                  api_rx(mdcom_fifoch_wait(f, MDCOM_EV_RX, MDCOM_POLL)));
+        API_BATCH(d[BENCH_API_DEQUEUE], B, "mdcom_fifoch_dequeue",
+                  mdcom_fifoch_dequeue(f, &ids2[i], &lens[i]));
+        API_BATCH(d[BENCH_API_FREE], B, "mdcom_fifoch_free", mdcom_fifoch_free(f, ids2[i]));
+        API_BATCH(d[BENCH_API_NOTIFY], B, "mdcom_fifoch_notify", mdcom_fifoch_notify(f));
+        API_BATCH(d[BENCH_API_SEND64], nc, "mdcom_fifoch_send", api_send(f, msg, i));
+        API_BATCH(d[BENCH_API_RECV64], nc, "mdcom_fifoch_recv", api_recv(f, i, integrity));
+        API_BATCH(d[BENCH_API_SMEM_PAIR], B, "mdcom_smemch_trylock/unlock", api_lock(sm));
 
         /* integrity: FIFO order, lengths, distinct blocks with addresses */
         for (uint32_t i = 0; i < B; i++) {
@@ -219,12 +194,8 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
                 goto out_term;
             }
         }
-        if (b >= 0) {
-            for (int a = 0; a < BENCH_API_NX; a++)
-                bt[(uint64_t)a * nb + (uint64_t)b] = t[a + 1] - t[a];
-            /* enqueue ended before the wait-poll batch */
-            bt[(uint64_t)BENCH_API_ENQUEUE * nb + (uint64_t)b] = t_enq - t[2];
-        }
+        for (int a = 0; a < BENCH_API_NX && b >= 0; a++)
+            bt[(uint64_t)a * nb + (uint64_t)b] = d[a];
     }
     rc = 0;
     for (int a = 0; a < BENCH_API_NX; a++) {
@@ -435,43 +406,30 @@ static void api_usage(FILE *out)
     bench_opts_usage(out, api_opts_tab);
 }
 
-static void api_json(bench_json *j, void *arg)
+static void api_rows(bench_row *w, void *arg)
 {
     const bench_api_result *r = arg;
-    bench_json_arr_begin(j, "api");
     for (int a = 0; a < BENCH_API_NX; a++) {
-        bench_json_obj_begin(j, NULL);
-        bench_json_str(j, "api", r[a].api);
-        bench_json_str(j, "function", r[a].fn);
-        bench_json_u64(j, "calls", r[a].calls);
-        bench_json_dbl(j, "mean_ns", r[a].mean_ns);
-        bench_json_dbl(j, "mode_ns", r[a].mode_ns);
-        bench_json_dbl(j, "stddev_ns", r[a].stddev_ns);
-        bench_json_dbl(j, "p50_batch_ns", r[a].p50_ns);
-        bench_json_dbl(j, "best_batch_ns", r[a].best_ns);
-        bench_json_dbl(j, "instructions", r[a].instr);
         int pr = api_paper_row(a);
-        bench_json_dbl(j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
-        bench_json_dbl(j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
-        bench_json_dbl(j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
+        w->k = (bench_csv_key){.scenario = "api", .transport = r[a].api, .n = r[a].calls};
+        bench_json_obj_begin(w->j, NULL);
+        bench_json_str(w->j, "api", r[a].api);
+        bench_json_str(w->j, "function", r[a].fn);
+        bench_json_u64(w->j, "calls", r[a].calls);
+        bench_row_num(w, "mean_ns", "mean", r[a].mean_ns, "ns");
+        bench_row_num(w, "mode_ns", "mode", r[a].mode_ns, "ns");
+        bench_row_num(w, "stddev_ns", "stddev", r[a].stddev_ns, "ns");
+        bench_json_dbl(w->j, "p50_batch_ns", r[a].p50_ns);
+        bench_json_dbl(w->j, "best_batch_ns", r[a].best_ns);
+        bench_row_num(w, "instructions", "instructions", r[a].instr, "instr");
+        bench_json_dbl(w->j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
+        bench_json_dbl(w->j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
+        bench_json_dbl(w->j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
         if (a < BENCH_API_N) {
-            bench_json_dbl(j, "target_ns", BENCH_API_TARGET_NS);
-            bench_json_bool(j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
+            bench_json_dbl(w->j, "target_ns", BENCH_API_TARGET_NS);
+            bench_json_bool(w->j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
         }
-        bench_json_obj_end(j);
-    }
-    bench_json_arr_end(j);
-}
-
-static void api_csv(FILE *f, void *arg)
-{
-    const bench_api_result *r = arg;
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        bench_csv_key k = {.scenario = "api", .transport = r[a].api, .n = r[a].calls};
-        bench_csv_row(f, &k, "mean", r[a].mean_ns, "ns");
-        bench_csv_row(f, &k, "mode", r[a].mode_ns, "ns");
-        bench_csv_row(f, &k, "stddev", r[a].stddev_ns, "ns");
-        bench_csv_row(f, &k, "instructions", r[a].instr, "instr");
+        bench_json_obj_end(w->j);
     }
 }
 
@@ -486,7 +444,7 @@ static int api_main(int argc, char **argv)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
     static bench_api_result r[BENCH_API_NX];
     bench_run rn = {.cmd = "api", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_body = api_json, .csv_rows = api_csv, .arg = r};
+                    .rows = api_rows, .rows_key = "api", .arg = r};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = o.quiet ? fopen("/dev/null", "w") : rn.out;
@@ -496,8 +454,7 @@ static int api_main(int argc, char **argv)
     int rc = bench_api_run(o.calls, r, &rn.integrity);
     if (rc != 0) { /* printed; no table */
         rn.failures += !rn.integrity;
-        rn.json_body = NULL;
-        rn.csv_rows = NULL;
+        rn.rows = NULL;
         rc = bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
         if (o.quiet)
             fclose(out);

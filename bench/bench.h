@@ -34,6 +34,11 @@ typedef struct bench_cmd {
     void (*usage)(FILE *out); /* full help for `mdcom-bench NAME --help` */
 } bench_cmd;
 
+/* The firmware targets (target_qemu.c): argv[0] is the target's name, then
+ * its options. The exit status. */
+int bench_target_qemu_m4(int argc, char **argv);
+int bench_target_qemu_an521(int argc, char **argv);
+
 /* Define the subcommand `bench_cmd_<var>` (one line in main.c's table). */
 #define BENCH_CMD(var, nm, sum, mainfn, usagefn)                                                   \
     const bench_cmd bench_cmd_##var = {.name = nm, .summary = sum, .main = mainfn, .usage = usagefn}
@@ -43,6 +48,8 @@ typedef struct bench_cmd {
 #define BENCH_EXIT_USAGE 2
 #define BENCH_EXIT_MISSED 3
 #define BENCH_EXIT_INTERRUPTED 130
+/* a prerequisite is missing (QEMU, a firmware image): "skipped" for ctest */
+#define BENCH_EXIT_SKIPPED 77
 
 /* Set by SIGINT/SIGTERM once bench_catch_signals() ran: measuring loops stop
  * at the next round trip, and everything is torn down (no region left behind
@@ -168,6 +175,7 @@ enum bench_opt_kind {
     BO_U64,  /* uint64_t field, range lo..hi   */
     BO_U32,  /* uint32_t field, range lo..hi   */
     BO_DBL,  /* double field, range lo..hi     */
+    BO_ARG,  /* const char * field = the next argument that is not an option */
 };
 typedef struct bench_opt {
     const char *name; /* the long option, without "--"                    */
@@ -215,6 +223,9 @@ typedef struct bench_target {
 /* state from value (NaN: not measured = skipped); at_least: MET when
  * value >= limit, else when value <= limit. */
 void bench_target_eval(bench_target *t, double value, int at_least);
+/* t zeroed, with limit, unit (NULL: a ratio) and the name from fmt. */
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Print the targets and their counts; returns met, sets *missed. */
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
 void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);
@@ -261,18 +272,32 @@ void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double v
 FILE *bench_open_out(const char *path, const char *cmd);
 void bench_close_out(FILE *f, const char *path, unsigned *failures);
 
+/* One writer for a scenario's result rows, JSON and CSV alike: the
+ * scenario's rows function writes each row once, and runs twice: with j set
+ * (each row an object of the JSON array) and with csv set (j NULL: the
+ * bench_json_* calls do nothing; each metric a CSV line keyed by k). */
+typedef struct bench_row {
+    bench_json *j;
+    FILE *csv;
+    bench_csv_key k; /* the row's CSV key (set by the rows function) */
+} bench_row;
+/* A number: JSON member key (when not NULL; an integer when integral) and,
+ * when metric is not NULL, a CSV line (metric, v, unit). */
+void bench_row_num(bench_row *w, const char *key, const char *metric, double v, const char *unit);
+
 /* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
  * what every scenario writes the same way. The scenario fills in cmd, json,
  * csv, quick, and its writers: the members of the JSON object's "config"
- * (after "quick"), its members between the config and the targets (results,
- * ...) and its CSV rows (the header is written here). */
+ * (after "quick"), its result rows (JSON array rows_key, default "results",
+ * and CSV; the CSV header is written here) and further JSON members. */
 typedef struct bench_run {
     const char *cmd, *json, *csv;
     int quick;
     /* members of "config" after "quick" */
     void (*json_config)(bench_json *j, void *arg);
+    void (*rows)(bench_row *w, void *arg);
+    const char *rows_key;
     void (*json_body)(bench_json *j, void *arg);
-    void (*csv_rows)(FILE *f, void *arg);
     void *arg;
     /* set by bench_run_begin */
     FILE *out, *jf, *cf; /* text (stderr when JSON or CSV go to stdout), outputs */

@@ -379,32 +379,41 @@ static void bk_json_config(bench_json *j, void *arg)
     bench_json_dbl(j, "cell_time_s", o->cell_time);
 }
 
-static void bk_json(bench_json *j, void *arg)
+static void bk_rows(bench_row *w, void *arg)
 {
     const bk_opts *o = arg;
-    bench_json_arr_begin(j, "results");
     for (int bi = 0; bi < o->n_blocks; bi++)
         for (int ni = 0; ni < o->n_counts; ni++)
             for (unsigned t = 0; t < o->n_tr; t++) {
                 const bk_cell *c = &bk_cells[t][bi][ni];
-                if (!c->run)
+                uint32_t len = o->blocks[bi] * o->counts[ni];
+                if (!c->run || (!w->j && (c->na || !c->ok)))
                     continue;
-                bench_json_obj_begin(j, NULL);
-                bench_json_str(j, "transport", o->tr[t]->name);
-                bench_json_u64(j, "block", o->blocks[bi]);
-                bench_json_u64(j, "count", o->counts[ni]);
-                bench_json_u64(j, "length", (uint64_t)o->blocks[bi] * o->counts[ni]);
-                bench_json_bool(j, "na", c->na);
-                bench_json_bool(j, "ok", c->ok);
-                bench_json_u64(j, "integrity_errors", c->integrity);
-                bench_json_u64(j, "failures", c->failures);
-                bench_json_stats(j, "time", &c->st);
-                bench_json_dbl(j, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]));
-                bench_json_dbl(j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
-                bench_json_dbl(j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
-                bench_json_obj_end(j);
+                w->k = (bench_csv_key){.scenario = "blocks", .transport = o->tr[t]->name,
+                                       .size = o->blocks[bi], .n = o->counts[ni], .total = len};
+                bench_json_obj_begin(w->j, NULL);
+                bench_json_str(w->j, "transport", o->tr[t]->name);
+                bench_json_u64(w->j, "block", o->blocks[bi]);
+                bench_json_u64(w->j, "count", o->counts[ni]);
+                bench_json_u64(w->j, "length", len);
+                bench_json_bool(w->j, "na", c->na);
+                bench_json_bool(w->j, "ok", c->ok);
+                bench_json_u64(w->j, "integrity_errors", c->integrity);
+                bench_json_u64(w->j, "failures", c->failures);
+                bench_json_stats(w->j, "time", &c->st);
+                bench_row_num(w, NULL, "min", (double)c->st.min, "ns");
+                bench_row_num(w, NULL, "p50", (double)c->st.p50, "ns");
+                bench_row_num(w, NULL, "mean", c->st.mean, "ns");
+                bench_row_num(w, "kib_per_s", "kib_per_s", bk_kbs(c, len), "KiB/s");
+                bench_json_dbl(w->j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
+                bench_json_dbl(w->j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
+                bench_json_obj_end(w->j);
             }
-    bench_json_arr_end(j);
+}
+
+static void bk_json(bench_json *j, void *arg)
+{
+    (void)arg;
     bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < BK_N_PUB; k++) {
         bench_json_obj_begin(j, NULL);
@@ -417,27 +426,6 @@ static void bk_json(bench_json *j, void *arg)
     bench_json_arr_end(j);
 }
 
-static void bk_csv(FILE *f, void *arg)
-{
-    const bk_opts *o = arg;
-    for (int bi = 0; bi < o->n_blocks; bi++)
-        for (int ni = 0; ni < o->n_counts; ni++)
-            for (unsigned t = 0; t < o->n_tr; t++) {
-                const bk_cell *c = &bk_cells[t][bi][ni];
-                if (!c->run || c->na || !c->ok)
-                    continue;
-                bench_csv_key k = {.scenario = "blocks",
-                                   .transport = o->tr[t]->name,
-                                   .size = o->blocks[bi],
-                                   .n = o->counts[ni],
-                                   .total = (uint64_t)o->blocks[bi] * o->counts[ni]};
-                bench_csv_row(f, &k, "min", (double)c->st.min, "ns");
-                bench_csv_row(f, &k, "p50", (double)c->st.p50, "ns");
-                bench_csv_row(f, &k, "mean", c->st.mean, "ns");
-                bench_csv_row(f, &k, "kib_per_s", bk_kbs(c, o->blocks[bi] * o->counts[ni]), "KiB/s");
-            }
-}
-
 static int bk_main(int argc, char **argv)
 {
     bk_opts o;
@@ -447,7 +435,7 @@ static int bk_main(int argc, char **argv)
     memset(bk_cells, 0, sizeof(bk_cells));
     bench_run r = {.cmd = "blocks", .json = o.json, .csv = o.csv, .quick = o.quick,
                    .json_config = bk_json_config,
-                   .json_body = bk_json, .csv_rows = bk_csv, .arg = &o};
+                   .rows = bk_rows, .json_body = bk_json, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;

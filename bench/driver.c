@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +15,14 @@
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv)
 {
     struct option lo[BENCH_MAX_OPTS + 2];
-    unsigned n = 0;
+    unsigned n = 0, k = 0;
     for (; tab[n].name && n < BENCH_MAX_OPTS; n++)
-        lo[n] = (struct option){tab[n].name, tab[n].kind == BO_FLAG ? no_argument : required_argument,
-                                NULL, (int)n + 256};
-    lo[n] = (struct option){"help", no_argument, NULL, 'h'};
-    lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+        if (tab[n].kind != BO_ARG)
+            lo[k++] = (struct option){tab[n].name,
+                                      tab[n].kind == BO_FLAG ? no_argument : required_argument,
+                                      NULL, (int)n + 256};
+    lo[k] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[k + 1] = (struct option){NULL, 0, NULL, 0};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -53,6 +56,9 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
             return -1;
         }
     }
+    for (const bench_opt *t = tab; t->name && optind < argc; t++)
+        if (t->kind == BO_ARG)
+            *(const char **)((char *)o + t->off) = argv[optind++];
     if (optind < argc) {
         bench_err("%s: unexpected argument '%s'", cmd, argv[optind]);
         return -1;
@@ -77,7 +83,8 @@ void bench_opts_usage(FILE *f, const bench_opt *tab)
 {
     for (const bench_opt *t = tab; t->name; t++) {
         char lhs[40];
-        snprintf(lhs, sizeof(lhs), "--%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
+        snprintf(lhs, sizeof(lhs), "%s%s%s%s", t->kind == BO_ARG ? "" : "--", t->name,
+                 t->arg ? " " : "", t->arg ? t->arg : "");
         fprintf(f, "  %-21s", lhs);
         /* help: one line, or several separated by '\n' (indented alike) */
         for (const char *p = t->help; *p;) {
@@ -110,6 +117,18 @@ void bench_target_eval(bench_target *t, double value, int at_least)
     t->state = isnan(value) ? BT_SKIPPED
                : (at_least ? value >= t->limit : value <= t->limit) ? BT_MET
                                                                     : BT_MISSED;
+}
+
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
+{
+    va_list ap;
+    memset(t, 0, sizeof(*t));
+    t->limit = limit;
+    snprintf(t->unit, sizeof(t->unit), "%s", unit ? unit : "");
+    va_start(ap, fmt);
+    vsnprintf(t->name, sizeof(t->name), fmt, ap);
+    va_end(ap);
+    return t;
 }
 
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed)

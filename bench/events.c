@@ -40,7 +40,7 @@
 
 #include "bench.h"
 #include "mdcom/events.h"
-#include "mdcom/mdcom.h"
+#include "mdcfg.h"
 
 #define NCH 32u
 #define MSG 64u
@@ -56,25 +56,9 @@ struct shared {
     _Atomic uint32_t ready;
 };
 
-static char g_names[2 * NCH][16];
-static mdcom_channel_cfg g_ch[2 * NCH];
-static mdcom_domain_cfg g_dom[2] = {{"a", 0, MDCOM_ROLE_MASTER}, {"b", 1, MDCOM_ROLE_REMOTE}};
-static mdcom_config g_cfg;
-static char g_region[32];
+/* channel 2i: requests A -> B ("f<i>"), 2i + 1: replies B -> A ("r<i>") */
+static bench_mdcfg g_mc;
 static struct shared *g_sh;
-
-static void make_cfg(void)
-{
-    for (uint32_t i = 0; i < 2 * NCH; i++) {
-        snprintf(g_names[i], sizeof g_names[i], "%s%u", i < NCH ? "req" : "rep", i % NCH);
-        g_ch[i] = (mdcom_channel_cfg){.name = g_names[i], .type = MDCOM_CHAN_FIFO,
-                                      .block_size = MSG, .block_count = 4,
-                                      .senders = i < NCH ? 1u : 2u, .receivers = i < NCH ? 2u : 1u};
-    }
-    snprintf(g_region, sizeof g_region, "mdevb-%ld", (long)getpid());
-    g_cfg = (mdcom_config){.region_name = g_region, .group = -1, .domains = g_dom, .n_domains = 2,
-                           .channels = g_ch, .n_channels = 2 * NCH};
-}
 
 static void fx_wait(_Atomic uint32_t *w, uint32_t v)
 {
@@ -193,8 +177,8 @@ static void *client(void *p)
     struct cl *c = p;
     mdcom_fifoch_t *q, *a;
     uint32_t seq = 0, got;
-    mdcom_fifoch_at(c->m, NCH + c->i, &q); /* requests go B -> A (rep channels) */
-    mdcom_fifoch_at(c->m, c->i, &a);
+    mdcom_fifoch_at(c->m, 2 * c->i + 1, &q); /* requests go B -> A (the r channels) */
+    mdcom_fifoch_at(c->m, 2 * c->i, &a);
     while (!atomic_load_explicit(&g_sh->stop, memory_order_relaxed)) {
         if (tx(q, ++seq) || rx(M_SPIN, a, NULL, -1, -1, &got) || got != seq) {
             bench_err("client %u: round trip %u failed", c->i, seq);
@@ -210,10 +194,10 @@ static int child(int iters)
 {
     struct side s = {0};
     mdcom_init_opts o = {.attach_timeout_ns = 10000000000ll};
-    if (mdcom_init(&s.m, &g_cfg, 1, &o))
+    if (mdcom_init(&s.m, &g_mc.cfg, 1, &o))
         return 1;
     mdcom_fifoch_at(s.m, 0, &s.in);
-    mdcom_fifoch_at(s.m, NCH, &s.out);
+    mdcom_fifoch_at(s.m, 1, &s.out);
     for (int md = 0; md < N_MODES; md++) {
         uint32_t seq;
         if (md == M_RAW) {
@@ -272,8 +256,8 @@ static void *server1(void *p)
     struct srv *v = p;
     mdcom_fifoch_t *q, *a;
     uint32_t seq;
-    mdcom_fifoch_at(v->m, NCH + v->i, &q);
-    mdcom_fifoch_at(v->m, v->i, &a);
+    mdcom_fifoch_at(v->m, 2 * v->i + 1, &q);
+    mdcom_fifoch_at(v->m, 2 * v->i, &a);
     for (;;) {
         if (rx(M_SPIN, q, NULL, -1, -1, &seq) || seq == STOP)
             break;
@@ -302,8 +286,8 @@ static double run_tp(mdcom_t *m, int use_ws, double secs)
     } else {
         mdcom_waitset_create(m, &ws);
         for (uint32_t i = 0; i < NCH; i++) {
-            mdcom_fifoch_at(m, NCH + i, &q[i]);
-            mdcom_fifoch_at(m, i, &a[i]);
+            mdcom_fifoch_at(m, 2 * i + 1, &q[i]);
+            mdcom_fifoch_at(m, 2 * i, &a[i]);
             mdcom_waitset_add_fifo(ws, q[i], MDCOM_EV_RX, (void *)(uintptr_t)i);
         }
     }
@@ -355,12 +339,6 @@ static double run_tp(mdcom_t *m, int use_ws, double secs)
     return (double)(n1 - n0) / ((double)(t1 - t0) / 1e9);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct ev_opts {
     uint32_t iters;
     double secs;
@@ -397,7 +375,9 @@ static int events_main(int argc, char **argv)
     }
     int iters = (int)eo.iters;
     double secs = eo.secs;
-    make_cfg();
+    char region[32];
+    bench_unique_name(region, sizeof(region), "mdevb");
+    bench_mdcfg_fill(&g_mc, region, NCH, MDCOM_CHAN_FIFO, MSG, 4);
     g_sh = mmap(NULL, sizeof *g_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     lat = calloc((size_t)iters, sizeof *lat);
     if (g_sh == MAP_FAILED || !lat)
@@ -411,14 +391,14 @@ static int events_main(int argc, char **argv)
     bench_pin_self(cpus.cpu[0]);
     {
         mdcom_init_opts o = {.attach_timeout_ns = 0};
-        int r = mdcom_init(&s.m, &g_cfg, 0, &o);
+        int r = mdcom_init(&s.m, &g_mc.cfg, 0, &o);
         if (r) {
             bench_err_mdcom("mdcom_init", r);
             kill(pid, SIGKILL);
             return BENCH_EXIT_ERROR;
         }
     }
-    mdcom_fifoch_at(s.m, NCH, &s.in);
+    mdcom_fifoch_at(s.m, 1, &s.in);
     mdcom_fifoch_at(s.m, 0, &s.out);
     printf("mdcom-bench events: 64 B blocking round trip, %d iterations; %s\n", iters,
            cpus.pinned ? "pinned to two CPUs" : "not pinned");
@@ -449,9 +429,10 @@ static int events_main(int argc, char **argv)
             tx(s.out, STOP);
             side_done(&s);
         }
-        qsort(lat, (size_t)iters, sizeof *lat, cmp_u64);
-        p50[md] = (double)lat[iters / 2] / 1000.0;
-        p99[md] = (double)lat[iters * 99 / 100] / 1000.0;
+        bench_stats ls;
+        bench_stats_compute(lat, (size_t)iters, &ls);
+        p50[md] = (double)ls.p50 / 1000.0;
+        p99[md] = (double)ls.p99 / 1000.0;
     }
     unpin();
     tp[0] = run_tp(s.m, 0, secs);

@@ -38,9 +38,12 @@ static void put_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Separator, indentation and key of the next member. */
-static void member(bench_json *j, const char *key)
+/* Separator, indentation and key of the next member; 0 for a NULL writer
+ * (writes to it are no-ops: bench_row's CSV pass). */
+static int member(bench_json *j, const char *key)
 {
+    if (!j)
+        return 0;
     if (j->depth > 0) {
         if (j->count[j->depth] > 0)
             fputc(',', j->f);
@@ -52,11 +55,13 @@ static void member(bench_json *j, const char *key)
         put_string(j->f, key);
         fputs(": ", j->f);
     }
+    return 1;
 }
 
 static void json_open(bench_json *j, const char *key, char c)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     fputc(c, j->f);
     if (j->depth + 1 < BENCH_JSON_DEPTH) {
         j->depth++;
@@ -66,6 +71,8 @@ static void json_open(bench_json *j, const char *key, char c)
 
 static void json_close(bench_json *j, char c)
 {
+    if (!j)
+        return;
     int had = j->count[j->depth] > 0;
     if (j->depth > 0)
         j->depth--;
@@ -85,7 +92,8 @@ void bench_json_arr_end(bench_json *j) { json_close(j, ']'); }
 
 void bench_json_str(bench_json *j, const char *key, const char *val)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     if (val)
         put_string(j->f, val);
     else
@@ -94,19 +102,22 @@ void bench_json_str(bench_json *j, const char *key, const char *val)
 
 void bench_json_u64(bench_json *j, const char *key, uint64_t val)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     fprintf(j->f, "%" PRIu64, val);
 }
 
 void bench_json_i64(bench_json *j, const char *key, int64_t val)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     fprintf(j->f, "%" PRId64, val);
 }
 
 void bench_json_dbl(bench_json *j, const char *key, double val)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     if (isfinite(val))
         fprintf(j->f, "%.6g", val);
     else
@@ -115,7 +126,8 @@ void bench_json_dbl(bench_json *j, const char *key, double val)
 
 void bench_json_bool(bench_json *j, const char *key, int val)
 {
-    member(j, key);
+    if (!member(j, key))
+        return;
     fputs(val ? "true" : "false", j->f);
 }
 

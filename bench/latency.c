@@ -377,6 +377,14 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     bench_shared_free(sh, shlen);
 }
 
+/* Untimed round trips before a cell's samples: --warmup, else samples / 10
+ * within 32..5000. */
+static uint64_t lt_warmup(const lt_opts *o, uint64_t samples)
+{
+    uint64_t w = samples / 10;
+    return o->warmup != UINT64_MAX ? o->warmup : w < 32 ? 32 : w > 5000 ? 5000 : w;
+}
+
 /* ---- one size ---------------------------------------------------------------------- */
 
 static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
@@ -412,11 +420,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                            bench_fmt_size(b1, sizeof(b1), size), o->tr[t]->name, r + 1, o->rounds);
             uint64_t left = c->samples - nbuf[t];
             uint64_t chunk = (left + (o->rounds - r) - 1) / (o->rounds - r);
-            uint64_t warm = o->warmup;
-            if (warm == UINT64_MAX) {
-                warm = c->samples / 10;
-                warm = warm < 32 ? 32 : warm > 5000 ? 5000 : warm;
-            }
+            uint64_t warm = lt_warmup(o, c->samples);
             warm /= o->rounds;
             bench_rt_opts ro = {.size = size,
                                 .max_size = size,
@@ -449,11 +453,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                 continue;
             bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
                            o->tr[t]->name);
-            uint64_t warm = o->warmup;
-            if (warm == UINT64_MAX) {
-                warm = c->samples / 10;
-                warm = warm < 32 ? 32 : warm > 5000 ? 5000 : warm;
-            }
+            uint64_t warm = lt_warmup(o, c->samples);
             lt_oneway(o, h, (int)t, s, c->samples, warm);
             if (bench_interrupted)
                 goto out;
@@ -554,10 +554,8 @@ static int lt_size_index(const lt_opts *o, uint32_t size)
 static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m)
 {
     char b1[24];
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s p50 < %s p50, every size",
-             m < 0 ? "mdcom FIFO (best)" : o->tr[m]->name, o->tr[p]->name);
-    t->limit = 1.0;
+    bench_target_new(t, 1.0, NULL, "%s p50 < %s p50, every size",
+                     m < 0 ? "mdcom FIFO (best)" : o->tr[m]->name, o->tr[p]->name);
     unsigned cmp = 0, faster = 0;
     double worst = NAN;
     uint32_t worst_size = 0;
@@ -585,6 +583,23 @@ static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m
                  faster, cmp, worst, bench_fmt_size(b1, sizeof(b1), worst_size));
 }
 
+/* Target: p50 of transport a at size sa over p50 of b at sb (sizes in bytes). */
+static bench_target *lt_ratio_target(const lt_opts *o, bench_target *t, const char *a, uint32_t sa,
+                                     const char *b, uint32_t sb, double limit, int at_least)
+{
+    char b1[24], b2[24], n1[24], n2[24];
+    int ia = lt_size_index(o, sa), ib = lt_size_index(o, sb);
+    uint64_t va = ia < 0 ? 0 : lt_p50(o, lt_tr_index(o, a), ia, 0);
+    uint64_t vb = ib < 0 ? 0 : lt_p50(o, lt_tr_index(o, b), ib, 0);
+    bench_target_new(t, limit, NULL, "%s p50 %s / %s p50 %s", a, bench_fmt_size(n1, sizeof(n1), sa),
+                     b, bench_fmt_size(n2, sizeof(n2), sb));
+    bench_target_eval(t, lt_ratio(va, vb), at_least);
+    if (!isnan(t->value))
+        snprintf(t->detail, sizeof(t->detail), "%s / %s%s", bench_fmt_ns(b1, sizeof(b1), (double)va),
+                 bench_fmt_ns(b2, sizeof(b2), (double)vb), at_least ? " (target >= 10x)" : "");
+    return t;
+}
+
 static unsigned lt_targets(const lt_opts *o, bench_target *tg)
 {
     unsigned n = 0;
@@ -595,40 +610,13 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
                    {"mdcom-zc-poll", "raw-spin", 1.5},
                    {"mdcom-copy-block", "raw-futex", 1.15},
                    {"mdcom-zc-block", "raw-futex", 1.15}};
-    int s64 = lt_size_index(o, 64);
-    char b1[24], b2[24];
-    for (unsigned i = 0; i < sizeof(ratio64) / sizeof(ratio64[0]); i++) {
-        bench_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", ratio64[i].num,
-                 ratio64[i].den);
-        t->limit = ratio64[i].limit;
-        uint64_t a = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].num), s64, 0);
-        uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ratio64[i].den), s64, 0);
-        t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
-        if (!isnan(t->value))
-            snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
-                     bench_fmt_ns(b2, sizeof(b2), (double)b));
-    }
+    for (unsigned i = 0; i < sizeof(ratio64) / sizeof(ratio64[0]); i++)
+        lt_ratio_target(o, &tg[n++], ratio64[i].num, 64, ratio64[i].den, 64, ratio64[i].limit, 0);
     /* zero copy: the round trip does not grow with the payload */
     static const char *const zc[] = {"mdcom-zc-poll", "mdcom-zc-block"};
-    int s1m = lt_size_index(o, 1u << 20);
-    for (unsigned i = 0; i < 2; i++) {
-        int ti = lt_tr_index(o, zc[i]);
-        if (ti < 0)
-            continue;
-        bench_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "%s p50 1 MiB / %s p50 64 B", zc[i], zc[i]);
-        t->limit = 1.5;
-        uint64_t a = s1m < 0 ? 0 : lt_p50(o, ti, s1m, 0), b = s64 < 0 ? 0 : lt_p50(o, ti, s64, 0);
-        t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? BT_SKIPPED : t->value <= t->limit ? BT_MET : BT_MISSED;
-        if (!isnan(t->value))
-            snprintf(t->detail, sizeof(t->detail), "%s / %s", bench_fmt_ns(b1, sizeof(b1), (double)a),
-                     bench_fmt_ns(b2, sizeof(b2), (double)b));
-    }
+    for (unsigned i = 0; i < 2; i++)
+        if (lt_tr_index(o, zc[i]) >= 0)
+            lt_ratio_target(o, &tg[n++], zc[i], 1u << 20, zc[i], 64, 1.5, 0);
     /* mdcom faster than every peer at every size: the best FIFO variant (cb < 0),
      * and mdcom-copy-block against each blocking peer (same wait class, same
      * copy semantics) */
@@ -641,22 +629,9 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
             lt_faster_everywhere(o, &tg[n++], (int)p, pass ? cb : -1);
         }
     /* mdcom FIFO >= 10x the RPMsg transport */
-    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++) {
-        if (!strstr(o->tr[p]->name, "rpmsg"))
-            continue;
-        bench_target *t = &tg[n++];
-        memset(t, 0, sizeof(*t));
-        const char *ref = lt_mdcom_ref(o->tr[p]);
-        snprintf(t->name, sizeof(t->name), "%s p50 64 B / %s p50 64 B", o->tr[p]->name, ref);
-        t->limit = 10.0;
-        uint64_t a = s64 < 0 ? 0 : lt_p50(o, (int)p, s64, 0);
-        uint64_t b = s64 < 0 ? 0 : lt_p50(o, lt_tr_index(o, ref), s64, 0);
-        t->value = lt_ratio(a, b);
-        t->state = isnan(t->value) ? BT_SKIPPED : t->value >= t->limit ? BT_MET : BT_MISSED;
-        if (!isnan(t->value))
-            snprintf(t->detail, sizeof(t->detail), "%s / %s (target >= 10x)",
-                     bench_fmt_ns(b1, sizeof(b1), (double)a), bench_fmt_ns(b2, sizeof(b2), (double)b));
-    }
+    for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++)
+        if (strstr(o->tr[p]->name, "rpmsg"))
+            lt_ratio_target(o, &tg[n++], o->tr[p]->name, 64, lt_mdcom_ref(o->tr[p]), 64, 10.0, 1);
     return n;
 }
 
@@ -764,61 +739,44 @@ static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv 
             }
 }
 
-static void lt_json_row(const lt_opts *o, const lt_rowv *r, void *out)
+static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
 {
-    bench_json *j = out;
-    bench_json_obj_begin(j, NULL);
-    bench_json_str(j, "transport", r->tr->name);
-    bench_json_str(j, "kind", r->ow ? "oneway" : "rtt");
-    bench_json_str(j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
-    bench_json_u64(j, "size", o->sizes[r->s]);
-    bench_json_bool(j, "na", r->c->na);
-    if (!r->c->na) {
-        bench_json_bool(j, "ok", r->ok);
-        bench_json_u64(j, "integrity_errors", r->integrity);
-        bench_json_u64(j, "failures", r->failures);
-        bench_json_stats(j, "stats", r->st);
-        bench_json_str(j, "baseline", r->tr->baseline);
-        bench_json_dbl(j, "p50_ratio_to_baseline", r->r_base);
-        bench_json_str(j, "mdcom_ref", lt_mdcom_ref(r->tr));
-        bench_json_dbl(j, "p50_ratio_to_mdcom", r->r_mdcom);
-        lt_json_hist(j, "hist", r->h);
-    }
-    bench_json_obj_end(j);
-}
-
-static void lt_write_json(bench_json *j, void *arg)
-{
-    bench_json_arr_begin(j, "results");
-    lt_each(arg, lt_json_row, j);
-    bench_json_arr_end(j);
-}
-
-static void lt_csv_row(const lt_opts *o, const lt_rowv *r, void *out)
-{
-    FILE *f = out;
+    bench_row *w = out;
     const bench_stats *st = r->st;
-    if (r->c->na || !r->ok)
+    if (!w->j && (r->c->na || !r->ok))
         return;
-    bench_csv_key k = {.scenario = "latency",
-                       .transport = r->tr->name,
-                       .mode = r->ow ? "oneway" : "rtt",
-                       .size = o->sizes[r->s],
-                       .n = st->n};
-    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
-    const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
-    for (unsigned i = 0; i < 6; i++)
-        bench_csv_row(f, &k, name[i], (double)v[i], "ns");
-    bench_csv_row(f, &k, "mean", st->mean, "ns");
-    bench_csv_row(f, &k, "stddev", st->stddev, "ns");
-    if (r->tr->baseline)
-        bench_csv_row(f, &k, "p50_ratio_to_baseline", r->r_base, "x");
-    bench_csv_row(f, &k, "p50_ratio_to_mdcom", r->r_mdcom, "x");
+    w->k = (bench_csv_key){.scenario = "latency", .transport = r->tr->name,
+                           .mode = r->ow ? "oneway" : "rtt", .size = o->sizes[r->s], .n = st->n};
+    bench_json_obj_begin(w->j, NULL);
+    bench_json_str(w->j, "transport", r->tr->name);
+    bench_json_str(w->j, "kind", r->ow ? "oneway" : "rtt");
+    bench_json_str(w->j, "wait", r->tr->wait_class == BENCH_WAIT_POLL ? "poll" : "block");
+    bench_json_u64(w->j, "size", o->sizes[r->s]);
+    bench_json_bool(w->j, "na", r->c->na);
+    if (!r->c->na) {
+        bench_json_bool(w->j, "ok", r->ok);
+        bench_json_u64(w->j, "integrity_errors", r->integrity);
+        bench_json_u64(w->j, "failures", r->failures);
+        bench_json_stats(w->j, "stats", st);
+        bench_json_str(w->j, "baseline", r->tr->baseline);
+        bench_json_str(w->j, "mdcom_ref", lt_mdcom_ref(r->tr));
+        static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+        const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
+        for (unsigned i = 0; i < 6; i++)
+            bench_row_num(w, NULL, name[i], (double)v[i], "ns");
+        bench_row_num(w, NULL, "mean", st->mean, "ns");
+        bench_row_num(w, NULL, "stddev", st->stddev, "ns");
+        bench_row_num(w, "p50_ratio_to_baseline", r->tr->baseline ? "p50_ratio_to_baseline" : NULL,
+                      r->r_base, "x");
+        bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom", r->r_mdcom, "x");
+        lt_json_hist(w->j, "hist", r->h);
+    }
+    bench_json_obj_end(w->j);
 }
 
-static void lt_write_csv(FILE *f, void *arg)
+static void lt_rows(bench_row *w, void *arg)
 {
-    lt_each(arg, lt_csv_row, f);
+    lt_each(arg, lt_out_row, w);
 }
 
 static int lt_main(int argc, char **argv)
@@ -830,7 +788,7 @@ static int lt_main(int argc, char **argv)
     memset(lt_cells, 0, sizeof(lt_cells));
     bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
                    .json_config = lt_json_config,
-                   .json_body = lt_write_json, .csv_rows = lt_write_csv, .arg = &o};
+                   .rows = lt_rows, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;

@@ -14,8 +14,6 @@
 
 #include "bench.h"
 #include "mdcom/mdcom.h"
-#include "target_qemu.h"
-#include "target_qemu_an521.h"
 
 extern const bench_cmd bench_cmd_pingpong;
 extern const bench_cmd bench_cmd_api;
@@ -80,7 +78,7 @@ int main(int argc, char **argv)
             argv[used] = (char *)"qemu-m4";
             return bench_target_qemu_m4(argc - used, argv + used);
         }
-        if (strcmp(t, "qemu-an521") == 0) { /* M33 <-> M33, target_qemu_an521.c */
+        if (strcmp(t, "qemu-an521") == 0) { /* M33 <-> M33 */
             argv[used] = (char *)"qemu-an521";
             return bench_target_qemu_an521(argc - used, argv + used);
         }

@@ -4,6 +4,7 @@
  * line, CSV rows, output files, histograms, transport lists.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,16 @@ void bench_csv_row(FILE *f, const bench_csv_key *k, const char *metric, double v
         fprintf(f, "%s,%.6g,%s\n", metric, value, unit ? unit : "");
 }
 
+void bench_row_num(bench_row *w, const char *key, const char *metric, double v, const char *unit)
+{
+    if (key && v == floor(v) && fabs(v) < 9e15)
+        bench_json_i64(w->j, key, (int64_t)v);
+    else if (key)
+        bench_json_dbl(w->j, key, v);
+    if (metric && w->csv)
+        bench_csv_row(w->csv, &w->k, metric, v, unit);
+}
+
 FILE *bench_open_out(const char *path, const char *cmd)
 {
     if (!path)
@@ -225,6 +236,12 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
         if (r->json_config)
             r->json_config(&j, r->arg);
         bench_json_obj_end(&j);
+        bench_row w = {.j = &j};
+        if (r->rows) {
+            bench_json_arr_begin(&j, r->rows_key ? r->rows_key : "results");
+            r->rows(&w, r->arg);
+            bench_json_arr_end(&j);
+        }
         if (r->json_body)
             r->json_body(&j, r->arg);
         if (ntg)
@@ -236,9 +253,10 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
         bench_close_out(r->jf, r->json, &r->failures);
     }
     if (r->cf) {
+        bench_row w = {.csv = r->cf};
         bench_csv_header(r->cf);
-        if (r->csv_rows)
-            r->csv_rows(r->cf, r->arg);
+        if (r->rows)
+            r->rows(&w, r->arg);
         bench_close_out(r->cf, r->csv, &r->failures);
     }
     if (rc)

@@ -225,46 +225,34 @@ static void rp_json_config(bench_json *j, void *arg)
     bench_json_u64(j, "message_size", RP_MSG);
 }
 
-static void rp_json(bench_json *j, void *arg)
-{
-    const rp_opts *o = arg;
-    bench_json_arr_begin(j, "results");
-    for (int d = 0; d < o->n_depths; d++) {
-        const rp_cell *c = &rp_cells[d];
-        bench_json_obj_begin(j, NULL);
-        bench_json_u64(j, "queued", c->depth);
-        bench_json_bool(j, "ok", c->ok);
-        bench_json_arr_begin(j, "reap_ns");
-        for (uint32_t r = 0; r < c->reps_done; r++)
-            bench_json_u64(j, NULL, c->reap_ns[r]);
-        bench_json_arr_end(j);
-        bench_json_stats(j, "reap", &c->reap);
-        bench_json_stats(j, "alive", &c->before);
-        bench_json_stats(j, "after", &c->after);
-        bench_json_dbl(j, "ratio", rp_ratio(c, &c->before));
-        bench_json_dbl(j, "ratio_after", rp_ratio(c, &c->after));
-        bench_json_u64(j, "received", c->received);
-        bench_json_u64(j, "expected", c->expected);
-        bench_json_obj_end(j);
-    }
-    bench_json_arr_end(j);
-}
-
-static void rp_csv(FILE *f, void *arg)
+static void rp_rows(bench_row *w, void *arg)
 {
     const rp_opts *o = arg;
     for (int d = 0; d < o->n_depths; d++) {
         const rp_cell *c = &rp_cells[d];
-        bench_csv_key k = {.scenario = "reap", .transport = "mdcom", .mode = "sense_process",
-                           .size = RP_MSG, .channels = 1, .n = c->depth};
-        if (!c->ok)
+        if (!w->j && !c->ok)
             continue;
-        bench_csv_row(f, &k, "reap_p50", (double)c->reap.p50, "ns");
-        bench_csv_row(f, &k, "reap_max", (double)c->reap.max, "ns");
-        bench_csv_row(f, &k, "alive_p50", (double)c->before.p50, "ns");
-        bench_csv_row(f, &k, "after_p50", (double)c->after.p50, "ns");
-        bench_csv_row(f, &k, "reap_ratio_alive", rp_ratio(c, &c->before), "x");
-        bench_csv_row(f, &k, "reap_ratio_after", rp_ratio(c, &c->after), "x");
+        w->k = (bench_csv_key){.scenario = "reap", .transport = "mdcom", .mode = "sense_process",
+                               .size = RP_MSG, .channels = 1, .n = c->depth};
+        bench_json_obj_begin(w->j, NULL);
+        bench_json_u64(w->j, "queued", c->depth);
+        bench_json_bool(w->j, "ok", c->ok);
+        bench_json_arr_begin(w->j, "reap_ns");
+        for (uint32_t r = 0; r < c->reps_done; r++)
+            bench_json_u64(w->j, NULL, c->reap_ns[r]);
+        bench_json_arr_end(w->j);
+        bench_json_stats(w->j, "reap", &c->reap);
+        bench_json_stats(w->j, "alive", &c->before);
+        bench_json_stats(w->j, "after", &c->after);
+        bench_row_num(w, NULL, "reap_p50", (double)c->reap.p50, "ns");
+        bench_row_num(w, NULL, "reap_max", (double)c->reap.max, "ns");
+        bench_row_num(w, NULL, "alive_p50", (double)c->before.p50, "ns");
+        bench_row_num(w, NULL, "after_p50", (double)c->after.p50, "ns");
+        bench_row_num(w, "ratio", "reap_ratio_alive", rp_ratio(c, &c->before), "x");
+        bench_row_num(w, "ratio_after", "reap_ratio_after", rp_ratio(c, &c->after), "x");
+        bench_json_u64(w->j, "received", c->received);
+        bench_json_u64(w->j, "expected", c->expected);
+        bench_json_obj_end(w->j);
     }
 }
 
@@ -284,7 +272,7 @@ static int rp_main(int argc, char **argv)
         o.calls = o.quick ? 100 : 1000;
     bench_run rn = {.cmd = "reap", .json = o.json, .csv = o.csv, .quick = o.quick,
                     .json_config = rp_json_config,
-                    .json_body = rp_json, .csv_rows = rp_csv, .arg = &o};
+                    .rows = rp_rows, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     bench_progress_plan((uint64_t)o.n_depths * o.reps);

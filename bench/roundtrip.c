@@ -96,6 +96,63 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
     return -1;
 }
 
+int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
+                int64_t timeout_ns, const char *name)
+{
+    int pfd[2];
+    size_t cap = 0, got = 0;
+    char *buf = NULL, tmp[4096];
+    if (pipe(pfd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        /* exit, not _exit: the child's own atexit handlers must run (the
+         * iceoryx transport stops the RouDi daemon it started there) */
+        exit(fn(arg));
+    }
+    close(pfd[1]);
+    if (pid < 0) {
+        close(pfd[0]);
+        bench_err("%s: fork: %s", name, strerror(errno));
+        return -1;
+    }
+    for (ssize_t n; (n = read(pfd[0], tmp, sizeof(tmp))) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        if (tee) {
+            fwrite(tmp, 1, (size_t)n, tee);
+            fflush(tee);
+        }
+        if (out && got + (size_t)n > cap) {
+            char *nb = realloc(buf, cap = 2 * (got + (size_t)n));
+            if (!nb)
+                break;
+            buf = nb;
+        }
+        if (out) {
+            memcpy(buf + got, tmp, (size_t)n);
+            got += (size_t)n;
+        }
+    }
+    close(pfd[0]);
+    if (out) {
+        *out = buf;
+        *len = got;
+    }
+    if (timeout_ns >= 0)
+        return bench_reap(pid, timeout_ns, name);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
 /* ---- sessions ------------------------------------------------------------------ */
 
 /* Pin, attach, run the side's function, detach: its result. */

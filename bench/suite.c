@@ -53,29 +53,6 @@ typedef struct su_step {
     double seconds;
 } su_step;
 
-static void su_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: mdcom-bench suite [--out DIR] [--quick] [--period S] [--no-report]\n"
-            "                         [--report-script PATH]\n"
-            "\n"
-            "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
-            "reap), about 2 minutes on a 2-cpu machine (--quick: a few seconds). Writes\n"
-            "DIR/<timestamp>/ (default DIR: bench-results): per scenario <name>.txt,\n"
-            ".json, .csv; then tools/bench-report.py makes report.md, results.json,\n"
-            "results.csv and plots/ (PNG + SVG; needs python3-matplotlib).\n"
-            "\n"
-            "  --out DIR             parent directory of the results (default bench-results)\n"
-            "  --quick               every scenario in its --quick form (CI smoke run)\n"
-            "  --period S            thread-metric reporting period (default 2 s; --quick 0.2)\n"
-            "  --no-report           do not run the report script\n"
-            "  --report-script PATH  default %s\n"
-            "\n"
-            "Exit status: 0 ok, %d an integrity or API error in any scenario (the report is\n"
-            "still written), %d usage.\n",
-            MDCOM_BENCH_REPORT_SCRIPT, BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
-}
-
 /* Append the arguments (up to a NULL) to s's command. */
 static void su_add(su_step *s, ...)
 {
@@ -87,64 +64,33 @@ static void su_add(su_step *s, ...)
     va_end(ap);
 }
 
-/* Run step s in a child; tee its stdout to out and to path. */
+static int su_child(void *arg)
+{
+    su_step *s = arg;
+    signal(SIGINT, SIG_DFL);
+    s->args[s->n] = NULL;
+    if (s->cmd)
+        return s->cmd->main(s->n, (char **)s->args);
+    execvp(s->args[0], (char **)s->args);
+    fprintf(stderr, "mdcom-bench suite: cannot run %s\n", s->args[0]);
+    _exit(BENCH_EXIT_ERROR);
+}
+
+/* Run step s in a child; its stdout to ours and to path (s->rc, s->seconds). */
 static int su_run(su_step *s, const char *path)
 {
-    int pfd[2];
-    if (pipe(pfd) != 0)
-        return -errno;
-    FILE *txt = fopen(path, "w");
-    fflush(NULL);
+    char *text = NULL;
+    size_t len = 0;
     uint64_t t0 = bench_now_ns();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        if (txt)
-            fclose(txt);
-        return -errno;
-    }
-    if (pid == 0) {
-        close(pfd[0]);
-        dup2(pfd[1], 1);
-        close(pfd[1]);
-        if (txt)
-            fclose(txt);
-        signal(SIGINT, SIG_DFL);
-        s->args[s->n] = NULL;
-        if (!s->cmd) {
-            execvp(s->args[0], (char **)s->args);
-            fprintf(stderr, "mdcom-bench suite: cannot run %s\n", s->args[0]);
-            _exit(BENCH_EXIT_ERROR);
-        }
-        int rc = s->cmd->main(s->n, (char **)s->args);
-        /* exit, not _exit: a step's own atexit handlers must run (the
-         * iceoryx transport stops the RouDi daemon it started there) */
-        exit(rc);
-    }
-    close(pfd[1]);
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(pfd[0], buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        fwrite(buf, 1, (size_t)n, stdout);
-        fflush(stdout);
-        if (txt)
-            fwrite(buf, 1, (size_t)n, txt);
-    }
-    close(pfd[0]);
-    if (txt)
-        fclose(txt);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    s->rc = bench_child(su_child, s, stdout, &text, &len, -1, s->name);
     s->seconds = (double)(bench_now_ns() - t0) / 1e9;
-    s->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    return 0;
+    FILE *txt = fopen(path, "w");
+    if (txt) {
+        fwrite(text ? text : "", 1, len, txt);
+        fclose(txt);
+    }
+    free(text);
+    return s->rc < 0 ? -1 : 0;
 }
 
 static int su_mkdirs(const char *path)
@@ -170,13 +116,29 @@ typedef struct su_opts {
 } su_opts;
 
 static const bench_opt su_opts_tab[] = {
-    BOPT(su_opts, outdir, "out", BO_STR, 0, 0, "DIR", "parent directory of the results"),
-    BOPT(su_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "the cells of a CI smoke run"),
-    BOPT(su_opts, period, "period", BO_STR, 0, 0, "S", "thread-metric reporting period"),
+    BOPT(su_opts, outdir, "out", BO_STR, 0, 0, "DIR",
+         "parent directory of the results (default bench-results)"),
+    BOPT(su_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "every scenario in its --quick form (CI smoke run)"),
+    BOPT(su_opts, period, "period", BO_STR, 0, 0, "S",
+         "thread-metric reporting period (default 2 s; --quick 0.2)"),
     BOPT(su_opts, no_report, "no-report", BO_FLAG, 1, 0, NULL, "do not run the report script"),
-    BOPT(su_opts, script, "report-script", BO_STR, 0, 0, "PATH", "the report script"),
+    BOPT(su_opts, script, "report-script", BO_STR, 0, 0, "PATH",
+         "default " MDCOM_BENCH_REPORT_SCRIPT),
     {0},
 };
+
+static void su_usage(FILE *out)
+{
+    fprintf(out, "usage: mdcom-bench suite [options]\n\n"
+                 "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
+                 "reap, python), a few minutes on a 2-cpu machine (--quick: under a minute).\n"
+                 "Writes DIR/<timestamp>/: per scenario <name>.txt, .json, .csv; then\n"
+                 "tools/bench-report.py makes report.md, results.json, results.csv and plots/\n"
+                 "(PNG + SVG; needs python3-matplotlib).\n\n");
+    bench_opts_usage(out, su_opts_tab);
+    fprintf(out, "\nExit status: 0 ok, %d an integrity or API error in any scenario (the report\n"
+                 "is still written), %d usage.\n", BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
+}
 
 static int su_main(int argc, char **argv)
 {

@@ -1,47 +1,123 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * target_qemu.c - `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`:
- * Linux <-> Cortex-M4 measurements with the mdcom firmware running under
- * QEMU (mps2-an386), the region in a file both sides map.
+ * target_qemu.c - the firmware targets, each under QEMU (the launcher is
+ * tools/qemu-m4/qemu_m4.h: private directory, READY wait, cleanup on every
+ * exit path and on signals):
  *
- * Nothing here talks to the firmware by itself: QEMU is started and stopped
- * by the launcher (tools/qemu-m4/qemu_m4.h: unique private directory, READY
- * wait with a timeout, cleanup on every exit path and on signals) and the
- * traffic is the scenarios of tools/qemu-m4/m4_scen.h (the same code as
- * `mdcom-m4-client bench` and tests/qemu), which check every reply (seq +
+ * `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`: Linux <-> the
+ * mdcom firmware on a Cortex-M4 (mps2-an386), the region in a file both sides
+ * map. The traffic is the scenarios of tools/qemu-m4/m4_scen.h (the same code
+ * as `mdcom-m4-client bench` and tests/qemu), which check every reply (seq +
  * CRC for echoes, byte count for block-ack, sum for the sink).
- *
  *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
  *            RPMsg at equal work; polling and doorbell = UART interrupt +
  *            WFI) next to the raw spin echo, the Linux -> firmware one-way
- *            time stamped on both sides and as round trip / 2 (MDCOM vs
- *            RPMsg: the paper's 3.6x), and the one-way stream per message
+ *            time stamped on both sides and as round trip / 2, and the
+ *            one-way stream per message
  *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
  *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
  *            (496-byte messages), time per transaction
- *   api      instructions per API call on the Cortex-M4: the fw-apicost
- *            image under `-icount shift=0` (SysTick counts instructions),
- *            mode / mean / sd per call next to the paper's table 4 (ns on
- *            an i.MX7 M4), arm-none-eabi-size of the core and RPMsg, and
- *            the firmware's instructions per echoed message (FIFO, RPMsg)
+ *   api      instructions per API call on the Cortex-M4 (the fw-apicost image
+ *            under `-icount shift=0`), arm-none-eabi-size of the core and
+ *            RPMsg, and the firmware's instructions per echoed message
  *   all      the three, one QEMU instance for latency + blocks
+ *
+ * `mdcom-bench --target qemu-an521`: the two Cortex-M33 of mps2-an521
+ * (firmware/qemu-an521): --runs runs of the dual-core images under
+ * multi-threaded TCG (CPU0 times round trips of a 16-byte message to CPU1,
+ * polling and MHU interrupt + WFI, MDCOM FIFO and RPMsg, and the two cores'
+ * lock rounds; every run also runs the correctness checks), then the M33's
+ * instructions per API call next to the M4's.
  *
  * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
  * (api --strict: > 40 instructions per call); 77 skipped (qemu-system-arm
  * or a firmware image missing).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
-#include "target_qemu.h"
+
+#if defined(MDCOM_BENCH_QEMU_M4) || defined(MDCOM_BENCH_QEMU_AN521)
+#include "qemu_m4.h"
+
+#define QM_PATH 512
+
+/* Run fw0 (and fw1 on CPU 1 of the two-core mps2-an521) until the firmware
+ * exits by itself, at most timeout_s: its console text (malloc'ed; *status =
+ * its exit status, -1 when it had to be stopped), or NULL (printed). */
+static char *qemu_console(const char *machine, const char *region, const char *fw0,
+                          const char *fw1, int icount, int timeout_s, int *status)
+{
+    mdcom_qemu q;
+    mdcom_qemu_opts o = {.firmware = fw0, .region_name = region, .machine = machine,
+                         .icount_shift = icount, .ready_timeout_ns = -1};
+    char err[256], loader[QM_PATH + 40], log1[QM_PATH + 16];
+    const char *extra[8] = {0};
+    int n = 0, r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
+    *status = -1;
+    if (machine && strcmp(machine, "mps2-an521") == 0) {
+        extra[n++] = "-smp";
+        extra[n++] = "2";
+    }
+    if (fw1 && !r) {
+        snprintf(loader, sizeof(loader), "loader,file=%s,cpu-num=1", fw1);
+        snprintf(log1, sizeof(log1), "file:%s/cpu1.log", q.dir);
+        extra[n++] = "-device";
+        extra[n++] = loader;
+        extra[n++] = "-serial";
+        extra[n++] = log1;
+    }
+    o.extra = extra;
+    if (r || (r = mdcom_qemu_launch(&q, &o, err, sizeof(err))) != 0) {
+        bench_err("%s: %s", fw0, err);
+        mdcom_qemu_stop(&q);
+        return NULL;
+    }
+    if (mdcom_qemu_wait_exit(&q, timeout_s * 1000000000ll) == 0)
+        *status = q.exit_status;
+    else
+        bench_err("%s still running after %d s", fw0, timeout_s);
+    char *log = bench_read_file(q.console_path);
+    snprintf(log1, sizeof(log1), "%s/cpu1.log", q.dir);
+    unlink(log1);
+    mdcom_qemu_stop(&q);
+    return log;
+}
+
+typedef struct qm_api_row {
+    char call[32];
+    unsigned mode, min, max, n;
+    double mean, sd;
+} qm_api_row;
+#define QM_API_MAX 32
+
+/* The API-cost image's "apicost <call> mode M mean X sd S min A max B n N"
+ * lines. Count, or -1 when the firmware reported an error ("apicost: ..."). */
+static int qm_parse_apicost(const char *log, qm_api_row *rows, int max)
+{
+    int n = 0;
+    for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        qm_api_row *r = &rows[n];
+        if (strncmp(l, "apicost: ", 9) == 0)
+            return -1;
+        if (n < max && sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u", r->call,
+                              &r->mode, &r->mean, &r->sd, &r->min, &r->max, &r->n) == 7)
+            n++;
+    }
+    return n;
+}
+
+static int qm_exists(const char *p)
+{
+    return p && *p && access(p, R_OK) == 0;
+}
+#endif
 
 #ifndef MDCOM_BENCH_QEMU_M4
-
 int bench_target_qemu_m4(int argc, char **argv)
 {
     (void)argc;
@@ -50,12 +126,6 @@ int bench_target_qemu_m4(int argc, char **argv)
               "and python3 >= 3.11 for tools/qemu-m4)");
     return BENCH_EXIT_SKIPPED;
 }
-
-void bench_target_qemu_m4_usage(FILE *out)
-{
-    fprintf(out, "mdcom-bench --target qemu-m4: not built in (see tools/qemu-m4)\n");
-}
-
 #else /* MDCOM_BENCH_QEMU_M4 */
 
 #include "m4_scen.h"
@@ -73,88 +143,70 @@ void bench_target_qemu_m4_usage(FILE *out)
 #define QM_APICOST_NAME "mdcom-fw-apicost.elf"
 #define QM_TARGET_INSTR 40.0      /* goal: <= 40 instructions per zero-copy API call */
 #define QM_TARGET_CORE_TEXT 4096u /* goal: core <= 4 KiB text at -Os */
-#define QM_PATH 512
 #define QM_MIX 4 /* slices per transport in the size tables */
 
 typedef struct qm_ctx {
-    char fw[QM_PATH], fw_apicost[QM_PATH];
+    /* options */
+    const char *opt_fw, *opt_apicost, *json, *sub;
     int quick, doorbell, strict;
     uint64_t count; /* 0: default per scenario */
+    /* state */
+    char fw[QM_PATH], fw_apicost[QM_PATH];
     bench_json *j;  /* NULL without --json */
     unsigned integrity, failures, missed;
     int broken; /* a link error: the rest of this link's scenarios are skipped */
     m4_oa *oa;  /* latency: OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
 } qm_ctx;
 
+static const bench_opt qm_tab[] = {
+    BOPT(qm_ctx, sub, "blocks|latency|api|all", BO_ARG, 0, 0, NULL,
+         "latency: round trips (12-byte message; MDCOM FIFO and RPMsg at\n"
+         "equal work, polling and doorbell = UART interrupt + WFI on the M4;\n"
+         "raw spin echo), Linux -> firmware one-way (time stamps on both sides,\n"
+         "and round trip / 2; 16..496 B), one-way stream per message\n"
+         "blocks: the seeds' block table 512..32768 B, block-ack transactions\n"
+         "api: instructions per API call on the M4 (mdcom-fw-apicost.elf\n"
+         "under -icount shift=0) next to the paper's table 4; code sizes"),
+    BOPT(qm_ctx, opt_fw, "fw", BO_STR, 0, 0, "PATH",
+         "firmware responder image (mdcom-fw-resp.elf); default $MDCOM_M4_FW,\n"
+         "else the host build's fw-m4/ or the cortex-m4-qemu preset's"),
+    BOPT(qm_ctx, opt_apicost, "fw-apicost", BO_STR, 0, 0, "PATH",
+         "API-cost image (default: " QM_APICOST_NAME " next to --fw)"),
+    BOPT(qm_ctx, quick, "quick", BO_FLAG, 1, 0, NULL, "fewer repetitions (a smoke run, a few seconds)"),
+    BOPT(qm_ctx, count, "count", BO_U64, 1, 1e7, "N",
+         "round trips per latency row / transactions per block cell"),
+    BOPT(qm_ctx, doorbell, "doorbell", BO_FLAG, 1, 0, NULL, "blocks: doorbell mode instead of polling"),
+    BOPT(qm_ctx, strict, "strict", BO_FLAG, 1, 0, NULL,
+         "api: exit 3 when a call's mean is above 40 instructions"),
+    BOPT(qm_ctx, json, "json", BO_STR, 0, 0, "FILE", "also write the results as JSON ('-' = stdout)"),
+    {0},
+};
+
 static void qm_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n"
-            "\n"
-            "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
-            "master; this process attaches as the remote domain \"linux\" of\n"
-            "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n"
-            "\n"
-            "  latency   round trips (12-byte message; MDCOM FIFO and RPMsg at equal work,\n"
-            "            polling and doorbell = UART interrupt + WFI on the M4; raw spin echo),\n"
-            "            Linux -> firmware one-way (time stamps on both sides, and round trip\n"
-            "            / 2; 16..496 B, RPMsg/MDCOM ratio: the paper's 3.6x), one-way stream\n"
-            "            per message (64 B..32 KiB)\n"
-            "  blocks    the seeds' block table 512..32768 B: block-ack transactions over\n"
-            "            MDCOM FIFO (one 32 KiB block / 512-byte messages) and RPMsg\n"
-            "            (496-byte messages); time per transaction\n"
-            "  api       instructions per API call on the M4 (mdcom-fw-apicost.elf under\n"
-            "            -icount shift=0): mode / mean / sd next to the paper's table 4;\n"
-            "            arm-none-eabi-size of the core and the RPMsg transport\n"
-            "  all       the three\n"
-            "\n"
-            "options:\n"
-            "  --fw PATH          firmware responder image (mdcom-fw-resp.elf); default\n"
-            "                     $MDCOM_M4_FW, else the first that exists of\n"
-            "                       %s\n"
-            "                       %s\n"
-            "  --fw-apicost PATH  API-cost image (default: %s next to --fw)\n"
-            "  --quick            fewer repetitions (a smoke run, a few seconds)\n"
-            "  --count N          round trips per latency row / transactions per block cell\n"
-            "  --doorbell         blocks: doorbell mode instead of polling\n"
-            "  --strict           api: exit 3 when a call's mean is above %.0f instructions\n"
-            "  --json FILE        also write the results as JSON (\"-\" = stdout)\n"
-            "  -h, --help         this text\n"
-            "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
-            "\n"
-            "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
-            "cmake --build --preset cortex-m4-qemu (or configure the host build with tests\n"
-            "and arm-none-eabi-gcc installed: it cross-builds fw-m4/).\n"
-            "Exit status: 0 ok, 1 integrity or API error, 2 usage, 3 target missed (--strict),\n"
-            "77 skipped (qemu-system-arm or a firmware image missing).\n"
-            "Under QEMU the M4 is emulated (TCG): times are this host's, not an 80-200 MHz\n"
-            "part's; instruction counts are exact.\n",
-            MDCOM_BENCH_M4_FW, MDCOM_BENCH_M4_FW_PRESET, QM_APICOST_NAME, QM_TARGET_INSTR);
-}
-
-void bench_target_qemu_m4_usage(FILE *out)
-{
-    qm_usage(out);
-}
-
-/* ---- helpers ---------------------------------------------------------------- */
-
-static int qm_exists(const char *p)
-{
-    return p && *p && access(p, R_OK) == 0;
+    fprintf(out, "usage: mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n\n"
+                 "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
+                 "master; this process attaches as the remote domain \"linux\" of\n"
+                 "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n\n");
+    bench_opts_usage(out, qm_tab);
+    fprintf(out, "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
+                 "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
+                 "cmake --build --preset cortex-m4-qemu (or a host build with tests and\n"
+                 "arm-none-eabi-gcc: it cross-builds fw-m4/).\n"
+                 "Exit status: 0 ok, 1 integrity or API error, 2 usage, 3 target missed (--strict),\n"
+                 "77 skipped (qemu-system-arm or a firmware image missing).\n"
+                 "The M4 is emulated (TCG): times are this host's, instruction counts are exact.\n");
 }
 
 /* --fw, $MDCOM_M4_FW, then the build locations. 0 or BENCH_EXIT_SKIPPED. */
-static int qm_find_fw(qm_ctx *c, const char *opt_fw, const char *opt_apicost)
+static int qm_find_fw(qm_ctx *c)
 {
     const char *env = getenv("MDCOM_M4_FW");
-    const char *fw = opt_fw ? opt_fw : (env && *env ? env : NULL);
-    if (!fw) {
-        if (qm_exists(MDCOM_BENCH_M4_FW))
-            fw = MDCOM_BENCH_M4_FW;
-        else if (qm_exists(MDCOM_BENCH_M4_FW_PRESET))
-            fw = MDCOM_BENCH_M4_FW_PRESET;
-    }
+    const char *fw = c->opt_fw ? c->opt_fw : (env && *env ? env : NULL);
+    if (!fw)
+        fw = qm_exists(MDCOM_BENCH_M4_FW)          ? MDCOM_BENCH_M4_FW
+             : qm_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
+                                                   : NULL;
     if (!fw) {
         bench_err("qemu-m4: no firmware image: give --fw PATH/mdcom-fw-resp.elf or $MDCOM_M4_FW; "
                   "looked in %s and %s. Build it with: scripts/deps.sh --cross && cmake --preset "
@@ -166,13 +218,12 @@ static int qm_find_fw(qm_ctx *c, const char *opt_fw, const char *opt_apicost)
         bench_err("qemu-m4: firmware path too long: %s", fw);
         return BENCH_EXIT_USAGE;
     }
-    if (opt_apicost) {
-        snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%s", opt_apicost);
-    } else {
-        const char *slash = strrchr(c->fw, '/');
-        int dl = slash ? (int)(slash - c->fw + 1) : 0;
+    const char *slash = strrchr(c->fw, '/');
+    int dl = slash ? (int)(slash - c->fw + 1) : 0;
+    if (c->opt_apicost)
+        snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%s", c->opt_apicost);
+    else
         snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%.*s%s", dl, c->fw, QM_APICOST_NAME);
-    }
     return 0;
 }
 
@@ -661,38 +712,6 @@ static const struct {
                 {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
                 {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
 
-typedef struct qm_api_row {
-    char call[32];
-    unsigned mode, min, max, n;
-    double mean, sd;
-} qm_api_row;
-
-#define QM_API_MAX 32
-
-/* "apicost <call> mode M mean X sd S min A max B n N" lines. Count, or -1
- * when the firmware reported an error ("apicost: ..."). */
-static int qm_parse_apicost(const char *log, qm_api_row *rows, int max)
-{
-    int n = 0;
-    for (const char *line = log; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        char tmp[256];
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (len >= sizeof(tmp))
-            len = sizeof(tmp) - 1;
-        memcpy(tmp, line, len);
-        tmp[len] = 0;
-        if (strncmp(tmp, "apicost: ", 9) == 0)
-            return -1;
-        if (n < max && sscanf(tmp, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u",
-                              rows[n].call, &rows[n].mode, &rows[n].mean, &rows[n].sd, &rows[n].min,
-                              &rows[n].max, &rows[n].n) == 7)
-            n++;
-        line = nl ? nl + 1 : NULL;
-    }
-    return n;
-}
-
 /* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
 static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
 {
@@ -816,49 +835,21 @@ static void qm_echo_cost(qm_ctx *c)
 
 static int qm_api(qm_ctx *c)
 {
-    mdcom_qemu_opts o;
-    mdcom_qemu q;
     qm_api_row rows[QM_API_MAX];
-    char err[512], tail[1024];
-    char *log;
-    int r, n;
+    int r, n, status;
     double t0 = m4_now_ns();
 
     if ((r = qm_need("API-cost firmware image", c->fw_apicost)) != 0)
         return r;
-    memset(&o, 0, sizeof(o));
-    o.firmware = c->fw_apicost;
-    o.region_name = mdcom_m4_config.region_name;
-    o.icount_shift = 0; /* 1 ns of virtual time per instruction: SysTick counts instructions */
-    o.ready_timeout_ns = -1; /* the image measures, prints and exits by itself */
-    r = mdcom_qemu_start(&q, &o, err, sizeof(err));
-    if (r) {
-        bench_err("qemu-m4: api: %s", err);
-        if (r == -ENOENT)
-            return BENCH_EXIT_SKIPPED;
-        c->failures++;
-        return BENCH_EXIT_ERROR;
-    }
+    /* -icount shift=0: 1 ns of virtual time per instruction, so SysTick
+     * counts instructions; the image measures, prints and exits by itself */
     bench_progress("api: %s under -icount shift=0", c->fw_apicost);
-    r = mdcom_qemu_wait_exit(&q, 120 * 1000000000ll);
+    char *log = qemu_console(NULL, mdcom_m4_config.region_name, c->fw_apicost, NULL, 0, 120, &status);
     bench_progress_end();
-    log = bench_read_file(q.console_path);
-    mdcom_qemu_console_tail(&q, tail, sizeof(tail));
-    if (r || q.exit_status != 0) {
-        if (r)
-            bench_err("qemu-m4: api: %s still running after 120 s", c->fw_apicost);
-        else
-            bench_err("qemu-m4: api: firmware exited with status %d; console: %s", q.exit_status,
-                      tail);
-        mdcom_qemu_stop(&q);
-        free(log);
-        c->failures++;
-        return BENCH_EXIT_ERROR;
-    }
-    mdcom_qemu_stop(&q);
-    n = log ? qm_parse_apicost(log, rows, QM_API_MAX) : 0;
+    n = log && status == 0 ? qm_parse_apicost(log, rows, QM_API_MAX) : 0;
     if (n <= 0) {
-        bench_err("qemu-m4: api: no measurements in the firmware's output; console: %s", tail);
+        bench_err("qemu-m4: api: exit status %d, no measurements; console:\n%s", status,
+                  log ? log : "");
         free(log);
         c->failures++;
         return BENCH_EXIT_ERROR;
@@ -920,61 +911,26 @@ static int qm_api(qm_ctx *c)
 
 int bench_target_qemu_m4(int argc, char **argv)
 {
-    enum { O_FW = 1000, O_APICOST, O_QUICK, O_COUNT, O_DOORBELL, O_STRICT, O_JSON };
-    static const struct option lo[] = {{"fw", required_argument, NULL, O_FW},
-                                       {"fw-apicost", required_argument, NULL, O_APICOST},
-                                       {"quick", no_argument, NULL, O_QUICK},
-                                       {"count", required_argument, NULL, O_COUNT},
-                                       {"doorbell", no_argument, NULL, O_DOORBELL},
-                                       {"strict", no_argument, NULL, O_STRICT},
-                                       {"json", required_argument, NULL, O_JSON},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
     static qm_ctx c; /* paths: keep them off the stack */
-    const char *opt_fw = NULL, *opt_apicost = NULL, *json = NULL, *sub = NULL;
     bench_json j;
     FILE *jf = NULL;
-    int o, rc = 0, do_lat, do_blk, do_api;
-    double t0;
+    int rc;
 
     memset(&c, 0, sizeof(c));
-    opterr = 1;
-    optind = 1;
-    while ((o = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-        switch (o) {
-        case O_FW: opt_fw = optarg; break;
-        case O_APICOST: opt_apicost = optarg; break;
-        case O_QUICK: c.quick = 1; break;
-        case O_COUNT:
-            if (bench_parse_count(optarg, &c.count) || c.count == 0 || c.count > 10000000u) {
-                bench_err("qemu-m4: --count: expected 1..10M, got '%s'", optarg);
-                return BENCH_EXIT_USAGE;
-            }
-            break;
-        case O_DOORBELL: c.doorbell = 1; break;
-        case O_STRICT: c.strict = 1; break;
-        case O_JSON: json = optarg; break;
-        case 'h': qm_usage(stdout); return BENCH_EXIT_OK;
-        default:
-            fprintf(stderr, "try 'mdcom-bench --target qemu-m4 --help'\n");
-            return BENCH_EXIT_USAGE;
-        }
+    int prc = bench_opts_parse("qemu-m4", qm_tab, &c, argc, argv);
+    if (prc) {
+        qm_usage(prc == 1 ? stdout : stderr);
+        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     }
-    if (optind != argc - 1) {
-        bench_err("qemu-m4: %s", optind >= argc ? "which measurement? (blocks, latency, api, all)"
-                                                 : "one subcommand only");
-        qm_usage(stderr);
-        return BENCH_EXIT_USAGE;
-    }
-    sub = argv[optind];
-    do_lat = !strcmp(sub, "latency") || !strcmp(sub, "all");
-    do_blk = !strcmp(sub, "blocks") || !strcmp(sub, "all");
-    do_api = !strcmp(sub, "api") || !strcmp(sub, "all");
+    const char *sub = c.sub ? c.sub : "";
+    int do_lat = !strcmp(sub, "latency") || !strcmp(sub, "all");
+    int do_blk = !strcmp(sub, "blocks") || !strcmp(sub, "all");
+    int do_api = !strcmp(sub, "api") || !strcmp(sub, "all");
     if (!do_lat && !do_blk && !do_api) {
-        bench_err("qemu-m4: unknown subcommand '%s' (blocks, latency, api, all)", sub);
+        bench_err("qemu-m4: which measurement? '%s' (blocks, latency, api, all)", sub);
         return BENCH_EXIT_USAGE;
     }
-    if ((rc = qm_find_fw(&c, opt_fw, opt_apicost)) != 0)
+    if ((rc = qm_find_fw(&c)) != 0)
         return rc;
     if (!mdcom_qemu_available()) {
         bench_err("qemu-m4: qemu-system-arm not found (install it: scripts/deps.sh --cross; or "
@@ -985,8 +941,8 @@ int bench_target_qemu_m4(int argc, char **argv)
         return rc;
     if (do_api && (rc = qm_need("API-cost firmware image", c.fw_apicost)) != 0)
         return rc;
-    if (json) {
-        if (!(jf = bench_open_out(json, "qemu-m4")))
+    if (c.json) {
+        if (!(jf = bench_open_out(c.json, "qemu-m4")))
             return BENCH_EXIT_USAGE;
         bench_json_init(&j, jf);
         c.j = &j;
@@ -999,7 +955,7 @@ int bench_target_qemu_m4(int argc, char **argv)
     /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT
      * and exit() as well. */
     mdcom_qemu_cleanup_on_signals();
-    t0 = m4_now_ns();
+    double t0 = m4_now_ns();
     printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub, MDCOM_VERSION_MAJOR,
            MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
     printf("M4 side: QEMU mps2-an386 (Cortex-M4, TCG emulation on this host); Linux side: this "
@@ -1025,7 +981,7 @@ int bench_target_qemu_m4(int argc, char **argv)
         bench_json_u64(c.j, "other_errors", c.failures);
         bench_json_obj_end(c.j);
         fputc('\n', jf);
-        bench_close_out(jf, json, &c.failures);
+        bench_close_out(jf, c.json, &c.failures);
     }
     printf("\nerrors: %u integrity, %u other; %.1f s total\n", c.integrity, c.failures,
            (m4_now_ns() - t0) / 1e9);
@@ -1039,3 +995,126 @@ int bench_target_qemu_m4(int argc, char **argv)
 }
 
 #endif /* MDCOM_BENCH_QEMU_M4 */
+
+#ifndef MDCOM_BENCH_QEMU_AN521
+int bench_target_qemu_an521(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    bench_err("this mdcom-bench was built without the qemu-an521 target (needs tools/qemu-m4)");
+    return BENCH_EXIT_SKIPPED;
+}
+#else
+
+#ifndef MDCOM_BENCH_AN521_FW_DIR
+#define MDCOM_BENCH_AN521_FW_DIR "fw-an521/firmware/qemu-an521"
+#endif
+#ifndef MDCOM_BENCH_M4_APICOST
+#define MDCOM_BENCH_M4_APICOST "fw-m4/firmware/qemu-m4/mdcom-fw-apicost.elf"
+#endif
+
+/* The value of " key=" on the line "RESULT <result> ...", or -1. */
+static long an_field(const char *log, const char *result, const char *key)
+{
+    char pat[64], k[64];
+    snprintf(pat, sizeof(pat), "RESULT %s ", result);
+    const char *l = strstr(log, pat), *eol = l ? strchr(l, '\n') : NULL, *p;
+    snprintf(k, sizeof(k), " %s=", key);
+    if (!l || !(p = strstr(l, k)) || (eol && p > eol))
+        return -1;
+    return strtol(p + strlen(k), NULL, 10);
+}
+
+typedef struct an_opts {
+    uint32_t runs;
+    const char *dir, *m4api;
+} an_opts;
+
+static const bench_opt an_tab[] = {
+    BOPT(an_opts, runs, "runs", BO_U32, 1, 100, "N", "runs of the dual-core images (default 2)"),
+    BOPT(an_opts, dir, "fw-dir", BO_STR, 0, 0, "DIR",
+         "holds mdcom-fw-an521-{cpu0,cpu1,apicost}.elf (default: the\nhost build's fw-an521/, or $MDCOM_AN521_FW_DIR)"),
+    BOPT(an_opts, m4api, "m4-apicost", BO_STR, 0, 0, "PATH", "the M4's API-cost image, for comparison"),
+    {0},
+};
+
+int bench_target_qemu_an521(int argc, char **argv)
+{
+    an_opts o = {.runs = 2, .dir = getenv("MDCOM_AN521_FW_DIR"), .m4api = MDCOM_BENCH_M4_APICOST};
+    char fw0[QM_PATH], fw1[QM_PATH], fwapi[QM_PATH];
+    int failures = 0, st;
+    if (!o.dir || !*o.dir)
+        o.dir = MDCOM_BENCH_AN521_FW_DIR;
+    int prc = bench_opts_parse("qemu-an521", an_tab, &o, argc, argv);
+    if (prc) {
+        FILE *f = prc == 1 ? stdout : stderr;
+        fprintf(f, "usage: mdcom-bench --target qemu-an521 [options]\n"
+                   "M33 <-> M33 round trips (polling, MHU interrupt) on QEMU mps2-an521 and\n"
+                   "instructions per API call on the M33 (-icount), next to the M4.\n");
+        bench_opts_usage(f, an_tab);
+        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
+    }
+    snprintf(fw0, sizeof(fw0), "%s/mdcom-fw-an521-cpu0.elf", o.dir);
+    snprintf(fw1, sizeof(fw1), "%s/mdcom-fw-an521-cpu1.elf", o.dir);
+    snprintf(fwapi, sizeof(fwapi), "%s/mdcom-fw-an521-apicost.elf", o.dir);
+    if (!mdcom_qemu_available() || !qm_exists(fw0) || !qm_exists(fw1)) {
+        bench_err("qemu-an521: needs qemu-system-arm and %s, %s (cmake --preset cortex-m33-an521 "
+                  "&& cmake --build --preset cortex-m33-an521, then --fw-dir)",
+                  fw0, fw1);
+        return BENCH_EXIT_SKIPPED;
+    }
+
+    printf("== Cortex-M33 <-> Cortex-M33 round trips, 16-byte message (QEMU mps2-an521, "
+           "-smp 2, multi-threaded TCG) ==\n");
+    printf("%-4s %-12s %12s %14s %14s\n", "run", "doorbell", "ns/rt mean", "lock2 us",
+           "lock2 busy");
+    for (uint32_t k = 0; k < o.runs; k++) {
+        char *log = qemu_console("mps2-an521", "mdcom-an521", fw0, fw1, -1, 300, &st);
+        if (!log || st != 0 || !strstr(log, "DONE PASS")) {
+            bench_err("qemu-an521: run %u failed (exit %d)%s%s", k + 1, st, log ? "; console:\n" : "",
+                      log ? log : "");
+            failures++;
+            free(log);
+            continue;
+        }
+        /* MDCOM FIFO, then RPMsg between the cores */
+        static const char *const rs[4] = {"rtt_poll", "rtt_mhu", "rpmsg_rtt_poll", "rpmsg_rtt_mhu"};
+        static const char *const rn[4] = {"polling", "MHU irq+WFI", "RPMsg poll", "RPMsg MHU"};
+        for (int m = 0; m < 4; m++)
+            printf("%-4u %-12s %12ld %14ld %14ld\n", k + 1, rn[m], an_field(log, rs[m], "ns_per_rt"),
+                   an_field(log, "smem_lock", "us"),
+                   an_field(log, "smem_lock", "busy_cpu0") + an_field(log, "smem_lock", "busy_cpu1"));
+        free(log);
+    }
+
+    if (!qm_exists(fwapi)) {
+        printf("\n(no %s: API costs skipped)\n", fwapi);
+        return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+    }
+    qm_api_row m33[QM_API_MAX], m4[QM_API_MAX];
+    int n33 = 0, n4 = 0;
+    char *log = qemu_console("mps2-an521", "mdcom-an521", fwapi, NULL, 0, 300, &st);
+    if (log && st == 0)
+        n33 = qm_parse_apicost(log, m33, QM_API_MAX);
+    free(log);
+    log = qm_exists(o.m4api) ? qemu_console(NULL, "mdcom-m4", o.m4api, NULL, 0, 120, &st) : NULL;
+    if (log && st == 0)
+        n4 = qm_parse_apicost(log, m4, QM_API_MAX);
+    free(log);
+    if (n33 <= 0) {
+        bench_err("qemu-an521: api: no measurements from %s", fwapi);
+        return BENCH_EXIT_ERROR;
+    }
+    printf("\n== instructions per API call, -icount shift=0, mean of 650 samples, "
+           "overhead subtracted ==\n");
+    printf("%-14s %10s %10s\n", "call", "M33", n4 > 0 ? "M4" : "M4 (n/a)");
+    for (int i = 0; i < n33; i++) {
+        char v4[16] = "-";
+        for (int j = 0; j < n4; j++)
+            if (strcmp(m4[j].call, m33[i].call) == 0)
+                snprintf(v4, sizeof(v4), "%.1f", m4[j].mean);
+        printf("%-14s %10.1f %10s\n", m33[i].call, m33[i].mean, v4);
+    }
+    return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
+}
+#endif

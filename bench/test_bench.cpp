@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 // test_bench.cpp - unit tests of mdcom-bench's scenario logic: statistics,
-// histograms, argument parsing and the driver's option table, payload checks
-// (integrity), CSV rows, targets and their JSON.
+// histograms, argument parsing and the driver's option table (positional
+// rows too), payload checks (integrity), CSV rows, the one row writer for
+// JSON and CSV, targets and their JSON, the child runner.
 // The scenarios themselves run as ctest smoke tests (bench_*_smoke).
 #include <gtest/gtest.h>
 
@@ -347,4 +348,116 @@ TEST(BenchUtil, ReadFileWhole)
     EXPECT_EQ(std::string(got), want);
     free(got);
     EXPECT_EQ(bench_read_file("/nonexistent/mdb"), nullptr);
+}
+
+// A positional row (BO_ARG) takes the argument that is not an option, in any
+// position; a second one is refused.
+TEST(BenchDriver, PositionalArgument)
+{
+    struct P {
+        const char *what, *json;
+        int quick;
+    } o = {};
+    static const bench_opt tab[] = {
+        BOPT(P, what, "WHAT", BO_ARG, 0, 0, nullptr, "the measurement"),
+        BOPT(P, json, "json", BO_STR, 0, 0, "FILE", "json"),
+        BOPT(P, quick, "quick", BO_FLAG, 1, 0, nullptr, "quick"),
+        {},
+    };
+    std::vector<const char *> a = {"t", "--quick", "latency", "--json", "x.json"};
+    ASSERT_EQ(bench_opts_parse("t", tab, &o, (int)a.size(), const_cast<char **>(a.data())), 0);
+    EXPECT_STREQ(o.what, "latency");
+    EXPECT_STREQ(o.json, "x.json");
+    EXPECT_EQ(o.quick, 1);
+    std::vector<const char *> b = {"t", "api", "latency"};
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(bench_opts_parse("t", tab, &o, (int)b.size(), const_cast<char **>(b.data())), -1);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("unexpected argument 'latency'"),
+              std::string::npos);
+    std::vector<const char *> c = {"t", "--WHAT", "api"}; // not an option
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(bench_opts_parse("t", tab, &o, (int)c.size(), const_cast<char **>(c.data())), -1);
+    testing::internal::GetCapturedStderr();
+}
+
+TEST(BenchDriver, TargetNew)
+{
+    bench_target t;
+    memset(&t, 0x55, sizeof(t));
+    bench_target_new(&t, 20e6, "msgs/s", "%s stream %d ch", "mdcom-copy-poll", 1);
+    EXPECT_STREQ(t.name, "mdcom-copy-poll stream 1 ch");
+    EXPECT_STREQ(t.unit, "msgs/s");
+    EXPECT_STREQ(t.detail, "");
+    EXPECT_EQ(t.limit, 20e6);
+    bench_target_new(&t, 1.5, nullptr, "ratio");
+    EXPECT_STREQ(t.unit, "");
+}
+
+// One row function writes both outputs: a JSON object (numbers integral or
+// not, NaN as null) and CSV lines for the members that have a metric name.
+static void row_fn(bench_row *w)
+{
+    w->k = bench_csv_key{"s", "pipe", "rtt", 64, 0, 10, 0};
+    bench_json_obj_begin(w->j, nullptr);
+    bench_json_str(w->j, "transport", "pipe");
+    bench_row_num(w, "p50_ns", "p50", 1234, "ns");
+    bench_row_num(w, "ratio", "ratio", 1.25, "x");
+    bench_row_num(w, "gone", "gone", NAN, "x");
+    bench_row_num(w, nullptr, "csv_only", 7, "n");
+    bench_row_num(w, "json_only", nullptr, 8, nullptr);
+    bench_json_obj_end(w->j);
+}
+
+TEST(BenchRow, OneFunctionJsonAndCsv)
+{
+    char *jb = nullptr, *cb = nullptr;
+    size_t jl = 0, cl = 0;
+    FILE *jf = open_memstream(&jb, &jl), *cf = open_memstream(&cb, &cl);
+    ASSERT_TRUE(jf && cf);
+    bench_json j;
+    bench_json_init(&j, jf);
+    bench_row wj = {&j, nullptr, {}}, wc = {nullptr, cf, {}};
+    row_fn(&wj);
+    row_fn(&wc);
+    fclose(jf);
+    fclose(cf);
+    std::string js(jb, jl), cs(cb, cl), flat;
+    free(jb);
+    free(cb);
+    for (char c : js)
+        if (c != ' ' && c != '\n')
+            flat += c;
+    EXPECT_EQ(flat, "{\"transport\":\"pipe\",\"p50_ns\":1234,\"ratio\":1.25,\"gone\":null,\"json_only\":8}");
+    EXPECT_EQ(cs, "s,pipe,64,,rtt,10,,p50,1234,ns\ns,pipe,64,,rtt,10,,ratio,1.25,x\n"
+                  "s,pipe,64,,rtt,10,,gone,,x\ns,pipe,64,,rtt,10,,csv_only,7,n\n");
+}
+
+// A child's stdout is captured whole, its exit status returned; a child that
+// does not exit in time is killed.
+static int child_print(void *arg)
+{
+    for (int i = 0; i < 3000; i++)
+        printf("%s %d\n", (const char *)arg, i);
+    return 3;
+}
+static int child_hang(void *)
+{
+    fclose(stdout); // EOF for the reader, then no exit
+    for (;;)
+        pause();
+}
+
+TEST(BenchChild, CapturesOutputAndStatus)
+{
+    char *out = nullptr;
+    size_t len = 0;
+    EXPECT_EQ(bench_child(child_print, (void *)"line", nullptr, &out, &len, -1, "t"), 3);
+    ASSERT_NE(out, nullptr);
+    std::string s(out, len);
+    free(out);
+    EXPECT_EQ(s.rfind("line 0\nline 1\n", 0), 0u);
+    EXPECT_NE(s.find("\nline 2999\n"), std::string::npos);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(bench_child(child_hang, nullptr, nullptr, nullptr, nullptr, 100000000, "t"), -1);
+    EXPECT_NE(testing::internal::GetCapturedStderr().find("killing it"), std::string::npos);
 }

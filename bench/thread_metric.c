@@ -388,44 +388,33 @@ static void tm_json_config(bench_json *j, void *arg)
     bench_json_u64(j, "periods", o->periods);
 }
 
-static void tm_json(bench_json *j, void *arg)
-{
-    (void)arg;
-    bench_json_arr_begin(j, "results");
-    for (unsigned i = 0; i < tm_n_res; i++) {
-        const tm_res *r = &tm_res_v[i];
-        bench_json_obj_begin(j, NULL);
-        bench_json_str(j, "test", r->test);
-        bench_json_str(j, "transport", r->name);
-        bench_json_bool(j, "ok", r->ok);
-        bench_json_u64(j, "integrity_errors", r->integrity);
-        bench_json_u64(j, "failures", r->failures);
-        bench_json_arr_begin(j, "scores");
-        for (unsigned k = 0; k < r->n; k++)
-            bench_json_u64(j, NULL, r->score[k]);
-        bench_json_arr_end(j);
-        bench_json_dbl(j, "per_second", tm_mean(r));
-        bench_json_dbl(j, "per_30s", tm_mean(r) * 30.0);
-        bench_json_dbl(j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
-        if (r->n)
-            bench_json_u64(j, "peer_iterations", r->peer[r->n - 1]);
-        bench_json_obj_end(j);
-    }
-    bench_json_arr_end(j);
-}
-
-static void tm_csv(FILE *f, void *arg)
+static void tm_rows(bench_row *w, void *arg)
 {
     (void)arg;
     for (unsigned i = 0; i < tm_n_res; i++) {
         const tm_res *r = &tm_res_v[i];
-        if (!r->ok)
+        if (!w->j && !r->ok)
             continue;
-        bench_csv_key k = {.scenario = "thread-metric", .transport = r->name, .mode = r->test,
-                           .n = r->n};
-        for (unsigned p = 0; p < r->n; p++)
-            bench_csv_row(f, &k, "score_per_period", (double)r->score[p], "iterations");
-        bench_csv_row(f, &k, "per_second", tm_mean(r), "1/s");
+        w->k = (bench_csv_key){.scenario = "thread-metric", .transport = r->name, .mode = r->test,
+                               .n = r->n};
+        bench_json_obj_begin(w->j, NULL);
+        bench_json_str(w->j, "test", r->test);
+        bench_json_str(w->j, "transport", r->name);
+        bench_json_bool(w->j, "ok", r->ok);
+        bench_json_u64(w->j, "integrity_errors", r->integrity);
+        bench_json_u64(w->j, "failures", r->failures);
+        bench_json_arr_begin(w->j, "scores");
+        for (unsigned p = 0; p < r->n; p++) {
+            bench_json_u64(w->j, NULL, r->score[p]);
+            bench_row_num(w, NULL, "score_per_period", (double)r->score[p], "iterations");
+        }
+        bench_json_arr_end(w->j);
+        bench_row_num(w, "per_second", "per_second", tm_mean(r), "1/s");
+        bench_json_dbl(w->j, "per_30s", tm_mean(r) * 30.0);
+        bench_json_dbl(w->j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
+        if (r->n)
+            bench_json_u64(w->j, "peer_iterations", r->peer[r->n - 1]);
+        bench_json_obj_end(w->j);
     }
 }
 
@@ -437,7 +426,7 @@ static int tm_main(int argc, char **argv)
         return prc;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
                     .json_config = tm_json_config,
-                    .json_body = tm_json, .csv_rows = tm_csv, .arg = &o};
+                    .rows = tm_rows, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = rn.out;

@@ -9,7 +9,11 @@
  *   pingpong: A sends a packet, B checks it and sends it back, A checks the
  *             echo; one packet in flight per channel (rpmsg-xmit-p).
  *   stream:   A keeps up to --window packets unacknowledged; B acknowledges
- *             every window/2 packets with a 12-byte ack carrying its count.
+ *             every window/2 packets with a 12-byte ack carrying the last seq
+ *             it saw.
+ *             A stream cell is time-based: it streams for a warm-up of
+ *             --stream-time/4, then counts the messages sent in --stream-time
+ *             (--stream-time 0: --totals bytes per channel, as ping-pong).
  * A packet of P bytes carries seq + CRC32C + a template body (payload.h);
  * the receiver checks every one: a wrong seq counts as loss, a wrong CRC or
  * byte as corruption. At the end A sends a control message with its count and
@@ -19,8 +23,8 @@
  * bytes / wall time from the common start (after both sides are ready) to the
  * last channel's final ack. Never a sum of per-channel rates. Bytes counted
  * once (A -> B), also in ping-pong mode where they travel back too.
- * A cell stops early after --cell-time seconds (flagged "capped"): the rates
- * then use the bytes actually moved.
+ * A count-based cell stops early after --cell-time seconds (flagged
+ * "capped"): the rates then use the bytes actually moved.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,7 +57,7 @@ typedef struct tp_opts {
     int n_totals;
     int modes[TP_NMODES];
     uint32_t window;
-    double cell_time, timeout_s;
+    double cell_time, timeout_s, stream_time;
     int quick, crc;
     const char *chans_s, *sizes_s, *totals_s, *mode_s, *trs_s;
     uint32_t inject_corrupt, inject_loss; /* self-test of the checks */
@@ -88,6 +92,8 @@ static const bench_opt tp_opts_tab[] = {
     BOPT(tp_opts, mode_s, "mode", BO_STR, 0, 0, "M", "pingpong, stream or both (default both)"),
     BOPT(tp_opts, window, "window", BO_U32, 1, 4096, "N",
          "stream: packets in flight per channel (default 64)"),
+    BOPT(tp_opts, stream_time, "stream-time", BO_DBL, 0, 3600, "S",
+         "stream: count messages for S s after S/4 s of warm-up\n(default 0.3, --quick 0.1; 0: move --totals)"),
     BENCH_COMMON_OPTS(tp_opts),
     BOPT(tp_opts, crc, "crc", BO_FLAG, 1, 0, NULL, "the receiver also recomputes each CRC32C"),
     BOPT(tp_opts, inject_corrupt, "inject-corruption", BO_U32, 1, 1e9, "N",
@@ -113,6 +119,7 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
     memset(o, 0, sizeof(*o));
     o->cell_time = -1;
     o->timeout_s = 5;
+    o->stream_time = -1;
     o->window = 64;
     int rc = bench_opts_parse("throughput", tp_opts_tab, o, argc, argv);
     if (rc != 0)
@@ -159,13 +166,28 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
     o->n_tr = (unsigned)n;
     if (o->cell_time < 0)
         o->cell_time = o->quick ? 0.2 : 1.0;
+    if (o->stream_time < 0)
+        o->stream_time = o->quick ? 0.1 : 0.3;
     return 0;
+}
+
+/* Totals a mode runs: one time-based stream cell, else each of --totals. */
+static int tp_ntot(const tp_opts *o, int m)
+{
+    return m == TP_STREAM && o->stream_time > 0 ? 1 : o->n_totals;
+}
+
+/* Bytes per channel of a cell, 0 for a time-based one. */
+static uint64_t tp_total(const tp_opts *o, int m, int bi)
+{
+    return m == TP_STREAM && o->stream_time > 0 ? 0 : o->totals[bi];
 }
 
 /* ---- one cell ----------------------------------------------------------------------- */
 
 typedef struct tp_chres {
     uint64_t sent, bytes, t_end;     /* A */
+    uint64_t w_sent, w_bytes, t_warm; /* A: counts at the end of the warm-up */
     uint64_t received, loss, corrupt; /* B (and A for echoes) */
     int rc_a, rc_b;
 } tp_chres;
@@ -173,7 +195,7 @@ typedef struct tp_chres {
 typedef struct tp_shared {
     uint32_t size, nch, window, mode, crc, ctl_len;
     uint32_t inject_corrupt, inject_loss;
-    uint64_t per_ch_msgs, budget_ns;
+    uint64_t per_ch_msgs, budget_ns, warm_ns; /* warm_ns > 0: a time-based cell */
     _Atomic uint32_t b_ready;
     _Atomic uint32_t go;
     uint64_t t0;
@@ -224,12 +246,25 @@ static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint
     /* acquire: t0 was written before go */
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         bench_relax();
-    uint64_t deadline = sh->t0 + sh->budget_ns, acked = 0;
+    uint64_t deadline = sh->t0 + sh->budget_ns, warm = sh->t0 + sh->warm_ns, acked = 0;
     int rc = 0;
     uint64_t seq;
     for (seq = 1; seq <= sh->per_ch_msgs; seq++) {
-        if ((seq & 15u) == 0 && sh->budget_ns && bench_now_ns() > deadline)
-            break;
+        if ((seq & 15u) == 0 && sh->budget_ns) {
+            uint64_t now = bench_now_ns();
+            if (now > deadline) {
+                /* time-based: the measured span ends here (and starts at 0
+                 * when the warm-up's end was not seen: a starved cell) */
+                if (sh->warm_ns)
+                    r->t_end = now - sh->t0;
+                break;
+            }
+            if (sh->warm_ns && !r->t_warm && now >= warm) {
+                r->w_sent = seq - 1;
+                r->w_bytes = r->bytes;
+                r->t_warm = now - sh->t0;
+            }
+        }
         if (sh->mode == TP_STREAM) {
             while (seq - 1 - acked >= sh->window) {
                 uint32_t ack[3];
@@ -292,7 +327,8 @@ static int tp_send_loop(tp_thr *a, bench_pattern *pat, unsigned char *rbuf, uint
             }
         }
     }
-    r->t_end = bench_now_ns() - sh->t0;
+    if (!r->t_end)
+        r->t_end = bench_now_ns() - sh->t0;
 out:
     if (rc != 0 && !r->t_end)
         r->t_end = bench_now_ns() - sh->t0;
@@ -338,7 +374,9 @@ static int tp_recv_loop(tp_thr *a, bench_pattern *pat, unsigned char *buf, uint3
         if (sh->mode == TP_PINGPONG) {
             rc = a->ops->send(a->ctx, a->side, a->ch, buf, (uint32_t)n);
         } else if (r->received % k == 0) {
-            uint32_t ack[3] = {TP_ACK, (uint32_t)r->received, 0};
+            /* the last seq seen, not the count: a lost packet must not
+             * shrink the sender's window for good */
+            uint32_t ack[3] = {TP_ACK, expect - 1, 0};
             rc = a->ops->send(a->ctx, a->side, a->ch, ack, 12);
         }
         if (rc != 0)
@@ -366,8 +404,10 @@ static void *tp_thread(void *arg)
     return NULL;
 }
 
-static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shared *sh)
+/* Either side: one thread per channel. */
+static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
+    tp_shared *sh = arg;
     pthread_t th[BENCH_MAX_CHAN];
     tp_thr ta[BENCH_MAX_CHAN];
     uint32_t started = 0;
@@ -408,22 +448,15 @@ static int tp_run_threads(const bench_msg_ops *ops, void *ctx, int side, tp_shar
     return mism ? BENCH_RT_MISMATCH : 0;
 }
 
-static int tp_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    return tp_run_threads(ops, ctx, side, arg);
-}
-static int tp_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    return tp_run_threads(ops, ctx, side, arg);
-}
-
 static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t nch, int bi,
                         uint32_t size, unsigned t, tp_cell *c)
 {
     bench_ext_stream_res x;
-    uint64_t want = (o->totals[bi] + size - 1) / size;
+    /* time-based: as many messages as fit in stream_time (the peer has no warm-up) */
+    uint64_t want = o->stream_time > 0 ? 0xffff0000u : (o->totals[bi] + size - 1) / size;
+    double budget = o->stream_time > 0 ? o->stream_time : o->cell_time;
     if (m != TP_STREAM || nch != 1 || size < bench_tr_min_size(o->tr[t]) ||
-        bench_ext_stream(o->tr[t], size, want, o->window, (uint64_t)(o->cell_time * 1e9),
+        bench_ext_stream(o->tr[t], size, want, o->window, (uint64_t)(budget * 1e9),
                          h->cpus.cpu[0], h->cpus.cpu[1], &x) == BENCH_SESSION_NA) {
         c->na = 1;
         return;
@@ -432,7 +465,7 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, int m, uint32_t n
     c->bytes = x.bytes;
     c->loss = x.lost;
     c->corrupt = x.corrupt;
-    c->capped = x.msgs < want;
+    c->capped = o->stream_time <= 0 && x.msgs < want;
     c->wall_s = (double)x.wall_ns / 1e9;
     c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
     c->msgs_ps = x.wall_ns ? (double)x.msgs / c->wall_s : NAN;
@@ -472,9 +505,14 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
     sh->ctl_len = size == 12 ? 16 : 12;
     sh->per_ch_msgs = (o->totals[bi] + size - 1) / size;
     sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
+    if (m == TP_STREAM && o->stream_time > 0) {
+        sh->per_ch_msgs = UINT64_MAX;
+        sh->warm_ns = (uint64_t)(o->stream_time * 0.25e9);
+        sh->budget_ns = sh->warm_ns + (uint64_t)(o->stream_time * 1e9);
+    }
     bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], nch, size > 16 ? size : 16,
-                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_side_a,
-                                tp_side_b, sh);
+                                m == TP_STREAM ? o->window + 2 : 8, o->timeout_s, tp_run_threads,
+                                tp_run_threads, sh);
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
     c->ok = src == 0;
     if (src == BENCH_SESSION_NA) {
@@ -482,25 +520,30 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
         bench_shared_free(sh, sizeof(tp_shared));
         return;
     }
-    uint64_t wall = 0;
+    /* the measured span: from the earliest end of a warm-up (0 without) to the last end */
+    uint64_t wall = 0, start = UINT64_MAX;
     c->ch_min_bps = INFINITY;
     c->ch_max_bps = 0;
     for (uint32_t i = 0; i < nch; i++) {
         tp_chres *r = &sh->ch[i];
-        c->msgs += r->sent;
-        c->bytes += r->bytes;
+        c->msgs += r->sent - r->w_sent;
+        c->bytes += r->bytes - r->w_bytes;
         c->loss += r->loss;
         c->corrupt += r->corrupt;
-        if (r->sent < sh->per_ch_msgs)
+        if (!sh->warm_ns && r->sent < sh->per_ch_msgs)
             c->capped = 1;
         if (r->t_end > wall)
             wall = r->t_end;
-        double bps = r->t_end ? (double)r->bytes / ((double)r->t_end / 1e9) : 0;
+        if (r->t_warm < start)
+            start = r->t_warm;
+        uint64_t span = r->t_end > r->t_warm ? r->t_end - r->t_warm : 0;
+        double bps = span ? (double)(r->bytes - r->w_bytes) / ((double)span / 1e9) : 0;
         if (bps < c->ch_min_bps)
             c->ch_min_bps = bps;
         if (bps > c->ch_max_bps)
             c->ch_max_bps = bps;
     }
+    wall = wall > start ? wall - start : 0;
     c->wall_s = (double)wall / 1e9;
     c->agg_bps = wall ? (double)c->bytes / c->wall_s : NAN;
     c->msgs_ps = wall ? (double)c->msgs / c->wall_s : NAN;
@@ -558,8 +601,11 @@ static const char *tp_fmt_rate(char *b, size_t len, double bps)
 static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
 {
     char b[6][32];
-    fprintf(out, "\n== %s, %u channel%s, %llu bytes per channel ==\n", tp_mode_name[m], o->chans[ci],
-            o->chans[ci] == 1 ? "" : "s", (unsigned long long)o->totals[bi]);
+    fprintf(out, "\n== %s, %u channel%s, ", tp_mode_name[m], o->chans[ci], o->chans[ci] == 1 ? "" : "s");
+    if (tp_total(o, m, bi))
+        fprintf(out, "%llu bytes per channel ==\n", (unsigned long long)o->totals[bi]);
+    else
+        fprintf(out, "%.2f s per cell after %.2f s of warm-up ==\n", o->stream_time, o->stream_time / 4);
     fprintf(out, "%-17s %7s %11s %12s %11s %23s %5s %5s  %-16s %s\n", "transport", "packet",
             "msgs", "aggregate", "msgs/s", "per channel min..max", "loss", "corr", "vs baseline",
             "vs mdcom-copy");
@@ -609,7 +655,8 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
                     fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg, seed 002)\n",
                             "", b[0], "", tp_fmt_rate(b[4], sizeof(b[4]), tp_published[k].bps));
     }
-    fprintf(out, "(* = stopped by --cell-time; rates use the bytes actually moved)\n");
+    if (tp_total(o, m, bi))
+        fprintf(out, "(* = stopped by --cell-time; rates use the bytes actually moved)\n");
     fflush(out);
 }
 
@@ -626,52 +673,33 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     unsigned n = 0;
     int c1 = tp_idx_u32(o->chans, o->n_chans, 1), c32 = tp_idx_u32(o->chans, o->n_chans, 32);
     int s64 = tp_idx_u32(o->sizes, o->n_sizes, 64), s4k = tp_idx_u32(o->sizes, o->n_sizes, 4096);
-    int bi = o->n_totals - 1; /* the largest total */
+    int bi = tp_ntot(o, TP_STREAM) - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
-    /* streaming 64 B >= 20 M msgs/s */
-    bench_target *t = &tg[n++];
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
-    t->limit = 20e6;
-    snprintf(t->unit, sizeof(t->unit), "msgs/s");
+    /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
     const tp_cell *c = c1 >= 0 && s64 >= 0 ? tp_find(o, TP_STREAM, c1, bi, s64, mt) : NULL;
+    bench_target *t = bench_target_new(&tg[n++], 20e6, "msgs/s", "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
     bench_target_eval(t, c ? c->msgs_ps : NAN, 1);
-    if (c)
-        snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
-    /* streaming 4 KiB >= 10 GB/s */
-    t = &tg[n++];
-    memset(t, 0, sizeof(*t));
-    snprintf(t->name, sizeof(t->name), "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
-    t->limit = 10e9;
-    snprintf(t->unit, sizeof(t->unit), "B/s");
+    snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
     c = c1 >= 0 && s4k >= 0 ? tp_find(o, TP_STREAM, c1, bi, s4k, mt) : NULL;
+    t = bench_target_new(&tg[n++], 10e9, "B/s", "%s stream 1 ch 4 KiB: bytes/s >= 10 GB/s", mt);
     bench_target_eval(t, c ? c->agg_bps : NAN, 1);
-    if (c)
-        snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
+    snprintf(t->detail, sizeof(t->detail), "%.2f GB/s", t->value / 1e9);
     /* 32-channel aggregate >= 0.9x the 1-channel aggregate, per mdcom transport and mode */
-    for (unsigned k = 0; k < o->n_tr; k++) {
-        if (strncmp(o->tr[k]->name, "mdcom-", 6) != 0)
-            continue;
-        for (int m = 0; m < TP_NMODES; m++) {
+    for (unsigned k = 0; k < o->n_tr && n < 30; k++)
+        for (int m = 0; m < TP_NMODES && strncmp(o->tr[k]->name, "mdcom-", 6) == 0; m++) {
             if (!o->modes[m])
                 continue;
-            t = &tg[n++];
-            memset(t, 0, sizeof(*t));
-            snprintf(t->name, sizeof(t->name), "%s %s 64 B: 32-ch / 1-ch aggregate >= 0.9",
-                     o->tr[k]->name, tp_mode_name[m]);
-            t->limit = 0.9;
-            const tp_cell *a = c32 >= 0 && s64 >= 0 ? tp_find(o, m, c32, bi, s64, o->tr[k]->name) : NULL;
-            const tp_cell *b = c1 >= 0 && s64 >= 0 ? tp_find(o, m, c1, bi, s64, o->tr[k]->name) : NULL;
+            t = bench_target_new(&tg[n++], 0.9, NULL, "%s %s 64 B: 32-ch / 1-ch aggregate >= 0.9",
+                                 o->tr[k]->name, tp_mode_name[m]);
+            int bm = tp_ntot(o, m) - 1;
+            const tp_cell *a = c32 >= 0 && s64 >= 0 ? tp_find(o, m, c32, bm, s64, o->tr[k]->name) : NULL;
+            const tp_cell *b = c1 >= 0 && s64 >= 0 ? tp_find(o, m, c1, bm, s64, o->tr[k]->name) : NULL;
             bench_target_eval(t, a && b && b->agg_bps > 0 ? a->agg_bps / b->agg_bps : NAN, 1);
-            if (!isnan(t->value)) {
-                char x[32], y[32];
+            char x[32], y[32];
+            if (!isnan(t->value))
                 snprintf(t->detail, sizeof(t->detail), "%s / %s", tp_fmt_rate(x, sizeof(x), a->agg_bps),
                          tp_fmt_rate(y, sizeof(y), b->agg_bps));
-            }
-            if (n >= 30)
-                return n;
         }
-    }
     return n;
 }
 
@@ -680,6 +708,7 @@ static void tp_json_config(bench_json *j, void *arg)
     const tp_opts *o = arg;
     bench_json_u64(j, "window", o->window);
     bench_json_dbl(j, "cell_time_s", o->cell_time);
+    bench_json_dbl(j, "stream_time_s", o->stream_time);
     bench_json_bool(j, "crc_recomputed", o->crc);
 }
 
@@ -695,49 +724,56 @@ static void tp_each(const tp_opts *o, void (*fn)(const tp_opts *, tp_key, const 
 {
     for (int m = 0; m < TP_NMODES; m++)
         for (int ci = 0; ci < o->n_chans; ci++)
-            for (int bi = 0; bi < o->n_totals; bi++)
+            for (int bi = 0; bi < tp_ntot(o, m); bi++)
                 for (int si = 0; si < o->n_sizes; si++)
                     for (unsigned t = 0; t < o->n_tr; t++)
                         if (tp_cells[m][ci][bi][si][t].run)
                             fn(o, (tp_key){m, ci, bi, si, t}, &tp_cells[m][ci][bi][si][t], out);
 }
 
-static void tp_json_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
+static void tp_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
 {
-    bench_json *j = out;
+    bench_row *w = out;
     int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
     unsigned t = key.t;
-    bench_json_obj_begin(j, NULL);
-    bench_json_str(j, "transport", o->tr[t]->name);
-    bench_json_str(j, "mode", tp_mode_name[m]);
-    bench_json_u64(j, "channels", o->chans[ci]);
-    bench_json_u64(j, "size", o->sizes[si]);
-    bench_json_u64(j, "total_per_channel", o->totals[bi]);
-    bench_json_bool(j, "na", c->na);
-    bench_json_bool(j, "ok", c->ok);
-    bench_json_bool(j, "capped", c->capped);
-    bench_json_u64(j, "msgs", c->msgs);
-    bench_json_u64(j, "bytes", c->bytes);
-    bench_json_dbl(j, "wall_s", c->wall_s);
-    bench_json_dbl(j, "aggregate_bytes_per_s", c->agg_bps);
-    bench_json_dbl(j, "msgs_per_s", c->msgs_ps);
-    bench_json_dbl(j, "channel_min_bytes_per_s", c->ch_min_bps);
-    bench_json_dbl(j, "channel_max_bytes_per_s", c->ch_max_bps);
-    bench_json_u64(j, "loss", c->loss);
-    bench_json_u64(j, "corrupt", c->corrupt);
-    bench_json_u64(j, "integrity_errors", c->integrity);
-    bench_json_u64(j, "failures", c->failures);
-    bench_json_dbl(j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-    bench_json_dbl(j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
-    bench_json_obj_end(j);
+    if (!w->j && c->na)
+        return;
+    w->k = (bench_csv_key){.scenario = "throughput", .transport = o->tr[t]->name,
+                           .mode = tp_mode_name[m], .size = o->sizes[si], .channels = o->chans[ci],
+                           .n = c->msgs, .total = tp_total(o, m, bi)};
+    bench_json_obj_begin(w->j, NULL);
+    bench_json_str(w->j, "transport", o->tr[t]->name);
+    bench_json_str(w->j, "mode", tp_mode_name[m]);
+    bench_json_u64(w->j, "channels", o->chans[ci]);
+    bench_json_u64(w->j, "size", o->sizes[si]);
+    bench_json_u64(w->j, "total_per_channel", tp_total(o, m, bi));
+    bench_json_bool(w->j, "na", c->na);
+    bench_json_bool(w->j, "ok", c->ok);
+    bench_json_bool(w->j, "capped", c->capped);
+    bench_json_u64(w->j, "msgs", c->msgs);
+    bench_json_u64(w->j, "bytes", c->bytes);
+    bench_json_dbl(w->j, "wall_s", c->wall_s);
+    bench_row_num(w, "aggregate_bytes_per_s", "aggregate", c->agg_bps, "B/s");
+    bench_row_num(w, "msgs_per_s", "msgs_per_s", c->msgs_ps, "1/s");
+    bench_row_num(w, "channel_min_bytes_per_s", "channel_min", c->ch_min_bps, "B/s");
+    bench_row_num(w, "channel_max_bytes_per_s", NULL, c->ch_max_bps, NULL);
+    bench_row_num(w, "loss", "loss", (double)c->loss, "msgs");
+    bench_row_num(w, "corrupt", "corrupt", (double)c->corrupt, "msgs");
+    bench_json_u64(w->j, "integrity_errors", c->integrity);
+    bench_json_u64(w->j, "failures", c->failures);
+    bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
+    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_obj_end(w->j);
+}
+
+static void tp_rows(bench_row *w, void *arg)
+{
+    tp_each(arg, tp_row, w);
 }
 
 static void tp_json(bench_json *j, void *arg)
 {
-    const tp_opts *o = arg;
-    bench_json_arr_begin(j, "results");
-    tp_each(o, tp_json_row, j);
-    bench_json_arr_end(j);
+    (void)arg;
     bench_json_arr_begin(j, "published");
     for (unsigned k = 0; k < sizeof(tp_published) / sizeof(tp_published[0]); k++) {
         bench_json_obj_begin(j, NULL);
@@ -749,32 +785,6 @@ static void tp_json(bench_json *j, void *arg)
     bench_json_arr_end(j);
 }
 
-static void tp_csv_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
-{
-    FILE *f = out;
-    int m = key.m, ci = key.ci, bi = key.bi, si = key.si;
-    unsigned t = key.t;
-    if (c->na)
-        return;
-    bench_csv_key k = {.scenario = "throughput",
-                       .transport = o->tr[t]->name,
-                       .mode = tp_mode_name[m],
-                       .size = o->sizes[si],
-                       .channels = o->chans[ci],
-                       .n = c->msgs,
-                       .total = o->totals[bi]};
-    bench_csv_row(f, &k, "aggregate", c->agg_bps, "B/s");
-    bench_csv_row(f, &k, "msgs_per_s", c->msgs_ps, "1/s");
-    bench_csv_row(f, &k, "channel_min", c->ch_min_bps, "B/s");
-    bench_csv_row(f, &k, "loss", (double)c->loss, "msgs");
-    bench_csv_row(f, &k, "corrupt", (double)c->corrupt, "msgs");
-}
-
-static void tp_csv(FILE *f, void *arg)
-{
-    tp_each(arg, tp_csv_row, f);
-}
-
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
@@ -784,21 +794,22 @@ static int tp_main(int argc, char **argv)
     memset(tp_cells, 0, sizeof(tp_cells));
     bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
                    .json_config = tp_json_config,
-                   .json_body = tp_json, .csv_rows = tp_csv, .arg = &o};
+                   .rows = tp_rows, .json_body = tp_json, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;
     fprintf(out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
-                 "       stream window %u; at most %.2f s per cell; every packet checked\n",
-            o.window, o.cell_time);
+                 "       stream window %u, %.2f s per stream cell; ping-pong at most %.2f s\n"
+                 "       per cell; every packet checked\n",
+            o.window, o.stream_time, o.cell_time);
     char b1[24];
-    bench_progress_plan((uint64_t)(o.modes[0] + o.modes[1]) * (unsigned)o.n_chans *
-                        (unsigned)o.n_totals * (unsigned)o.n_sizes * o.n_tr);
+    bench_progress_plan((uint64_t)(o.modes[0] * o.n_totals + o.modes[1] * tp_ntot(&o, TP_STREAM)) *
+                        (unsigned)o.n_chans * (unsigned)o.n_sizes * o.n_tr);
     for (int m = 0; m < TP_NMODES && !bench_interrupted; m++) {
         if (!o.modes[m])
             continue;
         for (int ci = 0; ci < o.n_chans && !bench_interrupted; ci++)
-            for (int bi = 0; bi < o.n_totals && !bench_interrupted; bi++) {
+            for (int bi = 0; bi < tp_ntot(&o, m) && !bench_interrupted; bi++) {
                 for (int si = 0; si < o.n_sizes && !bench_interrupted; si++)
                     for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
                         bench_progress("throughput %s %u ch %s: %s", tp_mode_name[m], o.chans[ci],

@@ -46,54 +46,21 @@ static int ext_built(const bench_transport *t)
     return 0;
 }
 
-/* Run argv; read its stdout into *out (malloc'd, *len bytes). Its exit code,
+static int ext_exec(void *argv)
+{
+    signal(SIGINT, SIG_IGN);
+    execv(((char **)argv)[0], (char **)argv);
+    _exit(127);
+}
+
+/* Run argv; its stdout into *out (malloc'ed, *len bytes). Its exit code,
  * or -1 (printed). */
 static int ext_run(const bench_transport *t, char *const argv[], char **out, size_t *len,
                    int64_t timeout_ns)
 {
-    int pfd[2];
     *out = NULL;
     *len = 0;
-    if (pipe(pfd) != 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        signal(SIGINT, SIG_IGN);
-        dup2(pfd[1], 1);
-        close(pfd[0]);
-        close(pfd[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    size_t cap = 1 << 16;
-    char *buf = malloc(cap);
-    ssize_t n;
-    while (buf && (n = read(pfd[0], buf + *len, cap - *len)) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        *len += (size_t)n;
-        if (*len == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    close(pfd[0]);
-    *out = buf;
-    return bench_reap(pid, timeout_ns, t->name);
+    return bench_child(ext_exec, (void *)argv, NULL, out, len, timeout_ns, t->name);
 }
 
 int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,

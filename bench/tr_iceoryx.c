@@ -107,17 +107,7 @@ static void roudi_kill(void)
     if (roudi_pid <= 0)
         return;
     kill(roudi_pid, SIGTERM);
-    uint64_t deadline = bench_now_ns() + 3000000000ull;
-    int st;
-    while (waitpid(roudi_pid, &st, WNOHANG) == 0) {
-        if (bench_now_ns() >= deadline) {
-            kill(roudi_pid, SIGKILL);
-            waitpid(roudi_pid, &st, 0);
-            break;
-        }
-        struct timespec ts = {0, 10000000};
-        nanosleep(&ts, NULL);
-    }
+    bench_reap(roudi_pid, 3000000000ll, "iox-roudi"); /* SIGKILL after 3 s */
     roudi_pid = -1;
 }
 

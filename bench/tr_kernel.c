@@ -112,28 +112,23 @@ static uint32_t seqpacket_max(void)
     return seqpacket_limit;
 }
 
-static uint32_t mq_max(void)
+/* A number in /proc/sys/fs/mqueue/<name>, or dflt. */
+static long mq_limit(const char *name, long dflt)
 {
-    unsigned long v = 8192;
-    FILE *f = fopen("/proc/sys/fs/mqueue/msgsize_max", "r");
-    if (f) {
-        if (fscanf(f, "%lu", &v) != 1)
-            v = 8192;
+    char path[64];
+    long v = dflt;
+    snprintf(path, sizeof(path), "/proc/sys/fs/mqueue/%s", name);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%ld", &v) != 1)
+        v = dflt;
+    if (f)
         fclose(f);
-    }
-    return (uint32_t)v;
+    return v;
 }
 
-static long mq_msg_max(void)
+static uint32_t mq_max(void)
 {
-    long v = 10;
-    FILE *f = fopen("/proc/sys/fs/mqueue/msg_max", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &v) != 1)
-            v = 10;
-        fclose(f);
-    }
-    return v;
+    return (uint32_t)mq_limit("msgsize_max", 8192);
 }
 
 static void k_timeouts(int fd, int64_t ns)
@@ -144,11 +139,12 @@ static void k_timeouts(int fd, int64_t ns)
 }
 
 static void k_teardown(void *ctx);
+static uint32_t k_max(int kind);
 
 /* variant: K_PIPE, K_STREAM, K_SEQPACKET or K_MQ */
 static int k_setup(void **out, const bench_msg_params *p)
 {
-    int kind = p->variant;
+    int kind = p->variant, e = 0;
     struct kctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
@@ -160,25 +156,18 @@ static int k_setup(void **out, const bench_msg_params *p)
         for (int k = 0; k < 4; k++)
             c->fd[i][k] = -1;
     *out = c;
-    if (kind == K_SEQPACKET && p->max_size > seqpacket_max()) {
-        bench_err("unix-seqpacket: message of %u bytes above this machine's limit %u", p->max_size,
-                  seqpacket_max());
-        k_teardown(c);
-        return -EMSGSIZE;
-    }
-    if (kind == K_MQ && p->max_size > mq_max()) {
-        bench_err("mq: message of %u bytes above /proc/sys/fs/mqueue/msgsize_max %u", p->max_size,
-                  mq_max());
-        k_teardown(c);
-        return -EMSGSIZE;
+    if ((kind == K_SEQPACKET || kind == K_MQ) && p->max_size > k_max(kind)) {
+        bench_err("%s: message of %u bytes above this machine's limit %u", k_names[kind],
+                  p->max_size, k_max(kind));
+        e = -EMSGSIZE;
+        goto fail;
     }
     for (uint32_t i = 0; i < c->n; i++) {
         int *fd = c->fd[i];
         if (kind == K_PIPE) {
             if (pipe2(fd, O_CLOEXEC) != 0 || pipe2(fd + 2, O_CLOEXEC) != 0) {
-                int e = k_fail(c, "pipe2", errno);
-                k_teardown(c);
-                return e;
+                e = k_fail(c, "pipe2", errno);
+                goto fail;
             }
             /* writers do not block: a full pipe is waited for with poll */
             fcntl(fd[1], F_SETFL, O_NONBLOCK);
@@ -186,20 +175,18 @@ static int k_setup(void **out, const bench_msg_params *p)
         } else if (kind == K_STREAM || kind == K_SEQPACKET) {
             int type = kind == K_STREAM ? SOCK_STREAM : SOCK_SEQPACKET;
             if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fd) != 0) {
-                int e = k_fail(c, "socketpair", errno);
-                k_teardown(c);
-                return e;
+                e = k_fail(c, "socketpair", errno);
+                goto fail;
             }
             for (int k = 0; k < 2; k++) {
                 k_timeouts(fd[k], p->timeout_ns);
                 if (kind == K_SEQPACKET && sock_bufs(fd[k], p->max_size) < 0) {
-                    int e = k_fail(c, "SO_SNDBUF", errno);
-                    k_teardown(c);
-                    return e;
+                    e = k_fail(c, "SO_SNDBUF", errno);
+                    goto fail;
                 }
             }
         } else {
-            long mm = mq_msg_max();
+            long mm = mq_limit("msg_max", 10);
             struct mq_attr a;
             memset(&a, 0, sizeof(a));
             a.mq_maxmsg = p->depth < 1 ? 1 : p->depth > (uint32_t)mm ? mm : (long)p->depth;
@@ -213,9 +200,8 @@ static int k_setup(void **out, const bench_msg_params *p)
                 if (fit < 1) {
                     bench_err("mq: %u queues of %ld-byte messages exceed RLIMIT_MSGQUEUE (%llu B)",
                               2u * c->n, a.mq_msgsize, (unsigned long long)rl.rlim_cur);
-                    k_teardown(c);
-                    *out = NULL;
-                    return -EDQUOT;
+                    e = -EDQUOT;
+                    goto fail;
                 }
                 if (a.mq_maxmsg > fit)
                     a.mq_maxmsg = fit;
@@ -226,11 +212,10 @@ static int k_setup(void **out, const bench_msg_params *p)
                 mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &a);
                 if (q == (mqd_t)-1) {
                     int e0 = errno;
-                    int e = k_fail(c, "mq_open", e0);
-                    k_teardown(c);
-                    *out = NULL;
+                    e = k_fail(c, "mq_open", e0);
                     /* a limit of this machine (queue count / bytes): n/a */
-                    return e0 == EMFILE || e0 == ENOMEM || e0 == ENOSPC ? -EDQUOT : e;
+                    e = e0 == EMFILE || e0 == ENOMEM || e0 == ENOSPC ? -EDQUOT : e;
+                    goto fail;
                 }
                 mq_unlink(name); /* nothing left behind, whatever happens next */
                 fd[k] = (int)q;
@@ -238,6 +223,10 @@ static int k_setup(void **out, const bench_msg_params *p)
         }
     }
     return 0;
+fail:
+    k_teardown(c);
+    *out = NULL;
+    return e;
 }
 
 static int k_attach(void *ctx, int side)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_mdcom.c - the libmdcom FIFO transports.
+ * tr_mdcom.c - the libmdcom transports: FIFO channels (copy and zero copy)
+ * and SMEM channels as a one-slot mailbox.
  *
  * One region per cell or session (mdcfg.h): domain "a" (master, side A, the
  * measuring parent) and "b" (remote, side B, the child), per bench channel a
@@ -24,6 +25,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,13 @@ struct mdm_ctx {
     /* zero copy, per channel: the block allocated for the next message and
      * the received block not yet released, or UINT32_MAX */
     uint32_t next_id[BENCH_MAX_CHAN], held[BENCH_MAX_CHAN];
+    /* SMEM: the channels and their areas */
+    int smem;
+    mdcom_smemch_t *stx[BENCH_MAX_CHAN], *srx[BENCH_MAX_CHAN];
+    unsigned char *txa[BENCH_MAX_CHAN], *rxa[BENCH_MAX_CHAN];
 };
+
+#define SM_HDR 64u /* SMEM mailbox: u32 full, u32 len, then the payload at 64 */
 
 static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
 {
@@ -52,12 +60,13 @@ static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-/* variant: 1 = blocking calls */
-static int mdm_setup(void **out, const bench_msg_params *p)
+/* FIFO (variant: 1 = blocking calls) or, smem, SMEM channels */
+static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
 {
     struct mdm_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
+    c->smem = smem;
     c->tname = p->tname;
     c->block = p->variant;
     c->yield = p->threads > 1;
@@ -66,7 +75,10 @@ static int mdm_setup(void **out, const bench_msg_params *p)
     c->timeout_ns = p->timeout_ns;
     memset(c->next_id, 0xff, sizeof(c->next_id));
     memset(c->held, 0xff, sizeof(c->held));
-    bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
+    if (smem)
+        bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_SMEM, SM_HDR + p->max_size, 0);
+    else
+        bench_mdcfg_fill(&c->reg.mc, p->name, c->n, MDCOM_CHAN_FIFO, c->max, p->depth < 2 ? 2 : p->depth);
     int rc = bench_mdreg_attach(&c->reg, BENCH_SIDE_A, 0, c->tname);
     if (rc != 0) {
         free(c);
@@ -74,6 +86,16 @@ static int mdm_setup(void **out, const bench_msg_params *p)
     }
     *out = c;
     return 0;
+}
+
+static int mdm_setup(void **out, const bench_msg_params *p)
+{
+    return mdm_setup_as(out, p, 0);
+}
+
+static int sm_setup(void **out, const bench_msg_params *p)
+{
+    return p->max_size > UINT32_MAX - SM_HDR ? -EMSGSIZE : mdm_setup_as(out, p, 1);
 }
 
 static int mdm_attach(void *ctx, int side)
@@ -85,6 +107,22 @@ static int mdm_attach(void *ctx, int side)
     for (uint32_t i = 0; i < c->n; i++) {
         const char *txn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 0 : 1)];
         const char *rxn = c->reg.mc.names[2 * i + (side == BENCH_SIDE_A ? 1 : 0)];
+        if (c->smem) {
+            uint32_t s1 = 0, s2 = 0;
+            void *p1, *p2;
+            int rc = mdcom_smemch_open(m, txn, &c->stx[i]);
+            if (rc == 0)
+                rc = mdcom_smemch_open(m, rxn, &c->srx[i]);
+            if (rc == 0)
+                rc = mdcom_smemch_get(c->stx[i], &p1, &s1);
+            if (rc == 0)
+                rc = mdcom_smemch_get(c->srx[i], &p2, &s2);
+            if (rc != 0 || s1 < SM_HDR + c->max || s2 < SM_HDR + c->max)
+                return mdm_fail(c, "mdcom_smemch_open/get", rc ? rc : -EPROTO);
+            c->txa[i] = p1;
+            c->rxa[i] = p2;
+            continue;
+        }
         int rc = mdcom_fifoch_open(m, txn, &c->tx[i]);
         if (rc == 0)
             rc = mdcom_fifoch_open(m, rxn, &c->rx[i]);
@@ -279,3 +317,87 @@ const bench_msg_ops bench_ops_mdcom_zc = {.setup = mdm_setup, .attach = mdm_atta
                                      .peek = zc_peek, .release = zc_release,
                                      .detach = mdm_detach, .teardown = mdm_teardown,
                                      .header_only = 1, .round_trips_only = 1};
+
+/* ---- SMEM channels as a one-slot mailbox --------------------------------------
+ * Per bench channel two SMEM channels "f<c>" (A -> B) and "r<c>" (B -> A) of
+ * SM_HDR + max_size bytes: +0 u32 full (0 empty, 1 a message; C11 atomic),
+ * +4 u32 len, +SM_HDR the payload.
+ *   send: wait until full == 0; lock; write payload and len; full = 1; unlock
+ *   recv: wait until full == 1; lock; copy len bytes out; full = 0; unlock
+ * The wait reads `full` with an acquire load without the lock (a peek), so
+ * that a waiting side does not take the lock away from the side that has
+ * work; everything else in the area is read or written holding the lock.
+ * Polling only (SMEM channels have no event); yields every 64 pauses when
+ * several threads share the CPUs. */
+
+static _Atomic uint32_t *sm_full(unsigned char *area) { return (_Atomic uint32_t *)(void *)area; }
+
+/* Peek until the area's `full` word is v. 0 or -ETIMEDOUT. */
+static int sm_peek(struct mdm_ctx *c, unsigned char *area, uint32_t v)
+{
+    /* acquire: pairs with the peer's release store of `full` */
+    if (atomic_load_explicit(sm_full(area), memory_order_acquire) == v)
+        return 0;
+    uint64_t deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
+    for (unsigned spins = 1;; spins++) {
+        bench_relax();
+        if (c->yield && (spins & 63u) == 0)
+            sched_yield();
+        /* acquire: as above */
+        if (atomic_load_explicit(sm_full(area), memory_order_acquire) == v)
+            return 0;
+        if ((spins & 1023u) == 0 && bench_now_ns() > deadline)
+            return -ETIMEDOUT;
+    }
+}
+
+static int sm_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
+{
+    struct mdm_ctx *c = ctx;
+    (void)side;
+    unsigned char *a = c->txa[ch];
+    if (sm_peek(c, a, 0) != 0)
+        return mdm_fail(c, "send: slot not emptied", -ETIMEDOUT);
+    int rc = mdcom_smemch_lock(c->stx[ch], c->timeout_ns);
+    if (rc != 0)
+        return mdm_fail(c, "mdcom_smemch_lock", rc);
+    memcpy(a + SM_HDR, buf, len);
+    memcpy(a + 4, &len, 4);
+    /* release: payload and length before `full` (the unlock orders them too,
+     * for a peer that takes the lock; this is for the peer's peek) */
+    atomic_store_explicit(sm_full(a), 1u, memory_order_release);
+    rc = mdcom_smemch_unlock(c->stx[ch]);
+    return rc == 0 ? 0 : mdm_fail(c, "mdcom_smemch_unlock", rc);
+}
+
+static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+{
+    struct mdm_ctx *c = ctx;
+    (void)side;
+    unsigned char *a = c->rxa[ch];
+    if (sm_peek(c, a, 1) != 0)
+        return mdm_fail(c, "recv: nothing arrived", -ETIMEDOUT);
+    int rc = mdcom_smemch_lock(c->srx[ch], c->timeout_ns);
+    if (rc != 0)
+        return mdm_fail(c, "mdcom_smemch_lock", rc);
+    uint32_t len;
+    memcpy(&len, a + 4, 4); /* read once, then checked */
+    int ret;
+    if (len > cap || len > c->max) {
+        bench_err("%s: message length %u above %u", c->tname, len, c->max);
+        ret = -EBADMSG;
+    } else {
+        memcpy(buf, a + SM_HDR, len);
+        ret = (int)len;
+    }
+    /* relaxed: the unlock below is the release that publishes it */
+    atomic_store_explicit(sm_full(a), 0u, memory_order_relaxed);
+    rc = mdcom_smemch_unlock(c->srx[ch]);
+    if (rc != 0)
+        return mdm_fail(c, "mdcom_smemch_unlock", rc);
+    return ret;
+}
+
+const bench_msg_ops bench_ops_smem = {.setup = sm_setup, .attach = mdm_attach, .send = sm_send,
+                                      .recv = sm_recv, .detach = mdm_detach,
+                                      .teardown = mdm_teardown};

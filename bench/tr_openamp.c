@@ -295,6 +295,18 @@ static void tro_close(struct tro_ctx *c)
     c->state = NULL;
 }
 
+/* Everything setup made (also a partial setup: closing -1 is harmless). */
+static void tro_teardown(void *ctx)
+{
+    struct tro_ctx *c = ctx;
+    tro_close(c);
+    bench_shared_free(c->mem, TRO_SIZE);
+    close(c->efd[0]);
+    close(c->efd[1]);
+    free(c->q);
+    free(c);
+}
+
 /* ---- message interface (one channel) ---------------------------------- */
 /* variant: bit 0 the host is OpenAMP, bit 1 the remote */
 static int tro_setup(void **out, const bench_msg_params *p)
@@ -322,14 +334,7 @@ static int tro_setup(void **out, const bench_msg_params *p)
     c->efd[1] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!c->mem || !c->q || c->efd[0] < 0 || c->efd[1] < 0) {
         bench_err("%s: setup failed", tname);
-        if (c->mem)
-            bench_shared_free(c->mem, TRO_SIZE);
-        free(c->q);
-        if (c->efd[0] >= 0)
-            close(c->efd[0]);
-        if (c->efd[1] >= 0)
-            close(c->efd[1]);
-        free(c);
+        tro_teardown(c);
         return -ENOMEM;
     }
     tro_table(c->mem);
@@ -392,17 +397,6 @@ static int tro_host_open(void *ctx)
             return tro_fail(c, "mdcom_rpmsg_ept_create", rc);
     }
     return 0;
-}
-
-static void tro_teardown(void *ctx)
-{
-    struct tro_ctx *c = ctx;
-    tro_close(c);
-    bench_shared_free(c->mem, TRO_SIZE);
-    close(c->efd[0]);
-    close(c->efd[1]);
-    free(c->q);
-    free(c);
 }
 
 static int tro_msg_attach(void *ctx, int side)

@@ -193,6 +193,13 @@ void bench_list_transports(FILE *out, int need_msg);
 /* Wait for child pid at most timeout_ns, then SIGKILL it. Its exit code, or
  * -1 when it had to be killed or died of a signal (printed). */
 int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
+/* Run fn(arg) in a child process whose exit status is fn's (fn may exec;
+ * it must _exit if exec fails). The child's stdout is a pipe read here:
+ * copied to tee (when set) and to *out (malloc'ed, *len bytes, when out is
+ * set). Then bench_reap(timeout_ns) (timeout_ns < 0: wait, and 128 + the
+ * signal for a child killed by one). The exit status, or -1 (printed). */
+int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
+                int64_t timeout_ns, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Two-process sessions over the message interface (roundtrip.c)         */
