@@ -22,8 +22,15 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=static=mdcom");
     println!("cargo:rustc-link-lib=dylib=pthread");
-    // the source tree, where the program finds tools/mdcom-cfg when it runs from a build
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    // the source tree, where the program finds tools/mdcom-cfg when it runs
+    // from a build: CMake passes it (MDCOM_SOURCE_DIR) and cargo reruns this
+    // script when it changes, since the target directory is a cache shared by
+    // checkouts (a path kept from another checkout names a tree that may be gone)
+    println!("cargo:rerun-if-env-changed=MDCOM_SOURCE_DIR");
+    let src = match std::env::var_os("MDCOM_SOURCE_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.."),
+    };
     let src = src.canonicalize().unwrap_or(src).display().to_string();
     println!("cargo:rustc-env=MDCOM_SOURCE_DIR={src}");
 }
