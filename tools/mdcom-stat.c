@@ -248,6 +248,8 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_ch
     c->enq = rd(&ctl->enq.pos);
     c->ev_seq = rd(&ctl->event.word);
     c->ev_waiters = rd(&ctl->event.waiters);
+    if (c->ev_waiters < 0x80000000u) /* the count without the ARMED bit */
+        c->ev_waiters &= MDCOM_WAITERS_COUNT;
     c->filtered = rd(&ctl->stats.filtered);
     c->errors = rd(&ctl->stats.errors);
     c->lost = rd(&ctl->stats.lost);

@@ -48,7 +48,8 @@
  *  FIFO channel area (off .. off+size)
  *  +0     | enq_pos*                    | PAD  producers of the queue
  *  +128   | deq_pos*                    | PAD  consumers of the queue
- *  +256   | ev_seq*, ev_waiters*        | PAD  notify / wait
+ *  +256   | ev_seq*, ev_waiters*        | PAD  notify / wait (ev_waiters: count |
+ *         |                             |      ARMED, MDCOM_WAITERS_*)
  *  +384   | filtered*, errors*, lost*,  | PAD  counters
  *         | reclaimed*                  |
  *  +512   | queue slots: qcap x 16 B {seq*, id*, len*, state*} qcap = queue_depth
@@ -221,6 +222,15 @@ typedef struct mdcom_wire_proc {
  * sleeper's incarnation above; 0 = none. */
 #define MDCOM_WAITREC_MAKE(chan, incarn) ((uint32_t)(incarn) << 16 | ((uint32_t)(chan) + 1u))
 #define MDCOM_WAITREC_CHAN(r) (((r)&0xffffu) - 1u)
+/* A FIFO channel's ev_waiters: the count of sleepers on the event word in
+ * bits 0-29 and "armed" in bit 30. A sleeper sets ARMED after its snapshot of
+ * the event word; a notifier that sees a count changes the event word, and
+ * rings the doorbell only when it is the one that clears ARMED: one wake-up
+ * per sleep, not one per message while a woken sleeper has not run yet.
+ * Bit 31 set means a corrupted count (recounted from the waiter records).
+ * A SMEM lock's waiters word is a plain count (its unlocker always rings). */
+#define MDCOM_WAITERS_COUNT 0x3fffffffu
+#define MDCOM_WAITERS_ARMED 0x40000000u
 /* A SMEM lock word: 0 free, else the holder's process slot + 1 in the low 8
  * bits and its incarnation in bits 8-23. */
 #define MDCOM_LOCK_MAKE(slot, incarn) (((uint32_t)(incarn)&0xffffu) << 8 | ((uint32_t)(slot) + 1u))

@@ -966,16 +966,14 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
 /* notify's body (the caller checked the handle) */
 static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
 {
-    mdcom_aword *ev = &ch->ctl->event.word;
+    uint32_t w;
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed) != 0) {
-        /* only sleepers look at the event word: change it so their futex
-         * compare fails, then wake them (no write at all when nobody waits) */
-        atomic_fetch_add_explicit(ev, 1, memory_order_relaxed);
-        ch->m->plat->doorbell.ring(ch->m->plat->doorbell.ctx, ev, ch->index);
-    }
+    w = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
+    /* only sleepers look at the event word: no write at all when nobody waits */
+    if (w & MDCOM_WAITERS_COUNT)
+        mdcom_event_ring(ch->m, ch->ctl, ch->index, w);
 }
 
 int mdcom_fifoch_notify(mdcom_fifoch_t *ch)

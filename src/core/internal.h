@@ -294,6 +294,11 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns);
 void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
+/* A FIFO notify once its fence is done and it read ev_waiters = w with a
+ * count: changes the event word, rings if it cleared ARMED (wait.c). */
+void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w);
+/* A sleeper on a FIFO event word arms it after its snapshot of the word. */
+void mdcom_event_arm(mdcom_aword *waiters);
 
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);

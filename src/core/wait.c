@@ -8,6 +8,17 @@
  *           else sleep while word == snap (bounded slices) ; waiters--
  *   The two seq_cst fences make it impossible for the waiter to miss the
  *   publication while the waker misses the waiter (store-buffering pattern).
+ *
+ *   FIFO events ring once per sleep, not once per message (MDCOM_WAITERS_ARMED):
+ *   waiter: snap = word ; waiters++ ; ARMED |= (release) ; fence ; cond ; sleep
+ *   waker:  publish ; fence ; if count: [ARMED &= ~ (acquire), was set:]
+ *           word++ ; [ring]
+ *   The waker that clears ARMED reads the arming RMW, so the sleeper's snapshot
+ *   precedes that waker's word++: the sleeper either finds the word changed
+ *   or is asleep when the ring comes. Every waker that sees a count changes
+ *   the word (EV_NOTIFY waits and wait sets see every notify). Wakers that
+ *   find ARMED clear skip the system call: the sleeper they would wake was
+ *   woken already and has not run since.
  *   A sleeper records which waiter count it holds in its process entry, so
  *   that the count can be given back if it dies asleep (reap.c).
  *   Before each sleep slice a waiter calls the reaper (mdcom_reap, the one
@@ -30,6 +41,29 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
         m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
 }
 
+void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w)
+{
+    uint32_t armed = 0;
+    if (w & MDCOM_WAITERS_ARMED)
+        /* acquire: reads the sleeper's release arming, so its snapshot of the
+         * event word precedes our change of the word below */
+        armed = atomic_fetch_and_explicit(&ctl->event.waiters, ~MDCOM_WAITERS_ARMED,
+                                          memory_order_acquire) &
+                MDCOM_WAITERS_ARMED;
+    /* relaxed: ordered after what we published by the caller's fence; only
+     * sleepers (their futex compare, EV_NOTIFY) look at the word */
+    atomic_fetch_add_explicit(&ctl->event.word, 1, memory_order_relaxed);
+    if (armed)
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, &ctl->event.word, chan);
+}
+
+void mdcom_event_arm(mdcom_aword *waiters)
+{
+    /* release: our snapshot of the event word (taken before) precedes this,
+     * for the waker whose acquire clear reads it (mdcom_event_ring) */
+    atomic_fetch_or_explicit(waiters, MDCOM_WAITERS_ARMED, memory_order_release);
+}
+
 /* The waiter count of channel chan (from our own layout), or NULL. */
 mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan)
 {
@@ -42,14 +76,17 @@ mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan)
 }
 
 /* Take one from a waiter count, never below 0 (a count is a promise that
- * someone sleeps; "negative" is a lost wake-up for the next sleeper). */
+ * someone sleeps; "negative" is a lost wake-up for the next sleeper). The
+ * last one out drops ARMED too (no sleeper left to wake). */
 void mdcom_waiters_down(mdcom_aword *w)
 {
     uint32_t v = atomic_load_explicit(w, memory_order_relaxed), tries;
     /* relaxed: a counter; the sleeper's fence orders it against the check */
-    for (tries = 0; v != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX; tries++)
-        if (atomic_compare_exchange_weak_explicit(w, &v, v - 1, memory_order_relaxed,
-                                                  memory_order_relaxed))
+    for (tries = 0; (v & MDCOM_WAITERS_COUNT) != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX;
+         tries++)
+        if (atomic_compare_exchange_weak_explicit(
+                w, &v, (v & MDCOM_WAITERS_COUNT) == 1 ? 0 : v - 1, memory_order_relaxed,
+                memory_order_relaxed))
             break;
 }
 
@@ -82,8 +119,11 @@ void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword 
     atomic_store_explicit(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
                           memory_order_relaxed);
     old = atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
-    if (old >= 0x80000000u) /* "negative": forged or corrupted; recount */
-        atomic_store_explicit(waiters, count_wait_records(m, chan), memory_order_relaxed);
+    /* "negative" or at the limit: forged or corrupted; recount (armed: one
+     * spare ring at worst, never a sleeper left unrung) */
+    if (old >= 0x80000000u || (old & MDCOM_WAITERS_COUNT) == MDCOM_WAITERS_COUNT)
+        atomic_store_explicit(waiters, count_wait_records(m, chan) | MDCOM_WAITERS_ARMED,
+                              memory_order_relaxed);
 }
 
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
@@ -157,8 +197,10 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
         /* about to sleep: is a peer dead holding something? (throttled) */
         (void)mdcom_reap(m);
         mdcom_wait_begin(m, 0, chan, waiters);
+        if (m->cl[chan].type == MDCOM_CHAN_FIFO)
+            mdcom_event_arm(waiters);
         /* fence: announce the waiter before the final check (pairs with the
-         * waker's fence in mdcom_ring_word) */
+         * waker's fence in mdcom_ring_word / notify) */
         atomic_thread_fence(memory_order_seq_cst);
         r = cond(arg);
         if (r != 0) {

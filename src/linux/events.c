@@ -6,10 +6,11 @@
  *
  * A member of a wait set holds one waiter count on its channel's shared
  * waiter word from add to remove, so every notify / unlock on the channel
- * changes the channel's word and rings the doorbell (futex wake). Sleepers
- * follow the core's protocol (src/core/mdcom.c): the count is announced and
- * fenced at add; then snap = word (acquire) ; evaluate ; sleep while every
- * word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
+ * changes the channel's word; a FIFO notify rings the doorbell (futex wake)
+ * when a sleeper armed the word since the last ring, an unlock whenever the
+ * count is not 0. Sleepers follow the core's protocol (src/core/wait.c): the
+ * count is announced and fenced at add; then snap = word (acquire), a FIFO
+ * word armed ; fence ; evaluate ; sleep while every word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
  * plus a process-private control word that add/remove/destroy change.
  *
  * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd,
@@ -654,6 +655,8 @@ static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the evaluation after sees it */
         w[nw + k].val = atomic_load_explicit(e->word, memory_order_acquire);
+        if (e->type == MDCOM_CHAN_FIFO) /* a notify after this one rings */
+            mdcom_event_arm(e->waiters);
         w[nw + k].flags = FUTEX_32; /* shared: the region is a shared mapping */
         w[nw + k].__reserved = 0;
         k++;

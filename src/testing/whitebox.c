@@ -53,8 +53,9 @@ void ut_set_proc_owner_word(mdcom_t *m, uint32_t slot, uint32_t owner_word)
 
 uint32_t ev_test_waiters(mdcom_fifoch_t *ch)
 {
-    /* relaxed: a test's look at a count */
-    return atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
+    /* relaxed: a test's look at a count (without the ARMED bit) */
+    return atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed) &
+           MDCOM_WAITERS_COUNT;
 }
 
 /* the core's own layout of cfg, in a private array (freed by the caller) */

@@ -621,9 +621,76 @@ TEST_F(Init, ADeadSleepersWaiterCountIsGivenBack)
         },
         200);
     ASSERT_TRUE(WIFSIGNALED(st_)) << st_;
-    EXPECT_EQ(rd32(f.ev_waiters()), 1u) << "it died counted as a waiter";
+    EXPECT_EQ(rd32(f.ev_waiters()), 1u | MDCOM_WAITERS_ARMED)
+        << "it died counted as a waiter, its sleep armed";
     EXPECT_EQ(0, mdcom_sense_process(m, kR1));
     EXPECT_EQ(rd32(f.ev_waiters()), 0u) << "the reaper gave the count back";
+}
+
+/* Rings of a counting doorbell (the default one underneath). */
+static std::atomic<int> g_rings{0};
+static void counting_ring(void *ctx, mdcom_aword *word, uint32_t chan)
+{
+    g_rings.fetch_add(1);
+    mdcom_platform_default()->doorbell.ring(ctx, word, chan);
+}
+
+/* A receiver woken but not yet run costs its senders no more wake-ups: a
+ * receiver process asleep in recv is stopped; the first send rings, the
+ * next ones find the sleep no longer armed. After it runs again it gets
+ * every message, in order. */
+TEST_F(Init, OneWakeUpPerSleepNotPerMessage)
+{
+    constexpr int kMsgs = 8; /* the channel's whole pool */
+    mdcom_platform p = *mdcom_platform_default();
+    p.doorbell.ring = counting_ring;
+    mdcom_init_opts o;
+    std::memset(&o, 0, sizeof(o));
+    o.platform = &p;
+    mdcom_t *mm = nullptr;
+    ASSERT_EQ(0, mdcom_init(&mm, c.get(), kMaster, &o));
+    mdcom_fifoch_t *tx = nullptr;
+    ASSERT_EQ(0, mdcom_fifoch_open(mm, "data", &tx));
+    Shm shm(c.name());
+    ASSERT_TRUE(shm.ok());
+    Geometry g(c.get());
+    FifoView f(shm.base, g.cl[0]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        mdcom_t *rr = nullptr;
+        mdcom_fifoch_t *ch = nullptr;
+        char b[8];
+        if (mdcom_init(&rr, c.get(), kR1, nullptr) || mdcom_fifoch_open(rr, "data", &ch))
+            _exit(1);
+        mdcom_fifoch_set_spin(ch, MDCOM_NO_SPIN);
+        for (int i = 0; i < kMsgs; i++)
+            if (mdcom_fifoch_recv(ch, b, sizeof(b), ms(20000)) != 1 || b[0] != (char)i)
+                _exit(2 + i);
+        _exit(0);
+    }
+    ASSERT_GT(pid, 0);
+    uint32_t w = 0;
+    for (int t = 0; t < 5000 && w != (1u | MDCOM_WAITERS_ARMED); t++) {
+        usleep(1000);
+        w = rd32(f.ev_waiters());
+    }
+    ASSERT_EQ(w, 1u | MDCOM_WAITERS_ARMED) << "the receiver sleeps, counted and armed";
+    int st_ = 0;
+    ASSERT_EQ(0, kill(pid, SIGSTOP));
+    ASSERT_EQ(pid, waitpid(pid, &st_, WUNTRACED));
+    ASSERT_TRUE(WIFSTOPPED(st_));
+    g_rings = 0;
+    for (int i = 0; i < kMsgs; i++) {
+        char b = (char)i;
+        ASSERT_EQ(0, mdcom_fifoch_send(tx, &b, 1, 0)) << i;
+    }
+    EXPECT_EQ(1, g_rings.load()) << "one wake-up for the one sleep, not one per message";
+    EXPECT_EQ(rd32(f.ev_waiters()), 1u) << "still counted (it has not run), no longer armed";
+    ASSERT_EQ(0, kill(pid, SIGCONT));
+    ASSERT_EQ(pid, waitpid(pid, &st_, 0));
+    EXPECT_TRUE(WIFEXITED(st_) && WEXITSTATUS(st_) == 0) << st_;
+    EXPECT_EQ(rd32(f.ev_waiters()), 0u) << "the last sleeper out leaves the word clean";
+    mdcom_term(mm);
 }
 
 TEST_F(Init, MasterTermMakesRemoteWaitsReturnEshutdown)
