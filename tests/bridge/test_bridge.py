@@ -294,3 +294,14 @@ def test_plain_zenoh_publisher_is_delivered_as_foreign(topo):
     assert (got["received"], got["errors"]) == (20, [])
     b = settled(t, "b", "rx", lambda e: e["foreign"] == 20)
     assert (b["foreign"], b["messages"], b["lost"]) == (20, 20, 0)
+
+
+def test_bad_option_values_are_refused(topo):
+    """A malformed numeric option is refused with exit status 2 and names the
+    option and the value (nothing starts with a default instead)."""
+    t = topo()
+    for opt, val in (("--spin-us", "abc"), ("--spin-us", "-5"), ("--poll-us", "1.5")):
+        p = subprocess.run([str(T.DAEMON), opt, val, str(t.toml["a"])], env=T.env(),
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (opt, val, p.returncode, p.stderr)
+        assert f"argument {opt}: invalid int value: '{val}'" in p.stderr, p.stderr
