@@ -436,16 +436,14 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
         for (k = 0; k < NS; k++) {
             printf("%8u %12.3f %12.3f %12.3f %13.2fx %11.2fx\n", sizes[k], p50[2 * NS], p50[2 * k],
                    p50[2 * k + 1], p50[2 * k + 1] / p50[2 * k], p50[2 * k] / p50[2 * NS]);
-            if (c->j) {
-                bench_json_obj_begin(c->j, NULL);
-                bench_json_str(c->j, "kind", "one_way_stamped");
-                bench_json_u64(c->j, "bytes", sizes[k]);
-                bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
-                bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
-                bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
-                bench_json_dbl(c->j, "bound_us", hw / 1e3);
-                bench_json_obj_end(c->j);
-            }
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "kind", "one_way_stamped");
+            bench_json_u64(c->j, "bytes", sizes[k]);
+            bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
+            bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
+            bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
+            bench_json_dbl(c->j, "bound_us", hw / 1e3);
+            bench_json_obj_end(c->j);
         }
         printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
         for (k = 0; k < NS; k++)
@@ -551,8 +549,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_rt rt[5];
     unsigned k;
 
-    if (c->j)
-        bench_json_arr_begin(c->j, "latency");
+    bench_json_arr_begin(c->j, "latency");
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
@@ -612,19 +609,16 @@ static void qm_latency(qm_ctx *c, m4_link *l)
         }
         printf("%8u %7u %14.3f %10.1f\n", st_sizes[k], nst, ns / nst / 1e3,
                (double)nst * st_sizes[k] / (ns / 1e3));
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "kind", "stream");
-            bench_json_str(c->j, "transport", "MDCOM FIFO");
-            bench_json_str(c->j, "mode", "poll");
-            bench_json_u64(c->j, "bytes", st_sizes[k]);
-            bench_json_u64(c->j, "n", nst);
-            bench_json_dbl(c->j, "ns_per_message", ns / nst);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "kind", "stream");
+        bench_json_str(c->j, "transport", "MDCOM FIFO");
+        bench_json_str(c->j, "mode", "poll");
+        bench_json_u64(c->j, "bytes", st_sizes[k]);
+        bench_json_u64(c->j, "n", nst);
+        bench_json_dbl(c->j, "ns_per_message", ns / nst);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* ---- blocks ---------------------------------------------------------------------- */
@@ -636,8 +630,7 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
     static const char *const col[3] = {"FIFO 32K block", "FIFO 512 B msgs", "RPMsg 496 B"};
     static const char *const jcol[3] = {"mdcom_fifo_32k", "mdcom_fifo_512", "rpmsg_496"};
 
-    if (c->j)
-        bench_json_arr_begin(c->j, "blocks");
+    bench_json_arr_begin(c->j, "blocks");
     printf("\n== block table (seeds 000/001): 8-byte header + N bytes, answered with the byte "
            "count; %s, %u transactions per cell ==\n",
            c->doorbell ? "doorbell" : "polling", reps);
@@ -684,21 +677,18 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
             printf(" %7.2fx\n", (double)st[2].p50 / (double)(st[0].p50 ? st[0].p50 : 1));
         else
             printf(" %8s\n", "-");
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_u64(c->j, "bytes", b);
-            bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
-            for (int k = 0; k < 3; k++)
-                if (ok[k])
-                    bench_json_stats(c->j, jcol[k], &st[k]);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_u64(c->j, "bytes", b);
+        bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
+        for (int k = 0; k < 3; k++)
+            if (ok[k])
+                bench_json_stats(c->j, jcol[k], &st[k]);
+        bench_json_obj_end(c->j);
     }
     printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
            " without copying them and answers the 4-byte count)\n");
     printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* ---- api ---------------------------------------------------------------------------- */
@@ -756,8 +746,7 @@ static void qm_sizes(qm_ctx *c)
     if (!len)
         return;
     printf("%-36s %8s %8s %8s\n", "", "text", "data", "bss");
-    if (c->j)
-        bench_json_arr_begin(c->j, "sizes");
+    bench_json_arr_begin(c->j, "sizes");
     for (unsigned k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
         unsigned long t, d, b;
         snprintf(path, sizeof(path), "%s/%s", root, items[k].rel);
@@ -771,17 +760,14 @@ static void qm_sizes(qm_ctx *c)
                       : "");
         if (k == 0 && t > QM_TARGET_CORE_TEXT && c->strict)
             c->missed++;
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "item", items[k].rel);
-            bench_json_u64(c->j, "text", t);
-            bench_json_u64(c->j, "data", d);
-            bench_json_u64(c->j, "bss", b);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "item", items[k].rel);
+        bench_json_u64(c->j, "text", t);
+        bench_json_u64(c->j, "data", d);
+        bench_json_u64(c->j, "bss", b);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* Instructions of the firmware's work per echoed message (FW_ARG_COST under
@@ -817,15 +803,13 @@ static void qm_echo_cost(qm_ctx *c)
             oa = -1;
         printf("%8u %12.0f %12.0f %13.2fx %14.0f %15.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0,
                oa, f > 0 && oa > 0 ? oa / f : 0);
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "call", "echo_per_message");
-            bench_json_u64(c->j, "bytes", sizes[k]);
-            bench_json_dbl(c->j, "mdcom_fifo_instr", f);
-            bench_json_dbl(c->j, "rpmsg_instr", rp);
-            bench_json_dbl(c->j, "openamp_instr", oa);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "call", "echo_per_message");
+        bench_json_u64(c->j, "bytes", sizes[k]);
+        bench_json_dbl(c->j, "mdcom_fifo_instr", f);
+        bench_json_dbl(c->j, "rpmsg_instr", rp);
+        bench_json_dbl(c->j, "openamp_instr", oa);
+        bench_json_obj_end(c->j);
     }
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
            " echoed the message, as the RPMsg column's span)\n");
@@ -867,8 +851,7 @@ static int qm_api(qm_ctx *c)
            rows[0].n);
     printf("%-14s %6s %8s %7s %6s %6s   %-22s %s\n", "call", "mode", "mean", "sd", "min", "max",
            "paper ns mode/mean/sd", "target");
-    if (c->j)
-        bench_json_arr_begin(c->j, "api");
+    bench_json_arr_begin(c->j, "api");
     for (int i = 0; i < n; i++) {
         char paper[32] = "-";
         const char *tg = "";
@@ -886,20 +869,17 @@ static int qm_api(qm_ctx *c)
         }
         printf("%-14s %6u %8.1f %7.1f %6u %6u   %-22s %s\n", rows[i].call, rows[i].mode,
                rows[i].mean, rows[i].sd, rows[i].min, rows[i].max, paper, tg);
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "call", rows[i].call);
-            bench_json_u64(c->j, "mode_instr", rows[i].mode);
-            bench_json_dbl(c->j, "mean_instr", rows[i].mean);
-            bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
-            bench_json_u64(c->j, "min_instr", rows[i].min);
-            bench_json_u64(c->j, "max_instr", rows[i].max);
-            bench_json_u64(c->j, "n", rows[i].n);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "call", rows[i].call);
+        bench_json_u64(c->j, "mode_instr", rows[i].mode);
+        bench_json_dbl(c->j, "mean_instr", rows[i].mean);
+        bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
+        bench_json_u64(c->j, "min_instr", rows[i].min);
+        bench_json_u64(c->j, "max_instr", rows[i].max);
+        bench_json_u64(c->j, "n", rows[i].n);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
     printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     qm_sizes(c);

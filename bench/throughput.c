@@ -103,17 +103,6 @@ static const bench_opt tp_opts_tab[] = {
     {0},
 };
 
-static void tp_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench throughput [options]\n\n"
-                 "Channels x packet size x bytes per channel. One sender thread per channel\n"
-                 "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
-                 "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"
-                 "bytes / wall time. --cell-time: default 1 s, --quick 0.2.\n\n");
-    bench_opts_usage(out, tp_opts_tab);
-    bench_usage_tail(out, 2);
-}
-
 static int tp_parse(int argc, char **argv, tp_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -561,17 +550,9 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
 
 static const tp_cell *tp_find(const tp_opts *o, int m, int ci, int bi, int si, const char *name)
 {
-    for (unsigned t = 0; t < o->n_tr; t++)
-        if (!strcmp(o->tr[t]->name, name)) {
-            const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-            return c->run && !c->na && c->ok ? c : NULL;
-        }
-    return NULL;
-}
-
-static const char *tp_mdcom_ref(const bench_transport *t)
-{
-    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+    int t = bench_tr_index(o->tr, o->n_tr, name);
+    const tp_cell *c = t < 0 ? NULL : &tp_cells[m][ci][bi][si][t];
+    return c && c->run && !c->na && c->ok ? c : NULL;
 }
 
 static double tp_ratio(const tp_opts *o, int m, int ci, int bi, int si, unsigned t, const char *ref)
@@ -631,17 +612,10 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
                         c->integrity, c->failures);
                 continue;
             }
-            char rb[32] = "(baseline)", rm[16] = "-", per[48];
-            if (tr->baseline) {
-                double r = tp_ratio(o, m, ci, bi, si, t, tr->baseline);
-                if (isnan(r))
-                    snprintf(rb, sizeof(rb), "-");
-                else
-                    snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
-            }
-            double rmd = tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(tr));
-            if (!isnan(rmd) && strcmp(tr->name, tp_mdcom_ref(tr)))
-                snprintf(rm, sizeof(rm), "%.2fx", rmd);
+            char rb[32], rm[16], per[48];
+            bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr,
+                             tp_ratio(o, m, ci, bi, si, t, tr->baseline),
+                             tp_ratio(o, m, ci, bi, si, t, bench_mdcom_ref(tr)));
             snprintf(per, sizeof(per), "%s..%s", tp_fmt_rate(b[1], sizeof(b[1]), c->ch_min_bps),
                      tp_fmt_rate(b[2], sizeof(b[2]), c->ch_max_bps));
             fprintf(out, "%-17s %7s %10llu%s %12s %11.0f %23s %5llu %5llu  %-16s %s\n", tr->name, b[0],
@@ -660,19 +634,11 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
     fflush(out);
 }
 
-static int tp_idx_u32(const uint32_t *a, int n, uint32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] == v)
-            return i;
-    return -1;
-}
-
 static unsigned tp_targets(const tp_opts *o, bench_target *tg)
 {
     unsigned n = 0;
-    int c1 = tp_idx_u32(o->chans, o->n_chans, 1), c32 = tp_idx_u32(o->chans, o->n_chans, 32);
-    int s64 = tp_idx_u32(o->sizes, o->n_sizes, 64), s4k = tp_idx_u32(o->sizes, o->n_sizes, 4096);
+    int c1 = bench_idx_u32(o->chans, o->n_chans, 1), c32 = bench_idx_u32(o->chans, o->n_chans, 32);
+    int s64 = bench_idx_u32(o->sizes, o->n_sizes, 64), s4k = bench_idx_u32(o->sizes, o->n_sizes, 4096);
     int bi = tp_ntot(o, TP_STREAM) - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
     /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
@@ -762,7 +728,7 @@ static void tp_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
     bench_json_u64(w->j, "integrity_errors", c->integrity);
     bench_json_u64(w->j, "failures", c->failures);
     bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, bench_mdcom_ref(o->tr[t])));
     bench_json_obj_end(w->j);
 }
 
@@ -788,7 +754,7 @@ static void tp_json(bench_json *j, void *arg)
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
-    int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
+    int prc = bench_parsed(tp_parse(argc, argv, &o), &bench_cmd_throughput);
     if (prc >= 0)
         return prc;
     memset(tp_cells, 0, sizeof(tp_cells));
@@ -828,4 +794,8 @@ static int tp_main(int argc, char **argv)
 
 BENCH_CMD(throughput, "throughput",
           "1/8/32 channels x packet size, ping-pong and streaming, checked",
-          tp_main, tp_usage);
+          tp_main, .opts = tp_opts_tab, .tail = 3,
+          .about = "Channels x packet size x bytes per channel. One sender thread per channel\n"
+                   "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
+                   "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"
+                   "bytes / wall time. --cell-time: default 1 s, --quick 0.2.\n");

@@ -138,6 +138,14 @@ static inline int bench_tr_carries(const bench_transport *t)
 extern const bench_transport *const bench_transports[];
 extern const unsigned bench_n_transports;
 const bench_transport *bench_transport_find(const char *name);
+/* Index of the transport called name in tr[0..n), or -1 (name NULL: -1). */
+int bench_tr_index(const bench_transport *const *tr, unsigned n, const char *name);
+/* The mdcom transport a row is compared with: the copy API of its wait class. */
+const char *bench_mdcom_ref(const bench_transport *t);
+/* The two ratio columns of a result row: "1.23x <baseline>" (or "(baseline)")
+ * and the ratio to bench_mdcom_ref(t); "-" where not measured. */
+void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_transport *t,
+                      double r_base, double r_mdcom);
 
 /* ------------------------------------------------------------------ */
 /* Runner                                                                */
