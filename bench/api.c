@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * api.c - mean cost of mdcom_fifoch_alloc/get/enqueue/dequeue/free, and the
- * `api` subcommand.
- *
- * One process, one region: domain "a" (master) is sender and receiver of FIFO
- * channel "api" (block_count 1024, queue_depth 1024, block_size 64). A batch
- * is 1024 calls of one API in a row, timed as a whole (two clock reads per
- * 1024 calls): alloc x1024, get x1024, enqueue x1024, dequeue x1024,
- * free x1024. Every call's return value is checked; after each batch the
- * dequeued ids and lengths are checked against the enqueued ones (FIFO order).
- * This is the uncontended, cache-hot cost of a call: the lower bound of what
- * a message pays for each step.
+ * api.c - the cost of single API calls, one process, batches of 1024 calls of
+ * one API timed as a whole, every return value and the FIFO order checked;
+ * instructions per call from callgrind. `latency --api` and the `api`
+ * subcommand. Method: docs/benchmarks.md, `api`.
  */
 #include <errno.h>
 #include <getopt.h>

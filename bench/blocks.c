@@ -1,19 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds 000/001
- * (STM32MP1 tty / netlink benchmarks), on every message transport.
- *
- * One transaction (side A = sender, side B = receiver):
- *   A: header {preamble "MDBK", length = n * block, crc, seq} (16 bytes),
- *      then n sub-blocks of `block` bytes, each a message;
- *   B: reads the header, then sub-blocks until `length` bytes arrived, checks
- *      them, answers {byte count, seq} (8 bytes);
- *   A: checks the answer. Time per transaction = first send .. answer.
- * Data: a pseudo-random template of `length` bytes made before the run (both
- * sides have it); A stamps seq into the first 4 bytes of every sub-block; B
- * checks every stamp and every other byte against the template, and the
- * header's CRC32C (of the template) and length. KB/s = length / p50 time, with
- * KB = 1024 bytes as in the seeds' tables.
+ * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds
+ * 000/001 (a 16-byte header, then n sub-blocks; the receiver checks every byte
+ * and answers the byte count), time per transaction and KB/s, on every
+ * message transport. Method: docs/benchmarks.md, `blocks`.
  */
 #include <errno.h>
 #include <getopt.h>

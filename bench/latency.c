@@ -1,18 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * latency.c - `mdcom-bench latency`: round-trip and one-way latency of every
- * transport, payload 1 B .. 16 MiB on log2 steps, percentiles and 1-us
- * histograms, ratios to the baselines and to mdcom, and the latency targets.
- *
- * Round trip: the runner of roundtrip.c (two pinned processes, fresh state
- * per chunk, warm-up, cells split in rounds run round-robin over the
- * transports of a size, like `pingpong`).
- * One way (transports that carry whole messages): side A reads the clock (t0),
- * sends the message; side B receives it (the payload is in B's buffer), reads
- * the clock (t1) into shared memory and answers with a 4-byte ack carrying
- * the seq; A waits for the ack before the next message, so only one message
- * is ever in flight. Sample = t1 - t0 (CLOCK_MONOTONIC is one clock for all
- * processes of the machine).
+ * latency.c - `mdcom-bench latency` (and its preset `pingpong`): round-trip
+ * and one-way latency of every transport, 1 B .. 16 MiB, percentiles, 1-us
+ * histograms and CDF points, ratios to the baselines and to mdcom, targets.
+ * Method: docs/benchmarks.md, `latency`.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,37 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * target_qemu.c - the firmware targets, each under QEMU (the launcher is
- * tools/qemu-m4/qemu_m4.h: private directory, READY wait, cleanup on every
- * exit path and on signals):
- *
- * `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`: Linux <-> the
- * mdcom firmware on a Cortex-M4 (mps2-an386), the region in a file both sides
- * map. The traffic is the scenarios of tools/qemu-m4/m4_scen.h (the same code
- * as `mdcom-m4-client bench` and tests/qemu), which check every reply (seq +
- * CRC for echoes, byte count for block-ack, sum for the sink).
- *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
- *            RPMsg at equal work; polling and doorbell = UART interrupt +
- *            WFI) next to the raw spin echo, the Linux -> firmware one-way
- *            time stamped on both sides and as round trip / 2, and the
- *            one-way stream per message
- *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
- *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
- *            (496-byte messages), time per transaction
- *   api      instructions per API call on the Cortex-M4 (the fw-apicost image
- *            under `-icount shift=0`), arm-none-eabi-size of the core and
- *            RPMsg, and the firmware's instructions per echoed message
- *   all      the three, one QEMU instance for latency + blocks
- *
- * `mdcom-bench --target qemu-an521`: the two Cortex-M33 of mps2-an521
- * (firmware/qemu-an521): --runs runs of the dual-core images under
- * multi-threaded TCG (CPU0 times round trips of a 16-byte message to CPU1,
- * polling and MHU interrupt + WFI, MDCOM FIFO and RPMsg, and the two cores'
- * lock rounds; every run also runs the correctness checks), then the M33's
- * instructions per API call next to the M4's.
- *
+ * target_qemu.c - the firmware targets under QEMU (the launcher and the
+ * scenarios are tools/qemu-m4's, shared with mdcom-m4-client and tests/qemu):
+ *   --target qemu-m4 <latency|blocks|api|all>: Linux <-> the mdcom firmware
+ *     on a Cortex-M4 (mps2-an386), the region in a file both sides map;
+ *   --target qemu-an521: the two Cortex-M33 of mps2-an521, round trips under
+ *     multi-threaded TCG and instructions per API call next to the M4's.
+ * Method and equal work: docs/benchmarks.md, "Linux <-> Cortex-M4 under QEMU".
  * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
- * (api --strict: > 40 instructions per call); 77 skipped (qemu-system-arm
- * or a firmware image missing).
+ * (api --strict); 77 skipped (qemu-system-arm or a firmware image missing).
  */
 #include <errno.h>
 #include <math.h>
@@ -553,12 +530,10 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
-    qm_rt_run(c, l, &rt[0], 0, FW_MODE_POLL, 12, n);
-    qm_rt_run(c, l, &rt[1], 0, FW_MODE_DOORBELL, 12, nd);
-    qm_rt_run(c, l, &rt[2], 1, FW_MODE_POLL, 12, n);
-    qm_rt_run(c, l, &rt[3], 1, FW_MODE_DOORBELL, 12, nd);
-    qm_rt_run(c, l, &rt[4], 2, FW_MODE_POLL, 4, n);
     for (k = 0; k < 5; k++) {
+        /* MDCOM FIFO and RPMsg, polling and doorbell; the raw spin echo */
+        uint32_t mode = k % 2 && k < 4 ? FW_MODE_DOORBELL : FW_MODE_POLL;
+        qm_rt_run(c, l, &rt[k], (int)k / 2, mode, k < 4 ? 12 : 4, mode == FW_MODE_POLL ? n : nd);
         if (!rt[k].ok) {
             printf("%-12s %-9s  ERROR (see above)\n", rt[k].tr, rt[k].mode);
             continue;

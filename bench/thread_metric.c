@@ -1,22 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * thread_metric.c - `mdcom-bench thread-metric`: Thread-Metric
- * style scores, iterations per reporting period, across two domains.
- *
- * message processing: a 16-byte message goes to the peer domain and back;
- *   its sequence number is in word 0 and word 3 (the transport stamps head
- *   and tail); the peer checks both are the previous one + 1, the sender
- *   checks the reply carries its number and increments it for the next one.
- *   Score = round trips completed in the period. Every transport.
- * synchronization: an SMEM channel's lock (mdcom_smemch_lock / unlock)
- *   around an increment of a counter in its area; "solo": only side A
- *   loops (the peer domain is attached and idle; Thread-Metric's test),
- *   "contended": both domains loop on the same lock. Score = side A's
- *   iterations in the period (side B's are printed too). At the end the
- *   counter must equal the sum of all iterations (mutual exclusion held).
- *   Baseline: a process-shared pthread mutex in shared memory, same loop.
- * The published scores (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, 30 s periods)
- * are printed for scale: per 30 s, and this run scaled to 30 s.
+ * thread_metric.c - `mdcom-bench thread-metric`: Thread-Metric style scores
+ * (iterations per reporting period) across two domains: message processing
+ * on every transport, synchronization on an SMEM lock (solo and contended;
+ * baseline a process-shared pthread mutex), published scores for scale.
+ * Method: docs/benchmarks.md, `thread-metric`.
  */
 #include <errno.h>
 #include <getopt.h>

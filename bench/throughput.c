@@ -1,30 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * throughput.c - `mdcom-bench throughput`: channels x packet size
- * x bytes per channel, ping-pong and streaming, every payload checked.
- *
- * Side A (parent, cpu A) runs one sender thread per channel, side B (child,
- * cpu B) one receiver thread per channel; each pair uses its own bidirectional
- * channel of the transport.
- *   pingpong: A sends a packet, B checks it and sends it back, A checks the
- *             echo; one packet in flight per channel (rpmsg-xmit-p).
- *   stream:   A keeps up to --window packets unacknowledged; B acknowledges
- *             every window/2 packets with a 12-byte ack carrying the last seq
- *             it saw.
- *             A stream cell is time-based: it streams for a warm-up of
- *             --stream-time/4, then counts the messages sent in --stream-time
- *             (--stream-time 0: --totals bytes per channel, as ping-pong).
- * A packet of P bytes carries seq + CRC32C + a template body (payload.h);
- * the receiver checks every one: a wrong seq counts as loss, a wrong CRC or
- * byte as corruption. At the end A sends a control message with its count and
- * B answers with a final ack carrying what it received: any difference is
- * loss. Loss or corruption makes the exit status non-zero.
- * Rates: per channel = its bytes / its own time; aggregate = all payload
- * bytes / wall time from the common start (after both sides are ready) to the
- * last channel's final ack. Never a sum of per-channel rates. Bytes counted
- * once (A -> B), also in ping-pong mode where they travel back too.
- * A count-based cell stops early after --cell-time seconds (flagged
- * "capped"): the rates then use the bytes actually moved.
+ * throughput.c - `mdcom-bench throughput`: channels x packet size x bytes per
+ * channel, ping-pong and (time-based) streaming, one sender thread per channel
+ * on side A and one receiver thread per channel on side B, every packet
+ * checked (payload.h), loss counted from the final ack. Aggregate = all
+ * payload bytes / wall time, never a sum of per-channel rates.
+ * Method: docs/benchmarks.md, `throughput`.
  */
 #include <errno.h>
 #include <getopt.h>
