@@ -452,9 +452,10 @@ static lt_rowv lt_rowv_of(const lt_opts *o, unsigned t, int s, int ow)
                  .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
                  .integrity = ow ? c->ow_integrity : c->r.integrity,
                  .failures = ow ? c->ow_failures : c->r.failures};
-    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(o, bench_tr_index(o->tr, o->n_tr, tr->baseline), s, ow))
-                            : NAN;
-    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr)), s, ow));
+    int b = bench_tr_index(o->tr, o->n_tr, tr->baseline);
+    int m = bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr));
+    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(o, b, s, ow)) : NAN;
+    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, m, s, ow));
     return r;
 }
 

@@ -130,7 +130,8 @@ static const bench_opt su_opts_tab[] = {
 static int su_main(int argc, char **argv)
 {
     su_opts o = {.outdir = "bench-results", .script = MDCOM_BENCH_REPORT_SCRIPT};
-    int prc = bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), &bench_cmd_suite);
+    int prc =
+        bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), &bench_cmd_suite);
     if (prc >= 0)
         return prc;
     const char *outdir = o.outdir, *script = o.script, *period = o.period;

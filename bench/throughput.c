@@ -619,7 +619,8 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
 {
     unsigned n = 0;
     int c1 = bench_idx_u32(o->chans, o->n_chans, 1), c32 = bench_idx_u32(o->chans, o->n_chans, 32);
-    int s64 = bench_idx_u32(o->sizes, o->n_sizes, 64), s4k = bench_idx_u32(o->sizes, o->n_sizes, 4096);
+    int s64 = bench_idx_u32(o->sizes, o->n_sizes, 64);
+    int s4k = bench_idx_u32(o->sizes, o->n_sizes, 4096);
     int bi = tp_ntot(o, TP_STREAM) - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
     /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
