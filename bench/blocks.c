@@ -91,10 +91,8 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
     o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024, "block count");
     if (o->n_counts < 0)
         return -1;
-    int n = bench_parse_transports(trs, o->tr, BK_MAX_TR, 1, "blocks");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, BK_MAX_TR, 1, "blocks") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (!o->iters)
         o->iters = o->quick ? 50 : 2000;
     if (o->cell_time < 0)

@@ -136,10 +136,8 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     } else {
         o->n_sizes = bench_log2_sizes(o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
     }
-    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, cmd);
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, LT_MAX_TR, 0, cmd) != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->cell_time < 0)
         o->cell_time = o->iters ? 0.0 : o->quick ? 0.05 : 0.5;
     if (!o->rounds)

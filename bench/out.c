@@ -322,15 +322,17 @@ static int tr_fits(const bench_transport *t, int need_msg)
     return !need_msg || bench_tr_carries(t) || (need_msg == 2 && t->ext);
 }
 
-int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
-                           int need_msg, const char *cmd)
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned *np,
+                           unsigned max, int need_msg, const char *cmd)
 {
     unsigned n = 0;
+    *np = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
             if (tr_fits(bench_transports[i], need_msg))
                 out[n++] = bench_transports[i];
-        return (int)n;
+        *np = n;
+        return 0;
     }
     char tmp[512];
     if (strlen(list) >= sizeof(tmp)) {
@@ -359,7 +361,8 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
         bench_err("%s: empty transport list", cmd);
         return -1;
     }
-    return (int)n;
+    *np = n;
+    return 0;
 }
 
 void bench_list_transports(FILE *out, int need_msg)

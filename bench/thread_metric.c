@@ -85,10 +85,8 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
         bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
         return -1;
     }
-    int n = bench_parse_transports(trs, o->tr, TM_MAX_TR, 0, "thread-metric");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, TM_MAX_TR, 0, "thread-metric") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->period < 0)
         o->period = o->quick ? 0.5 : 30.0;
     return 0;

@@ -130,10 +130,8 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
             o->totals[o->n_totals++] = v;
         }
     }
-    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 2, "throughput");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, TP_MAX_TR, 2, "throughput") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->cell_time < 0)
         o->cell_time = o->quick ? 0.2 : 1.0;
     if (o->stream_time < 0)

@@ -192,9 +192,9 @@ int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uin
 
 /* Parse "a,b,c" (or "all" / NULL: every transport; with need_msg only those
  * that carry whole messages (bench_tr_carries); need_msg 2: or an external
- * program). Count, or -1 (printed). */
-int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
-                           int need_msg, const char *cmd);
+ * program) into out[0..*np), at most max. 0, or -1 (printed). */
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned *np,
+                           unsigned max, int need_msg, const char *cmd);
 /* "  name   description" lines for --help. */
 void bench_list_transports(FILE *out, int need_msg);
 
