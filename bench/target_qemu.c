@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "bench.h"
 
 #if defined(MDCOM_BENCH_QEMU_M4) || defined(MDCOM_BENCH_QEMU_AN521)
@@ -668,15 +669,6 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
 
 /* ---- api ---------------------------------------------------------------------------- */
 
-/* The paper's table 4 (seed 003: i.MX7 Cortex-M4, RTOS side), ns: mode /
- * mean / sd. The same numbers as `mdcom-bench api` prints (api.c). */
-static const struct {
-    const char *call;
-    double mode, mean, sd;
-} qm_paper[] = {{"alloc", 1800, 1778, 61},  {"free", 700, 669, 28},
-                {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
-                {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
-
 /* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
 static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
 {
@@ -831,10 +823,9 @@ static int qm_api(qm_ctx *c)
         char paper[32] = "-";
         const char *tg = "";
         int is_call = strcmp(rows[i].call, "empty") != 0;
-        for (unsigned k = 0; k < sizeof(qm_paper) / sizeof(qm_paper[0]); k++)
-            if (strcmp(qm_paper[k].call, rows[i].call) == 0)
-                snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", qm_paper[k].mode, qm_paper[k].mean,
-                         qm_paper[k].sd);
+        const bench_api_paper *pp = bench_api_paper_of(rows[i].call);
+        if (pp)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
         /* send16/recv16 copy 16 bytes and call several of the others */
         if (is_call && strcmp(rows[i].call, "send16") && strcmp(rows[i].call, "recv16")) {
             int met = rows[i].mean <= QM_TARGET_INSTR;

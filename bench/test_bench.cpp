@@ -440,7 +440,7 @@ TEST(BenchRow, OneFunctionJsonAndCsv)
                   "s,pipe,64,,rtt,10,,gone,,x\ns,pipe,64,,rtt,10,,csv_only,7,n\n");
 }
 
-// A child's stdout is captured whole, its exit status returned; a child that
+// A child's stdout is captured whole (NUL-terminated), its exit status returned; a child that
 // does not exit in time is killed.
 static int child_print(void *arg)
 {
@@ -461,6 +461,7 @@ TEST(BenchChild, CapturesOutputAndStatus)
     size_t len = 0;
     EXPECT_EQ(bench_child(child_print, (void *)"line", nullptr, &out, &len, -1, "t"), 3);
     ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out[len], '\0'); // a string, too
     std::string s(out, len);
     free(out);
     EXPECT_EQ(s.rfind("line 0\nline 1\n", 0), 0u);
