@@ -757,6 +757,7 @@ static void qm_echo_cost(qm_ctx *c)
     qm_oa_begin(c, 0);
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
+    bench_json_arr_begin(c->j, "echo_cost");
     for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         double f = -1, rp = -1, oa = -1;
         r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
@@ -778,6 +779,7 @@ static void qm_echo_cost(qm_ctx *c)
         bench_json_dbl(c->j, "openamp_instr", oa);
         bench_json_obj_end(c->j);
     }
+    bench_json_arr_end(c->j);
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
            " echoed the message, as the RPMsg column's span)\n");
     qm_oa_end(c);
