@@ -178,6 +178,19 @@ static inline int tm_iter(tm_lock *l)
     return -pthread_mutex_unlock(&l->sh->mtx);
 }
 
+/* kind 0: the counter in domain m's SMEM channel "f0" (the mutex's is in
+ * the shared page already). 0 or the mdcom error. */
+static int tm_lock_open(tm_lock *l, mdcom_t *m)
+{
+    void *a = NULL;
+    int rc = l->kind == 0 ? mdcom_smemch_open(m, "f0", &l->ch) : 0;
+    if (rc == 0 && l->kind == 0) {
+        rc = mdcom_smemch_get(l->ch, &a, NULL);
+        l->counter = a;
+    }
+    return rc;
+}
+
 static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contended, tm_res *r)
 {
     memset(r, 0, sizeof(*r));
@@ -219,16 +232,10 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
         tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-        int rc = 0;
-        if (kind == 0) {
-            rc = bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)");
-            void *a = NULL;
-            if (rc == 0)
-                rc = mdcom_smemch_open(reg.remote, "f0", &l.ch);
-            if (rc == 0)
-                rc = mdcom_smemch_get(l.ch, &a, NULL);
-            l.counter = a;
-        }
+        int rc = kind == 0 ? bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)")
+                           : 0;
+        if (rc == 0)
+            rc = tm_lock_open(&l, reg.remote);
         /* release: attached (A may start) */
         atomic_store_explicit(&sh->b_ready, 1, memory_order_release);
         uint64_t n = 0;
@@ -249,14 +256,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     }
     bench_pin_self(h->cpus.cpu[0]);
     tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-    int rc = 0;
-    if (kind == 0) {
-        void *a = NULL;
-        rc = mdcom_smemch_open(reg.master, "f0", &l.ch);
-        if (rc == 0)
-            rc = mdcom_smemch_get(l.ch, &a, NULL);
-        l.counter = a;
-    }
+    int rc = tm_lock_open(&l, reg.master);
     uint64_t dl = bench_now_ns() + (uint64_t)tmo;
     /* acquire: B attached */
     while (rc == 0 && !atomic_load_explicit(&sh->b_ready, memory_order_acquire)) {
