@@ -6,8 +6,9 @@
  * processes; --target qemu-m4 hands the rest of the command line to
  * target_qemu.c (Linux <-> Cortex-M4 firmware under QEMU).
  *
- * Adding a subcommand: a file defining `const bench_cmd bench_cmd_<name>`
- * (see bench.h) and one line in the table below.
+ * Adding a subcommand: a file defining `bench_cmd_<name>` with BENCH_CMD
+ * (its --help is data there), its extern in bench.h and one line in the
+ * table below.
  */
 #include <stdio.h>
 #include <string.h>

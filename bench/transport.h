@@ -204,8 +204,9 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
 /* Run fn(arg) in a child process whose exit status is fn's (fn may exec;
  * it must _exit if exec fails). The child's stdout is a pipe read here:
  * copied to tee (when set) and to *out (malloc'ed, *len bytes and a NUL,
- * when out is set; NULL when the child wrote nothing). Then bench_reap(timeout_ns) (timeout_ns < 0: wait, and 128 + the
- * signal for a child killed by one). The exit status, or -1 (printed). */
+ * when out is set; NULL when the child wrote nothing). Then
+ * bench_reap(timeout_ns) (timeout_ns < 0: wait, and 128 + the signal for a
+ * child killed by one). The exit status, or -1 (printed). */
 int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
                 int64_t timeout_ns, const char *name);
 
