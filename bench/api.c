@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * api.c - mean cost of mdcom_fifoch_alloc/get/enqueue/dequeue/free, and the
- * `api` subcommand.
- *
- * One process, one region: domain "a" (master) is sender and receiver of FIFO
- * channel "api" (block_count 1024, queue_depth 1024, block_size 64). A batch
- * is 1024 calls of one API in a row, timed as a whole (two clock reads per
- * 1024 calls): alloc x1024, get x1024, enqueue x1024, dequeue x1024,
- * free x1024. Every call's return value is checked; after each batch the
- * dequeued ids and lengths are checked against the enqueued ones (FIFO order).
- * This is the uncontended, cache-hot cost of a call: the lower bound of what
- * a message pays for each step.
+ * api.c - the cost of single API calls, one process, batches of 1024 calls of
+ * one API timed as a whole, every return value and the FIFO order checked;
+ * instructions per call from callgrind. `latency --api` and the `api`
+ * subcommand. Method: docs/benchmarks.md, `api`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +14,7 @@
 
 #include "api.h"
 #include "mdcom/mdcom.h"
+#include "transport.h"
 
 static const char *const api_names[BENCH_API_NX] = {
     "alloc", "get", "enqueue", "dequeue", "free", "notify", "wait-poll", "send-64B", "recv-64B",
@@ -241,20 +235,17 @@ out_free:
 
 /* ---- instruction counts (callgrind) ------------------------------------------- */
 
-/* The paper's table 4 (i.MX7, Cortex-M4 RTOS side): mode / mean / stddev ns. */
-static const struct {
-    int api;
-    double mode, mean, sd;
-} api_paper[] = {{BENCH_API_ALLOC, 1800, 1778, 61},  {BENCH_API_FREE, 700, 669, 28},
-                 {BENCH_API_GET, 600, 618, 48},      {BENCH_API_NOTIFY, 1000, 928, 29},
-                 {BENCH_API_ENQUEUE, 1800, 1806, 68}, {BENCH_API_DEQUEUE, 1900, 1823, 77}};
+/* The paper's table 4 (seed 003: i.MX7, Cortex-M4 RTOS side). */
+static const bench_api_paper api_paper[] = {{"alloc", 1800, 1778, 61},  {"free", 700, 669, 28},
+                                            {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
+                                            {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
 
-static int api_paper_row(int a)
+const bench_api_paper *bench_api_paper_of(const char *call)
 {
     for (unsigned i = 0; i < sizeof(api_paper) / sizeof(api_paper[0]); i++)
-        if (api_paper[i].api == a)
-            return (int)i;
-    return -1;
+        if (strcmp(api_paper[i].call, call) == 0)
+            return &api_paper[i];
+    return NULL;
 }
 
 /* Inclusive instruction count of function fn in callgrind_annotate output. */
@@ -321,6 +312,12 @@ static int api_callgrind(bench_api_result *res, uint64_t calls)
     return 0;
 }
 
+static int api_sh(void *cmd)
+{
+    execl("/bin/sh", "sh", "-c", (const char *)cmd, (char *)NULL);
+    _exit(127);
+}
+
 /* callgrind_annotate --inclusive output of a child run, or NULL. */
 static char *api_callgrind_text(uint64_t calls, int skip_copy)
 {
@@ -338,28 +335,9 @@ static char *api_callgrind_text(uint64_t calls, int skip_copy)
              "--quiet%s >/dev/null 2>&1 && callgrind_annotate --inclusive=yes --threshold=100 %s "
              "2>/dev/null",
              out, exe, (unsigned long long)calls, skip_copy ? " --skip-copy" : "", out);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return NULL;
-    size_t cap = 1 << 20, len = 0;
-    char *text = malloc(cap);
-    if (!text) {
-        pclose(p);
-        return NULL;
-    }
-    size_t r;
-    while ((r = fread(text + len, 1, cap - 1 - len, p)) > 0) {
-        len += r;
-        if (len + 1 >= cap) {
-            char *t2 = realloc(text, cap * 2);
-            if (!t2)
-                break;
-            text = t2;
-            cap *= 2;
-        }
-    }
-    text[len] = '\0';
-    int st = pclose(p);
+    char *text = NULL;
+    size_t len = 0;
+    int st = bench_child(api_sh, cmd, NULL, &text, &len, -1, "callgrind");
     unlink(out);
     if (st != 0 || len == 0) {
         free(text);
@@ -389,28 +367,11 @@ static const bench_opt api_opts_tab[] = {
     {0},
 };
 
-static void api_usage(FILE *out)
-{
-    fprintf(out,
-            "usage: mdcom-bench api [options]\n"
-            "\n"
-            "Cost of one call of each API in a single process, timed in batches of %u\n"
-            "calls: alloc, get, enqueue, dequeue, free (zero-copy path), notify (nobody\n"
-            "waiting), wait-poll (a block is queued), send/recv of 64 B (copy API) and an\n"
-            "SMEM trylock+unlock pair. Mean = total time / calls; mode and standard\n"
-            "deviation are those of the batch averages (one call is shorter than the\n"
-            "clock's resolution). Instructions per call from a callgrind run of this\n"
-            "program (valgrind) when available: deterministic, unlike times.\n"
-            "Target: <= %.0f ns per call (alloc .. free).\n\n",
-            BENCH_API_BATCH, BENCH_API_TARGET_NS);
-    bench_opts_usage(out, api_opts_tab);
-}
-
 static void api_rows(bench_row *w, void *arg)
 {
     const bench_api_result *r = arg;
     for (int a = 0; a < BENCH_API_NX; a++) {
-        int pr = api_paper_row(a);
+        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
         w->k = (bench_csv_key){.scenario = "api", .transport = r[a].api, .n = r[a].calls};
         bench_json_obj_begin(w->j, NULL);
         bench_json_str(w->j, "api", r[a].api);
@@ -422,9 +383,9 @@ static void api_rows(bench_row *w, void *arg)
         bench_json_dbl(w->j, "p50_batch_ns", r[a].p50_ns);
         bench_json_dbl(w->j, "best_batch_ns", r[a].best_ns);
         bench_row_num(w, "instructions", "instructions", r[a].instr, "instr");
-        bench_json_dbl(w->j, "paper_mode_ns", pr >= 0 ? api_paper[pr].mode : NAN);
-        bench_json_dbl(w->j, "paper_mean_ns", pr >= 0 ? api_paper[pr].mean : NAN);
-        bench_json_dbl(w->j, "paper_stddev_ns", pr >= 0 ? api_paper[pr].sd : NAN);
+        bench_json_dbl(w->j, "paper_mode_ns", pp ? pp->mode : NAN);
+        bench_json_dbl(w->j, "paper_mean_ns", pp ? pp->mean : NAN);
+        bench_json_dbl(w->j, "paper_stddev_ns", pp ? pp->sd : NAN);
         if (a < BENCH_API_N) {
             bench_json_dbl(w->j, "target_ns", BENCH_API_TARGET_NS);
             bench_json_bool(w->j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
@@ -436,7 +397,7 @@ static void api_rows(bench_row *w, void *arg)
 static int api_main(int argc, char **argv)
 {
     api_opts o = {0};
-    int prc = bench_parsed(bench_opts_parse("api", api_opts_tab, &o, argc, argv), "api", api_usage);
+    int prc = bench_parsed(bench_opts_parse("api", api_opts_tab, &o, argc, argv), &bench_cmd_api);
     if (prc >= 0)
         return prc;
     api_skip_copy = o.skip_copy;
@@ -475,10 +436,9 @@ static int api_main(int argc, char **argv)
         char instr[16] = "-", paper[32] = "-", tg[24] = "";
         if (!isnan(r[a].instr))
             snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
-        int pr = api_paper_row(a);
-        if (pr >= 0)
-            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", api_paper[pr].mode, api_paper[pr].mean,
-                     api_paper[pr].sd);
+        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
+        if (pp)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
         if (a < BENCH_API_N) {
             int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
             missed += !met;
@@ -499,4 +459,12 @@ static int api_main(int argc, char **argv)
 
 BENCH_CMD(api, "api",
           "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
-          api_main, api_usage);
+          api_main, .opts = api_opts_tab,
+          .about = "Cost of one call of each API in a single process, timed in batches of 1024\n"
+                   "calls: alloc, get, enqueue, dequeue, free (zero-copy path), notify (nobody\n"
+                   "waiting), wait-poll (a block is queued), send/recv of 64 B (copy API) and an\n"
+                   "SMEM trylock+unlock pair. Mean = total time / calls; mode and standard\n"
+                   "deviation are those of the batch averages (one call is shorter than the\n"
+                   "clock's resolution). Instructions per call from a callgrind run of this\n"
+                   "program (valgrind) when available: deterministic, unlike times.\n"
+                   "Target: <= 50 ns per call (alloc .. free).\n");

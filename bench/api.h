@@ -49,4 +49,13 @@ typedef struct bench_api_result {
  * *integrity. */
 int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity);
 
+/* The paper's table 4 (seed 003: i.MX7 Cortex-M4, RTOS side) for call
+ * ("alloc", "free", "get", "notify", "enqueue", "dequeue"): ns, or NULL.
+ * `api` and `--target qemu-m4 api` print it beside their own figures. */
+typedef struct bench_api_paper {
+    const char *call;
+    double mode, mean, sd;
+} bench_api_paper;
+const bench_api_paper *bench_api_paper_of(const char *call);
+
 #endif /* MDCOM_BENCH_API_H */

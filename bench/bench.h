@@ -21,27 +21,10 @@
 #include <stdio.h>
 #include <time.h>
 
-/* ------------------------------------------------------------------ */
-/* Subcommands                                                          */
-/* ------------------------------------------------------------------ */
-typedef struct bench_cmd {
-    const char *name;
-    const char *summary; /* one line for `mdcom-bench --help`        */
-    /* argv[0] is the subcommand name. Returns the process exit code:
-     * 0 ok, 1 integrity or API error, 2 usage error, 3 a target missed
-     * (only when the subcommand was asked to be strict). */
-    int (*main)(int argc, char **argv);
-    void (*usage)(FILE *out); /* full help for `mdcom-bench NAME --help` */
-} bench_cmd;
-
 /* The firmware targets (target_qemu.c): argv[0] is the target's name, then
  * its options. The exit status. */
 int bench_target_qemu_m4(int argc, char **argv);
 int bench_target_qemu_an521(int argc, char **argv);
-
-/* Define the subcommand `bench_cmd_<var>` (one line in main.c's table). */
-#define BENCH_CMD(var, nm, sum, mainfn, usagefn)                                                   \
-    const bench_cmd bench_cmd_##var = {.name = nm, .summary = sum, .main = mainfn, .usage = usagefn}
 
 #define BENCH_EXIT_OK 0
 #define BENCH_EXIT_ERROR 1
@@ -122,6 +105,8 @@ const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes);
 /* A duration in ns with a unit: "812 ns", "12.3 us", "1.25 ms", "2.00 s". */
 const char *bench_fmt_ns(char *buf, size_t len, double ns);
 
+/* Index of v in a[0..n), or -1. */
+int bench_idx_u32(const uint32_t *a, int n, uint32_t v);
 /* A whole file as a malloc'ed string (a console log), or NULL. */
 char *bench_read_file(const char *path);
 
@@ -192,9 +177,6 @@ typedef struct bench_opt {
 /* Parse argv[1..] into o by the table (ended by a row with name NULL).
  * 0 ok, 1 --help asked, -1 usage error (printed). */
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
-/* What a scenario does with its parse result: 1 (--help) prints usage and
- * gives BENCH_EXIT_OK, -1 a hint and BENCH_EXIT_USAGE; 0 gives -1: go on. */
-int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *));
 /* The table as --help lines. */
 void bench_opts_usage(FILE *f, const bench_opt *tab);
 /* The options every scenario has, as table rows; its options type has the
@@ -210,6 +192,32 @@ void bench_opts_usage(FILE *f, const bench_opt *tab);
         BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
 /* Transports (need_msg as bench_parse_transports) and the exit statuses. */
 void bench_usage_tail(FILE *f, int need_msg);
+
+/* A subcommand: `bench_cmd_<name>`, one line in main.c's table. */
+typedef struct bench_cmd {
+    const char *name;
+    const char *summary; /* one line for `mdcom-bench --help` */
+    /* argv[0] is the subcommand name. Returns the process exit code:
+     * 0 ok, 1 integrity or API error, 2 usage error, 3 a target missed
+     * (only when the subcommand was asked to be strict). */
+    int (*main)(int argc, char **argv);
+    /* `mdcom-bench NAME --help`: the usage line, about, the option table,
+     * more, then (tail > 0) the transports as bench_usage_tail(tail - 1) */
+    const char *about;
+    const bench_opt *opts;
+    const char *more;
+    int tail;
+} bench_cmd;
+#define BENCH_CMD(var, nm, sum, mainfn, ...)                                                       \
+    const bench_cmd bench_cmd_##var = {.name = nm, .summary = sum, .main = mainfn, __VA_ARGS__}
+extern const bench_cmd bench_cmd_pingpong, bench_cmd_api, bench_cmd_latency, bench_cmd_blocks,
+    bench_cmd_throughput, bench_cmd_thread_metric, bench_cmd_suite, bench_cmd_events,
+    bench_cmd_reap;
+/* The full --help of c. */
+void bench_cmd_usage(const bench_cmd *c, FILE *out);
+/* What a scenario does with its parse result: 1 (--help) prints usage and
+ * gives BENCH_EXIT_OK, -1 a hint and BENCH_EXIT_USAGE; 0 gives -1: go on. */
+int bench_parsed(int prc, const bench_cmd *c);
 
 /* A target computed from the run: value against limit. */
 enum { BT_MET, BT_MISSED, BT_SKIPPED };

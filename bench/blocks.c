@@ -1,19 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds 000/001
- * (STM32MP1 tty / netlink benchmarks), on every message transport.
- *
- * One transaction (side A = sender, side B = receiver):
- *   A: header {preamble "MDBK", length = n * block, crc, seq} (16 bytes),
- *      then n sub-blocks of `block` bytes, each a message;
- *   B: reads the header, then sub-blocks until `length` bytes arrived, checks
- *      them, answers {byte count, seq} (8 bytes);
- *   A: checks the answer. Time per transaction = first send .. answer.
- * Data: a pseudo-random template of `length` bytes made before the run (both
- * sides have it); A stamps seq into the first 4 bytes of every sub-block; B
- * checks every stamp and every other byte against the template, and the
- * header's CRC32C (of the template) and length. KB/s = length / p50 time, with
- * KB = 1024 bytes as in the seeds' tables.
+ * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of seeds
+ * 000/001 (a 16-byte header, then n sub-blocks; the receiver checks every byte
+ * and answers the byte count), time per transaction and KB/s, on every
+ * message transport. Method: docs/benchmarks.md, `blocks`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -82,17 +72,6 @@ static const bench_opt bk_opts_tab[] = {
     {0},
 };
 
-static void bk_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench blocks [options]\n\n"
-                 "A transaction = header (preamble + length) + n sub-blocks of BLOCK bytes; the\n"
-                 "receiver answers with the byte count once all arrived and were checked. Time\n"
-                 "per transaction and KB/s (KB = 1024 B), per transport. --cell-time: default\n"
-                 "0.3 s, --quick 0.05.\n\n");
-    bench_opts_usage(out, bk_opts_tab);
-    bench_usage_tail(out, 1);
-}
-
 static int bk_parse(int argc, char **argv, bk_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -112,10 +91,8 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
     o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024, "block count");
     if (o->n_counts < 0)
         return -1;
-    int n = bench_parse_transports(trs, o->tr, BK_MAX_TR, 1, "blocks");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, BK_MAX_TR, 1, "blocks") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (!o->iters)
         o->iters = o->quick ? 50 : 2000;
     if (o->cell_time < 0)
@@ -304,28 +281,15 @@ static double bk_kbs(const bk_cell *c, uint32_t length)
     return (double)length / 1024.0 / ((double)c->st.p50 / 1e9);
 }
 
-static int bk_tr_index(const bk_opts *o, const char *name)
-{
-    for (unsigned i = 0; i < o->n_tr; i++)
-        if (strcmp(o->tr[i]->name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 static double bk_ratio(const bk_opts *o, unsigned t, int bi, int ni, const char *ref)
 {
-    int r = ref ? bk_tr_index(o, ref) : -1;
+    int r = bench_tr_index(o->tr, o->n_tr, ref);
     if (r < 0)
         return NAN;
     const bk_cell *a = &bk_cells[t][bi][ni], *b = &bk_cells[r][bi][ni];
     if (!a->ok || !b->ok || !a->st.n || !b->st.n || !b->st.p50)
         return NAN;
     return (double)a->st.p50 / (double)b->st.p50;
-}
-
-static const char *bk_mdcom_ref(const bench_transport *t)
-{
-    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
 }
 
 static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
@@ -348,17 +312,9 @@ static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
                     c->integrity, c->failures);
             continue;
         }
-        char rb[32] = "(baseline)", rm[16] = "-";
-        if (tr->baseline) {
-            double r = bk_ratio(o, t, bi, ni, tr->baseline);
-            if (isnan(r))
-                snprintf(rb, sizeof(rb), "-");
-            else
-                snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
-        }
-        double rmd = bk_ratio(o, t, bi, ni, bk_mdcom_ref(tr));
-        if (!isnan(rmd) && strcmp(tr->name, bk_mdcom_ref(tr)) != 0)
-            snprintf(rm, sizeof(rm), "%.2fx", rmd);
+        char rb[32], rm[16];
+        bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr, bk_ratio(o, t, bi, ni, tr->baseline),
+                         bk_ratio(o, t, bi, ni, bench_mdcom_ref(tr)));
         fprintf(out, "%-17s %7zu %10s %10s %10s %12.0f  %-20s %s\n", tr->name, c->st.n,
                 bench_fmt_ns(b1, sizeof(b1), (double)c->st.min),
                 bench_fmt_ns(b3, sizeof(b3), (double)c->st.p50),
@@ -406,7 +362,7 @@ static void bk_rows(bench_row *w, void *arg)
                 bench_row_num(w, NULL, "mean", c->st.mean, "ns");
                 bench_row_num(w, "kib_per_s", "kib_per_s", bk_kbs(c, len), "KiB/s");
                 bench_json_dbl(w->j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
-                bench_json_dbl(w->j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bk_mdcom_ref(o->tr[t])));
+                bench_json_dbl(w->j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bench_mdcom_ref(o->tr[t])));
                 bench_json_obj_end(w->j);
             }
 }
@@ -429,7 +385,7 @@ static void bk_json(bench_json *j, void *arg)
 static int bk_main(int argc, char **argv)
 {
     bk_opts o;
-    int prc = bench_parsed(bk_parse(argc, argv, &o), "blocks", bk_usage);
+    int prc = bench_parsed(bk_parse(argc, argv, &o), &bench_cmd_blocks);
     if (prc >= 0)
         return prc;
     memset(bk_cells, 0, sizeof(bk_cells));
@@ -462,4 +418,8 @@ static int bk_main(int argc, char **argv)
 
 BENCH_CMD(blocks, "blocks",
           "seeds 000/001: header + n sub-blocks, byte-count answer; ms and KB/s",
-          bk_main, bk_usage);
+          bk_main, .opts = bk_opts_tab, .tail = 2,
+          .about = "A transaction = header (preamble + length) + n sub-blocks of BLOCK bytes; the\n"
+                   "receiver answers with the byte count once all arrived and were checked. Time\n"
+                   "per transaction and KB/s (KB = 1024 B), per transport. --cell-time: default\n"
+                   "0.3 s, --quick 0.05.\n");

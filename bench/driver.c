@@ -66,17 +66,27 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
     return 0;
 }
 
-int bench_parsed(int prc, const char *cmd, void (*usage)(FILE *))
+int bench_parsed(int prc, const bench_cmd *c)
 {
     if (prc == 1) {
-        usage(stdout);
+        bench_cmd_usage(c, stdout);
         return BENCH_EXIT_OK;
     }
     if (prc != 0) {
-        fprintf(stderr, "try 'mdcom-bench %s --help'\n", cmd);
+        fprintf(stderr, "try 'mdcom-bench %s --help'\n", c->name);
         return BENCH_EXIT_USAGE;
     }
     return -1;
+}
+
+void bench_cmd_usage(const bench_cmd *c, FILE *out)
+{
+    fprintf(out, "usage: mdcom-bench %s [options]\n\n%s\n", c->name, c->about);
+    bench_opts_usage(out, c->opts);
+    if (c->more)
+        fprintf(out, "\n%s", c->more);
+    if (c->tail)
+        bench_usage_tail(out, c->tail - 1);
 }
 
 void bench_opts_usage(FILE *f, const bench_opt *tab)

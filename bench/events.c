@@ -350,15 +350,6 @@ static const bench_opt ev_opts_tab[] = {
     {0},
 };
 
-static void events_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench events [options]\n"
-                 "64 B blocking round trip through a pollable fd (epoll), a wait set, the\n"
-                 "futex path and a raw futex; 32 channels served by one thread with a wait\n"
-                 "set vs 32 threads. Ratios against the futex path / 32 threads.\n\n");
-    bench_opts_usage(out, ev_opts_tab);
-}
-
 static int events_main(int argc, char **argv)
 {
     ev_opts eo = {.iters = 20000, .secs = 1.0};
@@ -368,11 +359,10 @@ static int events_main(int argc, char **argv)
     struct side s = {0};
     pid_t pid;
     int st;
-    int prc = bench_opts_parse("events", ev_opts_tab, &eo, argc, argv);
-    if (prc != 0) {
-        events_usage(prc == 1 ? stdout : stderr);
-        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bench_opts_parse("events", ev_opts_tab, &eo, argc, argv),
+                           &bench_cmd_events);
+    if (prc >= 0)
+        return prc;
     int iters = (int)eo.iters;
     double secs = eo.secs;
     char region[32];
@@ -458,5 +448,8 @@ static int events_main(int argc, char **argv)
 }
 
 
-const bench_cmd bench_cmd_events = {"events", "pollable fd and wait set vs futex path",
-                                    events_main, events_usage};
+BENCH_CMD(events, "events", "pollable fd and wait set vs futex path", events_main,
+          .opts = ev_opts_tab,
+          .about = "64 B blocking round trip through a pollable fd (epoll), a wait set, the\n"
+                   "futex path and a raw futex; 32 channels served by one thread with a wait\n"
+                   "set vs 32 threads. Ratios against the futex path / 32 threads.\n");

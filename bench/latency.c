@@ -1,18 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * latency.c - `mdcom-bench latency`: round-trip and one-way latency of every
- * transport, payload 1 B .. 16 MiB on log2 steps, percentiles and 1-us
- * histograms, ratios to the baselines and to mdcom, and the latency targets.
- *
- * Round trip: the runner of roundtrip.c (two pinned processes, fresh state
- * per chunk, warm-up, cells split in rounds run round-robin over the
- * transports of a size, like `pingpong`).
- * One way (transports that carry whole messages): side A reads the clock (t0),
- * sends the message; side B receives it (the payload is in B's buffer), reads
- * the clock (t1) into shared memory and answers with a 4-byte ack carrying
- * the seq; A waits for the ack before the next message, so only one message
- * is ever in flight. Sample = t1 - t0 (CLOCK_MONOTONIC is one clock for all
- * processes of the machine).
+ * latency.c - `mdcom-bench latency` (and its preset `pingpong`): round-trip
+ * and one-way latency of every transport, 1 B .. 16 MiB, percentiles, 1-us
+ * histograms and CDF points, ratios to the baselines and to mdcom, targets.
+ * Method: docs/benchmarks.md, `latency`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -99,19 +90,6 @@ static const bench_opt lt_opts_tab[] = {
     {0},
 };
 
-static void lt_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench latency [options]\n\n"
-                 "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"
-                 "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"
-                 "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n\n");
-    bench_opts_usage(out, lt_opts_tab);
-    fprintf(out, "\n`mdcom-bench pingpong` is this command with the preset\n  %s\n"
-                 "(later options override it): the same cells, the same code, the same figures.\n",
-            PINGPONG_PRESET_TEXT);
-    bench_usage_tail(out, 0);
-}
-
 /* Samples per cell: one default for every entry point (latency, pingpong,
  * suite), so that a cell measures the same way wherever it runs. */
 static uint64_t bench_default_samples(uint32_t size, int quick)
@@ -158,10 +136,8 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     } else {
         o->n_sizes = bench_log2_sizes(o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE);
     }
-    int n = bench_parse_transports(trs, o->tr, LT_MAX_TR, 0, cmd);
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, LT_MAX_TR, 0, cmd) != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->cell_time < 0)
         o->cell_time = o->iters ? 0.0 : o->quick ? 0.05 : 0.5;
     if (!o->rounds)
@@ -170,14 +146,6 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
 }
 
 /* ------------------------------------------------------------------ */
-
-static int lt_tr_index(const lt_opts *o, const char *name)
-{
-    for (unsigned i = 0; i < o->n_tr; i++)
-        if (strcmp(o->tr[i]->name, name) == 0)
-            return (int)i;
-    return -1;
-}
 
 static int lt_is_mdcom_fifo(const bench_transport *t)
 {
@@ -203,12 +171,6 @@ static uint64_t lt_p50(const lt_opts *o, int t, int s, int oneway)
 }
 
 static double lt_ratio(uint64_t a, uint64_t b) { return a && b ? (double)a / (double)b : NAN; }
-
-/* The mdcom transport a row is compared with: copy API of its wait class. */
-static const char *lt_mdcom_ref(const bench_transport *t)
-{
-    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
-}
 
 static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t cap)
 {
@@ -468,16 +430,58 @@ out:
 
 /* ---- output ---------------------------------------------------------------------------- */
 
-static void lt_row(FILE *out, const lt_opts *o, int t, int s, int oneway)
+/* One result row: a cell's round trips or one-way times, with what the
+ * text, the JSON object and the CSV rows all show. */
+typedef struct lt_rowv {
+    const bench_transport *tr;
+    const lt_cell *c;
+    int s, ow, ok;
+    const bench_stats *st;
+    const lt_hist *h;
+    unsigned integrity, failures;
+    double r_base, r_mdcom; /* p50 ratios */
+} lt_rowv;
+
+static lt_rowv lt_rowv_of(const lt_opts *o, unsigned t, int s, int ow)
 {
     const lt_cell *c = &lt_cells[t][s];
     const bench_transport *tr = o->tr[t];
+    lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
+                 .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
+                 .integrity = ow ? c->ow_integrity : c->r.integrity,
+                 .failures = ow ? c->ow_failures : c->r.failures};
+    int b = bench_tr_index(o->tr, o->n_tr, tr->baseline);
+    int m = bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr));
+    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(o, b, s, ow)) : NAN;
+    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, m, s, ow));
+    return r;
+}
+
+/* fn(o, row, out) for every row that ran, in report order. */
+static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv *, void *), void *out)
+{
+    for (int s = 0; s < o->n_sizes; s++)
+        for (unsigned t = 0; t < o->n_tr; t++)
+            for (int ow = 0; ow < 2; ow++) {
+                const bench_transport *tr = o->tr[t];
+                if (!lt_cells[t][s].run ||
+                    (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
+                    continue;
+                lt_rowv r = lt_rowv_of(o, t, s, ow);
+                fn(o, &r, out);
+            }
+}
+
+static void lt_row(FILE *out, const lt_opts *o, const lt_rowv *r)
+{
+    const bench_transport *tr = r->tr;
+    const bench_stats *st = r->st;
     char b[8][24];
-    if (c->na) {
-        if (o->sizes[s] > bench_tr_max_size(tr) && bench_tr_max_size(tr) != UINT32_MAX)
+    if (r->c->na) {
+        if (o->sizes[r->s] > bench_tr_max_size(tr) && bench_tr_max_size(tr) != UINT32_MAX)
             fprintf(out, "%-17s %8s  n/a (this transport takes at most %u B here)\n", tr->name, "-",
                     bench_tr_max_size(tr));
-        else if (o->sizes[s] < bench_tr_min_size(tr))
+        else if (o->sizes[r->s] < bench_tr_min_size(tr))
             fprintf(out, "%-17s %8s  n/a (payload below %u B)\n", tr->name, "-",
                     bench_tr_min_size(tr));
         else
@@ -485,30 +489,13 @@ static void lt_row(FILE *out, const lt_opts *o, int t, int s, int oneway)
                     tr->name, "-");
         return;
     }
-    const bench_stats *st = oneway ? &c->ow : &c->r.st;
-    int ok = oneway ? c->ow_ok : c->r.ok;
-    if (!ok || st->n == 0) {
+    if (!r->ok || st->n == 0) {
         fprintf(out, "%-17s %8zu  ERROR: %u integrity, %u other (messages above)\n", tr->name,
-                st->n, oneway ? c->ow_integrity : c->r.integrity,
-                oneway ? c->ow_failures : c->r.failures);
+                st->n, r->integrity, r->failures);
         return;
     }
     char rb[40], rm[40];
-    if (!tr->baseline) {
-        snprintf(rb, sizeof(rb), "(baseline)");
-    } else {
-        double r = lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, oneway));
-        if (isnan(r))
-            snprintf(rb, sizeof(rb), "-");
-        else
-            snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
-    }
-    const char *ref = lt_mdcom_ref(tr);
-    double rmd = lt_ratio(st->p50, lt_p50(o, lt_tr_index(o, ref), s, oneway));
-    if (strcmp(ref, tr->name) == 0 || isnan(rmd))
-        snprintf(rm, sizeof(rm), "-");
-    else
-        snprintf(rm, sizeof(rm), "%.2fx", rmd);
+    bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr, r->r_base, r->r_mdcom);
     fprintf(out, "%-17s %8zu %9s %9s %9s %9s %9s %9s  %-22s %s\n", tr->name, st->n,
             bench_fmt_ns(b[1], sizeof(b[1]), (double)st->min),
             bench_fmt_ns(b[2], sizeof(b[2]), (double)st->p50),
@@ -531,7 +518,8 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
         for (unsigned t = 0; t < o->n_tr; t++) {
             if (oneway && !bench_tr_carries(o->tr[t]))
                 continue;
-            lt_row(out, o, (int)t, s, oneway);
+            lt_rowv r = lt_rowv_of(o, t, s, oneway);
+            lt_row(out, o, &r);
         }
     }
     fflush(out);
@@ -540,14 +528,6 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
 /* ---- targets ------------------------------------------------------------------------ */
 
 #define LT_MAX_TARGETS 48
-
-static int lt_size_index(const lt_opts *o, uint32_t size)
-{
-    for (int i = 0; i < o->n_sizes; i++)
-        if (o->sizes[i] == size)
-            return i;
-    return -1;
-}
 
 /* Target: mdcom transport m (m < 0: the best mdcom FIFO variant of each
  * size) has a lower p50 than peer p at every size both carry. */
@@ -588,9 +568,10 @@ static bench_target *lt_ratio_target(const lt_opts *o, bench_target *t, const ch
                                      const char *b, uint32_t sb, double limit, int at_least)
 {
     char b1[24], b2[24], n1[24], n2[24];
-    int ia = lt_size_index(o, sa), ib = lt_size_index(o, sb);
-    uint64_t va = ia < 0 ? 0 : lt_p50(o, lt_tr_index(o, a), ia, 0);
-    uint64_t vb = ib < 0 ? 0 : lt_p50(o, lt_tr_index(o, b), ib, 0);
+    int ia = bench_idx_u32(o->sizes, o->n_sizes, sa);
+    int ib = bench_idx_u32(o->sizes, o->n_sizes, sb);
+    uint64_t va = ia < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, a), ia, 0);
+    uint64_t vb = ib < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, b), ib, 0);
     bench_target_new(t, limit, NULL, "%s p50 %s / %s p50 %s", a, bench_fmt_size(n1, sizeof(n1), sa),
                      b, bench_fmt_size(n2, sizeof(n2), sb));
     bench_target_eval(t, lt_ratio(va, vb), at_least);
@@ -615,12 +596,12 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
     /* zero copy: the round trip does not grow with the payload */
     static const char *const zc[] = {"mdcom-zc-poll", "mdcom-zc-block"};
     for (unsigned i = 0; i < 2; i++)
-        if (lt_tr_index(o, zc[i]) >= 0)
+        if (bench_tr_index(o->tr, o->n_tr, zc[i]) >= 0)
             lt_ratio_target(o, &tg[n++], zc[i], 1u << 20, zc[i], 64, 1.5, 0);
     /* mdcom faster than every peer at every size: the best FIFO variant (cb < 0),
      * and mdcom-copy-block against each blocking peer (same wait class, same
      * copy semantics) */
-    int cb = lt_tr_index(o, "mdcom-copy-block");
+    int cb = bench_tr_index(o->tr, o->n_tr, "mdcom-copy-block");
     for (int pass = 0; pass < 2; pass++)
         for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS - 1; p++) {
             if (!lt_is_peer(o->tr[p]) ||
@@ -631,7 +612,7 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
     /* mdcom FIFO >= 10x the RPMsg transport */
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++)
         if (strstr(o->tr[p]->name, "rpmsg"))
-            lt_ratio_target(o, &tg[n++], o->tr[p]->name, 64, lt_mdcom_ref(o->tr[p]), 64, 10.0, 1);
+            lt_ratio_target(o, &tg[n++], o->tr[p]->name, 64, bench_mdcom_ref(o->tr[p]), 64, 10.0, 1);
     return n;
 }
 
@@ -705,40 +686,6 @@ static void lt_json_config(bench_json *j, void *arg)
     bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
 }
 
-/* One result row: a cell's round trips or one-way times, with what the
- * JSON object and the CSV rows both show. */
-typedef struct lt_rowv {
-    const bench_transport *tr;
-    const lt_cell *c;
-    int s, ow, ok;
-    const bench_stats *st;
-    const lt_hist *h;
-    unsigned integrity, failures;
-    double r_base, r_mdcom; /* p50 ratios */
-} lt_rowv;
-
-/* fn(o, row, out) for every row that ran, in report order. */
-static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv *, void *), void *out)
-{
-    for (int s = 0; s < o->n_sizes; s++)
-        for (unsigned t = 0; t < o->n_tr; t++)
-            for (int ow = 0; ow < 2; ow++) {
-                const lt_cell *c = &lt_cells[t][s];
-                const bench_transport *tr = o->tr[t];
-                if (!c->run || (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
-                    continue;
-                lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
-                             .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
-                             .integrity = ow ? c->ow_integrity : c->r.integrity,
-                             .failures = ow ? c->ow_failures : c->r.failures};
-                r.r_base = tr->baseline
-                               ? lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, tr->baseline), s, ow))
-                               : NAN;
-                r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, lt_tr_index(o, lt_mdcom_ref(tr)), s, ow));
-                fn(o, &r, out);
-            }
-}
-
 static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
 {
     bench_row *w = out;
@@ -759,7 +706,7 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
         bench_json_u64(w->j, "failures", r->failures);
         bench_json_stats(w->j, "stats", st);
         bench_json_str(w->j, "baseline", r->tr->baseline);
-        bench_json_str(w->j, "mdcom_ref", lt_mdcom_ref(r->tr));
+        bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(r->tr));
         static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
         const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
         for (unsigned i = 0; i < 6; i++)
@@ -782,7 +729,8 @@ static void lt_rows(bench_row *w, void *arg)
 static int lt_main(int argc, char **argv)
 {
     lt_opts o = {.cmd = argv[0]};
-    int prc = bench_parsed(lt_parse(argc, argv, &o), o.cmd, lt_usage);
+    int prc = bench_parsed(lt_parse(argc, argv, &o),
+                           strcmp(o.cmd, "pingpong") ? &bench_cmd_latency : &bench_cmd_pingpong);
     if (prc >= 0)
         return prc;
     memset(lt_cells, 0, sizeof(lt_cells));
@@ -850,10 +798,18 @@ static int lt_pingpong_main(int argc, char **argv)
     return rc;
 }
 
+#define LT_ABOUT                                                                                   \
+    "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"                \
+    "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"                     \
+    "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
+#define LT_MORE                                                                                    \
+    "`mdcom-bench pingpong` is latency with the preset\n  " PINGPONG_PRESET_TEXT "\n"              \
+    "(later options override it): the same cells, the same code, the same figures.\n"
+
 BENCH_CMD(pingpong, "pingpong",
           "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
-          lt_pingpong_main, lt_usage);
+          lt_pingpong_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);
 
 BENCH_CMD(latency, "latency",
           "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
-          lt_main, lt_usage);
+          lt_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);

@@ -6,24 +6,15 @@
  * processes; --target qemu-m4 hands the rest of the command line to
  * target_qemu.c (Linux <-> Cortex-M4 firmware under QEMU).
  *
- * Adding a subcommand: a file defining `const bench_cmd bench_cmd_<name>`
- * (see bench.h) and one line in the table below.
+ * Adding a subcommand: a file defining `bench_cmd_<name>` with BENCH_CMD
+ * (its --help is data there), its extern in bench.h and one line in the
+ * table below.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "mdcom/mdcom.h"
-
-extern const bench_cmd bench_cmd_pingpong;
-extern const bench_cmd bench_cmd_api;
-extern const bench_cmd bench_cmd_latency;
-extern const bench_cmd bench_cmd_blocks;
-extern const bench_cmd bench_cmd_throughput;
-extern const bench_cmd bench_cmd_thread_metric;
-extern const bench_cmd bench_cmd_suite;
-extern const bench_cmd bench_cmd_events; /* events.c: pollable fd and wait set */
-extern const bench_cmd bench_cmd_reap;   /* reap.c: the cost of a dead sender */
 
 static const bench_cmd *const commands[] = {
     &bench_cmd_pingpong,
@@ -114,7 +105,7 @@ int main(int argc, char **argv)
             usage(stderr);
             return BENCH_EXIT_USAGE;
         }
-        c->usage(stdout);
+        bench_cmd_usage(c, stdout);
         return BENCH_EXIT_OK;
     }
     const bench_cmd *c = find(name);

@@ -315,16 +315,24 @@ int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi)
 
 /* ---- transport lists ---------------------------------------------------------------- */
 
-int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
-                           int need_msg, const char *cmd)
+/* 1 when t serves a scenario that needs whole messages (need_msg, as
+ * bench_parse_transports) */
+static int tr_fits(const bench_transport *t, int need_msg)
+{
+    return !need_msg || bench_tr_carries(t) || (need_msg == 2 && t->ext);
+}
+
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned *np,
+                           unsigned max, int need_msg, const char *cmd)
 {
     unsigned n = 0;
+    *np = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (!need_msg || bench_tr_carries(bench_transports[i]) ||
-                (need_msg == 2 && bench_transports[i]->ext))
+            if (tr_fits(bench_transports[i], need_msg))
                 out[n++] = bench_transports[i];
-        return (int)n;
+        *np = n;
+        return 0;
     }
     char tmp[512];
     if (strlen(list) >= sizeof(tmp)) {
@@ -339,7 +347,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
             bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);
             return -1;
         }
-        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext)) {
+        if (!tr_fits(t, need_msg)) {
             bench_err("%s: transport '%s' measures round trips only", cmd, tok);
             return -1;
         }
@@ -353,15 +361,13 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
         bench_err("%s: empty transport list", cmd);
         return -1;
     }
-    return (int)n;
+    *np = n;
+    return 0;
 }
 
 void bench_list_transports(FILE *out, int need_msg)
 {
-    for (unsigned i = 0; i < bench_n_transports; i++) {
-        const bench_transport *t = bench_transports[i];
-        if (need_msg && !bench_tr_carries(t) && !(need_msg == 2 && t->ext))
-            continue;
-        fprintf(out, "  %-18s %s\n", t->name, t->desc);
-    }
+    for (unsigned i = 0; i < bench_n_transports; i++)
+        if (tr_fits(bench_transports[i], need_msg))
+            fprintf(out, "  %-18s %s\n", bench_transports[i]->name, bench_transports[i]->desc);
 }

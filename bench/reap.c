@@ -61,19 +61,6 @@ static const bench_opt rp_tab[] = {
     {0},
 };
 
-static void rp_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench reap [options]\n\n"
-                 "The cost of reaping a dead sender: a child fills a channel of N blocks (N\n"
-                 "messages queued) and is killed with SIGKILL; the parent times its next\n"
-                 "mdcom_sense_process, which reaps it, against the same call with no dead\n"
-                 "peer (same run, same full queue), then receives all N messages.\n\n");
-    bench_opts_usage(out, rp_tab);
-    fprintf(out, "\n--transports, --cell-time: not used (mdcom only, one call per kill).\n"
-                 "Exit status: 0 ok, %d an API error or a message lost, %d usage.\n",
-            BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
-}
-
 /* The sender: fill the channel, say so, wait to be killed. */
 static void rp_child(bench_mdreg *reg, uint32_t depth, int wfd, int64_t timeout_ns)
 {
@@ -259,13 +246,13 @@ static void rp_rows(bench_row *w, void *arg)
 static int rp_main(int argc, char **argv)
 {
     rp_opts o = {.timeout_s = 5};
-    int prc = bench_parsed(bench_opts_parse("reap", rp_tab, &o, argc, argv), "reap", rp_usage);
+    int prc = bench_parsed(bench_opts_parse("reap", rp_tab, &o, argc, argv), &bench_cmd_reap);
     if (prc >= 0)
         return prc;
     o.n_depths = bench_parse_size_list(o.depths_s ? o.depths_s : "1K,64K", o.depths, RP_MAX_DEPTHS,
                                        2, MDCOM_MAX_BLOCKS, "--depths");
     if (o.n_depths < 0)
-        return bench_parsed(-1, "reap", rp_usage);
+        return bench_parsed(-1, &bench_cmd_reap);
     if (!o.reps)
         o.reps = o.quick ? 1 : 3;
     if (!o.calls)
@@ -318,4 +305,10 @@ static int rp_main(int argc, char **argv)
 
 BENCH_CMD(reap, "reap",
           "the cost of reaping a dead sender with 1 Ki / 64 Ki messages queued",
-          rp_main, rp_usage);
+          rp_main, .opts = rp_tab,
+          .about = "The cost of reaping a dead sender: a child fills a channel of N blocks (N\n"
+                   "messages queued) and is killed with SIGKILL; the parent times its next\n"
+                   "mdcom_sense_process, which reaps it, against the same call with no dead\n"
+                   "peer (same run, same full queue), then receives all N messages.\n",
+          .more = "--transports, --cell-time: not used (mdcom only, one call per kill).\n"
+                  "Exit status: 0 ok, 1 an API error or a message lost, 2 usage.\n");

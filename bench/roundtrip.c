@@ -129,8 +129,8 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
             fwrite(tmp, 1, (size_t)n, tee);
             fflush(tee);
         }
-        if (out && got + (size_t)n > cap) {
-            char *nb = realloc(buf, cap = 2 * (got + (size_t)n));
+        if (out && got + (size_t)n + 1 > cap) {
+            char *nb = realloc(buf, cap = 2 * (got + (size_t)n) + 1);
             if (!nb)
                 break;
             buf = nb;
@@ -141,6 +141,8 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
         }
     }
     close(pfd[0]);
+    if (buf)
+        buf[got] = '\0';
     if (out) {
         *out = buf;
         *len = got;

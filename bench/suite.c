@@ -127,23 +127,11 @@ static const bench_opt su_opts_tab[] = {
     {0},
 };
 
-static void su_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench suite [options]\n\n"
-                 "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
-                 "reap, python), a few minutes on a 2-cpu machine (--quick: under a minute).\n"
-                 "Writes DIR/<timestamp>/: per scenario <name>.txt, .json, .csv; then\n"
-                 "tools/bench-report.py makes report.md, results.json, results.csv and plots/\n"
-                 "(PNG + SVG; needs python3-matplotlib).\n\n");
-    bench_opts_usage(out, su_opts_tab);
-    fprintf(out, "\nExit status: 0 ok, %d an integrity or API error in any scenario (the report\n"
-                 "is still written), %d usage.\n", BENCH_EXIT_ERROR, BENCH_EXIT_USAGE);
-}
-
 static int su_main(int argc, char **argv)
 {
     su_opts o = {.outdir = "bench-results", .script = MDCOM_BENCH_REPORT_SCRIPT};
-    int prc = bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), "suite", su_usage);
+    int prc =
+        bench_parsed(bench_opts_parse("suite", su_opts_tab, &o, argc, argv), &bench_cmd_suite);
     if (prc >= 0)
         return prc;
     const char *outdir = o.outdir, *script = o.script, *period = o.period;
@@ -343,4 +331,11 @@ static int su_main(int argc, char **argv)
 
 BENCH_CMD(suite, "suite",
           "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
-          su_main, su_usage);
+          su_main, .opts = su_opts_tab,
+          .about = "A pass over all scenarios (latency, blocks, throughput, api, thread-metric,\n"
+                   "reap, python), a few minutes on a 2-cpu machine (--quick: under a minute).\n"
+                   "Writes DIR/<timestamp>/: per scenario <name>.txt, .json, .csv; then\n"
+                   "tools/bench-report.py makes report.md, results.json, results.csv and plots/\n"
+                   "(PNG + SVG; needs python3-matplotlib).\n",
+          .more = "Exit status: 0 ok, 1 an integrity or API error in any scenario (the report\n"
+                  "is still written), 2 usage.\n");

@@ -1,37 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * target_qemu.c - the firmware targets, each under QEMU (the launcher is
- * tools/qemu-m4/qemu_m4.h: private directory, READY wait, cleanup on every
- * exit path and on signals):
- *
- * `mdcom-bench --target qemu-m4 <blocks|latency|api|all>`: Linux <-> the
- * mdcom firmware on a Cortex-M4 (mps2-an386), the region in a file both sides
- * map. The traffic is the scenarios of tools/qemu-m4/m4_scen.h (the same code
- * as `mdcom-m4-client bench` and tests/qemu), which check every reply (seq +
- * CRC for echoes, byte count for block-ack, sum for the sink).
- *   latency  round trips Linux -> firmware echo -> Linux (MDCOM FIFO and
- *            RPMsg at equal work; polling and doorbell = UART interrupt +
- *            WFI) next to the raw spin echo, the Linux -> firmware one-way
- *            time stamped on both sides and as round trip / 2, and the
- *            one-way stream per message
- *   blocks   the seeds' block table 512..32768 B: block-ack transactions on
- *            MDCOM FIFO (one 32 KiB block, or 512-byte messages) and RPMsg
- *            (496-byte messages), time per transaction
- *   api      instructions per API call on the Cortex-M4 (the fw-apicost image
- *            under `-icount shift=0`), arm-none-eabi-size of the core and
- *            RPMsg, and the firmware's instructions per echoed message
- *   all      the three, one QEMU instance for latency + blocks
- *
- * `mdcom-bench --target qemu-an521`: the two Cortex-M33 of mps2-an521
- * (firmware/qemu-an521): --runs runs of the dual-core images under
- * multi-threaded TCG (CPU0 times round trips of a 16-byte message to CPU1,
- * polling and MHU interrupt + WFI, MDCOM FIFO and RPMsg, and the two cores'
- * lock rounds; every run also runs the correctness checks), then the M33's
- * instructions per API call next to the M4's.
- *
+ * target_qemu.c - the firmware targets under QEMU (the launcher and the
+ * scenarios are tools/qemu-m4's, shared with mdcom-m4-client and tests/qemu):
+ *   --target qemu-m4 <latency|blocks|api|all>: Linux <-> the mdcom firmware
+ *     on a Cortex-M4 (mps2-an386), the region in a file both sides map;
+ *   --target qemu-an521: the two Cortex-M33 of mps2-an521, round trips under
+ *     multi-threaded TCG and instructions per API call next to the M4's.
+ * Method and equal work: docs/benchmarks.md, "Linux <-> Cortex-M4 under QEMU".
  * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
- * (api --strict: > 40 instructions per call); 77 skipped (qemu-system-arm
- * or a firmware image missing).
+ * (api --strict); 77 skipped (qemu-system-arm or a firmware image missing).
  */
 #include <errno.h>
 #include <math.h>
@@ -39,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "bench.h"
 
 #if defined(MDCOM_BENCH_QEMU_M4) || defined(MDCOM_BENCH_QEMU_AN521)
@@ -436,16 +414,14 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
         for (k = 0; k < NS; k++) {
             printf("%8u %12.3f %12.3f %12.3f %13.2fx %11.2fx\n", sizes[k], p50[2 * NS], p50[2 * k],
                    p50[2 * k + 1], p50[2 * k + 1] / p50[2 * k], p50[2 * k] / p50[2 * NS]);
-            if (c->j) {
-                bench_json_obj_begin(c->j, NULL);
-                bench_json_str(c->j, "kind", "one_way_stamped");
-                bench_json_u64(c->j, "bytes", sizes[k]);
-                bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
-                bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
-                bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
-                bench_json_dbl(c->j, "bound_us", hw / 1e3);
-                bench_json_obj_end(c->j);
-            }
+            bench_json_obj_begin(c->j, NULL);
+            bench_json_str(c->j, "kind", "one_way_stamped");
+            bench_json_u64(c->j, "bytes", sizes[k]);
+            bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
+            bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
+            bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
+            bench_json_dbl(c->j, "bound_us", hw / 1e3);
+            bench_json_obj_end(c->j);
         }
         printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
         for (k = 0; k < NS; k++)
@@ -551,17 +527,14 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     qm_rt rt[5];
     unsigned k;
 
-    if (c->j)
-        bench_json_arr_begin(c->j, "latency");
+    bench_json_arr_begin(c->j, "latency");
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
-    qm_rt_run(c, l, &rt[0], 0, FW_MODE_POLL, 12, n);
-    qm_rt_run(c, l, &rt[1], 0, FW_MODE_DOORBELL, 12, nd);
-    qm_rt_run(c, l, &rt[2], 1, FW_MODE_POLL, 12, n);
-    qm_rt_run(c, l, &rt[3], 1, FW_MODE_DOORBELL, 12, nd);
-    qm_rt_run(c, l, &rt[4], 2, FW_MODE_POLL, 4, n);
     for (k = 0; k < 5; k++) {
+        /* MDCOM FIFO and RPMsg, polling and doorbell; the raw spin echo */
+        uint32_t mode = k % 2 && k < 4 ? FW_MODE_DOORBELL : FW_MODE_POLL;
+        qm_rt_run(c, l, &rt[k], (int)k / 2, mode, k < 4 ? 12 : 4, mode == FW_MODE_POLL ? n : nd);
         if (!rt[k].ok) {
             printf("%-12s %-9s  ERROR (see above)\n", rt[k].tr, rt[k].mode);
             continue;
@@ -612,19 +585,16 @@ static void qm_latency(qm_ctx *c, m4_link *l)
         }
         printf("%8u %7u %14.3f %10.1f\n", st_sizes[k], nst, ns / nst / 1e3,
                (double)nst * st_sizes[k] / (ns / 1e3));
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "kind", "stream");
-            bench_json_str(c->j, "transport", "MDCOM FIFO");
-            bench_json_str(c->j, "mode", "poll");
-            bench_json_u64(c->j, "bytes", st_sizes[k]);
-            bench_json_u64(c->j, "n", nst);
-            bench_json_dbl(c->j, "ns_per_message", ns / nst);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "kind", "stream");
+        bench_json_str(c->j, "transport", "MDCOM FIFO");
+        bench_json_str(c->j, "mode", "poll");
+        bench_json_u64(c->j, "bytes", st_sizes[k]);
+        bench_json_u64(c->j, "n", nst);
+        bench_json_dbl(c->j, "ns_per_message", ns / nst);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* ---- blocks ---------------------------------------------------------------------- */
@@ -636,8 +606,7 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
     static const char *const col[3] = {"FIFO 32K block", "FIFO 512 B msgs", "RPMsg 496 B"};
     static const char *const jcol[3] = {"mdcom_fifo_32k", "mdcom_fifo_512", "rpmsg_496"};
 
-    if (c->j)
-        bench_json_arr_begin(c->j, "blocks");
+    bench_json_arr_begin(c->j, "blocks");
     printf("\n== block table (seeds 000/001): 8-byte header + N bytes, answered with the byte "
            "count; %s, %u transactions per cell ==\n",
            c->doorbell ? "doorbell" : "polling", reps);
@@ -684,33 +653,21 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
             printf(" %7.2fx\n", (double)st[2].p50 / (double)(st[0].p50 ? st[0].p50 : 1));
         else
             printf(" %8s\n", "-");
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_u64(c->j, "bytes", b);
-            bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
-            for (int k = 0; k < 3; k++)
-                if (ok[k])
-                    bench_json_stats(c->j, jcol[k], &st[k]);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_u64(c->j, "bytes", b);
+        bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
+        for (int k = 0; k < 3; k++)
+            if (ok[k])
+                bench_json_stats(c->j, jcol[k], &st[k]);
+        bench_json_obj_end(c->j);
     }
     printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
            " without copying them and answers the 4-byte count)\n");
     printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* ---- api ---------------------------------------------------------------------------- */
-
-/* The paper's table 4 (seed 003: i.MX7 Cortex-M4, RTOS side), ns: mode /
- * mean / sd. The same numbers as `mdcom-bench api` prints (api.c). */
-static const struct {
-    const char *call;
-    double mode, mean, sd;
-} qm_paper[] = {{"alloc", 1800, 1778, 61},  {"free", 700, 669, 28},
-                {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
-                {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
 
 /* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
 static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
@@ -756,8 +713,7 @@ static void qm_sizes(qm_ctx *c)
     if (!len)
         return;
     printf("%-36s %8s %8s %8s\n", "", "text", "data", "bss");
-    if (c->j)
-        bench_json_arr_begin(c->j, "sizes");
+    bench_json_arr_begin(c->j, "sizes");
     for (unsigned k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
         unsigned long t, d, b;
         snprintf(path, sizeof(path), "%s/%s", root, items[k].rel);
@@ -771,17 +727,14 @@ static void qm_sizes(qm_ctx *c)
                       : "");
         if (k == 0 && t > QM_TARGET_CORE_TEXT && c->strict)
             c->missed++;
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "item", items[k].rel);
-            bench_json_u64(c->j, "text", t);
-            bench_json_u64(c->j, "data", d);
-            bench_json_u64(c->j, "bss", b);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "item", items[k].rel);
+        bench_json_u64(c->j, "text", t);
+        bench_json_u64(c->j, "data", d);
+        bench_json_u64(c->j, "bss", b);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
 }
 
 /* Instructions of the firmware's work per echoed message (FW_ARG_COST under
@@ -804,6 +757,7 @@ static void qm_echo_cost(qm_ctx *c)
     qm_oa_begin(c, 0);
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
+    bench_json_arr_begin(c->j, "echo_cost");
     for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         double f = -1, rp = -1, oa = -1;
         r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
@@ -817,16 +771,15 @@ static void qm_echo_cost(qm_ctx *c)
             oa = -1;
         printf("%8u %12.0f %12.0f %13.2fx %14.0f %15.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0,
                oa, f > 0 && oa > 0 ? oa / f : 0);
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "call", "echo_per_message");
-            bench_json_u64(c->j, "bytes", sizes[k]);
-            bench_json_dbl(c->j, "mdcom_fifo_instr", f);
-            bench_json_dbl(c->j, "rpmsg_instr", rp);
-            bench_json_dbl(c->j, "openamp_instr", oa);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "call", "echo_per_message");
+        bench_json_u64(c->j, "bytes", sizes[k]);
+        bench_json_dbl(c->j, "mdcom_fifo_instr", f);
+        bench_json_dbl(c->j, "rpmsg_instr", rp);
+        bench_json_dbl(c->j, "openamp_instr", oa);
+        bench_json_obj_end(c->j);
     }
+    bench_json_arr_end(c->j);
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
            " echoed the message, as the RPMsg column's span)\n");
     qm_oa_end(c);
@@ -867,16 +820,14 @@ static int qm_api(qm_ctx *c)
            rows[0].n);
     printf("%-14s %6s %8s %7s %6s %6s   %-22s %s\n", "call", "mode", "mean", "sd", "min", "max",
            "paper ns mode/mean/sd", "target");
-    if (c->j)
-        bench_json_arr_begin(c->j, "api");
+    bench_json_arr_begin(c->j, "api");
     for (int i = 0; i < n; i++) {
         char paper[32] = "-";
         const char *tg = "";
         int is_call = strcmp(rows[i].call, "empty") != 0;
-        for (unsigned k = 0; k < sizeof(qm_paper) / sizeof(qm_paper[0]); k++)
-            if (strcmp(qm_paper[k].call, rows[i].call) == 0)
-                snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", qm_paper[k].mode, qm_paper[k].mean,
-                         qm_paper[k].sd);
+        const bench_api_paper *pp = bench_api_paper_of(rows[i].call);
+        if (pp)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
         /* send16/recv16 copy 16 bytes and call several of the others */
         if (is_call && strcmp(rows[i].call, "send16") && strcmp(rows[i].call, "recv16")) {
             int met = rows[i].mean <= QM_TARGET_INSTR;
@@ -886,20 +837,17 @@ static int qm_api(qm_ctx *c)
         }
         printf("%-14s %6u %8.1f %7.1f %6u %6u   %-22s %s\n", rows[i].call, rows[i].mode,
                rows[i].mean, rows[i].sd, rows[i].min, rows[i].max, paper, tg);
-        if (c->j) {
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "call", rows[i].call);
-            bench_json_u64(c->j, "mode_instr", rows[i].mode);
-            bench_json_dbl(c->j, "mean_instr", rows[i].mean);
-            bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
-            bench_json_u64(c->j, "min_instr", rows[i].min);
-            bench_json_u64(c->j, "max_instr", rows[i].max);
-            bench_json_u64(c->j, "n", rows[i].n);
-            bench_json_obj_end(c->j);
-        }
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "call", rows[i].call);
+        bench_json_u64(c->j, "mode_instr", rows[i].mode);
+        bench_json_dbl(c->j, "mean_instr", rows[i].mean);
+        bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
+        bench_json_u64(c->j, "min_instr", rows[i].min);
+        bench_json_u64(c->j, "max_instr", rows[i].max);
+        bench_json_u64(c->j, "n", rows[i].n);
+        bench_json_obj_end(c->j);
     }
-    if (c->j)
-        bench_json_arr_end(c->j);
+    bench_json_arr_end(c->j);
     printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     qm_sizes(c);

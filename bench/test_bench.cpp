@@ -22,6 +22,31 @@ extern "C" {
 #include "transport.h"
 }
 
+// What fn writes to a FILE, as a string.
+template <class F> static std::string written(F fn)
+{
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return "open_memstream failed";
+    fn(f);
+    fclose(f);
+    std::string s(buf, len);
+    free(buf);
+    return s;
+}
+
+// JSON without its layout (spaces and newlines).
+static std::string flat(const std::string &s)
+{
+    std::string r;
+    for (char c : s)
+        if (c != ' ' && c != '\n')
+            r += c;
+    return r;
+}
+
 TEST(BenchStats, NearestRankPercentiles)
 {
     std::vector<uint64_t> v;
@@ -117,16 +142,18 @@ TEST(BenchParse, SizesAndCounts)
 TEST(BenchParse, Transports)
 {
     const bench_transport *t[32];
-    EXPECT_EQ(bench_parse_transports("raw-spin,pipe", t, 32, 0, "test"), 2);
+    unsigned n = 0;
+    EXPECT_EQ(bench_parse_transports("raw-spin,pipe", t, &n, 32, 0, "test"), 0);
+    EXPECT_EQ(n, 2u);
     EXPECT_STREQ(t[1]->name, "pipe");
-    EXPECT_EQ(bench_parse_transports("no-such", t, 32, 0, "test"), -1);
+    EXPECT_EQ(bench_parse_transports("no-such", t, &n, 32, 0, "test"), -1);
     // mdcom-zc-poll and rpmsg-poll measure round trips only: refused where
     // whole messages are needed
-    EXPECT_EQ(bench_parse_transports("mdcom-zc-poll", t, 32, 1, "test"), -1);
-    EXPECT_EQ(bench_parse_transports("rpmsg-poll", t, 32, 1, "test"), -1);
-    int all = bench_parse_transports("all", t, 32, 1, "test");
-    ASSERT_GT(all, 0);
-    for (int i = 0; i < all; i++)
+    EXPECT_EQ(bench_parse_transports("mdcom-zc-poll", t, &n, 32, 1, "test"), -1);
+    EXPECT_EQ(bench_parse_transports("rpmsg-poll", t, &n, 32, 1, "test"), -1);
+    ASSERT_EQ(bench_parse_transports("all", t, &n, 32, 1, "test"), 0);
+    ASSERT_GT(n, 0u);
+    for (unsigned i = 0; i < n; i++)
         EXPECT_TRUE(bench_tr_carries(t[i]));
     // every transport but an external program implements the message interface
     for (unsigned i = 0; i < bench_n_transports; i++)
@@ -188,17 +215,12 @@ TEST(BenchPayload, StampAnySize)
 
 TEST(BenchCsv, RowsHaveFixedColumns)
 {
-    char *buf = nullptr;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ASSERT_NE(f, nullptr);
-    bench_csv_header(f);
-    bench_csv_key k = {"latency", "pipe", "rtt", 64, 0, 100, 0};
-    bench_csv_row(f, &k, "p50", 1234.0, "ns");
-    bench_csv_row(f, &k, "ratio", NAN, "x");
-    fclose(f);
-    std::string s(buf, len);
-    free(buf);
+    std::string s = written([](FILE *f) {
+        bench_csv_header(f);
+        bench_csv_key k = {"latency", "pipe", "rtt", 64, 0, 100, 0};
+        bench_csv_row(f, &k, "p50", 1234.0, "ns");
+        bench_csv_row(f, &k, "ratio", NAN, "x");
+    });
     EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,p50,1234,ns\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,ratio,,x\n"), std::string::npos);
@@ -273,20 +295,23 @@ TEST(BenchDriver, OptionTableRefusesBadInput)
     EXPECT_EQ(parse_test({"--sizes", "1", "--help"}, &o), 1);
 }
 
+// --help is data: the usage line, about, the option table, more, and the
+// transports and exit statuses when tail is set.
 TEST(BenchDriver, UsageListsEveryOption)
 {
-    char *buf = nullptr;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ASSERT_NE(f, nullptr);
-    bench_opts_usage(f, test_tab);
-    fclose(f);
-    std::string s(buf, len);
-    free(buf);
+    bench_cmd c = {"test", "summary", nullptr, "About it.\n", test_tab, "More.\n", 0};
+    std::string s = written([&](FILE *f) { bench_cmd_usage(&c, f); });
+    EXPECT_EQ(s.rfind("usage: mdcom-bench test [options]\n\nAbout it.\n\n", 0), 0u) << s;
     for (const char *o : {"--sizes LIST", "--iters N", "--rounds R", "--cell-time S", "--api ",
                           "--no-api", "--help"})
         EXPECT_NE(s.find(o), std::string::npos) << o << "\n" << s;
     EXPECT_NE(s.find("\n                       second line\n"), std::string::npos) << s;
+    EXPECT_NE(s.find("this text\n\nMore.\n"), std::string::npos) << s;
+    EXPECT_EQ(s.find("Transports:"), std::string::npos) << s;
+    c.tail = 1;
+    s = written([&](FILE *f) { bench_cmd_usage(&c, f); });
+    EXPECT_NE(s.find("\nTransports:\n  raw-spin "), std::string::npos) << s;
+    EXPECT_NE(s.find("Exit status: 0 ok"), std::string::npos) << s;
 }
 
 // Targets: state from value and limit, in both directions; JSON shape.
@@ -302,33 +327,23 @@ TEST(BenchDriver, TargetsStateAndJson)
     EXPECT_EQ(t[1].state, BT_MISSED);
     bench_target_eval(&t[2], NAN, 0);
     EXPECT_EQ(t[2].state, BT_SKIPPED);
-    char *buf = nullptr;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ASSERT_NE(f, nullptr);
-    bench_json j;
-    bench_json_init(&j, f);
-    bench_json_obj_begin(&j, nullptr);
-    bench_targets_json(&j, t, 3);
-    bench_json_obj_end(&j);
+    std::string s = flat(written([&](FILE *f) {
+        bench_json j;
+        bench_json_init(&j, f);
+        bench_json_obj_begin(&j, nullptr);
+        bench_targets_json(&j, t, 3);
+        bench_json_obj_end(&j);
+    }));
     unsigned missed = 0;
-    FILE *nul = fopen("/dev/null", "w");
-    EXPECT_EQ(bench_targets_print(nul, t, 3, &missed), 1u);
-    fclose(nul);
+    std::string text = written([&](FILE *f) { EXPECT_EQ(bench_targets_print(f, t, 3, &missed), 1u); });
     EXPECT_EQ(missed, 1u);
-    fclose(f);
-    std::string s(buf, len);
-    free(buf);
+    EXPECT_NE(text.find("targets: 1 met, 1 missed, 1 skipped"), std::string::npos) << text;
     // one object with a "targets" array of three objects, NaN written as null
-    std::string flat;
-    for (char c : s)
-        if (c != ' ' && c != '\n')
-            flat += c;
-    EXPECT_EQ(flat.rfind("{\"targets\":[{\"name\":\"ratio\",\"value\":1.2,\"limit\":1.5", 0), 0u) << flat;
-    EXPECT_NE(flat.find("\"state\":\"MISSED\""), std::string::npos) << flat;
-    EXPECT_NE(flat.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
+    EXPECT_EQ(s.rfind("{\"targets\":[{\"name\":\"ratio\",\"value\":1.2,\"limit\":1.5", 0), 0u) << s;
+    EXPECT_NE(s.find("\"state\":\"MISSED\""), std::string::npos) << s;
+    EXPECT_NE(s.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
               std::string::npos)
-        << flat;
+        << s;
 }
 
 // A console log longer than the first buffer is read whole.
@@ -410,29 +425,22 @@ static void row_fn(bench_row *w)
 
 TEST(BenchRow, OneFunctionJsonAndCsv)
 {
-    char *jb = nullptr, *cb = nullptr;
-    size_t jl = 0, cl = 0;
-    FILE *jf = open_memstream(&jb, &jl), *cf = open_memstream(&cb, &cl);
-    ASSERT_TRUE(jf && cf);
-    bench_json j;
-    bench_json_init(&j, jf);
-    bench_row wj = {&j, nullptr, {}}, wc = {nullptr, cf, {}};
-    row_fn(&wj);
-    row_fn(&wc);
-    fclose(jf);
-    fclose(cf);
-    std::string js(jb, jl), cs(cb, cl), flat;
-    free(jb);
-    free(cb);
-    for (char c : js)
-        if (c != ' ' && c != '\n')
-            flat += c;
-    EXPECT_EQ(flat, "{\"transport\":\"pipe\",\"p50_ns\":1234,\"ratio\":1.25,\"gone\":null,\"json_only\":8}");
+    std::string js = written([](FILE *f) {
+        bench_json j;
+        bench_json_init(&j, f);
+        bench_row w = {&j, nullptr, {}};
+        row_fn(&w);
+    });
+    std::string cs = written([](FILE *f) {
+        bench_row w = {nullptr, f, {}};
+        row_fn(&w);
+    });
+    EXPECT_EQ(flat(js), "{\"transport\":\"pipe\",\"p50_ns\":1234,\"ratio\":1.25,\"gone\":null,\"json_only\":8}");
     EXPECT_EQ(cs, "s,pipe,64,,rtt,10,,p50,1234,ns\ns,pipe,64,,rtt,10,,ratio,1.25,x\n"
                   "s,pipe,64,,rtt,10,,gone,,x\ns,pipe,64,,rtt,10,,csv_only,7,n\n");
 }
 
-// A child's stdout is captured whole, its exit status returned; a child that
+// A child's stdout is captured whole (NUL-terminated), its exit status returned; a child that
 // does not exit in time is killed.
 static int child_print(void *arg)
 {
@@ -453,6 +461,7 @@ TEST(BenchChild, CapturesOutputAndStatus)
     size_t len = 0;
     EXPECT_EQ(bench_child(child_print, (void *)"line", nullptr, &out, &len, -1, "t"), 3);
     ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out[len], '\0'); // a string, too
     std::string s(out, len);
     free(out);
     EXPECT_EQ(s.rfind("line 0\nline 1\n", 0), 0u);

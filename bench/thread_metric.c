@@ -1,22 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * thread_metric.c - `mdcom-bench thread-metric`: Thread-Metric
- * style scores, iterations per reporting period, across two domains.
- *
- * message processing: a 16-byte message goes to the peer domain and back;
- *   its sequence number is in word 0 and word 3 (the transport stamps head
- *   and tail); the peer checks both are the previous one + 1, the sender
- *   checks the reply carries its number and increments it for the next one.
- *   Score = round trips completed in the period. Every transport.
- * synchronization: an SMEM channel's lock (mdcom_smemch_lock / unlock)
- *   around an increment of a counter in its area; "solo": only side A
- *   loops (the peer domain is attached and idle; Thread-Metric's test),
- *   "contended": both domains loop on the same lock. Score = side A's
- *   iterations in the period (side B's are printed too). At the end the
- *   counter must equal the sum of all iterations (mutual exclusion held).
- *   Baseline: a process-shared pthread mutex in shared memory, same loop.
- * The published scores (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, 30 s periods)
- * are printed for scale: per 30 s, and this run scaled to 30 s.
+ * thread_metric.c - `mdcom-bench thread-metric`: Thread-Metric style scores
+ * (iterations per reporting period) across two domains: message processing
+ * on every transport, synchronization on an SMEM lock (solo and contended;
+ * baseline a process-shared pthread mutex), published scores for scale.
+ * Method: docs/benchmarks.md, `thread-metric`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -81,18 +69,6 @@ static const bench_opt tm_opts_tab[] = {
     {0},
 };
 
-static void tm_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench thread-metric [options]\n\n"
-                 "Thread-Metric: iterations per reporting period across two domains.\n"
-                 "  message processing  16-byte message to the peer and back, words checked\n"
-                 "  synchronization     SMEM lock/unlock, solo and contended by both domains\n\n");
-    bench_opts_usage(out, tm_opts_tab);
-    fprintf(out, "\nPublished for scale (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s):\n"
-                 "  message processing %.0f, synchronization %.0f\n",
-            TM_PUB_MSG, TM_PUB_SYNC);
-}
-
 static int tm_parse(int argc, char **argv, tm_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -109,10 +85,8 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
         bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
         return -1;
     }
-    int n = bench_parse_transports(trs, o->tr, TM_MAX_TR, 0, "thread-metric");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, TM_MAX_TR, 0, "thread-metric") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->period < 0)
         o->period = o->quick ? 0.5 : 30.0;
     return 0;
@@ -204,6 +178,19 @@ static inline int tm_iter(tm_lock *l)
     return -pthread_mutex_unlock(&l->sh->mtx);
 }
 
+/* kind 0: the counter in domain m's SMEM channel "f0" (the mutex's is in
+ * the shared page already). 0 or the mdcom error. */
+static int tm_lock_open(tm_lock *l, mdcom_t *m)
+{
+    void *a = NULL;
+    int rc = l->kind == 0 ? mdcom_smemch_open(m, "f0", &l->ch) : 0;
+    if (rc == 0 && l->kind == 0) {
+        rc = mdcom_smemch_get(l->ch, &a, NULL);
+        l->counter = a;
+    }
+    return rc;
+}
+
 static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contended, tm_res *r)
 {
     memset(r, 0, sizeof(*r));
@@ -245,16 +232,10 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
         tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-        int rc = 0;
-        if (kind == 0) {
-            rc = bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)");
-            void *a = NULL;
-            if (rc == 0)
-                rc = mdcom_smemch_open(reg.remote, "f0", &l.ch);
-            if (rc == 0)
-                rc = mdcom_smemch_get(l.ch, &a, NULL);
-            l.counter = a;
-        }
+        int rc = kind == 0 ? bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)")
+                           : 0;
+        if (rc == 0)
+            rc = tm_lock_open(&l, reg.remote);
         /* release: attached (A may start) */
         atomic_store_explicit(&sh->b_ready, 1, memory_order_release);
         uint64_t n = 0;
@@ -275,14 +256,7 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     }
     bench_pin_self(h->cpus.cpu[0]);
     tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-    int rc = 0;
-    if (kind == 0) {
-        void *a = NULL;
-        rc = mdcom_smemch_open(reg.master, "f0", &l.ch);
-        if (rc == 0)
-            rc = mdcom_smemch_get(l.ch, &a, NULL);
-        l.counter = a;
-    }
+    int rc = tm_lock_open(&l, reg.master);
     uint64_t dl = bench_now_ns() + (uint64_t)tmo;
     /* acquire: B attached */
     while (rc == 0 && !atomic_load_explicit(&sh->b_ready, memory_order_acquire)) {
@@ -421,7 +395,7 @@ static void tm_rows(bench_row *w, void *arg)
 static int tm_main(int argc, char **argv)
 {
     tm_opts o;
-    int prc = bench_parsed(tm_parse(argc, argv, &o), "thread-metric", tm_usage);
+    int prc = bench_parsed(tm_parse(argc, argv, &o), &bench_cmd_thread_metric);
     if (prc >= 0)
         return prc;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
@@ -464,4 +438,9 @@ static int tm_main(int argc, char **argv)
 
 BENCH_CMD(thread_metric, "thread-metric",
           "Thread-Metric style: message-processing and synchronization scores per period",
-          tm_main, tm_usage);
+          tm_main, .opts = tm_opts_tab,
+          .about = "Thread-Metric: iterations per reporting period across two domains.\n"
+                   "  message processing  16-byte message to the peer and back, words checked\n"
+                   "  synchronization     SMEM lock/unlock, solo and contended by both domains\n",
+          .more = "Published for scale (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s):\n"
+                  "  message processing 4689994, synchronization 7183628\n");

@@ -1,30 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * throughput.c - `mdcom-bench throughput`: channels x packet size
- * x bytes per channel, ping-pong and streaming, every payload checked.
- *
- * Side A (parent, cpu A) runs one sender thread per channel, side B (child,
- * cpu B) one receiver thread per channel; each pair uses its own bidirectional
- * channel of the transport.
- *   pingpong: A sends a packet, B checks it and sends it back, A checks the
- *             echo; one packet in flight per channel (rpmsg-xmit-p).
- *   stream:   A keeps up to --window packets unacknowledged; B acknowledges
- *             every window/2 packets with a 12-byte ack carrying the last seq
- *             it saw.
- *             A stream cell is time-based: it streams for a warm-up of
- *             --stream-time/4, then counts the messages sent in --stream-time
- *             (--stream-time 0: --totals bytes per channel, as ping-pong).
- * A packet of P bytes carries seq + CRC32C + a template body (payload.h);
- * the receiver checks every one: a wrong seq counts as loss, a wrong CRC or
- * byte as corruption. At the end A sends a control message with its count and
- * B answers with a final ack carrying what it received: any difference is
- * loss. Loss or corruption makes the exit status non-zero.
- * Rates: per channel = its bytes / its own time; aggregate = all payload
- * bytes / wall time from the common start (after both sides are ready) to the
- * last channel's final ack. Never a sum of per-channel rates. Bytes counted
- * once (A -> B), also in ping-pong mode where they travel back too.
- * A count-based cell stops early after --cell-time seconds (flagged
- * "capped"): the rates then use the bytes actually moved.
+ * throughput.c - `mdcom-bench throughput`: channels x packet size x bytes per
+ * channel, ping-pong and (time-based) streaming, one sender thread per channel
+ * on side A and one receiver thread per channel on side B, every packet
+ * checked (payload.h), loss counted from the final ack. Aggregate = all
+ * payload bytes / wall time, never a sum of per-channel rates.
+ * Method: docs/benchmarks.md, `throughput`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -103,17 +84,6 @@ static const bench_opt tp_opts_tab[] = {
     {0},
 };
 
-static void tp_usage(FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench throughput [options]\n\n"
-                 "Channels x packet size x bytes per channel. One sender thread per channel\n"
-                 "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
-                 "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"
-                 "bytes / wall time. --cell-time: default 1 s, --quick 0.2.\n\n");
-    bench_opts_usage(out, tp_opts_tab);
-    bench_usage_tail(out, 2);
-}
-
 static int tp_parse(int argc, char **argv, tp_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -160,10 +130,8 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
             o->totals[o->n_totals++] = v;
         }
     }
-    int n = bench_parse_transports(trs, o->tr, TP_MAX_TR, 2, "throughput");
-    if (n < 0)
+    if (bench_parse_transports(trs, o->tr, &o->n_tr, TP_MAX_TR, 2, "throughput") != 0)
         return -1;
-    o->n_tr = (unsigned)n;
     if (o->cell_time < 0)
         o->cell_time = o->quick ? 0.2 : 1.0;
     if (o->stream_time < 0)
@@ -561,17 +529,9 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, int m, int ci, in
 
 static const tp_cell *tp_find(const tp_opts *o, int m, int ci, int bi, int si, const char *name)
 {
-    for (unsigned t = 0; t < o->n_tr; t++)
-        if (!strcmp(o->tr[t]->name, name)) {
-            const tp_cell *c = &tp_cells[m][ci][bi][si][t];
-            return c->run && !c->na && c->ok ? c : NULL;
-        }
-    return NULL;
-}
-
-static const char *tp_mdcom_ref(const bench_transport *t)
-{
-    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+    int t = bench_tr_index(o->tr, o->n_tr, name);
+    const tp_cell *c = t < 0 ? NULL : &tp_cells[m][ci][bi][si][t];
+    return c && c->run && !c->na && c->ok ? c : NULL;
 }
 
 static double tp_ratio(const tp_opts *o, int m, int ci, int bi, int si, unsigned t, const char *ref)
@@ -631,17 +591,10 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
                         c->integrity, c->failures);
                 continue;
             }
-            char rb[32] = "(baseline)", rm[16] = "-", per[48];
-            if (tr->baseline) {
-                double r = tp_ratio(o, m, ci, bi, si, t, tr->baseline);
-                if (isnan(r))
-                    snprintf(rb, sizeof(rb), "-");
-                else
-                    snprintf(rb, sizeof(rb), "%.2fx %s", r, tr->baseline);
-            }
-            double rmd = tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(tr));
-            if (!isnan(rmd) && strcmp(tr->name, tp_mdcom_ref(tr)))
-                snprintf(rm, sizeof(rm), "%.2fx", rmd);
+            char rb[32], rm[16], per[48];
+            bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr,
+                             tp_ratio(o, m, ci, bi, si, t, tr->baseline),
+                             tp_ratio(o, m, ci, bi, si, t, bench_mdcom_ref(tr)));
             snprintf(per, sizeof(per), "%s..%s", tp_fmt_rate(b[1], sizeof(b[1]), c->ch_min_bps),
                      tp_fmt_rate(b[2], sizeof(b[2]), c->ch_max_bps));
             fprintf(out, "%-17s %7s %10llu%s %12s %11.0f %23s %5llu %5llu  %-16s %s\n", tr->name, b[0],
@@ -660,19 +613,12 @@ static void tp_print(FILE *out, const tp_opts *o, int m, int ci, int bi)
     fflush(out);
 }
 
-static int tp_idx_u32(const uint32_t *a, int n, uint32_t v)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] == v)
-            return i;
-    return -1;
-}
-
 static unsigned tp_targets(const tp_opts *o, bench_target *tg)
 {
     unsigned n = 0;
-    int c1 = tp_idx_u32(o->chans, o->n_chans, 1), c32 = tp_idx_u32(o->chans, o->n_chans, 32);
-    int s64 = tp_idx_u32(o->sizes, o->n_sizes, 64), s4k = tp_idx_u32(o->sizes, o->n_sizes, 4096);
+    int c1 = bench_idx_u32(o->chans, o->n_chans, 1), c32 = bench_idx_u32(o->chans, o->n_chans, 32);
+    int s64 = bench_idx_u32(o->sizes, o->n_sizes, 64);
+    int s4k = bench_idx_u32(o->sizes, o->n_sizes, 4096);
     int bi = tp_ntot(o, TP_STREAM) - 1; /* the largest total */
     const char *mt = "mdcom-copy-poll";
     /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
@@ -762,7 +708,7 @@ static void tp_row(const tp_opts *o, tp_key key, const tp_cell *c, void *out)
     bench_json_u64(w->j, "integrity_errors", c->integrity);
     bench_json_u64(w->j, "failures", c->failures);
     bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, m, ci, bi, si, t, o->tr[t]->baseline));
-    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, tp_mdcom_ref(o->tr[t])));
+    bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, m, ci, bi, si, t, bench_mdcom_ref(o->tr[t])));
     bench_json_obj_end(w->j);
 }
 
@@ -788,7 +734,7 @@ static void tp_json(bench_json *j, void *arg)
 static int tp_main(int argc, char **argv)
 {
     tp_opts o;
-    int prc = bench_parsed(tp_parse(argc, argv, &o), "throughput", tp_usage);
+    int prc = bench_parsed(tp_parse(argc, argv, &o), &bench_cmd_throughput);
     if (prc >= 0)
         return prc;
     memset(tp_cells, 0, sizeof(tp_cells));
@@ -828,4 +774,8 @@ static int tp_main(int argc, char **argv)
 
 BENCH_CMD(throughput, "throughput",
           "1/8/32 channels x packet size, ping-pong and streaming, checked",
-          tp_main, tp_usage);
+          tp_main, .opts = tp_opts_tab, .tail = 3,
+          .about = "Channels x packet size x bytes per channel. One sender thread per channel\n"
+                   "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
+                   "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"
+                   "bytes / wall time. --cell-time: default 1 s, --quick 0.2.\n");

@@ -148,14 +148,9 @@ static void roudi_log_tail(const char *log)
 
 static int log_has(const char *log, const char *what)
 {
-    FILE *f = fopen(log, "r");
-    if (!f)
-        return 0;
-    char line[512];
-    int found = 0;
-    while (!found && fgets(line, sizeof(line), f))
-        found = strstr(line, what) != NULL;
-    fclose(f);
+    char *text = bench_read_file(log);
+    int found = text && strstr(text, what);
+    free(text);
     return found;
 }
 

@@ -65,6 +65,15 @@ static int k_fail(const struct kctx *c, const char *what, int err)
     return -err;
 }
 
+/* After a failed call: 0 to retry it (EINTR), else the error printed (a
+ * socket timeout, EAGAIN, as -ETIMEDOUT). */
+static int k_errno(const struct kctx *c, const char *what)
+{
+    if (errno == EINTR)
+        return 0;
+    return k_fail(c, what, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno);
+}
+
 static void k_close(int *fd, int kind)
 {
     if (*fd >= 0) {
@@ -336,10 +345,9 @@ static int k_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t le
                 return 0;
             if (n >= 0)
                 return k_fail(c, "send (short)", EPROTO);
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return k_fail(c, "send", ETIMEDOUT);
-            if (errno != EINTR)
-                return k_fail(c, "send", errno);
+            int r = k_errno(c, "send");
+            if (r != 0)
+                return r;
         }
     }
     /* byte streams: length + payload in one writev, continued when short */
@@ -402,11 +410,9 @@ static int k_read(struct kctx *c, struct kep *e, void *p, size_t len, uint64_t *
             return (int)n;
         if (n == 0)
             return k_fail(c, "read", EPIPE); /* the peer is gone */
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return k_fail(c, "read", ETIMEDOUT);
-        return k_fail(c, "read", errno);
+        int r = k_errno(c, "read");
+        if (r != 0)
+            return r;
     }
 }
 
@@ -435,11 +441,9 @@ static int k_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
                 return (int)n;
             if (n == 0)
                 return k_fail(c, "recvmsg", EPIPE);
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return k_fail(c, "recvmsg", ETIMEDOUT);
-            return k_fail(c, "recvmsg", errno);
+            int r = k_errno(c, "recvmsg");
+            if (r != 0)
+                return r;
         }
     }
     uint64_t deadline = 0;

@@ -138,6 +138,14 @@ static inline int bench_tr_carries(const bench_transport *t)
 extern const bench_transport *const bench_transports[];
 extern const unsigned bench_n_transports;
 const bench_transport *bench_transport_find(const char *name);
+/* Index of the transport called name in tr[0..n), or -1 (name NULL: -1). */
+int bench_tr_index(const bench_transport *const *tr, unsigned n, const char *name);
+/* The mdcom transport a row is compared with: the copy API of its wait class. */
+const char *bench_mdcom_ref(const bench_transport *t);
+/* The two ratio columns of a result row: "1.23x <baseline>" (or "(baseline)")
+ * and the ratio to bench_mdcom_ref(t); "-" where not measured. */
+void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_transport *t,
+                      double r_base, double r_mdcom);
 
 /* ------------------------------------------------------------------ */
 /* Runner                                                                */
@@ -184,9 +192,9 @@ int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uin
 
 /* Parse "a,b,c" (or "all" / NULL: every transport; with need_msg only those
  * that carry whole messages (bench_tr_carries); need_msg 2: or an external
- * program). Count, or -1 (printed). */
-int bench_parse_transports(const char *list, const bench_transport **out, unsigned max,
-                           int need_msg, const char *cmd);
+ * program) into out[0..*np), at most max. 0, or -1 (printed). */
+int bench_parse_transports(const char *list, const bench_transport **out, unsigned *np,
+                           unsigned max, int need_msg, const char *cmd);
 /* "  name   description" lines for --help. */
 void bench_list_transports(FILE *out, int need_msg);
 
@@ -195,9 +203,10 @@ void bench_list_transports(FILE *out, int need_msg);
 int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
 /* Run fn(arg) in a child process whose exit status is fn's (fn may exec;
  * it must _exit if exec fails). The child's stdout is a pipe read here:
- * copied to tee (when set) and to *out (malloc'ed, *len bytes, when out is
- * set). Then bench_reap(timeout_ns) (timeout_ns < 0: wait, and 128 + the
- * signal for a child killed by one). The exit status, or -1 (printed). */
+ * copied to tee (when set) and to *out (malloc'ed, *len bytes and a NUL,
+ * when out is set; NULL when the child wrote nothing). Then
+ * bench_reap(timeout_ns) (timeout_ns < 0: wait, and 128 + the signal for a
+ * child killed by one). The exit status, or -1 (printed). */
 int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
                 int64_t timeout_ns, const char *name);
 

@@ -4,6 +4,7 @@
  * baseline (the transport its ratios refer to), message ops (the tr_*.c
  * files), variant, description. Baselines first.
  */
+#include <math.h>
 #include <string.h>
 
 #include "transport.h"
@@ -72,4 +73,30 @@ const bench_transport *bench_transport_find(const char *name)
         if (strcmp(bench_transports[i]->name, name) == 0)
             return bench_transports[i];
     return NULL;
+}
+
+int bench_tr_index(const bench_transport *const *tr, unsigned n, const char *name)
+{
+    for (unsigned i = 0; name && i < n; i++)
+        if (strcmp(tr[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *bench_mdcom_ref(const bench_transport *t)
+{
+    return t->wait_class == BENCH_WAIT_POLL ? "mdcom-copy-poll" : "mdcom-copy-block";
+}
+
+void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_transport *t,
+                      double r_base, double r_mdcom)
+{
+    snprintf(rb, lb, "-");
+    snprintf(rm, lm, "-");
+    if (!t->baseline)
+        snprintf(rb, lb, "(baseline)");
+    else if (!isnan(r_base))
+        snprintf(rb, lb, "%.2fx %s", r_base, t->baseline);
+    if (strcmp(bench_mdcom_ref(t), t->name) != 0 && !isnan(r_mdcom))
+        snprintf(rm, lm, "%.2fx", r_mdcom);
 }

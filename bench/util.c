@@ -257,3 +257,11 @@ char *bench_read_file(const char *path)
     fclose(f);
     return b;
 }
+
+int bench_idx_u32(const uint32_t *a, int n, uint32_t v)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i] == v)
+            return i;
+    return -1;
+}
