@@ -163,7 +163,7 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     mdcom_bind_channels(m);
     r = mdcom_claim_proc(m, pid, token);
     if (r)
-        return mdcom_err_set(e, r, m->cfg->region_name, "all process slots are in use");
+        return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     /* the region may have been re-formatted while we bound it */
     if (mdcom_region_check(m) != 0) {
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
@@ -177,11 +177,11 @@ static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
 {
     if (st == MDCOM_ST_FORMATTING)
         return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
-                             "the region stayed in FORMATTING (formatter busy or dead)");
+                             "stuck in FORMATTING (formatter busy or dead)");
     if (stale) /* the region of a master that is gone, laid out for another config */
         return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
     return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
-                         "the master did not format the region in time");
+                         "master did not format the region in time");
 }
 
 /*
@@ -225,7 +225,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             } else if (r != 0 && live_proc_of_domain(m, proc_off, m->lay.master_domain)) {
                 /* a live system with another layout: never clobber it */
                 r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
-                mdcom_err_str(e, " (a live master process serves this region)");
+                mdcom_err_str(e, " (a live master serves the region)");
                 return r ? r : -EADDRINUSE;
             }
         } else if (st == MDCOM_ST_FORMATTING) {
@@ -290,7 +290,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
     m = pool_get();
     if (!m)
-        return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
+        return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
 
     /* validate first (an invalid config is -EINVAL whatever its size), and
@@ -301,12 +301,12 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         goto fail_pool;
     if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
         r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
-                          "more channels than this build's MDCOM_MAX_CHANNELS");
+                          "more channels than MDCOM_MAX_CHANNELS");
         goto fail_pool;
     }
     role = mdcom_domain_role(cfg, domain_id);
     if (!role) {
-        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the config");
         goto fail_pool;
     }
     m->cfg = cfg;
@@ -337,7 +337,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                               opts->attach_timeout_ns, &m->map);
     if (r) {
         if (r == -ETIMEDOUT) {
-            mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
+            mdcom_err_set(&e, r, cfg->region_name, "master did not create the region in time");
         } else {
             mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
             mdcom_err_str(&e, mdcom_strerror(r));

@@ -300,7 +300,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     }
     if (masters != 1)
         return mdcom_err_set(e, -EINVAL, cfg->region_name,
-                             "domains: exactly one domain must have role master");
+                             "domains: need exactly one master");
 
     /* n_domains <= 32 and n_channels <= 1024: these fit in 32 bits */
     lay->dom_off = MDCOM_HDR_SIZE;
