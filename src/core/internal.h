@@ -88,6 +88,8 @@ void mdcom_kp(const volatile void *addr);
 struct mdcom;
 
 struct mdcom_fifoch {
+    /* Field order: what the message path reads first, within the first 128
+     * bytes (Thumb's 16-bit loads and stores reach offsets 0..124) */
     uint32_t tag;
     uint32_t index;
     struct mdcom *m;
@@ -97,8 +99,6 @@ struct mdcom_fifoch {
     uint8_t *blocks;
     uint32_t qmask; /* queue capacity - 1 (power of two)       */
     uint32_t block_size, block_count, stride;
-    uint32_t can_tx, can_rx;
-    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     /* The message path's one-word gates: the handle's own address when the
      * inline path applies (this domain may send / receive, no cache hook,
      * no filter), else 0 and every call takes the
@@ -107,6 +107,9 @@ struct mdcom_fifoch {
      * check, as good as the tag. Private words. */
     _Atomic uintptr_t tx_fast;
     uintptr_t rx_fast;
+    _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
+    _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
+    _Atomic uint32_t rx_next;    /* the block we expect to dequeue next (a guess) */
     /* what our transitions write, precomputed once the process entry is
      * ours (mdcom_fifo_own): FREE word + alloc_delta = our ALLOC word of the
      * next generation; the state|owner half of HELD words; our op record
@@ -117,19 +120,18 @@ struct mdcom_fifoch {
     mdcom_wire_hdr *hdr;
     uint32_t gen;
     mdcom_wire_proc *me; /* our process entry (m->me) */
-    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* a heartbeat promise (m->hb_ms != 0), and what our entry's owner word
      * and incarnation read while the entry is ours (mdcom_self) */
     uint32_t hb, self_owner, incarn;
+    uint32_t can_tx, can_rx;
+    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
+    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
     _Atomic uint32_t filter_n;
     _Atomic uint32_t filter_count;
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
-    _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
-    _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
-    _Atomic uint32_t rx_next;    /* the block we expect to dequeue next (a guess) */
     /* waits */
     _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
     _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
@@ -161,8 +163,16 @@ union mdcom_chan {
 };
 
 struct mdcom {
+    /* Field order: the words used most first (Thumb's 16-bit loads and
+     * stores reach offsets 0..124), the large arrays last */
     uint32_t tag;
     uint32_t domain;
+    const mdcom_config *cfg;
+    const mdcom_platform *plat;
+    uint8_t *base;
+    mdcom_wire_hdr *hdr;
+    mdcom_wire_proc *procs;
+    mdcom_wire_proc *me; /* our process entry (its op record) */
     uint32_t is_master;   /* this domain is the master domain          */
     uint32_t owns_region; /* this process formatted the region         */
     uint32_t proc_slot;  /* index in the process table           */
@@ -184,6 +194,10 @@ struct mdcom {
     _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
     uint32_t pid, token;         /* our identity in our process entry */
     uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
+    mdcom_region_map map;
+    mdcom_layout lay;
+    mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
+    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
     /* what we last saw of each process entry's heartbeat word, to tell a
      * heartbeat that stands still (relaxed atomics: a heuristic any thread
      * of ours may update; a torn view costs at most one more period) */
@@ -192,16 +206,6 @@ struct mdcom {
         _Atomic uint32_t val;   /* heartbeat word */
         _Atomic uint32_t since; /* clock >> 10 (~1 us) when val was first seen */
     } hb[MDCOM_MAX_PROCS];
-    const mdcom_config *cfg;
-    const mdcom_platform *plat;
-    mdcom_region_map map;
-    uint8_t *base;
-    mdcom_wire_hdr *hdr;
-    mdcom_wire_proc *procs;
-    mdcom_wire_proc *me; /* our process entry (its op record) */
-    mdcom_layout lay;
-    mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
-    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
 };
 
 #if defined(__GNUC__) || defined(__clang__)
