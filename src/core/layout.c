@@ -7,6 +7,7 @@
 #include "layout.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- */
@@ -66,16 +67,33 @@ void mdcom_err_u32(mdcom_err *e, uint32_t v)
     mdcom_err_str(e, &tmp[i]);
 }
 
+void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...)
+{
+    char one[2] = {0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    for (; *fmt; fmt++) {
+        if (fmt[0] == '%' && fmt[1] == 's') {
+            mdcom_err_str(e, va_arg(ap, const char *));
+            fmt++;
+        } else if (fmt[0] == '%' && fmt[1] == 'u') {
+            mdcom_err_u32(e, va_arg(ap, uint32_t));
+            fmt++;
+        } else {
+            one[0] = *fmt;
+            mdcom_err_str(e, one);
+        }
+    }
+    va_end(ap);
+}
+
 int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg)
 {
     if (e && e->buf && e->cap) {
         e->pos = 0;
         e->buf[0] = '\0';
-        if (region) {
-            mdcom_err_str(e, "region '");
-            mdcom_err_str(e, region);
-            mdcom_err_str(e, "': ");
-        }
+        if (region)
+            mdcom_err_fmt(e, "region '%s': ", region);
         mdcom_err_str(e, msg);
     }
     return code;
@@ -140,20 +158,11 @@ enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_ID, M_IDDUP, M_ROLE, M_ONE, M_BCOUNT,
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
                     const char *name, uint32_t why)
 {
+    int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
-    mdcom_err_str(e, "[");
-    mdcom_err_u32(e, idx);
-    mdcom_err_str(e, "]");
-    if (name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX) {
-        mdcom_err_str(e, " '");
-        mdcom_err_str(e, name);
-        mdcom_err_str(e, "'");
-    }
-    mdcom_err_str(e, ": ");
-    mdcom_err_str(e, mdcom_nth_str(cfg_keys, (why >> 8) & 0xffu));
-    mdcom_err_str(e, ": ");
-    mdcom_err_str(e, mdcom_nth_str(cfg_msgs, why & 0xffu));
+    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s" : "[%u]%s: %s: %s", idx, q ? name : "",
+                  mdcom_nth_str(cfg_keys, (why >> 8) & 0xffu), mdcom_nth_str(cfg_msgs, why & 0xffu));
     return -EINVAL;
 }
 
@@ -333,11 +342,9 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     lay->needed = off;
     lay->region_size = cfg->region_size ? cfg->region_size : lay->needed;
     if (lay->region_size < lay->needed) {
-        mdcom_err_set(e, -ENOSPC, cfg->region_name, "region.size ");
-        mdcom_err_u32(e, cfg->region_size);
-        mdcom_err_str(e, " is too small: the layout needs ");
-        mdcom_err_u32(e, lay->needed);
-        mdcom_err_str(e, " bytes");
+        mdcom_err_set(e, -ENOSPC, cfg->region_name, 0);
+        mdcom_err_fmt(e, "region.size %u is too small: the layout needs %u bytes",
+                      cfg->region_size, lay->needed);
         return -ENOSPC;
     }
 
@@ -461,29 +468,17 @@ struct vc {
 static void vc_where(const struct vc *c)
 {
     mdcom_err_set(c->e, -ESTALE, c->region, c->what);
-    if (c->idx != 0xffffffffu) {
-        mdcom_err_str(c->e, "[");
-        mdcom_err_u32(c->e, c->idx);
-        mdcom_err_str(c->e, "]");
-    }
+    if (c->idx != 0xffffffffu)
+        mdcom_err_fmt(c->e, "[%u]", c->idx);
 }
 
 /* "...: field is got in the region, want in this config" */
 static int mismatch(const struct vc *c, const char *field, uint32_t got, uint32_t want)
 {
     vc_where(c);
-    if (c->name) {
-        mdcom_err_str(c->e, " '");
-        mdcom_err_str(c->e, c->name);
-        mdcom_err_str(c->e, "'");
-    }
-    mdcom_err_str(c->e, ": ");
-    mdcom_err_str(c->e, field);
-    mdcom_err_str(c->e, " is ");
-    mdcom_err_u32(c->e, got);
-    mdcom_err_str(c->e, " in the region, ");
-    mdcom_err_u32(c->e, want);
-    mdcom_err_str(c->e, " in this config");
+    if (c->name)
+        mdcom_err_fmt(c->e, " '%s'", c->name);
+    mdcom_err_fmt(c->e, ": %s is %u in the region, %u in this config", field, got, want);
     return -ESTALE;
 }
 
@@ -513,11 +508,7 @@ static int entry_match(const struct vc *c, const volatile char *rname, size_t ma
     if (mdcom_streq(name, c->name, max))
         return words_match(c, r, want, ord, n, names);
     vc_where(c);
-    mdcom_err_str(c->e, ": named '");
-    mdcom_err_str(c->e, name);
-    mdcom_err_str(c->e, "' in the region, '");
-    mdcom_err_str(c->e, c->name);
-    mdcom_err_str(c->e, "' in this config");
+    mdcom_err_fmt(c->e, ": named '%s' in the region, '%s' in this config", name, c->name);
     return -ESTALE;
 }
 
@@ -535,10 +526,9 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
     if ((v = h[MDCOM_HW(magic)]) != MDCOM_MAGIC)
         return mdcom_err_set(e, -EBADMSG, c.region, "bad magic: not an mdcom region");
     if ((v = h[MDCOM_HW(version)]) != MDCOM_WIRE_VERSION) {
-        mdcom_err_set(e, -EPROTONOSUPPORT, c.region, "wire version ");
-        mdcom_err_u32(e, v);
-        mdcom_err_str(e, " in the region, this library speaks ");
-        mdcom_err_u32(e, MDCOM_WIRE_VERSION);
+        mdcom_err_set(e, -EPROTONOSUPPORT, c.region, 0);
+        mdcom_err_fmt(e, "wire version %u in the region, this library speaks %u", v,
+                      MDCOM_WIRE_VERSION);
         return -EPROTONOSUPPORT;
     }
     mdcom_layout_hdr_words(cfg, lay, want);
