@@ -124,17 +124,17 @@ struct mdcom_fifoch {
      * and incarnation read while the entry is ours (mdcom_self) */
     uint32_t hb, self_owner, incarn;
     uint32_t can_tx, can_rx;
-    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
-    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
+    /* waits */
+    _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
+    _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
     _Atomic uint32_t filter_n;
     _Atomic uint32_t filter_count;
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
-    /* waits */
-    _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
-    _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
+    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
+    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* audit (master domain only): the producers' index one and two audits
      * ago (positions below the older one were claimed two periods ago at
      * least); the QUEUED blocks the last audit found in no entry and no
