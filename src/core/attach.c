@@ -266,7 +266,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
 int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                const mdcom_init_opts *opts)
 {
-    static const mdcom_init_opts no_opts;
+    mdcom_init_opts no_opts; /* all zero: the defaults */
     const mdcom_platform *plat;
     struct mdcom *m;
     mdcom_err e;
@@ -274,8 +274,10 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     uint64_t deadline;
     int role, r;
 
-    if (!opts)
+    if (!opts) {
+        memset(&no_opts, 0, sizeof(no_opts));
         opts = &no_opts;
+    }
     e.buf = opts->errbuf;
     e.cap = opts->errbuf_len;
     e.pos = 0;
