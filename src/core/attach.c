@@ -41,10 +41,12 @@ static struct mdcom *pool_get(void)
     return 0;
 }
 
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
 struct mdcom *mdcom_pool_at(uint32_t i)
 {
     return i < MDCOM_MAX_INSTANCES ? &g_pool[i] : 0;
 }
+#endif
 
 static void pool_put(struct mdcom *m)
 {

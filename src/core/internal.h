@@ -288,8 +288,10 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
     return &ch->me->rec[0];
 #endif
 }
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* The instance at place i of the pool (attach.c), for the records' destructor. */
 struct mdcom *mdcom_pool_at(uint32_t i);
+#endif
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
