@@ -164,7 +164,8 @@ union mdcom_chan {
 
 struct mdcom {
     /* Field order: the words used most first (Thumb's 16-bit loads and
-     * stores reach offsets 0..124), the large arrays last */
+     * stores reach offsets 0..124), then the channel handles (whose first
+     * words are then within reach too), the rest and the tables last */
     uint32_t tag;
     uint32_t domain;
     const mdcom_config *cfg;
@@ -179,25 +180,25 @@ struct mdcom {
     uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
     uint32_t incarn;     /* our incarnation of the entry (proc.incarn) */
     uint32_t who;        /* our blocks' owner: MDCOM_BLK_WHO_OF(owner, incarn) */
-    uint32_t pool_index; /* our place in the instance pool             */
-    /* operation records (proc.rec[]): which our threads hold (bits, private),
-     * and this attachment's serial, which tells a thread's cached record
-     * (mdcom_t_rec) of an earlier attachment in the same pool place */
-    _Atomic uint32_t rec_used;
-    uint32_t rec_serial;
     uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
     uint32_t generation; /* generation we attached to            */
-    uint32_t keep_region;
     uint32_t spin_ns;
     _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
     _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
     _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
     uint32_t pid, token;         /* our identity in our process entry */
     uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
+    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
+    uint32_t keep_region;
+    uint32_t pool_index; /* our place in the instance pool             */
+    /* operation records (proc.rec[]): which our threads hold (bits, private),
+     * and this attachment's serial, which tells a thread's cached record
+     * (mdcom_t_rec) of an earlier attachment in the same pool place */
+    _Atomic uint32_t rec_used;
+    uint32_t rec_serial;
     mdcom_region_map map;
     mdcom_layout lay;
     mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
-    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
     /* what we last saw of each process entry's heartbeat word, to tell a
      * heartbeat that stands still (relaxed atomics: a heuristic any thread
      * of ours may update; a torn view costs at most one more period) */
