@@ -143,15 +143,16 @@ static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_d
                                "receivers\0size\0users\0type\0block_size x block_count";
 enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
        K_USERS, K_TYPE, K_BSBC };
+/* the messages from M_BE on are "must be <text>" */
 static const char cfg_msgs[] = "1..15 characters of [A-Za-z0-9._-]\0"
                                "1..31 characters of [A-Za-z0-9._-]\0"
-                               "duplicate domain name\0duplicate channel name\0must be 0..31\0"
-                               "duplicate domain id\0must be master or remote\0must be >= 1\0"
-                               "must be 1..65536\0must be a power of two, 1..65536 (or 0 = auto)\0"
+                               "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
                                "must name one or more configured domains\0"
-                               "region would exceed 4 GiB\0must be fifo or smem";
-enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_ID, M_IDDUP, M_ROLE, M_ONE, M_BCOUNT, M_QDEPTH,
-       M_NODOM, M_BIG, M_TYPE };
+                               "region would exceed 4 GiB\0"
+                               "0..31\0master or remote\0>= 1\0" "1..65536\0"
+                               "a power of two, 1..65536 (or 0 = auto)\0fifo or smem";
+enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_IDDUP, M_NODOM, M_BIG, M_BE, M_ID = M_BE, M_ROLE,
+       M_ONE, M_BCOUNT, M_QDEPTH, M_TYPE };
 #define CFG_FAIL(k, m) (0x10000u | (uint32_t)(k) << 8 | (uint32_t)(m))
 
 /* "kind[idx] 'name': key: msg" (name left out when NULL) */
@@ -161,8 +162,9 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
     int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
-    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s" : "[%u]%s: %s: %s", idx, q ? name : "",
-                  mdcom_nth_str(cfg_keys, (why >> 8) & 0xffu), mdcom_nth_str(cfg_msgs, why & 0xffu));
+    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s" : "[%u]%s: %s: %s%s", idx, q ? name : "",
+                  mdcom_nth_str(cfg_keys, (why >> 8) & 0xffu),
+                  (why & 0xffu) >= M_BE ? "must be " : "", mdcom_nth_str(cfg_msgs, why & 0xffu));
     return -EINVAL;
 }
 
