@@ -454,7 +454,7 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = mdcom_region_ok(ch->m); /* no new message into a dead region */
+    r = mdcom_region_check(ch->m); /* no new message into a dead region */
     if (r)
         return r;
     /* a sign of life when we promised heartbeats (a sender polling a dry
@@ -1088,7 +1088,7 @@ static int send_queue(struct mdcom_fifoch *ch, uint32_t id, uint32_t len, struct
         (void)mdcom_fifoch_free(ch, id);
         return r;
     }
-    notify_inline(ch);
+    (void)mdcom_fifoch_notify(ch); /* out of line: a full queue is no hot path */
     return r;
 }
 

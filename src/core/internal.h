@@ -242,18 +242,6 @@ int mdcom_region_check(struct mdcom *m);
 /* the same without the sign of life (for observers such as the events
  * helper thread, which must not beat for a hung process) */
 int mdcom_region_state(const struct mdcom *m);
-/* mdcom_region_check for the message path: its common case (READY in our
- * generation, no heartbeat promised) inline, without a call. */
-static inline int mdcom_region_ok(struct mdcom *m)
-{
-    /* acquire: as in mdcom_region_check (what the master wrote before READY) */
-    if (atomic_load_explicit(&m->hdr->state, memory_order_acquire) == MDCOM_ST_READY &&
-        atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) == m->generation &&
-        !m->hb_ms)
-        return 0;
-    return mdcom_region_check(m);
-}
-
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
 /* Is our process entry still ours? 1 yes, -1 no (reaped: FREE or another
