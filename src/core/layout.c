@@ -433,11 +433,14 @@ void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIR
 /* verification (remote)                                              */
 /* ---------------------------------------------------------------- */
 
-/* Names of the header's words (by word index), of a directory entry's
+/* Names of the header's words (by word index; magic, version, generation
+ * and state are never compared by name: empty), of a directory entry's
  * words after its name, of a domain entry's words after its name. */
-static const char hdr_names[] = "magic\0version\0hdr_size\0region_size\0layout_hash\0"
-                                "generation\0state\0n_domains\0n_channels\0dom_off\0proc_off\0"
-                                "dir_off\0n_procs\0data_off\0master_domain";
+static const char hdr_names[] = "\0\0hdr_size\0region_size\0layout_hash\0\0\0n_domains\0"
+                                "n_channels\0dom_off\0proc_off\0dir_off\0n_procs\0data_off\0"
+                                "master_domain";
+_Static_assert(MDCOM_HW(hdr_size) == 2 && MDCOM_HW(generation) == 5 &&
+                   MDCOM_HW(n_domains) == 7, "hdr_names follows the header's words");
 static const char dirent_names[] =
     "type\0offset\0size\0block_size\0block_count\0queue_depth\0senders\0receivers";
 static const char domain_names[] = "id\0role";
