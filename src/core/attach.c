@@ -138,9 +138,8 @@ static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
         /* acquire: pairs with mdcom_claim_proc's release, so pid/token are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
-            (!m->plat->proc_alive ||
-             m->plat->proc_alive(m->plat->ctx, ((volatile mdcom_wire_proc *)p)->pid,
-                                 ((volatile mdcom_wire_proc *)p)->token) != 0))
+            !mdcom_pid_dead(m, ((volatile mdcom_wire_proc *)p)->pid,
+                            ((volatile mdcom_wire_proc *)p)->token))
             return 1;
     }
     return 0;
@@ -231,10 +230,10 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
                 return r ? r : -EADDRINUSE;
             }
         } else if (st == MDCOM_ST_FORMATTING) {
-            if (m->is_master && m->plat->proc_alive) {
+            if (m->is_master) {
                 uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
                 uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
-                if (fp != 0 && m->plat->proc_alive(m->plat->ctx, fp, ft) == 0) {
+                if (fp != 0 && mdcom_pid_dead(m, fp, ft)) {
                     /* the formatter died: take its place; the CAS on fmt_pid
                      * makes one taker win. acquire: see what it had written. */
                     if (atomic_compare_exchange_strong_explicit(
@@ -406,12 +405,14 @@ int mdcom_term(mdcom_t *m)
         if (ours) {
             for (i = 0; i < m->cfg->n_channels; i++) {
                 union mdcom_chan *c = &m->ch[i];
+                mdcom_aword *w;
                 if (c->tag == MDCOM_TAG_FIFO) {
-                    atomic_fetch_add_explicit(&c->f.ctl->event.word, 1, memory_order_relaxed);
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.word, i);
+                    w = &c->f.ctl->event.word;
+                    atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
                 } else {
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.word, i);
+                    w = &c->s.ctl->lock.word;
                 }
+                m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
             }
             m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
         }

@@ -290,6 +290,9 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
                     void *arg, int64_t timeout_ns);
 void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
 
+/* 1 when the platform says process (pid, token) is gone; 0 when it is
+ * alive, or when the platform cannot tell (no proc_alive hook). */
+int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
 /* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */

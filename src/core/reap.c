@@ -34,7 +34,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
     uint32_t hb, val, now, key;
     *pid_out = pid;
     *token_out = token;
-    if (m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0)
+    if (mdcom_pid_dead(m, pid, token))
         return 1;
     hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
     if (hb == 0)
@@ -123,8 +123,7 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
     uint32_t pid = 0, token = 0;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
-        if (!m->plat->proc_alive ||
-            m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) != 0)
+        if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
                !proc_dead(m, i, &pid, &token)) {
