@@ -138,7 +138,7 @@ static int name_ok(const char *s, size_t max, int region)
 }
 
 /* A configuration error names a key and a message of these packed tables:
- * CFG_FAIL(key, msg) is their indices in one word (0 = no error). */
+ * CFG_FAIL(key, msg) is their indices in one byte + 1 (0 = no error). */
 static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_depth\0senders\0"
                                "receivers\0size\0users\0type\0block_size x block_count";
 enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
@@ -153,7 +153,8 @@ static const char cfg_msgs[] = "1..15 characters of [A-Za-z0-9._-]\0"
                                "a power of two, 1..65536 (or 0 = auto)\0fifo or smem";
 enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_IDDUP, M_NODOM, M_BIG, M_BE, M_ID = M_BE, M_ROLE,
        M_ONE, M_BCOUNT, M_QDEPTH, M_TYPE };
-#define CFG_FAIL(k, m) (0x10000u | (uint32_t)(k) << 8 | (uint32_t)(m))
+#define CFG_FAIL(k, m) (((uint32_t)(k) << 4 | (uint32_t)(m)) + 1u)
+_Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one byte");
 
 /* "kind[idx] 'name': key: msg" (name left out when NULL) */
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
@@ -163,8 +164,9 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
     mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s" : "[%u]%s: %s: %s%s", idx, q ? name : "",
-                  mdcom_nth_str(cfg_keys, (why >> 8) & 0xffu),
-                  (why & 0xffu) >= M_BE ? "must be " : "", mdcom_nth_str(cfg_msgs, why & 0xffu));
+                  mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
+                  ((why - 1u) & 15u) >= M_BE ? "must be " : "",
+                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u));
     return -EINVAL;
 }
 
