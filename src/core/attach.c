@@ -174,13 +174,19 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     return 0;
 }
 
+/* The region against our layout (mdcom_layout_verify). */
+static int verify(struct mdcom *m, mdcom_err *e)
+{
+    return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+}
+
 static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
 {
     if (st == MDCOM_ST_FORMATTING)
         return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
                              "stuck in FORMATTING (formatter busy or dead)");
     if (stale) /* the region of a master that is gone, laid out for another config */
-        return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+        return verify(m, e);
     return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
                          "master did not format the region in time");
 }
@@ -194,7 +200,6 @@ static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
  */
 static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
 {
-    const mdcom_config *cfg = m->cfg;
     int stale = 0; /* last verify error of a READY region without a live master */
     uint32_t rounds = 0;
     for (;;) {
@@ -209,8 +214,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
         if (st == MDCOM_ST_READY) {
             mdcom_err scratch = {0, 0, 0};
             uint32_t proc_off = ((volatile mdcom_wire_hdr *)m->hdr)->proc_off;
-            r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl,
-                                    m->is_master ? &scratch : e);
+            r = verify(m, m->is_master ? &scratch : e);
             if (r == 0 && (!m->is_master || live_proc_of_domain(m, m->lay.proc_off, m->domain))) {
                 r = join_region(m, pid, token, e);
                 if (r <= 0)
@@ -225,7 +229,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
                 stale = r;
             } else if (r != 0 && live_proc_of_domain(m, proc_off, m->lay.master_domain)) {
                 /* a live system with another layout: never clobber it */
-                r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
+                r = verify(m, e);
                 mdcom_err_str(e, " (a live master serves the region)");
                 return r ? r : -EADDRINUSE;
             }
