@@ -41,10 +41,12 @@ static struct mdcom *pool_get(void)
     return 0;
 }
 
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
 struct mdcom *mdcom_pool_at(uint32_t i)
 {
     return i < MDCOM_MAX_INSTANCES ? &g_pool[i] : 0;
 }
+#endif
 
 static void pool_put(struct mdcom *m)
 {
@@ -136,9 +138,8 @@ static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
         /* acquire: pairs with mdcom_claim_proc's release, so pid/token are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
-            (!m->plat->proc_alive ||
-             m->plat->proc_alive(m->plat->ctx, ((volatile mdcom_wire_proc *)p)->pid,
-                                 ((volatile mdcom_wire_proc *)p)->token) != 0))
+            !mdcom_pid_dead(m, ((volatile mdcom_wire_proc *)p)->pid,
+                            ((volatile mdcom_wire_proc *)p)->token))
             return 1;
     }
     return 0;
@@ -163,7 +164,7 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     mdcom_bind_channels(m);
     r = mdcom_claim_proc(m, pid, token);
     if (r)
-        return mdcom_err_set(e, r, m->cfg->region_name, "all process slots are in use");
+        return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     /* the region may have been re-formatted while we bound it */
     if (mdcom_region_check(m) != 0) {
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
@@ -173,15 +174,21 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     return 0;
 }
 
+/* The region against our layout (mdcom_layout_verify). */
+static int verify(struct mdcom *m, mdcom_err *e)
+{
+    return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+}
+
 static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
 {
     if (st == MDCOM_ST_FORMATTING)
         return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
-                             "the region stayed in FORMATTING (formatter busy or dead)");
+                             "stuck in FORMATTING (formatter busy or dead)");
     if (stale) /* the region of a master that is gone, laid out for another config */
-        return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
+        return verify(m, e);
     return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
-                         "the master did not format the region in time");
+                         "master did not format the region in time");
 }
 
 /*
@@ -193,7 +200,6 @@ static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
  */
 static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
 {
-    const mdcom_config *cfg = m->cfg;
     int stale = 0; /* last verify error of a READY region without a live master */
     uint32_t rounds = 0;
     for (;;) {
@@ -208,8 +214,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
         if (st == MDCOM_ST_READY) {
             mdcom_err scratch = {0, 0, 0};
             uint32_t proc_off = ((volatile mdcom_wire_hdr *)m->hdr)->proc_off;
-            r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl,
-                                    m->is_master ? &scratch : e);
+            r = verify(m, m->is_master ? &scratch : e);
             if (r == 0 && (!m->is_master || live_proc_of_domain(m, m->lay.proc_off, m->domain))) {
                 r = join_region(m, pid, token, e);
                 if (r <= 0)
@@ -224,15 +229,15 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
                 stale = r;
             } else if (r != 0 && live_proc_of_domain(m, proc_off, m->lay.master_domain)) {
                 /* a live system with another layout: never clobber it */
-                r = mdcom_layout_verify(m->base, m->map.size, cfg, &m->lay, m->cl, e);
-                mdcom_err_str(e, " (a live master process serves this region)");
+                r = verify(m, e);
+                mdcom_err_str(e, " (a live master serves the region)");
                 return r ? r : -EADDRINUSE;
             }
         } else if (st == MDCOM_ST_FORMATTING) {
-            if (m->is_master && m->plat->proc_alive) {
+            if (m->is_master) {
                 uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
                 uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
-                if (fp != 0 && m->plat->proc_alive(m->plat->ctx, fp, ft) == 0) {
+                if (fp != 0 && mdcom_pid_dead(m, fp, ft)) {
                     /* the formatter died: take its place; the CAS on fmt_pid
                      * makes one taker win. acquire: see what it had written. */
                     if (atomic_compare_exchange_strong_explicit(
@@ -266,7 +271,7 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
 int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                const mdcom_init_opts *opts)
 {
-    static const mdcom_init_opts no_opts;
+    mdcom_init_opts no_opts; /* all zero: the defaults */
     const mdcom_platform *plat;
     struct mdcom *m;
     mdcom_err e;
@@ -274,8 +279,10 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     uint64_t deadline;
     int role, r;
 
-    if (!opts)
+    if (!opts) {
+        memset(&no_opts, 0, sizeof(no_opts));
         opts = &no_opts;
+    }
     e.buf = opts->errbuf;
     e.cap = opts->errbuf_len;
     e.pos = 0;
@@ -290,7 +297,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
     m = pool_get();
     if (!m)
-        return mdcom_err_set(&e, -ENOSPC, 0, "all MDCOM_MAX_INSTANCES attachments in use");
+        return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
 
     /* validate first (an invalid config is -EINVAL whatever its size), and
@@ -301,12 +308,12 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         goto fail_pool;
     if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
         r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
-                          "more channels than this build's MDCOM_MAX_CHANNELS");
+                          "more channels than MDCOM_MAX_CHANNELS");
         goto fail_pool;
     }
     role = mdcom_domain_role(cfg, domain_id);
     if (!role) {
-        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the configuration");
+        r = mdcom_err_set(&e, -EINVAL, cfg->region_name, "domain id not in the config");
         goto fail_pool;
     }
     m->cfg = cfg;
@@ -337,7 +344,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                               opts->attach_timeout_ns, &m->map);
     if (r) {
         if (r == -ETIMEDOUT) {
-            mdcom_err_set(&e, r, cfg->region_name, "the master did not create the region in time");
+            mdcom_err_set(&e, r, cfg->region_name, "master did not create the region in time");
         } else {
             mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
             mdcom_err_str(&e, mdcom_strerror(r));
@@ -402,12 +409,14 @@ int mdcom_term(mdcom_t *m)
         if (ours) {
             for (i = 0; i < m->cfg->n_channels; i++) {
                 union mdcom_chan *c = &m->ch[i];
+                mdcom_aword *w;
                 if (c->tag == MDCOM_TAG_FIFO) {
-                    atomic_fetch_add_explicit(&c->f.ctl->event.word, 1, memory_order_relaxed);
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->f.ctl->event.word, i);
+                    w = &c->f.ctl->event.word;
+                    atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
                 } else {
-                    m->plat->doorbell.ring(m->plat->doorbell.ctx, &c->s.ctl->lock.word, i);
+                    w = &c->s.ctl->lock.word;
                 }
+                m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
             }
             m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
         }

@@ -14,27 +14,27 @@
 #define MDCOM_ERRORS(X)                                                                         \
     X(EINVAL, "EINVAL: invalid argument or configuration")                                      \
     X(ENOENT, "ENOENT: no such channel or region")                                              \
-    X(EPERM, "EPERM: this domain/process is not allowed to do that")                            \
+    X(EPERM, "EPERM: not allowed for this domain or process")                            \
     X(EACCES, "EACCES: permission denied on the region")                                        \
-    X(ENOSPC, "ENOSPC: no space (region, shm directory or instances)")                          \
+    X(ENOSPC, "ENOSPC: out of space (region, shm or instances)")                          \
     X(ETIMEDOUT, "ETIMEDOUT: timed out")                                                        \
-    X(EAGAIN, "EAGAIN: nothing to dequeue / queue full")                                        \
-    X(ENOBUFS, "ENOBUFS: no free block in the pool")                                            \
+    X(EAGAIN, "EAGAIN: queue empty or full")                                        \
+    X(ENOBUFS, "ENOBUFS: no free block")                                            \
     X(EBUSY, "EBUSY: lock held by another process")                                             \
     X(EDEADLK, "EDEADLK: lock already held by this process")                                    \
     X(EALREADY, "EALREADY: block not held by this process")                                     \
-    X(EMSGSIZE, "EMSGSIZE: message larger than the block or buffer")                            \
-    X(EPROTO, "EPROTO: the peer violated the protocol (corrupted index or state)")              \
-    X(EBADMSG, "EBADMSG: corrupted message or region header")                                   \
-    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: region has another wire version")                      \
-    X(ESTALE, "ESTALE: region layout does not match this configuration")                        \
-    X(ESHUTDOWN, "ESHUTDOWN: the master terminated the region")                                 \
-    X(ECONNRESET, "ECONNRESET: the master re-formatted the region")                             \
-    X(EUSERS, "EUSERS: all process slots of the region are in use")                             \
-    X(EADDRINUSE, "EADDRINUSE: a live master already serves this region")                       \
+    X(EMSGSIZE, "EMSGSIZE: message larger than block or buffer")                            \
+    X(EPROTO, "EPROTO: protocol violated by a peer (corrupt index or state)")              \
+    X(EBADMSG, "EBADMSG: corrupt message or region header")                                   \
+    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                      \
+    X(ESTALE, "ESTALE: region layout differs from this config")                        \
+    X(ESHUTDOWN, "ESHUTDOWN: master terminated the region")                                 \
+    X(ECONNRESET, "ECONNRESET: master re-formatted the region")                             \
+    X(EUSERS, "EUSERS: all process slots in use")                             \
+    X(EADDRINUSE, "EADDRINUSE: a live master serves this region")                       \
     X(EINTR, "EINTR: interrupted by a signal")                                                  \
-    X(ENOSYS, "ENOSYS: not supported by this platform port")                                    \
-    X(ENOTCONN, "ENOTCONN: taken for dead (missed heartbeat) and reaped")
+    X(ENOSYS, "ENOSYS: not supported by this port")                                    \
+    X(ENOTCONN, "ENOTCONN: reaped as dead (missed heartbeat)")
 
 #define MDCOM_ERR_CODE(code, text) (uint16_t)(code),
 #define MDCOM_ERR_TEXT(code, text) text "\0"

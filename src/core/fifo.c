@@ -347,6 +347,18 @@ static int any_free(struct mdcom_fifoch *ch)
 
 
 
+void mdcom_fifo_reclaimed(struct mdcom_fifoch *ch, uint32_t n, uint32_t lost, int wake)
+{
+    /* relaxed: counters */
+    atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
+    atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
+    if (wake) {
+        /* blocks are free again: wake senders waiting for one */
+        atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
+        mdcom_ring_word(ch->m, &ch->ctl->event.word, &ch->ctl->event.waiters, ch->index);
+    }
+}
+
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
 {
     uint32_t i, id;
@@ -366,15 +378,10 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
                 lost += MDCOM_BLK_STATE(s) == MDCOM_BLK_HELD;
             }
         }
-        if (dead && n) {
-            /* a dead receiver's dequeued messages are gone: senders see it in
-             * mdcom_sense_fifoch (QUEUED blocks stay queued and are delivered) */
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
-            /* blocks are free again: wake senders waiting for one */
-            atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
-            mdcom_ring_word(m, &ch->ctl->event.word, &ch->ctl->event.waiters, i);
-        }
+        /* a dead receiver's dequeued messages are gone: senders see it in
+         * mdcom_sense_fifoch (QUEUED blocks stay queued and are delivered) */
+        if (dead && n)
+            mdcom_fifo_reclaimed(ch, n, lost, 1);
     }
 }
 
@@ -447,7 +454,7 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = mdcom_region_ok(ch->m); /* no new message into a dead region */
+    r = mdcom_region_check(ch->m); /* no new message into a dead region */
     if (r)
         return r;
     /* a sign of life when we promised heartbeats (a sender polling a dry
@@ -808,10 +815,8 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
         /* taken for dead while we ran: the message is lost with us (as if
          * we had died holding it), and counted so */
-        if (mdcom_block_reclaim(ch, v, m->who, MDCOM_BLK_WHO_ALL)) {
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, 1, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, 1, memory_order_relaxed);
-        }
+        if (mdcom_block_reclaim(ch, v, m->who, MDCOM_BLK_WHO_ALL))
+            mdcom_fifo_reclaimed(ch, 1, 1, 0);
         return r < 0 ? -ENOTCONN : -EAGAIN;
     }
     if (l > ch->block_size) {
@@ -1081,7 +1086,7 @@ static int send_queue(struct mdcom_fifoch *ch, uint32_t id, uint32_t len, struct
         (void)mdcom_fifoch_free(ch, id);
         return r;
     }
-    notify_inline(ch);
+    (void)mdcom_fifoch_notify(ch); /* out of line: a full queue is no hot path */
     return r;
 }
 

@@ -52,4 +52,9 @@ int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who);
 #define MDCOM_BLK_WHO_SLOT 0xff0u
 int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint32_t mask);
 
+/* n blocks of ch given back by a repair, lost of them a message the
+ * receiver never got: counted in the channel's stats; wake: senders waiting
+ * for a block are woken. */
+void mdcom_fifo_reclaimed(struct mdcom_fifoch *ch, uint32_t n, uint32_t lost, int wake);
+
 #endif /* MDCOM_FIFO_INTERNAL_H */

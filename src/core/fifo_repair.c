@@ -145,10 +145,8 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
                 n++;
             }
         }
-        if (n) {
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-            atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
-        }
+        if (n)
+            mdcom_fifo_reclaimed(ch, n, lost, 0);
     }
 }
 
@@ -289,14 +287,8 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
      * suspects, else at the next ones */
     if (!ncand && checks == AUDIT_QUEUED)
         ch->audit_cursor = last;
-    if (fixed) {
-        atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, fixed, memory_order_relaxed);
-        if (lost)
-            atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-        /* blocks are free again: wake senders waiting for one */
-        atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
-        mdcom_ring_word(m, &ch->ctl->event.word, &ch->ctl->event.waiters, index);
-    }
+    if (fixed)
+        mdcom_fifo_reclaimed(ch, fixed, lost, 1);
     return fixed;
 }
 

@@ -88,6 +88,8 @@ void mdcom_kp(const volatile void *addr);
 struct mdcom;
 
 struct mdcom_fifoch {
+    /* Field order: what the message path reads first, within the first 128
+     * bytes (Thumb's 16-bit loads and stores reach offsets 0..124) */
     uint32_t tag;
     uint32_t index;
     struct mdcom *m;
@@ -97,8 +99,6 @@ struct mdcom_fifoch {
     uint8_t *blocks;
     uint32_t qmask; /* queue capacity - 1 (power of two)       */
     uint32_t block_size, block_count, stride;
-    uint32_t can_tx, can_rx;
-    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     /* The message path's one-word gates: the handle's own address when the
      * inline path applies (this domain may send / receive, no cache hook,
      * no filter), else 0 and every call takes the
@@ -107,6 +107,9 @@ struct mdcom_fifoch {
      * check, as good as the tag. Private words. */
     _Atomic uintptr_t tx_fast;
     uintptr_t rx_fast;
+    _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
+    _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
+    _Atomic uint32_t rx_next;    /* the block we expect to dequeue next (a guess) */
     /* what our transitions write, precomputed once the process entry is
      * ours (mdcom_fifo_own): FREE word + alloc_delta = our ALLOC word of the
      * next generation; the state|owner half of HELD words; our op record
@@ -117,22 +120,21 @@ struct mdcom_fifoch {
     mdcom_wire_hdr *hdr;
     uint32_t gen;
     mdcom_wire_proc *me; /* our process entry (m->me) */
-    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* a heartbeat promise (m->hb_ms != 0), and what our entry's owner word
      * and incarnation read while the entry is ours (mdcom_self) */
     uint32_t hb, self_owner, incarn;
+    uint32_t can_tx, can_rx;
     /* filter: written by mdcom_filter_set, read at enqueue */
     _Atomic uint32_t filter_type;
+    /* waits */
+    _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
+    _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
     _Atomic uint32_t filter_n;
     _Atomic uint32_t filter_count;
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
-    _Atomic uint32_t alloc_hint; /* where the next alloc scan starts */
-    _Atomic uint32_t deq_cache;  /* producers' copy of deq_pos       */
-    _Atomic uint32_t rx_next;    /* the block we expect to dequeue next (a guess) */
-    /* waits */
-    _Atomic uint32_t spin_max; /* MDCOM_NO_SPIN = never spin       */
-    _Atomic uint32_t spin_cur; /* adaptive current spin limit      */
+    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
+    uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* audit (master domain only): the producers' index one and two audits
      * ago (positions below the older one were claimed two periods ago at
      * least); the QUEUED blocks the last audit found in no entry and no
@@ -161,29 +163,42 @@ union mdcom_chan {
 };
 
 struct mdcom {
+    /* Field order: the words used most first (Thumb's 16-bit loads and
+     * stores reach offsets 0..124), then the channel handles (whose first
+     * words are then within reach too), the rest and the tables last */
     uint32_t tag;
     uint32_t domain;
+    const mdcom_config *cfg;
+    const mdcom_platform *plat;
+    uint8_t *base;
+    mdcom_wire_hdr *hdr;
+    mdcom_wire_proc *procs;
+    mdcom_wire_proc *me; /* our process entry (its op record) */
     uint32_t is_master;   /* this domain is the master domain          */
     uint32_t owns_region; /* this process formatted the region         */
     uint32_t proc_slot;  /* index in the process table           */
     uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
     uint32_t incarn;     /* our incarnation of the entry (proc.incarn) */
     uint32_t who;        /* our blocks' owner: MDCOM_BLK_WHO_OF(owner, incarn) */
-    uint32_t pool_index; /* our place in the instance pool             */
-    /* operation records (proc.rec[]): which our threads hold (bits, private),
-     * and this attachment's serial, which tells a thread's cached record
-     * (mdcom_t_rec) of an earlier attachment in the same pool place */
-    _Atomic uint32_t rec_used;
-    uint32_t rec_serial;
     uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
     uint32_t generation; /* generation we attached to            */
-    uint32_t keep_region;
     uint32_t spin_ns;
     _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
     _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
     _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
     uint32_t pid, token;         /* our identity in our process entry */
     uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
+    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
+    uint32_t keep_region;
+    uint32_t pool_index; /* our place in the instance pool             */
+    /* operation records (proc.rec[]): which our threads hold (bits, private),
+     * and this attachment's serial, which tells a thread's cached record
+     * (mdcom_t_rec) of an earlier attachment in the same pool place */
+    _Atomic uint32_t rec_used;
+    uint32_t rec_serial;
+    mdcom_region_map map;
+    mdcom_layout lay;
+    mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
     /* what we last saw of each process entry's heartbeat word, to tell a
      * heartbeat that stands still (relaxed atomics: a heuristic any thread
      * of ours may update; a torn view costs at most one more period) */
@@ -192,16 +207,6 @@ struct mdcom {
         _Atomic uint32_t val;   /* heartbeat word */
         _Atomic uint32_t since; /* clock >> 10 (~1 us) when val was first seen */
     } hb[MDCOM_MAX_PROCS];
-    const mdcom_config *cfg;
-    const mdcom_platform *plat;
-    mdcom_region_map map;
-    uint8_t *base;
-    mdcom_wire_hdr *hdr;
-    mdcom_wire_proc *procs;
-    mdcom_wire_proc *me; /* our process entry (its op record) */
-    mdcom_layout lay;
-    mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
-    union mdcom_chan ch[MDCOM_MAX_CHANNELS];
 };
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -237,18 +242,6 @@ int mdcom_region_check(struct mdcom *m);
 /* the same without the sign of life (for observers such as the events
  * helper thread, which must not beat for a hung process) */
 int mdcom_region_state(const struct mdcom *m);
-/* mdcom_region_check for the message path: its common case (READY in our
- * generation, no heartbeat promised) inline, without a call. */
-static inline int mdcom_region_ok(struct mdcom *m)
-{
-    /* acquire: as in mdcom_region_check (what the master wrote before READY) */
-    if (atomic_load_explicit(&m->hdr->state, memory_order_acquire) == MDCOM_ST_READY &&
-        atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) == m->generation &&
-        !m->hb_ms)
-        return 0;
-    return mdcom_region_check(m);
-}
-
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
 /* Is our process entry still ours? 1 yes, -1 no (reaped: FREE or another
@@ -284,8 +277,10 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
     return &ch->me->rec[0];
 #endif
 }
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* The instance at place i of the pool (attach.c), for the records' destructor. */
 struct mdcom *mdcom_pool_at(uint32_t i);
+#endif
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
@@ -300,6 +295,9 @@ void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, 
 /* A sleeper on a FIFO event word arms it after its snapshot of the word. */
 void mdcom_event_arm(mdcom_aword *waiters);
 
+/* 1 when the platform says process (pid, token) is gone; 0 when it is
+ * alive, or when the platform cannot tell (no proc_alive hook). */
+int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
 /* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */

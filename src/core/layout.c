@@ -7,6 +7,7 @@
 #include "layout.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- */
@@ -66,16 +67,33 @@ void mdcom_err_u32(mdcom_err *e, uint32_t v)
     mdcom_err_str(e, &tmp[i]);
 }
 
+void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...)
+{
+    char one[2] = {0, 0};
+    va_list ap;
+    va_start(ap, fmt);
+    for (; *fmt; fmt++) {
+        if (fmt[0] == '%' && fmt[1] == 's') {
+            mdcom_err_str(e, va_arg(ap, const char *));
+            fmt++;
+        } else if (fmt[0] == '%' && fmt[1] == 'u') {
+            mdcom_err_u32(e, va_arg(ap, uint32_t));
+            fmt++;
+        } else {
+            one[0] = *fmt;
+            mdcom_err_str(e, one);
+        }
+    }
+    va_end(ap);
+}
+
 int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg)
 {
     if (e && e->buf && e->cap) {
         e->pos = 0;
         e->buf[0] = '\0';
-        if (region) {
-            mdcom_err_str(e, "region '");
-            mdcom_err_str(e, region);
-            mdcom_err_str(e, "': ");
-        }
+        if (region)
+            mdcom_err_fmt(e, "region '%s': ", region);
         mdcom_err_str(e, msg);
     }
     return code;
@@ -85,7 +103,15 @@ int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg)
 /* validation + layout                                                */
 /* ---------------------------------------------------------------- */
 
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+/* v rounded up to a whole number of pad units in *out: 0, or 1 when that
+ * does not fit in 32 bits */
+static int pad_up(uint32_t v, uint32_t *out)
+{
+    if (__builtin_add_overflow(v, MDCOM_PAD - 1u, out))
+        return 1;
+    *out &= ~(MDCOM_PAD - 1u);
+    return 0;
+}
 
 static uint32_t pow2_ceil(uint32_t v)
 {
@@ -94,8 +120,6 @@ static uint32_t pow2_ceil(uint32_t v)
         p <<= 1;
     return p;
 }
-
-static int is_pow2(uint32_t v) { return v && !(v & (v - 1)); }
 
 static int name_ok(const char *s, size_t max, int region)
 {
@@ -113,31 +137,123 @@ static int name_ok(const char *s, size_t max, int region)
     return 1;
 }
 
+/* A configuration error names a key and a message of these packed tables:
+ * CFG_FAIL(key, msg) is their indices in one byte + 1 (0 = no error). */
+static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_depth\0senders\0"
+                               "receivers\0size\0users\0type\0block_size x block_count";
+enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
+       K_USERS, K_TYPE, K_BSBC };
+/* the messages from M_BE on are "must be <text>" */
+static const char cfg_msgs[] = "1..15 characters of [A-Za-z0-9._-]\0"
+                               "1..31 characters of [A-Za-z0-9._-]\0"
+                               "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
+                               "must name one or more configured domains\0"
+                               "region would exceed 4 GiB\0"
+                               "0..31\0master or remote\0>= 1\0" "1..65536\0"
+                               "a power of two, 1..65536 (or 0 = auto)\0fifo or smem";
+enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_IDDUP, M_NODOM, M_BIG, M_BE, M_ID = M_BE, M_ROLE,
+       M_ONE, M_BCOUNT, M_QDEPTH, M_TYPE };
+#define CFG_FAIL(k, m) (((uint32_t)(k) << 4 | (uint32_t)(m)) + 1u)
+_Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one byte");
+
 /* "kind[idx] 'name': key: msg" (name left out when NULL) */
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
-                    const char *name, const char *key, const char *msg)
+                    const char *name, uint32_t why)
 {
+    int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
-    mdcom_err_str(e, "[");
-    mdcom_err_u32(e, idx);
-    mdcom_err_str(e, "]");
-    if (name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX) {
-        mdcom_err_str(e, " '");
-        mdcom_err_str(e, name);
-        mdcom_err_str(e, "'");
-    }
-    mdcom_err_str(e, ": ");
-    mdcom_err_str(e, key);
-    mdcom_err_str(e, ": ");
-    mdcom_err_str(e, msg);
+    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s" : "[%u]%s: %s: %s%s", idx, q ? name : "",
+                  mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
+                  ((why - 1u) & 15u) >= M_BE ? "must be " : "",
+                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u));
     return -EINVAL;
+}
+
+/* Channel c's geometry at region offset off into *cl (its fields beyond
+ * the name; dom_mask: the configured domains). 0, or CFG_FAIL(key, msg).
+ * Every size is checked to fit in 32 bits, from off on. */
+static uint32_t chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off,
+                              mdcom_chan_layout *cl)
+{
+    uint32_t st, sz;
+    memset(cl, 0, sizeof(*cl));
+    cl->type = c->type;
+    cl->off = off;
+    if (c->type == MDCOM_CHAN_FIFO) {
+        if (c->block_size == 0)
+            return CFG_FAIL(K_BSIZE, M_ONE);
+        if (c->block_count == 0 || c->block_count > MDCOM_MAX_BLOCKS)
+            return CFG_FAIL(K_BCOUNT, M_BCOUNT);
+        if (c->queue_depth && ((c->queue_depth & (c->queue_depth - 1u)) ||
+                               c->queue_depth > MDCOM_MAX_BLOCKS))
+            return CFG_FAIL(K_QDEPTH, M_QDEPTH);
+        if (!c->senders || (c->senders & ~dom_mask))
+            return CFG_FAIL(K_SENDERS, M_NODOM);
+        if (!c->receivers || (c->receivers & ~dom_mask))
+            return CFG_FAIL(K_RECEIVERS, M_NODOM);
+        cl->block_size = c->block_size;
+        cl->block_count = c->block_count;
+        cl->qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
+        /* blocks whole pad units apart: the producer filling block
+         * k + 1 and the consumer reading block k never share a pair.
+         * From MDCOM_COLOR_MIN on, an odd number of units: a stride of
+         * whole pages would put the first line of every block (where
+         * small messages and headers go) at the same page offset, so
+         * in the same cache set; k x odd units mod 32 visits all 32
+         * offsets of a 4 KiB page before it repeats. */
+        if (pad_up(c->block_size, &st) ||
+            (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
+             __builtin_add_overflow(st, MDCOM_PAD, &st)))
+            return CFG_FAIL(K_BSBC, M_BIG);
+        cl->stride = st;
+        cl->qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
+        (void)pad_up(cl->qslots_off + cl->qcap * (uint32_t)sizeof(mdcom_wire_qslot),
+                     &cl->bstate_off);
+        (void)pad_up(cl->bstate_off + cl->block_count * (uint32_t)sizeof(mdcom_aword),
+                     &cl->blocks_off);
+        if (__builtin_mul_overflow(st, cl->block_count, &sz) ||
+            __builtin_add_overflow(sz, cl->blocks_off, &sz) ||
+            __builtin_add_overflow(sz, off, &st))
+            return CFG_FAIL(K_BSBC, M_BIG);
+        cl->senders = c->senders;
+        cl->receivers = c->receivers;
+    } else if (c->type == MDCOM_CHAN_SMEM) {
+        if (c->size == 0)
+            return CFG_FAIL(K_SIZE, M_ONE);
+        if (c->size > 0xffffffffu - 2u * MDCOM_PAD)
+            return CFG_FAIL(K_SIZE, M_BIG);
+        if (!c->users || (c->users & ~dom_mask))
+            return CFG_FAIL(K_USERS, M_NODOM);
+        cl->data_off = (uint32_t)sizeof(mdcom_wire_smem_ctl);
+        cl->data_size = c->size;
+        (void)pad_up(cl->data_off + c->size, &sz);
+        if (__builtin_add_overflow(sz, off, &st))
+            return CFG_FAIL(K_SIZE, M_BIG);
+        cl->senders = cl->receivers = c->users;
+    } else {
+        return CFG_FAIL(K_TYPE, M_TYPE);
+    }
+    cl->size = sz;
+    /* the next channel's offset must fit too */
+    return pad_up(off + sz, &st) ? CFG_FAIL(K_SIZE, M_BIG) : 0;
 }
 
 static uint32_t hash_u32(uint32_t h, uint32_t v)
 {
     uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
     return mdcom_fnv1a(h, b, 4);
+}
+
+_Static_assert(offsetof(mdcom_domain_cfg, role) == offsetof(mdcom_domain_cfg, id) + 4u,
+               "a domain's id and role are hashed as two words");
+
+/* h over n words */
+static uint32_t hash_words(uint32_t h, const uint32_t *w, uint32_t n)
+{
+    while (n--)
+        h = hash_u32(h, *w++);
+    return h;
 }
 
 static uint32_t hash_name(uint32_t h, const char *s, size_t max)
@@ -152,13 +268,9 @@ static uint32_t hash_name(uint32_t h, const char *s, size_t max)
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e)
 {
-    static const char domains_str[] = "domains", channels_str[] = "channels";
-    static const char name_str[] = "name", names_str[] = "1..31 characters of [A-Za-z0-9._-]",
-                      nodom_str[] = "must name one or more configured domains",
-                      big_str[] = "region would exceed 4 GiB", one_str[] = "must be >= 1";
-    uint32_t i, j, dom_mask = 0, masters = 0, h;
-    uint64_t off;
-    const char *kind = domains_str, *name = 0, *key, *msg;
+    uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[6];
+    const char *kind = "domains", *name = 0;
+    mdcom_chan_layout cl;
 
     if (!cfg || !lay)
         return mdcom_err_set(e, -EINVAL, 0, "no config");
@@ -176,24 +288,21 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     memset(lay, 0, sizeof(*lay));
     for (i = 0; i < cfg->n_domains; i++) {
         const mdcom_domain_cfg *d = &cfg->domains[i];
-        key = name_str;
-        msg = "1..15 characters of [A-Za-z0-9._-]";
+        why = CFG_FAIL(K_NAME, M_DNAME);
         if (!name_ok(d->name, MDCOM_DOMAIN_NAME_MAX, 0))
             goto fail;
         name = d->name;
-        msg = "duplicate domain name";
+        why = CFG_FAIL(K_NAME, M_DDUP);
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->domains[j].name, d->name, MDCOM_DOMAIN_NAME_MAX))
                 goto fail;
-        key = "id";
-        msg = "must be 0..31";
+        why = CFG_FAIL(K_ID, M_ID);
         if (d->id >= MDCOM_MAX_DOMAINS)
             goto fail;
-        msg = "duplicate domain id";
+        why = CFG_FAIL(K_ID, M_IDDUP);
         if (dom_mask & (1u << d->id))
             goto fail;
-        key = "role";
-        msg = "must be master or remote";
+        why = CFG_FAIL(K_ROLE, M_ROLE);
         if (d->role != MDCOM_ROLE_MASTER && d->role != MDCOM_ROLE_REMOTE)
             goto fail;
         dom_mask |= 1u << d->id;
@@ -204,157 +313,78 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     }
     if (masters != 1)
         return mdcom_err_set(e, -EINVAL, cfg->region_name,
-                             "domains: exactly one domain must have role master");
+                             "domains: need exactly one master");
 
+    /* n_domains <= 32 and n_channels <= 1024: these fit in 32 bits */
     lay->dom_off = MDCOM_HDR_SIZE;
-    lay->proc_off = (uint32_t)align_up(lay->dom_off + (uint64_t)cfg->n_domains * sizeof(mdcom_wire_domain),
-                                       MDCOM_PAD);
-    lay->dir_off = (uint32_t)align_up(
-        lay->proc_off + (uint64_t)MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc), MDCOM_PAD);
-    off = align_up(lay->dir_off + (uint64_t)cfg->n_channels * sizeof(mdcom_wire_dirent), MDCOM_PAD);
-    lay->data_off = (uint32_t)off;
+    (void)pad_up(lay->dom_off + cfg->n_domains * (uint32_t)sizeof(mdcom_wire_domain),
+                 &lay->proc_off);
+    (void)pad_up(lay->proc_off + MDCOM_MAX_PROCS * (uint32_t)sizeof(mdcom_wire_proc),
+                 &lay->dir_off);
+    (void)pad_up(lay->dir_off + cfg->n_channels * (uint32_t)sizeof(mdcom_wire_dirent), &off);
+    lay->data_off = off;
 
-    kind = channels_str;
+    kind = "channels";
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg *c = &cfg->channels[i];
-        mdcom_chan_layout cl;
-        memset(&cl, 0, sizeof(cl));
         name = 0;
-        key = name_str;
-        msg = names_str;
+        why = CFG_FAIL(K_NAME, M_CNAME);
         if (!name_ok(c->name, MDCOM_NAME_MAX, 0))
             goto fail;
         name = c->name;
-        msg = "duplicate channel name";
+        why = CFG_FAIL(K_NAME, M_CDUP);
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->channels[j].name, c->name, MDCOM_NAME_MAX))
                 goto fail;
-        cl.type = c->type;
-        cl.off = (uint32_t)off;
-        if (c->type == MDCOM_CHAN_FIFO) {
-            uint64_t sz, st;
-            key = "block_size";
-            msg = one_str;
-            if (c->block_size == 0)
-                goto fail;
-            key = "block_count";
-            msg = "must be 1..65536";
-            if (c->block_count == 0 || c->block_count > MDCOM_MAX_BLOCKS)
-                goto fail;
-            key = "queue_depth";
-            msg = "must be a power of two, 1..65536 (or 0 = auto)";
-            if (c->queue_depth && (!is_pow2(c->queue_depth) || c->queue_depth > MDCOM_MAX_BLOCKS))
-                goto fail;
-            key = "senders";
-            msg = nodom_str;
-            if (!c->senders || (c->senders & ~dom_mask))
-                goto fail;
-            key = "receivers";
-            if (!c->receivers || (c->receivers & ~dom_mask))
-                goto fail;
-            cl.block_size = c->block_size;
-            cl.block_count = c->block_count;
-            cl.qcap = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
-            /* blocks whole pad units apart: the producer filling block
-             * k + 1 and the consumer reading block k never share a pair.
-             * From MDCOM_COLOR_MIN on, an odd number of units: a stride of
-             * whole pages would put the first line of every block (where
-             * small messages and headers go) at the same page offset, so
-             * in the same cache set; k x odd units mod 32 visits all 32
-             * offsets of a 4 KiB page before it repeats. */
-            st = align_up(c->block_size, MDCOM_PAD);
-            if (st >= MDCOM_COLOR_MIN && (st / MDCOM_PAD) % 2u == 0)
-                st += MDCOM_PAD;
-            key = "block_size x block_count";
-            msg = big_str;
-            cl.stride = (uint32_t)st;
-            cl.qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
-            cl.bstate_off = (uint32_t)align_up(cl.qslots_off + (uint64_t)cl.qcap * sizeof(mdcom_wire_qslot),
-                                               MDCOM_PAD);
-            cl.blocks_off = (uint32_t)align_up(cl.bstate_off + (uint64_t)cl.block_count * sizeof(mdcom_aword),
-                                               MDCOM_PAD);
-            sz = cl.blocks_off + st * cl.block_count;
-            if (st > 0xffffffffu || sz > 0xffffffffu || off + sz > 0xffffffffu)
-                goto fail;
-            cl.size = (uint32_t)sz;
-            cl.senders = c->senders;
-            cl.receivers = c->receivers;
-        } else if (c->type == MDCOM_CHAN_SMEM) {
-            key = "size";
-            msg = one_str;
-            if (c->size == 0)
-                goto fail;
-            msg = big_str;
-            if (c->size > 0xffffffffu - 2u * MDCOM_PAD)
-                goto fail;
-            key = "users";
-            msg = nodom_str;
-            if (!c->users || (c->users & ~dom_mask))
-                goto fail;
-            cl.data_off = (uint32_t)sizeof(mdcom_wire_smem_ctl);
-            cl.data_size = c->size;
-            cl.size = (uint32_t)align_up(cl.data_off + (uint64_t)c->size, MDCOM_PAD);
-            key = "size";
-            msg = big_str;
-            if (off + cl.size > 0xffffffffu)
-                goto fail;
-            cl.senders = cl.receivers = c->users;
-        } else {
-            key = "type";
-            msg = "must be fifo or smem";
+        why = chan_geometry(c, dom_mask, off, &cl);
+        if (why)
             goto fail;
-        }
-        off = align_up(off + cl.size, MDCOM_PAD);
-        key = "size";
-        msg = big_str;
-        if (off > 0xffffffffu)
-            goto fail;
+        (void)pad_up(off + cl.size, &off); /* checked by chan_geometry */
         if (chans)
             chans[i] = cl;
     }
-    lay->needed = (uint32_t)off;
+    lay->needed = off;
     lay->region_size = cfg->region_size ? cfg->region_size : lay->needed;
     if (lay->region_size < lay->needed) {
-        mdcom_err_set(e, -ENOSPC, cfg->region_name, "region.size ");
-        mdcom_err_u32(e, cfg->region_size);
-        mdcom_err_str(e, " is too small: the layout needs ");
-        mdcom_err_u32(e, lay->needed);
-        mdcom_err_str(e, " bytes");
+        mdcom_err_set(e, -ENOSPC, cfg->region_name, 0);
+        mdcom_err_fmt(e, "region.size %u is too small: the layout needs %u bytes",
+                      cfg->region_size, lay->needed);
         return -ENOSPC;
     }
 
-    /* The hash covers everything a peer must agree on. */
-    h = 2166136261u;
-    h = hash_u32(h, MDCOM_WIRE_VERSION);
-    h = hash_u32(h, lay->region_size);
-    h = hash_u32(h, cfg->n_domains);
+    /* The hash covers everything a peer must agree on: per FIFO channel
+     * type, block_size, block_count, queue depth, senders, receivers; per
+     * SMEM channel type, size, users. */
+    w[0] = MDCOM_WIRE_VERSION;
+    w[1] = lay->region_size;
+    w[2] = cfg->n_domains;
+    h = hash_words(2166136261u, w, 3);
     for (i = 0; i < cfg->n_domains; i++) {
         h = hash_name(h, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX);
-        h = hash_u32(h, cfg->domains[i].id);
-        h = hash_u32(h, cfg->domains[i].role);
+        h = hash_words(h, &cfg->domains[i].id, 2); /* id, role: adjacent words */
     }
     h = hash_u32(h, cfg->n_channels);
-    off = lay->data_off;
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg *c = &cfg->channels[i];
-        h = hash_name(h, c->name, MDCOM_NAME_MAX);
-        h = hash_u32(h, c->type);
-        if (c->type == MDCOM_CHAN_FIFO) {
-            h = hash_u32(h, c->block_size);
-            h = hash_u32(h, c->block_count);
-            h = hash_u32(h, c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count));
-            h = hash_u32(h, c->senders);
-            h = hash_u32(h, c->receivers);
-        } else {
-            h = hash_u32(h, c->size);
-            h = hash_u32(h, c->users);
+        (void)chan_geometry(c, dom_mask, 0, &cl); /* valid: checked above */
+        w[0] = c->type;
+        w[1] = cl.block_size;
+        w[2] = cl.block_count;
+        w[3] = cl.qcap;
+        w[4] = cl.senders;
+        w[5] = cl.receivers;
+        if (c->type != MDCOM_CHAN_FIFO) {
+            w[1] = c->size;
+            w[2] = c->users;
         }
+        h = hash_words(hash_name(h, c->name, MDCOM_NAME_MAX), w,
+                       c->type == MDCOM_CHAN_FIFO ? 6u : 3u);
     }
     lay->hash = h;
     return 0;
 
 fail:
-    return cfg_fail(e, cfg, kind, i, name, key, msg);
+    return cfg_fail(e, cfg, kind, i, name, why);
 }
 
 /* ---------------------------------------------------------------- */
@@ -405,11 +435,14 @@ void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIR
 /* verification (remote)                                              */
 /* ---------------------------------------------------------------- */
 
-/* Names of the header's words (by word index), of a directory entry's
+/* Names of the header's words (by word index; magic, version, generation
+ * and state are never compared by name: empty), of a directory entry's
  * words after its name, of a domain entry's words after its name. */
-static const char hdr_names[] = "magic\0version\0hdr_size\0region_size\0layout_hash\0"
-                                "generation\0state\0n_domains\0n_channels\0dom_off\0proc_off\0"
-                                "dir_off\0n_procs\0data_off\0master_domain";
+static const char hdr_names[] = "\0\0hdr_size\0region_size\0layout_hash\0\0\0n_domains\0"
+                                "n_channels\0dom_off\0proc_off\0dir_off\0n_procs\0data_off\0"
+                                "master_domain";
+_Static_assert(MDCOM_HW(hdr_size) == 2 && MDCOM_HW(generation) == 5 &&
+                   MDCOM_HW(n_domains) == 7, "hdr_names follows the header's words");
 static const char dirent_names[] =
     "type\0offset\0size\0block_size\0block_count\0queue_depth\0senders\0receivers";
 static const char domain_names[] = "id\0role";
@@ -442,29 +475,17 @@ struct vc {
 static void vc_where(const struct vc *c)
 {
     mdcom_err_set(c->e, -ESTALE, c->region, c->what);
-    if (c->idx != 0xffffffffu) {
-        mdcom_err_str(c->e, "[");
-        mdcom_err_u32(c->e, c->idx);
-        mdcom_err_str(c->e, "]");
-    }
+    if (c->idx != 0xffffffffu)
+        mdcom_err_fmt(c->e, "[%u]", c->idx);
 }
 
 /* "...: field is got in the region, want in this config" */
 static int mismatch(const struct vc *c, const char *field, uint32_t got, uint32_t want)
 {
     vc_where(c);
-    if (c->name) {
-        mdcom_err_str(c->e, " '");
-        mdcom_err_str(c->e, c->name);
-        mdcom_err_str(c->e, "'");
-    }
-    mdcom_err_str(c->e, ": ");
-    mdcom_err_str(c->e, field);
-    mdcom_err_str(c->e, " is ");
-    mdcom_err_u32(c->e, got);
-    mdcom_err_str(c->e, " in the region, ");
-    mdcom_err_u32(c->e, want);
-    mdcom_err_str(c->e, " in this config");
+    if (c->name)
+        mdcom_err_fmt(c->e, " '%s'", c->name);
+    mdcom_err_fmt(c->e, ": %s is %u in the region, %u in this config", field, got, want);
     return -ESTALE;
 }
 
@@ -494,11 +515,7 @@ static int entry_match(const struct vc *c, const volatile char *rname, size_t ma
     if (mdcom_streq(name, c->name, max))
         return words_match(c, r, want, ord, n, names);
     vc_where(c);
-    mdcom_err_str(c->e, ": named '");
-    mdcom_err_str(c->e, name);
-    mdcom_err_str(c->e, "' in the region, '");
-    mdcom_err_str(c->e, c->name);
-    mdcom_err_str(c->e, "' in this config");
+    mdcom_err_fmt(c->e, ": named '%s' in the region, '%s' in this config", name, c->name);
     return -ESTALE;
 }
 
@@ -516,10 +533,9 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
     if ((v = h[MDCOM_HW(magic)]) != MDCOM_MAGIC)
         return mdcom_err_set(e, -EBADMSG, c.region, "bad magic: not an mdcom region");
     if ((v = h[MDCOM_HW(version)]) != MDCOM_WIRE_VERSION) {
-        mdcom_err_set(e, -EPROTONOSUPPORT, c.region, "wire version ");
-        mdcom_err_u32(e, v);
-        mdcom_err_str(e, " in the region, this library speaks ");
-        mdcom_err_u32(e, MDCOM_WIRE_VERSION);
+        mdcom_err_set(e, -EPROTONOSUPPORT, c.region, 0);
+        mdcom_err_fmt(e, "wire version %u in the region, this library speaks %u", v,
+                      MDCOM_WIRE_VERSION);
         return -EPROTONOSUPPORT;
     }
     mdcom_layout_hdr_words(cfg, lay, want);

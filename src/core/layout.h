@@ -34,6 +34,9 @@ typedef struct mdcom_err {
 } mdcom_err;
 void mdcom_err_str(mdcom_err *e, const char *s);
 void mdcom_err_u32(mdcom_err *e, uint32_t v);
+/* Append fmt, whose "%s" and "%u" take the next argument (a string, NULL
+ * for nothing; a uint32_t); every other character is copied. */
+void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...);
 /* Convenience: "region 'R': " prefix + msg; returns code. */
 int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg);
 

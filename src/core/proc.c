@@ -71,6 +71,11 @@ int mdcom_beat(struct mdcom *m)
     return 0;
 }
 
+int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token)
+{
+    return m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0;
+}
+
 int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
 {
     uint32_t slot = MDCOM_LOCK_SLOT(w), o;

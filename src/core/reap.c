@@ -34,7 +34,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
     uint32_t hb, val, now, key;
     *pid_out = pid;
     *token_out = token;
-    if (m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0)
+    if (mdcom_pid_dead(m, pid, token))
         return 1;
     hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
     if (hb == 0)
@@ -123,8 +123,7 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
     uint32_t pid = 0, token = 0;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
-        if (!m->plat->proc_alive ||
-            m->plat->proc_alive(m->plat->ctx, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY) != 0)
+        if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
                !proc_dead(m, i, &pid, &token)) {
@@ -134,23 +133,26 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 }
 
 /* One scan of the process table: reap every entry whose process is dead. */
+/* Reap entry i (owner word o) if its process is dead: 1 reaped and free again. */
+static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+{
+    if (!mdcom_take_if_dead(m, i, o))
+        return 0;
+    mdcom_reap_slot(m, i);
+    /* release: the reclaim is complete before the entry can be reused */
+    atomic_store_explicit(&m->procs[i].owner, MDCOM_PROC_FREE, memory_order_release);
+    return 1;
+}
+
 static int reap_scan(struct mdcom *m)
 {
-    uint32_t i, o;
+    uint32_t i;
     int n = 0;
-    for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-        mdcom_wire_proc *p = &m->procs[i];
-        if (i == m->proc_slot)
-            continue;
-        /* acquire: pairs with claim_proc's release, so pid/token are complete */
-        o = atomic_load_explicit(&p->owner, memory_order_acquire);
-        if (!mdcom_take_if_dead(m, i, o))
-            continue;
-        mdcom_reap_slot(m, i);
-        /* release: the reclaim is complete before the entry can be reused */
-        atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
-        n++;
-    }
+    for (i = 0; i < MDCOM_MAX_PROCS; i++)
+        if (i != m->proc_slot)
+            /* acquire: pairs with claim_proc's release, so pid/token are complete */
+            n += reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner,
+                                                         memory_order_acquire));
     return n;
 }
 
@@ -200,17 +202,12 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
-        if (i == m->proc_slot) {
+        /* one judged dead only now (a heartbeat that ran out since the scan
+         * above) is reaped, not only judged, and not counted; one alive is
+         * (unless it is another reaper's now) */
+        if (i == m->proc_slot ||
+            (!reap_if_dead(m, i, o) && atomic_load_explicit(&p->owner, memory_order_acquire) == o))
             n++;
-        } else if (mdcom_take_if_dead(m, i, o)) {
-            /* judged dead only now (a heartbeat that ran out since the scan
-             * above): a process counted dead has been reaped, not only judged */
-            mdcom_reap_slot(m, i);
-            /* release: as in reap_scan */
-            atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
-        } else if (atomic_load_explicit(&p->owner, memory_order_acquire) == o) {
-            n++; /* alive (or another reaper's now: then not counted) */
-        }
     }
     return n;
 }

@@ -55,9 +55,9 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         /* acquire: pairs with the claimer's release (a complete entry) */
         uint32_t o = atomic_load_explicit(&m->procs[i].owner, memory_order_acquire);
         n += o == MDCOM_PROC_DOMAIN_BASE + domain_id &&
-             (i == m->proc_slot || !m->plat->proc_alive ||
-              m->plat->proc_alive(m->plat->ctx, ((volatile mdcom_wire_proc *)&m->procs[i])->pid,
-                                  ((volatile mdcom_wire_proc *)&m->procs[i])->token) != 0);
+             (i == m->proc_slot ||
+              !mdcom_pid_dead(m, ((volatile mdcom_wire_proc *)&m->procs[i])->pid,
+                              ((volatile mdcom_wire_proc *)&m->procs[i])->token));
     }
     return n;
 }

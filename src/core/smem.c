@@ -33,28 +33,27 @@ void mdcom_smem_bind(struct mdcom *m, uint32_t index)
     s->tag = MDCOM_TAG_SMEM;
 }
 
+/* Lock word w of channel index from o to free (the port's lock_release, or
+ * by CAS: a holder that came meanwhile stays): 1 released. release: the
+ * holder's writes are visible to the next holder (whose acquire pairs
+ * with it). Out of line: the repairs' (unlock has its own copy). */
+static MDCOM_COLD int lock_free_from(struct mdcom *m, uint32_t index, mdcom_aword *w, uint32_t o)
+{
+    const mdcom_platform *p = m->plat;
+    if (p->lock_release)
+        return p->lock_release(p->ctx, index, w, o) == 0;
+    return atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
+                                                   memory_order_relaxed);
+}
+
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
 {
     /* owner: a lock word value, MDCOM_LOCK_MAKE(slot, incarnation) */
     uint32_t i;
     for (i = 0; i < m->cfg->n_channels; i++) {
         struct mdcom_smemch *ch = &m->ch[i].s;
-        const mdcom_platform *p = m->plat;
-        mdcom_aword *w;
-        uint32_t o = owner;
-        int r;
-        if (ch->tag != MDCOM_TAG_SMEM)
-            continue;
-        w = &ch->ctl->lock.word;
-        if (p->lock_release)
-            r = p->lock_release(p->ctx, ch->index, w, owner);
-        else /* release: the holder's writes are visible to the next holder */
-            r = atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
-                                                        memory_order_relaxed)
-                    ? 0
-                    : -EPERM;
-        if (r == 0)
-            mdcom_ring_word(m, w, &ch->ctl->lock.waiters, ch->index);
+        if (ch->tag == MDCOM_TAG_SMEM && lock_free_from(m, i, &ch->ctl->lock.word, owner))
+            mdcom_ring_word(m, &ch->ctl->lock.word, &ch->ctl->lock.waiters, i);
     }
 }
 
@@ -115,18 +114,11 @@ static int lock_try_reap(struct mdcom_smemch *ch)
     if (r == -EBUSY) {
         mdcom_aword *w = &ch->ctl->lock.word;
         uint32_t o = atomic_load_explicit(w, memory_order_relaxed);
-        const mdcom_platform *p = ch->m->plat;
-        if (mdcom_lock_orphaned(ch->m, o)) {
-            /* by CAS on the value judged: a holder that came meanwhile stays.
-             * release: as an unlock (nobody's writes to order, but the next
-             * holder's acquire pairs with a release) */
-            int broke = p->lock_release
-                            ? p->lock_release(p->ctx, ch->index, w, o) == 0
-                            : atomic_compare_exchange_strong_explicit(
-                                  w, &o, 0, memory_order_release, memory_order_relaxed);
-            if (broke)
-                r = lock_try(ch);
-        }
+        /* from the value judged: a holder that came meanwhile stays (a
+         * release as an unlock: nobody's writes to order, but the next
+         * holder's acquire pairs with one) */
+        if (mdcom_lock_orphaned(ch->m, o) && lock_free_from(ch->m, ch->index, w, o))
+            r = lock_try(ch);
     }
     return r;
 }
