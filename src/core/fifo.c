@@ -343,20 +343,26 @@ static int any_free(struct mdcom_fifoch *ch)
     return 0;
 }
 
-
-
-
+/* notify's body (the caller checked the handle) */
+static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
+{
+    uint32_t w;
+    /* fence: what we published (queue slots, block states) is visible before we read
+     * the waiter count; pairs with the waiter's fence (store-buffering) */
+    atomic_thread_fence(memory_order_seq_cst);
+    w = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
+    /* only sleepers look at the event word: no write at all when nobody waits */
+    if (w & MDCOM_WAITERS_COUNT)
+        mdcom_event_ring(ch->m, ch->ctl, ch->index, w);
+}
 
 void mdcom_fifo_reclaimed(struct mdcom_fifoch *ch, uint32_t n, uint32_t lost, int wake)
 {
     /* relaxed: counters */
     atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
     atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
-    if (wake) {
-        /* blocks are free again: wake senders waiting for one */
-        atomic_fetch_add_explicit(&ch->ctl->event.word, 1, memory_order_relaxed);
-        mdcom_ring_word(ch->m, &ch->ctl->event.word, &ch->ctl->event.waiters, ch->index);
-    }
+    if (wake) /* blocks are free again: wake senders waiting for one */
+        notify_inline(ch);
 }
 
 void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
@@ -966,19 +972,6 @@ int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len)
     if (!ch || ch->rx_fast != (uintptr_t)ch || !id)
         return dequeue_full(ch, id, len);
     return dequeue_inline(ch, id, len, &held);
-}
-
-/* notify's body (the caller checked the handle) */
-static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
-{
-    uint32_t w;
-    /* fence: what we published (queue slots, block states) is visible before we read
-     * the waiter count; pairs with the waiter's fence (store-buffering) */
-    atomic_thread_fence(memory_order_seq_cst);
-    w = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
-    /* only sleepers look at the event word: no write at all when nobody waits */
-    if (w & MDCOM_WAITERS_COUNT)
-        mdcom_event_ring(ch->m, ch->ctl, ch->index, w);
 }
 
 int mdcom_fifoch_notify(mdcom_fifoch_t *ch)

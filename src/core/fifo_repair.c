@@ -167,7 +167,6 @@ static void reinit_channel(struct mdcom_fifoch *ch)
 
 #define AUDIT_QUEUED 8u /* QUEUED blocks examined per audit (a queue pass each) */
 
-
 /* 1 when a block's who (owner slot + 1 and incarnation, MDCOM_BLK_WHO)
  * names no live attachment: a slot out of range, a free entry, or an entry
  * claimed again since (another incarnation). An entry being claimed or

@@ -10,8 +10,9 @@
  * when a sleeper armed the word since the last ring, an unlock whenever the
  * count is not 0. Sleepers follow the core's protocol (src/core/wait.c): the
  * count is announced and fenced at add; then snap = word (acquire), a FIFO
- * word armed ; fence ; evaluate ; sleep while every word equals its snap. futex_waitv(2) sleeps on all words of a set at once,
- * plus a process-private control word that add/remove/destroy change.
+ * word armed ; fence ; evaluate ; sleep while every word equals its snap.
+ * futex_waitv(2) sleeps on all words of a set at once, plus a
+ * process-private control word that add/remove/destroy change.
  *
  * mdcom_waitset_wait sleeps in the caller's thread. An fd is an eventfd,
  * armed through io_uring's FUTEX_WAITV where the kernel has it (see "io_uring
