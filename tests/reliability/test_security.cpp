@@ -18,7 +18,10 @@
  */
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/prctl.h>
 
 #include "mp/mp_sys.h"
@@ -52,6 +55,20 @@ protected:
         if (stat(dir.c_str(), &dst) != 0 || (dst.st_mode & 0003) != 0003)
             return dir + " is not writable/searchable by others: cannot test another uid";
         return "";
+    }
+
+    /* mdcom-stat copied where uid nobody can run it (/tmp): the build tree
+     * may sit in a directory only we can enter (a CI clone in mktemp -d) */
+    static std::string stat_for_nobody()
+    {
+        std::string dst = "/tmp/mdcom-stat-sec-" + std::to_string(getpid());
+        std::ifstream in(MDCOM_STAT_EXE, std::ios::binary);
+        std::ofstream out(dst, std::ios::binary | std::ios::trunc);
+        out << in.rdbuf();
+        out.close();
+        if (!in || !out || chmod(dst.c_str(), 0755) != 0)
+            return "";
+        return dst;
     }
 
     Config s = Config::named("");
@@ -167,10 +184,13 @@ TEST_F(Security, AnotherUserCannotAttach)
     const mdcom_config *cfg = s.get();
     ASSERT_TRUE(master(cfg));
     const gid_t other_gid = 4242;
+    const std::string stat_exe = stat_for_nobody();
+    ASSERT_FALSE(stat_exe.empty()) << "cannot copy " << MDCOM_STAT_EXE << " to /tmp";
     pid_t c = kids_.spawn([&] {
-        return attach_as_nobody(cfg, other_gid, MDCOM_STAT_EXE, region_.c_str());
+        return attach_as_nobody(cfg, other_gid, stat_exe.c_str(), region_.c_str());
     });
     std::string res = kids_.wait(c, 10 * kSec);
+    unlink(stat_exe.c_str());
     EXPECT_TRUE(res.find("exited with status 13") != std::string::npos)
         << "uid nobody: " << res << " (13 = -EACCES expected; 0 = it attached!)";
 }
