@@ -48,12 +48,20 @@ struct mdcom *mdcom_pool_at(uint32_t i)
 }
 #endif
 
-static void pool_put(struct mdcom *m)
+static void pool_put_bare(struct mdcom *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
     memset(m, 0, sizeof(*m));
     /* release: our clearing is done before another init takes the slot */
     atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
+}
+
+static void pool_put(struct mdcom *m)
+{
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    mtx_destroy(&m->rec0_lock);
+#endif
+    pool_put_bare(m);
 }
 
 static int valid_inst(const struct mdcom *m)
@@ -298,6 +306,12 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     m = pool_get();
     if (!m)
         return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    if (mtx_init(&m->rec0_lock, mtx_plain | mtx_recursive) != thrd_success) {
+        pool_put_bare(m);
+        return mdcom_err_set(&e, -ENOMEM, 0, "cannot make a mutex");
+    }
+#endif
     memset(m, 0, sizeof(*m));
 
     /* validate first (an invalid config is -EINVAL whatever its size), and

@@ -622,7 +622,7 @@ static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
     }
 }
 
-static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
     const mdcom_platform *p;
     struct mdcom *m;
@@ -649,7 +649,7 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
         return MDCOM_FILTERED;
     }
     q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, MDCOM_BLK_GEN(s));
-    rec = mdcom_ch_rec(ch);
+    rec = mdcom_rec_held(ch);
     /* The op record names the block before it reads QUEUED: a QUEUED block
      * in no slot exists only inside an enqueue, so a reaper finds every such
      * block of a dead process in its records, without scanning the pool.
@@ -690,6 +690,24 @@ static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_
     return r;
 }
 
+#if MDCOM_REC_SHARED
+/* enqueue_body with the calling thread's record taken (a thread that
+ * shares record 0 holds its lock meanwhile). */
+static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+{
+    int r, shared;
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    shared = mdcom_rec_enter(ch->m);
+    r = enqueue_body(ch, id, len);
+    if (shared)
+        mdcom_rec_leave(ch->m);
+    return r;
+}
+#else
+#define enqueue_full enqueue_body
+#endif
+
 /* The inline path of a block whose state word s, our ALLOC word, the
  * caller knows: no filter or cache hook, room by our copy of the consumers'
  * position, the first position CAS wins. Every other case is
@@ -719,6 +737,8 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
             return enqueue_full(ch, id, len);
     }
     rec = mdcom_ch_rec(ch);
+    if (MDCOM_REC_SHARED && !rec) /* none of our own yet, or the shared one */
+        return enqueue_full(ch, id, len);
     /* relaxed: the op record, as in enqueue_full (it names the block before
      * the block reads QUEUED; read by a reaper only once we are dead) */
     atomic_store_explicit(&rec->id, id, memory_order_relaxed);
@@ -842,7 +862,7 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     return 0;
 }
 
-static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
+static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
 {
     struct mdcom *m;
     uint32_t v, l, s, tries;
@@ -858,7 +878,7 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
     rx_prefetch(ch);
     for (tries = 0;;) {
         r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, mdcom_ch_rec(ch), ch->op_deq);
+                     ch->block_count, &v, &l, &s, mdcom_rec_held(ch), ch->op_deq);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
@@ -879,6 +899,23 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
     }
     return deq_finish(ch, v, l, id, len);
 }
+
+#if MDCOM_REC_SHARED
+/* dequeue_body with the calling thread's record taken (as enqueue_full). */
+static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
+{
+    int r, shared;
+    if (!valid_fifo(ch))
+        return -EINVAL;
+    shared = mdcom_rec_enter(ch->m);
+    r = dequeue_body(ch, id, len);
+    if (shared)
+        mdcom_rec_leave(ch->m);
+    return r;
+}
+#else
+#define dequeue_full dequeue_body
+#endif
 
 /* An entry we claimed on the inline path that is not a plain one. */
 static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint32_t l,
@@ -914,6 +951,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     posw = &ch->ctl->deq.pos;
     n = ch->block_count;
     rec = mdcom_ch_rec(ch);
+    if (MDCOM_REC_SHARED && !rec) /* none of our own yet, or the shared one */
+        return dequeue_full(ch, id, len);
     if (MDCOM_HAVE_PREFETCH)
         rx_prefetch(ch);
     /* relaxed: a hint; the CAS below decides */

@@ -218,9 +218,9 @@ uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
      * unpublished position that was claimed two audits ago already (below
      * that audit's producer index), and that no live producer records (a
      * live claimer's record names its position until it has published: see
-     * ring_push), gets a skip entry. (Two periods, not one: threads beyond
-     * MDCOM_PROC_RECS share a record, and a thread whose record a sibling
-     * overwrote is covered only by time; reliability.md.) */
+     * ring_push), gets a skip entry. (Two periods, not one: a claim is
+     * recorded by relaxed stores, so an audit just after a claim may not
+     * see its record yet.) */
     if (ch->audit_e2 - d <= e - d) {
         for (p = d; p != ch->audit_e2; p++) {
             mdcom_wire_qslot *s = &ch->q[p & ch->qmask];

@@ -16,6 +16,15 @@
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
+/* Hosted Linux builds have threads (operation records per thread, below);
+ * freestanding builds have one. */
+#if !defined(MDCOM_THREADS) && defined(__linux__)
+#define MDCOM_THREADS 1
+#endif
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+#include <threads.h>
+#endif
+
 /* Kill points (a test build only: -DMDCOM_KILLPOINTS). Every atomic store,
  * CAS, fetch-add/sub and exchange of the core calls mdcom_kp(address) first,
  * and so does MDCOM_KP() before a plain store to shared memory; the test's
@@ -196,6 +205,11 @@ struct mdcom {
      * (mdcom_t_rec) of an earlier attachment in the same pool place */
     _Atomic uint32_t rec_used;
     uint32_t rec_serial;
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    /* held by a thread that uses the shared record 0 for one queue
+     * operation (recursive: a filter function may enqueue) */
+    mtx_t rec0_lock;
+#endif
     mdcom_region_map map;
     mdcom_layout lay;
     mdcom_chan_layout cl[MDCOM_MAX_CHANNELS];
@@ -251,32 +265,50 @@ int mdcom_beat(struct mdcom *m);
  * keep (alloc, dequeue). */
 int mdcom_self(struct mdcom *m);
 
-/* Operation records (proc.c). Hosted Linux builds have threads: each
- * thread of an attachment takes a record of its own at its first queue
- * operation (cached in thread-local storage, given back by a C11 tss
- * destructor when the thread ends); threads beyond MDCOM_PROC_RECS share
- * record 0. Freestanding builds have one thread: record 0. */
-#if !defined(MDCOM_THREADS) && defined(__linux__)
-#define MDCOM_THREADS 1
-#endif
+/* Operation records (proc.c). Hosted builds: each thread of an
+ * attachment takes a record of its own at its first queue operation (cached
+ * in thread-local storage, given back by a C11 tss destructor when the
+ * thread ends). Threads beyond the MDCOM_PROC_RECS - 1 own records share
+ * record 0, one operation at a time: they take the full paths, between
+ * mdcom_rec_enter and mdcom_rec_leave (the attachment's rec0_lock), so a
+ * record names at most one operation in flight and a live claim is never
+ * taken for a dead one's hole. Freestanding builds have one thread:
+ * record 0. */
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* this thread's record per pool place: rec_serial << 3 | record, 0 none */
 extern _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
     mdcom_t_rec[MDCOM_MAX_INSTANCES];
-#endif
-/* The calling thread's record (taken now if it has none). */
+/* The calling thread's record (taken now if it has none; 0 when none of
+ * its own is free: the shared one). */
 mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m);
+/* The inline paths' record: the calling thread's own, or NULL (none taken
+ * yet, or the shared record 0), and the caller takes its full path. */
 static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fifoch *ch)
 {
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
     uint32_t t = mdcom_t_rec[ch->pool_index];
-    if (t >> 3 == ch->rec_serial)
+    if (t >> 3 == ch->rec_serial && (t & 7u))
         return &ch->me->rec[t & 7u];
-    return mdcom_rec_claim(ch->m);
-#else
-    return &ch->me->rec[0];
-#endif
+    return 0;
 }
+/* Around a full path's queue operation: takes the calling thread's record;
+ * 1 when that is the shared one, whose lock it then holds until
+ * mdcom_rec_leave. */
+int mdcom_rec_enter(struct mdcom *m);
+void mdcom_rec_leave(struct mdcom *m);
+/* The record taken by mdcom_rec_enter. */
+static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_rec_held(const struct mdcom_fifoch *ch)
+{
+    return &ch->me->rec[mdcom_t_rec[ch->pool_index] & 7u];
+}
+#define MDCOM_REC_SHARED 1
+#else
+static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fifoch *ch)
+{
+    return &ch->me->rec[0];
+}
+#define mdcom_rec_held mdcom_ch_rec
+#define MDCOM_REC_SHARED 0
+#endif
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* The instance at place i of the pool (attach.c), for the records' destructor. */
 struct mdcom *mdcom_pool_at(uint32_t i);

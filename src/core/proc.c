@@ -104,8 +104,6 @@ int mdcom_heartbeat(mdcom_t *m)
 /* ---- operation records: one per thread of an attachment ---------------- */
 
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-#include <threads.h>
-
 _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
     mdcom_t_rec[MDCOM_MAX_INSTANCES];
 static tss_t g_rec_key;
@@ -164,6 +162,18 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
     mdcom_t_rec[m->pool_index] = m->rec_serial << 3 | k;
     return &m->me->rec[k];
 }
-#else
-mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m) { return &m->me->rec[0]; }
+
+int mdcom_rec_enter(struct mdcom *m)
+{
+    uint32_t t = mdcom_t_rec[m->pool_index];
+    /* none yet, or the shared one: (again) look for one of our own */
+    if (t >> 3 != m->rec_serial || !(t & 7u))
+        t = (uint32_t)(mdcom_rec_claim(m) - m->me->rec);
+    if (t & 7u)
+        return 0;
+    (void)mtx_lock(&m->rec0_lock);
+    return 1;
+}
+
+void mdcom_rec_leave(struct mdcom *m) { (void)mtx_unlock(&m->rec0_lock); }
 #endif

@@ -56,6 +56,10 @@ thread_local int t_sig = SIGKILL;
  * claimed a position and not yet published it */
 std::atomic<uintptr_t> g_park_lo{0}, g_park_hi{0};
 thread_local bool t_park = false;
+/* parked threads so far; a parked thread runs on once *g_unpark (a word the
+ * test shares with the child, when it set one) reads non-zero */
+std::atomic<int> g_parked{0};
+std::atomic<int> *g_unpark = nullptr;
 
 const mdcom_platform *g_linux = nullptr;
 mdcom_platform g_plat;
@@ -99,8 +103,9 @@ extern "C" void mdcom_kp(const volatile void *addr)
     uintptr_t a = (uintptr_t)addr;
     if (t_park && a >= g_park_lo.load() && a < g_park_hi.load()) {
         t_park = false;
-        for (;;)
-            pause();
+        g_parked++;
+        while (!(g_unpark && g_unpark->load()))
+            usleep(1000);
     }
     if (t_target < 0 || a < g_lo.load(std::memory_order_relaxed) ||
         a >= g_hi.load(std::memory_order_relaxed))
@@ -647,6 +652,108 @@ TEST_F(KillPoints, ReapedProcessCannotFreeTheNextOccupantsBlock)
     EXPECT_EQ(0, mdcom_fifoch_free(qo, b)) << "the new occupant lost its block";
     munmap(mem, sizeof(Shared));
     mdcom_term(occ);
+    mdcom_term(mst);
+}
+
+/* Threads beyond the process entry's own records (here the sixth and the
+ * seventh of a process) share record 0, one queue operation at a time. The
+ * first sharer stops between claiming a position and publishing it (a
+ * preemption, made long); the second tries to enqueue meanwhile. The
+ * master domain audits for four periods: the claimed position is never
+ * taken for a dead producer's hole, and once the first sharer runs again
+ * both messages arrive, in order, with no error counted. (When both wrote
+ * record 0 at once, the second's claim replaced the first's, and the audit
+ * skipped the first's position after two periods: its message was lost.) */
+TEST_F(KillPoints, ThreadsSharingRecordZeroKeepTheirClaimsFromTheAudit)
+{
+    mdcom_t *mst = nullptr;
+    ASSERT_EQ(0, attach_kp(&mst, kDomA));
+    const size_t qs = lay_->cl[0].off + lay_->cl[0].qslots_off;
+    const size_t qe = qs + (size_t)lay_->cl[0].qcap * sizeof(mdcom_wire_qslot);
+    void *mem = mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mem, MAP_FAILED);
+    std::atomic<int> *go = new (mem) std::atomic<int>(0);
+    pid_t c = kids_.spawn([&] {
+        mdcom_t *m = nullptr;
+        mdcom_fifoch_t *q, *busy;
+        CHILD_CHECK(attach_kp(&m, kDomB) == 0, "attach");
+        CHILD_CHECK(mdcom_fifoch_open(m, "q", &q) == 0, "open q");
+        CHILD_CHECK(mdcom_fifoch_open(m, "busy", &busy) == 0, "open busy");
+        g_unpark = go;
+        g_park_lo.store(g_lo.load() + qs);
+        g_park_hi.store(g_lo.load() + qe);
+        /* five threads take the five own records (a dequeue of an empty
+         * channel takes one) and keep them while they live */
+        std::atomic<int> holding{0};
+        std::atomic<bool> done{false};
+        std::thread hold[MDCOM_PROC_RECS - 1];
+        for (auto &t : hold)
+            t = std::thread([&] {
+                uint32_t id;
+                (void)mdcom_fifoch_dequeue(busy, &id, nullptr);
+                holding++;
+                while (!done.load())
+                    usleep(1000);
+            });
+        while (holding.load() < (int)MDCOM_PROC_RECS - 1)
+            usleep(1000);
+        auto send = [q](uint32_t seq, bool park) {
+            uint32_t id;
+            Msg mm = make_msg(seq);
+            void *p;
+            if (mdcom_fifoch_alloc(q, &id) != 0 || mdcom_fifoch_get(q, id, &p, nullptr) != 0)
+                _exit(3);
+            memcpy(p, &mm, sizeof mm);
+            t_park = park;
+            if (mdcom_fifoch_enqueue(q, id, sizeof mm) != 0)
+                _exit(4);
+        };
+        std::thread x(send, 301u, true); /* stops at its slot store */
+        while (g_parked.load() == 0)
+            usleep(1000);
+        std::thread y(send, 302u, false);
+        x.join();
+        y.join();
+        done = true;
+        for (auto &t : hold)
+            t.join();
+        return kExitDone;
+    });
+    rel::RegionView v(region_path(region_));
+    const size_t enq = lay_->cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq.pos);
+    ASSERT_TRUE(wait_until([&] { return v.word(enq) >= 1; }, 5 * kSec))
+        << "the first sharer did not claim a position";
+    mdcom_fifoch_t *qa;
+    ASSERT_EQ(0, mdcom_fifoch_open(mst, "q", &qa));
+    /* four audit periods (~134 ms each) with the first claim unpublished */
+    const uint64_t t0 = now_ns();
+    uint32_t id = 0, len = 0;
+    while (now_ns() - t0 < 600ull * 1000000u) {
+        (void)mdcom_sense_process(mst, kDomB); /* reaps and audits when due */
+        int r = mdcom_fifoch_dequeue(qa, &id, &len);
+        ASSERT_EQ(-EAGAIN, r) << "the audit took the live sharer's claimed position for a hole";
+        sleep_ns(10 * 1000000);
+    }
+    EXPECT_NE(v.word(qs), 2u) << "position 0 skipped";
+    go->store(1);
+    int wst = 0;
+    ASSERT_EQ(c, waitpid(c, &wst, 0));
+    kids_.forget(c);
+    EXPECT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == kExitDone) << "child status " << wst;
+    for (uint32_t want : {301u, 302u}) {
+        ASSERT_EQ(0, mdcom_fifoch_dequeue(qa, &id, &len)) << "message " << want << " lost";
+        void *p;
+        Msg mm = make_msg(want);
+        ASSERT_EQ(0, mdcom_fifoch_get(qa, id, &p, nullptr));
+        EXPECT_EQ(0, memcmp(p, &mm, sizeof mm)) << "not message " << want;
+        EXPECT_EQ(0, mdcom_fifoch_free(qa, id));
+    }
+    mdcom_fifo_state st{};
+    ASSERT_EQ(0, mdcom_sense_fifoch(qa, &st));
+    EXPECT_EQ(0u, st.errors);
+    EXPECT_EQ(check_region(0, v), "");
+    munmap(mem, sizeof(std::atomic<int>));
     mdcom_term(mst);
 }
 

@@ -13,6 +13,10 @@
  *                     domain (four mappings of the region)
  *   OneAttachment     2 producers + 2 consumers sharing one attachment (one
  *                     mapping: TSan sees every shared access)
+ *   OneAttachmentSharedRecord
+ *                     the same, with four more threads holding operation
+ *                     records: one of the four takes the last own record,
+ *                     three share record 0 (one operation at a time)
  */
 #include "fixture.h"
 
@@ -255,6 +259,36 @@ TEST(Threads, MpmcOneAttachment)
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     mdcom_fifoch_t *ch = m.fifo("self");
     run(ch, ch, ch, ch, ch);
+}
+
+TEST(Threads, MpmcOneAttachmentSharedRecord)
+{
+    Config c;
+    c.std_domains(1);
+    c.fifo("self", kBlockSize, 32, 0, bit(kMaster), bit(kMaster));
+    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    mdcom_fifoch_t *ch = m.fifo("self"), *idle = m.fifo("idle");
+    /* four threads take records (a dequeue of an empty channel takes one)
+     * and keep them until the run is over */
+    std::atomic<int> holding{0};
+    std::atomic<bool> done{false};
+    std::thread hold[MDCOM_PROC_RECS - 2];
+    for (auto &t : hold)
+        t = std::thread([&] {
+            uint32_t id;
+            EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(idle, &id, nullptr));
+            holding++;
+            while (!done.load())
+                tsup::sleep_ns(1000000);
+        });
+    while (holding.load() < (int)MDCOM_PROC_RECS - 2)
+        tsup::sleep_ns(1000000);
+    run(ch, ch, ch, ch, ch);
+    done = true;
+    for (auto &t : hold)
+        t.join();
 }
 
 /* queue shallower than the pool: producers block on SPACE as well */
