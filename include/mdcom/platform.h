@@ -79,7 +79,9 @@ typedef struct mdcom_platform {
      * With MDCOM_REGION_CREATE (master domain): create it with mode bits and
      * group (or -1), or re-use an existing one (of this user, never through a
      * symlink), growing it to at least size bytes, never shrinking it.
-     * Without: wait up to timeout_ns for it to exist with at least size bytes.
+     * Without: wait up to timeout_ns for it to exist with at least size bytes;
+     * refuse (-EPERM) one that is world-accessible or neither this user's
+     * nor group's (where the port has owners: somebody else planted it).
      * Returns 0 or a negative errno (-ETIMEDOUT, -EPERM, -EACCES, ...). */
     int (*region_open)(void *ctx, const char *name, uint32_t size, uint32_t flags,
                        uint32_t mode, int32_t group, int64_t timeout_ns,

@@ -273,6 +273,15 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
                     close(fd);
                     return -EINVAL;
                 }
+                /* a master of ours made it: our uid, or the configured
+                 * group, and never world-accessible. Anything else is a
+                 * file somebody else planted at the name (squatting it in a
+                 * world-writable directory would make them our master). */
+                if ((st.st_mode & 0007u) ||
+                    (st.st_uid != geteuid() && !(group >= 0 && st.st_gid == (gid_t)group))) {
+                    close(fd);
+                    return -EPERM;
+                }
                 if ((uint64_t)st.st_size >= size && (uint64_t)st.st_size <= 0xffffffffull) {
                     r = map_fd(fd, (uint32_t)st.st_size, out);
                     if (r)

@@ -354,7 +354,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                               MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
                               &m->map);
     else
-        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, -1,
+        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, cfg->group,
                               opts->attach_timeout_ns, &m->map);
     if (r) {
         if (r == -ETIMEDOUT) {

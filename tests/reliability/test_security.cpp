@@ -207,25 +207,28 @@ TEST_F(Security, ConfiguredGroupMemberCanAttach)
     EXPECT_EQ("", kids_.wait(c, 10 * kSec)) << "a member of the configured group could not attach";
 }
 
-/* Reproducer of a port gap (disabled, and needs root; the gap is open while
- * it fails): a remote attaches to a region file whatever its owner and mode,
- * so a user who squats the name (creates the file first, world-writable, and
- * formats it) becomes the master of every remote that attaches. The remote should refuse a file that is not owned by
- * its own uid (or the configured group's owner) or that is world-accessible. */
-TEST_F(Security, DISABLED_PortRemoteRefusesRegionOfAnotherUser)
+/* A user who squats the name (creates the file first, world-writable, and
+ * formats it) must not become the master of the remotes that attach: a
+ * remote refuses a file that is neither its own uid's nor the configured
+ * group's, or that is world-accessible (needs root to give the file away). */
+TEST_F(Security, PortRemoteRefusesRegionOfAnotherUser)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "needs root to give the region to another user";
     const mdcom_config *cfg = s.get();
     ASSERT_TRUE(master(cfg));
-    /* as if another user had created and formatted it */
+    /* as if another user had created and formatted it: private to them
+     * (root could still open it), then world-writable */
     ASSERT_EQ(0, chown(region_path(region_).c_str(), kNobody, kNobody));
-    ASSERT_EQ(0, chmod(region_path(region_).c_str(), 0666));
-    mdcom_t *m = nullptr;
-    int r = mdcom_init(&m, cfg, 1, nullptr);
-    if (r == 0)
-        mdcom_term(m);
-    EXPECT_EQ(-EPERM, r) << "the remote attached to a world-writable region of another user";
+    for (mode_t mode : {0600, 0666}) {
+        ASSERT_EQ(0, chmod(region_path(region_).c_str(), mode));
+        mdcom_t *m = nullptr;
+        int r = mdcom_init(&m, cfg, 1, nullptr);
+        if (r == 0)
+            mdcom_term(m);
+        EXPECT_EQ(-EPERM, r) << "the remote attached to a region of another user, mode " << std::oct
+                             << mode;
+    }
 }
 
 TEST_F(Security, DomainsUseOnlyGrantedChannels)
