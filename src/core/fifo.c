@@ -690,22 +690,31 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     return r;
 }
 
+static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len);
 #if MDCOM_REC_SHARED
-/* enqueue_body with the calling thread's record taken (a thread that
- * shares record 0 holds its lock meanwhile). */
-static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+/* The full paths with the calling thread's record taken (a thread that
+ * shares record 0 holds its lock meanwhile): rec_take says 1 when
+ * rec_give has to leave it. */
+static int rec_take(struct mdcom_fifoch *ch) { return valid_fifo(ch) && mdcom_rec_enter(ch->m); }
+static int rec_give(struct mdcom_fifoch *ch, int shared, int r)
 {
-    int r, shared;
-    if (!valid_fifo(ch))
-        return -EINVAL;
-    shared = mdcom_rec_enter(ch->m);
-    r = enqueue_body(ch, id, len);
     if (shared)
         mdcom_rec_leave(ch->m);
     return r;
 }
+static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
+{
+    int shared = rec_take(ch);
+    return rec_give(ch, shared, enqueue_body(ch, id, len));
+}
+static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
+{
+    int shared = rec_take(ch);
+    return rec_give(ch, shared, dequeue_body(ch, id, len));
+}
 #else
 #define enqueue_full enqueue_body
+#define dequeue_full dequeue_body
 #endif
 
 /* The inline path of a block whose state word s, our ALLOC word, the
@@ -899,23 +908,6 @@ static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32
     }
     return deq_finish(ch, v, l, id, len);
 }
-
-#if MDCOM_REC_SHARED
-/* dequeue_body with the calling thread's record taken (as enqueue_full). */
-static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
-{
-    int r, shared;
-    if (!valid_fifo(ch))
-        return -EINVAL;
-    shared = mdcom_rec_enter(ch->m);
-    r = dequeue_body(ch, id, len);
-    if (shared)
-        mdcom_rec_leave(ch->m);
-    return r;
-}
-#else
-#define dequeue_full dequeue_body
-#endif
 
 /* An entry we claimed on the inline path that is not a plain one. */
 static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint32_t l,

@@ -683,21 +683,9 @@ TEST_F(KillPoints, ThreadsSharingRecordZeroKeepTheirClaimsFromTheAudit)
         g_unpark = go;
         g_park_lo.store(g_lo.load() + qs);
         g_park_hi.store(g_lo.load() + qe);
-        /* five threads take the five own records (a dequeue of an empty
-         * channel takes one) and keep them while they live */
-        std::atomic<int> holding{0};
-        std::atomic<bool> done{false};
-        std::thread hold[MDCOM_PROC_RECS - 1];
-        for (auto &t : hold)
-            t = std::thread([&] {
-                uint32_t id;
-                (void)mdcom_fifoch_dequeue(busy, &id, nullptr);
-                holding++;
-                while (!done.load())
-                    usleep(1000);
-            });
-        while (holding.load() < (int)MDCOM_PROC_RECS - 1)
-            usleep(1000);
+        /* five threads keep the five own records */
+        tsup::RecordHolders hold(busy, MDCOM_PROC_RECS - 1);
+        CHILD_CHECK(hold.bad() == 0, "busy not empty");
         auto send = [q](uint32_t seq, bool park) {
             uint32_t id;
             Msg mm = make_msg(seq);
@@ -715,9 +703,6 @@ TEST_F(KillPoints, ThreadsSharingRecordZeroKeepTheirClaimsFromTheAudit)
         std::thread y(send, 302u, false);
         x.join();
         y.join();
-        done = true;
-        for (auto &t : hold)
-            t.join();
         return kExitDone;
     });
     rel::RegionView v(region_path(region_));

@@ -15,6 +15,8 @@
  *   Geometry                                 where every shared word of a
  *                                            config is, from the core's own
  *                                            mdcom_wire_layout_compute()
+ *   RecordHolders                            threads that keep operation
+ *                                            records of an attachment taken
  *
  * support/config.h (tsup::Config, the config builder) and support/inst.h
  * (tsup::Inst) build on them, as do tests/unit (fixture.h), tests/mp
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -233,6 +236,41 @@ struct Geometry {
         return proc_off(slot, offsetof(mdcom_wire_proc, owner));
     }
     size_t proc_pid_off(uint32_t slot) const { return proc_off(slot, offsetof(mdcom_wire_proc, pid)); }
+};
+
+/* n threads that each take an operation record of ch's attachment (a
+ * dequeue of the empty channel ch takes one) and keep it while this object
+ * lives: threads that come after them share record 0 once the attachment's
+ * own records are all taken. */
+class RecordHolders {
+public:
+    RecordHolders(mdcom_fifoch_t *ch, int n)
+    {
+        for (int k = 0; k < n; k++)
+            th_.emplace_back([this, ch] {
+                uint32_t id;
+                if (mdcom_fifoch_dequeue(ch, &id, nullptr) != -EAGAIN)
+                    bad_++;
+                held_++;
+                while (!done_.load())
+                    sleep_ns(kMs);
+            });
+        while (held_.load() < n)
+            sleep_ns(kMs);
+    }
+    ~RecordHolders()
+    {
+        done_ = true;
+        for (auto &t : th_)
+            t.join();
+    }
+    /* dequeues that did not find ch empty (it must be: nobody sends on it) */
+    int bad() const { return bad_.load(); }
+
+private:
+    std::vector<std::thread> th_;
+    std::atomic<int> held_{0}, bad_{0};
+    std::atomic<bool> done_{false};
 };
 
 } // namespace tsup

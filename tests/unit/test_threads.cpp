@@ -270,25 +270,10 @@ TEST(Threads, MpmcOneAttachmentSharedRecord)
     Inst m;
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     mdcom_fifoch_t *ch = m.fifo("self"), *idle = m.fifo("idle");
-    /* four threads take records (a dequeue of an empty channel takes one)
-     * and keep them until the run is over */
-    std::atomic<int> holding{0};
-    std::atomic<bool> done{false};
-    std::thread hold[MDCOM_PROC_RECS - 2];
-    for (auto &t : hold)
-        t = std::thread([&] {
-            uint32_t id;
-            EXPECT_EQ(-EAGAIN, mdcom_fifoch_dequeue(idle, &id, nullptr));
-            holding++;
-            while (!done.load())
-                tsup::sleep_ns(1000000);
-        });
-    while (holding.load() < (int)MDCOM_PROC_RECS - 2)
-        tsup::sleep_ns(1000000);
+    /* four threads keep records: one of run's four takes the last own one */
+    tsup::RecordHolders hold(idle, MDCOM_PROC_RECS - 2);
+    EXPECT_EQ(0, hold.bad());
     run(ch, ch, ch, ch, ch);
-    done = true;
-    for (auto &t : hold)
-        t.join();
 }
 
 /* queue shallower than the pool: producers block on SPACE as well */
