@@ -295,6 +295,11 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
  * mdcom_rec_leave. */
 int mdcom_rec_enter(struct mdcom *m);
 void mdcom_rec_leave(struct mdcom *m);
+/* Before a sleep (never inside a queue operation), when every own record
+ * is taken: the calling thread's goes back, to be taken again at its next
+ * operation, so that the threads that run find records free while those
+ * that sleep hold none. */
+void mdcom_rec_park(struct mdcom *m);
 /* The record taken by mdcom_rec_enter. */
 static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_rec_held(const struct mdcom_fifoch *ch)
 {
@@ -307,6 +312,7 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
     return &ch->me->rec[0];
 }
 #define mdcom_rec_held mdcom_ch_rec
+#define mdcom_rec_park(m) ((void)(m))
 #define MDCOM_REC_SHARED 0
 #endif
 #if defined(MDCOM_THREADS) && MDCOM_THREADS

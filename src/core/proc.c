@@ -121,8 +121,10 @@ static void rec_drop(void *unused)
         uint32_t t = mdcom_t_rec[i];
         struct mdcom *m = mdcom_pool_at(i);
         mdcom_t_rec[i] = 0;
+        /* release: our stores to the record come before those of the
+         * thread that takes it next (acquire in mdcom_rec_claim) */
         if (t && m && (t & 7u) && t >> 3 == m->rec_serial)
-            atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_relaxed);
+            atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
     }
 }
 
@@ -147,8 +149,10 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
     for (k = 1; key_ok && k < MDCOM_PROC_RECS; k++) {
         if (used & (1u << k))
             continue;
+        /* acquire: the stores of the thread that gave the record back
+         * (rec_drop, mdcom_rec_park) come before ours */
         if (atomic_compare_exchange_strong_explicit(&m->rec_used, &used, used | (1u << k),
-                                                    memory_order_relaxed,
+                                                    memory_order_acquire,
                                                     memory_order_relaxed)) {
             /* a record another thread of ours used before: nothing in flight */
             atomic_store_explicit(&m->me->rec[k].op, 0, memory_order_relaxed);
@@ -173,6 +177,21 @@ int mdcom_rec_enter(struct mdcom *m)
         return 0;
     (void)mtx_lock(&m->rec0_lock);
     return 1;
+}
+
+void mdcom_rec_park(struct mdcom *m)
+{
+    uint32_t t = mdcom_t_rec[m->pool_index];
+    /* only when every own record is taken (others may be sharing record
+     * 0): taking one again costs the next operation its inline path.
+     * relaxed: a hint */
+    if (t >> 3 == m->rec_serial && (t & 7u) &&
+        (atomic_load_explicit(&m->rec_used, memory_order_relaxed) | 1u) ==
+            (1u << MDCOM_PROC_RECS) - 1u) {
+        mdcom_t_rec[m->pool_index] = 0;
+        /* release: as in rec_drop */
+        atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
+    }
 }
 
 void mdcom_rec_leave(struct mdcom *m) { (void)mtx_unlock(&m->rec0_lock); }

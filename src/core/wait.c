@@ -184,6 +184,7 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
             atomic_store_explicit(spin_cur, lim / 2, memory_order_relaxed);
     }
 
+    mdcom_rec_park(m);
     for (;;) {
         uint32_t snap;
         int64_t slice;
