@@ -346,6 +346,31 @@ static char *api_callgrind_text(uint64_t calls, int skip_copy)
     return text;
 }
 
+int bench_api_print(FILE *out, const bench_api_result *r, int n)
+{
+    int missed = 0;
+    fprintf(out, "\n%llu calls of each API in batches of %u; ns per call\n",
+            (unsigned long long)r[0].calls, BENCH_API_BATCH);
+    fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %-20s %s\n", "api", "mode", "mean", "stddev",
+            "p50-batch", "best", "instr", "paper M4 mode/mean/sd", "target");
+    for (int a = 0; a < n; a++) {
+        char instr[16] = "-", paper[32] = "-", tg[24] = "";
+        if (!isnan(r[a].instr))
+            snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
+        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
+        if (pp)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
+        if (a < BENCH_API_N) {
+            int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
+            missed += !met;
+            snprintf(tg, sizeof(tg), "<= %.0f %s", BENCH_API_TARGET_NS, met ? "MET" : "MISSED");
+        }
+        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %-20s %s\n", r[a].api, r[a].mode_ns,
+                r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper, tg);
+    }
+    return missed;
+}
+
 /* ---- `mdcom-bench api` -------------------------------------------------- */
 
 typedef struct api_opts {
@@ -427,26 +452,7 @@ static int api_main(int argc, char **argv)
         have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
         bench_progress_end();
     }
-    int missed = 0;
-    fprintf(out, "\n%llu calls of each API in batches of %u; ns per call\n",
-            (unsigned long long)r[0].calls, BENCH_API_BATCH);
-    fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %-20s %s\n", "api", "mode", "mean", "stddev",
-            "p50-batch", "best", "instr", "paper M4 mode/mean/sd", "target");
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        char instr[16] = "-", paper[32] = "-", tg[24] = "";
-        if (!isnan(r[a].instr))
-            snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
-        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
-        if (pp)
-            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
-        if (a < BENCH_API_N) {
-            int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
-            missed += !met;
-            snprintf(tg, sizeof(tg), "<= %.0f %s", BENCH_API_TARGET_NS, met ? "MET" : "MISSED");
-        }
-        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %-20s %s\n", r[a].api, r[a].mode_ns,
-                r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper, tg);
-    }
+    int missed = bench_api_print(out, r, BENCH_API_NX);
     if (!o.no_instr && !have_instr)
         fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
     else if (have_instr)

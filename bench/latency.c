@@ -45,11 +45,11 @@ typedef struct lt_cell {
 typedef struct lt_opts {
     uint32_t sizes[LT_MAX_SIZES];
     int n_sizes;
-    uint64_t iters, warmup;
+    uint64_t iters;
     double cell_time, timeout_s;
     uint32_t rounds, hist_cap_us;
     const char *sizes_s, *trs_s;
-    int quick, no_oneway, no_rtt, strict, api;
+    int quick, no_oneway, strict, api;
     uint64_t api_calls;
     const char *cmd; /* "latency", or "pingpong" (the preset) */
     const char *json, *csv;
@@ -73,12 +73,9 @@ static const bench_opt lt_opts_tab[] = {
     BOPT(lt_opts, iters, "iters", BO_U64, 1, 1e8, "N",
          "samples per cell (default 100k up to 4 KiB, 50k, 20k,\n5k, 2k, then 500 above 1 MiB; "
          "--quick 2000 / 200)"),
-    BOPT(lt_opts, warmup, "warmup", BO_U64, 0, 1e8, "N",
-         "untimed round trips first (default iters/10, 32..5000)"),
     BOPT(lt_opts, rounds, "rounds", BO_U32, 1, 100, "R",
          "chunks per cell, round-robin over transports (default 3,\n--quick 1)"),
     BOPT(lt_opts, no_oneway, "no-oneway", BO_FLAG, 1, 0, NULL, "round trips only"),
-    BOPT(lt_opts, no_rtt, "no-rtt", BO_FLAG, 1, 0, NULL, "one way only"),
     BOPT(lt_opts, api, "api", BO_FLAG, 1, 0, NULL,
          "also time single API calls in one process (targets:\n<= 50 ns per call)"),
     BOPT(lt_opts, api, "no-api", BO_FLAG, 0, 0, NULL, "not"),
@@ -114,7 +111,6 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     const char *cmd = o->cmd;
     memset(o, 0, sizeof(*o));
     o->cmd = cmd;
-    o->warmup = UINT64_MAX;
     o->cell_time = -1;
     o->timeout_s = 5;
     o->hist_cap_us = 1000;
@@ -122,10 +118,6 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     if (rc != 0)
         return rc;
     const char *sizes = o->sizes_s, *trs = o->trs_s;
-    if (o->no_oneway && o->no_rtt) {
-        bench_err("%s: --no-oneway and --no-rtt leave nothing to measure", cmd);
-        return -1;
-    }
     if (sizes) {
         o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE, NULL);
         if (o->n_sizes < 0)
@@ -159,14 +151,13 @@ static int lt_is_peer(const bench_transport *t)
 }
 
 /* p50 of a clean cell, or 0 */
-static uint64_t lt_p50(const lt_opts *o, int t, int s, int oneway)
+static uint64_t lt_p50(int t, int s, int oneway)
 {
     if (t < 0)
         return 0;
     const lt_cell *c = &lt_cells[t][s];
     if (oneway)
         return c->ow_run && c->ow_ok && c->ow.n ? c->ow.p50 : 0;
-    (void)o;
     return c->run && !c->na && c->r.ok && c->r.st.n ? c->r.st.p50 : 0;
 }
 
@@ -339,12 +330,11 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     bench_shared_free(sh, shlen);
 }
 
-/* Untimed round trips before a cell's samples: --warmup, else samples / 10
- * within 32..5000. */
-static uint64_t lt_warmup(const lt_opts *o, uint64_t samples)
+/* Untimed round trips before a cell's samples: samples / 10 within 32..5000. */
+static uint64_t lt_warmup(uint64_t samples)
 {
     uint64_t w = samples / 10;
-    return o->warmup != UINT64_MAX ? o->warmup : w < 32 ? 32 : w > 5000 ? 5000 : w;
+    return w < 32 ? 32 : w > 5000 ? 5000 : w;
 }
 
 /* ---- one size ---------------------------------------------------------------------- */
@@ -364,7 +354,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         c->run = 1;
         c->na = size < bench_tr_min_size(o->tr[t]) || size > bench_tr_max_size(o->tr[t]);
         c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
-        if (c->na || o->no_rtt)
+        if (c->na)
             continue;
         buf[t] = malloc(c->samples * sizeof(uint64_t));
         if (!buf[t]) {
@@ -373,7 +363,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
             goto out;
         }
     }
-    for (unsigned r = 0; r < o->rounds && !o->no_rtt; r++) {
+    for (unsigned r = 0; r < o->rounds; r++) {
         for (unsigned t = 0; t < o->n_tr; t++) {
             lt_cell *c = &lt_cells[t][s];
             if (c->na || failed[t] || nbuf[t] >= c->samples)
@@ -382,7 +372,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                            bench_fmt_size(b1, sizeof(b1), size), o->tr[t]->name, r + 1, o->rounds);
             uint64_t left = c->samples - nbuf[t];
             uint64_t chunk = (left + (o->rounds - r) - 1) / (o->rounds - r);
-            uint64_t warm = lt_warmup(o, c->samples);
+            uint64_t warm = lt_warmup(c->samples);
             warm /= o->rounds;
             bench_rt_opts ro = {.size = size,
                                 .max_size = size,
@@ -402,7 +392,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         lt_cell *c = &lt_cells[t][s];
         if (c->r.na)
             c->na = 1;
-        if (c->na || o->no_rtt)
+        if (c->na)
             continue;
         bench_stats_compute(buf[t], nbuf[t], &c->r.st);
         c->r.ok = !failed[t] && c->r.integrity == 0 && c->r.failures == 0;
@@ -415,7 +405,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                 continue;
             bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
                            o->tr[t]->name);
-            uint64_t warm = lt_warmup(o, c->samples);
+            uint64_t warm = lt_warmup(c->samples);
             lt_oneway(o, h, (int)t, s, c->samples, warm);
             if (bench_interrupted)
                 goto out;
@@ -452,8 +442,8 @@ static lt_rowv lt_rowv_of(const lt_opts *o, unsigned t, int s, int ow)
                  .failures = ow ? c->ow_failures : c->r.failures};
     int b = bench_tr_index(o->tr, o->n_tr, tr->baseline);
     int m = bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr));
-    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(o, b, s, ow)) : NAN;
-    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, m, s, ow));
+    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(b, s, ow)) : NAN;
+    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(m, s, ow));
     return r;
 }
 
@@ -464,8 +454,7 @@ static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv 
         for (unsigned t = 0; t < o->n_tr; t++)
             for (int ow = 0; ow < 2; ow++) {
                 const bench_transport *tr = o->tr[t];
-                if (!lt_cells[t][s].run ||
-                    (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
+                if (!lt_cells[t][s].run || (ow && (o->no_oneway || !bench_tr_carries(tr))))
                     continue;
                 lt_rowv r = lt_rowv_of(o, t, s, ow);
                 fn(o, &r, out);
@@ -509,7 +498,7 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
 {
     char b[24];
     for (int oneway = 0; oneway < 2; oneway++) {
-        if (oneway ? o->no_oneway : o->no_rtt)
+        if (oneway && o->no_oneway)
             continue;
         fprintf(out, "\n== %s %s ==\n", bench_fmt_size(b, sizeof(b), o->sizes[s]),
                 oneway ? "one way" : "round trip");
@@ -540,9 +529,9 @@ static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m
     double worst = NAN;
     uint32_t worst_size = 0;
     for (int s = 0; s < o->n_sizes; s++) {
-        uint64_t pp = lt_p50(o, p, s, 0), best = m < 0 ? 0 : lt_p50(o, m, s, 0);
+        uint64_t pp = lt_p50(p, s, 0), best = m < 0 ? 0 : lt_p50(m, s, 0);
         for (unsigned k = 0; k < o->n_tr && m < 0; k++) {
-            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50(o, (int)k, s, 0) : 0;
+            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50((int)k, s, 0) : 0;
             if (v && (!best || v < best))
                 best = v;
         }
@@ -570,8 +559,8 @@ static bench_target *lt_ratio_target(const lt_opts *o, bench_target *t, const ch
     char b1[24], b2[24], n1[24], n2[24];
     int ia = bench_idx_u32(o->sizes, o->n_sizes, sa);
     int ib = bench_idx_u32(o->sizes, o->n_sizes, sb);
-    uint64_t va = ia < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, a), ia, 0);
-    uint64_t vb = ib < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, b), ib, 0);
+    uint64_t va = ia < 0 ? 0 : lt_p50(bench_tr_index(o->tr, o->n_tr, a), ia, 0);
+    uint64_t vb = ib < 0 ? 0 : lt_p50(bench_tr_index(o->tr, o->n_tr, b), ib, 0);
     bench_target_new(t, limit, NULL, "%s p50 %s / %s p50 %s", a, bench_fmt_size(n1, sizeof(n1), sa),
                      b, bench_fmt_size(n2, sizeof(n2), sb));
     bench_target_eval(t, lt_ratio(va, vb), at_least);
@@ -626,26 +615,19 @@ static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *
     unsigned integ = 0;
     int rc = bench_api_run(calls, api, &integ);
     *integrity += integ;
-    fprintf(out, "\n== api: mean cost of one call (single process, batches of %u) ==\n",
-            BENCH_API_BATCH);
     if (rc != 0) {
         *failures += !integ;
-        fprintf(out, "ERROR (messages above)\n");
+        fprintf(out, "\n== api: ERROR (messages above)\n");
         return 0;
     }
-    fprintf(out, "%-9s %10s %10s %11s %11s\n", "api", "calls", "mean", "p50-batch", "best-batch");
+    fprintf(out, "\n== api: mean cost of one call (single process) ==");
+    bench_api_print(out, api, BENCH_API_N);
     for (int a = 0; a < BENCH_API_N; a++) {
-        fprintf(out, "%-9s %10llu %7.1f ns %8.1f ns %8.1f ns\n", api[a].api,
-                (unsigned long long)api[a].calls, api[a].mean_ns, api[a].p50_ns, api[a].best_ns);
-        bench_target *t = &tg[a];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
+        bench_target *t = bench_target_new(&tg[a], BENCH_API_TARGET_NS, "ns",
+                                           "api %s mean ns per call", api[a].api);
+        bench_target_eval(t, api[a].mean_ns, 0);
         snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", api[a].mean_ns,
                  (unsigned long long)api[a].calls);
-        snprintf(t->unit, sizeof(t->unit), "ns");
-        t->value = api[a].mean_ns;
-        t->limit = BENCH_API_TARGET_NS;
-        t->state = t->value <= t->limit ? BT_MET : BT_MISSED;
     }
     return BENCH_API_N;
 }
@@ -749,7 +731,7 @@ static int lt_main(int argc, char **argv)
     for (unsigned t = 0; t < o.n_tr; t++)
         n_ow += bench_tr_carries(o.tr[t]);
     bench_progress_plan((uint64_t)o.n_sizes *
-                        ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
+                        (o.n_tr * o.rounds + (o.no_oneway ? 0 : n_ow)));
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
         if (lt_measure_size(&o, &r.h, s) != 0) {

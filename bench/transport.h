@@ -259,33 +259,11 @@ int bench_rt_stop(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *
 void *bench_shared_alloc(size_t len);
 void bench_shared_free(void *p, size_t len);
 
-/* Payload stamping helpers for copying transports. */
-static inline void bench_stamp(unsigned char *p, uint32_t size, uint32_t seq)
-{
-    __builtin_memcpy(p, &seq, 4);
-    if (size >= 8)
-        __builtin_memcpy(p + size - 4, &seq, 4);
-}
 static inline uint32_t bench_head(const void *p)
 {
     uint32_t v;
     __builtin_memcpy(&v, p, 4);
     return v;
-}
-static inline uint32_t bench_tail(const unsigned char *p, uint32_t size)
-{
-    uint32_t v;
-    __builtin_memcpy(&v, p + size - 4, 4);
-    return v;
-}
-/* 1 when head (and tail for size >= 8) carry seq. */
-static inline int bench_stamp_ok(const unsigned char *p, uint32_t size, uint32_t seq)
-{
-    uint32_t h, t = seq;
-    __builtin_memcpy(&h, p, 4);
-    if (size >= 8)
-        __builtin_memcpy(&t, p + size - 4, 4);
-    return h == seq && t == seq;
 }
 
 /* seq in a message of any size >= 1: the first min(4, size) bytes (LE) and,
