@@ -1,23 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * events.c - `mdcom-bench events`: the cost of waiting through a pollable fd
- * and a wait set (include/mdcom/events.h), against the futex path and the
- * raw futex baseline, in the same run.
- *
- *   round trip, 64 B, two processes pinned to two CPUs, blocking (no spin):
- *     raw-futex   a shared word, FUTEX_WAIT / FUTEX_WAKE (the floor)
- *     futex       mdcom_fifoch_send / recv, MDCOM_NO_SPIN (the futex path)
- *     futex+spin  the same with the default adaptive spin (for reference)
- *     waitset     mdcom_waitset_wait on the reply channel, recv MDCOM_POLL
- *     fd-epoll    epoll_wait on mdcom_fifoch_fd, recv, mdcom_fd_clear
- *   target: fd-epoll p50 <= 1.3 x futex p50
- *
- *   32 channels, 32 client threads in one process doing blocking round trips,
- *   served by the other process with 32 threads (one per channel, blocking
- *   recv) or with one thread and a wait set: aggregate round trips / s.
- *   target: wait set >= 0.8 x 32 threads
- *
- * Also the helper thread's cost: its wake-ups and evaluations per round trip.
+ * events.c - `mdcom-bench events`: waiting through a pollable fd and a wait
+ * set (include/mdcom/events.h) against the futex path and a raw futex, 64 B
+ * blocking round trips; 32 channels served by one thread with a wait set
+ * against 32 threads. Method and targets: docs/benchmarks.md, `events`.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * reap.c - `mdcom-bench reap`: what a dead sender costs the survivor.
- *
- * Per queue depth N (default 1 Ki and 64 Ki) and repetition:
- *   parent (master, receiver)          child (remote, sender)
- *   mdcom_init, channel of N blocks
- *   fork ----------------------------> mdcom_init, alloc + enqueue N messages
- *                                      (seq 1..N): the pool is empty, the
- *                                      queue full; says so on a pipe, pauses
- *   K timed mdcom_sense_process(b)     (alive: the call without a dead peer)
- *   SIGKILL, waitpid
- *   one timed mdcom_sense_process(b)   (finds the sender dead and reaps it)
- *   K timed calls again                (no dead peer, queue still full)
- *   receive: all N messages, in order, then nothing
- * mdcom_sense_process scans the process table (and audits) on every call,
- * unthrottled, so the calls with and without a dead peer do the same scan;
- * the ratio is what reaping adds.
+ * reap.c - `mdcom-bench reap`: what a dead sender costs the survivor. A
+ * child fills a channel of N blocks and is killed; the parent times
+ * mdcom_sense_process with and without the dead peer, then receives all N
+ * messages in order. Method: docs/benchmarks.md, `reap`.
  */
 #include <errno.h>
 #include <math.h>

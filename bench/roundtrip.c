@@ -1,24 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * roundtrip.c - the loops over the message interface, written once:
- * two-process sessions and the round trip of a (transport, size) cell.
- *
- *   parent (side A)                child (side B, fork)
- *   setup()  (shared state)
- *   fork ---------------------->   pin to cpu_b, attach, fn_b, detach,
- *   pin to cpu_a, attach                _exit(status)
- *   fn_a, detach
- *   waitpid (bounded, then SIGKILL)
- *   teardown()
- *
- * Round trip (bench_rt_chunk, one chunk of a cell = one session):
- *   A: warm-up, then timed: t0 = now; stamp seq, send, receive the reply,
- *      check it; t1 = now; sample = t1 - t0. Then a 4-byte STOP.
- *   B: receive, check length and stamps (seq = last + 1), send the same
- *      bytes back, until STOP.
- * A transport with peek/release is read in place (no copy out): B answers
- * from where the message arrived, then releases it, and A checks the reply
- * there (a zero-copy receiver frees its block after answering).
+ * two-process sessions (setup, fork, pin, attach, one function per side,
+ * detach, bounded reap, teardown) and the round trip of a (transport, size)
+ * cell (A stamps seq, sends, receives the reply and checks it; B answers
+ * with the same bytes until a 4-byte STOP; peek/release transports are read
+ * in place). Method: docs/benchmarks.md, "Method common to all scenarios".
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,18 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_ext.c - peer transports measured by an external program (bench/peers/):
- * a peer whose library has no C interface runs each cell in its own program,
- * which reports raw round-trip samples (statistics are computed here, as for
- * every other transport) or one streaming result.
- *
  *   PROG rtt SIZE SAMPLES WARMUP BUDGET_NS CPU_A CPU_B
  *        stdout: one little-endian u64 (ns) per recorded round trip
  *   PROG stream SIZE MSGS WINDOW BUDGET_NS CPU_A CPU_B
  *        stdout: "msgs bytes wall_ns lost corrupt"
  *   exit status: 0 ok, 1 integrity error, other: failure
- *
- * A program that is not built makes its cells n/a, with one message saying
- * how to build it.
+ * Statistics are computed here, as for every transport; a program that is
+ * not built makes its cells n/a.
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,27 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_mdcom.c - the libmdcom transports: FIFO channels (copy and zero copy)
- * and SMEM channels as a one-slot mailbox.
- *
- * One region per cell or session (mdcfg.h): domain "a" (master, side A, the
- * measuring parent) and "b" (remote, side B, the child), per bench channel a
- * FIFO "f<c>" A -> B and "r<c>" B -> A, block_size = the largest message,
- * block_count = the depth asked for (>= 2; 8 for round trips).
- *
- *   copy: mdcom_fifoch_send / mdcom_fifoch_recv, the payload copied in and
- *         out.
- *   zc:   get, write the seq header only, enqueue(len = size), notify, then
- *         alloc the block for the next message (a zero-copy sender owns its
- *         next buffer ahead of time, as the raw baseline owns its buffer, so
- *         alloc is not on the round trip; its cost is in the api section);
- *         the receiver dequeues and gets (peek), checks seq and len, answers
- *         with a new block on the other channel, then frees (release) it and
- *         notifies its channel (as mdcom.h asks of receivers: it wakes senders
- *         waiting for a block; with nobody waiting it is a fence and a load).
- *   poll: never sleeps: MDCOM_POLL calls in a loop with a pause (yielding
- *         every 64 pauses when several threads share the CPUs).
- *   block: mdcom_fifoch_set_spin(MDCOM_NO_SPIN), then blocking calls with the
- *         timeout: every wait that is not already satisfied sleeps.
+ * tr_mdcom.c - the libmdcom transports: FIFO channels (copy: send/recv; zero
+ * copy: send/peek/release, the sender's next block allocated ahead) and SMEM
+ * channels as a one-slot mailbox; poll never sleeps, block disables the spin.
+ * One region per session (mdcfg.h). Method: docs/benchmarks.md, "Transports".
  */
 #include <errno.h>
 #include <sched.h>
