@@ -382,12 +382,10 @@ typedef struct api_opts {
 static const bench_opt api_opts_tab[] = {
     BOPT(api_opts, calls, "calls", BO_U64, 1, 1e9, "N",
          "at least N calls of each API (default 1M, --quick 64k)"),
-    BOPT(api_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "64k calls each"),
     BOPT(api_opts, no_instr, "no-instr", BO_FLAG, 1, 0, NULL, "skip the callgrind run"),
     BOPT(api_opts, quiet, "quiet", BO_FLAG, 1, 0, NULL, "no text (the callgrind child run)"),
     BOPT(api_opts, skip_copy, "skip-copy", BO_FLAG, 1, 0, NULL, "skip the copy API rows"),
-    BOPT(api_opts, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout)"),
-    BOPT(api_opts, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)"),
+    BENCH_OUT_OPTS(api_opts),
     BOPT(api_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
     {0},
 };

@@ -63,9 +63,7 @@ static const bench_opt tm_opts_tab[] = {
     BOPT(tm_opts, no_sync, "no-sync", BO_FLAG, 1, 0, NULL, "skip the synchronization test"),
     BOPT(tm_opts, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",
          "a wait longer than this is an error (default 5)"),
-    BOPT(tm_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),
-    BOPT(tm_opts, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout)"),
-    BOPT(tm_opts, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)"),
+    BENCH_OUT_OPTS(tm_opts),
     {0},
 };
 
@@ -94,34 +92,57 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
 
 /* ---- message processing ----------------------------------------------------------- */
 
-typedef struct tm_msg_arg {
-    bench_rt_side s; /* first: side B's argument */
-    const tm_opts *o;
-    tm_res *r;
-} tm_msg_arg;
-
-/* Side A: warm-up, then round trips counted per period. */
-static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+/* 1000 untimed iterations of iter(arg), then iterations counted per period
+ * into r; *total: all iterations made. 0 or iter's error. */
+static int tm_periods(const tm_opts *o, tm_res *r, int (*iter)(void *), void *arg,
+                      uint64_t *total)
 {
-    tm_msg_arg *a = arg;
     int rc = 0;
-    for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
-        rc = bench_rt_one(ops, ctx, side, &a->s);
-    for (unsigned per = 0; per < a->o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(a->o->period * 1e9), n = 0, now = t0;
+    for (unsigned i = 0; i < 1000 && rc == 0; i++, ++*total)
+        rc = iter(arg);
+    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
         while (rc == 0) {
             for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = bench_rt_one(ops, ctx, side, &a->s);
+                rc = iter(arg);
             now = bench_now_ns();
             if (now >= end || bench_interrupted)
                 break;
         }
+        *total += n;
         if (rc == 0) {
-            a->r->score[per] = n;
-            a->r->seconds[per] = (double)(now - t0) / 1e9;
-            a->r->n = per + 1;
+            r->score[per] = n;
+            r->seconds[per] = (double)(now - t0) / 1e9;
+            r->n = per + 1;
         }
     }
+    return rc;
+}
+
+typedef struct tm_msg_arg {
+    bench_rt_side s; /* first: side B's argument */
+    const tm_opts *o;
+    tm_res *r;
+    const bench_msg_ops *ops;
+    void *ctx;
+    int side;
+} tm_msg_arg;
+
+static int tm_rt(void *arg)
+{
+    tm_msg_arg *a = arg;
+    return bench_rt_one(a->ops, a->ctx, a->side, &a->s);
+}
+
+/* Side A: round trips counted per period. */
+static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
+{
+    tm_msg_arg *a = arg;
+    uint64_t total = 0;
+    a->ops = ops;
+    a->ctx = ctx;
+    a->side = side;
+    int rc = tm_periods(a->o, a->r, tm_rt, a, &total);
     int src = bench_rt_stop(ops, ctx, side, &a->s);
     return rc ? rc : src;
 }
@@ -162,8 +183,9 @@ typedef struct tm_lock {
     int64_t timeout_ns;
 } tm_lock;
 
-static inline int tm_iter(tm_lock *l)
+static int tm_iter(void *arg)
 {
+    tm_lock *l = arg;
     if (l->kind == 0) {
         int rc = mdcom_smemch_lock(l->ch, l->timeout_ns);
         if (rc != 0)
@@ -267,24 +289,8 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         sched_yield();
     }
     uint64_t total_a = 0;
-    for (unsigned i = 0; i < 1000 && rc == 0; i++, total_a++) /* warm-up */
-        rc = tm_iter(&l);
-    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
-        while (rc == 0) {
-            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = tm_iter(&l);
-            now = bench_now_ns();
-            if (now >= end || bench_interrupted)
-                break;
-        }
-        total_a += n;
-        if (rc == 0) {
-            r->score[per] = n;
-            r->seconds[per] = (double)(now - t0) / 1e9;
-            r->n = per + 1;
-        }
-    }
+    if (rc == 0)
+        rc = tm_periods(o, r, tm_iter, &l, &total_a);
     /* release: B stops */
     atomic_store_explicit(&sh->stop, 1, memory_order_release);
     int code = bench_reap(pid, tmo + 1000000000LL, r->name);
