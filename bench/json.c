@@ -4,7 +4,6 @@
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "bench.h"
@@ -91,47 +90,45 @@ void bench_json_obj_end(bench_json *j) { json_close(j, '}'); }
 void bench_json_arr_begin(bench_json *j, const char *key) { json_open(j, key, '['); }
 void bench_json_arr_end(bench_json *j) { json_close(j, ']'); }
 
-/* A scalar member: printf(fmt, ...) as its value. */
-static void __attribute__((format(printf, 3, 4))) scalar(bench_json *j, const char *key,
-                                                         const char *fmt, ...)
-{
-    va_list ap;
-    if (!member(j, key))
-        return;
-    va_start(ap, fmt);
-    vfprintf(j->f, fmt, ap);
-    va_end(ap);
-}
-
 void bench_json_str(bench_json *j, const char *key, const char *val)
 {
-    if (!val)
-        scalar(j, key, "%s", "null");
-    else if (member(j, key))
+    if (!member(j, key))
+        return;
+    if (val)
         put_string(j->f, val);
+    else
+        fputs("null", j->f);
 }
 
 void bench_json_u64(bench_json *j, const char *key, uint64_t val)
 {
-    scalar(j, key, "%" PRIu64, val);
+    if (!member(j, key))
+        return;
+    fprintf(j->f, "%" PRIu64, val);
 }
 
 void bench_json_i64(bench_json *j, const char *key, int64_t val)
 {
-    scalar(j, key, "%" PRId64, val);
-}
-
-void bench_json_bool(bench_json *j, const char *key, int val)
-{
-    scalar(j, key, "%s", val ? "true" : "false");
+    if (!member(j, key))
+        return;
+    fprintf(j->f, "%" PRId64, val);
 }
 
 void bench_json_dbl(bench_json *j, const char *key, double val)
 {
+    if (!member(j, key))
+        return;
     if (isfinite(val))
-        scalar(j, key, "%.6g", val);
+        fprintf(j->f, "%.6g", val);
     else
-        scalar(j, key, "%s", "null");
+        fputs("null", j->f);
+}
+
+void bench_json_bool(bench_json *j, const char *key, int val)
+{
+    if (!member(j, key))
+        return;
+    fputs(val ? "true" : "false", j->f);
 }
 
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s)

@@ -92,57 +92,34 @@ static int tm_parse(int argc, char **argv, tm_opts *o)
 
 /* ---- message processing ----------------------------------------------------------- */
 
-/* 1000 untimed iterations of iter(arg), then iterations counted per period
- * into r; *total: all iterations made. 0 or iter's error. */
-static int tm_periods(const tm_opts *o, tm_res *r, int (*iter)(void *), void *arg,
-                      uint64_t *total)
-{
-    int rc = 0;
-    for (unsigned i = 0; i < 1000 && rc == 0; i++, ++*total)
-        rc = iter(arg);
-    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
-        while (rc == 0) {
-            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = iter(arg);
-            now = bench_now_ns();
-            if (now >= end || bench_interrupted)
-                break;
-        }
-        *total += n;
-        if (rc == 0) {
-            r->score[per] = n;
-            r->seconds[per] = (double)(now - t0) / 1e9;
-            r->n = per + 1;
-        }
-    }
-    return rc;
-}
-
 typedef struct tm_msg_arg {
     bench_rt_side s; /* first: side B's argument */
     const tm_opts *o;
     tm_res *r;
-    const bench_msg_ops *ops;
-    void *ctx;
-    int side;
 } tm_msg_arg;
 
-static int tm_rt(void *arg)
-{
-    tm_msg_arg *a = arg;
-    return bench_rt_one(a->ops, a->ctx, a->side, &a->s);
-}
-
-/* Side A: round trips counted per period. */
+/* Side A: warm-up, then round trips counted per period. */
 static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     tm_msg_arg *a = arg;
-    uint64_t total = 0;
-    a->ops = ops;
-    a->ctx = ctx;
-    a->side = side;
-    int rc = tm_periods(a->o, a->r, tm_rt, a, &total);
+    int rc = 0;
+    for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
+        rc = bench_rt_one(ops, ctx, side, &a->s);
+    for (unsigned per = 0; per < a->o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(a->o->period * 1e9), n = 0, now = t0;
+        while (rc == 0) {
+            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                rc = bench_rt_one(ops, ctx, side, &a->s);
+            now = bench_now_ns();
+            if (now >= end || bench_interrupted)
+                break;
+        }
+        if (rc == 0) {
+            a->r->score[per] = n;
+            a->r->seconds[per] = (double)(now - t0) / 1e9;
+            a->r->n = per + 1;
+        }
+    }
     int src = bench_rt_stop(ops, ctx, side, &a->s);
     return rc ? rc : src;
 }
@@ -183,9 +160,8 @@ typedef struct tm_lock {
     int64_t timeout_ns;
 } tm_lock;
 
-static int tm_iter(void *arg)
+static inline int tm_iter(tm_lock *l)
 {
-    tm_lock *l = arg;
     if (l->kind == 0) {
         int rc = mdcom_smemch_lock(l->ch, l->timeout_ns);
         if (rc != 0)
@@ -289,8 +265,24 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         sched_yield();
     }
     uint64_t total_a = 0;
-    if (rc == 0)
-        rc = tm_periods(o, r, tm_iter, &l, &total_a);
+    for (unsigned i = 0; i < 1000 && rc == 0; i++, total_a++) /* warm-up */
+        rc = tm_iter(&l);
+    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        while (rc == 0) {
+            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                rc = tm_iter(&l);
+            now = bench_now_ns();
+            if (now >= end || bench_interrupted)
+                break;
+        }
+        total_a += n;
+        if (rc == 0) {
+            r->score[per] = n;
+            r->seconds[per] = (double)(now - t0) / 1e9;
+            r->n = per + 1;
+        }
+    }
     /* release: B stops */
     atomic_store_explicit(&sh->stop, 1, memory_order_release);
     int code = bench_reap(pid, tmo + 1000000000LL, r->name);
