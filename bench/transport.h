@@ -147,9 +147,7 @@ const char *bench_mdcom_ref(const bench_transport *t);
 void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_transport *t,
                       double r_base, double r_mdcom);
 
-/* ------------------------------------------------------------------ */
-/* Runner                                                                */
-/* ------------------------------------------------------------------ */
+/* ---- Runner ---------------------------------------------------------------------------------- */
 typedef struct bench_rt_opts {
     uint32_t size, max_size;
     uint64_t samples;    /* round trips to record                         */
@@ -210,9 +208,7 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
 int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
                 int64_t timeout_ns, const char *name);
 
-/* ------------------------------------------------------------------ */
-/* Two-process sessions over the message interface (roundtrip.c)         */
-/* ------------------------------------------------------------------ */
+/* ---- Two-process sessions over the message interface (roundtrip.c) --------------------------- */
 /* fn runs in the process of `side` after attach; it returns 0,
  * BENCH_RT_MISMATCH or < 0. arg must live in MAP_SHARED memory for results
  * the child writes (bench_shared_alloc). */
