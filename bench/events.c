@@ -328,20 +328,44 @@ static double run_tp(mdcom_t *m, int use_ws, double secs)
 typedef struct ev_opts {
     uint32_t iters;
     double secs;
+    int quick;
+    const char *json, *csv;
+    double p50[N_MODES], p99[N_MODES], tp[2]; /* results, us and round trips / s */
 } ev_opts;
 
 static const bench_opt ev_opts_tab[] = {
-    BOPT(ev_opts, iters, "iters", BO_U32, 1, 1e8, "N", "round trips per wait mode (default 20000)"),
-    BOPT(ev_opts, secs, "seconds", BO_DBL, 1e-3, 3600, "S", "streaming time (default 1)"),
+    BOPT(ev_opts, iters, "iters", BO_U32, 1, 1e8, "N",
+         "round trips per wait mode (default 20000, --quick 2000)"),
+    BOPT(ev_opts, secs, "seconds", BO_DBL, 1e-3, 3600, "S",
+         "32-channel streaming time (default 1, --quick 0.2)"),
+    BENCH_OUT_OPTS(ev_opts),
     {0},
 };
 
+static void ev_rows(bench_row *w, void *arg)
+{
+    const ev_opts *o = arg;
+    for (int md = 0; md < N_MODES + 2; md++) {
+        const char *name = md < N_MODES ? mode_name[md] : md == N_MODES ? "32-threads" : "waitset-1";
+        w->k = (bench_csv_key){.scenario = "events", .transport = name, .size = MSG,
+                               .mode = md < N_MODES ? "rtt" : "throughput"};
+        bench_json_obj_begin(w->j, NULL);
+        bench_json_str(w->j, "path", name);
+        if (md < N_MODES) {
+            bench_row_num(w, "p50_us", "p50", o->p50[md], "us");
+            bench_row_num(w, "p99_us", "p99", o->p99[md], "us");
+        } else {
+            bench_row_num(w, "round_trips_per_s", "round_trips_per_s", o->tp[md - N_MODES], "1/s");
+        }
+        bench_json_obj_end(w->j);
+    }
+}
+
 static int events_main(int argc, char **argv)
 {
-    ev_opts eo = {.iters = 20000, .secs = 1.0};
-    bench_cpus cpus;
+    ev_opts eo = {0};
     uint64_t *lat;
-    double p50[N_MODES], p99[N_MODES], tp[2];
+    double *p50 = eo.p50, *p99 = eo.p99, *tp = eo.tp;
     struct side s = {0};
     pid_t pid;
     int st;
@@ -349,8 +373,14 @@ static int events_main(int argc, char **argv)
                            &bench_cmd_events);
     if (prc >= 0)
         return prc;
-    int iters = (int)eo.iters;
-    double secs = eo.secs;
+    int iters = (int)(eo.iters ? eo.iters : eo.quick ? 2000 : 20000);
+    double secs = eo.secs ? eo.secs : eo.quick ? 0.2 : 1.0;
+    bench_run rn = {.cmd = "events", .json = eo.json, .csv = eo.csv, .quick = eo.quick,
+                    .rows = ev_rows, .arg = &eo};
+    if (bench_run_begin(&rn))
+        return BENCH_EXIT_USAGE;
+    signal(SIGINT, SIG_DFL); /* the loops do not poll bench_interrupted */
+    signal(SIGTERM, SIG_DFL);
     char region[32];
     bench_unique_name(region, sizeof(region), "mdevb");
     bench_mdcfg_fill(&g_mc, region, NCH, MDCOM_CHAN_FIFO, MSG, 4);
@@ -358,13 +388,11 @@ static int events_main(int argc, char **argv)
     lat = calloc((size_t)iters, sizeof *lat);
     if (g_sh == MAP_FAILED || !lat)
         return BENCH_EXIT_ERROR;
-    bench_cpus_detect(&cpus);
     pid = fork();
     if (pid == 0) {
-        bench_pin_self(cpus.cpu[1]);
+        bench_pin_self(rn.h.cpus.cpu[1]);
         _exit(child(iters));
     }
-    bench_pin_self(cpus.cpu[0]);
     {
         mdcom_init_opts o = {.attach_timeout_ns = 0};
         int r = mdcom_init(&s.m, &g_mc.cfg, 0, &o);
@@ -376,8 +404,7 @@ static int events_main(int argc, char **argv)
     }
     mdcom_fifoch_at(s.m, 1, &s.in);
     mdcom_fifoch_at(s.m, 0, &s.out);
-    printf("mdcom-bench events: 64 B blocking round trip, %d iterations; %s\n", iters,
-           cpus.pinned ? "pinned to two CPUs" : "not pinned");
+    fprintf(rn.out, "64 B blocking round trip, %d iterations\n", iters);
     for (int md = 0; md < N_MODES; md++) {
         uint32_t seq;
         if (md == M_RAW) {
@@ -415,22 +442,25 @@ static int events_main(int argc, char **argv)
     tp[1] = run_tp(s.m, 1, secs);
     waitpid(pid, &st, 0);
     mdcom_term(s.m);
-    printf("%-12s %10s %10s %12s\n", "path", "p50 us", "p99 us", "p50/futex");
+    fprintf(rn.out, "%-12s %10s %10s %12s\n", "path", "p50 us", "p99 us", "p50/futex");
     for (int md = 0; md < N_MODES; md++)
-        printf("%-12s %10.2f %10.2f %12.2f\n", mode_name[md], p50[md], p99[md],
-               p50[md] / p50[M_FUTEX]);
-    printf("target fd-epoll <= 1.3 x futex p50: %.2fx %s\n", p50[M_FD] / p50[M_FUTEX],
-           p50[M_FD] / p50[M_FUTEX] <= 1.3 ? "MET" : "MISSED");
-    printf("32 channels, blocking round trips/s: 32 threads %.0f, 1 thread + wait set %.0f\n",
-           tp[0], tp[1]);
-    printf("target wait set >= 0.8 x 32 threads: %.2fx %s\n", tp[1] / tp[0],
-           tp[1] / tp[0] >= 0.8 ? "MET" : "MISSED");
+        fprintf(rn.out, "%-12s %10.2f %10.2f %12.2f\n", mode_name[md], p50[md], p99[md],
+                p50[md] / p50[M_FUTEX]);
+    fprintf(rn.out, "32 channels, blocking round trips/s: 32 threads %.0f, 1 thread + wait set %.0f\n",
+            tp[0], tp[1]);
     free(lat);
     if (!WIFEXITED(st) || WEXITSTATUS(st)) {
         bench_err("peer process failed");
-        return BENCH_EXIT_ERROR;
+        rn.failures++;
     }
-    return BENCH_EXIT_OK;
+    bench_target tg[2];
+    bench_target_new(&tg[0], 1.3, NULL, "fd-epoll p50 / futex p50");
+    bench_target_eval(&tg[0], p50[M_FD] / p50[M_FUTEX], 0);
+    bench_target_new(&tg[1], 0.8, NULL, "32 channels: wait set / 32 threads round trips/s");
+    bench_target_eval(&tg[1], tp[1] / tp[0], 1);
+    snprintf(tg[0].detail, sizeof(tg[0].detail), "%.2f us / %.2f us", p50[M_FD], p50[M_FUTEX]);
+    snprintf(tg[1].detail, sizeof(tg[1].detail), "%.0f / %.0f", tp[1], tp[0]);
+    return bench_run_end(&rn, 0, tg, 2, 0);
 }
 
 

@@ -621,15 +621,7 @@ static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *
         return 0;
     }
     fprintf(out, "\n== api: mean cost of one call (single process) ==");
-    bench_api_print(out, api, BENCH_API_N);
-    for (int a = 0; a < BENCH_API_N; a++) {
-        bench_target *t = bench_target_new(&tg[a], BENCH_API_TARGET_NS, "ns",
-                                           "api %s mean ns per call", api[a].api);
-        bench_target_eval(t, api[a].mean_ns, 0);
-        snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", api[a].mean_ns,
-                 (unsigned long long)api[a].calls);
-    }
-    return BENCH_API_N;
+    return bench_api_report(out, api, BENCH_API_N, tg);
 }
 
 static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
