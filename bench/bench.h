@@ -314,12 +314,6 @@ int bench_run_begin(bench_run *r);
  * on an integrity or other error, 3 on a missed target when strict, else 0. */
 int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, int strict);
 
-/* 1-us histogram of sorted samples: up to max_bins (bin, count) pairs of the
- * non-empty bins, in bin order; samples at or above bin_cap us count in the
- * last pair with bin = bin_cap. Returns the number of pairs. */
-size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
-                     uint64_t *counts, size_t max_bins);
-
 /* Size lists of log2 steps lo..hi (both powers of two). Count. */
 int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi);
 

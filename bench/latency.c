@@ -2,7 +2,7 @@
 /*
  * latency.c - `mdcom-bench latency` (and its preset `pingpong`): round-trip
  * and one-way latency of every transport, 1 B .. 16 MiB, percentiles, 1-us
- * histograms and CDF points, ratios to the baselines and to mdcom, targets.
+ * CDF points, ratios to the baselines and to mdcom, targets.
  * Method: docs/benchmarks.md, `latency`.
  */
 #include <errno.h>
@@ -17,29 +17,26 @@
 #define LT_MAX_SIZES 32
 #define LT_MAX_TR 24
 #define LT_MAX_SIZE (16u * 1024u * 1024u)
-#define LT_HIST_PAIRS 4096
 
 /* CDF points: these percentiles of the samples (the report's 64 B CDF) */
 static const double lt_cdf_p[] = {0.1, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90,
                                   95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
 #define LT_NCDF (sizeof(lt_cdf_p) / sizeof(lt_cdf_p[0]))
 
-typedef struct lt_hist {
-    size_t n;
-    uint32_t *bin;
-    uint64_t *cnt;
-    uint64_t cdf[LT_NCDF]; /* ns at lt_cdf_p (all 0 without samples) */
-} lt_hist;
+/* ns at lt_cdf_p (all 0 without samples) */
+typedef struct lt_cdf {
+    uint64_t ns[LT_NCDF];
+} lt_cdf;
 
 typedef struct lt_cell {
     int run, na;           /* na: size outside what the transport takes */
     uint64_t samples;
     bench_rt_result r;     /* round trips                               */
-    lt_hist h;
+    lt_cdf h;
     int ow_run, ow_ok;
     unsigned ow_integrity, ow_failures;
     bench_stats ow;
-    lt_hist oh;
+    lt_cdf oh;
 } lt_cell;
 
 typedef struct lt_opts {
@@ -47,7 +44,7 @@ typedef struct lt_opts {
     int n_sizes;
     uint64_t iters;
     double cell_time, timeout_s;
-    uint32_t rounds, hist_cap_us;
+    uint32_t rounds;
     const char *sizes_s, *trs_s;
     int quick, no_oneway, strict, api;
     uint64_t api_calls;
@@ -81,8 +78,6 @@ static const bench_opt lt_opts_tab[] = {
     BOPT(lt_opts, api, "no-api", BO_FLAG, 0, 0, NULL, "not"),
     BOPT(lt_opts, api_calls, "api-calls", BO_U64, 1, 1e9, "N",
          "calls per API (default 1M, --quick 64k)"),
-    BOPT(lt_opts, hist_cap_us, "hist-cap", BO_U32, 1, 1e6, "US",
-         "histogram bins of 1 us up to US (default 1000); slower\nsamples count in the last bin"),
     BOPT(lt_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
     {0},
 };
@@ -113,7 +108,6 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
     o->cmd = cmd;
     o->cell_time = -1;
     o->timeout_s = 5;
-    o->hist_cap_us = 1000;
     int rc = bench_opts_parse(cmd, lt_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
@@ -163,28 +157,10 @@ static uint64_t lt_p50(int t, int s, int oneway)
 
 static double lt_ratio(uint64_t a, uint64_t b) { return a && b ? (double)a / (double)b : NAN; }
 
-static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t cap)
+static void lt_cdf_make(lt_cdf *h, const uint64_t *sorted, size_t n)
 {
-    h->bin = malloc(LT_HIST_PAIRS * sizeof(*h->bin));
-    h->cnt = malloc(LT_HIST_PAIRS * sizeof(*h->cnt));
-    if (!h->bin || !h->cnt) {
-        free(h->bin);
-        free(h->cnt);
-        h->bin = NULL;
-        h->cnt = NULL;
-        h->n = 0;
-        return;
-    }
-    h->n = bench_hist_us(sorted, n, cap, h->bin, h->cnt, LT_HIST_PAIRS);
     for (size_t i = 0; i < LT_NCDF && n; i++)
-        h->cdf[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
-}
-
-static void lt_hist_free(lt_hist *h)
-{
-    free(h->bin);
-    free(h->cnt);
-    memset(h, 0, sizeof(*h));
+        h->ns[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
 }
 
 /* ---- one way ------------------------------------------------------------------------ */
@@ -324,7 +300,7 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     if (rc == BENCH_SESSION_NA)
         c->na = 1;
     bench_stats_compute(ow_a.out, ow_a.n, &c->ow);
-    lt_hist_make(&c->oh, ow_a.out, ow_a.n, o->hist_cap_us);
+    lt_cdf_make(&c->oh, ow_a.out, ow_a.n);
     free(ow_a.out);
     ow_a.out = NULL;
     bench_shared_free(sh, shlen);
@@ -396,7 +372,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
             continue;
         bench_stats_compute(buf[t], nbuf[t], &c->r.st);
         c->r.ok = !failed[t] && c->r.integrity == 0 && c->r.failures == 0;
-        lt_hist_make(&c->h, buf[t], nbuf[t], o->hist_cap_us);
+        lt_cdf_make(&c->h, buf[t], nbuf[t]);
     }
     if (!o->no_oneway) {
         for (unsigned t = 0; t < o->n_tr; t++) {
@@ -427,7 +403,7 @@ typedef struct lt_rowv {
     const lt_cell *c;
     int s, ow, ok;
     const bench_stats *st;
-    const lt_hist *h;
+    const lt_cdf *h;
     unsigned integrity, failures;
     double r_base, r_mdcom; /* p50 ratios */
 } lt_rowv;
@@ -624,24 +600,17 @@ static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *
     return bench_api_report(out, api, BENCH_API_N, tg);
 }
 
-static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
+/* The CDF points as "hist" (the report's distribution plots read it). */
+static void lt_json_cdf(bench_json *j, const lt_cdf *h)
 {
-    bench_json_obj_begin(j, key);
-    bench_json_arr_begin(j, "bin_us");
-    for (size_t i = 0; i < h->n; i++)
-        bench_json_u64(j, NULL, h->bin[i]);
-    bench_json_arr_end(j);
-    bench_json_arr_begin(j, "count");
-    for (size_t i = 0; i < h->n; i++)
-        bench_json_u64(j, NULL, h->cnt[i]);
-    bench_json_arr_end(j);
+    bench_json_obj_begin(j, "hist");
     bench_json_arr_begin(j, "cdf_pct");
     for (size_t i = 0; i < LT_NCDF; i++)
         bench_json_dbl(j, NULL, lt_cdf_p[i]);
     bench_json_arr_end(j);
     bench_json_arr_begin(j, "cdf_ns");
     for (size_t i = 0; i < LT_NCDF; i++)
-        bench_json_u64(j, NULL, h->cdf[i]);
+        bench_json_u64(j, NULL, h->ns[i]);
     bench_json_arr_end(j);
     bench_json_obj_end(j);
 }
@@ -657,7 +626,6 @@ static void lt_json_config(bench_json *j, void *arg)
     bench_json_dbl(j, "cell_time_s", o->cell_time);
     bench_json_u64(j, "rounds", o->rounds);
     bench_json_dbl(j, "timeout_s", o->timeout_s);
-    bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
 }
 
 static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
@@ -690,7 +658,7 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
         bench_row_num(w, "p50_ratio_to_baseline", r->tr->baseline ? "p50_ratio_to_baseline" : NULL,
                       r->r_base, "x");
         bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom", r->r_mdcom, "x");
-        lt_json_hist(w->j, "hist", r->h);
+        lt_json_cdf(w->j, r->h);
     }
     bench_json_obj_end(w->j);
 }
@@ -745,13 +713,7 @@ static int lt_main(int argc, char **argv)
     unsigned ntg = rc ? 0 : lt_targets(&o, tg);
     if (o.api && !rc) /* single calls, one process: their cost against the target */
         ntg += lt_api(out, &o, tg + ntg, &r.integrity, &r.failures);
-    rc = bench_run_end(&r, rc, tg, ntg, o.strict);
-    for (int s = 0; s < o.n_sizes; s++)
-        for (unsigned t = 0; t < o.n_tr; t++) {
-            lt_hist_free(&lt_cells[t][s].h);
-            lt_hist_free(&lt_cells[t][s].oh);
-        }
-    return rc;
+    return bench_run_end(&r, rc, tg, ntg, o.strict);
 }
 
 /* `pingpong`: the preset in front of the user's options (getopt: the last
@@ -775,7 +737,7 @@ static int lt_pingpong_main(int argc, char **argv)
 #define LT_ABOUT                                                                                   \
     "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"                \
     "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"                     \
-    "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
+    "warm-up, CDF points, the ratio to the raw baseline and to mdcom.\n"
 #define LT_MORE                                                                                    \
     "`mdcom-bench pingpong` is latency with the preset\n  " PINGPONG_PRESET_TEXT "\n"              \
     "(later options override it): the same cells, the same code, the same figures.\n"
@@ -785,5 +747,5 @@ BENCH_CMD(pingpong, "pingpong",
           lt_pingpong_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);
 
 BENCH_CMD(latency, "latency",
-          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
+          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, CDF",
           lt_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * out.c - what the scenario subcommands share: host description, progress
- * line, CSV rows, output files, histograms, transport lists.
+ * line, CSV rows, output files, transport lists.
  */
 #include <errno.h>
 #include <math.h>
@@ -282,28 +282,7 @@ void bench_close_out(FILE *f, const char *path, unsigned *failures)
     }
 }
 
-/* ---- histogram / sizes ------------------------------------------------------------- */
-
-size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
-                     uint64_t *counts, size_t max_bins)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        uint64_t b = sorted[i] / 1000u;
-        if (b > bin_cap)
-            b = bin_cap;
-        size_t j = i;
-        while (j < n && (sorted[j] / 1000u >= bin_cap ? bin_cap : sorted[j] / 1000u) == b)
-            j++;
-        if (k == max_bins)
-            break;
-        bins[k] = (uint32_t)b;
-        counts[k] = j - i;
-        k++;
-        i = j;
-    }
-    return k;
-}
+/* ---- sizes ---------------------------------------------------------------------------------- */
 
 int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi)
 {
