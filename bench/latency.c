@@ -165,145 +165,38 @@ static void lt_cdf_make(lt_cdf *h, const uint64_t *sorted, size_t n)
 
 /* ---- one way ------------------------------------------------------------------------ */
 
-typedef struct ow_shared {
-    uint32_t size;
-    uint64_t warm, samples, budget_ns;
-    uint64_t t1[]; /* written by B, indexed by seq - 1 */
-} ow_shared;
-
-static int ow_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    ow_shared *sh = arg;
-    uint32_t cap = sh->size < 4 ? 4 : sh->size;
-    unsigned char *buf = malloc(cap);
-    if (!buf)
-        return -ENOMEM;
-    uint64_t max_seq = sh->warm + sh->samples;
-    int rc = 0;
-    for (uint32_t expect = 1;; expect++) {
-        int n = bench_recv(ops, ctx, side, 0, buf, cap);
-        uint64_t t1 = bench_now_ns();
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 4 && bench_head(buf) == BENCH_SEQ_STOP)
-            break;
-        if ((uint32_t)n != sh->size || !bench_check_any(buf, sh->size, expect)) {
-            bench_err("one-way: message %u: length %d (expected %u) or stamps wrong", expect, n,
-                      sh->size);
-            rc = BENCH_RT_MISMATCH;
-            break;
-        }
-        if (expect <= max_seq)
-            sh->t1[expect - 1] = t1;
-        rc = ops->send(ctx, side, 0, &expect, 4);
-        if (rc != 0)
-            break;
-    }
-    free(buf);
-    return rc;
-}
-
-typedef struct ow_a_arg {
-    ow_shared *sh;
-    uint64_t *out; /* samples */
-    size_t n;
-} ow_a_arg;
-
-static ow_a_arg ow_a; /* the parent's private side of the session */
-
-static int ow_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    ow_shared *sh = arg;
-    uint32_t cap = sh->size < 4 ? 4 : sh->size;
-    unsigned char *buf = malloc(cap);
-    uint64_t *t0 = malloc((sh->warm + sh->samples) * sizeof(*t0));
-    if (!buf || !t0) {
-        free(buf);
-        free(t0);
-        return -ENOMEM;
-    }
-    memset(buf, 0x5a, cap);
-    int rc = 0;
-    uint64_t m0 = 0;
-    uint32_t seq = 0;
-    ow_a.n = 0;
-    for (uint64_t i = 0; i < sh->warm + sh->samples; i++) {
-        seq = (uint32_t)(i + 1);
-        bench_stamp_any(buf, sh->size, seq);
-        if (i == sh->warm)
-            m0 = bench_now_ns();
-        t0[i] = bench_now_ns();
-        rc = ops->send(ctx, side, 0, buf, sh->size);
-        if (rc != 0)
-            break;
-        uint32_t ack = 0;
-        int n = bench_recv(ops, ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 4)
-            memcpy(&ack, buf, 4);
-        if (n != 4 || ack != seq) {
-            bench_err("one-way: ack %u (len %d) for message %u", ack, n, seq);
-            rc = BENCH_RT_MISMATCH;
-            break;
-        }
-        if (i >= sh->warm) {
-            uint64_t t1 = sh->t1[i]; /* written by B before it sent the ack */
-            ow_a.out[ow_a.n++] = t1 > t0[i] ? t1 - t0[i] : 0;
-            if (bench_interrupted)
-                break;
-            if (sh->budget_ns && bench_now_ns() - m0 > sh->budget_ns)
-                break;
-        } else if (sh->budget_ns && i >= 32 && m0 == 0 &&
-                   bench_now_ns() - t0[0] > sh->budget_ns / 4) {
-            sh->warm = i + 1; /* warm-up budget spent: B sees only the indices */
-        }
-    }
-    if (rc == 0) {
-        uint32_t stop = BENCH_SEQ_STOP;
-        memcpy(buf, &stop, 4);
-        rc = ops->send(ctx, side, 0, buf, 4);
-    }
-    free(buf);
-    free(t0);
-    return rc;
-}
-
+/* One way (docs/benchmarks.md): the round-trip loop with side B stamping
+ * each arrival into shared memory and answering with a 4-byte ack. */
 static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint64_t samples,
                       uint64_t warm)
 {
     lt_cell *c = &lt_cells[t][s];
-    uint32_t size = o->sizes[s];
-    size_t shlen = sizeof(ow_shared) + (warm + samples) * sizeof(uint64_t);
-    ow_shared *sh = bench_shared_alloc(shlen);
-    ow_a.out = malloc(samples * sizeof(uint64_t));
+    size_t t1len = (warm + samples) * sizeof(uint64_t);
+    uint64_t *t0 = malloc(samples * sizeof(uint64_t)), *t1 = bench_shared_alloc(t1len);
+    bench_rt_result r = {0};
+    size_t n = 0;
     c->ow_run = 1;
-    if (!sh || !ow_a.out) {
+    if (!t0 || !t1) {
         bench_err("%s: out of memory for one-way samples", o->cmd);
         c->ow_failures++;
-        bench_shared_free(sh, shlen);
-        free(ow_a.out);
-        return;
+    } else {
+        bench_rt_opts ro = {.size = o->sizes[s], .max_size = o->sizes[s], .samples = samples,
+                            .warmup = warm, .budget_ns = (uint64_t)(o->cell_time * 1e9),
+                            .timeout_ns = (int64_t)(o->timeout_s * 1e9),
+                            .cpu_ping = h->cpus.cpu[0], .cpu_pong = h->cpus.cpu[1], .t1 = t1};
+        c->ow_ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, &r) == 0;
+        c->na |= r.na;
+        c->ow_integrity = r.integrity;
+        c->ow_failures = r.failures;
+        for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
+            uint64_t a = t1[r.warmup_done + k];
+            t0[k] = a > t0[k] ? a - t0[k] : 0;
+        }
+        bench_stats_compute(t0, n, &c->ow);
+        lt_cdf_make(&c->oh, t0, n);
     }
-    sh->size = size;
-    sh->warm = warm;
-    sh->samples = samples;
-    sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, size < 4 ? 4 : size, 8,
-                                o->timeout_s, ow_side_a, ow_side_b, sh);
-    int rc = bench_msg_session(&j, &c->ow_integrity, &c->ow_failures);
-    c->ow_ok = rc == 0;
-    if (rc == BENCH_SESSION_NA)
-        c->na = 1;
-    bench_stats_compute(ow_a.out, ow_a.n, &c->ow);
-    lt_cdf_make(&c->oh, ow_a.out, ow_a.n);
-    free(ow_a.out);
-    ow_a.out = NULL;
-    bench_shared_free(sh, shlen);
+    free(t0);
+    bench_shared_free(t1, t1len);
 }
 
 /* Untimed round trips before a cell's samples: samples / 10 within 32..5000. */

@@ -156,6 +156,10 @@ typedef struct bench_rt_opts {
                             warm-up stops after a quarter of it          */
     int64_t timeout_ns;  /* per wait; also bounds the peer's exit        */
     int cpu_ping, cpu_pong; /* -1 = not pinned                           */
+    /* one way: side B copies each message out, writes the time it arrived
+     * to t1[seq - 1] (MAP_SHARED, warmup + samples entries) and answers
+     * with a 4-byte ack; the samples are then the send times (t0) */
+    uint64_t *t1;
 } bench_rt_opts;
 
 typedef struct bench_rt_result {
@@ -245,6 +249,7 @@ int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void 
 typedef struct bench_rt_side {
     uint32_t size, seq;
     unsigned char *buf;
+    uint64_t *t1; /* one way (bench_rt_opts.t1), or NULL */
 } bench_rt_side;
 int bench_rt_side_init(bench_rt_side *s, uint32_t size);
 int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg);
