@@ -5,6 +5,7 @@
  * instructions per call from callgrind. `latency --api` and the `api`
  * subcommand. Method: docs/benchmarks.md, `api`.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -248,36 +249,24 @@ const bench_api_paper *bench_api_paper_of(const char *call)
     return NULL;
 }
 
-/* Inclusive instruction count of function fn in callgrind_annotate output. */
+/* Inclusive instruction count of function fn in callgrind_annotate output:
+ * the leading number ("1,234 (...)  file:fn [obj]") of fn's line. */
 static double api_ir_of(const char *annot, const char *fn)
 {
     size_t fl = strlen(fn);
-    for (const char *line = annot; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        for (const char *p = line; p + fl <= line + len; p++) {
-            p = memchr(p, fn[0], (size_t)(line + len - p));
-            if (!p || p + fl > line + len)
-                break;
-            if (memcmp(p, fn, fl) == 0 && (p == line || p[-1] == ':' || p[-1] == ' ') &&
-                (p + fl == line + len || p[fl] == ' ' || p[fl] == '\'' || p[fl] == '[' || p[fl] == '\n')) {
-                /* leading number with thousands separators */
-                double v = 0;
-                int digits = 0;
-                for (const char *q = line; q < line + len; q++) {
-                    if (*q >= '0' && *q <= '9') {
-                        v = v * 10 + (*q - '0');
-                        digits++;
-                    } else if (*q == ',' || (*q == ' ' && !digits)) {
-                        continue;
-                    } else {
-                        break;
-                    }
-                }
-                return digits ? v : NAN;
+    for (const char *l = annot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *p = strstr(l, fn), *nl = strchr(l, '\n');
+        if (!p || (nl && p > nl) || (p > l && p[-1] != ':' && p[-1] != ' ') ||
+            (p[fl] && !strchr(" '[\n", p[fl])))
+            continue;
+        double v = 0;
+        int digits = 0;
+        for (const char *q = l; q < p && (*q == ',' || (*q == ' ' && !digits) || isdigit((unsigned char)*q)); q++)
+            if (isdigit((unsigned char)*q)) {
+                v = v * 10 + (*q - '0');
+                digits++;
             }
-        }
-        line = nl ? nl + 1 : NULL;
+        return digits ? v : NAN;
     }
     return NAN;
 }
