@@ -261,7 +261,8 @@ static double api_ir_of(const char *annot, const char *fn)
             continue;
         double v = 0;
         int digits = 0;
-        for (const char *q = l; q < p && (*q == ',' || (*q == ' ' && !digits) || isdigit((unsigned char)*q)); q++)
+        for (const char *q = l;
+             q < p && (*q == ',' || (*q == ' ' && !digits) || isdigit((unsigned char)*q)); q++)
             if (isdigit((unsigned char)*q)) {
                 v = v * 10 + (*q - '0');
                 digits++;
