@@ -308,7 +308,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     *np = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (tr_fits(bench_transports[i], need_msg))
+            if (tr_fits(bench_transports[i], need_msg) && !bench_transports[i]->hidden)
                 out[n++] = bench_transports[i];
         *np = n;
         return 0;

@@ -104,6 +104,7 @@ typedef struct bench_transport {
     /* A peer measured by an external program (tr_ext.c): its path, and how
      * to build it. */
     const char *ext, *ext_build;
+    int hidden; /* chosen by name only, not by 'all' (the wait paths of `events`) */
 } bench_transport;
 
 /* Ops of a transport file whose functions are <p>_setup, <p>_attach,
