@@ -22,11 +22,11 @@
 #define RP_MSG 64u
 
 typedef struct rp_opts {
-    const char *depths_s, *trs_s, *json, *csv;
+    const char *depths_s, *json, *csv;
     uint32_t depths[RP_MAX_DEPTHS];
     int n_depths;
     uint32_t reps, calls;
-    double cell_time, timeout_s;
+    double timeout_s;
     int quick;
 } rp_opts;
 
@@ -45,7 +45,9 @@ static const bench_opt rp_tab[] = {
     BOPT(rp_opts, reps, "reps", BO_U32, 1, 16, "N", "kills per depth (default 3, --quick 1)"),
     BOPT(rp_opts, calls, "calls", BO_U32, 1, 1e6, "N",
          "timed calls without a dead peer, before and after\n(default 1000, --quick 100)"),
-    BENCH_COMMON_OPTS(rp_opts),
+    BOPT(rp_opts, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",
+         "a wait longer than this is an error (default 5)"),
+    BENCH_OUT_OPTS(rp_opts),
     {0},
 };
 
@@ -298,5 +300,4 @@ BENCH_CMD(reap, "reap",
                    "messages queued) and is killed with SIGKILL; the parent times its next\n"
                    "mdcom_sense_process, which reaps it, against the same call with no dead\n"
                    "peer (same run, same full queue), then receives all N messages.\n",
-          .more = "--transports, --cell-time: not used (mdcom only, one call per kill).\n"
-                  "Exit status: 0 ok, 1 an API error or a message lost, 2 usage.\n");
+          .more = "Exit status: 0 ok, 1 an API error or a message lost, 2 usage.\n");
