@@ -168,20 +168,21 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
 /* The table as --help lines. */
 void bench_opts_usage(FILE *f, const bench_opt *tab);
 /* The options every scenario has, as table rows: BENCH_OUT_OPTS needs the
- * fields quick, json, csv of the options type, BENCH_COMMON_OPTS also
- * trs_s, cell_time, timeout_s. */
+ * fields quick, json, csv of the options type, BENCH_TIMEOUT_OPT timeout_s,
+ * BENCH_COMMON_OPTS all of them and trs_s, cell_time. */
 #define BENCH_OUT_OPTS(type)                                                                       \
     BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),                \
         BOPT(type, json, "json", BO_STR, 0, 0, "FILE",                                             \
              "results as JSON ('-' = stdout, text to stderr)"),                                   \
         BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
+#define BENCH_TIMEOUT_OPT(type)                                                                    \
+    BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                      \
+         "a wait longer than this is an error (default 5)")
 #define BENCH_COMMON_OPTS(type)                                                                    \
     BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST", "comma separated, or 'all'"),            \
         BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
              "at most S seconds per cell (0 = no limit)"),                                         \
-        BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                  \
-             "a wait longer than this is an error (default 5)"),                                  \
-        BENCH_OUT_OPTS(type)
+        BENCH_TIMEOUT_OPT(type), BENCH_OUT_OPTS(type)
 /* Transports (need_msg as bench_parse_transports) and the exit statuses. */
 void bench_usage_tail(FILE *f, int need_msg);
 

@@ -45,8 +45,7 @@ static const bench_opt rp_tab[] = {
     BOPT(rp_opts, reps, "reps", BO_U32, 1, 16, "N", "kills per depth (default 3, --quick 1)"),
     BOPT(rp_opts, calls, "calls", BO_U32, 1, 1e6, "N",
          "timed calls without a dead peer, before and after\n(default 1000, --quick 100)"),
-    BOPT(rp_opts, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",
-         "a wait longer than this is an error (default 5)"),
+    BENCH_TIMEOUT_OPT(rp_opts),
     BENCH_OUT_OPTS(rp_opts),
     {0},
 };

@@ -61,20 +61,14 @@ static const bench_opt tm_opts_tab[] = {
          "mdcom-copy-block,\nraw-spin,raw-futex,pipe,unix-seqpacket,mq; 'all')"),
     BOPT(tm_opts, no_msg, "no-message", BO_FLAG, 1, 0, NULL, "skip the message processing test"),
     BOPT(tm_opts, no_sync, "no-sync", BO_FLAG, 1, 0, NULL, "skip the synchronization test"),
-    BOPT(tm_opts, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",
-         "a wait longer than this is an error (default 5)"),
+    BENCH_TIMEOUT_OPT(tm_opts),
     BENCH_OUT_OPTS(tm_opts),
     {0},
 };
 
+/* o: the defaults, then the options */
 static int tm_parse(int argc, char **argv, tm_opts *o)
 {
-    memset(o, 0, sizeof(*o));
-    o->period = -1;
-    o->periods = 1;
-    o->timeout_s = 5;
-    o->trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
-               "raw-futex,pipe,unix-seqpacket,mq";
     int rc = bench_opts_parse("thread-metric", tm_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
@@ -392,7 +386,9 @@ static void tm_rows(bench_row *w, void *arg)
 
 static int tm_main(int argc, char **argv)
 {
-    tm_opts o;
+    tm_opts o = {.period = -1, .periods = 1, .timeout_s = 5,
+                 .trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
+                          "raw-futex,pipe,unix-seqpacket,mq"};
     int prc = bench_parsed(tm_parse(argc, argv, &o), &bench_cmd_thread_metric);
     if (prc >= 0)
         return prc;
