@@ -66,24 +66,6 @@ static const bench_opt tm_opts_tab[] = {
     {0},
 };
 
-/* o: the defaults, then the options */
-static int tm_parse(int argc, char **argv, tm_opts *o)
-{
-    int rc = bench_opts_parse("thread-metric", tm_opts_tab, o, argc, argv);
-    if (rc != 0)
-        return rc;
-    const char *trs = o->trs_s;
-    if (o->no_msg && o->no_sync) {
-        bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
-        return -1;
-    }
-    if (bench_parse_transports(trs, o->tr, &o->n_tr, TM_MAX_TR, 0, "thread-metric") != 0)
-        return -1;
-    if (o->period < 0)
-        o->period = o->quick ? 0.5 : 30.0;
-    return 0;
-}
-
 /* ---- message processing ----------------------------------------------------------- */
 
 typedef struct tm_msg_arg {
@@ -389,9 +371,17 @@ static int tm_main(int argc, char **argv)
     tm_opts o = {.period = -1, .periods = 1, .timeout_s = 5,
                  .trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
                           "raw-futex,pipe,unix-seqpacket,mq"};
-    int prc = bench_parsed(tm_parse(argc, argv, &o), &bench_cmd_thread_metric);
-    if (prc >= 0)
+    int prc = bench_opts_parse("thread-metric", tm_opts_tab, &o, argc, argv);
+    if (prc == 0 && o.no_msg && o.no_sync) {
+        bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
+        prc = -1;
+    }
+    if (prc == 0 && bench_parse_transports(o.trs_s, o.tr, &o.n_tr, TM_MAX_TR, 0, "thread-metric"))
+        prc = -1;
+    if ((prc = bench_parsed(prc, &bench_cmd_thread_metric)) >= 0)
         return prc;
+    if (o.period < 0)
+        o.period = o.quick ? 0.5 : 30.0;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
                     .json_config = tm_json_config,
                     .rows = tm_rows, .arg = &o};
