@@ -101,13 +101,10 @@ static uint64_t bench_default_samples(uint32_t size, int quick)
     return 500u;
 }
 
+/* o: the defaults, then the options */
 static int lt_parse(int argc, char **argv, lt_opts *o)
 {
     const char *cmd = o->cmd;
-    memset(o, 0, sizeof(*o));
-    o->cmd = cmd;
-    o->cell_time = -1;
-    o->timeout_s = 5;
     int rc = bench_opts_parse(cmd, lt_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
@@ -563,7 +560,7 @@ static void lt_rows(bench_row *w, void *arg)
 
 static int lt_main(int argc, char **argv)
 {
-    lt_opts o = {.cmd = argv[0]};
+    lt_opts o = {.cmd = argv[0], .cell_time = -1, .timeout_s = 5};
     int prc = bench_parsed(lt_parse(argc, argv, &o),
                            strcmp(o.cmd, "pingpong") ? &bench_cmd_latency : &bench_cmd_pingpong);
     if (prc >= 0)
