@@ -29,14 +29,10 @@ typedef struct lt_cdf {
 } lt_cdf;
 
 typedef struct lt_cell {
-    int run, na;           /* na: size outside what the transport takes */
+    int run, na; /* na: size outside what the transport takes */
     uint64_t samples;
-    bench_rt_result r;     /* round trips                               */
-    lt_cdf h;
-    int ow_run, ow_ok;
-    unsigned ow_integrity, ow_failures;
-    bench_stats ow;
-    lt_cdf oh;
+    bench_rt_result k[2]; /* [0] round trips, [1] one way */
+    lt_cdf h[2];
 } lt_cell;
 
 typedef struct lt_opts {
@@ -147,9 +143,7 @@ static uint64_t lt_p50(int t, int s, int oneway)
     if (t < 0)
         return 0;
     const lt_cell *c = &lt_cells[t][s];
-    if (oneway)
-        return c->ow_run && c->ow_ok && c->ow.n ? c->ow.p50 : 0;
-    return c->run && !c->na && c->r.ok && c->r.st.n ? c->r.st.p50 : 0;
+    return c->run && !c->na && c->k[oneway].ok && c->k[oneway].st.n ? c->k[oneway].st.p50 : 0;
 }
 
 static double lt_ratio(uint64_t a, uint64_t b) { return a && b ? (double)a / (double)b : NAN; }
@@ -170,27 +164,24 @@ static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint6
     lt_cell *c = &lt_cells[t][s];
     size_t t1len = (warm + samples) * sizeof(uint64_t);
     uint64_t *t0 = malloc(samples * sizeof(uint64_t)), *t1 = bench_shared_alloc(t1len);
-    bench_rt_result r = {0};
+    bench_rt_result *r = &c->k[1];
     size_t n = 0;
-    c->ow_run = 1;
     if (!t0 || !t1) {
         bench_err("%s: out of memory for one-way samples", o->cmd);
-        c->ow_failures++;
+        r->failures++;
     } else {
         bench_rt_opts ro = {.size = o->sizes[s], .max_size = o->sizes[s], .samples = samples,
                             .warmup = warm, .budget_ns = (uint64_t)(o->cell_time * 1e9),
                             .timeout_ns = (int64_t)(o->timeout_s * 1e9),
                             .cpu_ping = h->cpus.cpu[0], .cpu_pong = h->cpus.cpu[1], .t1 = t1};
-        c->ow_ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, &r) == 0;
-        c->na |= r.na;
-        c->ow_integrity = r.integrity;
-        c->ow_failures = r.failures;
+        r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
+        c->na |= r->na;
         for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
-            uint64_t a = t1[r.warmup_done + k];
+            uint64_t a = t1[r->warmup_done + k];
             t0[k] = a > t0[k] ? a - t0[k] : 0;
         }
-        bench_stats_compute(t0, n, &c->ow);
-        lt_cdf_make(&c->oh, t0, n);
+        bench_stats_compute(t0, n, &r->st);
+        lt_cdf_make(&c->h[1], t0, n);
     }
     free(t0);
     bench_shared_free(t1, t1len);
@@ -248,7 +239,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                                 .timeout_ns = (int64_t)(o->timeout_s * 1e9),
                                 .cpu_ping = h->cpus.cpu[0],
                                 .cpu_pong = h->cpus.cpu[1]};
-            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->r) != 0)
+            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->k[0]) != 0)
                 failed[t] = 1;
             if (bench_interrupted)
                 goto out;
@@ -256,13 +247,13 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
     }
     for (unsigned t = 0; t < o->n_tr; t++) {
         lt_cell *c = &lt_cells[t][s];
-        if (c->r.na)
-            c->na = 1;
+        bench_rt_result *r = &c->k[0];
+        c->na |= r->na;
         if (c->na)
             continue;
-        bench_stats_compute(buf[t], nbuf[t], &c->r.st);
-        c->r.ok = !failed[t] && c->r.integrity == 0 && c->r.failures == 0;
-        lt_cdf_make(&c->h, buf[t], nbuf[t]);
+        bench_stats_compute(buf[t], nbuf[t], &r->st);
+        r->ok = !failed[t] && r->integrity == 0 && r->failures == 0;
+        lt_cdf_make(&c->h[0], buf[t], nbuf[t]);
     }
     if (!o->no_oneway) {
         for (unsigned t = 0; t < o->n_tr; t++) {
@@ -291,10 +282,9 @@ out:
 typedef struct lt_rowv {
     const bench_transport *tr;
     const lt_cell *c;
-    int s, ow, ok;
-    const bench_stats *st;
-    const lt_cdf *h;
-    unsigned integrity, failures;
+    const bench_rt_result *k; /* c->k[ow] */
+    const bench_stats *st;    /* &k->st */
+    int s, ow;
     double r_base, r_mdcom; /* p50 ratios */
 } lt_rowv;
 
@@ -302,10 +292,7 @@ static lt_rowv lt_rowv_of(const lt_opts *o, unsigned t, int s, int ow)
 {
     const lt_cell *c = &lt_cells[t][s];
     const bench_transport *tr = o->tr[t];
-    lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
-                 .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
-                 .integrity = ow ? c->ow_integrity : c->r.integrity,
-                 .failures = ow ? c->ow_failures : c->r.failures};
+    lt_rowv r = {.tr = tr, .c = c, .k = &c->k[ow], .st = &c->k[ow].st, .s = s, .ow = ow};
     int b = bench_tr_index(o->tr, o->n_tr, tr->baseline);
     int m = bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr));
     r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(b, s, ow)) : NAN;
@@ -344,9 +331,9 @@ static void lt_row(FILE *out, const lt_opts *o, const lt_rowv *r)
                     tr->name, "-");
         return;
     }
-    if (!r->ok || st->n == 0) {
+    if (!r->k->ok || st->n == 0) {
         fprintf(out, "%-17s %8zu  ERROR: %u integrity, %u other (messages above)\n", tr->name,
-                st->n, r->integrity, r->failures);
+                st->n, r->k->integrity, r->k->failures);
         return;
     }
     char rb[40], rm[40];
@@ -522,7 +509,7 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
 {
     bench_row *w = out;
     const bench_stats *st = r->st;
-    if (!w->j && (r->c->na || !r->ok))
+    if (!w->j && (r->c->na || !r->k->ok))
         return;
     w->k = (bench_csv_key){.scenario = "latency", .transport = r->tr->name,
                            .mode = r->ow ? "oneway" : "rtt", .size = o->sizes[r->s], .n = st->n};
@@ -533,9 +520,9 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
     bench_json_u64(w->j, "size", o->sizes[r->s]);
     bench_json_bool(w->j, "na", r->c->na);
     if (!r->c->na) {
-        bench_json_bool(w->j, "ok", r->ok);
-        bench_json_u64(w->j, "integrity_errors", r->integrity);
-        bench_json_u64(w->j, "failures", r->failures);
+        bench_json_bool(w->j, "ok", r->k->ok);
+        bench_json_u64(w->j, "integrity_errors", r->k->integrity);
+        bench_json_u64(w->j, "failures", r->k->failures);
         bench_json_stats(w->j, "stats", st);
         bench_json_str(w->j, "baseline", r->tr->baseline);
         bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(r->tr));
@@ -548,7 +535,7 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
         bench_row_num(w, "p50_ratio_to_baseline", r->tr->baseline ? "p50_ratio_to_baseline" : NULL,
                       r->r_base, "x");
         bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom", r->r_mdcom, "x");
-        lt_json_cdf(w->j, r->h);
+        lt_json_cdf(w->j, &r->c->h[r->ow]);
     }
     bench_json_obj_end(w->j);
 }
@@ -594,8 +581,10 @@ static int lt_main(int argc, char **argv)
             break;
         }
         for (unsigned t = 0; t < o.n_tr; t++) {
-            r.integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
-            r.failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
+            for (int ow = 0; ow < 2; ow++) {
+                r.integrity += lt_cells[t][s].k[ow].integrity;
+                r.failures += lt_cells[t][s].k[ow].failures;
+            }
         }
         lt_print_size(out, &o, s);
     }

@@ -21,23 +21,12 @@ void bench_host_detect(bench_host *h)
     memset(h, 0, sizeof(*h));
     snprintf(h->cpu_model, sizeof(h->cpu_model), "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-            if (strncmp(line, "model name", 10) == 0) {
-                char *p = strchr(line, ':');
-                if (p) {
-                    p++;
-                    while (*p == ' ' || *p == '\t')
-                        p++;
-                    p[strcspn(p, "\n")] = '\0';
-                    snprintf(h->cpu_model, sizeof(h->cpu_model), "%s", p);
-                }
-                break;
-            }
-        }
+    char line[256];
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "model name : %127[^\n]", h->cpu_model) == 1)
+            break;
+    if (f)
         fclose(f);
-    }
     struct utsname un;
     if (uname(&un) == 0) {
         snprintf(h->kernel, sizeof(h->kernel), "%s %s", un.sysname, un.release);
