@@ -5,6 +5,7 @@
  * instructions per call from callgrind. `latency --api` and the `api`
  * subcommand. Method: docs/benchmarks.md, `api`.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -248,36 +249,25 @@ const bench_api_paper *bench_api_paper_of(const char *call)
     return NULL;
 }
 
-/* Inclusive instruction count of function fn in callgrind_annotate output. */
+/* Inclusive instruction count of function fn in callgrind_annotate output:
+ * the leading number ("1,234 (...)  file:fn [obj]") of fn's line. */
 static double api_ir_of(const char *annot, const char *fn)
 {
     size_t fl = strlen(fn);
-    for (const char *line = annot; line && *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        for (const char *p = line; p + fl <= line + len; p++) {
-            p = memchr(p, fn[0], (size_t)(line + len - p));
-            if (!p || p + fl > line + len)
-                break;
-            if (memcmp(p, fn, fl) == 0 && (p == line || p[-1] == ':' || p[-1] == ' ') &&
-                (p + fl == line + len || p[fl] == ' ' || p[fl] == '\'' || p[fl] == '[' || p[fl] == '\n')) {
-                /* leading number with thousands separators */
-                double v = 0;
-                int digits = 0;
-                for (const char *q = line; q < line + len; q++) {
-                    if (*q >= '0' && *q <= '9') {
-                        v = v * 10 + (*q - '0');
-                        digits++;
-                    } else if (*q == ',' || (*q == ' ' && !digits)) {
-                        continue;
-                    } else {
-                        break;
-                    }
-                }
-                return digits ? v : NAN;
+    for (const char *l = annot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *p = strstr(l, fn), *nl = strchr(l, '\n');
+        if (!p || (nl && p > nl) || (p > l && p[-1] != ':' && p[-1] != ' ') ||
+            (p[fl] && !strchr(" '[\n", p[fl])))
+            continue;
+        double v = 0;
+        int digits = 0;
+        for (const char *q = l;
+             q < p && (*q == ',' || (*q == ' ' && !digits) || isdigit((unsigned char)*q)); q++)
+            if (isdigit((unsigned char)*q)) {
+                v = v * 10 + (*q - '0');
+                digits++;
             }
-        }
-        line = nl ? nl + 1 : NULL;
+        return digits ? v : NAN;
     }
     return NAN;
 }
@@ -346,6 +336,32 @@ static char *api_callgrind_text(uint64_t calls, int skip_copy)
     return text;
 }
 
+unsigned bench_api_report(FILE *out, const bench_api_result *r, int n, bench_target *tg)
+{
+    fprintf(out, "\n%llu calls of each API in batches of %u; ns per call\n",
+            (unsigned long long)r[0].calls, BENCH_API_BATCH);
+    fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %s\n", "api", "mode", "mean", "stddev",
+            "p50-batch", "best", "instr", "paper M4 mode/mean/sd");
+    for (int a = 0; a < n; a++) {
+        char instr[16] = "-", paper[32] = "-";
+        if (!isnan(r[a].instr))
+            snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
+        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
+        if (pp)
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
+        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %s\n", r[a].api, r[a].mode_ns,
+                r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper);
+    }
+    for (int a = 0; a < BENCH_API_N; a++) {
+        bench_target *t = bench_target_new(&tg[a], BENCH_API_TARGET_NS, "ns",
+                                           "api %s mean ns per call", r[a].api);
+        bench_target_eval(t, r[a].mean_ns, 0);
+        snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", r[a].mean_ns,
+                 (unsigned long long)r[a].calls);
+    }
+    return BENCH_API_N;
+}
+
 /* ---- `mdcom-bench api` -------------------------------------------------- */
 
 typedef struct api_opts {
@@ -357,12 +373,10 @@ typedef struct api_opts {
 static const bench_opt api_opts_tab[] = {
     BOPT(api_opts, calls, "calls", BO_U64, 1, 1e9, "N",
          "at least N calls of each API (default 1M, --quick 64k)"),
-    BOPT(api_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "64k calls each"),
     BOPT(api_opts, no_instr, "no-instr", BO_FLAG, 1, 0, NULL, "skip the callgrind run"),
     BOPT(api_opts, quiet, "quiet", BO_FLAG, 1, 0, NULL, "no text (the callgrind child run)"),
     BOPT(api_opts, skip_copy, "skip-copy", BO_FLAG, 1, 0, NULL, "skip the copy API rows"),
-    BOPT(api_opts, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout)"),
-    BOPT(api_opts, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)"),
+    BENCH_OUT_OPTS(api_opts),
     BOPT(api_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
     {0},
 };
@@ -427,34 +441,16 @@ static int api_main(int argc, char **argv)
         have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
         bench_progress_end();
     }
-    int missed = 0;
-    fprintf(out, "\n%llu calls of each API in batches of %u; ns per call\n",
-            (unsigned long long)r[0].calls, BENCH_API_BATCH);
-    fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %-20s %s\n", "api", "mode", "mean", "stddev",
-            "p50-batch", "best", "instr", "paper M4 mode/mean/sd", "target");
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        char instr[16] = "-", paper[32] = "-", tg[24] = "";
-        if (!isnan(r[a].instr))
-            snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
-        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
-        if (pp)
-            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
-        if (a < BENCH_API_N) {
-            int met = r[a].mean_ns <= BENCH_API_TARGET_NS;
-            missed += !met;
-            snprintf(tg, sizeof(tg), "<= %.0f %s", BENCH_API_TARGET_NS, met ? "MET" : "MISSED");
-        }
-        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %-20s %s\n", r[a].api, r[a].mode_ns,
-                r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper, tg);
-    }
+    bench_target tg[BENCH_API_N];
+    unsigned ntg = bench_api_report(out, r, BENCH_API_NX, tg);
     if (!o.no_instr && !have_instr)
         fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
     else if (have_instr)
         fprintf(out, "(instr: callgrind, inclusive instructions per call of the library function)\n");
-    rc = bench_run_end(&rn, 0, NULL, 0, 0);
+    rc = bench_run_end(&rn, 0, tg, ntg, o.strict);
     if (o.quiet)
         fclose(out);
-    return rc ? rc : o.strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
+    return rc;
 }
 
 BENCH_CMD(api, "api",

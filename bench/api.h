@@ -49,6 +49,10 @@ typedef struct bench_api_result {
  * *integrity. */
 int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity);
 
+/* Print the table of r[0 .. n) with the paper's figures; the targets of the
+ * first BENCH_API_N into tg: their count. */
+unsigned bench_api_report(FILE *out, const bench_api_result *r, int n, bench_target *tg);
+
 /* The paper's table 4 (seed 003: i.MX7 Cortex-M4, RTOS side) for call
  * ("alloc", "free", "get", "notify", "enqueue", "dequeue"): ns, or NULL.
  * `api` and `--target qemu-m4 api` print it beside their own figures. */

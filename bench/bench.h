@@ -40,9 +40,7 @@ int bench_target_qemu_an521(int argc, char **argv);
 extern volatile sig_atomic_t bench_interrupted;
 void bench_catch_signals(void);
 
-/* ------------------------------------------------------------------ */
-/* Clock and CPU                                                         */
-/* ------------------------------------------------------------------ */
+/* ---- Clock and CPU --------------------------------------------------------------------------- */
 static inline uint64_t bench_now_ns(void)
 {
     struct timespec ts;
@@ -78,17 +76,13 @@ void bench_cpus_detect(bench_cpus *c);
 /* Pin the calling process to cpu (no-op for cpu < 0). 0 or -errno. */
 int bench_pin_self(int cpu);
 
-/* ------------------------------------------------------------------ */
-/* Errors and messages                                                   */
-/* ------------------------------------------------------------------ */
+/* ---- Errors and messages --------------------------------------------------------------------- */
 /* Print "mdcom-bench: <fmt>\n" to stderr. */
 void bench_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "mdcom-bench: <what>: <mdcom_strerror(rc)> (<rc>)\n". */
 void bench_err_mdcom(const char *what, int rc);
 
-/* ------------------------------------------------------------------ */
-/* Argument parsing and formatting                                       */
-/* ------------------------------------------------------------------ */
+/* ---- Argument parsing and formatting --------------------------------------------------------- */
 /* "64", "4K", "4KiB", "1M", "1MiB", "512B": binary multiples. 0 or -1. */
 int bench_parse_size(const char *s, uint64_t *out);
 /* Comma separated sizes (what NULL: bytes) or counts of `what` (messages
@@ -113,9 +107,7 @@ char *bench_read_file(const char *path);
 /* A name unique to this process and call: "<prefix>-<pid>-<n>". */
 void bench_unique_name(char *buf, size_t len, const char *prefix);
 
-/* ------------------------------------------------------------------ */
-/* Statistics (stats.c)                                                  */
-/* ------------------------------------------------------------------ */
+/* ---- Statistics (stats.c) -------------------------------------------------------------------- */
 typedef struct bench_stats {
     size_t n;
     uint64_t min, p50, p90, p99, p999, max; /* ns, nearest-rank percentiles */
@@ -127,9 +119,7 @@ void bench_stats_compute(uint64_t *samples, size_t n, bench_stats *out);
 /* Nearest-rank percentile of sorted samples (0 < p <= 100). */
 uint64_t bench_percentile(const uint64_t *sorted, size_t n, double p);
 
-/* ------------------------------------------------------------------ */
-/* JSON writer (json.c): streaming, handles commas and nesting.          */
-/* ------------------------------------------------------------------ */
+/* ---- JSON writer (json.c): streaming, handles commas and nesting. ---------------------------- */
 #define BENCH_JSON_DEPTH 16
 typedef struct bench_json {
     FILE *f;
@@ -151,9 +141,7 @@ void bench_json_bool(bench_json *j, const char *key, int val);
 /* Write a bench_stats as an object with *_ns members. */
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s);
 
-/* ------------------------------------------------------------------ */
-/* The scenario driver (driver.c): options as a table, targets            */
-/* ------------------------------------------------------------------ */
+/* ---- The scenario driver (driver.c): options as a table, targets ----------------------------- */
 enum bench_opt_kind {
     BO_FLAG, /* int field = lo                 */
     BO_STR,  /* const char * field = the text  */
@@ -179,17 +167,22 @@ typedef struct bench_opt {
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
 /* The table as --help lines. */
 void bench_opts_usage(FILE *f, const bench_opt *tab);
-/* The options every scenario has, as table rows; its options type has the
- * fields trs_s, cell_time, timeout_s, quick, json, csv. */
+/* The options every scenario has, as table rows: BENCH_OUT_OPTS needs the
+ * fields quick, json, csv of the options type, BENCH_TIMEOUT_OPT timeout_s,
+ * BENCH_COMMON_OPTS all of them and trs_s, cell_time. */
+#define BENCH_OUT_OPTS(type)                                                                       \
+    BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),                \
+        BOPT(type, json, "json", BO_STR, 0, 0, "FILE",                                             \
+             "results as JSON ('-' = stdout, text to stderr)"),                                   \
+        BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
+#define BENCH_TIMEOUT_OPT(type)                                                                    \
+    BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                      \
+         "a wait longer than this is an error (default 5)")
 #define BENCH_COMMON_OPTS(type)                                                                    \
     BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST", "comma separated, or 'all'"),            \
         BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
              "at most S seconds per cell (0 = no limit)"),                                         \
-        BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                  \
-             "a wait longer than this is an error (default 5)"),                                  \
-        BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),            \
-        BOPT(type, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout, text to stderr)"), \
-        BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
+        BENCH_TIMEOUT_OPT(type), BENCH_OUT_OPTS(type)
 /* Transports (need_msg as bench_parse_transports) and the exit statuses. */
 void bench_usage_tail(FILE *f, int need_msg);
 
@@ -238,9 +231,7 @@ bench_target *bench_target_new(bench_target *t, double limit, const char *unit, 
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
 void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);
 
-/* ------------------------------------------------------------------ */
-/* Shared pieces of the scenario subcommands (out.c)                     */
-/* ------------------------------------------------------------------ */
+/* ---- Shared pieces of the scenario subcommands (out.c) --------------------------------------- */
 typedef struct bench_host {
     char cpu_model[128];
     char kernel[160];
@@ -323,12 +314,6 @@ int bench_run_begin(bench_run *r);
  * and CSV, and the exit status: rc when non-zero (interrupted, ...), else 1
  * on an integrity or other error, 3 on a missed target when strict, else 0. */
 int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, int strict);
-
-/* 1-us histogram of sorted samples: up to max_bins (bin, count) pairs of the
- * non-empty bins, in bin order; samples at or above bin_cap us count in the
- * last pair with bin = bin_cap. Returns the number of pairs. */
-size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
-                     uint64_t *counts, size_t max_bins);
 
 /* Size lists of log2 steps lo..hi (both powers of two). Count. */
 int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi);

@@ -72,11 +72,9 @@ static const bench_opt bk_opts_tab[] = {
     {0},
 };
 
+/* o: the defaults, then the options */
 static int bk_parse(int argc, char **argv, bk_opts *o)
 {
-    memset(o, 0, sizeof(*o));
-    o->cell_time = -1;
-    o->timeout_s = 5;
     int rc = bench_opts_parse("blocks", bk_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
@@ -384,7 +382,7 @@ static void bk_json(bench_json *j, void *arg)
 
 static int bk_main(int argc, char **argv)
 {
-    bk_opts o;
+    bk_opts o = {.cell_time = -1, .timeout_s = 5};
     int prc = bench_parsed(bk_parse(argc, argv, &o), &bench_cmd_blocks);
     if (prc >= 0)
         return prc;

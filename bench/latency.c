@@ -2,7 +2,7 @@
 /*
  * latency.c - `mdcom-bench latency` (and its preset `pingpong`): round-trip
  * and one-way latency of every transport, 1 B .. 16 MiB, percentiles, 1-us
- * histograms and CDF points, ratios to the baselines and to mdcom, targets.
+ * CDF points, ratios to the baselines and to mdcom, targets.
  * Method: docs/benchmarks.md, `latency`.
  */
 #include <errno.h>
@@ -17,39 +17,32 @@
 #define LT_MAX_SIZES 32
 #define LT_MAX_TR 24
 #define LT_MAX_SIZE (16u * 1024u * 1024u)
-#define LT_HIST_PAIRS 4096
 
 /* CDF points: these percentiles of the samples (the report's 64 B CDF) */
 static const double lt_cdf_p[] = {0.1, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90,
                                   95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
 #define LT_NCDF (sizeof(lt_cdf_p) / sizeof(lt_cdf_p[0]))
 
-typedef struct lt_hist {
-    size_t n;
-    uint32_t *bin;
-    uint64_t *cnt;
-    uint64_t cdf[LT_NCDF]; /* ns at lt_cdf_p (all 0 without samples) */
-} lt_hist;
+/* ns at lt_cdf_p (all 0 without samples) */
+typedef struct lt_cdf {
+    uint64_t ns[LT_NCDF];
+} lt_cdf;
 
 typedef struct lt_cell {
-    int run, na;           /* na: size outside what the transport takes */
+    int run, na; /* na: size outside what the transport takes */
     uint64_t samples;
-    bench_rt_result r;     /* round trips                               */
-    lt_hist h;
-    int ow_run, ow_ok;
-    unsigned ow_integrity, ow_failures;
-    bench_stats ow;
-    lt_hist oh;
+    bench_rt_result k[2]; /* [0] round trips, [1] one way */
+    lt_cdf h[2];
 } lt_cell;
 
 typedef struct lt_opts {
     uint32_t sizes[LT_MAX_SIZES];
     int n_sizes;
-    uint64_t iters, warmup;
+    uint64_t iters;
     double cell_time, timeout_s;
-    uint32_t rounds, hist_cap_us;
+    uint32_t rounds;
     const char *sizes_s, *trs_s;
-    int quick, no_oneway, no_rtt, strict, api;
+    int quick, no_oneway, strict, api;
     uint64_t api_calls;
     const char *cmd; /* "latency", or "pingpong" (the preset) */
     const char *json, *csv;
@@ -73,19 +66,14 @@ static const bench_opt lt_opts_tab[] = {
     BOPT(lt_opts, iters, "iters", BO_U64, 1, 1e8, "N",
          "samples per cell (default 100k up to 4 KiB, 50k, 20k,\n5k, 2k, then 500 above 1 MiB; "
          "--quick 2000 / 200)"),
-    BOPT(lt_opts, warmup, "warmup", BO_U64, 0, 1e8, "N",
-         "untimed round trips first (default iters/10, 32..5000)"),
     BOPT(lt_opts, rounds, "rounds", BO_U32, 1, 100, "R",
          "chunks per cell, round-robin over transports (default 3,\n--quick 1)"),
     BOPT(lt_opts, no_oneway, "no-oneway", BO_FLAG, 1, 0, NULL, "round trips only"),
-    BOPT(lt_opts, no_rtt, "no-rtt", BO_FLAG, 1, 0, NULL, "one way only"),
     BOPT(lt_opts, api, "api", BO_FLAG, 1, 0, NULL,
          "also time single API calls in one process (targets:\n<= 50 ns per call)"),
     BOPT(lt_opts, api, "no-api", BO_FLAG, 0, 0, NULL, "not"),
     BOPT(lt_opts, api_calls, "api-calls", BO_U64, 1, 1e9, "N",
          "calls per API (default 1M, --quick 64k)"),
-    BOPT(lt_opts, hist_cap_us, "hist-cap", BO_U32, 1, 1e6, "US",
-         "histogram bins of 1 us up to US (default 1000); slower\nsamples count in the last bin"),
     BOPT(lt_opts, strict, "strict", BO_FLAG, 1, 0, NULL, "exit 3 when a target is missed"),
     {0},
 };
@@ -109,23 +97,14 @@ static uint64_t bench_default_samples(uint32_t size, int quick)
     return 500u;
 }
 
+/* o: the defaults, then the options */
 static int lt_parse(int argc, char **argv, lt_opts *o)
 {
     const char *cmd = o->cmd;
-    memset(o, 0, sizeof(*o));
-    o->cmd = cmd;
-    o->warmup = UINT64_MAX;
-    o->cell_time = -1;
-    o->timeout_s = 5;
-    o->hist_cap_us = 1000;
     int rc = bench_opts_parse(cmd, lt_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
     const char *sizes = o->sizes_s, *trs = o->trs_s;
-    if (o->no_oneway && o->no_rtt) {
-        bench_err("%s: --no-oneway and --no-rtt leave nothing to measure", cmd);
-        return -1;
-    }
     if (sizes) {
         o->n_sizes = bench_parse_size_list(sizes, o->sizes, LT_MAX_SIZES, 1, LT_MAX_SIZE, NULL);
         if (o->n_sizes < 0)
@@ -159,192 +138,60 @@ static int lt_is_peer(const bench_transport *t)
 }
 
 /* p50 of a clean cell, or 0 */
-static uint64_t lt_p50(const lt_opts *o, int t, int s, int oneway)
+static uint64_t lt_p50(int t, int s, int oneway)
 {
     if (t < 0)
         return 0;
     const lt_cell *c = &lt_cells[t][s];
-    if (oneway)
-        return c->ow_run && c->ow_ok && c->ow.n ? c->ow.p50 : 0;
-    (void)o;
-    return c->run && !c->na && c->r.ok && c->r.st.n ? c->r.st.p50 : 0;
+    return c->run && !c->na && c->k[oneway].ok && c->k[oneway].st.n ? c->k[oneway].st.p50 : 0;
 }
 
 static double lt_ratio(uint64_t a, uint64_t b) { return a && b ? (double)a / (double)b : NAN; }
 
-static void lt_hist_make(lt_hist *h, const uint64_t *sorted, size_t n, uint32_t cap)
+static void lt_cdf_make(lt_cdf *h, const uint64_t *sorted, size_t n)
 {
-    h->bin = malloc(LT_HIST_PAIRS * sizeof(*h->bin));
-    h->cnt = malloc(LT_HIST_PAIRS * sizeof(*h->cnt));
-    if (!h->bin || !h->cnt) {
-        free(h->bin);
-        free(h->cnt);
-        h->bin = NULL;
-        h->cnt = NULL;
-        h->n = 0;
-        return;
-    }
-    h->n = bench_hist_us(sorted, n, cap, h->bin, h->cnt, LT_HIST_PAIRS);
     for (size_t i = 0; i < LT_NCDF && n; i++)
-        h->cdf[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
-}
-
-static void lt_hist_free(lt_hist *h)
-{
-    free(h->bin);
-    free(h->cnt);
-    memset(h, 0, sizeof(*h));
+        h->ns[i] = bench_percentile(sorted, n, lt_cdf_p[i]);
 }
 
 /* ---- one way ------------------------------------------------------------------------ */
 
-typedef struct ow_shared {
-    uint32_t size;
-    uint64_t warm, samples, budget_ns;
-    uint64_t t1[]; /* written by B, indexed by seq - 1 */
-} ow_shared;
-
-static int ow_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    ow_shared *sh = arg;
-    uint32_t cap = sh->size < 4 ? 4 : sh->size;
-    unsigned char *buf = malloc(cap);
-    if (!buf)
-        return -ENOMEM;
-    uint64_t max_seq = sh->warm + sh->samples;
-    int rc = 0;
-    for (uint32_t expect = 1;; expect++) {
-        int n = bench_recv(ops, ctx, side, 0, buf, cap);
-        uint64_t t1 = bench_now_ns();
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 4 && bench_head(buf) == BENCH_SEQ_STOP)
-            break;
-        if ((uint32_t)n != sh->size || !bench_check_any(buf, sh->size, expect)) {
-            bench_err("one-way: message %u: length %d (expected %u) or stamps wrong", expect, n,
-                      sh->size);
-            rc = BENCH_RT_MISMATCH;
-            break;
-        }
-        if (expect <= max_seq)
-            sh->t1[expect - 1] = t1;
-        rc = ops->send(ctx, side, 0, &expect, 4);
-        if (rc != 0)
-            break;
-    }
-    free(buf);
-    return rc;
-}
-
-typedef struct ow_a_arg {
-    ow_shared *sh;
-    uint64_t *out; /* samples */
-    size_t n;
-} ow_a_arg;
-
-static ow_a_arg ow_a; /* the parent's private side of the session */
-
-static int ow_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
-{
-    ow_shared *sh = arg;
-    uint32_t cap = sh->size < 4 ? 4 : sh->size;
-    unsigned char *buf = malloc(cap);
-    uint64_t *t0 = malloc((sh->warm + sh->samples) * sizeof(*t0));
-    if (!buf || !t0) {
-        free(buf);
-        free(t0);
-        return -ENOMEM;
-    }
-    memset(buf, 0x5a, cap);
-    int rc = 0;
-    uint64_t m0 = 0;
-    uint32_t seq = 0;
-    ow_a.n = 0;
-    for (uint64_t i = 0; i < sh->warm + sh->samples; i++) {
-        seq = (uint32_t)(i + 1);
-        bench_stamp_any(buf, sh->size, seq);
-        if (i == sh->warm)
-            m0 = bench_now_ns();
-        t0[i] = bench_now_ns();
-        rc = ops->send(ctx, side, 0, buf, sh->size);
-        if (rc != 0)
-            break;
-        uint32_t ack = 0;
-        int n = bench_recv(ops, ctx, side, 0, buf, cap); /* mq wants cap >= its message size */
-        if (n < 0) {
-            rc = n;
-            break;
-        }
-        if (n == 4)
-            memcpy(&ack, buf, 4);
-        if (n != 4 || ack != seq) {
-            bench_err("one-way: ack %u (len %d) for message %u", ack, n, seq);
-            rc = BENCH_RT_MISMATCH;
-            break;
-        }
-        if (i >= sh->warm) {
-            uint64_t t1 = sh->t1[i]; /* written by B before it sent the ack */
-            ow_a.out[ow_a.n++] = t1 > t0[i] ? t1 - t0[i] : 0;
-            if (bench_interrupted)
-                break;
-            if (sh->budget_ns && bench_now_ns() - m0 > sh->budget_ns)
-                break;
-        } else if (sh->budget_ns && i >= 32 && m0 == 0 &&
-                   bench_now_ns() - t0[0] > sh->budget_ns / 4) {
-            sh->warm = i + 1; /* warm-up budget spent: B sees only the indices */
-        }
-    }
-    if (rc == 0) {
-        uint32_t stop = BENCH_SEQ_STOP;
-        memcpy(buf, &stop, 4);
-        rc = ops->send(ctx, side, 0, buf, 4);
-    }
-    free(buf);
-    free(t0);
-    return rc;
-}
-
+/* One way (docs/benchmarks.md): the round-trip loop with side B stamping
+ * each arrival into shared memory and answering with a 4-byte ack. */
 static void lt_oneway(const lt_opts *o, const bench_host *h, int t, int s, uint64_t samples,
                       uint64_t warm)
 {
     lt_cell *c = &lt_cells[t][s];
-    uint32_t size = o->sizes[s];
-    size_t shlen = sizeof(ow_shared) + (warm + samples) * sizeof(uint64_t);
-    ow_shared *sh = bench_shared_alloc(shlen);
-    ow_a.out = malloc(samples * sizeof(uint64_t));
-    c->ow_run = 1;
-    if (!sh || !ow_a.out) {
+    size_t t1len = (warm + samples) * sizeof(uint64_t);
+    uint64_t *t0 = malloc(samples * sizeof(uint64_t)), *t1 = bench_shared_alloc(t1len);
+    bench_rt_result *r = &c->k[1];
+    size_t n = 0;
+    if (!t0 || !t1) {
         bench_err("%s: out of memory for one-way samples", o->cmd);
-        c->ow_failures++;
-        bench_shared_free(sh, shlen);
-        free(ow_a.out);
-        return;
+        r->failures++;
+    } else {
+        bench_rt_opts ro = {.size = o->sizes[s], .max_size = o->sizes[s], .samples = samples,
+                            .warmup = warm, .budget_ns = (uint64_t)(o->cell_time * 1e9),
+                            .timeout_ns = (int64_t)(o->timeout_s * 1e9),
+                            .cpu_ping = h->cpus.cpu[0], .cpu_pong = h->cpus.cpu[1], .t1 = t1};
+        r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
+        c->na |= r->na;
+        for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
+            uint64_t a = t1[r->warmup_done + k];
+            t0[k] = a > t0[k] ? a - t0[k] : 0;
+        }
+        bench_stats_compute(t0, n, &r->st);
+        lt_cdf_make(&c->h[1], t0, n);
     }
-    sh->size = size;
-    sh->warm = warm;
-    sh->samples = samples;
-    sh->budget_ns = (uint64_t)(o->cell_time * 1e9);
-    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, size < 4 ? 4 : size, 8,
-                                o->timeout_s, ow_side_a, ow_side_b, sh);
-    int rc = bench_msg_session(&j, &c->ow_integrity, &c->ow_failures);
-    c->ow_ok = rc == 0;
-    if (rc == BENCH_SESSION_NA)
-        c->na = 1;
-    bench_stats_compute(ow_a.out, ow_a.n, &c->ow);
-    lt_hist_make(&c->oh, ow_a.out, ow_a.n, o->hist_cap_us);
-    free(ow_a.out);
-    ow_a.out = NULL;
-    bench_shared_free(sh, shlen);
+    free(t0);
+    bench_shared_free(t1, t1len);
 }
 
-/* Untimed round trips before a cell's samples: --warmup, else samples / 10
- * within 32..5000. */
-static uint64_t lt_warmup(const lt_opts *o, uint64_t samples)
+/* Untimed round trips before a cell's samples: samples / 10 within 32..5000. */
+static uint64_t lt_warmup(uint64_t samples)
 {
     uint64_t w = samples / 10;
-    return o->warmup != UINT64_MAX ? o->warmup : w < 32 ? 32 : w > 5000 ? 5000 : w;
+    return w < 32 ? 32 : w > 5000 ? 5000 : w;
 }
 
 /* ---- one size ---------------------------------------------------------------------- */
@@ -364,7 +211,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         c->run = 1;
         c->na = size < bench_tr_min_size(o->tr[t]) || size > bench_tr_max_size(o->tr[t]);
         c->samples = o->iters ? o->iters : bench_default_samples(size, o->quick);
-        if (c->na || o->no_rtt)
+        if (c->na)
             continue;
         buf[t] = malloc(c->samples * sizeof(uint64_t));
         if (!buf[t]) {
@@ -373,7 +220,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
             goto out;
         }
     }
-    for (unsigned r = 0; r < o->rounds && !o->no_rtt; r++) {
+    for (unsigned r = 0; r < o->rounds; r++) {
         for (unsigned t = 0; t < o->n_tr; t++) {
             lt_cell *c = &lt_cells[t][s];
             if (c->na || failed[t] || nbuf[t] >= c->samples)
@@ -382,7 +229,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                            bench_fmt_size(b1, sizeof(b1), size), o->tr[t]->name, r + 1, o->rounds);
             uint64_t left = c->samples - nbuf[t];
             uint64_t chunk = (left + (o->rounds - r) - 1) / (o->rounds - r);
-            uint64_t warm = lt_warmup(o, c->samples);
+            uint64_t warm = lt_warmup(c->samples);
             warm /= o->rounds;
             bench_rt_opts ro = {.size = size,
                                 .max_size = size,
@@ -392,7 +239,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                                 .timeout_ns = (int64_t)(o->timeout_s * 1e9),
                                 .cpu_ping = h->cpus.cpu[0],
                                 .cpu_pong = h->cpus.cpu[1]};
-            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->r) != 0)
+            if (bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->k[0]) != 0)
                 failed[t] = 1;
             if (bench_interrupted)
                 goto out;
@@ -400,13 +247,13 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
     }
     for (unsigned t = 0; t < o->n_tr; t++) {
         lt_cell *c = &lt_cells[t][s];
-        if (c->r.na)
-            c->na = 1;
-        if (c->na || o->no_rtt)
+        bench_rt_result *r = &c->k[0];
+        c->na |= r->na;
+        if (c->na)
             continue;
-        bench_stats_compute(buf[t], nbuf[t], &c->r.st);
-        c->r.ok = !failed[t] && c->r.integrity == 0 && c->r.failures == 0;
-        lt_hist_make(&c->h, buf[t], nbuf[t], o->hist_cap_us);
+        bench_stats_compute(buf[t], nbuf[t], &r->st);
+        r->ok = !failed[t] && r->integrity == 0 && r->failures == 0;
+        lt_cdf_make(&c->h[0], buf[t], nbuf[t]);
     }
     if (!o->no_oneway) {
         for (unsigned t = 0; t < o->n_tr; t++) {
@@ -415,7 +262,7 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
                 continue;
             bench_progress("latency %s: one way %s", bench_fmt_size(b1, sizeof(b1), size),
                            o->tr[t]->name);
-            uint64_t warm = lt_warmup(o, c->samples);
+            uint64_t warm = lt_warmup(c->samples);
             lt_oneway(o, h, (int)t, s, c->samples, warm);
             if (bench_interrupted)
                 goto out;
@@ -435,10 +282,9 @@ out:
 typedef struct lt_rowv {
     const bench_transport *tr;
     const lt_cell *c;
-    int s, ow, ok;
-    const bench_stats *st;
-    const lt_hist *h;
-    unsigned integrity, failures;
+    const bench_rt_result *k; /* c->k[ow] */
+    const bench_stats *st;    /* &k->st */
+    int s, ow;
     double r_base, r_mdcom; /* p50 ratios */
 } lt_rowv;
 
@@ -446,14 +292,11 @@ static lt_rowv lt_rowv_of(const lt_opts *o, unsigned t, int s, int ow)
 {
     const lt_cell *c = &lt_cells[t][s];
     const bench_transport *tr = o->tr[t];
-    lt_rowv r = {.tr = tr, .c = c, .s = s, .ow = ow, .ok = ow ? c->ow_ok : c->r.ok,
-                 .st = ow ? &c->ow : &c->r.st, .h = ow ? &c->oh : &c->h,
-                 .integrity = ow ? c->ow_integrity : c->r.integrity,
-                 .failures = ow ? c->ow_failures : c->r.failures};
+    lt_rowv r = {.tr = tr, .c = c, .k = &c->k[ow], .st = &c->k[ow].st, .s = s, .ow = ow};
     int b = bench_tr_index(o->tr, o->n_tr, tr->baseline);
     int m = bench_tr_index(o->tr, o->n_tr, bench_mdcom_ref(tr));
-    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(o, b, s, ow)) : NAN;
-    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(o, m, s, ow));
+    r.r_base = tr->baseline ? lt_ratio(r.st->p50, lt_p50(b, s, ow)) : NAN;
+    r.r_mdcom = lt_ratio(r.st->p50, lt_p50(m, s, ow));
     return r;
 }
 
@@ -464,8 +307,7 @@ static void lt_each(const lt_opts *o, void (*fn)(const lt_opts *, const lt_rowv 
         for (unsigned t = 0; t < o->n_tr; t++)
             for (int ow = 0; ow < 2; ow++) {
                 const bench_transport *tr = o->tr[t];
-                if (!lt_cells[t][s].run ||
-                    (ow ? (o->no_oneway || !bench_tr_carries(tr)) : o->no_rtt))
+                if (!lt_cells[t][s].run || (ow && (o->no_oneway || !bench_tr_carries(tr))))
                     continue;
                 lt_rowv r = lt_rowv_of(o, t, s, ow);
                 fn(o, &r, out);
@@ -489,9 +331,9 @@ static void lt_row(FILE *out, const lt_opts *o, const lt_rowv *r)
                     tr->name, "-");
         return;
     }
-    if (!r->ok || st->n == 0) {
+    if (!r->k->ok || st->n == 0) {
         fprintf(out, "%-17s %8zu  ERROR: %u integrity, %u other (messages above)\n", tr->name,
-                st->n, r->integrity, r->failures);
+                st->n, r->k->integrity, r->k->failures);
         return;
     }
     char rb[40], rm[40];
@@ -509,7 +351,7 @@ static void lt_print_size(FILE *out, const lt_opts *o, int s)
 {
     char b[24];
     for (int oneway = 0; oneway < 2; oneway++) {
-        if (oneway ? o->no_oneway : o->no_rtt)
+        if (oneway && o->no_oneway)
             continue;
         fprintf(out, "\n== %s %s ==\n", bench_fmt_size(b, sizeof(b), o->sizes[s]),
                 oneway ? "one way" : "round trip");
@@ -540,9 +382,9 @@ static void lt_faster_everywhere(const lt_opts *o, bench_target *t, int p, int m
     double worst = NAN;
     uint32_t worst_size = 0;
     for (int s = 0; s < o->n_sizes; s++) {
-        uint64_t pp = lt_p50(o, p, s, 0), best = m < 0 ? 0 : lt_p50(o, m, s, 0);
+        uint64_t pp = lt_p50(p, s, 0), best = m < 0 ? 0 : lt_p50(m, s, 0);
         for (unsigned k = 0; k < o->n_tr && m < 0; k++) {
-            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50(o, (int)k, s, 0) : 0;
+            uint64_t v = lt_is_mdcom_fifo(o->tr[k]) ? lt_p50((int)k, s, 0) : 0;
             if (v && (!best || v < best))
                 best = v;
         }
@@ -570,8 +412,8 @@ static bench_target *lt_ratio_target(const lt_opts *o, bench_target *t, const ch
     char b1[24], b2[24], n1[24], n2[24];
     int ia = bench_idx_u32(o->sizes, o->n_sizes, sa);
     int ib = bench_idx_u32(o->sizes, o->n_sizes, sb);
-    uint64_t va = ia < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, a), ia, 0);
-    uint64_t vb = ib < 0 ? 0 : lt_p50(o, bench_tr_index(o->tr, o->n_tr, b), ib, 0);
+    uint64_t va = ia < 0 ? 0 : lt_p50(bench_tr_index(o->tr, o->n_tr, a), ia, 0);
+    uint64_t vb = ib < 0 ? 0 : lt_p50(bench_tr_index(o->tr, o->n_tr, b), ib, 0);
     bench_target_new(t, limit, NULL, "%s p50 %s / %s p50 %s", a, bench_fmt_size(n1, sizeof(n1), sa),
                      b, bench_fmt_size(n2, sizeof(n2), sb));
     bench_target_eval(t, lt_ratio(va, vb), at_least);
@@ -626,48 +468,26 @@ static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *
     unsigned integ = 0;
     int rc = bench_api_run(calls, api, &integ);
     *integrity += integ;
-    fprintf(out, "\n== api: mean cost of one call (single process, batches of %u) ==\n",
-            BENCH_API_BATCH);
     if (rc != 0) {
         *failures += !integ;
-        fprintf(out, "ERROR (messages above)\n");
+        fprintf(out, "\n== api: ERROR (messages above)\n");
         return 0;
     }
-    fprintf(out, "%-9s %10s %10s %11s %11s\n", "api", "calls", "mean", "p50-batch", "best-batch");
-    for (int a = 0; a < BENCH_API_N; a++) {
-        fprintf(out, "%-9s %10llu %7.1f ns %8.1f ns %8.1f ns\n", api[a].api,
-                (unsigned long long)api[a].calls, api[a].mean_ns, api[a].p50_ns, api[a].best_ns);
-        bench_target *t = &tg[a];
-        memset(t, 0, sizeof(*t));
-        snprintf(t->name, sizeof(t->name), "api %s mean ns per call", api[a].api);
-        snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", api[a].mean_ns,
-                 (unsigned long long)api[a].calls);
-        snprintf(t->unit, sizeof(t->unit), "ns");
-        t->value = api[a].mean_ns;
-        t->limit = BENCH_API_TARGET_NS;
-        t->state = t->value <= t->limit ? BT_MET : BT_MISSED;
-    }
-    return BENCH_API_N;
+    fprintf(out, "\n== api: mean cost of one call (single process) ==");
+    return bench_api_report(out, api, BENCH_API_N, tg);
 }
 
-static void lt_json_hist(bench_json *j, const char *key, const lt_hist *h)
+/* The CDF points as "hist" (the report's distribution plots read it). */
+static void lt_json_cdf(bench_json *j, const lt_cdf *h)
 {
-    bench_json_obj_begin(j, key);
-    bench_json_arr_begin(j, "bin_us");
-    for (size_t i = 0; i < h->n; i++)
-        bench_json_u64(j, NULL, h->bin[i]);
-    bench_json_arr_end(j);
-    bench_json_arr_begin(j, "count");
-    for (size_t i = 0; i < h->n; i++)
-        bench_json_u64(j, NULL, h->cnt[i]);
-    bench_json_arr_end(j);
+    bench_json_obj_begin(j, "hist");
     bench_json_arr_begin(j, "cdf_pct");
     for (size_t i = 0; i < LT_NCDF; i++)
         bench_json_dbl(j, NULL, lt_cdf_p[i]);
     bench_json_arr_end(j);
     bench_json_arr_begin(j, "cdf_ns");
     for (size_t i = 0; i < LT_NCDF; i++)
-        bench_json_u64(j, NULL, h->cdf[i]);
+        bench_json_u64(j, NULL, h->ns[i]);
     bench_json_arr_end(j);
     bench_json_obj_end(j);
 }
@@ -683,14 +503,13 @@ static void lt_json_config(bench_json *j, void *arg)
     bench_json_dbl(j, "cell_time_s", o->cell_time);
     bench_json_u64(j, "rounds", o->rounds);
     bench_json_dbl(j, "timeout_s", o->timeout_s);
-    bench_json_u64(j, "hist_cap_us", o->hist_cap_us);
 }
 
 static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
 {
     bench_row *w = out;
     const bench_stats *st = r->st;
-    if (!w->j && (r->c->na || !r->ok))
+    if (!w->j && (r->c->na || !r->k->ok))
         return;
     w->k = (bench_csv_key){.scenario = "latency", .transport = r->tr->name,
                            .mode = r->ow ? "oneway" : "rtt", .size = o->sizes[r->s], .n = st->n};
@@ -701,9 +520,9 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
     bench_json_u64(w->j, "size", o->sizes[r->s]);
     bench_json_bool(w->j, "na", r->c->na);
     if (!r->c->na) {
-        bench_json_bool(w->j, "ok", r->ok);
-        bench_json_u64(w->j, "integrity_errors", r->integrity);
-        bench_json_u64(w->j, "failures", r->failures);
+        bench_json_bool(w->j, "ok", r->k->ok);
+        bench_json_u64(w->j, "integrity_errors", r->k->integrity);
+        bench_json_u64(w->j, "failures", r->k->failures);
         bench_json_stats(w->j, "stats", st);
         bench_json_str(w->j, "baseline", r->tr->baseline);
         bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(r->tr));
@@ -716,7 +535,7 @@ static void lt_out_row(const lt_opts *o, const lt_rowv *r, void *out)
         bench_row_num(w, "p50_ratio_to_baseline", r->tr->baseline ? "p50_ratio_to_baseline" : NULL,
                       r->r_base, "x");
         bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom", r->r_mdcom, "x");
-        lt_json_hist(w->j, "hist", r->h);
+        lt_json_cdf(w->j, &r->c->h[r->ow]);
     }
     bench_json_obj_end(w->j);
 }
@@ -728,7 +547,7 @@ static void lt_rows(bench_row *w, void *arg)
 
 static int lt_main(int argc, char **argv)
 {
-    lt_opts o = {.cmd = argv[0]};
+    lt_opts o = {.cmd = argv[0], .cell_time = -1, .timeout_s = 5};
     int prc = bench_parsed(lt_parse(argc, argv, &o),
                            strcmp(o.cmd, "pingpong") ? &bench_cmd_latency : &bench_cmd_pingpong);
     if (prc >= 0)
@@ -749,7 +568,7 @@ static int lt_main(int argc, char **argv)
     for (unsigned t = 0; t < o.n_tr; t++)
         n_ow += bench_tr_carries(o.tr[t]);
     bench_progress_plan((uint64_t)o.n_sizes *
-                        ((o.no_rtt ? 0 : o.n_tr * o.rounds) + (o.no_oneway ? 0 : n_ow)));
+                        (o.n_tr * o.rounds + (o.no_oneway ? 0 : n_ow)));
     int rc = 0;
     for (int s = 0; s < o.n_sizes; s++) {
         if (lt_measure_size(&o, &r.h, s) != 0) {
@@ -762,8 +581,10 @@ static int lt_main(int argc, char **argv)
             break;
         }
         for (unsigned t = 0; t < o.n_tr; t++) {
-            r.integrity += lt_cells[t][s].r.integrity + lt_cells[t][s].ow_integrity;
-            r.failures += lt_cells[t][s].r.failures + lt_cells[t][s].ow_failures;
+            for (int ow = 0; ow < 2; ow++) {
+                r.integrity += lt_cells[t][s].k[ow].integrity;
+                r.failures += lt_cells[t][s].k[ow].failures;
+            }
         }
         lt_print_size(out, &o, s);
     }
@@ -771,13 +592,7 @@ static int lt_main(int argc, char **argv)
     unsigned ntg = rc ? 0 : lt_targets(&o, tg);
     if (o.api && !rc) /* single calls, one process: their cost against the target */
         ntg += lt_api(out, &o, tg + ntg, &r.integrity, &r.failures);
-    rc = bench_run_end(&r, rc, tg, ntg, o.strict);
-    for (int s = 0; s < o.n_sizes; s++)
-        for (unsigned t = 0; t < o.n_tr; t++) {
-            lt_hist_free(&lt_cells[t][s].h);
-            lt_hist_free(&lt_cells[t][s].oh);
-        }
-    return rc;
+    return bench_run_end(&r, rc, tg, ntg, o.strict);
 }
 
 /* `pingpong`: the preset in front of the user's options (getopt: the last
@@ -801,7 +616,7 @@ static int lt_pingpong_main(int argc, char **argv)
 #define LT_ABOUT                                                                                   \
     "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"                \
     "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"                     \
-    "warm-up, a 1-us histogram, the ratio to the raw baseline and to mdcom.\n"
+    "warm-up, CDF points, the ratio to the raw baseline and to mdcom.\n"
 #define LT_MORE                                                                                    \
     "`mdcom-bench pingpong` is latency with the preset\n  " PINGPONG_PRESET_TEXT "\n"              \
     "(later options override it): the same cells, the same code, the same figures.\n"
@@ -811,5 +626,5 @@ BENCH_CMD(pingpong, "pingpong",
           lt_pingpong_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);
 
 BENCH_CMD(latency, "latency",
-          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, histograms",
+          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, CDF",
           lt_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);

@@ -55,30 +55,19 @@ static const bench_cmd *find(const char *name)
 
 int main(int argc, char **argv)
 {
-    /* Global option before the subcommand: --target linux | qemu-m4. */
-    if (argc >= 2 && strncmp(argv[1], "--target", 8) == 0 &&
-        (argv[1][8] == '\0' || argv[1][8] == '=')) {
-        const char *t = argv[1][8] == '=' ? argv[1] + 9 : (argc >= 3 ? argv[2] : NULL);
-        int used = argv[1][8] == '=' ? 1 : 2; /* argv[used]: the target's argv[0] */
-        if (!t || !*t) {
-            bench_err("--target needs a value: linux or qemu-m4");
+    /* Global option before the subcommand: --target linux | qemu-m4 | qemu-an521
+     * (the firmware targets get argv from their name on). */
+    if (argc >= 2 && strcmp(argv[1], "--target") == 0) {
+        if (argc >= 3 && strcmp(argv[2], "qemu-m4") == 0)
+            return bench_target_qemu_m4(argc - 2, argv + 2);
+        if (argc >= 3 && strcmp(argv[2], "qemu-an521") == 0) /* M33 <-> M33 */
+            return bench_target_qemu_an521(argc - 2, argv + 2);
+        if (argc < 3 || strcmp(argv[2], "linux") != 0) {
+            bench_err("--target takes linux, qemu-m4 or qemu-an521");
             return BENCH_EXIT_USAGE;
         }
-        if (strcmp(t, "qemu-m4") == 0) {
-            /* argv[0] of the target is its name; options and subcommand follow */
-            argv[used] = (char *)"qemu-m4";
-            return bench_target_qemu_m4(argc - used, argv + used);
-        }
-        if (strcmp(t, "qemu-an521") == 0) { /* M33 <-> M33 */
-            argv[used] = (char *)"qemu-an521";
-            return bench_target_qemu_an521(argc - used, argv + used);
-        }
-        if (strcmp(t, "linux") != 0) {
-            bench_err("unknown target '%s' (linux, qemu-m4)", t);
-            return BENCH_EXIT_USAGE;
-        }
-        argc -= used;
-        argv += used;
+        argc -= 2;
+        argv += 2;
         argv[0] = (char *)"mdcom-bench";
     }
     if (argc < 2) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * out.c - what the scenario subcommands share: host description, progress
- * line, CSV rows, output files, histograms, transport lists.
+ * line, CSV rows, output files, transport lists.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,23 +21,12 @@ void bench_host_detect(bench_host *h)
     memset(h, 0, sizeof(*h));
     snprintf(h->cpu_model, sizeof(h->cpu_model), "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-            if (strncmp(line, "model name", 10) == 0) {
-                char *p = strchr(line, ':');
-                if (p) {
-                    p++;
-                    while (*p == ' ' || *p == '\t')
-                        p++;
-                    p[strcspn(p, "\n")] = '\0';
-                    snprintf(h->cpu_model, sizeof(h->cpu_model), "%s", p);
-                }
-                break;
-            }
-        }
+    char line[256];
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "model name : %127[^\n]", h->cpu_model) == 1)
+            break;
+    if (f)
         fclose(f);
-    }
     struct utsname un;
     if (uname(&un) == 0) {
         snprintf(h->kernel, sizeof(h->kernel), "%s %s", un.sysname, un.release);
@@ -282,28 +271,7 @@ void bench_close_out(FILE *f, const char *path, unsigned *failures)
     }
 }
 
-/* ---- histogram / sizes ------------------------------------------------------------- */
-
-size_t bench_hist_us(const uint64_t *sorted, size_t n, uint32_t bin_cap, uint32_t *bins,
-                     uint64_t *counts, size_t max_bins)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        uint64_t b = sorted[i] / 1000u;
-        if (b > bin_cap)
-            b = bin_cap;
-        size_t j = i;
-        while (j < n && (sorted[j] / 1000u >= bin_cap ? bin_cap : sorted[j] / 1000u) == b)
-            j++;
-        if (k == max_bins)
-            break;
-        bins[k] = (uint32_t)b;
-        counts[k] = j - i;
-        k++;
-        i = j;
-    }
-    return k;
-}
+/* ---- sizes ---------------------------------------------------------------------------------- */
 
 int bench_log2_sizes(uint32_t *out, int max, uint32_t lo, uint32_t hi)
 {
@@ -329,7 +297,7 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     *np = 0;
     if (!list || strcmp(list, "all") == 0) {
         for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (tr_fits(bench_transports[i], need_msg))
+            if (tr_fits(bench_transports[i], need_msg) && !bench_transports[i]->hidden)
                 out[n++] = bench_transports[i];
         *np = n;
         return 0;

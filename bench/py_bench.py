@@ -171,57 +171,6 @@ def iox_ping(iters: int) -> list[float]:
     return lat[iters // 10:]
 
 
-def iox_zc_rx(tag: str, n: int) -> None:
-    iox2, node = iox_node()
-    svc = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/big")).publish_subscribe(
-        iox2.Slice[ctypes.c_uint8]).subscriber_max_buffer_size(4).history_size(0) \
-        .enable_safe_overflow(False).open_or_create()
-    sub = svc.subscriber_builder().create()
-    print("ready", flush=True)
-    got, last = 0, -1
-    while last != n - 1:
-        while (smp := sub.receive()) is None:
-            pass
-        v = smp.payload().as_memory_view()
-        seq = int.from_bytes(v[0:8], "little")
-        if seq <= last or int.from_bytes(v[MiB - 8:MiB], "little") != seq:
-            sys.exit(f"iceoryx2 block {seq}: bad sequence numbers")
-        got, last = got + 1, seq
-        del v, smp
-    print(got, flush=True)
-
-
-def iox_zc(n: int) -> float:
-    iox2, node = iox_node()
-    tag = f"z{os.getpid()}"
-    svc = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/big")).publish_subscribe(
-        iox2.Slice[ctypes.c_uint8]).subscriber_max_buffer_size(4).history_size(0) \
-        .enable_safe_overflow(False).open_or_create()
-    pub = svc.publisher_builder().initial_max_slice_len(MiB).create()
-    p = subprocess.Popen([sys.executable, __file__, "--role", "iox-zc-rx", "--tag", tag, "--iters",
-                          str(n)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-    time.sleep(0.2)
-    t = time.perf_counter()
-    for i in range(n):
-        while True:
-            try:
-                smp = pub.loan_slice_uninit(MiB)
-                break
-            except Exception:
-                time.sleep(0)  # all samples in flight: let the receiver run
-        v = smp.payload().as_memory_view()
-        seq = i.to_bytes(8, "little")
-        v[0:8] = seq
-        v[MiB - 8:MiB] = seq
-        del v
-        smp.assume_init().send()
-    got = int(p.stdout.readline())  # blocks the sender could not deliver are not counted
-    dt = time.perf_counter() - t
-    p.wait(timeout=60)
-    return got * MiB / dt / 1e9
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--role", default="")
@@ -231,16 +180,13 @@ def main() -> int:
     ap.add_argument("--blocks", type=int, default=2000)
     ap.add_argument("--quick", action="store_true", help="2000 round trips, 200 blocks")
     ap.add_argument("--json", default="", help="also write the rows and targets as JSON")
-    ap.add_argument("--iox-zc", action="store_true",
-                    help="also iceoryx2's 1 MiB slice stream (see docs/python.md for its known hang)")
     a = ap.parse_args()
     if a.quick and not a.role:
         a.iters, a.blocks = min(a.iters, 2000), min(a.blocks, 200)
     roles = {"mdcom-pong": lambda: mdcom_pong(a.toml, a.iters),
              "mdcom-pong-poll": lambda: mdcom_pong(a.toml, a.iters, True),
              "mdcom-zc-rx": lambda: mdcom_zc_rx(a.toml, a.iters),
-             "iox-pong": lambda: iox_pong(a.tag, a.iters),
-             "iox-zc-rx": lambda: iox_zc_rx(a.tag, a.iters)}
+             "iox-pong": lambda: iox_pong(a.tag, a.iters)}
     if a.role:
         roles[a.role]()
         return 0
@@ -269,8 +215,6 @@ def main() -> int:
     m50 = lat_row("mdcom pingpong 64 B poll", mdcom_ping(a.iters, poll=True))
     i50 = lat_row("iceoryx2 pingpong 64 B", iox_ping(a.iters)) if have_iox else None
     mz = rate_row("mdcom zero-copy 1 MiB", mdcom_zc(a.blocks))
-    if have_iox and a.iox_zc:
-        rate_row("iceoryx2 zero-copy 1 MiB", iox_zc(a.blocks))
     if i50 is not None:
         targets.append({"name": "python: mdcom poll p50 64 B / iceoryx2 p50 64 B", "value": m50 / i50,
                         "limit": 1.0, "state": "MET" if m50 <= i50 else "MISSED"})

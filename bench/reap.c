@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * reap.c - `mdcom-bench reap`: what a dead sender costs the survivor.
- *
- * Per queue depth N (default 1 Ki and 64 Ki) and repetition:
- *   parent (master, receiver)          child (remote, sender)
- *   mdcom_init, channel of N blocks
- *   fork ----------------------------> mdcom_init, alloc + enqueue N messages
- *                                      (seq 1..N): the pool is empty, the
- *                                      queue full; says so on a pipe, pauses
- *   K timed mdcom_sense_process(b)     (alive: the call without a dead peer)
- *   SIGKILL, waitpid
- *   one timed mdcom_sense_process(b)   (finds the sender dead and reaps it)
- *   K timed calls again                (no dead peer, queue still full)
- *   receive: all N messages, in order, then nothing
- * mdcom_sense_process scans the process table (and audits) on every call,
- * unthrottled, so the calls with and without a dead peer do the same scan;
- * the ratio is what reaping adds.
+ * reap.c - `mdcom-bench reap`: what a dead sender costs the survivor. A
+ * child fills a channel of N blocks and is killed; the parent times
+ * mdcom_sense_process with and without the dead peer, then receives all N
+ * messages in order. Method: docs/benchmarks.md, `reap`.
  */
 #include <errno.h>
 #include <math.h>
@@ -34,11 +22,11 @@
 #define RP_MSG 64u
 
 typedef struct rp_opts {
-    const char *depths_s, *trs_s, *json, *csv;
+    const char *depths_s, *json, *csv;
     uint32_t depths[RP_MAX_DEPTHS];
     int n_depths;
     uint32_t reps, calls;
-    double cell_time, timeout_s;
+    double timeout_s;
     int quick;
 } rp_opts;
 
@@ -57,7 +45,8 @@ static const bench_opt rp_tab[] = {
     BOPT(rp_opts, reps, "reps", BO_U32, 1, 16, "N", "kills per depth (default 3, --quick 1)"),
     BOPT(rp_opts, calls, "calls", BO_U32, 1, 1e6, "N",
          "timed calls without a dead peer, before and after\n(default 1000, --quick 100)"),
-    BENCH_COMMON_OPTS(rp_opts),
+    BENCH_TIMEOUT_OPT(rp_opts),
+    BENCH_OUT_OPTS(rp_opts),
     {0},
 };
 
@@ -310,5 +299,4 @@ BENCH_CMD(reap, "reap",
                    "messages queued) and is killed with SIGKILL; the parent times its next\n"
                    "mdcom_sense_process, which reaps it, against the same call with no dead\n"
                    "peer (same run, same full queue), then receives all N messages.\n",
-          .more = "--transports, --cell-time: not used (mdcom only, one call per kill).\n"
-                  "Exit status: 0 ok, 1 an API error or a message lost, 2 usage.\n");
+          .more = "Exit status: 0 ok, 1 an API error or a message lost, 2 usage.\n");

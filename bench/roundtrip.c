@@ -1,24 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * roundtrip.c - the loops over the message interface, written once:
- * two-process sessions and the round trip of a (transport, size) cell.
- *
- *   parent (side A)                child (side B, fork)
- *   setup()  (shared state)
- *   fork ---------------------->   pin to cpu_b, attach, fn_b, detach,
- *   pin to cpu_a, attach                _exit(status)
- *   fn_a, detach
- *   waitpid (bounded, then SIGKILL)
- *   teardown()
- *
- * Round trip (bench_rt_chunk, one chunk of a cell = one session):
- *   A: warm-up, then timed: t0 = now; stamp seq, send, receive the reply,
- *      check it; t1 = now; sample = t1 - t0. Then a 4-byte STOP.
- *   B: receive, check length and stamps (seq = last + 1), send the same
- *      bytes back, until STOP.
- * A transport with peek/release is read in place (no copy out): B answers
- * from where the message arrived, then releases it, and A checks the reply
- * there (a zero-copy receiver frees its block after answering).
+ * two-process sessions (setup, fork, pin, attach, one function per side,
+ * detach, bounded reap, teardown) and the round trip of a (transport, size)
+ * cell (A stamps seq, sends, receives the reply and checks it; B answers
+ * with the same bytes until a 4-byte STOP; peek/release transports are read
+ * in place). Method: docs/benchmarks.md, "Method common to all scenarios".
  */
 #include <errno.h>
 #include <signal.h>
@@ -264,19 +251,20 @@ int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void 
 
 /* ---- round trips ----------------------------------------------------------------- */
 
-/* The next message on channel 0: in place (peek) or copied into buf. */
-static int rt_get(const bench_msg_ops *ops, void *ctx, int side, unsigned char *buf, uint32_t cap,
-                  const unsigned char **msg)
+/* The next message on channel 0: in place (peek) or copied into buf
+ * (always copied for one way: the receive returning is its end). */
+static int rt_get(const bench_msg_ops *ops, void *ctx, int side, const bench_rt_side *a,
+                  uint32_t cap, const unsigned char **msg)
 {
-    if (ops->peek)
+    if (ops->peek && !a->t1)
         return ops->peek(ctx, side, 0, (const void **)msg);
-    *msg = buf;
-    return ops->recv(ctx, side, 0, buf, cap);
+    *msg = a->buf;
+    return bench_recv(ops, ctx, side, 0, a->buf, cap);
 }
 
-static void rt_done(const bench_msg_ops *ops, void *ctx, int side)
+static void rt_done(const bench_msg_ops *ops, void *ctx, int side, const bench_rt_side *a)
 {
-    if (ops->release)
+    if (ops->release && !a->t1)
         ops->release(ctx, side, 0);
 }
 
@@ -295,21 +283,26 @@ int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     int rc = 0;
     for (uint32_t last = 0;; last++) {
         const unsigned char *m;
-        int n = rt_get(ops, ctx, side, a->buf, cap, &m);
+        int n = rt_get(ops, ctx, side, a, cap, &m);
+        uint64_t t1 = bench_now_ns();
         if (n < 0)
             return n;
         if (n == 4 && bench_head(m) == BENCH_SEQ_STOP) {
-            rt_done(ops, ctx, side);
+            rt_done(ops, ctx, side, a);
             return 0; /* data never carries this seq */
         }
-        if (!rt_ok(ops, m, n, a->size, last + 1)) {
+        uint32_t seq = last + 1;
+        if (!rt_ok(ops, m, n, a->size, seq)) {
             bench_err("round trip, side B: message %u: length %d (expected %u) or stamps wrong",
-                      last + 1, n, a->size);
+                      seq, n, a->size);
             rc = BENCH_RT_MISMATCH;
+        } else if (a->t1) { /* one way: the arrival time, then a 4-byte ack */
+            a->t1[seq - 1] = t1;
+            rc = ops->send(ctx, side, 0, &seq, 4);
         } else {
             rc = ops->send(ctx, side, 0, m, (uint32_t)n); /* the answer first, then the release */
         }
-        rt_done(ops, ctx, side);
+        rt_done(ops, ctx, side, a);
         if (rc != 0)
             return rc;
     }
@@ -323,13 +316,14 @@ int bench_rt_one(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *a
     int rc = ops->send(ctx, side, 0, a->buf, size);
     if (rc != 0)
         return rc;
-    int n = rt_get(ops, ctx, side, a->buf, cap, &m);
+    int n = rt_get(ops, ctx, side, a, cap, &m);
     if (n < 0)
         return n;
-    rc = rt_ok(ops, m, n, size, seq) ? 0 : BENCH_RT_MISMATCH;
+    rc = (a->t1 ? n == 4 && bench_head(m) == seq : rt_ok(ops, m, n, size, seq)) ? 0
+                                                                                : BENCH_RT_MISMATCH;
     if (rc)
         bench_err("round trip: reply to %u: length %d (expected %u) or stamps wrong", seq, n, size);
-    rt_done(ops, ctx, side);
+    rt_done(ops, ctx, side, a);
     return rc;
 }
 
@@ -345,6 +339,7 @@ int bench_rt_side_init(bench_rt_side *a, uint32_t size)
     uint32_t cap = size < 4 ? 4 : size;
     a->size = size;
     a->seq = 0;
+    a->t1 = NULL;
     a->buf = malloc(cap);
     if (a->buf)
         memset(a->buf, 0x5a, cap);
@@ -380,7 +375,7 @@ static int rt_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         uint64_t t1 = bench_now_ns();
         if (rc != 0)
             break;
-        a->samples[a->n++] = t1 - t0;
+        a->samples[a->n++] = o->t1 ? t0 : t1 - t0;
         if (o->budget_ns && t1 - m0 > o->budget_ns) {
             a->r->budget_hit |= a->n < a->n_end;
             break;
@@ -405,6 +400,7 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
         r->failures++;
         return -1;
     }
+    a.s.t1 = o->t1;
     bench_msg_job j = bench_job(t, o->cpu_ping, o->cpu_pong, 1, o->max_size < 4 ? 4 : o->max_size,
                                 8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);

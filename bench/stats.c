@@ -12,52 +12,10 @@
 
 #include "bench.h"
 
-/* LSD radix sort on 16-bit digits: sorting 1e5..1e6 samples is part of every
- * cell, and this is several times faster than qsort with a comparator. Digits
- * above the largest sample are skipped. */
 static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
-}
-
-static void sort_u64(uint64_t *a, size_t n)
-{
-    if (n < 2)
-        return;
-    uint64_t maxv = 0;
-    for (size_t i = 0; i < n; i++)
-        if (a[i] > maxv)
-            maxv = a[i];
-    uint64_t *tmp = malloc(n * sizeof(*tmp));
-    size_t *cnt = malloc(65536u * sizeof(*cnt));
-    if (!tmp || !cnt) {
-        free(tmp);
-        free(cnt);
-        qsort(a, n, sizeof(*a), cmp_u64);
-        return;
-    }
-    uint64_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 64 && (maxv >> shift) != 0; shift += 16) {
-        memset(cnt, 0, 65536u * sizeof(*cnt));
-        for (size_t i = 0; i < n; i++)
-            cnt[(src[i] >> shift) & 0xffffu]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536u; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0xffffu]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof(*a));
-    free(tmp);
-    free(cnt);
 }
 
 uint64_t bench_percentile(const uint64_t *sorted, size_t n, double p)
@@ -79,7 +37,7 @@ void bench_stats_compute(uint64_t *samples, size_t n, bench_stats *out)
         out->mean = out->stddev = NAN;
         return;
     }
-    sort_u64(samples, n);
+    qsort(samples, n, sizeof(*samples), cmp_u64);
     out->min = samples[0];
     out->max = samples[n - 1];
     out->p50 = bench_percentile(samples, n, 50.0);

@@ -193,7 +193,7 @@ static int su_main(int argc, char **argv)
     msg_trs[0] = 0;
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
-        if (!bench_tr_carries(t) || strcmp(t->name, "iceoryx") == 0)
+        if (!bench_tr_carries(t) || t->hidden || strcmp(t->name, "iceoryx") == 0)
             continue;
         if (msg_trs[0])
             strncat(msg_trs, ",", sizeof(msg_trs) - strlen(msg_trs) - 1);

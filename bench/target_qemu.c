@@ -161,20 +161,25 @@ static const bench_opt qm_tab[] = {
     {0},
 };
 
-static void qm_usage(FILE *out)
+static const bench_cmd qm_cmd = {
+    .name = "--target qemu-m4 <blocks|latency|api|all>",
+    .opts = qm_tab,
+    .about = "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
+             "master; this process attaches as the remote domain \"linux\" of\n"
+             "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n",
+    .more = "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
+            "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
+            "cmake --build --preset cortex-m4-qemu (or a host build with tests and\n"
+            "arm-none-eabi-gcc: it cross-builds fw-m4/).\n"
+            "Exit status: 0 ok, 1 integrity or API error, 2 usage, 3 target missed (--strict),\n"
+            "77 skipped (qemu-system-arm or a firmware image missing).\n"
+            "The M4 is emulated (TCG): times are this host's, instruction counts are exact.\n"};
+
+/* path = the file `name` in fw's directory. */
+static void qm_beside(char *path, size_t len, const char *fw, const char *name)
 {
-    fprintf(out, "usage: mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n\n"
-                 "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
-                 "master; this process attaches as the remote domain \"linux\" of\n"
-                 "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n\n");
-    bench_opts_usage(out, qm_tab);
-    fprintf(out, "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
-                 "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
-                 "cmake --build --preset cortex-m4-qemu (or a host build with tests and\n"
-                 "arm-none-eabi-gcc: it cross-builds fw-m4/).\n"
-                 "Exit status: 0 ok, 1 integrity or API error, 2 usage, 3 target missed (--strict),\n"
-                 "77 skipped (qemu-system-arm or a firmware image missing).\n"
-                 "The M4 is emulated (TCG): times are this host's, instruction counts are exact.\n");
+    const char *slash = strrchr(fw, '/');
+    snprintf(path, len, "%.*s%s", slash ? (int)(slash - fw + 1) : 0, fw, name);
 }
 
 /* --fw, $MDCOM_M4_FW, then the build locations. 0 or BENCH_EXIT_SKIPPED. */
@@ -197,12 +202,10 @@ static int qm_find_fw(qm_ctx *c)
         bench_err("qemu-m4: firmware path too long: %s", fw);
         return BENCH_EXIT_USAGE;
     }
-    const char *slash = strrchr(c->fw, '/');
-    int dl = slash ? (int)(slash - c->fw + 1) : 0;
     if (c->opt_apicost)
         snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%s", c->opt_apicost);
     else
-        snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%.*s%s", dl, c->fw, QM_APICOST_NAME);
+        qm_beside(c->fw_apicost, sizeof(c->fw_apicost), c->fw, QM_APICOST_NAME);
     return 0;
 }
 
@@ -443,9 +446,8 @@ static void qm_oa_begin(qm_ctx *c, int icount_shift)
 {
     static m4_oa oa;
     char path[QM_PATH];
-    const char *slash = strrchr(c->fw, '/');
-    int dl = slash ? (int)(slash - c->fw + 1) : 0, r;
-    snprintf(path, sizeof(path), "%.*smdcom-fw-openamp.elf", dl, c->fw);
+    int r;
+    qm_beside(path, sizeof(path), c->fw, "mdcom-fw-openamp.elf");
     c->oa = NULL;
     if (access(path, R_OK) != 0) {
         printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
@@ -867,11 +869,9 @@ int bench_target_qemu_m4(int argc, char **argv)
     int rc;
 
     memset(&c, 0, sizeof(c));
-    int prc = bench_opts_parse("qemu-m4", qm_tab, &c, argc, argv);
-    if (prc) {
-        qm_usage(prc == 1 ? stdout : stderr);
-        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
-    }
+    int prc = bench_parsed(bench_opts_parse("qemu-m4", qm_tab, &c, argc, argv), &qm_cmd);
+    if (prc >= 0)
+        return prc;
     const char *sub = c.sub ? c.sub : "";
     int do_lat = !strcmp(sub, "latency") || !strcmp(sub, "all");
     int do_blk = !strcmp(sub, "blocks") || !strcmp(sub, "all");
@@ -995,15 +995,13 @@ int bench_target_qemu_an521(int argc, char **argv)
     int failures = 0, st;
     if (!o.dir || !*o.dir)
         o.dir = MDCOM_BENCH_AN521_FW_DIR;
-    int prc = bench_opts_parse("qemu-an521", an_tab, &o, argc, argv);
-    if (prc) {
-        FILE *f = prc == 1 ? stdout : stderr;
-        fprintf(f, "usage: mdcom-bench --target qemu-an521 [options]\n"
-                   "M33 <-> M33 round trips (polling, MHU interrupt) on QEMU mps2-an521 and\n"
-                   "instructions per API call on the M33 (-icount), next to the M4.\n");
-        bench_opts_usage(f, an_tab);
-        return prc == 1 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
-    }
+    static const bench_cmd an_cmd = {
+        .name = "--target qemu-an521", .opts = an_tab,
+        .about = "M33 <-> M33 round trips (polling, MHU interrupt) on QEMU mps2-an521 and\n"
+                 "instructions per API call on the M33 (-icount), next to the M4.\n"};
+    int prc = bench_parsed(bench_opts_parse("qemu-an521", an_tab, &o, argc, argv), &an_cmd);
+    if (prc >= 0)
+        return prc;
     snprintf(fw0, sizeof(fw0), "%s/mdcom-fw-an521-cpu0.elf", o.dir);
     snprintf(fw1, sizeof(fw1), "%s/mdcom-fw-an521-cpu1.elf", o.dir);
     snprintf(fwapi, sizeof(fwapi), "%s/mdcom-fw-an521-apicost.elf", o.dir);

@@ -61,36 +61,10 @@ static const bench_opt tm_opts_tab[] = {
          "mdcom-copy-block,\nraw-spin,raw-futex,pipe,unix-seqpacket,mq; 'all')"),
     BOPT(tm_opts, no_msg, "no-message", BO_FLAG, 1, 0, NULL, "skip the message processing test"),
     BOPT(tm_opts, no_sync, "no-sync", BO_FLAG, 1, 0, NULL, "skip the synchronization test"),
-    BOPT(tm_opts, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",
-         "a wait longer than this is an error (default 5)"),
-    BOPT(tm_opts, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),
-    BOPT(tm_opts, json, "json", BO_STR, 0, 0, "FILE", "results as JSON ('-' = stdout)"),
-    BOPT(tm_opts, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)"),
+    BENCH_TIMEOUT_OPT(tm_opts),
+    BENCH_OUT_OPTS(tm_opts),
     {0},
 };
-
-static int tm_parse(int argc, char **argv, tm_opts *o)
-{
-    memset(o, 0, sizeof(*o));
-    o->period = -1;
-    o->periods = 1;
-    o->timeout_s = 5;
-    o->trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
-               "raw-futex,pipe,unix-seqpacket,mq";
-    int rc = bench_opts_parse("thread-metric", tm_opts_tab, o, argc, argv);
-    if (rc != 0)
-        return rc;
-    const char *trs = o->trs_s;
-    if (o->no_msg && o->no_sync) {
-        bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
-        return -1;
-    }
-    if (bench_parse_transports(trs, o->tr, &o->n_tr, TM_MAX_TR, 0, "thread-metric") != 0)
-        return -1;
-    if (o->period < 0)
-        o->period = o->quick ? 0.5 : 30.0;
-    return 0;
-}
 
 /* ---- message processing ----------------------------------------------------------- */
 
@@ -394,10 +368,20 @@ static void tm_rows(bench_row *w, void *arg)
 
 static int tm_main(int argc, char **argv)
 {
-    tm_opts o;
-    int prc = bench_parsed(tm_parse(argc, argv, &o), &bench_cmd_thread_metric);
-    if (prc >= 0)
+    tm_opts o = {.period = -1, .periods = 1, .timeout_s = 5,
+                 .trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
+                          "raw-futex,pipe,unix-seqpacket,mq"};
+    int prc = bench_opts_parse("thread-metric", tm_opts_tab, &o, argc, argv);
+    if (prc == 0 && o.no_msg && o.no_sync) {
+        bench_err("thread-metric: --no-message and --no-sync leave nothing to run");
+        prc = -1;
+    }
+    if (prc == 0 && bench_parse_transports(o.trs_s, o.tr, &o.n_tr, TM_MAX_TR, 0, "thread-metric"))
+        prc = -1;
+    if ((prc = bench_parsed(prc, &bench_cmd_thread_metric)) >= 0)
         return prc;
+    if (o.period < 0)
+        o.period = o.quick ? 0.5 : 30.0;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
                     .json_config = tm_json_config,
                     .rows = tm_rows, .arg = &o};

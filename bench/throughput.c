@@ -84,13 +84,9 @@ static const bench_opt tp_opts_tab[] = {
     {0},
 };
 
+/* o: the defaults, then the options */
 static int tp_parse(int argc, char **argv, tp_opts *o)
 {
-    memset(o, 0, sizeof(*o));
-    o->cell_time = -1;
-    o->timeout_s = 5;
-    o->stream_time = -1;
-    o->window = 64;
     int rc = bench_opts_parse("throughput", tp_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
@@ -733,7 +729,7 @@ static void tp_json(bench_json *j, void *arg)
 
 static int tp_main(int argc, char **argv)
 {
-    tp_opts o;
+    tp_opts o = {.cell_time = -1, .timeout_s = 5, .stream_time = -1, .window = 64};
     int prc = bench_parsed(tp_parse(argc, argv, &o), &bench_cmd_throughput);
     if (prc >= 0)
         return prc;

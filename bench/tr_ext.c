@@ -1,18 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_ext.c - peer transports measured by an external program (bench/peers/):
- * a peer whose library has no C interface runs each cell in its own program,
- * which reports raw round-trip samples (statistics are computed here, as for
- * every other transport) or one streaming result.
- *
  *   PROG rtt SIZE SAMPLES WARMUP BUDGET_NS CPU_A CPU_B
  *        stdout: one little-endian u64 (ns) per recorded round trip
  *   PROG stream SIZE MSGS WINDOW BUDGET_NS CPU_A CPU_B
  *        stdout: "msgs bytes wall_ns lost corrupt"
  *   exit status: 0 ok, 1 integrity error, other: failure
- *
- * A program that is not built makes its cells n/a, with one message saying
- * how to build it.
+ * Statistics are computed here, as for every transport; a program that is
+ * not built makes its cells n/a.
  */
 #include <errno.h>
 #include <signal.h>
@@ -53,14 +48,18 @@ static int ext_exec(void *argv)
     _exit(127);
 }
 
-/* Run argv; its stdout into *out (malloc'ed, *len bytes). Its exit code,
- * or -1 (printed). */
-static int ext_run(const bench_transport *t, char *const argv[], char **out, size_t *len,
-                   int64_t timeout_ns)
+/* Run `PROG mode v[0] .. v[5]`; its stdout into *out (malloc'ed, *len
+ * bytes). Its exit code, or -1 (printed). */
+static int ext_run(const bench_transport *t, const char *mode, const long long v[6], char **out,
+                   size_t *len, int64_t timeout_ns)
 {
+    char a[6][24];
+    char *argv[] = {(char *)t->ext, (char *)mode, a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+    for (int i = 0; i < 6; i++)
+        snprintf(a[i], sizeof(a[i]), "%lld", v[i]);
     *out = NULL;
     *len = 0;
-    return bench_child(ext_exec, (void *)argv, NULL, out, len, timeout_ns, t->name);
+    return bench_child(ext_exec, argv, NULL, out, len, timeout_ns, t->name);
 }
 
 int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,
@@ -70,18 +69,12 @@ int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *
         r->na = 1;
         return -1;
     }
-    char a[6][24];
-    snprintf(a[0], sizeof(a[0]), "%u", o->size);
-    snprintf(a[1], sizeof(a[1]), "%llu", (unsigned long long)o->samples);
-    snprintf(a[2], sizeof(a[2]), "%llu", (unsigned long long)o->warmup);
-    snprintf(a[3], sizeof(a[3]), "%llu", (unsigned long long)o->budget_ns);
-    snprintf(a[4], sizeof(a[4]), "%d", o->cpu_ping);
-    snprintf(a[5], sizeof(a[5]), "%d", o->cpu_pong);
-    char *argv[] = {(char *)t->ext, "rtt", a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+    const long long v[6] = {o->size, (long long)o->samples, (long long)o->warmup,
+                            (long long)o->budget_ns, o->cpu_ping, o->cpu_pong};
     uint64_t t0 = bench_now_ns();
     char *out;
     size_t len;
-    int code = ext_run(t, argv, &out, &len,
+    int code = ext_run(t, "rtt", v, &out, &len,
                        (int64_t)o->budget_ns * 2 + o->timeout_ns + 30000000000LL);
     size_t got = len / 8;
     if (got > o->samples)
@@ -110,17 +103,10 @@ int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uin
     memset(res, 0, sizeof(*res));
     if (!ext_built(t))
         return BENCH_SESSION_NA;
-    char a[6][24];
-    snprintf(a[0], sizeof(a[0]), "%u", size);
-    snprintf(a[1], sizeof(a[1]), "%llu", (unsigned long long)msgs);
-    snprintf(a[2], sizeof(a[2]), "%u", window);
-    snprintf(a[3], sizeof(a[3]), "%llu", (unsigned long long)budget_ns);
-    snprintf(a[4], sizeof(a[4]), "%d", cpu_a);
-    snprintf(a[5], sizeof(a[5]), "%d", cpu_b);
-    char *argv[] = {(char *)t->ext, "stream", a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+    const long long args[6] = {size, (long long)msgs, window, (long long)budget_ns, cpu_a, cpu_b};
     char *out;
     size_t len;
-    int code = ext_run(t, argv, &out, &len, (int64_t)budget_ns * 2 + 30000000000LL);
+    int code = ext_run(t, "stream", args, &out, &len, (int64_t)budget_ns * 2 + 30000000000LL);
     unsigned long long v[5] = {0};
     int n = 0;
     if (out && len) {

@@ -1,40 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport
- * (bench_msg_ops; its round trips are roundtrip.c's). Built only when CMake
- * finds iceoryx_binding_c (MDCOM_BENCH_ICEORYX).
- *
- * The daemon: the first setup starts its own `iox-roudi` (config and log in a
- * fresh mkdtemp directory, monitoring off), waits at most IOX_START_NS for
- * "RouDi is ready" in its log, and registers this process as one iceoryx
- * runtime ("mdb-bench-<pid>"). RouDi is stopped at exit (atexit: SIGTERM,
- * then SIGKILL after 3 s; PR_SET_PDEATHSIG covers a killed benchmark), the
- * directory removed. Only one RouDi can run on a machine at a time: a RouDi
- * that is already running makes ours fail, which is reported as an error.
- *
- * One runtime per process, set up before fork: iceoryx 2.0 keeps its runtime
- * in a process-wide singleton, so a child forked from a registered process
- * gets a copy of the parent's runtime and iox_runtime_init() in the child
- * silently returns it under the parent's name (iceoryx
- * 2.0.3). A second registration from the child is therefore impossible, and
- * a child sending port requests through the copied runtime would race the
- * parent on the same reply socket. So setup() (parent, before fork) creates
- * every port of both sides: per channel c and direction d (A->B, B->A) one
- * publisher "mdb/<name>/<d><c>" and its subscriber, plus one WaitSet per
- * (side, channel); it waits until RouDi has matched each pair. After fork
- * each side only uses its own ports, whose data path (chunk pools, queues,
- * the WaitSet's semaphore) lives entirely in shared memory: no request goes
- * to RouDi between fork and teardown. The parent deinits everything in
- * teardown, after the child exited.
- *
- * Message: loan a chunk of 8 + len bytes, write len (u32) at its start and
- * copy the payload behind it, publish. Receive: take, check the length, copy
- * out, release. Waiting: try to take; when empty, iox_ws_timed_wait on the
- * WaitSet (subscriber state HAS_DATA) for the time left; a wait longer than
- * the timeout is -ETIMEDOUT. A full chunk pool (sender ahead of the
- * receiver) is waited for by retrying the loan until the same deadline.
- * Subscriber queues hold 256 chunks and drop the oldest when full; a drop is
- * seen (iox_sub_has_lost_chunks) and reported as an integrity error.
+ * tr_iceoryx.c - Eclipse iceoryx (2.x, C binding) as a peer message transport,
+ * built when CMake finds iceoryx_binding_c (MDCOM_BENCH_ICEORYX). Starts its
+ * own iox-roudi; every port of both sides is made in the parent before fork
+ * (iceoryx 2.0's runtime is a per-process singleton a child inherits).
+ * Method: docs/benchmarks.md, "Transports" (iceoryx).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,28 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_kernel.c - the kernel IPC baselines: pipe, Unix domain socket (stream and
- * seqpacket) and POSIX message queue, as message transports (bench_msg_ops)
- * whose round trips are roundtrip.c's.
- *
- * Per bench channel, created in the parent before fork and inherited:
- *   pipe            two pipes (A -> B, B -> A)
- *   unix-stream     socketpair(AF_UNIX, SOCK_STREAM): A uses [0], B uses [1]
- *   unix-seqpacket  socketpair(AF_UNIX, SOCK_SEQPACKET)
- *   mq              two queues (mq_open, unlinked at once: only the
- *                   descriptors, inherited by the child, keep them alive)
- * Each process closes the other side's descriptors at attach, so a dead peer
- * shows as end-of-file / EPIPE instead of a hang.
- *
- * Byte streams (pipe, unix-stream) frame each message with a 4-byte length
- * written together with the payload in one writev(); the reader reads as much
- * as is there into a 64 KiB buffer and reads the rest of a large message
- * straight into the caller's buffer. Message transports (seqpacket, mq) send
- * one message per call.
- *
- * Waiting: sockets block in the kernel with SO_RCVTIMEO/SO_SNDTIMEO (one
- * system call per message); message queues use mq_timedsend/receive; pipes
- * have no kernel timeout, so a poll(2) with the timeout precedes each read
- * (two system calls) and the write end is non-blocking (poll when full).
+ * tr_kernel.c - the kernel IPC baselines as message transports: pipe, Unix
+ * domain socket (stream, seqpacket) and POSIX message queue. Byte streams
+ * frame each message with a 4-byte length; each process closes the other
+ * side's descriptors at attach, so a dead peer shows as EOF / EPIPE.
+ * Method: docs/benchmarks.md, "Transports".
  */
 #include <errno.h>
 #include <fcntl.h>

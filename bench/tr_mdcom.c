@@ -1,27 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_mdcom.c - the libmdcom transports: FIFO channels (copy and zero copy)
- * and SMEM channels as a one-slot mailbox.
- *
- * One region per cell or session (mdcfg.h): domain "a" (master, side A, the
- * measuring parent) and "b" (remote, side B, the child), per bench channel a
- * FIFO "f<c>" A -> B and "r<c>" B -> A, block_size = the largest message,
- * block_count = the depth asked for (>= 2; 8 for round trips).
- *
- *   copy: mdcom_fifoch_send / mdcom_fifoch_recv, the payload copied in and
- *         out.
- *   zc:   get, write the seq header only, enqueue(len = size), notify, then
- *         alloc the block for the next message (a zero-copy sender owns its
- *         next buffer ahead of time, as the raw baseline owns its buffer, so
- *         alloc is not on the round trip; its cost is in the api section);
- *         the receiver dequeues and gets (peek), checks seq and len, answers
- *         with a new block on the other channel, then frees (release) it and
- *         notifies its channel (as mdcom.h asks of receivers: it wakes senders
- *         waiting for a block; with nobody waiting it is a fence and a load).
- *   poll: never sleeps: MDCOM_POLL calls in a loop with a pause (yielding
- *         every 64 pauses when several threads share the CPUs).
- *   block: mdcom_fifoch_set_spin(MDCOM_NO_SPIN), then blocking calls with the
- *         timeout: every wait that is not already satisfied sleeps.
+ * tr_mdcom.c - the libmdcom transports: FIFO channels (copy: send/recv; zero
+ * copy: send/peek/release, the sender's next block allocated ahead) and SMEM
+ * channels as a one-slot mailbox; poll never sleeps, block disables the spin.
+ * One region per session (mdcfg.h). Method: docs/benchmarks.md, "Transports".
  */
 #include <errno.h>
 #include <sched.h>
@@ -29,15 +11,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "mdcfg.h"
+#include "mdcom/events.h"
 #include "mdcom/mdcom.h"
 #include "transport.h"
+
+/* How the copy transports wait (the variant): polling, blocking calls with
+ * the spin off or the library's adaptive spin, or (`events`) polled receives
+ * that sleep in a wait set or in epoll on the channel's fd. */
+enum { MDM_POLL, MDM_BLOCK, MDM_ADAPTIVE, MDM_WAITSET, MDM_FD };
 
 struct mdm_ctx {
     bench_mdreg reg;
     const char *tname;
-    int block, yield;
+    int wait, block, yield;
     uint32_t n, max;
     int64_t timeout_ns;
     mdcom_fifoch_t *tx[BENCH_MAX_CHAN], *rx[BENCH_MAX_CHAN];
@@ -48,6 +38,9 @@ struct mdm_ctx {
     int smem;
     mdcom_smemch_t *stx[BENCH_MAX_CHAN], *srx[BENCH_MAX_CHAN];
     unsigned char *txa[BENCH_MAX_CHAN], *rxa[BENCH_MAX_CHAN];
+    /* MDM_WAITSET, MDM_FD: this side's waiter on each receive channel */
+    mdcom_waitset_t *ws[BENCH_MAX_CHAN];
+    int fd[BENCH_MAX_CHAN], ep[BENCH_MAX_CHAN];
 };
 
 #define SM_HDR 64u /* SMEM mailbox: u32 full, u32 len, then the payload at 64 */
@@ -68,7 +61,8 @@ static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
         return -ENOMEM;
     c->smem = smem;
     c->tname = p->tname;
-    c->block = p->variant;
+    c->wait = p->variant;
+    c->block = p->variant == MDM_BLOCK || p->variant == MDM_ADAPTIVE;
     c->yield = p->threads > 1;
     c->n = p->n_chan;
     c->max = p->max_size ? p->max_size : 1;
@@ -128,10 +122,22 @@ static int mdm_attach(void *ctx, int side)
             rc = mdcom_fifoch_open(m, rxn, &c->rx[i]);
         if (rc != 0)
             return mdm_fail(c, "mdcom_fifoch_open", rc);
-        if (c->block) {
+        if (c->wait != MDM_POLL && c->wait != MDM_ADAPTIVE) {
             mdcom_fifoch_set_spin(c->tx[i], MDCOM_NO_SPIN);
             mdcom_fifoch_set_spin(c->rx[i], MDCOM_NO_SPIN);
         }
+        c->fd[i] = c->ep[i] = -1;
+        struct epoll_event e = {.events = EPOLLIN};
+        if (c->wait == MDM_WAITSET &&
+            ((rc = mdcom_waitset_create(m, &c->ws[i])) != 0 ||
+             (rc = mdcom_waitset_add_fifo(c->ws[i], c->rx[i], MDCOM_EV_RX, NULL)) != 0 ||
+             (rc = mdcom_waitset_set_spin(c->ws[i], MDCOM_NO_SPIN)) != 0))
+            return mdm_fail(c, "mdcom_waitset_create/add_fifo", rc);
+        if (c->wait == MDM_FD &&
+            ((c->fd[i] = mdcom_fifoch_fd(c->rx[i], MDCOM_EV_RX)) < 0 ||
+             (c->ep[i] = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+             epoll_ctl(c->ep[i], EPOLL_CTL_ADD, c->fd[i], &e) != 0))
+            return mdm_fail(c, "mdcom_fifoch_fd/epoll", c->fd[i] < 0 ? c->fd[i] : -EIO);
     }
     return 0;
 }
@@ -139,6 +145,16 @@ static int mdm_attach(void *ctx, int side)
 static void mdm_detach(void *ctx, int side)
 {
     struct mdm_ctx *c = ctx;
+    for (uint32_t i = 0; i < c->n && !c->smem; i++) {
+        if (c->ws[i])
+            mdcom_waitset_destroy(c->ws[i]);
+        if (c->fd[i] >= 0)
+            mdcom_fd_close(c->fd[i]);
+        if (c->ep[i] >= 0)
+            close(c->ep[i]);
+        c->ws[i] = NULL;
+        c->fd[i] = c->ep[i] = -1;
+    }
     if (side == BENCH_SIDE_B)
         bench_mdreg_detach(&c->reg, side, c->tname);
 }
@@ -170,17 +186,37 @@ static int mdm_spin(const struct mdm_ctx *c, unsigned spins, uint64_t *deadline)
     return 1;
 }
 
+/* MDM_WAITSET, MDM_FD: sleep until channel ch may have a message. 0 or < 0. */
+static int mdm_sleep_rx(struct mdm_ctx *c, uint32_t ch)
+{
+    mdcom_event ev;
+    struct epoll_event e;
+    if (c->wait == MDM_WAITSET) {
+        int r = mdcom_waitset_wait(c->ws[ch], &ev, 1, c->timeout_ns);
+        return r == -EINTR || r > 0 ? 0 : r;
+    }
+    int r = mdcom_fd_clear(c->fd[ch]); /* drained: re-arm, unless an event holds */
+    if (r != 0)
+        return r < 0 ? r : 0;
+    r = epoll_wait(c->ep[ch], &e, 1, (int)(c->timeout_ns / 1000000));
+    return r > 0 || (r < 0 && errno == EINTR) ? 0 : r == 0 ? -ETIMEDOUT : -errno;
+}
+
 /* One send (buf, len) or receive (into buf of cap len) on channel ch: a
- * blocking call with the timeout (again after EINTR), or MDCOM_POLL calls
- * with a pause between them. The call's result. */
+ * blocking call with the timeout (again after EINTR), MDCOM_POLL calls with
+ * a pause between them, or (receiving, MDM_WAITSET/MDM_FD) MDCOM_POLL calls
+ * with a sleep between them. The call's result. */
 static int mdm_xfer(struct mdm_ctx *c, uint32_t ch, void *buf, uint32_t len, int send)
 {
     uint64_t deadline = 0;
+    int sleeps = !send && c->wait >= MDM_WAITSET, block = c->block || (send && c->wait);
     for (unsigned spins = 1;; spins++) {
-        int64_t t = c->block ? c->timeout_ns : MDCOM_POLL;
+        int64_t t = block ? c->timeout_ns : MDCOM_POLL;
         int rc = send ? mdcom_fifoch_send(c->tx[ch], buf, len, t)
                       : mdcom_fifoch_recv(c->rx[ch], buf, len, t);
-        if (c->block ? rc != -EINTR : !mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
+        if (sleeps && mdm_not_yet(rc) && (rc = mdm_sleep_rx(c, ch)) == 0)
+            continue;
+        if (block || sleeps ? rc != -EINTR : !mdm_not_yet(rc) || !mdm_spin(c, spins, &deadline))
             return rc;
     }
 }

@@ -1,24 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_openamp.c - round trips between RPMsg ends that are the real OpenAMP
- * (open-amp + libmetal, built from ../shared/third_party by
- * tests/interop/openamp.cmake) and/or mdcom's RPMsg on bound memory
- * (mdcom_rpmsg_init_bound), over the same memory: a resource table with one
- * rpmsg vdev at offset 0, vrings at 0x4000 / 0x8000 (16 entries, align 4096),
- * 2 x 16 buffers of 512 bytes at 0x10000 (payload <= 496 B: larger cells are
- * n/a). The ping side is the host (virtio driver), the pong side the remote
- * (virtio device). Both sides are interrupt-driven: each notification writes
- * the peer's eventfd, each side sleeps in poll() on its own, then runs its
- * stack's dispatch (OpenAMP: rproc_virtio_notified(), as an interrupt handler
- * would; mdcom: mdcom_rpmsg_poll with the binding's wait on the eventfd).
- * The RX callback copies each message into a queue; the round trip checks it
- * and answers from there (peek/release), streams copy it out (recv).
- * Baseline raw-futex; one channel.
- *
- *   openamp         OpenAMP host  <-> OpenAMP remote
- *   rpmsg-bound     mdcom host    <-> mdcom remote (same memory and doorbell)
- *   oa-host-md      OpenAMP host  <-> mdcom remote
- *   md-host-oa      mdcom host    <-> OpenAMP remote
+ * (built from ../shared/third_party by tests/interop/openamp.cmake) and/or
+ * mdcom's RPMsg on bound memory, in the four pairings (openamp, rpmsg-bound,
+ * oa-host-md, md-host-oa), over one resource table and an eventfd doorbell.
+ * Layout: rsc table at 0, vrings at 0x4000 / 0x8000, 2 x 16 buffers of 512 B
+ * at 0x10000 (payload <= 496 B). Method: docs/benchmarks.md, "Transports".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,28 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_raw.c - the baselines: bare shared memory without mdcom.
- *
- * An anonymous MAP_SHARED mapping created before fork holds, per bench
- * channel and direction, a ring of up to RAW_SLOTS slots (64-byte aligned and
- * contiguous: page-aligned slots of small messages would share one L1 set), the
- * sender's word `posted` (count in the low half, the last message's length in
- * the high half: one store, one line, as the baseline's flag) and the
- * receiver's word `taken`, each alone on its cache line:
- *   send: if the ring looked full (a private copy of `taken`), wait until
- *         taken moves (acquire); copy into slot posted % n, then
- *         posted = (count + 1, len) (release) [+ FUTEX_WAKE]
- *   peek: wait until posted != taken (acquire); the message in place (its
- *         length from posted when it is the only one queued, else from the
- *         ring's length line)
- *   release: taken + 1 (release) [+ FUTEX_WAKE when the sender sleeps]
- * A round trip thus moves one copy, the posted line and the data each way
- * (the reply is sent from where the message arrived and checked in place);
- * the `taken` line is read once per ring's worth of messages.
- *
- * raw-spin waits by spinning with a pause (yielding every 64 pauses when
- * several threads share a CPU); raw-futex sleeps in FUTEX_WAIT whenever the
- * word does not hold the awaited value yet. Shared (not PRIVATE) futex
- * operations: the two processes have different mms.
+ * tr_raw.c - the baselines raw-spin and raw-futex: bare shared memory without
+ * mdcom. Per channel and direction a ring of up to RAW_SLOTS contiguous slots,
+ * the sender's word `posted` (count and length in one store) and the
+ * receiver's word `taken`, each alone on its cache line: one copy per hop,
+ * the reply sent from where the message arrived. raw-futex sleeps in
+ * FUTEX_WAIT (shared futexes: two processes). Method: docs/benchmarks.md,
+ * "Transports".
  */
 #include <errno.h>
 #include <limits.h>

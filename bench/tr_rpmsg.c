@@ -1,27 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tr_rpmsg.c - round trips through the RPMsg transport (src/rpmsg): the ping
- * side is the host (virtio driver), the pong side the remote (virtio device),
- * over an anonymous MAP_SHARED area created before fork.
- *
- *   geometry: 16 buffers per direction of align16(min(max_size, 65520) + 16)
- *             bytes, vrings aligned to 4096 (RPMsg cannot carry more than
- *             65520 bytes in one message: larger cells fail with -EMSGSIZE)
- *   handshake: the remote (side B) announces "bench" (name service), the
- *             host (side A) waits for it and binds an endpoint to it; the
- *             remote learns the host's address from the first message.
- *   send: mdcom_rpmsg_send (payload copied into a TX buffer).
- *   peek: dispatch until the endpoint callback got a message; the callback
- *         holds its RX buffer (mdcom_rpmsg_hold_rx_buffer), which the round
- *         trip checks and answers from in place; release gives it back.
- *   So one copy per direction, like the raw baselines. One channel, one
- *   message in flight: round trips only.
- *
- *   rpmsg-poll:  dispatch with mdcom_rpmsg_poll(MDCOM_POLL) in a loop with a
- *                pause; never sleeps.                       baseline raw-spin
- *   rpmsg-block: spin disabled (MDCOM_NO_SPIN); mdcom_rpmsg_poll(timeout)
- *                sleeps on the doorbell whenever nothing is pending.
- *                                                           baseline raw-futex
+ * tr_rpmsg.c - round trips through mdcom's RPMsg transport (src/rpmsg): side
+ * A is the host (virtio driver), side B the remote, over an anonymous shared
+ * area made before fork; the remote announces "bench", the host binds to it.
+ * The endpoint callback holds its RX buffer; the round trip answers from it.
+ * Payloads up to 65520 B, one channel. Method: docs/benchmarks.md, "Transports".
  */
 #include <errno.h>
 #include <stdio.h>

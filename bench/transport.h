@@ -104,6 +104,7 @@ typedef struct bench_transport {
     /* A peer measured by an external program (tr_ext.c): its path, and how
      * to build it. */
     const char *ext, *ext_build;
+    int hidden; /* chosen by name only, not by 'all' (the wait paths of `events`) */
 } bench_transport;
 
 /* Ops of a transport file whose functions are <p>_setup, <p>_attach,
@@ -147,9 +148,7 @@ const char *bench_mdcom_ref(const bench_transport *t);
 void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_transport *t,
                       double r_base, double r_mdcom);
 
-/* ------------------------------------------------------------------ */
-/* Runner                                                                */
-/* ------------------------------------------------------------------ */
+/* ---- Runner ---------------------------------------------------------------------------------- */
 typedef struct bench_rt_opts {
     uint32_t size, max_size;
     uint64_t samples;    /* round trips to record                         */
@@ -158,6 +157,10 @@ typedef struct bench_rt_opts {
                             warm-up stops after a quarter of it          */
     int64_t timeout_ns;  /* per wait; also bounds the peer's exit        */
     int cpu_ping, cpu_pong; /* -1 = not pinned                           */
+    /* one way: side B copies each message out, writes the time it arrived
+     * to t1[seq - 1] (MAP_SHARED, warmup + samples entries) and answers
+     * with a 4-byte ack; the samples are then the send times (t0) */
+    uint64_t *t1;
 } bench_rt_opts;
 
 typedef struct bench_rt_result {
@@ -210,9 +213,7 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname);
 int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len,
                 int64_t timeout_ns, const char *name);
 
-/* ------------------------------------------------------------------ */
-/* Two-process sessions over the message interface (roundtrip.c)         */
-/* ------------------------------------------------------------------ */
+/* ---- Two-process sessions over the message interface (roundtrip.c) --------------------------- */
 /* fn runs in the process of `side` after attach; it returns 0,
  * BENCH_RT_MISMATCH or < 0. arg must live in MAP_SHARED memory for results
  * the child writes (bench_shared_alloc). */
@@ -249,6 +250,7 @@ int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void 
 typedef struct bench_rt_side {
     uint32_t size, seq;
     unsigned char *buf;
+    uint64_t *t1; /* one way (bench_rt_opts.t1), or NULL */
 } bench_rt_side;
 int bench_rt_side_init(bench_rt_side *s, uint32_t size);
 int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg);
@@ -259,33 +261,11 @@ int bench_rt_stop(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *
 void *bench_shared_alloc(size_t len);
 void bench_shared_free(void *p, size_t len);
 
-/* Payload stamping helpers for copying transports. */
-static inline void bench_stamp(unsigned char *p, uint32_t size, uint32_t seq)
-{
-    __builtin_memcpy(p, &seq, 4);
-    if (size >= 8)
-        __builtin_memcpy(p + size - 4, &seq, 4);
-}
 static inline uint32_t bench_head(const void *p)
 {
     uint32_t v;
     __builtin_memcpy(&v, p, 4);
     return v;
-}
-static inline uint32_t bench_tail(const unsigned char *p, uint32_t size)
-{
-    uint32_t v;
-    __builtin_memcpy(&v, p + size - 4, 4);
-    return v;
-}
-/* 1 when head (and tail for size >= 8) carry seq. */
-static inline int bench_stamp_ok(const unsigned char *p, uint32_t size, uint32_t seq)
-{
-    uint32_t h, t = seq;
-    __builtin_memcpy(&h, p, 4);
-    if (size >= 8)
-        __builtin_memcpy(&t, p + size - 4, 4);
-    return h == seq && t == seq;
 }
 
 /* seq in a message of any size >= 1: the first min(4, size) bytes (LE) and,

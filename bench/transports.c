@@ -19,6 +19,13 @@ extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
         .name = nm, .desc = d, .wait_class = BENCH_WAIT_##cls, .baseline = base, .msg = &ops,      \
         .variant = v                                                                               \
     }
+/* the wait paths of `events` (tr_mdcom.c's copy variants), chosen by name only */
+#define TR_EVENTS(nm, v, d)                                                                        \
+    &(const bench_transport)                                                                       \
+    {                                                                                              \
+        .name = nm, .desc = d, .wait_class = BENCH_WAIT_BLOCK, .baseline = "raw-futex",            \
+        .msg = &bench_ops_mdcom_copy, .variant = v, .hidden = 1                                    \
+    }
 
 const bench_transport *const bench_transports[] = {
     TR("raw-spin", POLL, NULL, bench_ops_raw, 0,
@@ -29,6 +36,9 @@ const bench_transport *const bench_transports[] = {
        "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)"),
     TR("mdcom-copy-block", BLOCK, "raw-futex", bench_ops_mdcom_copy, 1,
        "mdcom_fifoch_send/recv blocking, spin off (copies the payload)"),
+    TR_EVENTS("mdcom-copy-adaptive", 2, "mdcom_fifoch_send/recv blocking, default adaptive spin"),
+    TR_EVENTS("mdcom-copy-waitset", 3, "recv MDCOM_POLL, asleep in mdcom_waitset_wait when empty"),
+    TR_EVENTS("mdcom-copy-fd", 4, "recv MDCOM_POLL, asleep in epoll on mdcom_fifoch_fd when empty"),
     TR("mdcom-zc-poll", POLL, "raw-spin", bench_ops_mdcom_zc, 0,
        "alloc/get/enqueue/notify + dequeue polled in a loop (header only)"),
     TR("mdcom-zc-block", BLOCK, "raw-futex", bench_ops_mdcom_zc, 1,

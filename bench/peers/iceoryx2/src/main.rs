@@ -1,24 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //! mdcom-bench-iceoryx2: iceoryx2 (publish-subscribe, loaned samples) as a
-//! peer transport of mdcom-bench. mdcom-bench runs one cell per call and
-//! computes the statistics itself, exactly as for its own transports:
-//!
-//!   rtt SIZE SAMPLES WARMUP BUDGET_NS CPU_A CPU_B
-//!       round trips of SIZE bytes; writes one little-endian u64 per recorded
-//!       round trip (ns) to stdout. Warm-up stops after a quarter of the
-//!       budget, recording after the budget (0: no limit).
-//!   stream SIZE MSGS WINDOW BUDGET_NS CPU_A CPU_B
-//!       one-way stream of MSGS messages, at most WINDOW unacknowledged; prints
-//!       "msgs bytes wall_ns lost corrupt".
-//!
-//! Side A (this process, pinned to CPU_A) measures; side B is this program
-//! started again with `pong` (pinned to CPU_B). Each direction is one
-//! publish-subscribe service of [u8] slices; both sides poll `receive()`
-//! (iceoryx2's data path needs no daemon and no syscall). A message is a
-//! loaned sample carrying the sequence number at its start and (SIZE >= 8)
-//! its end. Round trips write only these (zero copy, as mdcom's zc
-//! transports); streams write every byte and the receiver checks every byte
-//! (as mdcom-bench throughput checks its packets). Exit status: 0 ok, 1 integrity error, 2 other error.
+//! peer transport of mdcom-bench; its command line and output are those of
+//! bench/tr_ext.c (`rtt ...`: raw round-trip samples, `stream ...`: one
+//! result line). Side A (this process) measures; side B is this program
+//! started again with `pong`. Both sides poll `receive()`; a message carries
+//! its sequence number at its start and (SIZE >= 8) its end; streams also
+//! write and check every byte. Method: docs/benchmarks.md, "Transports".
+//! Exit status: 0 ok, 1 integrity error, 2 other error.
 
 use iceoryx2::prelude::*;
 use std::io::Write;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 // test_bench.cpp - unit tests of mdcom-bench's scenario logic: statistics,
-// histograms, argument parsing and the driver's option table (positional
+// argument parsing and the driver's option table (positional
 // rows too), payload checks (integrity), CSV rows, the one row writer for
 // JSON and CSV, targets and their JSON, the child runner.
 // The scenarios themselves run as ctest smoke tests (bench_*_smoke).
@@ -88,28 +88,6 @@ TEST(BenchStats, LargeValuesSortLikeQsort)
     bench_stats_compute(v.data(), v.size(), &st);
     EXPECT_EQ(v, w);
     EXPECT_EQ(st.max, 1ull << 40);
-}
-
-TEST(BenchHist, OneMicrosecondBinsWithCap)
-{
-    std::vector<uint64_t> v = {100, 999, 1000, 1500, 2999, 5000, 900000, 2000000};
-    uint32_t bins[16];
-    uint64_t cnt[16];
-    size_t n = bench_hist_us(v.data(), v.size(), 1000, bins, cnt, 16);
-    ASSERT_EQ(n, 6u);
-    EXPECT_EQ(bins[0], 0u);
-    EXPECT_EQ(cnt[0], 2u); // 100, 999
-    EXPECT_EQ(bins[1], 1u);
-    EXPECT_EQ(cnt[1], 2u); // 1000, 1500
-    EXPECT_EQ(bins[2], 2u);
-    EXPECT_EQ(bins[3], 5u);
-    EXPECT_EQ(bins[4], 900u);
-    EXPECT_EQ(bins[5], 1000u); // 2 ms: the cap bin
-    EXPECT_EQ(cnt[5], 1u);
-    // with a 100-us cap, 900 us and 2 ms share the cap bin
-    n = bench_hist_us(v.data(), v.size(), 100, bins, cnt, 16);
-    EXPECT_EQ(bins[n - 1], 100u);
-    EXPECT_EQ(cnt[n - 1], 2u);
 }
 
 TEST(BenchParse, SizesAndCounts)
