@@ -12,29 +12,29 @@
 #include "internal.h"
 
 #define MDCOM_ERRORS(X)                                                                         \
-    X(EINVAL, "EINVAL: invalid argument or configuration")                                      \
-    X(ENOENT, "ENOENT: no such channel or region")                                              \
-    X(EPERM, "EPERM: not allowed for this domain or process")                            \
-    X(EACCES, "EACCES: permission denied on the region")                                        \
-    X(ENOSPC, "ENOSPC: out of space (region, shm or instances)")                          \
-    X(ETIMEDOUT, "ETIMEDOUT: timed out")                                                        \
-    X(EAGAIN, "EAGAIN: queue empty or full")                                        \
-    X(ENOBUFS, "ENOBUFS: no free block")                                            \
-    X(EBUSY, "EBUSY: lock held by another process")                                             \
-    X(EDEADLK, "EDEADLK: lock already held by this process")                                    \
-    X(EALREADY, "EALREADY: block not held by this process")                                     \
-    X(EMSGSIZE, "EMSGSIZE: message larger than block or buffer")                            \
-    X(EPROTO, "EPROTO: protocol violated by a peer (corrupt index or state)")              \
-    X(EBADMSG, "EBADMSG: corrupt message or region header")                                   \
-    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                      \
-    X(ESTALE, "ESTALE: region layout differs from this config")                        \
-    X(ESHUTDOWN, "ESHUTDOWN: master terminated the region")                                 \
-    X(ECONNRESET, "ECONNRESET: master re-formatted the region")                             \
-    X(EUSERS, "EUSERS: all process slots in use")                             \
-    X(EADDRINUSE, "EADDRINUSE: a live master serves this region")                       \
-    X(EINTR, "EINTR: interrupted by a signal")                                                  \
-    X(ENOSYS, "ENOSYS: not supported by this port")                                    \
-    X(ENOTCONN, "ENOTCONN: reaped as dead (missed heartbeat)")
+    X(EINVAL, "EINVAL: invalid argument or config")                                         \
+    X(ENOENT, "ENOENT: no such channel or region")                                          \
+    X(EPERM, "EPERM: not allowed for this domain")                                          \
+    X(EACCES, "EACCES: region permission denied")                                           \
+    X(ENOSPC, "ENOSPC: out of space (region, shm, instances)")                              \
+    X(ETIMEDOUT, "ETIMEDOUT: timed out")                                                    \
+    X(EAGAIN, "EAGAIN: queue empty or full")                                                \
+    X(ENOBUFS, "ENOBUFS: no free block")                                                    \
+    X(EBUSY, "EBUSY: lock held by another process")                                         \
+    X(EDEADLK, "EDEADLK: lock already held by us")                                          \
+    X(EALREADY, "EALREADY: block not held by us")                                           \
+    X(EMSGSIZE, "EMSGSIZE: message too large")                                              \
+    X(EPROTO, "EPROTO: peer violated the protocol")                                         \
+    X(EBADMSG, "EBADMSG: corrupt message or header")                                        \
+    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                               \
+    X(ESTALE, "ESTALE: layout differs from config")                                         \
+    X(ESHUTDOWN, "ESHUTDOWN: region terminated")                                            \
+    X(ECONNRESET, "ECONNRESET: region re-formatted")                                        \
+    X(EUSERS, "EUSERS: no free process slot")                                               \
+    X(EADDRINUSE, "EADDRINUSE: a live master serves it")                                    \
+    X(EINTR, "EINTR: interrupted by a signal")                                              \
+    X(ENOSYS, "ENOSYS: not supported by the port")                                          \
+    X(ENOTCONN, "ENOTCONN: reaped: missed heartbeat")
 
 #define MDCOM_ERR_CODE(code, text) (uint16_t)(code),
 #define MDCOM_ERR_TEXT(code, text) text "\0"
