@@ -184,10 +184,10 @@ static int who_gone(struct mdcom *m, uint32_t who)
            (((volatile mdcom_wire_proc *)&m->procs[o - 1])->incarn & 0xfu) != (who & 0xfu);
 }
 
-uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index)
+uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
 {
-    struct mdcom_fifoch *ch = &m->ch[index].f;
-    uint32_t d, e, p, k, id, checks, fixed = 0, lost = 0;
+    struct mdcom *m = ch->m;
+    uint32_t index = ch->index, d, e, p, k, id, checks, fixed = 0, lost = 0;
     uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
     if (ch->tag != MDCOM_TAG_FIFO)
         return 0;

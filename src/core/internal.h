@@ -405,8 +405,8 @@ int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
  * (the channel is re-initialised), holes no live producer claims (skipped),
  * blocks owned by no live process, QUEUED blocks in no entry and no live
  * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).
- * Returns the number of repairs. */
-uint32_t mdcom_fifo_audit(struct mdcom *m, uint32_t index);
+ * Returns the number of repairs; 0 for a handle that is not a FIFO's. */
+uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch);
 /* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
 void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
 /* our process entry is claimed (m->owner, m->hb_ms final): precompute the
