@@ -126,7 +126,7 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             m->token = token;
             for (i = 0; i < m->cfg->n_channels; i++)
                 if (m->ch[i].tag == MDCOM_TAG_FIFO)
-                    mdcom_fifo_own(m, i);
+                    mdcom_fifo_own(&m->ch[i].f);
             return 0;
         }
     }
@@ -158,9 +158,9 @@ void mdcom_bind_channels(struct mdcom *m)
     uint32_t i, pfw = mdcom_cpu_prefetchw(); /* asked once (CPUID may trap to a hypervisor) */
     for (i = 0; i < m->cfg->n_channels; i++) {
         if (m->cl[i].type == MDCOM_CHAN_FIFO)
-            mdcom_fifo_bind(m, i, pfw);
+            mdcom_fifo_bind(m, &m->ch[i].f, &m->cl[i], pfw);
         else
-            mdcom_smem_bind(m, i);
+            mdcom_smem_bind(m, &m->ch[i].s, &m->cl[i]);
     }
 }
 

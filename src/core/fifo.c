@@ -209,13 +209,12 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     tx_prefetch_slot(ch);
 }
 
-void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw)
+void mdcom_fifo_bind(struct mdcom *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
+                     uint32_t pfw)
 {
-    struct mdcom_fifoch *f = &m->ch[index].f;
-    const mdcom_chan_layout *cl = &m->cl[index];
     uint8_t *a = m->base + cl->off;
     memset(f, 0, sizeof(*f));
-    f->index = index;
+    f->index = (uint32_t)(cl - m->cl);
     f->m = m;
     f->ctl = (mdcom_wire_fifo_ctl *)a;
     f->q = (mdcom_wire_qslot *)(a + cl->qslots_off);
@@ -244,9 +243,10 @@ static void tx_gate(struct mdcom_fifoch *f)
     atomic_store_explicit(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
 }
 
-void mdcom_fifo_own(struct mdcom *m, uint32_t index)
+void mdcom_fifo_own(struct mdcom_fifoch *f)
 {
-    struct mdcom_fifoch *f = &m->ch[index].f;
+    struct mdcom *m = f->m;
+    uint32_t index = f->index;
     f->who = m->who;
     f->alloc_so = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, m->who);
     f->alloc_delta = 0x10000u + f->alloc_so - MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);

@@ -407,12 +407,16 @@ int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
  * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).
  * Returns the number of repairs; 0 for a handle that is not a FIFO's. */
 uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch);
-/* set up channel index's handle; pfw: what mdcom_cpu_prefetchw() said */
-void mdcom_fifo_bind(struct mdcom *m, uint32_t index, uint32_t pfw);
+/* Set up the handle f of channel &m->cl[k] (m->ch[k]); pfw: what
+ * mdcom_cpu_prefetchw() said. Handles are passed as pointers: GCC would
+ * address every field of m->ch[k] from m with 32-bit offsets. */
+void mdcom_fifo_bind(struct mdcom *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
+                     uint32_t pfw);
 /* our process entry is claimed (m->owner, m->hb_ms final): precompute the
- * words the message path writes and open its inline gates */
-void mdcom_fifo_own(struct mdcom *m, uint32_t index);
-void mdcom_smem_bind(struct mdcom *m, uint32_t index);
+ * words the message path writes and open its inline gates (f bound) */
+void mdcom_fifo_own(struct mdcom_fifoch *f);
+/* as mdcom_fifo_bind, for an SMEM channel */
+void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl);
 
 /* Event-loop hooks (src/linux/events.c). The FIFO events of mask events
  * that hold now, without waiting (the conditions of mdcom_fifoch_wait;

@@ -17,13 +17,11 @@ static inline int valid_smem(const struct mdcom_smemch *ch)
     return ch && ch->tag == MDCOM_TAG_SMEM;
 }
 
-void mdcom_smem_bind(struct mdcom *m, uint32_t index)
+void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl)
 {
-    struct mdcom_smemch *s = &m->ch[index].s;
-    const mdcom_chan_layout *cl = &m->cl[index];
     uint8_t *a = m->base + cl->off;
     memset(s, 0, sizeof(*s));
-    s->index = index;
+    s->index = (uint32_t)(cl - m->cl);
     s->m = m;
     s->ctl = (mdcom_wire_smem_ctl *)a;
     s->data = a + cl->data_off;
