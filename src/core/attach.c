@@ -388,6 +388,17 @@ fail_pool:
 
 void (*_Atomic mdcom_term_hook)(struct mdcom *m);
 
+/* Our entry, blocks and locks are still ours: the region is as we attached
+ * it, or (a state or generation that changed without a re-format, e.g.
+ * forged) our entry still has our identity. (Out of line: GCC copied it
+ * into both branches of term's "ours" test.) */
+static __attribute__((noinline)) int entry_live(struct mdcom *m)
+{
+    return mdcom_region_check(m) == 0 ||
+           (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
+            ((volatile mdcom_wire_proc *)m->me)->token == m->token);
+}
+
 int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
@@ -406,13 +417,9 @@ int mdcom_term(mdcom_t *m)
      * end, even when the others took us for dead (-ENOTCONN) - otherwise
      * its remotes would stay on a deleted file while we format a new one */
     ours = m->owns_region && st == MDCOM_ST_READY && gen == m->generation;
-    /* our entry, blocks and locks are still ours: the region is as we
-     * attached it, or (a state or generation that changed without a
-     * re-format, e.g. forged) our entry still has our identity - left live,
-     * it would be counted as a live process of ours for ever */
-    live = mdcom_region_check(m) == 0 ||
-           (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
-            ((volatile mdcom_wire_proc *)m->me)->token == m->token);
+    /* our entry still ours (entry_live): left live, it would be counted as
+     * a live process of ours for ever */
+    live = entry_live(m);
     if (ours || live) {
         if (ours) /* release: all before is visible to whoever sees TERMINATED */
             atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
