@@ -36,7 +36,7 @@ int mdcom_streq(const char *a, const char *b, size_t max)
     return 1;
 }
 
-uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n)
+static uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n)
 {
     const uint8_t *b = (const uint8_t *)p;
     while (n--) {
@@ -55,7 +55,7 @@ void mdcom_err_str(mdcom_err *e, const char *s)
     e->buf[e->pos] = '\0';
 }
 
-void mdcom_err_u32(mdcom_err *e, uint32_t v)
+static void mdcom_err_u32(mdcom_err *e, uint32_t v)
 {
     char tmp[11];
     int i = 10;

@@ -33,7 +33,6 @@ typedef struct mdcom_err {
     size_t pos;
 } mdcom_err;
 void mdcom_err_str(mdcom_err *e, const char *s);
-void mdcom_err_u32(mdcom_err *e, uint32_t v);
 /* Append fmt, whose "%s" and "%u" take the next argument (a string, NULL
  * for nothing; a uint32_t); every other character is copied. */
 void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...);
@@ -42,7 +41,6 @@ int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg);
 
 size_t mdcom_strnlen(const char *s, size_t max);
 int mdcom_streq(const char *a, const char *b, size_t max);
-uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n);
 
 /* Validate cfg and compute the region layout. chans (may be NULL) receives
  * n_channels entries. Returns 0, -EINVAL (config invalid: e says which key)
