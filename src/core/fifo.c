@@ -1193,36 +1193,34 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     return r ? r : (int)len;
 }
 
-static MDCOM_COLD int recv_full(struct mdcom_fifoch *ch, void *buf, uint32_t cap,
-                                int64_t timeout_ns)
+/* recv's slow part: a bad argument, or nothing to take on the inline path
+ * (or no inline path): dequeue, waiting within the budget. 0 with *id and
+ * *len of the message dequeued (recv_done finishes it), or an error. */
+static MDCOM_COLD int recv_wait(struct mdcom_fifoch *ch, void *buf, uint32_t cap,
+                                int64_t timeout_ns, uint32_t *id, uint32_t *len)
 {
     struct budget b = {timeout_ns, 0};
-    uint32_t id, len;
     int r;
     if (!valid_fifo(ch) || (!buf && cap))
         return -EINVAL;
-    while ((r = mdcom_fifoch_dequeue(ch, &id, &len)) == -EAGAIN) {
+    while ((r = mdcom_fifoch_dequeue(ch, id, len)) == -EAGAIN) {
         r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, remaining(ch->m, &b));
         if (r < 0)
             return r;
     }
-    if (r)
-        return r;
-    return recv_done(ch, id, len, buf, cap, 0);
+    return r;
 }
 
 /* The inline path: a message already there is dequeued, copied out and its
- * block given back with one handle check; an empty queue goes to recv_full
+ * block given back with one handle check; an empty queue goes to recv_wait
  * (which waits). */
 int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeout_ns)
 {
-    uint32_t id, len, held;
+    uint32_t id, len, held = 0;
     int r;
-    if (!ch || ch->rx_fast != (uintptr_t)ch || (!buf && cap))
-        return recv_full(ch, buf, cap, timeout_ns);
-    r = dequeue_inline(ch, &id, &len, &held);
-    if (r == -EAGAIN)
-        return recv_full(ch, buf, cap, timeout_ns);
+    if (!ch || ch->rx_fast != (uintptr_t)ch || (!buf && cap) ||
+        (r = dequeue_inline(ch, &id, &len, &held)) == -EAGAIN)
+        r = recv_wait(ch, buf, cap, timeout_ns, &id, &len);
     if (r)
         return r;
     return recv_done(ch, id, len, buf, cap, held);
