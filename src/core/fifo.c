@@ -1114,42 +1114,45 @@ static int send_queue(struct mdcom_fifoch *ch, uint32_t id, uint32_t len, struct
     return r;
 }
 
-static MDCOM_COLD int send_full(struct mdcom_fifoch *ch, const void *buf, uint32_t len,
-                                int64_t timeout_ns)
+/* send's slow part: a bad argument, or no block on the inline path (or no
+ * inline path): alloc, waiting within the budget. 0 with *id (send copies
+ * and queues it), or an error. *timeout_ns becomes what is left of it for
+ * the queueing (unchanged when no time was spent waiting). */
+static MDCOM_COLD int send_alloc(struct mdcom_fifoch *ch, const void *buf, uint32_t len,
+                                 int64_t *timeout_ns, uint32_t *id)
 {
-    struct budget b = {timeout_ns, 0};
-    uint32_t id;
+    struct budget b = {*timeout_ns, 0};
     int r;
     if (!valid_fifo(ch) || (!buf && len))
         return -EINVAL;
     if (len > ch->block_size)
         return -EMSGSIZE;
     tx_prefetch(ch); /* the lines alloc, the copy and enqueue will write */
-    while ((r = mdcom_fifoch_alloc(ch, &id)) == -ENOBUFS) {
+    while ((r = mdcom_fifoch_alloc(ch, id)) == -ENOBUFS) {
         r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, &b));
         if (r < 0)
             return r;
     }
-    if (r)
-        return r;
-    if (len)
-        memcpy(block_ptr(ch, id), buf, len);
-    return send_queue(ch, id, len, &b);
+    if (b.deadline)
+        *timeout_ns = remaining(ch->m, &b);
+    return r;
 }
 
 /* The inline path: alloc, copy, enqueue and notify with one handle check;
- * a dry pool goes to send_full (which waits), a full queue to send_queue. */
+ * a dry pool goes to send_alloc (which waits), a full queue to send_queue. */
 int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
 {
-    uint32_t id, w;
+    uint32_t id, w = 0;
     int r;
     if (!tx_open(ch) || len > ch->block_size || (!buf && len))
-        return send_full(ch, buf, len, timeout_ns);
-    if (MDCOM_HAVE_PREFETCH)
-        tx_prefetch(ch);
-    r = alloc_inline(ch, &id, &w);
-    if (r == -ENOBUFS)
-        return send_full(ch, buf, len, timeout_ns);
+        r = send_alloc(ch, buf, len, &timeout_ns, &id);
+    else {
+        if (MDCOM_HAVE_PREFETCH)
+            tx_prefetch(ch);
+        r = alloc_inline(ch, &id, &w);
+        if (r == -ENOBUFS)
+            r = send_alloc(ch, buf, len, &timeout_ns, &id);
+    }
     if (r)
         return r;
     if (len) /* buf may be NULL when len is 0 */
