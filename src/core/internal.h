@@ -358,8 +358,6 @@ void mdcom_audit(struct mdcom *m);
 int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o);
 /* Give back what the dead process of entry i held (we own the entry). */
 void mdcom_reap_slot(struct mdcom *m, uint32_t i);
-/* The waiter count of channel chan (from our own layout), or NULL (wait.c). */
-mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan);
 
 /* The channel named name (or, name NULL, at index) if it has type tag and
  * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */

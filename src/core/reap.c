@@ -56,12 +56,23 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
     return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u;
 }
 
+/* The waiter count of channel chan (from our own layout), or NULL. */
+static mdcom_aword *waiter_word(struct mdcom *m, uint32_t chan)
+{
+    if (chan >= m->cfg->n_channels)
+        return 0;
+    return (mdcom_aword *)(m->base + m->cl[chan].off +
+                           (m->cl[chan].type == MDCOM_CHAN_FIFO
+                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
+                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
+}
+
 /* Give back a waiter count a dead process held (rec read from its entry:
  * validated by our own layout). */
 static void drop_wait(struct mdcom *m, uint32_t rec)
 {
     mdcom_aword *w;
-    if (!rec || !(w = mdcom_waiter_word(m, MDCOM_WAITREC_CHAN(rec))))
+    if (!rec || !(w = waiter_word(m, MDCOM_WAITREC_CHAN(rec))))
         return; /* none, or a corrupted entry: ignore it */
     mdcom_waiters_down(w);
 }

@@ -64,17 +64,6 @@ void mdcom_event_arm(mdcom_aword *waiters)
     atomic_fetch_or_explicit(waiters, MDCOM_WAITERS_ARMED, memory_order_release);
 }
 
-/* The waiter count of channel chan (from our own layout), or NULL. */
-mdcom_aword *mdcom_waiter_word(struct mdcom *m, uint32_t chan)
-{
-    if (chan >= m->cfg->n_channels)
-        return 0;
-    return (mdcom_aword *)(m->base + m->cl[chan].off +
-                           (m->cl[chan].type == MDCOM_CHAN_FIFO
-                                ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
-                                : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
-}
-
 /* Take one from a waiter count, never below 0 (a count is a promise that
  * someone sleeps; "negative" is a lost wake-up for the next sleeper). The
  * last one out drops ARMED too (no sleeper left to wake). */
