@@ -306,13 +306,14 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     m = pool_get();
     if (!m)
         return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
+    memset(m, 0, sizeof(*m));
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
+    /* after the memset: a zeroed mutex would be a plain one */
     if (mtx_init(&m->rec0_lock, mtx_plain | mtx_recursive) != thrd_success) {
         pool_put_bare(m);
         return mdcom_err_set(&e, -ENOMEM, 0, "cannot make a mutex");
     }
 #endif
-    memset(m, 0, sizeof(*m));
 
     /* validate first (an invalid config is -EINVAL whatever its size), and
      * keep the channel layouts only when they fit this build's capacity */

@@ -276,6 +276,42 @@ TEST(Threads, MpmcOneAttachmentSharedRecord)
     run(ch, ch, ch, ch, ch);
 }
 
+/* A thread that shares record 0 holds its lock through an enqueue, filter
+ * included; a filter function that sends on another channel of the same
+ * attachment takes the lock again (it is recursive) instead of waiting for
+ * itself for ever. */
+TEST(Threads, SharedRecordFilterMaySendOnTheSameAttachment)
+{
+    Config c;
+    c.std_domains(1);
+    c.fifo("main", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo("copy", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    mdcom_fifoch_t *mainq = m.fifo("main"), *copy = m.fifo("copy");
+    /* every own record kept: the thread below shares record 0 */
+    tsup::RecordHolders hold(m.fifo("idle"), MDCOM_PROC_RECS - 1);
+    EXPECT_EQ(0, hold.bad());
+    mdcom_filter f{};
+    f.type = MDCOM_FILTER_FUNC;
+    f.arg = copy;
+    f.fn = [](void *arg, const void *msg, uint32_t len) {
+        return mdcom_fifoch_send((mdcom_fifoch_t *)arg, msg, len, MDCOM_POLL) == 0 ? 1 : 0;
+    };
+    ASSERT_EQ(0, mdcom_filter_set(mainq, &f));
+    std::atomic<int> sent{1};
+    std::thread t([&] { sent = mdcom_fifoch_send(mainq, "dup", 3, ms(1000)); });
+    for (int i = 0; i < 2000 && sent.load() == 1; i++)
+        tsup::sleep_ns(1000000);
+    ASSERT_NE(1, sent.load()) << "the sharer waits for its own record lock (not recursive)";
+    t.join();
+    EXPECT_EQ(0, sent.load());
+    char buf[8];
+    EXPECT_EQ(3, mdcom_fifoch_recv(mainq, buf, sizeof buf, MDCOM_POLL));
+    EXPECT_EQ(3, mdcom_fifoch_recv(copy, buf, sizeof buf, MDCOM_POLL));
+}
+
 /* queue shallower than the pool: producers block on SPACE as well */
 TEST(Threads, MpmcShallowQueueNoSpin) { run_four("mpmc", 16, 4, MDCOM_NO_SPIN); }
 
