@@ -693,13 +693,13 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
 static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len);
 #if MDCOM_REC_SHARED
 /* The full paths with the calling thread's record taken (a thread that
- * shares record 0 holds its lock meanwhile): rec_take says 1 when
- * rec_give has to leave it. */
-static int rec_take(struct mdcom_fifoch *ch) { return valid_fifo(ch) && mdcom_rec_enter(ch->m); }
+ * shares record 0 holds its lock meanwhile): rec_take says -1 (an invalid
+ * handle: nothing taken) or what rec_give passes to mdcom_rec_leave. */
+static int rec_take(struct mdcom_fifoch *ch) { return valid_fifo(ch) ? mdcom_rec_enter(ch->m) : -1; }
 static int rec_give(struct mdcom_fifoch *ch, int shared, int r)
 {
-    if (shared)
-        mdcom_rec_leave(ch->m);
+    if (shared >= 0)
+        mdcom_rec_leave(ch->m, shared);
     return r;
 }
 static MDCOM_COLD int enqueue_full(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)

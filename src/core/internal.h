@@ -291,12 +291,12 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
     return 0;
 }
 /* Around a full path's queue operation: takes the calling thread's record;
- * 1 when that is the shared one, whose lock it then holds until
- * mdcom_rec_leave. */
+ * 1 when that is the shared one, whose lock it then holds; mdcom_rec_leave
+ * (with that answer) ends the operation. */
 int mdcom_rec_enter(struct mdcom *m);
-void mdcom_rec_leave(struct mdcom *m);
-/* Before a sleep (never inside a queue operation), when every own record
- * is taken: the calling thread's goes back, to be taken again at its next
+void mdcom_rec_leave(struct mdcom *m, int shared);
+/* Before a sleep, outside any queue operation, when every own record is
+ * taken: the calling thread's goes back, to be taken again at its next
  * operation, so that the threads that run find records free while those
  * that sleep hold none. */
 void mdcom_rec_park(struct mdcom *m);

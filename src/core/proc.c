@@ -167,9 +167,14 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
     return &m->me->rec[k];
 }
 
+/* queue operations of this thread on a full path under way (more than one:
+ * a filter function's own operations): its record is not given back then */
+static _Thread_local uint32_t t_rec_depth;
+
 int mdcom_rec_enter(struct mdcom *m)
 {
     uint32_t t = mdcom_t_rec[m->pool_index];
+    t_rec_depth++;
     /* none yet, or the shared one: (again) look for one of our own */
     if (t >> 3 != m->rec_serial || !(t & 7u))
         t = (uint32_t)(mdcom_rec_claim(m) - m->me->rec);
@@ -182,10 +187,11 @@ int mdcom_rec_enter(struct mdcom *m)
 void mdcom_rec_park(struct mdcom *m)
 {
     uint32_t t = mdcom_t_rec[m->pool_index];
-    /* only when every own record is taken (others may be sharing record
-     * 0): taking one again costs the next operation its inline path.
-     * relaxed: a hint */
-    if (t >> 3 == m->rec_serial && (t & 7u) &&
+    /* never inside an operation (a filter function that waits: the
+     * operation goes on with its record after); only when every own record
+     * is taken (others may be sharing record 0): taking one again costs the
+     * next operation its inline path. relaxed: a hint */
+    if (!t_rec_depth && t >> 3 == m->rec_serial && (t & 7u) &&
         (atomic_load_explicit(&m->rec_used, memory_order_relaxed) | 1u) ==
             (1u << MDCOM_PROC_RECS) - 1u) {
         mdcom_t_rec[m->pool_index] = 0;
@@ -194,5 +200,10 @@ void mdcom_rec_park(struct mdcom *m)
     }
 }
 
-void mdcom_rec_leave(struct mdcom *m) { (void)mtx_unlock(&m->rec0_lock); }
+void mdcom_rec_leave(struct mdcom *m, int shared)
+{
+    t_rec_depth--;
+    if (shared)
+        (void)mtx_unlock(&m->rec0_lock);
+}
 #endif
