@@ -107,10 +107,13 @@ typedef struct mdcom_platform {
     void (*cache_invalidate)(void *ctx, const void *addr, size_t len);
 
     /* process identity: a pid and a token that changes when the pid is
-     * reused (Linux: start time). 0 or negative errno. */
+     * reused (Linux: start time); the token is never 0 nor
+     * MDCOM_TOKEN_ANY. 0 or negative errno. */
     int (*proc_self)(void *ctx, uint32_t *pid, uint32_t *token);
     /* 1 alive, 0 dead, negative errno if unknown. token MDCOM_TOKEN_ANY
-     * asks about the pid alone (any incarnation of it). */
+     * asks about the pid alone (any incarnation of it). The core takes an
+     * unknown entry of its own domain (a process of its own kind) for
+     * forged: answer unknown only for processes of other domains. */
     int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
 
     /* Reserved for hooks of later versions; must be NULL (a designated

@@ -54,7 +54,7 @@ uint32_t mdcom_bm_boot_token(void)
         if (g_boot.magic != BOOT_MAGIC || g_boot.check != ~g_boot.count)
             g_boot.count = 0; /* cold boot: RAM holds garbage */
         g_boot.count++;
-        if (g_boot.count == 0)
+        if (g_boot.count == 0 || g_boot.count == MDCOM_TOKEN_ANY) /* never a token */
             g_boot.count = 1;
         g_boot.magic = BOOT_MAGIC;
         g_boot.check = ~g_boot.count;

@@ -397,7 +397,8 @@ static int read_stat(uint32_t pid, char *state, uint64_t *start)
 static uint32_t lx_token(uint64_t start)
 {
     uint32_t t = (uint32_t)start + 1u;
-    return t ? t : 1u;
+    /* never 0 (no process) nor the wildcard MDCOM_TOKEN_ANY */
+    return t && t != MDCOM_TOKEN_ANY ? t : 1u;
 }
 
 static int lx_proc_self(void *ctx, uint32_t *pid, uint32_t *token)

@@ -18,6 +18,40 @@
 
 static struct mdcom g_pool[MDCOM_MAX_INSTANCES];
 static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+/* The process entry each attachment of this process holds (hold_key), 0
+ * for none. An entry that names this process is live only while one of
+ * these says so; otherwise it is the leftover of an earlier attachment
+ * (freed, then rewritten by a scribbler). */
+static _Atomic uint32_t g_pool_holds[MDCOM_MAX_INSTANCES];
+/* How many attachments of this process are formatting a region now: a
+ * FORMATTING header naming this process is a leftover when none is. */
+static _Atomic uint32_t g_formatting;
+_Static_assert(MDCOM_MAX_PROCS < 255u, "an entry index + 1 fits the low byte of a hold");
+
+/* Entry i of the region m names: a hash of the region's name (FNV-1a) with
+ * i + 1 in the low byte. Attachments with other configs of one region share
+ * it; a collision only makes a leftover count as live. */
+static uint32_t hold_key(const struct mdcom *m, uint32_t i)
+{
+    const char *s = m->cfg->region_name;
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (uint8_t)*s++) * 16777619u;
+    return (h & ~0xffu) | (i + 1u);
+}
+#define HOLD(m, i) atomic_store_explicit(&g_pool_holds[(m) - g_pool], \
+                                         (i) < MDCOM_MAX_PROCS ? hold_key(m, i) : 0u, \
+                                         memory_order_relaxed)
+/* Counted before the CAS that makes us the formatter: a sibling that sees
+ * the CAS' FORMATTING (acquire) sees the count too. */
+#define FORMATTING() atomic_fetch_add_explicit(&g_formatting, 1, memory_order_relaxed)
+#define FORMATTED() atomic_fetch_sub_explicit(&g_formatting, 1, memory_order_relaxed)
+#else
+#define HOLD(m, i) ((void)0)
+#define FORMATTING() ((void)0)
+#define FORMATTED() ((void)0)
+#endif
 
 int mdcom_domain_role(const mdcom_config *cfg, uint32_t id)
 {
@@ -51,6 +85,7 @@ struct mdcom *mdcom_pool_at(uint32_t i)
 static void pool_put_bare(struct mdcom *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
+    HOLD(m, MDCOM_MAX_PROCS);
     memset(m, 0, sizeof(*m));
     /* release: our clearing is done before another init takes the slot */
     atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
@@ -108,7 +143,10 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             for (k = 0; k < MDCOM_PROC_RECS; k++)
                 atomic_store_explicit(&p->rec[k].op, 0, memory_order_relaxed);
             atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
-            /* release: pid/token are visible before the slot reads as live */
+            /* relaxed: published by the owner store below */
+            HOLD(m, i);
+            /* release: pid/token (and our hold) are visible before the slot
+             * reads as live */
             atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
                                   memory_order_release);
             m->proc_slot = i;
@@ -133,6 +171,47 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
     return -EUSERS;
 }
 
+/* 1 when another attachment of this process holds entry i of our region, or
+ * (i = MDCOM_MAX_PROCS) formats a region now. Freestanding (one image per
+ * domain, rarely two attachments): when any other attachment exists. */
+static int ours_live(const struct mdcom *m, uint32_t i)
+{
+    uint32_t j;
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    uint32_t want = hold_key(m, i);
+    if (i == MDCOM_MAX_PROCS)
+        return atomic_load_explicit(&g_formatting, memory_order_relaxed) != 0;
+    for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
+        if (&g_pool[j] != m &&
+            atomic_load_explicit(&g_pool_holds[j], memory_order_relaxed) == want)
+            return 1;
+#else
+    (void)i;
+    for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
+        if (&g_pool[j] != m && atomic_load_explicit(&g_pool_used[j], memory_order_relaxed))
+            return 1;
+#endif
+    return 0;
+}
+
+/* 1 when a live process of domain dom stands behind pid/token, read once
+ * from the region at entry i (MDCOM_MAX_PROCS: the formatter). A process of
+ * our own domain runs on our kind of platform: one the platform cannot judge
+ * is a forged entry, not a process. The token wildcard is never a process'. */
+static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_t token,
+                      uint32_t i)
+{
+    int a;
+    if (pid == m->pid && token == m->token)
+        return ours_live(m, i);
+    if (token == MDCOM_TOKEN_ANY)
+        return 0;
+    if (!m->plat->proc_alive)
+        return 1; /* no way to tell: alive */
+    a = m->plat->proc_alive(m->plat->ctx, pid, token);
+    return a > 0 || (a < 0 && dom != m->domain);
+}
+
 /* 1 when a live process of domain dom is in the process table at proc_off
  * (an offset read from the region: checked against the mapping first). */
 static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
@@ -143,11 +222,12 @@ static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
         return 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = (mdcom_wire_proc *)(m->base + proc_off) + i;
-        /* acquire: pairs with mdcom_claim_proc's release, so pid/token are complete */
+        /* acquire: pairs with mdcom_claim_proc's release, so pid/token (and
+         * the claimer's hold, when it is a thread of ours) are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
-            !mdcom_pid_dead(m, ((volatile mdcom_wire_proc *)p)->pid,
-                            ((volatile mdcom_wire_proc *)p)->token))
+            named_live(m, dom, ((volatile mdcom_wire_proc *)p)->pid,
+                       ((volatile mdcom_wire_proc *)p)->token, i))
             return 1;
     }
     return 0;
@@ -210,6 +290,8 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
 {
     int stale = 0; /* last verify error of a READY region without a live master */
     uint32_t rounds = 0;
+    m->pid = pid; /* who we are, to know our own entries (named_live) */
+    m->token = token;
     for (;;) {
         /* acquire: a READY state orders everything its formatter wrote before it */
         uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
@@ -245,13 +327,18 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             if (m->is_master) {
                 uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
                 uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
-                if (fp != 0 && mdcom_pid_dead(m, fp, ft)) {
+                if (fp != 0 && !named_live(m, m->domain, fp, ft, MDCOM_MAX_PROCS)) {
                     /* the formatter died: take its place; the CAS on fmt_pid
                      * makes one taker win. acquire: see what it had written. */
+                    FORMATTING();
                     if (atomic_compare_exchange_strong_explicit(
                             (mdcom_aword *)&m->hdr->fmt_pid, &fp, pid, memory_order_acquire,
-                            memory_order_relaxed))
-                        return mdcom_format_region(m, pid, token, e);
+                            memory_order_relaxed)) {
+                        r = mdcom_format_region(m, pid, token, e);
+                        FORMATTED();
+                        return r;
+                    }
+                    FORMATTED();
                     continue;
                 }
             }
@@ -259,10 +346,15 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
         if (m->is_master && st != MDCOM_ST_FORMATTING) {
             /* EMPTY, TERMINATED, garbage, or a stale READY: format it.
              * acq_rel: exclusive ownership of the header from here on */
+            FORMATTING();
             if (atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
                                                         memory_order_acq_rel,
-                                                        memory_order_relaxed))
-                return mdcom_format_region(m, pid, token, e);
+                                                        memory_order_relaxed)) {
+                r = mdcom_format_region(m, pid, token, e);
+                FORMATTED();
+                return r;
+            }
+            FORMATTED();
             continue;
         }
         now = mdcom_now(m);

@@ -17,6 +17,7 @@
  *                              equal share, half scribbling, half recovering
  *   MDCOM_SCRIBBLE_BOUND_MS=n  asserted timeout overshoot bound (default 200)
  *   MDCOM_SCRIBBLE_CLASS=k     only field class k (0..12), for a closer look
+ *   MDCOM_SCRIBBLE_SEED=n      the scribbler's random seed (default fixed)
  */
 #include <gtest/gtest.h>
 
@@ -59,6 +60,9 @@ struct VictimStats {
     std::atomic<uint64_t> reattach{0};
     std::atomic<uint64_t> corrupt{0};     /* messages with a bad CRC (the scribbler's bytes) */
     std::atomic<uint64_t> received{0};
+    std::atomic<int> last_rc[5];          /* each call's last return code, for a stuck victim */
+    std::atomic<uint64_t> last_rc_at[5];  /* and when it returned it */
+    char init_err[256];                   /* the last failed mdcom_init's message */
 };
 struct Shared2 {
     VictimStats v[2];
@@ -125,6 +129,8 @@ protected:
                 st.worst_call.store(call);
                 st.worst_cls.store(sh->cls.load());
             }
+            st.last_rc[call].store(r);
+            st.last_rc_at[call].store(now_ns());
             if (!documented(call, r)) {
                 if (!st.undocumented++) {
                     st.first_bad.store(r);
@@ -140,13 +146,14 @@ protected:
         };
         while (!sh->stop.load()) {
             if (!m) {
-                char err[200];
+                char err[256];
                 mdcom_init_opts o{};
                 o.attach_timeout_ns = 200 * kMs;
                 o.errbuf = err;
                 o.errbuf_len = sizeof err;
                 int r = timed(4, o.attach_timeout_ns, [&] { return mdcom_init(&m, cfg, dom, &o); });
                 if (r) {
+                    snprintf(st.init_err, sizeof st.init_err, "%s", err);
                     m = nullptr;
                     sleep_ms(5);
                     continue;
@@ -250,7 +257,7 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
     ASSERT_TRUE(wait_until([&] { return sh->v[0].received.load() > 100 && sh->v[1].received.load() > 100; },
                            10 * kSec))
         << "no traffic before scribbling";
-    std::mt19937 rng(20261124);
+    std::mt19937 rng((uint32_t)rel::env_u64("MDCOM_SCRIBBLE_SEED", 20261124));
     printf("%-18s %8s %10s %12s\n", "class", "writes", "recovery", "(ms after stop)");
     std::vector<int64_t> recoveries;
     int only = (int)rel::env_u64("MDCOM_SCRIBBLE_CLASS", 99);
@@ -278,6 +285,17 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
         int64_t rec = (int64_t)(std::max(sh->v[0].last_ok.load(), sh->v[1].last_ok.load()) - stopped);
         printf("%-18s %8llu %10.1f\n", class_name(cls), (unsigned long long)writes, back ? rec / 1e6 : -1.0);
         EXPECT_TRUE(back) << class_name(cls) << ": no messages after the scribbling stopped";
+        if (!back) {
+            static const char *call_name[] = {"send", "recv", "lock", "unlock", "init"};
+            uint64_t t = now_ns();
+            for (int d = 0; d < 2; d++)
+                for (int c = 0; c < 5; c++)
+                    printf("  victim %d %-6s last returned %d (%s) %.1f ms ago\n", d, call_name[c],
+                           sh->v[d].last_rc[c].load(), mdcom_strerror(sh->v[d].last_rc[c].load()),
+                           (double)(t - sh->v[d].last_rc_at[c].load()) / 1e6);
+            for (int d = 0; d < 2; d++)
+                printf("  victim %d: the last failed attach said: %s\n", d, sh->v[d].init_err);
+        }
         if (back) {
             recoveries.push_back(rec);
             EXPECT_LE(rec, kSec) << class_name(cls) << ": recovered after more than 1 s";

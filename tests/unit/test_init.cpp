@@ -419,6 +419,69 @@ TEST_F(Init, StaleRegionOfADeadMasterIsReused)
     EXPECT_EQ(0, r.init(c.get(), kR1)) << r.err;
 }
 
+/* A region a scribbler damaged after its master left (keep_region): a bad
+ * magic, state READY, and an entry of the master domain that names no live
+ * process - our own released entry revived, a pid this platform cannot judge
+ * (a process of our own domain always can be), the token wildcard. None of
+ * them is a live master: the next master re-formats instead of refusing the
+ * region for ever. A FORMATTING header that names this process while none of
+ * its attachments formats is taken over the same way. */
+TEST_F(Init, ForgedMasterEntriesDoNotHoldTheRegion)
+{
+    uint32_t self_pid = 0, self_tok = 0;
+    ASSERT_EQ(0, mdcom_platform_linux()->proc_self(nullptr, &self_pid, &self_tok));
+    struct Forge {
+        const char *what;
+        bool own_entry, formatting;
+        uint32_t pid, token;
+    } forges[] = {
+        {"our own released entry, revived", true, false, 0, 0},
+        {"a foreign pid in the master domain", false, false, MDCOM_PID_FOREIGN | 5u, 7u},
+        {"a pid beyond Linux' range", false, false, 1u << 30, 7u},
+        {"a live pid with the token wildcard", false, false, 1u, MDCOM_TOKEN_ANY},
+        {"FORMATTING in our name, nobody formatting", false, true, self_pid, self_tok},
+    };
+    tsup::Geometry g(c.get());
+    ASSERT_EQ(g.rc, 0);
+    for (const Forge &f : forges) {
+        SCOPED_TRACE(f.what);
+        tsup::region_remove(c.name()); /* each forge on a fresh region */
+        uint32_t slot;
+        {
+            Inst a;
+            ASSERT_EQ(0, a.init(c.get(), kMaster, 0, 0, /*keep_region=*/1)) << a.err;
+            slot = ut_proc_slot(a);
+        }
+        {
+            Shm shm(c.name());
+            ASSERT_TRUE(shm.ok());
+            if (f.formatting) {
+                shm.hdr()->fmt_pid = f.pid;
+                shm.hdr()->fmt_token = f.token;
+                shm.hdr()->state.store(MDCOM_ST_FORMATTING);
+            } else {
+                uint32_t e = f.own_entry ? slot : slot + 1;
+                if (!f.own_entry) {
+                    shm.set_word(g.proc_off(e, offsetof(mdcom_wire_proc, pid)), f.pid);
+                    shm.set_word(g.proc_off(e, offsetof(mdcom_wire_proc, token)), f.token);
+                }
+                shm.set_word(g.proc_owner_off(e), MDCOM_PROC_DOMAIN_BASE + kMaster);
+                shm.hdr()->magic = 0xdeadbeefu;
+                shm.hdr()->state.store(MDCOM_ST_READY);
+            }
+        }
+        Inst b;
+        uint64_t t0 = now_ns();
+        int rc = b.init(c.get(), kMaster, ms(2000), 0, /*keep_region=*/1);
+        EXPECT_EQ(0, rc) << b.err;
+        if (rc)
+            continue;
+        EXPECT_LT(now_ns() - t0, (uint64_t)ms(1000)) << "re-formatted at once";
+        EXPECT_EQ(0, r.init(c.get(), kR1, ms(1000))) << r.err;
+        EXPECT_EQ(0, r.term());
+    }
+}
+
 /* A READY region whose master died: a remote with another layout waits (a new
  * master may come) and then reports the mismatch; one with the same layout
  * attaches. */
