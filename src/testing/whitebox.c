@@ -25,6 +25,12 @@ void ut_mapping(const mdcom_t *m, void **base, uint32_t *size)
 uint32_t ut_owner(const mdcom_t *m) { return m->who; }
 uint32_t ut_lock_owner(const mdcom_t *m) { return m->lock_owner; }
 uint32_t ut_proc_slot(const mdcom_t *m) { return m->proc_slot; }
+
+int ut_thread_record(const mdcom_t *m)
+{
+    uint32_t t = mdcom_t_rec[m->pool_index];
+    return t >> 3 == m->rec_serial ? (int)(t & 7u) : -1;
+}
 uint32_t ut_generation(const mdcom_t *m) { return m->generation; }
 uint32_t ut_retry_max(void) { return MDCOM_RETRY_MAX; }
 uint32_t ut_max_instances(void) { return MDCOM_MAX_INSTANCES; }

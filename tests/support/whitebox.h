@@ -27,6 +27,9 @@ uint32_t ut_owner(const mdcom_t *m);
 /* The SMEM lock word this attachment writes (slot + 1 | incarnation << 8). */
 uint32_t ut_lock_owner(const mdcom_t *m);
 uint32_t ut_proc_slot(const mdcom_t *m);
+/* The operation record the calling thread holds in m: 1..5 its own, 0 the
+ * shared record 0, -1 none (given back, or never taken). Linux builds. */
+int ut_thread_record(const mdcom_t *m);
 uint32_t ut_generation(const mdcom_t *m);
 /* The identity (pid, token) this attachment wrote in its process entry, and
  * that entry's owner word (its domain + 2 while attached). */

@@ -312,6 +312,67 @@ TEST(Threads, SharedRecordFilterMaySendOnTheSameAttachment)
     EXPECT_EQ(3, mdcom_fifoch_recv(copy, buf, sizeof buf, MDCOM_POLL));
 }
 
+/* A wait inside an operation (a filter function that waits on another
+ * channel) keeps the thread's record, even with every own record taken (where
+ * a plain wait gives it back): the operation goes on with the record it took,
+ * and a thread that runs meanwhile shares record 0 instead of taking it. */
+TEST(Threads, WaitInsideAnOperationKeepsTheRecord)
+{
+    Config c;
+    c.std_domains(1);
+    c.fifo("main", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo("other", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
+    Inst m;
+    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    mdcom_fifoch_t *mainq = m.fifo("main"), *other = m.fifo("other");
+    /* every own record but one kept: the sender below takes the last */
+    tsup::RecordHolders hold(m.fifo("idle"), MDCOM_PROC_RECS - 2);
+    EXPECT_EQ(0, hold.bad());
+    static struct {
+        mdcom_t *m;
+        mdcom_fifoch_t *idle;
+        std::atomic<int> before, after, waiting, wait_rc;
+    } x;
+    x.m = m.m;
+    x.idle = m.fifo("idle");
+    x.before = x.after = -2;
+    x.waiting = 0;
+    x.wait_rc = 1;
+    mdcom_filter f{};
+    f.type = MDCOM_FILTER_FUNC;
+    f.fn = [](void *, const void *, uint32_t) {
+        x.before = ut_thread_record(x.m);
+        x.waiting = 1;
+        x.wait_rc = mdcom_fifoch_wait(x.idle, MDCOM_EV_RX, ms(300));
+        x.after = ut_thread_record(x.m);
+        return 1;
+    };
+    ASSERT_EQ(0, mdcom_filter_set(mainq, &f));
+    std::atomic<int> sent{1};
+    std::thread t([&] { sent = mdcom_fifoch_send(mainq, "t", 1, ms(2000)); });
+    for (int i = 0; i < 2000 && !x.waiting.load(); i++)
+        tsup::sleep_ns(1000000);
+    ASSERT_EQ(1, x.waiting.load()) << "the filter function did not run";
+    tsup::sleep_ns(20 * 1000000); /* the filter function is asleep in its wait */
+    int u_rc = 1, u_rec = -2;
+    std::thread u([&] {
+        u_rc = mdcom_fifoch_send(other, "u", 1, ms(100));
+        u_rec = ut_thread_record(m.m);
+    });
+    u.join();
+    t.join();
+    EXPECT_EQ(-ETIMEDOUT, x.wait_rc.load());
+    EXPECT_GE(x.before.load(), 1) << "the sender took the last own record";
+    EXPECT_EQ(x.before.load(), x.after.load()) << "the record was given back inside the operation";
+    EXPECT_EQ(0, u_rec) << "the thread that ran meanwhile took the sender's record";
+    EXPECT_EQ(0, u_rc);
+    EXPECT_EQ(0, sent.load());
+    char buf[8];
+    EXPECT_EQ(1, mdcom_fifoch_recv(mainq, buf, sizeof buf, MDCOM_POLL));
+    EXPECT_EQ(1, mdcom_fifoch_recv(other, buf, sizeof buf, MDCOM_POLL));
+}
+
 /* queue shallower than the pool: producers block on SPACE as well */
 TEST(Threads, MpmcShallowQueueNoSpin) { run_four("mpmc", 16, 4, MDCOM_NO_SPIN); }
 
