@@ -174,8 +174,11 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
  * still read from the slot and validated after. */
 static inline void rx_prefetch(struct mdcom_fifoch *ch)
 {
+    uint32_t id;
+    if (!MDCOM_HAVE_PREFETCH) /* no hint to give: not even the load */
+        return;
     /* relaxed: a private guess, no ordering */
-    uint32_t id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
+    id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
         MDCOM_PREFETCH(&ch->bstate[id]);
@@ -193,15 +196,21 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
  * is not free, another producer takes the position) costs a prefetch. */
 static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
 {
+    uint32_t pos;
+    if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
+        return;
     /* relaxed: a hint; masked, so always in bounds */
-    uint32_t pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+    pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
     mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
 }
 
 static inline void tx_prefetch(struct mdcom_fifoch *ch)
 {
+    uint32_t id;
+    if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
+        return;
     /* relaxed: a private hint (the block alloc will try first) */
-    uint32_t id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
         mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
