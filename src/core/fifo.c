@@ -1049,6 +1049,7 @@ static int fifo_cond(void *p)
     return got;
 }
 
+#if defined(__linux__) /* its only user: src/linux/events.c (the Linux port) */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap)
 {
     struct wait_arg a;
@@ -1057,6 +1058,7 @@ uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev
     a.ev_snap = ev_snap;
     return (uint32_t)fifo_cond(&a);
 }
+#endif
 
 int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
 {
