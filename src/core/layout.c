@@ -173,8 +173,9 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
 /* Channel c's geometry at region offset off into *cl (its fields beyond
  * the name; dom_mask: the configured domains). 0, or CFG_FAIL(key, msg).
  * Every size is checked to fit in 32 bits, from off on. */
-static uint32_t chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off,
-                              mdcom_chan_layout *cl)
+static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg *c,
+                                                        uint32_t dom_mask, uint32_t off,
+                                                        mdcom_chan_layout *cl)
 {
     uint32_t st, sz;
     memset(cl, 0, sizeof(*cl));
@@ -247,9 +248,14 @@ static uint32_t hash_u32(uint32_t h, uint32_t v)
 
 _Static_assert(offsetof(mdcom_domain_cfg, role) == offsetof(mdcom_domain_cfg, id) + 4u,
                "a domain's id and role are hashed as two words");
+_Static_assert(offsetof(mdcom_channel_cfg, block_count) == offsetof(mdcom_channel_cfg, type) + 8u &&
+                   offsetof(mdcom_channel_cfg, receivers) ==
+                       offsetof(mdcom_channel_cfg, senders) + 4u &&
+                   offsetof(mdcom_channel_cfg, users) == offsetof(mdcom_channel_cfg, size) + 4u,
+               "a channel's words are hashed in runs of adjacent words");
 
-/* h over n words */
-static uint32_t hash_words(uint32_t h, const uint32_t *w, uint32_t n)
+/* h over n words (out of line: one copy of the loop for every caller) */
+static __attribute__((noinline)) uint32_t hash_words(uint32_t h, const uint32_t *w, uint32_t n)
 {
     while (n--)
         h = hash_u32(h, *w++);
@@ -363,22 +369,19 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         h = hash_name(h, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX);
         h = hash_words(h, &cfg->domains[i].id, 2); /* id, role: adjacent words */
     }
-    h = hash_u32(h, cfg->n_channels);
+    h = hash_words(h, &cfg->n_channels, 1);
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg *c = &cfg->channels[i];
-        (void)chan_geometry(c, dom_mask, 0, &cl); /* valid: checked above */
-        w[0] = c->type;
-        w[1] = cl.block_size;
-        w[2] = cl.block_count;
-        w[3] = cl.qcap;
-        w[4] = cl.senders;
-        w[5] = cl.receivers;
-        if (c->type != MDCOM_CHAN_FIFO) {
-            w[1] = c->size;
-            w[2] = c->users;
+        /* valid (checked above): the words chan_geometry keeps */
+        h = hash_name(h, c->name, MDCOM_NAME_MAX);
+        if (c->type == MDCOM_CHAN_FIFO) {
+            w[0] = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
+            h = hash_words(h, &c->type, 3); /* type, block_size, block_count */
+            h = hash_words(h, w, 1);
+            h = hash_words(h, &c->senders, 2); /* senders, receivers */
+        } else {
+            h = hash_words(hash_words(h, &c->type, 1), &c->size, 2); /* size, users */
         }
-        h = hash_words(hash_name(h, c->name, MDCOM_NAME_MAX), w,
-                       c->type == MDCOM_CHAN_FIFO ? 6u : 3u);
     }
     lay->hash = h;
     return 0;
