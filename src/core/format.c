@@ -10,7 +10,7 @@
 
 #include "layout.h"
 
-static void put_name(char *dst, const char *src, size_t max)
+static __attribute__((noinline)) void put_name(char *dst, const char *src, size_t max)
 {
     size_t n = mdcom_strnlen(src, max - 1);
     memset(dst, 0, max);

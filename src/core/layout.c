@@ -113,7 +113,7 @@ static int pad_up(uint32_t v, uint32_t *out)
     return 0;
 }
 
-static uint32_t pow2_ceil(uint32_t v)
+static __attribute__((noinline)) uint32_t pow2_ceil(uint32_t v)
 {
     uint32_t p = 1;
     while (p < v && p < 0x80000000u)
