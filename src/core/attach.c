@@ -513,32 +513,30 @@ int mdcom_term(mdcom_t *m)
     /* our entry still ours (entry_live): left live, it would be counted as
      * a live process of ours for ever */
     live = entry_live(m);
-    if (ours || live) {
-        if (ours) /* release: all before is visible to whoever sees TERMINATED */
-            atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
-        if (live) {
-            mdcom_fifo_release_owner(m, m->owner, 0);
-            mdcom_smem_release_owner(m, m->lock_owner);
-        }
-        if (ours) {
-            for (i = 0; i < m->cfg->n_channels; i++) {
-                union mdcom_chan *c = &m->ch[i];
-                mdcom_aword *w;
-                if (c->tag == MDCOM_TAG_FIFO) {
-                    w = &c->f.ctl->event.word;
-                    atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
-                } else {
-                    w = &c->s.ctl->lock.word;
-                }
-                m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
-            }
-            m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
-        }
-        /* release: our last uses of the region happen before the slot is free */
-        if (live)
-            atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                                  memory_order_release);
+    if (ours) /* release: all before is visible to whoever sees TERMINATED */
+        atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+    if (live) {
+        mdcom_fifo_release_owner(m, m->owner, 0);
+        mdcom_smem_release_owner(m, m->lock_owner);
     }
+    if (ours) {
+        for (i = 0; i < m->cfg->n_channels; i++) {
+            union mdcom_chan *c = &m->ch[i];
+            mdcom_aword *w;
+            if (c->tag == MDCOM_TAG_FIFO) {
+                w = &c->f.ctl->event.word;
+                atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
+            } else {
+                w = &c->s.ctl->lock.word;
+            }
+            m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
+        }
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+    }
+    /* release: our last uses of the region happen before the slot is free */
+    if (live)
+        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                              memory_order_release);
     /* remove the file only if it is still ours: a region another process of
      * the master domain re-formatted (generation + 1) is theirs now */
     m->plat->region_close(m->plat->ctx, &m->map, ours && !m->keep_region);
