@@ -107,7 +107,9 @@ static int valid_inst(const struct mdcom *m)
 /* Claim a process slot; reclaims slots of dead processes. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 {
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
     static _Atomic uint32_t serial;
+#endif
     uint32_t pass, i, k;
     m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
     m->token = token;
@@ -154,12 +156,15 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
             m->who = MDCOM_BLK_WHO_OF(m->owner, m->incarn);
             m->me = p;
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
             /* our threads' records start again (relaxed: a counter that
-             * only has to differ from the last attachments' values) */
+             * only has to differ from the last attachments' values); one
+             * thread (freestanding) has record 0 and none of this */
             m->pool_index = (uint32_t)(m - g_pool);
             m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) &
                              0x0fffffffu) + 1u;
             atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
+#endif
             m->pid = pid;
             m->token = token;
             for (i = 0; i < m->cfg->n_channels; i++)

@@ -263,8 +263,10 @@ void mdcom_fifo_own(struct mdcom_fifoch *f)
     f->gen = m->generation;
     f->me = m->me;
     f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->who);
+#if defined(MDCOM_THREADS) && MDCOM_THREADS /* mdcom_ch_rec's; one thread: record 0 */
     f->pool_index = m->pool_index;
     f->rec_serial = m->rec_serial;
+#endif
     f->op_enq = MDCOM_OP_MAKE(MDCOM_OP_ENQ, index);
     f->op_deq = MDCOM_OP_MAKE(MDCOM_OP_DEQ, index);
     f->hb = m->hb_ms != 0;
