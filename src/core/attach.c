@@ -484,7 +484,9 @@ fail_pool:
     return r;
 }
 
+#if defined(__linux__) /* its only setter: src/linux/events.c (the Linux port) */
 void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+#endif
 
 /* Our entry, blocks and locks are still ours: the region is as we attached
  * it, or (a state or generation that changed without a re-format, e.g.
@@ -501,13 +503,17 @@ int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
     int live, ours;
-    void (*hook)(struct mdcom *);
     if (!valid_inst(m))
         return -EINVAL;
-    /* acquire: the hook's setter initialised what the hook uses */
-    hook = atomic_load_explicit(&mdcom_term_hook, memory_order_acquire);
-    if (hook)
-        hook(m);
+#if defined(__linux__)
+    {
+        /* acquire: the hook's setter initialised what the hook uses */
+        void (*hook)(struct mdcom *) = atomic_load_explicit(&mdcom_term_hook,
+                                                            memory_order_acquire);
+        if (hook)
+            hook(m);
+    }
+#endif
     /* acquire: as in mdcom_region_check */
     st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
     gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);

@@ -421,7 +421,8 @@ void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_l
  * NOTIFY: the event word differs from ev_snap). */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
 /* Called first by mdcom_term when set (the events machinery stops its
- * helper thread and gives back its waiter counts); NULL where unused. */
+ * helper thread and gives back its waiter counts); NULL where unused.
+ * Built on Linux only, as mdcom_fifo_events (their one user is there). */
 extern void (*_Atomic mdcom_term_hook)(struct mdcom *m);
 
 #endif /* MDCOM_INTERNAL_H */
