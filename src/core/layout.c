@@ -144,8 +144,7 @@ static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_d
 enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
        K_USERS, K_TYPE, K_BSBC };
 /* the messages from M_BE on are "must be <text>" */
-static const char cfg_msgs[] = "1..15 characters of [A-Za-z0-9._-]\0"
-                               "1..31 characters of [A-Za-z0-9._-]\0"
+static const char cfg_msgs[] = "1..15\0" "1..31\0" /* + NAME_CHARS */
                                "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
                                "must name one or more configured domains\0"
                                "region would exceed 4 GiB\0"
@@ -163,10 +162,11 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
     int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
     mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
                   kind);
-    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s" : "[%u]%s: %s: %s%s", idx, q ? name : "",
+    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s%s" : "[%u]%s: %s: %s%s%s", idx, q ? name : "",
                   mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
                   ((why - 1u) & 15u) >= M_BE ? "must be " : "",
-                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u));
+                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u),
+                  ((why - 1u) & 15u) <= M_CNAME ? " characters of [A-Za-z0-9._-]" : "");
     return -EINVAL;
 }
 
