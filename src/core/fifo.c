@@ -471,12 +471,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = mdcom_region_check(ch->m); /* no new message into a dead region */
+    /* no new message into a dead region; with a heartbeat promise also a
+     * sign of life (a sender polling a dry pool stays alive) */
+    r = mdcom_region_check(ch->m);
     if (r)
-        return r;
-    /* a sign of life when we promised heartbeats (a sender polling a dry
-     * pool stays alive) */
-    if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
         return r;
     n = ch->block_count;
     /* relaxed: a private hint; blocks are usually freed in the order sent */
