@@ -6,6 +6,7 @@
  * control words, slots and block states. The master domain's job: not built
  * into the remote-only profile (MDCOM_PROFILE=remote).
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "layout.h"
@@ -27,7 +28,11 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
         for (i = 0; i < cl->block_count; i++)
-            bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
+            /* every block in the pool. relaxed: as the memset above, published
+             * by what follows the formatting (READY's release store, or the
+             * repair's fence and ring) */
+            atomic_store_explicit(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+                                  memory_order_relaxed);
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
@@ -66,7 +71,9 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
 {
     uint32_t i;
     mdcom_layout_write_tables(base, cfg, lay, chans);
-    ((mdcom_wire_hdr *)base)->generation = generation;
+    /* relaxed: published by the formatter's release store of READY */
+    atomic_store_explicit(&((mdcom_wire_hdr *)base)->generation, generation,
+                          memory_order_relaxed);
     memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     for (i = 0; i < cfg->n_channels; i++)
         mdcom_layout_format_channel(base, &chans[i]);
