@@ -330,7 +330,9 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             }
         } else if (st == MDCOM_ST_FORMATTING) {
             if (m->is_master) {
-                uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
+                /* read once each (relaxed: the CAS below decides, and no
+                 * data rides on fmt_pid: see mdcom_format_region) */
+                uint32_t fp = atomic_load_explicit(&m->hdr->fmt_pid, memory_order_relaxed);
                 uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
                 if (fp != 0 && !named_live(m, m->domain, fp, ft, MDCOM_MAX_PROCS)) {
                     /* the formatter died: take its place; the CAS on fmt_pid
