@@ -483,7 +483,8 @@ static void vc_where(const struct vc *c)
 }
 
 /* "...: field is got in the region, want in this config" */
-static int mismatch(const struct vc *c, const char *field, uint32_t got, uint32_t want)
+static inline __attribute__((always_inline)) int mismatch(const struct vc *c, const char *field,
+                                                         uint32_t got, uint32_t want)
 {
     vc_where(c);
     if (c->name)
@@ -506,9 +507,9 @@ static int words_match(const struct vc *c, const volatile uint32_t *r, const uin
 
 /* A table entry: its name (max bytes, read once) against c->name, then its
  * words after the name (r) as words_match. */
-static int entry_match(const struct vc *c, const volatile char *rname, size_t max,
-                       const volatile uint32_t *r, const uint32_t *want, const uint8_t *ord,
-                       uint32_t n, const char *names)
+static inline __attribute__((always_inline)) int
+entry_match(const struct vc *c, const volatile char *rname, size_t max, const volatile uint32_t *r,
+            const uint32_t *want, const uint8_t *ord, uint32_t n, const char *names)
 {
     char name[MDCOM_NAME_MAX];
     size_t k;
