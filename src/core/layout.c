@@ -276,7 +276,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
 {
     uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[6];
     const char *kind = "domains", *name = 0;
-    mdcom_chan_layout cl;
+    mdcom_chan_layout cl, *pcl;
 
     if (!cfg || !lay)
         return mdcom_err_set(e, -EINVAL, 0, "no config");
@@ -342,12 +342,12 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->channels[j].name, c->name, MDCOM_NAME_MAX))
                 goto fail;
-        why = chan_geometry(c, dom_mask, off, &cl);
+        /* straight into the caller's table when it wants one */
+        pcl = chans ? &chans[i] : &cl;
+        why = chan_geometry(c, dom_mask, off, pcl);
         if (why)
             goto fail;
-        (void)pad_up(off + cl.size, &off); /* checked by chan_geometry */
-        if (chans)
-            chans[i] = cl;
+        (void)pad_up(off + pcl->size, &off); /* checked by chan_geometry */
     }
     lay->needed = off;
     lay->region_size = cfg->region_size ? cfg->region_size : lay->needed;
