@@ -160,8 +160,7 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
                     const char *name, uint32_t why)
 {
     int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
-    mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
-                  kind);
+    mdcom_err_set(e, -EINVAL, cfg->region_name, kind); /* a valid name: checked first */
     mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s%s" : "[%u]%s: %s: %s%s%s", idx, q ? name : "",
                   mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
                   ((why - 1u) & 15u) >= M_BE ? "must be " : "",
