@@ -159,7 +159,7 @@ _Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one by
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
                     const char *name, uint32_t why)
 {
-    int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
+    int q = name != 0; /* set once the name was found valid */
     mdcom_err_set(e, -EINVAL, cfg->region_name, kind); /* a valid name: checked first */
     mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s%s" : "[%u]%s: %s: %s%s%s", idx, q ? name : "",
                   mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
