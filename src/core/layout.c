@@ -293,6 +293,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     memset(lay, 0, sizeof(*lay));
     for (i = 0; i < cfg->n_domains; i++) {
         const mdcom_domain_cfg *d = &cfg->domains[i];
+        name = 0; /* not the previous domain's */
         why = CFG_FAIL(K_NAME, M_DNAME);
         if (!name_ok(d->name, MDCOM_DOMAIN_NAME_MAX, 0))
             goto fail;
