@@ -165,8 +165,6 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                              0x0fffffffu) + 1u;
             atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
 #endif
-            m->pid = pid;
-            m->token = token;
             for (i = 0; i < m->cfg->n_channels; i++)
                 if (m->ch[i].tag == MDCOM_TAG_FIFO)
                     mdcom_fifo_own(&m->ch[i].f);
