@@ -871,9 +871,9 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     p = m->plat;
     if (p->cache_invalidate)
         p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
-    /* relaxed: a private guess (see rx_prefetch) */
-    atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
-                          memory_order_relaxed);
+    if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
+        atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
+                              memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
