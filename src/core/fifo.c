@@ -636,28 +636,27 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     const mdcom_platform *p;
     struct mdcom *m;
     mdcom_wire_oprec *rec;
-    uint32_t s, q, who;
+    uint32_t s, q;
     int r;
     if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
     m = ch->m; /* private: loaded once, not again after each shared store */
-    who = m->who;
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
     s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, who))
+    if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
-        r = mdcom_block_release(ch, id, who);
+        r = mdcom_block_release(ch, id, ch->who);
         if (r)
             return not_ours(ch, r);
         atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
-    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, MDCOM_BLK_GEN(s));
+    q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* our QUEUED word of this generation */
     rec = mdcom_rec_held(ch);
     /* The op record names the block before it reads QUEUED: a QUEUED block
      * in no slot exists only inside an enqueue, so a reaper finds every such
