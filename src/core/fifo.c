@@ -488,12 +488,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         uint32_t s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
         /* acquire: the previous owner's use of the data (its release in
          * free) happens before we hand the block out. The new use gets the
-         * next generation. */
+         * next generation (FREE + alloc_delta, as on the inline path). */
         if (MDCOM_BLK_SO(s) == free_word &&
-            atomic_compare_exchange_strong_explicit(
-                &ch->bstate[v], &s,
-                MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->who, MDCOM_BLK_GEN(s) + 1u),
-                memory_order_acquire, memory_order_relaxed)) {
+            atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
+                                                    memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
             if (ch->m->hb_ms)
                 return alloc_judged(ch, v, id);
