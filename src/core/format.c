@@ -27,10 +27,10 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
+        /* every block in the pool. relaxed: as the memset above, published
+         * by what follows the formatting (READY's release store, or the
+         * repair's fence and ring) */
         for (i = 0; i < cl->block_count; i++)
-            /* every block in the pool. relaxed: as the memset above, published
-             * by what follows the formatting (READY's release store, or the
-             * repair's fence and ring) */
             atomic_store_explicit(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                                   memory_order_relaxed);
     } else {
