@@ -113,6 +113,7 @@ static int pad_up(uint32_t v, uint32_t *out)
     return 0;
 }
 
+/* (out of line: GCC copied it into each caller) */
 static __attribute__((noinline)) uint32_t pow2_ceil(uint32_t v)
 {
     uint32_t p = 1;
@@ -143,8 +144,9 @@ static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_d
                                "receivers\0size\0users\0type\0block_size x block_count";
 enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
        K_USERS, K_TYPE, K_BSBC };
-/* the messages from M_BE on are "must be <text>" */
-static const char cfg_msgs[] = "1..15\0" "1..31\0" /* + NAME_CHARS */
+/* the messages from M_BE on are "must be <text>"; the name rules' ("1..15",
+ * "1..31") go on with " characters of [A-Za-z0-9._-]" (cfg_fail) */
+static const char cfg_msgs[] = "1..15\0" "1..31\0"
                                "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
                                "must name one or more configured domains\0"
                                "region would exceed 4 GiB\0"
@@ -273,7 +275,7 @@ static uint32_t hash_name(uint32_t h, const char *s, size_t max)
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e)
 {
-    uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[6];
+    uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[3];
     const char *kind = "domains", *name = 0;
     mdcom_chan_layout cl, *pcl;
 
