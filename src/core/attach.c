@@ -107,7 +107,9 @@ static int valid_inst(const struct mdcom *m)
 /* Claim a process slot; reclaims slots of dead processes. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 {
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
     static _Atomic uint32_t serial;
+#endif
     uint32_t pass, i, k;
     m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
     m->token = token;
@@ -154,14 +156,15 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
             m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
             m->who = MDCOM_BLK_WHO_OF(m->owner, m->incarn);
             m->me = p;
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
             /* our threads' records start again (relaxed: a counter that
-             * only has to differ from the last attachments' values) */
+             * only has to differ from the last attachments' values); one
+             * thread (freestanding) has record 0 and none of this */
             m->pool_index = (uint32_t)(m - g_pool);
             m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) &
                              0x0fffffffu) + 1u;
             atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
-            m->pid = pid;
-            m->token = token;
+#endif
             for (i = 0; i < m->cfg->n_channels; i++)
                 if (m->ch[i].tag == MDCOM_TAG_FIFO)
                     mdcom_fifo_own(&m->ch[i].f);
@@ -268,7 +271,9 @@ static int verify(struct mdcom *m, mdcom_err *e)
     return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
 }
 
-static int attach_timeout(struct mdcom *m, uint32_t st, int stale, mdcom_err *e)
+/* (inlined: GCC's out-of-line copy cost more than its two inline ones) */
+static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom *m, uint32_t st, int stale,
+                                              mdcom_err *e)
 {
     if (st == MDCOM_ST_FORMATTING)
         return mdcom_err_set(e, -ETIMEDOUT, m->cfg->region_name,
@@ -325,7 +330,9 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             }
         } else if (st == MDCOM_ST_FORMATTING) {
             if (m->is_master) {
-                uint32_t fp = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_pid;
+                /* read once each (relaxed: the CAS below decides, and no
+                 * data rides on fmt_pid: see mdcom_format_region) */
+                uint32_t fp = atomic_load_explicit(&m->hdr->fmt_pid, memory_order_relaxed);
                 uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
                 if (fp != 0 && !named_live(m, m->domain, fp, ft, MDCOM_MAX_PROCS)) {
                     /* the formatter died: take its place; the CAS on fmt_pid
@@ -479,7 +486,9 @@ fail_pool:
     return r;
 }
 
+#if defined(__linux__) /* its only setter: src/linux/events.c (the Linux port) */
 void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+#endif
 
 /* Our entry, blocks and locks are still ours: the region is as we attached
  * it, or (a state or generation that changed without a re-format, e.g.
@@ -496,13 +505,17 @@ int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
     int live, ours;
-    void (*hook)(struct mdcom *);
     if (!valid_inst(m))
         return -EINVAL;
-    /* acquire: the hook's setter initialised what the hook uses */
-    hook = atomic_load_explicit(&mdcom_term_hook, memory_order_acquire);
-    if (hook)
-        hook(m);
+#if defined(__linux__)
+    {
+        /* acquire: the hook's setter initialised what the hook uses */
+        void (*hook)(struct mdcom *) = atomic_load_explicit(&mdcom_term_hook,
+                                                            memory_order_acquire);
+        if (hook)
+            hook(m);
+    }
+#endif
     /* acquire: as in mdcom_region_check */
     st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
     gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
@@ -513,32 +526,30 @@ int mdcom_term(mdcom_t *m)
     /* our entry still ours (entry_live): left live, it would be counted as
      * a live process of ours for ever */
     live = entry_live(m);
-    if (ours || live) {
-        if (ours) /* release: all before is visible to whoever sees TERMINATED */
-            atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
-        if (live) {
-            mdcom_fifo_release_owner(m, m->owner, 0);
-            mdcom_smem_release_owner(m, m->lock_owner);
-        }
-        if (ours) {
-            for (i = 0; i < m->cfg->n_channels; i++) {
-                union mdcom_chan *c = &m->ch[i];
-                mdcom_aword *w;
-                if (c->tag == MDCOM_TAG_FIFO) {
-                    w = &c->f.ctl->event.word;
-                    atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
-                } else {
-                    w = &c->s.ctl->lock.word;
-                }
-                m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
-            }
-            m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
-        }
-        /* release: our last uses of the region happen before the slot is free */
-        if (live)
-            atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                                  memory_order_release);
+    if (ours) /* release: all before is visible to whoever sees TERMINATED */
+        atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+    if (live) {
+        mdcom_fifo_release_owner(m, m->owner, 0);
+        mdcom_smem_release_owner(m, m->lock_owner);
     }
+    if (ours) {
+        for (i = 0; i < m->cfg->n_channels; i++) {
+            union mdcom_chan *c = &m->ch[i];
+            mdcom_aword *w;
+            if (c->tag == MDCOM_TAG_FIFO) {
+                w = &c->f.ctl->event.word;
+                atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
+            } else {
+                w = &c->s.ctl->lock.word;
+            }
+            m->plat->doorbell.ring(m->plat->doorbell.ctx, w, i);
+        }
+        m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
+    }
+    /* release: our last uses of the region happen before the slot is free */
+    if (live)
+        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
+                              memory_order_release);
     /* remove the file only if it is still ours: a region another process of
      * the master domain re-formatted (generation + 1) is theirs now */
     m->plat->region_close(m->plat->ctx, &m->map, ours && !m->keep_region);

@@ -174,8 +174,11 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
  * still read from the slot and validated after. */
 static inline void rx_prefetch(struct mdcom_fifoch *ch)
 {
+    uint32_t id;
+    if (!MDCOM_HAVE_PREFETCH) /* no hint to give: not even the load */
+        return;
     /* relaxed: a private guess, no ordering */
-    uint32_t id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
+    id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
         MDCOM_PREFETCH(&ch->bstate[id]);
@@ -193,15 +196,21 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
  * is not free, another producer takes the position) costs a prefetch. */
 static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
 {
+    uint32_t pos;
+    if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
+        return;
     /* relaxed: a hint; masked, so always in bounds */
-    uint32_t pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+    pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
     mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
 }
 
 static inline void tx_prefetch(struct mdcom_fifoch *ch)
 {
+    uint32_t id;
+    if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
+        return;
     /* relaxed: a private hint (the block alloc will try first) */
-    uint32_t id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
         mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
@@ -254,8 +263,10 @@ void mdcom_fifo_own(struct mdcom_fifoch *f)
     f->gen = m->generation;
     f->me = m->me;
     f->held_so = MDCOM_BLK_MAKE(MDCOM_BLK_HELD, m->who);
+#if defined(MDCOM_THREADS) && MDCOM_THREADS /* mdcom_ch_rec's; one thread: record 0 */
     f->pool_index = m->pool_index;
     f->rec_serial = m->rec_serial;
+#endif
     f->op_enq = MDCOM_OP_MAKE(MDCOM_OP_ENQ, index);
     f->op_deq = MDCOM_OP_MAKE(MDCOM_OP_DEQ, index);
     f->hb = m->hb_ms != 0;
@@ -460,12 +471,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
-    r = mdcom_region_check(ch->m); /* no new message into a dead region */
+    /* no new message into a dead region; with a heartbeat promise also a
+     * sign of life (a sender polling a dry pool stays alive) */
+    r = mdcom_region_check(ch->m);
     if (r)
-        return r;
-    /* a sign of life when we promised heartbeats (a sender polling a dry
-     * pool stays alive) */
-    if (ch->m->hb_ms && (r = mdcom_beat(ch->m)) != 0)
         return r;
     n = ch->block_count;
     /* relaxed: a private hint; blocks are usually freed in the order sent */
@@ -479,12 +488,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         uint32_t s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
         /* acquire: the previous owner's use of the data (its release in
          * free) happens before we hand the block out. The new use gets the
-         * next generation. */
+         * next generation (FREE + alloc_delta, as on the inline path). */
         if (MDCOM_BLK_SO(s) == free_word &&
-            atomic_compare_exchange_strong_explicit(
-                &ch->bstate[v], &s,
-                MDCOM_BLK_MAKEG(MDCOM_BLK_ALLOC, ch->m->who, MDCOM_BLK_GEN(s) + 1u),
-                memory_order_acquire, memory_order_relaxed)) {
+            atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
+                                                    memory_order_acquire, memory_order_relaxed)) {
             atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
             if (ch->m->hb_ms)
                 return alloc_judged(ch, v, id);
@@ -627,28 +634,27 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     const mdcom_platform *p;
     struct mdcom *m;
     mdcom_wire_oprec *rec;
-    uint32_t s, q, who;
+    uint32_t s, q;
     int r;
     if (!valid_fifo(ch) || id >= ch->block_count || len > ch->block_size)
         return -EINVAL;
     if (!ch->can_tx)
         return -EPERM;
     m = ch->m; /* private: loaded once, not again after each shared store */
-    who = m->who;
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
     s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, who))
+    if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
-        r = mdcom_block_release(ch, id, who);
+        r = mdcom_block_release(ch, id, ch->who);
         if (r)
             return not_ours(ch, r);
         atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
-    q = MDCOM_BLK_MAKEG(MDCOM_BLK_QUEUED, who, MDCOM_BLK_GEN(s));
+    q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* our QUEUED word of this generation */
     rec = mdcom_rec_held(ch);
     /* The op record names the block before it reads QUEUED: a QUEUED block
      * in no slot exists only inside an enqueue, so a reaper finds every such
@@ -862,9 +868,9 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     p = m->plat;
     if (p->cache_invalidate)
         p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
-    /* relaxed: a private guess (see rx_prefetch) */
-    atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
-                          memory_order_relaxed);
+    if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
+        atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
+                              memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
@@ -1040,6 +1046,7 @@ static int fifo_cond(void *p)
     return got;
 }
 
+#if defined(__linux__) /* its only user: src/linux/events.c (the Linux port) */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap)
 {
     struct wait_arg a;
@@ -1048,6 +1055,7 @@ uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev
     a.ev_snap = ev_snap;
     return (uint32_t)fifo_cond(&a);
 }
+#endif
 
 int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
 {

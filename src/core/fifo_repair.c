@@ -187,6 +187,7 @@ static int who_gone(struct mdcom *m, uint32_t who)
 uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
 {
     struct mdcom *m = ch->m;
+    mdcom_wire_fifo_ctl *ctl = ch->ctl; /* private: loaded once, not after each atomic */
     uint32_t index = ch->index, d, e, p, k, id, checks, fixed = 0, lost = 0;
     uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
     if (ch->tag != MDCOM_TAG_FIFO)
@@ -197,9 +198,9 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
      * instants can differ by more than the capacity under live traffic, and
      * must not be taken for corruption. acquire: as in queued_in_ring */
     for (k = 0;; k++) {
-        d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
-        e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_acquire);
-        if (atomic_load_explicit(&ch->ctl->deq.pos, memory_order_relaxed) == d)
+        d = atomic_load_explicit(&ctl->deq.pos, memory_order_acquire);
+        e = atomic_load_explicit(&ctl->enq.pos, memory_order_acquire);
+        if (atomic_load_explicit(&ctl->deq.pos, memory_order_relaxed) == d)
             break;
         if (k == 16)
             return 0; /* busy: nothing to repair in a queue that moves */

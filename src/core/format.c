@@ -6,11 +6,12 @@
  * control words, slots and block states. The master domain's job: not built
  * into the remote-only profile (MDCOM_PROFILE=remote).
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "layout.h"
 
-static void put_name(char *dst, const char *src, size_t max)
+static __attribute__((noinline)) void put_name(char *dst, const char *src, size_t max)
 {
     size_t n = mdcom_strnlen(src, max - 1);
     memset(dst, 0, max);
@@ -26,8 +27,12 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
         (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
+        /* every block in the pool. relaxed: as the memset above, published
+         * by what follows the formatting (READY's release store, or the
+         * repair's fence and ring) */
         for (i = 0; i < cl->block_count; i++)
-            bs[i] = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0); /* every block in the pool */
+            atomic_store_explicit(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+                                  memory_order_relaxed);
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
@@ -66,7 +71,9 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
 {
     uint32_t i;
     mdcom_layout_write_tables(base, cfg, lay, chans);
-    ((mdcom_wire_hdr *)base)->generation = generation;
+    /* relaxed: published by the formatter's release store of READY */
+    atomic_store_explicit(&((mdcom_wire_hdr *)base)->generation, generation,
+                          memory_order_relaxed);
     memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     for (i = 0; i < cfg->n_channels; i++)
         mdcom_layout_format_channel(base, &chans[i]);

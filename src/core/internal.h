@@ -254,7 +254,7 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
  * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
 int mdcom_region_check(struct mdcom *m);
 /* the same without the sign of life (for observers such as the events
- * helper thread, which must not beat for a hung process) */
+ * helper thread, which must not beat for a hung process; built on Linux) */
 int mdcom_region_state(const struct mdcom *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
@@ -330,7 +330,8 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
 /* A FIFO notify once its fence is done and it read ev_waiters = w with a
  * count: changes the event word, rings if it cleared ARMED (wait.c). */
 void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w);
-/* A sleeper on a FIFO event word arms it after its snapshot of the word. */
+/* A sleeper on a FIFO event word arms it after its snapshot of the word
+ * (wait.c's own; exported on Linux, for the events helper thread). */
 void mdcom_event_arm(mdcom_aword *waiters);
 
 /* 1 when the platform says process (pid, token) is gone; 0 when it is
@@ -421,7 +422,8 @@ void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_l
  * NOTIFY: the event word differs from ev_snap). */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
 /* Called first by mdcom_term when set (the events machinery stops its
- * helper thread and gives back its waiter counts); NULL where unused. */
+ * helper thread and gives back its waiter counts); NULL where unused.
+ * Built on Linux only, as mdcom_fifo_events (their one user is there). */
 extern void (*_Atomic mdcom_term_hook)(struct mdcom *m);
 
 #endif /* MDCOM_INTERNAL_H */

@@ -113,7 +113,8 @@ static int pad_up(uint32_t v, uint32_t *out)
     return 0;
 }
 
-static uint32_t pow2_ceil(uint32_t v)
+/* (out of line: GCC copied it into each caller) */
+static __attribute__((noinline)) uint32_t pow2_ceil(uint32_t v)
 {
     uint32_t p = 1;
     while (p < v && p < 0x80000000u)
@@ -143,9 +144,9 @@ static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_d
                                "receivers\0size\0users\0type\0block_size x block_count";
 enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
        K_USERS, K_TYPE, K_BSBC };
-/* the messages from M_BE on are "must be <text>" */
-static const char cfg_msgs[] = "1..15 characters of [A-Za-z0-9._-]\0"
-                               "1..31 characters of [A-Za-z0-9._-]\0"
+/* the messages from M_BE on are "must be <text>"; the name rules' ("1..15",
+ * "1..31") go on with " characters of [A-Za-z0-9._-]" (cfg_fail) */
+static const char cfg_msgs[] = "1..15\0" "1..31\0"
                                "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
                                "must name one or more configured domains\0"
                                "region would exceed 4 GiB\0"
@@ -160,21 +161,22 @@ _Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one by
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
                     const char *name, uint32_t why)
 {
-    int q = name && mdcom_strnlen(name, MDCOM_NAME_MAX) < MDCOM_NAME_MAX;
-    mdcom_err_set(e, -EINVAL, name_ok(cfg->region_name, MDCOM_NAME_MAX, 1) ? cfg->region_name : 0,
-                  kind);
-    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s" : "[%u]%s: %s: %s%s", idx, q ? name : "",
+    int q = name != 0; /* set once the name was found valid */
+    mdcom_err_set(e, -EINVAL, cfg->region_name, kind); /* a valid name: checked first */
+    mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s%s" : "[%u]%s: %s: %s%s%s", idx, q ? name : "",
                   mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
                   ((why - 1u) & 15u) >= M_BE ? "must be " : "",
-                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u));
+                  mdcom_nth_str(cfg_msgs, (why - 1u) & 15u),
+                  ((why - 1u) & 15u) <= M_CNAME ? " characters of [A-Za-z0-9._-]" : "");
     return -EINVAL;
 }
 
 /* Channel c's geometry at region offset off into *cl (its fields beyond
  * the name; dom_mask: the configured domains). 0, or CFG_FAIL(key, msg).
  * Every size is checked to fit in 32 bits, from off on. */
-static uint32_t chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off,
-                              mdcom_chan_layout *cl)
+static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg *c,
+                                                        uint32_t dom_mask, uint32_t off,
+                                                        mdcom_chan_layout *cl)
 {
     uint32_t st, sz;
     memset(cl, 0, sizeof(*cl));
@@ -247,9 +249,14 @@ static uint32_t hash_u32(uint32_t h, uint32_t v)
 
 _Static_assert(offsetof(mdcom_domain_cfg, role) == offsetof(mdcom_domain_cfg, id) + 4u,
                "a domain's id and role are hashed as two words");
+_Static_assert(offsetof(mdcom_channel_cfg, block_count) == offsetof(mdcom_channel_cfg, type) + 8u &&
+                   offsetof(mdcom_channel_cfg, receivers) ==
+                       offsetof(mdcom_channel_cfg, senders) + 4u &&
+                   offsetof(mdcom_channel_cfg, users) == offsetof(mdcom_channel_cfg, size) + 4u,
+               "a channel's words are hashed in runs of adjacent words");
 
-/* h over n words */
-static uint32_t hash_words(uint32_t h, const uint32_t *w, uint32_t n)
+/* h over n words (out of line: one copy of the loop for every caller) */
+static __attribute__((noinline)) uint32_t hash_words(uint32_t h, const uint32_t *w, uint32_t n)
 {
     while (n--)
         h = hash_u32(h, *w++);
@@ -268,9 +275,9 @@ static uint32_t hash_name(uint32_t h, const char *s, size_t max)
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e)
 {
-    uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[6];
+    uint32_t i, j, dom_mask = 0, masters = 0, h, off, why, w[3];
     const char *kind = "domains", *name = 0;
-    mdcom_chan_layout cl;
+    mdcom_chan_layout cl, *pcl;
 
     if (!cfg || !lay)
         return mdcom_err_set(e, -EINVAL, 0, "no config");
@@ -288,6 +295,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     memset(lay, 0, sizeof(*lay));
     for (i = 0; i < cfg->n_domains; i++) {
         const mdcom_domain_cfg *d = &cfg->domains[i];
+        name = 0; /* not the previous domain's */
         why = CFG_FAIL(K_NAME, M_DNAME);
         if (!name_ok(d->name, MDCOM_DOMAIN_NAME_MAX, 0))
             goto fail;
@@ -336,12 +344,12 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         for (j = 0; j < i; j++)
             if (mdcom_streq(cfg->channels[j].name, c->name, MDCOM_NAME_MAX))
                 goto fail;
-        why = chan_geometry(c, dom_mask, off, &cl);
+        /* straight into the caller's table when it wants one */
+        pcl = chans ? &chans[i] : &cl;
+        why = chan_geometry(c, dom_mask, off, pcl);
         if (why)
             goto fail;
-        (void)pad_up(off + cl.size, &off); /* checked by chan_geometry */
-        if (chans)
-            chans[i] = cl;
+        (void)pad_up(off + pcl->size, &off); /* checked by chan_geometry */
     }
     lay->needed = off;
     lay->region_size = cfg->region_size ? cfg->region_size : lay->needed;
@@ -363,22 +371,19 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         h = hash_name(h, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX);
         h = hash_words(h, &cfg->domains[i].id, 2); /* id, role: adjacent words */
     }
-    h = hash_u32(h, cfg->n_channels);
+    h = hash_words(h, &cfg->n_channels, 1);
     for (i = 0; i < cfg->n_channels; i++) {
         const mdcom_channel_cfg *c = &cfg->channels[i];
-        (void)chan_geometry(c, dom_mask, 0, &cl); /* valid: checked above */
-        w[0] = c->type;
-        w[1] = cl.block_size;
-        w[2] = cl.block_count;
-        w[3] = cl.qcap;
-        w[4] = cl.senders;
-        w[5] = cl.receivers;
-        if (c->type != MDCOM_CHAN_FIFO) {
-            w[1] = c->size;
-            w[2] = c->users;
+        /* valid (checked above): the words chan_geometry keeps */
+        h = hash_name(h, c->name, MDCOM_NAME_MAX);
+        if (c->type == MDCOM_CHAN_FIFO) {
+            w[0] = c->queue_depth ? c->queue_depth : pow2_ceil(c->block_count);
+            h = hash_words(h, &c->type, 3); /* type, block_size, block_count */
+            h = hash_words(h, w, 1);
+            h = hash_words(h, &c->senders, 2); /* senders, receivers */
+        } else {
+            h = hash_words(hash_words(h, &c->type, 1), &c->size, 2); /* size, users */
         }
-        h = hash_words(hash_name(h, c->name, MDCOM_NAME_MAX), w,
-                       c->type == MDCOM_CHAN_FIFO ? 6u : 3u);
     }
     lay->hash = h;
     return 0;
@@ -480,7 +485,8 @@ static void vc_where(const struct vc *c)
 }
 
 /* "...: field is got in the region, want in this config" */
-static int mismatch(const struct vc *c, const char *field, uint32_t got, uint32_t want)
+static inline __attribute__((always_inline)) int mismatch(const struct vc *c, const char *field,
+                                                         uint32_t got, uint32_t want)
 {
     vc_where(c);
     if (c->name)
@@ -503,9 +509,9 @@ static int words_match(const struct vc *c, const volatile uint32_t *r, const uin
 
 /* A table entry: its name (max bytes, read once) against c->name, then its
  * words after the name (r) as words_match. */
-static int entry_match(const struct vc *c, const volatile char *rname, size_t max,
-                       const volatile uint32_t *r, const uint32_t *want, const uint8_t *ord,
-                       uint32_t n, const char *names)
+static inline __attribute__((always_inline)) int
+entry_match(const struct vc *c, const volatile char *rname, size_t max, const volatile uint32_t *r,
+            const uint32_t *want, const uint8_t *ord, uint32_t n, const char *names)
 {
     char name[MDCOM_NAME_MAX];
     size_t k;

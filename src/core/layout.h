@@ -43,8 +43,9 @@ size_t mdcom_strnlen(const char *s, size_t max);
 int mdcom_streq(const char *a, const char *b, size_t max);
 
 /* Validate cfg and compute the region layout. chans (may be NULL) receives
- * n_channels entries. Returns 0, -EINVAL (config invalid: e says which key)
- * or -ENOSPC (region_size too small; e says how much is needed). */
+ * n_channels entries (on failure, some of them). Returns 0, -EINVAL
+ * (config invalid: e says which key) or -ENOSPC (region_size too small; e
+ * says how much is needed). */
 int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_layout *chans,
                          mdcom_err *e);
 

@@ -16,7 +16,9 @@ int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err
     uint32_t gen = 1;
     int r;
     MDCOM_KP(&m->hdr->fmt_pid);
-    m->hdr->fmt_pid = pid; /* who formats: lets others take over if we die */
+    /* who formats: lets others take over if we die (relaxed: a taker judges
+     * the pid and takes over by CAS on this word; it publishes nothing) */
+    atomic_store_explicit(&m->hdr->fmt_pid, pid, memory_order_relaxed);
     MDCOM_KP(&m->hdr->fmt_token);
     m->hdr->fmt_token = token;
     if (m->hdr->magic == MDCOM_MAGIC)

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-int mdcom_region_state(const struct mdcom *m)
+static int region_state(const struct mdcom *m)
 {
     /* acquire: a TERMINATED/READY state orders what the master wrote before it */
     uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
@@ -23,9 +23,13 @@ int mdcom_region_state(const struct mdcom *m)
     return 0;
 }
 
+#if defined(__linux__) /* its only other user: src/linux/events.c (the Linux port) */
+int mdcom_region_state(const struct mdcom *m) { return region_state(m); }
+#endif
+
 int mdcom_region_check(struct mdcom *m)
 {
-    int r = mdcom_region_state(m);
+    int r = region_state(m);
     return r || !m->hb_ms ? r : mdcom_beat(m);
 }
 

@@ -57,12 +57,16 @@ void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, 
         m->plat->doorbell.ring(m->plat->doorbell.ctx, &ctl->event.word, chan);
 }
 
-void mdcom_event_arm(mdcom_aword *waiters)
+static void event_arm(mdcom_aword *waiters)
 {
     /* release: our snapshot of the event word (taken before) precedes this,
      * for the waker whose acquire clear reads it (mdcom_event_ring) */
     atomic_fetch_or_explicit(waiters, MDCOM_WAITERS_ARMED, memory_order_release);
 }
+
+#if defined(__linux__) /* its only other user: src/linux/events.c (the Linux port) */
+void mdcom_event_arm(mdcom_aword *waiters) { event_arm(waiters); }
+#endif
 
 /* Take one from a waiter count, never below 0 (a count is a promise that
  * someone sleeps; "negative" is a lost wake-up for the next sleeper). The
@@ -188,7 +192,7 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
         (void)mdcom_reap(m);
         mdcom_wait_begin(m, 0, chan, waiters);
         if (m->cl[chan].type == MDCOM_CHAN_FIFO)
-            mdcom_event_arm(waiters);
+            event_arm(waiters);
         /* fence: announce the waiter before the final check (pairs with the
          * waker's fence in mdcom_ring_word / notify) */
         atomic_thread_fence(memory_order_seq_cst);

@@ -431,6 +431,17 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
     }
 }
 
+TEST(LayoutCompute, InvalidDomainNameQuotesNoOtherDomainsName)
+{
+    Config c;
+    base_config(c);
+    c.domains[1].name = "r/1";
+    Computed r = compute(c.get());
+    ASSERT_EQ(-EINVAL, r.rc);
+    EXPECT_TRUE(contains(r.err, "domains[1]: name")) << r.err;
+    EXPECT_FALSE(contains(r.err, "'master'")) << r.err; /* domains[0]'s */
+}
+
 TEST(LayoutCompute, ErrorTextNamesRegionAndChannel)
 {
     Config c;
