@@ -547,8 +547,12 @@ static int svc_rpmsg(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     r = mdcom_rpmsg_ept_create(rp, &ept, FW_RPMSG_SERVICE, MDCOM_RPMSG_ADDR_ANY,
                                MDCOM_RPMSG_ADDR_ANY, rp_echo_cb, &g_rp, MS(FW_IDLE_MS));
     pair = (c->arg & FW_ARG_COST) ? clock_pair_ns() : 0;
-    while (r == 0 && o->count < c->count) {
+    for (uint32_t polls = 0; r == 0 && o->count < c->count; polls++) {
         uint64_t t_a = (c->arg & FW_ARG_COST) ? stamp_ns() : 0;
+        /* RPMsg calls are no mdcom calls: keep the heartbeat promise here
+         * (a run can last over FW_HEARTBEAT_MS when the host is loaded) */
+        if ((polls & 63u) == 0)
+            (void)mdcom_heartbeat(s->m);
         r = mdcom_rpmsg_poll(rp, c->mode == FW_MODE_DOORBELL ? MS(FW_IDLE_MS) : MDCOM_POLL);
         if (r > 0 && (c->arg & FW_ARG_COST)) /* a message (and its reply) in this poll */
             cost_add(o, t_a, pair);

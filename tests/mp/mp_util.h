@@ -46,6 +46,8 @@ using tsup::sleep_ms;
 using tsup::sleep_ns;
 using tsup::unique_region;
 using tsup::wait_until;
+using tsup::LoadFreeTimer;
+using tsup::run_delay_ns;
 
 /* Anonymous MAP_SHARED memory visible to children forked afterwards. T must
  * be usable across processes (plain data, lock-free atomics). */

@@ -10,7 +10,14 @@
  * Timeouts are drawn from 1 us .. 5 ms. The overshoot (elapsed - timeout)
  * distribution of each call is printed; the assertion is only a generous
  * bound, because CI machines are shared (the issue's target, 1 ms, is
- * reported as the fraction of calls within it).
+ * reported as the fraction of calls within it). The asserted overshoot is
+ * the elapsed time less the time the calling thread waited, runnable, for a
+ * CPU during the call (the kernel's run-queue delay, tsup::LoadFreeTimer):
+ * on a loaded machine a thread woken on time can wait tens of ms for a
+ * CPU, which says nothing of the library; sleeping or spinning past the
+ * deadline is still counted in full. The raw overshoot and the run-queue
+ * wait are printed beside it. One call per kind may exceed the bound (but
+ * not 20 x the bound): see TearDown.
  *
  *   MDCOM_REL_TIMEOUT_CALLS=n     calls per kind (default 60)
  *   MDCOM_REL_TIMEOUT_BOUND_US=n  asserted overshoot bound (default 50000)
@@ -18,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <random>
 #include <thread>
 
@@ -31,8 +39,11 @@ namespace {
 const int64_t kTimeouts[] = {1000, 10000, 100000, 1000000, 2000000, 5000000};
 
 struct Stats {
-    std::vector<int64_t> over;
+    std::vector<int64_t> over;   /* elapsed - timeout - run-queue wait */
+    std::vector<int64_t> raw;    /* elapsed - timeout */
+    std::vector<int64_t> queued; /* the run-queue wait */
     int early = 0, wrong = 0, firstbad = 0;
+    int64_t worst = -1, worst_t = 0, worst_cpu = 0, worst_q = 0; /* the worst call, in parts */
 };
 
 class Timeouts : public MpFixture {
@@ -49,9 +60,11 @@ protected:
         Stats &s = stats_[kind];
         for (uint64_t i = 0; i < calls_; i++) {
             int64_t t = kTimeouts[rng_() % (sizeof(kTimeouts) / sizeof(kTimeouts[0]))];
-            uint64_t t0 = now_ns();
+            LoadFreeTimer tm;
+            tm.start();
             int r = call(t);
-            int64_t el = (int64_t)(now_ns() - t0);
+            int64_t el;
+            int64_t busy = tm.ns(&el);
             if (r != -ETIMEDOUT) {
                 if (!s.wrong++)
                     s.firstbad = r;
@@ -59,31 +72,59 @@ protected:
             }
             if (el < t)
                 s.early++;
-            s.over.push_back(el - t);
+            if (busy - t > s.worst) {
+                s.worst = busy - t;
+                s.worst_t = t;
+                s.worst_cpu = tm.cpu;
+                s.worst_q = el - busy;
+            }
+            s.over.push_back(busy - t);
+            s.raw.push_back(el - t);
+            s.queued.push_back(el - busy);
         }
     }
 
     void TearDown() override
     {
         std::vector<int64_t> all;
-        printf("%-22s %6s %9s %9s %9s %9s %9s\n", "overshoot (us)", "calls", "p50", "p90", "p99",
-               "max", "<=1ms");
+        printf("%-22s %6s %9s %9s %9s %9s %9s %9s %9s\n", "overshoot (us)", "calls", "p50", "p90",
+               "p99", "max", "<=1ms", "raw max", "queued");
         for (auto &kv : stats_) {
             const Stats &s = kv.second;
             size_t in1 = 0;
             for (int64_t o : s.over)
                 in1 += o <= 1000000;
-            printf("%-22s %6zu %9.1f %9.1f %9.1f %9.1f %8.1f%%\n", kv.first.c_str(),
+            printf("%-22s %6zu %9.1f %9.1f %9.1f %9.1f %8.1f%% %9.1f %9.1f\n", kv.first.c_str(),
                    s.over.size(), rel::percentile(s.over, 0.5) / 1e3,
                    rel::percentile(s.over, 0.9) / 1e3, rel::percentile(s.over, 0.99) / 1e3,
                    rel::percentile(s.over, 1.0) / 1e3,
-                   s.over.empty() ? 0.0 : 100.0 * (double)in1 / (double)s.over.size());
+                   s.over.empty() ? 0.0 : 100.0 * (double)in1 / (double)s.over.size(),
+                   rel::percentile(s.raw, 1.0) / 1e3, rel::percentile(s.queued, 1.0) / 1e3);
             all.insert(all.end(), s.over.begin(), s.over.end());
             EXPECT_EQ(s.wrong, 0) << kv.first << ": returned " << s.firstbad
                                   << " instead of -ETIMEDOUT";
             EXPECT_EQ(s.early, 0) << kv.first << ": returned before its timeout";
-            EXPECT_LE(rel::percentile(s.over, 1.0), bound_ns_)
-                << kv.first << ": overshoot beyond the bound";
+            /* every call within the bound but one: a lone call may lose
+             * time the kernel does not count as run-queue wait (the host
+             * preempting this VM's CPU, seen at 100-150 ms on a 2-core CI
+             * VM at load 8-10, once per ~80 runs); that one stays within
+             * 20 x the bound. A wait that ignores its deadline does so in
+             * more than one call of 60 (and the p50 above is ~0.1 ms). */
+            size_t n_over = 0;
+            for (int64_t o : s.over)
+                n_over += o > bound_ns_;
+            std::ostringstream worst;
+            worst << "the worst call (timeout " << s.worst_t / 1e3 << " us) overshot by "
+                  << s.worst / 1e3 << " us (plus " << s.worst_q / 1e3
+                  << " us waiting for a CPU), " << s.worst_cpu / 1e3
+                  << " us of it on a CPU, the rest asleep or blocked";
+            EXPECT_LE(n_over, 1u) << kv.first << ": " << n_over << " calls overshot the bound; "
+                                  << worst.str();
+            EXPECT_LE(rel::percentile(s.over, 1.0), 20 * bound_ns_)
+                << kv.first << ": overshoot beyond 20 x the bound; " << worst.str();
+            if (n_over)
+                printf("%-22s one call overshot the bound: %s\n", kv.first.c_str(),
+                       worst.str().c_str());
         }
         if (!all.empty())
             printf("%-22s %6zu %9.1f %9.1f %9.1f %9.1f\n", "all", all.size(),
@@ -142,11 +183,14 @@ TEST_F(Timeouts, ChannelWaitsSendRecvLock)
 
     /* MDCOM_POLL never blocks */
     for (int i = 0; i < 100; i++) {
-        uint64_t t0 = now_ns();
+        LoadFreeTimer tm;
+        tm.start();
         EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(empty_b, MDCOM_EV_RX, MDCOM_POLL));
         EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_recv(empty_b, buf, sizeof buf, MDCOM_POLL));
         EXPECT_EQ(-ETIMEDOUT, mdcom_smemch_lock(lk_b, MDCOM_POLL));
-        EXPECT_LT((int64_t)(now_ns() - t0), bound_ns_);
+        int64_t el, busy = tm.ns(&el);
+        EXPECT_LT(busy, bound_ns_) << "3 polls took " << el / 1e6 << " ms, "
+                                   << (el - busy) / 1e6 << " of them waiting for a CPU";
     }
     ASSERT_EQ(0, mdcom_smemch_unlock(lk_a));
 }

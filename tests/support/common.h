@@ -82,6 +82,70 @@ bool wait_until(Pred pred, int64_t timeout_ns)
     }
 }
 
+/* How long the calling thread has waited, runnable, for a CPU (the second
+ * field of /proc/thread-self/schedstat, in ns); -1 where the kernel does not
+ * say. A time-bound assertion subtracts the growth of this across the call
+ * it times: that part of the elapsed time is the machine's load (the thread
+ * was ready and other tasks ran), never the library's sleeping or spinning. */
+inline int schedstat_open() { return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC); }
+/* fd: from schedstat_open() in the calling thread (one pread), or -1 (open,
+ * read, close: three system calls) */
+inline int64_t run_delay_ns(int64_t *on_cpu = nullptr, int fd = -1)
+{
+    int own = fd < 0 ? schedstat_open() : -1;
+    if (fd < 0 && own < 0)
+        return -1;
+    char buf[128];
+    ssize_t n = pread(own >= 0 ? own : fd, buf, sizeof buf - 1, 0);
+    if (own >= 0)
+        close(own);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = buf, *end;
+    unsigned long long c = std::strtoull(p, &end, 10); /* time on the CPU */
+    if (end == p)
+        return -1;
+    if (on_cpu)
+        *on_cpu = (int64_t)c;
+    p = end;
+    unsigned long long d = std::strtoull(p, &end, 10);
+    return end == p ? -1 : (int64_t)d;
+}
+
+/* Elapsed time of a stretch of code less the time its thread waited for a
+ * CPU inside it (run_delay_ns): start() before, ns() after. */
+struct LoadFreeTimer {
+    int fd = -1; /* schedstat_open() of this thread, or -1 */
+    uint64_t t0 = 0;
+    int64_t rd0 = -1, cpu0 = 0;
+    mutable int64_t cpu = 0; /* time on a CPU between start() and the last queued() */
+    explicit LoadFreeTimer(int schedstat_fd = -1) : fd(schedstat_fd) {}
+    void start()
+    {
+        t0 = now_ns();
+        rd0 = run_delay_ns(&cpu0, fd); /* after t0: a wait before this read is not subtracted */
+    }
+    /* the thread's run-queue wait since start() (0 where unknown) */
+    int64_t queued() const
+    {
+        int64_t cpu1 = cpu0;
+        int64_t rd1 = rd0 < 0 ? -1 : run_delay_ns(&cpu1, fd);
+        cpu = cpu1 - cpu0;
+        return rd1 < rd0 ? 0 : rd1 - rd0;
+    }
+    int64_t elapsed() const { return (int64_t)(now_ns() - t0); }
+    /* elapsed less run-queue wait; *raw (if given) gets the plain elapsed time */
+    int64_t ns(int64_t *raw = nullptr) const
+    {
+        int64_t q = queued(); /* before the clock: a wait after it is not in the elapsed time */
+        int64_t el = elapsed();
+        if (raw)
+            *raw = el;
+        return el - q;
+    }
+};
+
 /* CRC-32 (IEEE 802.3: reflected, polynomial 0xEDB88320, init and final xor
  * 0xFFFFFFFF). Chainable: crc32(b, n, crc32(a, m)) == crc32(a || b). */
 inline uint32_t crc32(const void *data, size_t len, uint32_t crc = 0)

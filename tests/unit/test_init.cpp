@@ -558,7 +558,7 @@ TEST_F(Init, RemoteOfADeadProcessIsReclaimed)
 /* Fork a remote of domain kR1 that runs fn(instance) and then dies with
  * _exit(0) (or is killed by the parent while fn blocks: kill_after_ms > 0).
  * Returns the child's exit status as waitpid gave it. */
-template <class Fn> static int die_after(Config &c, Fn fn, int kill_after_ms = 0)
+template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready ready)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -569,10 +569,36 @@ template <class Fn> static int die_after(Config &c, Fn fn, int kill_after_ms = 0
     }
     if (pid < 0)
         return -1;
-    if (kill_after_ms > 0) {
-        usleep((useconds_t)kill_after_ms * 1000);
-        kill(pid, SIGKILL);
+    /* killed in a state where ready() holds: stopped (SIGSTOP, then a look),
+     * killed if it holds, else continued and looked at again a moment
+     * later; after 30 s killed anyway (a child that never gets there fails
+     * the caller's checks) */
+    int status = 0;
+    uint64_t end = now_ns() + 30 * (uint64_t)tsup::kSec;
+    for (;;) {
+        kill(pid, SIGSTOP);
+        if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
+            return status; /* it ended by itself */
+        if (ready() || now_ns() > end)
+            break;
+        kill(pid, SIGCONT);
+        usleep(1000);
     }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return status;
+}
+template <class Fn> static int die_after(Config &c, Fn fn)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        mdcom_t *r = nullptr;
+        if (mdcom_init(&r, c.get(), kR1, nullptr) != 0)
+            _exit(1);
+        _exit(fn(r));
+    }
+    if (pid < 0)
+        return -1;
     int status = 0;
     waitpid(pid, &status, 0);
     return status;
@@ -671,8 +697,10 @@ TEST_F(Init, ADeadSleepersWaiterCountIsGivenBack)
     ASSERT_TRUE(shm.ok());
     Geometry g(c.get());
     FifoView f(shm.base, g.cl[0]); /* "data" */
-    /* killed while asleep in a blocking receive */
-    int st_ = die_after(
+    /* killed while asleep in a blocking receive: once its sleep is armed
+     * (not after a fixed time: a loaded machine may take longer to get the
+     * child that far) */
+    int st_ = die_when(
         c,
         [](mdcom_t *r) {
             mdcom_fifoch_t *ch = nullptr;
@@ -682,7 +710,7 @@ TEST_F(Init, ADeadSleepersWaiterCountIsGivenBack)
             mdcom_fifoch_set_spin(ch, MDCOM_NO_SPIN);
             return mdcom_fifoch_recv(ch, b, sizeof(b), MDCOM_FOREVER) == 0 ? 0 : 3;
         },
-        200);
+        [&] { return rd32(f.ev_waiters()) == (1u | MDCOM_WAITERS_ARMED); });
     ASSERT_TRUE(WIFSIGNALED(st_)) << st_;
     EXPECT_EQ(rd32(f.ev_waiters()), 1u | MDCOM_WAITERS_ARMED)
         << "it died counted as a waiter, its sleep armed";
