@@ -558,7 +558,7 @@ TEST_F(Init, RemoteOfADeadProcessIsReclaimed)
 /* Fork a remote of domain kR1 that runs fn(instance) and then dies with
  * _exit(0) (or is killed by the parent while fn blocks: kill_after_ms > 0).
  * Returns the child's exit status as waitpid gave it. */
-template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready ready)
+template <class Fn> static pid_t fork_remote(Config &c, Fn fn)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -567,6 +567,11 @@ template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready rea
             _exit(1);
         _exit(fn(r));
     }
+    return pid;
+}
+template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready ready)
+{
+    pid_t pid = fork_remote(c, fn);
     if (pid < 0)
         return -1;
     /* killed in a state where ready() holds: stopped (SIGSTOP, then a look),
@@ -590,13 +595,7 @@ template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready rea
 }
 template <class Fn> static int die_after(Config &c, Fn fn)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        mdcom_t *r = nullptr;
-        if (mdcom_init(&r, c.get(), kR1, nullptr) != 0)
-            _exit(1);
-        _exit(fn(r));
-    }
+    pid_t pid = fork_remote(c, fn);
     if (pid < 0)
         return -1;
     int status = 0;
