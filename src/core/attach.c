@@ -104,15 +104,15 @@ static int valid_inst(const struct mdcom *m)
     return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
 }
 
-/* Claim a process slot; reclaims slots of dead processes. */
+/* Claim a process slot; reclaims slots of dead processes. m->pid and
+ * m->token (attach set them: a reaper's claim names us, see
+ * mdcom_take_dead_slot) are pid and token. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 {
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     static _Atomic uint32_t serial;
 #endif
     uint32_t pass, i, k;
-    m->pid = pid; /* a reaper's claim names us (mdcom_take_dead_slot) */
-    m->token = token;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
@@ -181,9 +181,10 @@ static int ours_live(const struct mdcom *m, uint32_t i)
 {
     uint32_t j;
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-    uint32_t want = hold_key(m, i);
+    uint32_t want;
     if (i == MDCOM_MAX_PROCS)
         return atomic_load_explicit(&g_formatting, memory_order_relaxed) != 0;
+    want = hold_key(m, i);
     for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
         if (&g_pool[j] != m &&
             atomic_load_explicit(&g_pool_holds[j], memory_order_relaxed) == want)
@@ -295,7 +296,9 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
 {
     int stale = 0; /* last verify error of a READY region without a live master */
     uint32_t rounds = 0;
-    m->pid = pid; /* who we are, to know our own entries (named_live) */
+    /* who we are: to know our own entries (named_live), and what
+     * mdcom_claim_proc writes in ours */
+    m->pid = pid;
     m->token = token;
     for (;;) {
         /* acquire: a READY state orders everything its formatter wrote before it */
