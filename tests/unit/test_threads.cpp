@@ -31,6 +31,19 @@ constexpr uint32_t kBlockSize = 128;
 constexpr uint32_t kHeader = 12; /* producer, seq, len */
 constexpr int64_t kStep = ms(10000); /* per operation: far beyond any normal wait */
 
+/* One domain; FIFOs "main" and `second` (kBlockSize x 4) and "idle" (for
+ * tsup::RecordHolders), each master -> master; m attached as the master. */
+::testing::AssertionResult filter_setup(Config &c, Inst &m, const char *second)
+{
+    c.std_domains(1);
+    c.fifo("main", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo(second, kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
+    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
+    if (m.init(c.get(), kMaster) != 0)
+        return ::testing::AssertionFailure() << m.err;
+    return ::testing::AssertionSuccess();
+}
+
 uint32_t msg_len(uint32_t seq) { return kHeader + 4 + seq % (kBlockSize - kHeader - 4 + 1); }
 
 uint8_t payload_byte(uint32_t producer, uint32_t seq, uint32_t i)
@@ -283,12 +296,8 @@ TEST(Threads, MpmcOneAttachmentSharedRecord)
 TEST(Threads, SharedRecordFilterMaySendOnTheSameAttachment)
 {
     Config c;
-    c.std_domains(1);
-    c.fifo("main", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
-    c.fifo("copy", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
-    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
     Inst m;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    ASSERT_TRUE(filter_setup(c, m, "copy"));
     mdcom_fifoch_t *mainq = m.fifo("main"), *copy = m.fifo("copy");
     /* every own record kept: the thread below shares record 0 */
     tsup::RecordHolders hold(m.fifo("idle"), MDCOM_PROC_RECS - 1);
@@ -319,12 +328,8 @@ TEST(Threads, SharedRecordFilterMaySendOnTheSameAttachment)
 TEST(Threads, WaitInsideAnOperationKeepsTheRecord)
 {
     Config c;
-    c.std_domains(1);
-    c.fifo("main", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
-    c.fifo("other", kBlockSize, 4, 0, bit(kMaster), bit(kMaster));
-    c.fifo("idle", 16, 2, 0, bit(kMaster), bit(kMaster));
     Inst m;
-    ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
+    ASSERT_TRUE(filter_setup(c, m, "other"));
     mdcom_fifoch_t *mainq = m.fifo("main"), *other = m.fifo("other");
     /* every own record but one kept: the sender below takes the last */
     tsup::RecordHolders hold(m.fifo("idle"), MDCOM_PROC_RECS - 2);
