@@ -574,8 +574,10 @@ static void print_text(const struct report *r, FILE *o)
                 h->layout_hash);
         fprintf(o,
                 "        %" PRIu32 " domains, %" PRIu32 " channels, master domain %" PRIu32
-                ", formatted by pid %" PRIu32 "\n",
-                h->n_domains, h->n_channels, h->master_domain, h->fmt_pid);
+                ", %s by pid %" PRIu32 "\n",
+                h->n_domains, h->n_channels, h->master_domain,
+                h->fmt_pid & MDCOM_FMT_CLAIM ? "claimed" : "formatted",
+                h->fmt_pid & ~MDCOM_FMT_CLAIM);
     }
     if (r->status != EX_OK) {
         fprintf(o, "error: %s\n", r->error);

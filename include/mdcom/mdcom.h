@@ -84,7 +84,7 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 #define MDCOM_VERSION_PATCH 0
 #define MDCOM_VERSION_STRING "0.1.0" /* = project(VERSION) in CMakeLists.txt */
 /* Wire format version of the shared region (checked at attach). */
-#define MDCOM_WIRE_VERSION 8u
+#define MDCOM_WIRE_VERSION 9u
 
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */

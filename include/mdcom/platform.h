@@ -107,7 +107,8 @@ typedef struct mdcom_platform {
     void (*cache_invalidate)(void *ctx, const void *addr, size_t len);
 
     /* process identity: a pid and a token that changes when the pid is
-     * reused (Linux: start time); the token is never 0 nor
+     * reused (Linux: start time); the pid is never 0 and never has bit 30
+     * set (the region's formatter claim, wire.h), the token is never 0 nor
      * MDCOM_TOKEN_ANY. 0 or negative errno. */
     int (*proc_self)(void *ctx, uint32_t *pid, uint32_t *token);
     /* 1 alive, 0 dead, negative errno if unknown. token MDCOM_TOKEN_ANY

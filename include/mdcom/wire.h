@@ -24,7 +24,8 @@
  *           | header (256 B): magic 'MDCM', version, hdr_size, region_size, |
  *           | layout_hash, generation*, state*, n_domains, n_channels,      |
  *           | dom_off, proc_off, dir_off, n_procs, data_off, master_domain, |
- *           | fmt_pid*, fmt_token (the formatting process)                  |
+ *           | fmt_pid*, fmt_token (the formatting process: fmt_pid is    |
+ *           |   FMT_CLAIM | pid while it claims, then pid with its token) |
  *  256      +--------------------------------------------------------------+
  *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
  *  proc_off | process table: MDCOM_MAX_PROCS x 128 B (one PAD each: written |
@@ -114,6 +115,14 @@ enum {
     MDCOM_ST_TERMINATED = 0x4d524554u  /* "TERM" */
 };
 
+/* hdr.fmt_pid: who formats the region. 0 nobody yet; MDCOM_FMT_CLAIM | pid
+ * while that process claims it (fmt_token is not yet its own: it is judged
+ * by its pid alone); pid once fmt_token holds its token (a release store
+ * after the token). Candidates take it by CAS from the value they judged,
+ * before the state CAS to FORMATTING, so one claim decides who formats.
+ * Platform pids never have this bit (platform.h). */
+#define MDCOM_FMT_CLAIM 0x40000000u
+
 /* Process slot owner values. An entry being claimed (by a new process, or
  * by a reaper) names the claimer's pid when it fits in 31 bits, so that a
  * claimer that dies half-way is recognised and its claim taken over; other
@@ -170,7 +179,7 @@ typedef struct mdcom_wire_hdr {
     uint32_t n_procs;
     uint32_t data_off;
     uint32_t master_domain;
-    mdcom_aword fmt_pid; /* process that formats (FORMATTING) / formatted */
+    mdcom_aword fmt_pid; /* process that claims/formats (MDCOM_FMT_CLAIM) / formatted */
     uint32_t fmt_token;
     uint8_t reserved[188];
 } mdcom_wire_hdr;

@@ -216,6 +216,25 @@ static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_
     return a > 0 || (a < 0 && dom != m->domain);
 }
 
+/* 1 when fmt_pid word fp (read with acquire) names a process that claims
+ * the region now, or formats it (state st FORMATTING). A claim is judged by
+ * its pid alone (its token is not written yet); a formatter by pid and
+ * token. One that formatted and is done (any other state) holds nothing. */
+static int fmt_busy(const struct mdcom *m, uint32_t fp, uint32_t st)
+{
+    uint32_t pid = fp & ~MDCOM_FMT_CLAIM;
+    if (!pid)
+        return 0;
+    if (!(fp & MDCOM_FMT_CLAIM))
+        return st == MDCOM_ST_FORMATTING &&
+               named_live(m, m->domain, pid, ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token,
+                          MDCOM_MAX_PROCS);
+    if (pid == m->pid)
+        return ours_live(m, MDCOM_MAX_PROCS);
+    /* unknown in our own domain: forged, as in named_live */
+    return !m->plat->proc_alive || m->plat->proc_alive(m->plat->ctx, pid, MDCOM_TOKEN_ANY) > 0;
+}
+
 /* 1 when a live process of domain dom is in the process table at proc_off
  * (an offset read from the region: checked against the mapping first). */
 static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
@@ -287,10 +306,12 @@ static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom *m, uint32_t st, int 
 
 /*
  * Attach state machine. Every process of the master domain may format the
- * region, but only one does: the one whose CAS moves the state to FORMATTING.
- * The others (and remotes) wait for READY and join. A READY region whose
- * master domain has no live process, or an unknown state, is stale and
- * re-formatted by the next master-domain process (generation + 1).
+ * region, but only one does: the one whose CAS puts its claim in fmt_pid
+ * (from the value it judged: nobody, a formatter that is done, or one that
+ * died), then moves the state to FORMATTING. The others (and remotes) wait
+ * for READY and join. A READY region whose master domain has no live
+ * process, or an unknown state, is stale and re-formatted by the next
+ * master-domain process (generation + 1).
  */
 static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
 {
@@ -301,6 +322,9 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
     m->pid = pid;
     m->token = token;
     for (;;) {
+        /* acquire: a formatter's fmt_pid without the claim (release) orders
+         * its token and its state CAS before it; read before the state */
+        uint32_t fp = atomic_load_explicit(&m->hdr->fmt_pid, memory_order_acquire);
         /* acquire: a READY state orders everything its formatter wrote before it */
         uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
         uint64_t now;
@@ -331,40 +355,13 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
                 mdcom_err_str(e, " (a live master serves the region)");
                 return r ? r : -EADDRINUSE;
             }
-        } else if (st == MDCOM_ST_FORMATTING) {
-            if (m->is_master) {
-                /* read once each (relaxed: the CAS below decides, and no
-                 * data rides on fmt_pid: see mdcom_format_region) */
-                uint32_t fp = atomic_load_explicit(&m->hdr->fmt_pid, memory_order_relaxed);
-                uint32_t ft = ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token;
-                if (fp != 0 && !named_live(m, m->domain, fp, ft, MDCOM_MAX_PROCS)) {
-                    /* the formatter died: take its place; the CAS on fmt_pid
-                     * makes one taker win. acquire: see what it had written. */
-                    FORMATTING();
-                    if (atomic_compare_exchange_strong_explicit(
-                            (mdcom_aword *)&m->hdr->fmt_pid, &fp, pid, memory_order_acquire,
-                            memory_order_relaxed)) {
-                        r = mdcom_format_region(m, pid, token, e);
-                        FORMATTED();
-                        return r;
-                    }
-                    FORMATTED();
-                    continue;
-                }
-            }
         }
-        if (m->is_master && st != MDCOM_ST_FORMATTING) {
-            /* EMPTY, TERMINATED, garbage, or a stale READY: format it.
-             * acq_rel: exclusive ownership of the header from here on */
-            FORMATTING();
-            if (atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
-                                                        memory_order_acq_rel,
-                                                        memory_order_relaxed)) {
-                r = mdcom_format_region(m, pid, token, e);
-                FORMATTED();
-                return r;
-            }
+        if (m->is_master && !fmt_busy(m, fp, st)) {
+            FORMATTING(); /* first: a sibling thread takes our claim for live */
+            r = mdcom_format_claim(m, fp, st, e);
             FORMATTED();
+            if (r <= 0)
+                return r;
             continue;
         }
         now = mdcom_now(m);

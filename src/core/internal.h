@@ -346,10 +346,12 @@ int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token);
 /* set up every channel handle from our layout (attach.c) */
 void mdcom_bind_channels(struct mdcom *m);
-/* The master-domain process that won state -> FORMATTING formats the region
- * and claims its entry (master.c): 0 or a negative errno, set in e. The
+/* A master-domain process that judged fmt_pid fp (no live claimant or
+ * formatter; state st read after it) claims the region, moves it to
+ * FORMATTING, formats it and claims its entry (master.c): 0 formatted, 1
+ * another candidate won (look again), or a negative errno, set in e. The
  * remote-only profile refuses (-EPERM). */
-int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e);
+int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e);
 /* The master domain's audit of header, directory and every FIFO channel
  * (master.c; nothing in the remote-only profile). */
 void mdcom_audit(struct mdcom *m);

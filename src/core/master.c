@@ -10,17 +10,17 @@
 
 #include "internal.h"
 
-/* Master-domain process: format the region (we won state -> FORMATTING). */
-int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+/* Format the region (our claim is in fmt_pid and the state is FORMATTING). */
+static int format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
 {
     uint32_t gen = 1;
     int r;
-    MDCOM_KP(&m->hdr->fmt_pid);
-    /* who formats: lets others take over if we die (relaxed: a taker judges
-     * the pid and takes over by CAS on this word; it publishes nothing) */
-    atomic_store_explicit(&m->hdr->fmt_pid, pid, memory_order_relaxed);
+    /* our claim in fmt_pid keeps every other candidate off these words */
     MDCOM_KP(&m->hdr->fmt_token);
     m->hdr->fmt_token = token;
+    /* release: the token is visible before fmt_pid names us with it (a
+     * judge reads fmt_pid with acquire, then the token) */
+    atomic_store_explicit(&m->hdr->fmt_pid, pid, memory_order_release);
     if (m->hdr->magic == MDCOM_MAGIC)
         gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
     if (gen == 0)
@@ -38,6 +38,27 @@ int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err
     atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
     m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
     return 0;
+}
+
+int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
+{
+    /* of the candidates that judged fp, one CAS wins; a claim made since
+     * makes ours fail. acquire: what a dead formatter wrote. */
+    uint32_t claim = m->pid | MDCOM_FMT_CLAIM, seen = fp;
+    if (!atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &seen, claim,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return 1;
+    /* then the state (FORMATTING already when its formatter died). acq_rel:
+     * exclusive ownership of the header */
+    if (st == MDCOM_ST_FORMATTING ||
+        atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
+                                                memory_order_acq_rel, memory_order_relaxed))
+        return format_region(m, m->pid, m->token, e);
+    /* the state moved meanwhile (a term): give the claim back (relaxed:
+     * nothing rides on it) */
+    atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed,
+                                            memory_order_relaxed);
+    return 1;
 }
 
 /* The master domain's mdcom_audit: header and directory, then every FIFO channel. */

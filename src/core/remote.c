@@ -13,10 +13,10 @@
 
 #include "fifo_internal.h"
 
-int mdcom_format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
 {
-    (void)pid;
-    (void)token;
+    (void)fp;
+    (void)st;
     return mdcom_err_set(e, -EPERM, m->cfg->region_name,
                          "this core is built remote-only (MDCOM_PROFILE=remote): it cannot be "
                          "the master domain");

@@ -54,6 +54,7 @@
 
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
+#include "mdcom/wire.h"
 #include "mp/mp_util.h"
 
 using namespace mdt;
@@ -611,6 +612,7 @@ TEST_P(PortConformance, ProcessIdentity)
     uint32_t pid = 0, token = 0, pid2 = 0, token2 = 0;
     ASSERT_EQ(p->proc_self(ctx(), &pid, &token), 0);
     EXPECT_NE(pid, 0u);
+    EXPECT_EQ(pid & MDCOM_FMT_CLAIM, 0u) << "bit 30 marks a formatter's claim in the header";
     ASSERT_EQ(p->proc_self(ctx(), &pid2, &token2), 0);
     EXPECT_EQ(pid, pid2) << "stable";
     EXPECT_EQ(token, token2) << "stable";

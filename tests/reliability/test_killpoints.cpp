@@ -742,6 +742,135 @@ TEST_F(KillPoints, ThreadsSharingRecordZeroKeepTheirClaimsFromTheAudit)
     mdcom_term(mst);
 }
 
+/* A master-domain process killed, or paused, at every store of its attach:
+ * formatting a file nobody formatted yet, and re-formatting the region of a
+ * master that died without term. After a kill the next master attaches
+ * within its timeout (the region is never left in FORMATTING for good). A
+ * paused victim holds the region or has not claimed it yet: the next master
+ * either times out (the victim is alive and formats) or formats it; when the
+ * victim runs on, it must not format that region a second time under the
+ * master that attached meanwhile (whose calls would then get -ECONNRESET). */
+class MasterKillPoints : public KillPoints {
+protected:
+    /* The region of a master that died without term: READY, naming it as
+     * its formatter. */
+    void make_stale()
+    {
+        pid_t c = kids_.spawn([&] {
+            mdcom_t *m = nullptr;
+            CHILD_CHECK(attach(&m, cfg_, kDomA, kSec) == 0, "first master");
+            return 0; /* _exit without term */
+        });
+        EXPECT_EQ(kids_.wait(c, 10 * kSec), "");
+    }
+
+    /* The victim: a master attaching with kill point n armed; leaves without
+     * term, so that its region stays for the survivors. */
+    int master_victim(long n, int sig)
+    {
+        mdcom_t *m = nullptr;
+        arm(n, sig);
+        int r = attach_kp(&m, kDomA);
+        disarm();
+        CHILD_CHECK(r == 0, "master attach: %d", r);
+        return kExitDone;
+    }
+
+    /* A master (the survivor) attaches, then a remote, and one message goes
+     * from the remote to the master. */
+    void exchange(Inst &mst, const std::string &tag)
+    {
+        Inst rem;
+        ASSERT_EQ(attach(&rem.m, cfg_, kDomB, kSec), 0) << tag;
+        Msg out = make_msg(7), in{};
+        mdcom_fifoch_t *qr = rem.fifo("q"), *qm = mst.fifo("q");
+        EXPECT_EQ(mdcom_fifoch_send(qr, &out, sizeof out, MDCOM_POLL), 0) << tag;
+        EXPECT_EQ(mdcom_fifoch_recv(qm, &in, sizeof in, kSec), (int)sizeof in)
+            << tag << ": the master's region changed under it";
+        EXPECT_EQ(in.seq, 7u) << tag;
+        out = make_msg(8);
+        EXPECT_EQ(mdcom_fifoch_send(qm, &out, sizeof out, MDCOM_POLL), 0)
+            << tag << ": the master's region changed under it";
+        EXPECT_EQ(mdcom_fifoch_recv(qr, &in, sizeof in, kSec), (int)sizeof in) << tag;
+        EXPECT_EQ(in.seq, 8u) << tag;
+    }
+
+    /* One (n) round. Returns false when the attach finished before n. */
+    bool master_round(long n, int sig, bool stale)
+    {
+        std::string tag = std::string("master attach") + (stale ? ", stale region" : ", new file") +
+                          (sig == SIGSTOP ? " (stop)" : "");
+        std::string at = tag + " kp " + std::to_string(n);
+        region_remove(region_);
+        if (stale)
+            make_stale();
+        pid_t c = kids_.spawn([&] { return master_victim(n, sig); });
+        int wst = 0;
+        bool finished = false, stopped = false;
+        uint64_t end = now_ns() + 10 * (uint64_t)kSec;
+        for (;;) {
+            pid_t r = waitpid(c, &wst, WNOHANG | WUNTRACED);
+            if (r == c && WIFSTOPPED(wst)) {
+                stopped = true;
+                break;
+            }
+            if (r == c) {
+                kids_.forget(c);
+                if (WIFEXITED(wst))
+                    EXPECT_EQ(WEXITSTATUS(wst), kExitDone) << at;
+                else
+                    EXPECT_EQ(WTERMSIG(wst), SIGKILL) << at;
+                finished = WIFEXITED(wst);
+                break;
+            }
+            if (now_ns() > end) {
+                ADD_FAILURE() << at << ": victim neither stopped nor ended";
+                return false;
+            }
+            sleep_ns(100000);
+        }
+        Inst mst;
+        int rm = -1;
+        if (stopped) {
+            rm = attach(&mst.m, cfg_, kDomA, 100 * kMs);
+            EXPECT_TRUE(rm == 0 || rm == -ETIMEDOUT) << at << ": " << rm;
+            kill(c, SIGCONT);
+            int wst2 = 0;
+            uint64_t end2 = now_ns() + 10 * (uint64_t)kSec;
+            while (waitpid(c, &wst2, WNOHANG) != c && now_ns() < end2)
+                sleep_ns(100000);
+            kids_.forget(c);
+            EXPECT_TRUE(WIFEXITED(wst2) && WEXITSTATUS(wst2) == kExitDone)
+                << at << ": the continued victim failed";
+            if (rm == 0)
+                exchange(mst, at + " (attached while the victim was paused)");
+        }
+        if (rm != 0) {
+            mst.term();
+            rm = attach(&mst.m, cfg_, kDomA, 2 * kSec);
+            EXPECT_EQ(rm, 0) << at << ": the next master cannot attach";
+            if (rm == 0)
+                exchange(mst, at);
+        }
+        if (!finished)
+            covered_[tag]++;
+        return !finished;
+    }
+
+    void master_sweep(int sig, bool stale)
+    {
+        long max = (long)rel::env_u64("MDCOM_KP_MAX", 1000);
+        for (long n = 0; n < max && !HasFailure(); n++)
+            if (!master_round(n, sig, stale))
+                break;
+    }
+};
+
+TEST_F(MasterKillPoints, KilledAtEveryStoreOfANewFilesFormat) { master_sweep(SIGKILL, false); }
+TEST_F(MasterKillPoints, KilledAtEveryStoreOfAStaleRegionsFormat) { master_sweep(SIGKILL, true); }
+TEST_F(MasterKillPoints, StoppedAtEveryStoreOfANewFilesFormat) { master_sweep(SIGSTOP, false); }
+TEST_F(MasterKillPoints, StoppedAtEveryStoreOfAStaleRegionsFormat) { master_sweep(SIGSTOP, true); }
+
 class KillPointsOp : public KillPoints, public ::testing::WithParamInterface<int> {};
 
 TEST_P(KillPointsOp, KilledAtEveryStore) { sweep(GetParam(), SIGKILL, false); }
