@@ -182,6 +182,53 @@ protected:
         MpFixture::TearDown();
     }
 
+    enum class Victim { Stopped, Finished, Killed, Hung };
+    /* Waits (at most 10 s) until victim c stops at its kill point (SIGSTOP
+     * variant), exits having finished its operation before it, or is killed
+     * there (SIGKILL variant); a victim that does neither is a failure,
+     * killed and waited for. */
+    Victim await_victim(pid_t c, const std::string &at, int sig)
+    {
+        int wst = 0;
+        uint64_t end = now_ns() + 10 * (uint64_t)kSec;
+        for (;;) {
+            pid_t r = waitpid(c, &wst, WNOHANG | WUNTRACED);
+            if (r == c && WIFSTOPPED(wst)) {
+                EXPECT_EQ(sig, SIGSTOP) << at;
+                return Victim::Stopped;
+            }
+            if (r == c) {
+                kids_.forget(c);
+                if (WIFEXITED(wst)) {
+                    EXPECT_EQ(WEXITSTATUS(wst), kExitDone) << at;
+                    return Victim::Finished;
+                }
+                EXPECT_TRUE(sig == SIGKILL && WTERMSIG(wst) == SIGKILL) << at;
+                return Victim::Killed;
+            }
+            if (now_ns() > end) {
+                ADD_FAILURE() << at << ": victim neither stopped nor ended";
+                kill(c, SIGKILL);
+                waitpid(c, &wst, 0);
+                kids_.forget(c);
+                return Victim::Hung;
+            }
+            sleep_ns(100000);
+        }
+    }
+    /* A paused victim runs on: it must end its operation (kExitDone). */
+    void continue_victim(pid_t c, const std::string &at)
+    {
+        int wst = 0;
+        kill(c, SIGCONT);
+        uint64_t end = now_ns() + 10 * (uint64_t)kSec;
+        while (waitpid(c, &wst, WNOHANG) != c && now_ns() < end)
+            sleep_ns(100000);
+        kids_.forget(c);
+        EXPECT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == kExitDone)
+            << at << ": the continued victim failed";
+    }
+
     int attach_kp(mdcom_t **m, uint32_t dom, uint32_t hb_ms = 0)
     {
         char err[200] = "";
@@ -354,65 +401,15 @@ protected:
         std::string tag = std::string(op_name(op)) + (sig == SIGSTOP ? " (stop)" : "") +
                           (busy ? " +thread" : "");
         pid_t c = kids_.spawn([&] { return victim(op, n, sig, busy); });
-        bool finished = false;
-        if (sig == SIGKILL) {
-            int wst = 0;
-            uint64_t end = now_ns() + 10 * (uint64_t)kSec;
-            while (waitpid(c, &wst, WNOHANG) != c) {
-                if (now_ns() > end) {
-                    ADD_FAILURE() << tag << " kp " << n << ": victim hangs";
-                    kill(c, SIGKILL);
-                    waitpid(c, &wst, 0);
-                    break;
-                }
-                sleep_ns(100000);
-            }
-            kids_.forget(c);
-            if (WIFEXITED(wst)) {
-                EXPECT_EQ(WEXITSTATUS(wst), kExitDone) << tag << " kp " << n;
-                finished = true;
-            } else {
-                EXPECT_EQ(WTERMSIG(wst), SIGKILL) << tag << " kp " << n;
-            }
-        } else {
-            int wst = 0;
-            uint64_t end = now_ns() + 10 * (uint64_t)kSec;
-            bool stopped = false;
-            for (;;) {
-                pid_t r = waitpid(c, &wst, WNOHANG | WUNTRACED);
-                if (r == c && WIFSTOPPED(wst)) {
-                    stopped = true;
-                    break;
-                }
-                if (r == c) {
-                    kids_.forget(c);
-                    EXPECT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == kExitDone) << tag << " kp " << n;
-                    finished = true;
-                    break;
-                }
-                if (now_ns() > end) {
-                    ADD_FAILURE() << tag << " kp " << n << ": victim neither stopped nor ended";
-                    break;
-                }
-                sleep_ns(100000);
-            }
-            if (stopped) {
-                /* reaped on its missed heartbeat (100 ms), then continued */
-                EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(mst, kDomB) == 0; },
-                                       5 * kSec))
-                    << tag << " kp " << n << ": paused victim never reaped";
-                kill(c, SIGCONT);
-                int wst2 = 0;
-                uint64_t end2 = now_ns() + 10 * (uint64_t)kSec;
-                while (waitpid(c, &wst2, WNOHANG) != c && now_ns() < end2)
-                    sleep_ns(100000);
-                kids_.forget(c);
-                EXPECT_TRUE(WIFEXITED(wst2) && WEXITSTATUS(wst2) == kExitDone)
-                    << tag << " kp " << n << ": the continued victim failed";
-            }
-        }
-        if (finished) {
-            /* clean up after a finished victim the same way */
+        std::string at = tag + " kp " + std::to_string(n);
+        Victim v = await_victim(c, at, sig);
+        bool finished = v == Victim::Finished;
+        if (v == Victim::Stopped) {
+            /* reaped on its missed heartbeat (100 ms), then continued */
+            EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(mst, kDomB) == 0; },
+                                   5 * kSec))
+                << at << ": paused victim never reaped";
+            continue_victim(c, at);
         }
         /* reap and check (three calls: the formatter's audit fills a hole
          * that no record names - a victim's second thread can leave one -
@@ -805,43 +802,16 @@ protected:
         if (stale)
             make_stale();
         pid_t c = kids_.spawn([&] { return master_victim(n, sig); });
-        int wst = 0;
-        bool finished = false, stopped = false;
-        uint64_t end = now_ns() + 10 * (uint64_t)kSec;
-        for (;;) {
-            pid_t r = waitpid(c, &wst, WNOHANG | WUNTRACED);
-            if (r == c && WIFSTOPPED(wst)) {
-                stopped = true;
-                break;
-            }
-            if (r == c) {
-                kids_.forget(c);
-                if (WIFEXITED(wst))
-                    EXPECT_EQ(WEXITSTATUS(wst), kExitDone) << at;
-                else
-                    EXPECT_EQ(WTERMSIG(wst), SIGKILL) << at;
-                finished = WIFEXITED(wst);
-                break;
-            }
-            if (now_ns() > end) {
-                ADD_FAILURE() << at << ": victim neither stopped nor ended";
-                return false;
-            }
-            sleep_ns(100000);
-        }
+        Victim v = await_victim(c, at, sig);
+        if (v == Victim::Hung)
+            return false;
+        bool finished = v == Victim::Finished, stopped = v == Victim::Stopped;
         Inst mst;
         int rm = -1;
         if (stopped) {
             rm = attach(&mst.m, cfg_, kDomA, 100 * kMs);
             EXPECT_TRUE(rm == 0 || rm == -ETIMEDOUT) << at << ": " << rm;
-            kill(c, SIGCONT);
-            int wst2 = 0;
-            uint64_t end2 = now_ns() + 10 * (uint64_t)kSec;
-            while (waitpid(c, &wst2, WNOHANG) != c && now_ns() < end2)
-                sleep_ns(100000);
-            kids_.forget(c);
-            EXPECT_TRUE(WIFEXITED(wst2) && WEXITSTATUS(wst2) == kExitDone)
-                << at << ": the continued victim failed";
+            continue_victim(c, at);
             if (rm == 0)
                 exchange(mst, at + " (attached while the victim was paused)");
         }
