@@ -50,6 +50,13 @@ install(CODE "
   file(CREATE_LINK \"${_mdcom_cfg_link}\" \"\${_bindir}/mdcom-cfg\" SYMBOLIC)
   message(STATUS \"Installing: \${_bindir}/mdcom-cfg -> ${_mdcom_cfg_link}\")")
 
+# The layout code and its host tool, for mdcom_generate_config(... LAYOUT) in
+# a firmware project (compiled there by the build host's C compiler).
+install(FILES tools/mdcom-layout.c DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/tools)
+install(FILES src/wire.c DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src)
+install(FILES src/core/layout.c src/core/msg.c src/core/verify.c src/core/layout.h
+        DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src/core)
+
 # Tools built in other directories (tools/ installs mdcom-stat itself).
 if(TARGET mdcom-bench)
   install(TARGETS mdcom-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # mdcomGenerateConfig.cmake - build an MDCOM configuration from a TOML description.
 #
-#   mdcom_generate_config(<target> <toml-file> [PREFIX <sym>])
+#   mdcom_generate_config(<target> <toml-file> [PREFIX <sym>] [LAYOUT])
 #
 # At build time runs `mdcom-cfg generate <toml-file>` (again whenever the TOML
 # file or the tool changes) into ${CMAKE_CURRENT_BINARY_DIR}/<target>/ and
@@ -21,6 +21,16 @@
 # the project is re-configured when the TOML changes. With PREFIX the TOML is
 # only read at build time.
 #
+# LAYOUT also computes the configuration's layout on the build host and adds
+# it to <target> as C (<sym>_layout.h: `const mdcom_layout_table
+# <sym>_layout`), for mdcom_init_opts.layout: a firmware core built with
+# MDCOM_RUNTIME_LAYOUT=OFF needs it and carries no code that validates a
+# configuration or computes a layout. The build host's C compiler (cc, gcc or
+# clang: MDCOM_HOST_CC) compiles tools/mdcom-layout.c with the core's own
+# layout code and the generated <sym>_cfg.c, and runs it; an invalid
+# configuration fails the build with mdcom_init's message. An installed
+# package ships that code in share/mdcom/layout-src.
+#
 # Needs Python >= 3.11 on the build host (Python3_EXECUTABLE, found by the top
 # CMakeLists); works unchanged when cross-compiling (the generated C is
 # freestanding). Including this file never fails: only calling the function
@@ -32,6 +42,7 @@ if(NOT MDCOM_CFG_TOOL)
   get_filename_component(_mdcom_cfg_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
   set(MDCOM_CFG_TOOL "${_mdcom_cfg_root}/tools/mdcom-cfg")
   set(MDCOM_CFG_INCLUDE_DIR "${_mdcom_cfg_root}/include")
+  set_property(GLOBAL PROPERTY MDCOM_LAYOUT_SOURCE_DIR "${_mdcom_cfg_root}")
   unset(_mdcom_cfg_root)
 endif()
 set_property(GLOBAL PROPERTY MDCOM_CFG_TOOL "${MDCOM_CFG_TOOL}")
@@ -76,10 +87,10 @@ function(_mdcom_cfg_default_prefix out py tool toml)
 endfunction()
 
 function(mdcom_generate_config target toml)
-  cmake_parse_arguments(PARSE_ARGV 2 ARG "" "PREFIX" "")
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "LAYOUT" "PREFIX" "")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "mdcom_generate_config(${target}): unexpected arguments "
-                        "'${ARG_UNPARSED_ARGUMENTS}' (usage: <target> <toml> [PREFIX <sym>])")
+                        "'${ARG_UNPARSED_ARGUMENTS}' (usage: <target> <toml> [PREFIX <sym>] [LAYOUT])")
   endif()
   get_property(tool GLOBAL PROPERTY MDCOM_CFG_TOOL)
   get_property(incdir GLOBAL PROPERTY MDCOM_CFG_INCLUDE_DIR)
@@ -108,6 +119,9 @@ function(mdcom_generate_config target toml)
     VERBATIM)
 
   add_library(${target} STATIC "${out}/${sym}_cfg.c" "${out}/${sym}_cfg.h")
+  if(ARG_LAYOUT)
+    _mdcom_cfg_layout(${target} "${out}" "${sym}")
+  endif()
   target_include_directories(${target} PUBLIC "${out}" "${incdir}")
   set_target_properties(${target} PROPERTIES
     C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF LINKER_LANGUAGE C)
@@ -117,4 +131,35 @@ function(mdcom_generate_config target toml)
   if(DEFINED MDCOM_WARNINGS)
     target_compile_options(${target} PRIVATE ${MDCOM_WARNINGS})
   endif()
+endfunction()
+
+# _mdcom_cfg_layout(<target> <out-dir> <sym>): <sym>_layout.c/.h, computed on
+# the build host by the core's layout code (LAYOUT above).
+function(_mdcom_cfg_layout target out sym)
+  get_property(root GLOBAL PROPERTY MDCOM_LAYOUT_SOURCE_DIR)
+  get_property(incdir GLOBAL PROPERTY MDCOM_CFG_INCLUDE_DIR)
+  if(NOT root)
+    message(FATAL_ERROR "mdcom_generate_config(${target} ... LAYOUT): the layout code was not "
+                        "found (mdcom source tree or share/mdcom/layout-src)")
+  endif()
+  find_program(MDCOM_HOST_CC NAMES cc gcc clang
+               DOC "the build host's C compiler (mdcom_generate_config LAYOUT)")
+  if(NOT MDCOM_HOST_CC)
+    message(FATAL_ERROR "mdcom_generate_config(${target} ... LAYOUT): no C compiler for the "
+                        "build host (cc, gcc or clang; set MDCOM_HOST_CC)")
+  endif()
+  set(srcs "${root}/tools/mdcom-layout.c" "${root}/src/wire.c" "${root}/src/core/layout.c"
+           "${root}/src/core/msg.c" "${root}/src/core/verify.c")
+  add_custom_command(
+    OUTPUT "${out}/${sym}_layout.c" "${out}/${sym}_layout.h"
+    COMMAND "${MDCOM_HOST_CC}" -std=c11 -O1 -Wall -Wextra
+            "-I${incdir}" "-I${root}/src" "-I${root}/src/core" "-I${out}"
+            "-DMDCOM_LAYOUT_CONFIG=${sym}_config" ${srcs} "${out}/${sym}_cfg.c"
+            -o "${out}/${sym}_layout_gen"
+    COMMAND "${out}/${sym}_layout_gen" "${sym}" "${out}/${sym}_layout.c" "${out}/${sym}_layout.h"
+    DEPENDS ${srcs} "${out}/${sym}_cfg.c" "${out}/${sym}_cfg.h" "${root}/src/core/layout.h"
+            "${incdir}/mdcom/wire.h" "${incdir}/mdcom/mdcom.h"
+    COMMENT "mdcom-layout: computing ${sym}_config's layout on the build host"
+    VERBATIM)
+  target_sources(${target} PRIVATE "${out}/${sym}_layout.c" "${out}/${sym}_layout.h")
 endfunction()

@@ -5,13 +5,15 @@
  * memcmp (the bare-metal port's mem.c).
  * It formats a region in RAM and runs one message through a FIFO channel; the
  * result is left in a global (this image is linked, not run; the QEMU
- * firmware images run).
+ * firmware images run). Its configuration is nolibc_check.toml, whose layout
+ * the build host computed (a freestanding core has no run-time layout code).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mdcom/mdcom.h"
 #include "mdcom/rpmsg.h"
+#include "nolibc_layout.h"
 
 void Reset_Handler(void);
 
@@ -32,20 +34,14 @@ void *mdcom_board_region(const char *name, uint32_t *size)
 uint64_t mdcom_board_now_ns(void) { return ticks += 1000; }
 void mdcom_board_ring(uint32_t chan) { (void)chan; }
 
-static const mdcom_domain_cfg doms[] = {{"m4", 0, MDCOM_ROLE_MASTER}, {"a7", 1, MDCOM_ROLE_REMOTE}};
-static const mdcom_channel_cfg chans[] = {
-    {.name = "tx", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 4,
-     .senders = 1, .receivers = 1},
-    {.name = "st", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 3},
-};
-static const mdcom_config cfg = {"nolibc", 0, 0, -1, doms, 2, chans, 2};
 
 void Reset_Handler(void)
 {
     mdcom_t *m;
     mdcom_fifoch_t *ch;
     uint8_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    int r = mdcom_init(&m, &cfg, 0, 0);
+    mdcom_init_opts io = {.layout = &nolibc_layout};
+    int r = mdcom_init(&m, &nolibc_config, NOLIBC_DOM_M4, &io);
     if (r == 0 && (r = mdcom_fifoch_open(m, "tx", &ch)) == 0 &&
         (r = mdcom_fifoch_send(ch, buf, sizeof(buf), MDCOM_POLL)) == 0)
         r = mdcom_fifoch_recv(ch, buf, sizeof(buf), MDCOM_POLL);

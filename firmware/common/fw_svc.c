@@ -49,8 +49,8 @@ void fw_die(const char *who, const char *what, int r)
     mdcom_bm_exit(2);
 }
 
-mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_config *cfg, uint32_t domain,
-                 int64_t attach_timeout_ns)
+mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
+                 uint32_t domain, int64_t attach_timeout_ns)
 {
     char err[128];
     mdcom_init_opts o;
@@ -61,13 +61,14 @@ mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_config *cfg, u
     o.errbuf_len = sizeof(err);
     o.attach_timeout_ns = attach_timeout_ns;
     o.heartbeat_ms = FW_HEARTBEAT_MS; /* waits and mdcom calls beat */
+    o.layout = layout;
     mdcom_bm_puts(banner);
     mdcom_bm_puts(" on ");
     mdcom_bm_puts(mdcom_board_desc.name);
     mdcom_bm_puts(", boot ");
     mdcom_bm_put_u32(mdcom_bm_boot_token());
     mdcom_bm_puts("\n");
-    r = mdcom_init(&m, cfg, domain, &o);
+    r = mdcom_init(&m, layout->cfg, domain, &o);
     if (r) {
         mdcom_bm_puts(err);
         mdcom_bm_puts("\n");
@@ -132,14 +133,14 @@ void fw_open(fw_svc *s)
     blk_table(s->eout, s->eout_blk);
 }
 
-void fw_start(fw_svc *s, const char *who, const char *banner, const mdcom_config *cfg,
+void fw_start(fw_svc *s, const char *who, const char *banner, const mdcom_layout_table *layout,
               uint32_t domain, int64_t attach_timeout_ns,
               int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o))
 {
     memset(s, 0, sizeof(*s));
     s->who = who;
     s->op = op;
-    s->m = fw_boot(who, banner, cfg, domain, attach_timeout_ns);
+    s->m = fw_boot(who, banner, layout, domain, attach_timeout_ns);
     fw_open(s);
     mdcom_bm_puts("READY\n");
 }

@@ -42,7 +42,7 @@
 #include "mdcom_fw/proto.h"
 #include "mdcom/mdcom.h"
 #include "mdcom/rpmsg.h"
-#include "mdcom_an521_cfg.h"
+#include "mdcom_an521_layout.h"
 #include "smem_round.h"
 
 #define MS(x) ((int64_t)(x) * 1000000)
@@ -602,6 +602,7 @@ int main(void)
     o.errbuf = err;
     o.errbuf_len = sizeof(err);
     o.heartbeat_ms = FW_HEARTBEAT_MS;
+    o.layout = &mdcom_an521_layout; /* computed on the build host */
     mdcom_bm_puts("mdcom-fw-an521-cpu0 on ");
     mdcom_bm_puts(mdcom_board_desc.name);
     mdcom_bm_puts(" cpu ");

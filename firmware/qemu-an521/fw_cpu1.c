@@ -17,7 +17,7 @@
 #include "an521.h"
 #include "board.h"
 #include "cortexm.h"
-#include "mdcom_an521_cfg.h"
+#include "mdcom_an521_layout.h"
 #include "mdcom_fw/svc.h"
 #include "smem_round.h"
 
@@ -37,7 +37,7 @@ static int own_op(fw_svc *s, const fw_cmd *c, fw_rsp *o)
 int main(void)
 {
     fw_svc s;
-    fw_start(&s, "cpu1", "mdcom-fw-an521-cpu1", &mdcom_an521_config, MDCOM_AN521_DOM_CPU1,
+    fw_start(&s, "cpu1", "mdcom-fw-an521-cpu1", &mdcom_an521_layout, MDCOM_AN521_DOM_CPU1,
              FW_MS(10000), own_op);
     for (;;) {
         fw_cmd c;

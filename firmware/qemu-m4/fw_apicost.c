@@ -27,7 +27,7 @@
 #include "board.h"
 #include "cortexm.h"
 #include "mdcom/mdcom.h"
-#include "mdcom_m4_cfg.h"
+#include "mdcom_m4_layout.h"
 
 #ifndef PHASES /* the board's instructions per SysTick tick at -icount shift=0 (1e9 / cpu_hz) */
 #define PHASES 40u /* mps2-an386: 25 MHz; mps2-an521 builds with 50 (20 MHz) */
@@ -199,6 +199,7 @@ int main(void)
     mdcom_bm_put_u32(g_scale_den);
     mdcom_bm_puts(")\n");
 
+    o.layout = &mdcom_m4_layout; /* computed on the build host */
     check("init", mdcom_init(&m, &mdcom_m4_config, MDCOM_M4_DOM_M4, &o));
     check("open tm", mdcom_fifoch_at(m, MDCOM_M4_CH_TM, &tm));
     check("open tm_sync", mdcom_smemch_at(m, MDCOM_M4_CH_TM_SYNC, &sm));

@@ -12,7 +12,7 @@
 #include "board.h"
 #include "cortexm.h"
 #include "mdcom_fw/svc.h"
-#include "mdcom_m4_cfg.h"
+#include "mdcom_m4_layout.h"
 
 static int own_op(fw_svc *s, const fw_cmd *c, fw_rsp *o)
 {
@@ -24,7 +24,7 @@ static int own_op(fw_svc *s, const fw_cmd *c, fw_rsp *o)
 int main(void)
 {
     fw_svc s;
-    fw_start(&s, "fw", "mdcom-fw-resp", &mdcom_m4_config, MDCOM_M4_DOM_M4, 0, own_op);
+    fw_start(&s, "fw", "mdcom-fw-resp", &mdcom_m4_layout, MDCOM_M4_DOM_M4, 0, own_op);
     for (;;) {
         fw_cmd c;
         fw_rsp out;

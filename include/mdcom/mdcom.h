@@ -147,6 +147,7 @@ typedef struct mdcom mdcom_t;
 typedef struct mdcom_fifoch mdcom_fifoch_t;
 typedef struct mdcom_smemch mdcom_smemch_t;
 struct mdcom_platform; /* see mdcom/platform.h */
+struct mdcom_layout_table; /* see mdcom/wire.h */
 
 /* ------------------------------------------------------------------ */
 /* Initialisation                                                        */
@@ -176,11 +177,18 @@ typedef struct mdcom_init_opts {
      * sleep slice, <= 50 ms). Choose it above the longest time the process
      * computes without calling mdcom or holds a SMEM lock. */
     uint32_t heartbeat_ms;
+    uint32_t reserved0; /* must be zero (see reserved) */
+    /* The layout of cfg computed ahead of time (<mdcom/wire.h>,
+     * mdcom_layout_table: the generated <prefix>_layout of
+     * mdcom_generate_config(... LAYOUT)), or NULL: mdcom_init computes it.
+     * It must be the table of this very cfg (-EINVAL otherwise). A core built
+     * with MDCOM_RUNTIME_LAYOUT=OFF (firmware) needs it (-EINVAL without). */
+    const struct mdcom_layout_table *layout;
     /* Reserved for options of later versions; must be zero (a designated or
      * `= {0}` initializer does it). A later minor version gives a word a
      * meaning only with 0 = the behaviour of this version, so code built
      * against this header keeps working unchanged. */
-    uint32_t reserved[6];
+    uint32_t reserved[4];
 } mdcom_init_opts;
 
 #define MDCOM_HEARTBEAT_MIN_MS 100u

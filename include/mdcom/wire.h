@@ -387,6 +387,18 @@ typedef struct mdcom_wire_chan_layout {
     uint32_t senders, receivers; /* SMEM: users in both */
 } mdcom_wire_chan_layout;
 
+/* A configuration's layout computed ahead of time, on the build host, by the
+ * core's own layout code (mdcom_generate_config(... LAYOUT) in CMake writes
+ * one as C: <prefix>_layout): what mdcom_init would compute from cfg. Given
+ * in mdcom_init_opts.layout, it spares the firmware the code that validates
+ * a configuration and computes its layout (MDCOM_RUNTIME_LAYOUT=OFF). */
+typedef struct mdcom_layout_table {
+    const mdcom_config *cfg; /* the configuration it was computed for    */
+    mdcom_wire_layout lay;
+    uint32_t n_channels;     /* entries in chans (= cfg->n_channels)     */
+    const mdcom_wire_chan_layout *chans;
+} mdcom_layout_table;
+
 /* Validate cfg and compute its layout. chans (may be NULL) receives
  * cfg->n_channels entries; err (may be NULL) a NUL-terminated reason.
  * Returns 0, -EINVAL (cfg invalid) or -ENOSPC (region_size too small). */

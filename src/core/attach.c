@@ -304,6 +304,38 @@ static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom *m, uint32_t st, int 
                          "master did not format the region in time");
 }
 
+#ifndef MDCOM_RUNTIME_LAYOUT
+#define MDCOM_RUNTIME_LAYOUT 1
+#endif
+
+/* Our layout: the table t computed ahead of time for this very cfg, or, with
+ * no table, computed now (validating cfg first: an invalid config is -EINVAL
+ * whatever its size). The channel layouts are kept only when they fit this
+ * build's capacity (init refuses more channels next). */
+static int layout_of(struct mdcom *m, const mdcom_config *cfg, const mdcom_layout_table *t,
+                     mdcom_err *e)
+{
+    if (t) {
+        /* cfg not named in the message: it may not be what the table names */
+        if (!cfg || t->cfg != cfg || t->n_channels != cfg->n_channels ||
+            (t->n_channels && !t->chans))
+            return mdcom_err_set(e, -EINVAL, 0, "opts.layout is not the layout of this config");
+        m->lay = t->lay;
+        if (t->n_channels <= MDCOM_MAX_CHANNELS)
+            memcpy(m->cl, t->chans, t->n_channels * sizeof(m->cl[0]));
+        return 0;
+    }
+#if MDCOM_RUNTIME_LAYOUT
+    return mdcom_layout_compute(cfg, &m->lay,
+                                cfg && cfg->n_channels <= MDCOM_MAX_CHANNELS ? m->cl : 0, e);
+#else
+    return mdcom_err_set(e, -EINVAL, 0,
+                         "this core takes only layouts computed ahead of time "
+                         "(MDCOM_RUNTIME_LAYOUT=OFF): opts.layout must be the config's "
+                         "<prefix>_layout");
+#endif
+}
+
 /*
  * Attach state machine. Every process of the master domain may format the
  * region, but only one does: the one whose CAS puts its claim in fmt_pid
@@ -414,10 +446,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     }
 #endif
 
-    /* validate first (an invalid config is -EINVAL whatever its size), and
-     * keep the channel layouts only when they fit this build's capacity */
-    r = mdcom_layout_compute(cfg, &m->lay,
-                             cfg && cfg->n_channels <= MDCOM_MAX_CHANNELS ? m->cl : 0, &e);
+    r = layout_of(m, cfg, opts->layout, &e);
     if (r)
         goto fail_pool;
     if (cfg->n_channels > MDCOM_MAX_CHANNELS) {

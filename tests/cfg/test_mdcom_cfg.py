@@ -27,7 +27,7 @@ TOOL = REPO / "tools" / "mdcom-cfg"
 INCLUDE = REPO / "include"
 SRC = REPO / "src"
 # the layout computation and its public wrapper, compiled into the check program
-LAYOUT_SOURCES = [SRC / "core" / "layout.c", SRC / "wire.c"]
+LAYOUT_SOURCES = [SRC / "core" / f for f in ("layout.c", "msg.c", "verify.c")] + [SRC / "wire.c"]
 
 sys.path.insert(0, str(REPO / "tools"))
 sys.dont_write_bytecode = True

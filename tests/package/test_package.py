@@ -6,6 +6,8 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
     installed public headers declare, in version node MDCOM_0; soname .so.0
   - examples/consumer builds against the prefix with find_package(mdcom) +
     mdcom_generate_config(), and with pkg-config + mdcom-cfg alone; both run
+  - a project's mdcom_generate_config(... LAYOUT) computes the layout on the
+    build host with the installed layout code, and it attaches
   - the installed commands answer --version
   - cpack builds the .deb; its contents (dpkg -x) hold all of it, and the
     consumer builds from them and runs
@@ -229,3 +231,58 @@ def test_deb(tmp_path):
     run(["dpkg-deb", "-x", debs[0], root])
     consumer_cmake(root / "usr", tmp_path)
     consumer_pkgconfig(root / "usr", tmp_path)
+
+
+AOT_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(aot LANGUAGES C)
+find_package(mdcom 0.1 REQUIRED)
+mdcom_generate_config(aot_cfg %s PREFIX aot LAYOUT)
+add_executable(aot main.c)
+target_link_libraries(aot PRIVATE aot_cfg mdcom::mdcom)
+target_compile_options(aot PRIVATE -Wall -Wextra -Werror)
+"""
+AOT_MAIN = r"""#include <stdio.h>
+#include <string.h>
+#include "aot_layout.h"
+int main(void)
+{
+    mdcom_wire_layout lay;
+    mdcom_wire_chan_layout ch[AOT_N_CHANNELS];
+    char err[160] = "";
+    mdcom_init_opts o;
+    mdcom_t *m;
+    int r = mdcom_wire_layout_compute(&aot_config, &lay, ch, err, sizeof err);
+    if (r || memcmp(&lay, &aot_layout.lay, sizeof lay) || aot_layout.cfg != &aot_config ||
+        memcmp(ch, aot_layout.chans, sizeof ch)) {
+        printf("aot: table differs (%d %s)\n", r, err);
+        return 1;
+    }
+    memset(&o, 0, sizeof o);
+    o.errbuf = err;
+    o.errbuf_len = sizeof err;
+    o.layout = &aot_layout;
+    r = mdcom_init(&m, &aot_config, AOT_DOM_APP, &o);
+    if (r) {
+        printf("aot: mdcom_init: %d %s\n", r, err);
+        return 1;
+    }
+    mdcom_term(m);
+    printf("aot: ok\n");
+    return 0;
+}
+"""
+
+
+def test_layout_ahead_of_time(prefix, tmp_path):
+    src = tmp_path / "aot"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(AOT_CMAKE % (CONSUMER / "consumer.toml"))
+    (src / "main.c").write_text(AOT_MAIN)
+    b = tmp_path / "aot-build"
+    run([CMAKE, "-S", src, "-B", b, f"-DCMAKE_PREFIX_PATH={prefix}", "-G", "Ninja"])
+    r = run([CMAKE, "--build", b])
+    assert "computing aot_config's layout on the build host" in r.stdout, r.stdout
+    shm = tmp_path / "shm-aot"
+    shm.mkdir()
+    r = run([b / "aot"], env=dict(os.environ, MDCOM_SHM_DIR=str(shm)), timeout=60)
+    assert "aot: ok" in r.stdout, r.stdout

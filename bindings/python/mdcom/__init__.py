@@ -77,7 +77,8 @@ class _InitOpts(ctypes.Structure):
     _fields_ = [("attach_timeout_ns", ctypes.c_int64), ("platform", ctypes.c_void_p),
                 ("errbuf", ctypes.c_char_p), ("errbuf_len", ctypes.c_size_t),
                 ("spin_ns", ctypes.c_uint32), ("keep_region", ctypes.c_uint32),
-                ("heartbeat_ms", ctypes.c_uint32)]
+                ("heartbeat_ms", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+                ("layout", ctypes.c_void_p), ("reserved", ctypes.c_uint32 * 4)]
 
 
 _lib: Optional[ctypes.CDLL] = None

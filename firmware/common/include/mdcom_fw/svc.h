@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "mdcom/mdcom.h"
+#include "mdcom/wire.h"
 #include "mdcom_fw/proto.h"
 
 #define FW_MS(x) ((int64_t)(x) * 1000000)
@@ -41,16 +42,17 @@ struct fw_svc {
 /* Print "<who>: <what>: <error>" and end QEMU with status 2. */
 void fw_die(const char *who, const char *what, int r);
 
-/* Print the banner, mdcom_init(cfg, domain), exit on error. */
-mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_config *cfg, uint32_t domain,
-                 int64_t attach_timeout_ns);
+/* Print the banner, mdcom_init(layout->cfg, domain) with the layout computed
+ * on the build host (<prefix>_layout), exit on error. */
+mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
+                 uint32_t domain, int64_t attach_timeout_ns);
 
 /* Open the channels of s by name; exits on a required one missing. */
 void fw_open(fw_svc *s);
 
 /* The start of every responder image: s cleared, fw_boot, fw_open with
  * op as the image's own ops, then "READY" on the console. */
-void fw_start(fw_svc *s, const char *who, const char *banner, const mdcom_config *cfg,
+void fw_start(fw_svc *s, const char *who, const char *banner, const mdcom_layout_table *layout,
               uint32_t domain, int64_t attach_timeout_ns,
               int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o));
 

@@ -59,7 +59,9 @@ pub struct InitOpts {
     pub spin_ns: u32,
     pub keep_region: u32,
     pub heartbeat_ms: u32,
-    pub reserved: [u32; 6],
+    pub reserved0: u32,
+    pub layout: *const c_void,
+    pub reserved: [u32; 4],
 }
 
 #[repr(C)]
@@ -207,7 +209,9 @@ impl System {
             spin_ns: 0,
             keep_region: 0,
             heartbeat_ms: 0,
-            reserved: [0; 6],
+            reserved0: 0,
+            layout: ptr::null(),
+            reserved: [0; 4],
         };
         let mut h = ptr::null_mut();
         // SAFETY: cfg, its arrays and strings live in the returned System.
