@@ -11,22 +11,13 @@
 #include <cerrno>
 #include <string>
 
-#include "aot_layout.h"
-#include "mdcom/mdcom.h"
+#include "aot_attach.h"
 
 namespace {
 
 int attach(mdcom_t **m, uint32_t dom, const mdcom_layout_table *t, std::string *msg)
 {
-    char err[200] = "";
-    mdcom_init_opts o{};
-    o.attach_timeout_ns = 2000000000;
-    o.errbuf = err;
-    o.errbuf_len = sizeof err;
-    o.layout = t;
-    int r = mdcom_init(m, &aot_config, dom, &o);
-    *msg = err;
-    return r;
+    return aot_attach(m, dom, t, msg);
 }
 
 TEST(AotCore, RefusesAConfigWithoutATable)

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "aot_layout.h"
+#include "aot_attach.h"
 #include "cfgtest_layout.h"
 #include "demo_layout.h"
 #include "mdcom/mdcom.h"
@@ -57,16 +57,7 @@ struct Attached {
 
 int attach(Attached &a, uint32_t dom, const mdcom_layout_table *t, std::string *msg = nullptr)
 {
-    char err[200] = "";
-    mdcom_init_opts o{};
-    o.attach_timeout_ns = 2000000000;
-    o.errbuf = err;
-    o.errbuf_len = sizeof err;
-    o.layout = t;
-    int r = mdcom_init(&a.m, &aot_config, dom, &o);
-    if (msg)
-        *msg = err;
-    return r;
+    return aot_attach(&a.m, dom, t, msg);
 }
 
 /* one message each way on the FIFO channels, and the SMEM lock */
@@ -135,12 +126,8 @@ TEST(AotLayout, AWrongTableIsCaughtByThePeer)
     Attached host, fw;
     ASSERT_EQ(attach(host, AOT_DOM_HOST, &t), 0);
     std::string msg;
-    char err[200] = "";
-    mdcom_init_opts o{};
-    o.attach_timeout_ns = 200000000;
-    o.errbuf = err;
-    o.errbuf_len = sizeof err;
-    EXPECT_EQ(mdcom_init(&fw.m, &aot_config, AOT_DOM_FW, &o), -ESTALE) << err;
+    EXPECT_EQ(attach(fw, AOT_DOM_FW, nullptr, &msg), -ESTALE) << msg;
+    EXPECT_NE(msg.find("layout_hash"), std::string::npos) << msg;
 }
 
 } // namespace
