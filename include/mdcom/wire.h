@@ -24,8 +24,8 @@
  *           | header (256 B): magic 'MDCM', version, hdr_size, region_size, |
  *           | layout_hash, generation*, state*, n_domains, n_channels,      |
  *           | dom_off, proc_off, dir_off, n_procs, data_off, master_domain, |
- *           | fmt_pid*, fmt_token (the formatting process: fmt_pid is    |
- *           |   FMT_CLAIM | pid while it claims, then pid with its token) |
+ *           | fmt_pid*, fmt_token (the formatting process: fmt_pid is       |
+ *           |   FMT_CLAIM | pid while it claims, then pid with its token)  |
  *  256      +--------------------------------------------------------------+
  *  dom_off  | domain table: n_domains x 32 B {name[16], id, role}           |
  *  proc_off | process table: MDCOM_MAX_PROCS x 128 B (one PAD each: written |
