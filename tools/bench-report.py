@@ -191,6 +191,10 @@ def size_panel(ax, sizes, title, ylabel, fmt_y, legend_fs=7.5, **legend):
     ax.set_title(title, fontsize=10)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
+    # more than five series: two columns, half as tall, so that a legend in a
+    # corner covers fewer points
+    if len(ax.get_legend_handles_labels()[0]) > 5:
+        legend.setdefault("ncol", 2)
     ax.legend(fontsize=legend_fs, framealpha=0.85, **legend)
 
 
