@@ -11,16 +11,16 @@
 #include "internal.h"
 
 /* Format the region (our claim is in fmt_pid and the state is FORMATTING). */
-static int format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+static int format_region(struct mdcom *m, mdcom_err *e)
 {
     uint32_t gen = 1;
     int r;
     /* our claim in fmt_pid keeps every other candidate off these words */
     MDCOM_KP(&m->hdr->fmt_token);
-    m->hdr->fmt_token = token;
+    m->hdr->fmt_token = m->token;
     /* release: the token is visible before fmt_pid names us with it (a
      * judge reads fmt_pid with acquire, then the token) */
-    atomic_store_explicit(&m->hdr->fmt_pid, pid, memory_order_release);
+    atomic_store_explicit(&m->hdr->fmt_pid, m->pid, memory_order_release);
     if (m->hdr->magic == MDCOM_MAGIC)
         gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
     if (gen == 0)
@@ -29,7 +29,7 @@ static int format_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_er
     m->generation = gen;
     m->owns_region = 1;
     mdcom_bind_channels(m);
-    r = mdcom_claim_proc(m, pid, token);
+    r = mdcom_claim_proc(m, m->pid, m->token);
     if (r) {
         atomic_store_explicit(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
         return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
@@ -53,7 +53,7 @@ int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
     if (st == MDCOM_ST_FORMATTING ||
         atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
                                                 memory_order_acq_rel, memory_order_relaxed))
-        return format_region(m, m->pid, m->token, e);
+        return format_region(m, e);
     /* the state moved meanwhile (a term): give the claim back (relaxed:
      * nothing rides on it) */
     atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed,
