@@ -53,6 +53,7 @@ struct VictimStats {
     std::atomic<uint64_t> last_ok{0};     /* time of the last valid message received */
     std::atomic<uint64_t> first_ok{0};    /* of the first one after the scribbling stopped */
     std::atomic<int64_t> first_ok_rd{-1}; /* its run-queue wait total (run_delay_ns) then */
+    std::atomic<uint64_t> first_ok_for{0}; /* the stop time first_ok answers; written last */
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> overruns{0};    /* calls past timeout + bound */
     std::atomic<int64_t> worst_over{0};   /* ns, less the run-queue wait */
@@ -219,14 +220,19 @@ protected:
             if (n == (int)sizeof in) {
                 if (in.crc == crc32(in.pad, sizeof in.pad, in.seq)) {
                     st.received++;
+                    /* keyed by the stop time, not by a flag the scribbler
+                     * clears: a flag cleared between this load of stopped
+                     * and the check would be set again for a class whose
+                     * scribbling has not stopped yet */
                     uint64_t stopped = sh->stopped.load();
-                    if (stopped && !st.first_ok.load()) {
+                    if (stopped && st.first_ok_for.load() != stopped) {
                         /* the wait total first: a wait after it is counted as recovery time */
                         int64_t rd = run_delay_ns(nullptr, schedstat_fd);
                         uint64_t t = now_ns();
                         if (t > stopped) {
                             st.first_ok_rd.store(rd);
                             st.first_ok.store(t);
+                            st.first_ok_for.store(stopped);
                         }
                     }
                     st.last_ok.store(now_ns());
@@ -320,10 +326,6 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
             continue;
         sh->cls.store(cls);
         sh->stopped.store(0);
-        for (int d = 0; d < 2; d++) {
-            sh->v[d].first_ok.store(0);
-            sh->v[d].first_ok_rd.store(-1);
-        }
         uint64_t writes = 0;
         uint64_t end = now_ns() + (uint64_t)(per_class / 2);
         while (now_ns() < end) {
@@ -340,8 +342,8 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
         uint64_t stopped = now_ns();
         int64_t rd_stop[2] = {victim_run_delay(a), victim_run_delay(b)};
         sh->stopped.store(stopped);
-        bool back = wait_until([&] { return sh->v[0].first_ok.load() > stopped &&
-                                            sh->v[1].first_ok.load() > stopped; },
+        bool back = wait_until([&] { return sh->v[0].first_ok_for.load() == stopped &&
+                                            sh->v[1].first_ok_for.load() == stopped; },
                                per_class / 2 > 3 * kSec ? per_class / 2 : 3 * kSec);
         /* recovery: until both victims received a valid message; each
          * victim's time less its own run-queue wait since the stop (the
