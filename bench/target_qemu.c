@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * target_qemu.c - the firmware targets under QEMU (the launcher and the
- * scenarios are tools/qemu-m4's, shared with mdcom-m4-client and tests/qemu):
- *   --target qemu-m4 <latency|blocks|api|all>: Linux <-> the mdcom firmware
- *     on a Cortex-M4 (mps2-an386), the region in a file both sides map;
+ * target_qemu.c - the firmware targets under QEMU (launcher and scenarios: tools/qemu-m4):
+ *   --target qemu-m4 <latency|blocks|api|all>: Linux <-> the mdcom firmware on a
+ *     Cortex-M4 (mps2-an386), the region in a file both sides map;
  *   --target qemu-an521: the two Cortex-M33 of mps2-an521, round trips under
  *     multi-threaded TCG and instructions per API call next to the M4's.
  * Method and equal work: docs/benchmarks.md, "Linux <-> Cortex-M4 under QEMU".
- * Exit status: 0; 1 integrity or API error; 2 usage; 3 a target missed
- * (api --strict); 77 skipped (qemu-system-arm or a firmware image missing).
  */
 #include <errno.h>
 #include <math.h>
@@ -24,9 +21,9 @@
 
 #define QM_PATH 512
 
-/* Run fw0 (and fw1 on CPU 1 of the two-core mps2-an521) until the firmware
- * exits by itself, at most timeout_s: its console text (malloc'ed; *status =
- * its exit status, -1 when it had to be stopped), or NULL (printed). */
+/* Run fw0 (and fw1 on CPU 1 of the two-core mps2-an521, the only machine given) until
+ * it exits by itself, at most timeout_s: its console text (malloc'ed; *status = its exit
+ * status, -1 when it had to be stopped), or NULL (printed). */
 static char *qemu_console(const char *machine, const char *region, const char *fw0,
                           const char *fw1, int icount, int timeout_s, int *status)
 {
@@ -34,22 +31,16 @@ static char *qemu_console(const char *machine, const char *region, const char *f
     mdcom_qemu_opts o = {.firmware = fw0, .region_name = region, .machine = machine,
                          .icount_shift = icount, .ready_timeout_ns = -1};
     char err[256], loader[QM_PATH + 40], log1[QM_PATH + 16];
-    const char *extra[8] = {0};
-    int n = 0, r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
+    const char *extra[] = {"-smp", "2", "-device", loader, "-serial", log1, NULL};
+    int r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
     *status = -1;
-    if (machine && strcmp(machine, "mps2-an521") == 0) {
-        extra[n++] = "-smp";
-        extra[n++] = "2";
-    }
-    if (fw1 && !r) {
-        snprintf(loader, sizeof(loader), "loader,file=%s,cpu-num=1", fw1);
+    if (!r) {
+        snprintf(loader, sizeof(loader), "loader,file=%s,cpu-num=1", fw1 ? fw1 : "");
         snprintf(log1, sizeof(log1), "file:%s/cpu1.log", q.dir);
-        extra[n++] = "-device";
-        extra[n++] = loader;
-        extra[n++] = "-serial";
-        extra[n++] = log1;
     }
-    o.extra = extra;
+    if (!fw1)
+        extra[2] = NULL;
+    o.extra = machine ? extra : extra + 2;
     if (r || (r = mdcom_qemu_launch(&q, &o, err, sizeof(err))) != 0) {
         bench_err("%s: %s", fw0, err);
         mdcom_qemu_stop(&q);
@@ -60,8 +51,7 @@ static char *qemu_console(const char *machine, const char *region, const char *f
     else
         bench_err("%s still running after %d s", fw0, timeout_s);
     char *log = bench_read_file(q.console_path);
-    snprintf(log1, sizeof(log1), "%s/cpu1.log", q.dir);
-    unlink(log1);
+    unlink(log1 + 5); /* without "file:" */
     mdcom_qemu_stop(&q);
     return log;
 }
@@ -109,19 +99,13 @@ int bench_target_qemu_m4(int argc, char **argv)
 #include "m4_scen.h"
 #include "mdcom_m4_cfg.h"
 
-/* Where the host build cross-builds the firmware (tests/qemu's external
- * project) and where the cortex-m4-qemu preset puts it. */
-#ifndef MDCOM_BENCH_M4_FW
-#define MDCOM_BENCH_M4_FW "fw-m4/firmware/qemu-m4/mdcom-fw-resp.elf"
-#endif
-#ifndef MDCOM_BENCH_M4_FW_PRESET
-#define MDCOM_BENCH_M4_FW_PRESET "build/cortex-m4-qemu/firmware/qemu-m4/mdcom-fw-resp.elf"
-#endif
-
+/* MDCOM_BENCH_M4_FW (the host build's fw-m4/) and MDCOM_BENCH_M4_FW_PRESET (the
+ * cortex-m4-qemu preset's image) come from bench/CMakeLists.txt. */
 #define QM_APICOST_NAME "mdcom-fw-apicost.elf"
-#define QM_TARGET_INSTR 40.0      /* goal: <= 40 instructions per zero-copy API call */
-#define QM_TARGET_COPY16 150.0    /* goal: send / recv of 16 bytes <= 150 instructions */
-#define QM_MIX 4 /* slices per transport in the size tables */
+#define QM_TARGET_INSTR 40.0   /* goal: <= 40 instructions per zero-copy API call */
+#define QM_TARGET_COPY16 150.0 /* goal: send / recv of 16 bytes <= 150 instructions */
+#define QM_MIX 4               /* slices per transport in the size tables */
+#define QM_MODE(m) ((m) == FW_MODE_DOORBELL ? "doorbell" : "poll")
 
 typedef struct qm_ctx {
     /* options */
@@ -130,10 +114,10 @@ typedef struct qm_ctx {
     uint64_t count; /* 0: default per scenario */
     /* state */
     char fw[QM_PATH], fw_apicost[QM_PATH];
-    bench_json *j;  /* NULL without --json */
+    bench_json *j; /* NULL without --json (the bench_json_* calls do nothing) */
     unsigned integrity, failures, missed;
     int broken; /* a link error: the rest of this link's scenarios are skipped */
-    m4_oa *oa;  /* latency: OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
+    m4_oa *oa;  /* OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
 } qm_ctx;
 
 static const bench_opt qm_tab[] = {
@@ -150,13 +134,16 @@ static const bench_opt qm_tab[] = {
          "else the host build's fw-m4/ or the cortex-m4-qemu preset's"),
     BOPT(qm_ctx, opt_apicost, "fw-apicost", BO_STR, 0, 0, "PATH",
          "API-cost image (default: " QM_APICOST_NAME " next to --fw)"),
-    BOPT(qm_ctx, quick, "quick", BO_FLAG, 1, 0, NULL, "fewer repetitions (a smoke run, a few seconds)"),
+    BOPT(qm_ctx, quick, "quick", BO_FLAG, 1, 0, NULL,
+         "fewer repetitions (a smoke run, a few seconds)"),
     BOPT(qm_ctx, count, "count", BO_U64, 1, 1e7, "N",
          "round trips per latency row / transactions per block cell"),
-    BOPT(qm_ctx, doorbell, "doorbell", BO_FLAG, 1, 0, NULL, "blocks: doorbell mode instead of polling"),
+    BOPT(qm_ctx, doorbell, "doorbell", BO_FLAG, 1, 0, NULL,
+         "blocks: doorbell mode instead of polling"),
     BOPT(qm_ctx, strict, "strict", BO_FLAG, 1, 0, NULL,
          "api: exit 3 when a call's mean is above 40 instructions (send/recv of 16 B: 150)"),
-    BOPT(qm_ctx, json, "json", BO_STR, 0, 0, "FILE", "also write the results as JSON ('-' = stdout)"),
+    BOPT(qm_ctx, json, "json", BO_STR, 0, 0, "FILE",
+         "also write the results as JSON ('-' = stdout)"),
     {0},
 };
 
@@ -185,11 +172,11 @@ static void qm_beside(char *path, size_t len, const char *fw, const char *name)
 static int qm_find_fw(qm_ctx *c)
 {
     const char *env = getenv("MDCOM_M4_FW");
-    const char *fw = c->opt_fw ? c->opt_fw : (env && *env ? env : NULL);
-    if (!fw)
-        fw = qm_exists(MDCOM_BENCH_M4_FW)          ? MDCOM_BENCH_M4_FW
-             : qm_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
-                                                   : NULL;
+    const char *fw = c->opt_fw                              ? c->opt_fw
+                     : env && *env                          ? env
+                     : qm_exists(MDCOM_BENCH_M4_FW)         ? MDCOM_BENCH_M4_FW
+                     : qm_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
+                                                            : NULL;
     if (!fw) {
         bench_err("qemu-m4: no firmware image: give --fw PATH/mdcom-fw-resp.elf or $MDCOM_M4_FW; "
                   "looked in %s and %s. Build it with: scripts/deps.sh --cross && cmake --preset "
@@ -218,26 +205,13 @@ static int qm_need(const char *what, const char *path)
 
 static m4_times qm_times(uint32_t cap)
 {
-    m4_times t = {calloc(cap ? cap : 1, sizeof(double)), 0, cap};
-    if (!t.v)
-        t.cap = 0;
+    m4_times t = {calloc(cap ? cap : 1, sizeof(double)), 0, 0};
+    t.cap = t.v ? cap : 0;
     return t;
 }
 
-static void qm_stats(const m4_times *t, bench_stats *s)
-{
-    uint64_t *v = malloc((t->n ? t->n : 1) * sizeof(uint64_t));
-    memset(s, 0, sizeof(*s));
-    if (!v)
-        return;
-    for (uint32_t i = 0; i < t->n; i++)
-        v[i] = (uint64_t)llround(t->v[i]);
-    bench_stats_compute(v, t->n, s);
-    free(v);
-}
-
-/* r > 0: bad replies (integrity); r < 0: API / link error (the link is
- * considered broken: later scenarios on it are skipped). */
+/* r > 0: bad replies (integrity); r < 0: API / link error (the link is considered
+ * broken: later scenarios on it are skipped). */
 static int qm_check(qm_ctx *c, const char *what, int r)
 {
     if (r > 0) {
@@ -253,10 +227,20 @@ static int qm_check(qm_ctx *c, const char *what, int r)
     return r;
 }
 
-static const char *qm_us(char *b, size_t n, double ns)
+/* ns as us with 2 decimals, in one of 8 buffers used in turn (for one printf). */
+static const char *qm_us(double ns)
 {
-    snprintf(b, n, "%.2f", ns / 1e3);
+    static char buf[8][16];
+    static unsigned i;
+    char *b = buf[i++ % 8];
+    snprintf(b, sizeof(buf[0]), "%.2f", ns / 1e3);
     return b;
+}
+
+/* p50 of a / p50 of b */
+static double qm_ratio(const bench_stats *a, const bench_stats *b)
+{
+    return (double)a->p50 / (double)(b->p50 ? b->p50 : 1);
 }
 
 static int qm_link_up(qm_ctx *c, m4_link *l)
@@ -283,69 +267,80 @@ static int qm_link_up(qm_ctx *c, m4_link *l)
     return 0;
 }
 
-/* ---- latency -------------------------------------------------------------------- */
+/* ---- round trips, block-ack transactions ---------------------------------------------------- */
+
+/* What qm_rt_go measures: the echoes (12-byte header + payload, the same on both transports;
+ * equal work: the firmware copies each message once into its reply and checks nothing, this
+ * side checks seq + CRC of each reply after taking its time; the raw spin echo: one word each
+ * way, polling only), then the block-ack transactions of the block table. */
+enum { QM_FIFO, QM_RPMSG, QM_OA, QM_RAW, QM_BLK32K, QM_BLK512, QM_RPMSG_BLK };
+static const char *const qm_tr[] = {"MDCOM FIFO",     "RPMsg",          "OpenAMP RPMsg",
+                                    "raw spin",       "FIFO 32K block", "FIFO 512 B msgs",
+                                    "RPMsg 496 B"};
 
 typedef struct qm_rt {
-    const char *tr, *mode;
-    uint32_t bytes;
+    int tr;
+    uint32_t mode, bytes;
     int ok;
     bench_stats st;
 } qm_rt;
 
-/* Round trips of `bytes`-byte messages (12-byte header + payload, the same
- * on both transports; equal work: the firmware copies each message once
- * into its reply and checks nothing, this side checks seq + CRC of each
- * reply after taking its time). tr: 0 MDCOM FIFO, 1 RPMsg, 2 the raw spin
- * echo (one word each way, polling only). */
-static const char *qm_tr_name(int tr)
-{
-    return tr == 3 ? "OpenAMP RPMsg" : tr == 2 ? "raw spin" : tr == 1 ? "RPMsg" : "MDCOM FIFO";
-}
-
-/* n round trips of transport tr, their times appended to t (see qm_rt_run).
- * 0, or what qm_check counted. */
-static int qm_rt_go(qm_ctx *c, m4_link *l, int tr, uint32_t mode, uint32_t bytes, uint32_t n,
-                    m4_times *t)
+/* n operations of row, their times appended to t. 0, or what qm_check counted (-ENOENT
+ * without the OpenAMP image: its column says n/a). */
+static int qm_rt_go(qm_ctx *c, m4_link *l, const qm_rt *row, uint32_t n, m4_times *t)
 {
     char what[80];
-    int r;
+    int r, tr = row->tr;
+    uint32_t mode = row->mode, bytes = row->bytes;
     if (c->broken)
         return -ESHUTDOWN;
-    snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr_name(tr),
-             mode == FW_MODE_DOORBELL ? "doorbell" : "poll", bytes);
-    bench_progress("%s x %u", what, n);
-    if (tr == 3)
-        r = c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
-    else if (tr == 2)
-        r = m4_raw_echo(l, n, 0, t, NULL);
-    else if (tr == 1)
-        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, t, NULL);
+    if (tr >= QM_BLK32K)
+        snprintf(what, sizeof(what), "block-ack %s, %u B", qm_tr[tr], bytes);
     else
+        snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr[tr], QM_MODE(mode), bytes);
+    bench_progress("%s x %u", what, n);
+    if (tr == QM_OA)
+        r = c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
+    else if (tr == QM_RAW)
+        r = m4_raw_echo(l, n, 0, t, NULL);
+    else if (tr == QM_RPMSG)
+        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, t, NULL);
+    else if (tr == QM_FIFO)
         r = m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), 0, t, NULL, NULL);
+    else if (tr == QM_RPMSG_BLK)
+        r = m4_rpmsg_blockack(l, n, bytes, mode, t);
+    else
+        r = m4_blockack(l, n, bytes, tr == QM_BLK32K ? 32768u : 512u, mode, t);
     bench_progress_end();
-    if (tr == 3 && r == -ENOENT)
-        return r; /* no OpenAMP image: its column says n/a */
-    return qm_check(c, what, r);
+    return tr == QM_OA && r == -ENOENT ? r : qm_check(c, what, r);
 }
 
-static void qm_rt_init(qm_rt *row, int tr, uint32_t mode, uint32_t bytes)
+/* n operations of each of rows[0..nr) (nr <= 3) in `mix` alternating slices of n / mix (the
+ * first row rotating), so that a change of the host's load falls on all alike; sets ok, st. */
+static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *rows, unsigned nr, uint32_t n, unsigned mix)
 {
-    memset(row, 0, sizeof(*row));
-    row->tr = qm_tr_name(tr);
-    row->mode = mode == FW_MODE_DOORBELL ? "doorbell" : "poll";
-    row->bytes = bytes;
-}
-
-static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *row, int tr, uint32_t mode, uint32_t bytes,
-                      uint32_t n)
-{
-    m4_times t = qm_times(n);
-    qm_rt_init(row, tr, mode, bytes);
-    if (t.v && qm_rt_go(c, l, tr, mode, bytes, n, &t) == 0) {
-        row->ok = 1;
-        qm_stats(&t, &row->st);
+    m4_times tm[3];
+    unsigned t, sl;
+    for (t = 0; t < nr; t++) {
+        tm[t] = qm_times(n);
+        rows[t].ok = tm[t].v != NULL;
     }
-    free(t.v);
+    for (sl = 0; sl < mix; sl++)
+        for (t = 0; t < nr; t++) {
+            unsigned u = (t + sl) % nr;
+            if (rows[u].ok)
+                rows[u].ok = qm_rt_go(c, l, &rows[u], n / mix, &tm[u]) == 0;
+        }
+    for (t = 0; t < nr; t++) {
+        uint64_t *v = rows[t].ok ? malloc((tm[t].n ? tm[t].n : 1) * sizeof(uint64_t)) : NULL;
+        memset(&rows[t].st, 0, sizeof(rows[t].st));
+        for (uint32_t i = 0; v && i < tm[t].n; i++)
+            v[i] = (uint64_t)llround(tm[t].v[i]);
+        if (v)
+            bench_stats_compute(v, tm[t].n, &rows[t].st);
+        free(v);
+        free(tm[t].v);
+    }
 }
 
 static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
@@ -354,35 +349,33 @@ static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
         return;
     bench_json_obj_begin(c->j, NULL);
     bench_json_str(c->j, "kind", kind);
-    bench_json_str(c->j, "transport", row->tr);
-    bench_json_str(c->j, "mode", row->mode);
+    bench_json_str(c->j, "transport", qm_tr[row->tr]);
+    bench_json_str(c->j, "mode", QM_MODE(row->mode));
     bench_json_u64(c->j, "bytes", row->bytes);
     bench_json_stats(c->j, "round_trip", &row->st);
     bench_json_obj_end(c->j);
 }
 
-/* One-way Linux -> firmware with time stamps on both sides: the firmware
- * stamps each message's arrival with its SysTick clock. Without -icount
- * QEMU's virtual clock (SysTick's source) is this host's CLOCK_MONOTONIC
- * minus a constant, so the two sides read one clock up to an offset theta;
- * theta is bounded from causality over all samples of the run
- * (m4_ow_offset), and each one-way time is tf - t0 - theta, +- the bound.
- * Equal work as above, except that the reply is the 16-byte stamp. */
+/* ---- latency -------------------------------------------------------------------------------- */
+
+/* One-way Linux -> firmware with time stamps on both sides: the firmware stamps each
+ * message's arrival with its SysTick clock. Without -icount QEMU's virtual clock (SysTick's
+ * source) is this host's CLOCK_MONOTONIC minus a constant, so the two sides read one clock up
+ * to an offset theta, bounded from causality over all samples of the run (m4_ow_offset); each
+ * one-way time is tf - t0 - theta, +- the bound. Equal work, but the reply is the 16-byte stamp. */
 static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496};
-    enum { NS = sizeof(sizes) / sizeof(sizes[0]) };
-    m4_ow ow[2 * NS + 1], all;
-    double theta = 0, hw = 0, p50[2 * NS + 1], back[2 * NS + 1];
-    uint32_t k, j, total = (2 * NS + 1) * n;
+    /* MDCOM FIFO, RPMsg of each size, then the raw spin echo */
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]), NK = 2 * NS + 1 };
+    m4_ow ow[NK] = {0}, all = {qm_times(NK * n), qm_times(NK * n)};
+    double theta = 0, hw = 0, p50[NK], back[NK];
+    uint32_t k, j;
     int r = 0;
-    memset(ow, 0, sizeof(ow));
-    all.a = qm_times(total);
-    all.b = qm_times(total);
-    for (k = 0; k < 2 * NS + 1 && r == 0 && !c->broken; k++) {
+    for (k = 0; k < NK && r == 0 && !c->broken; k++) {
         ow[k].a = qm_times(n);
         ow[k].b = qm_times(n);
-        bench_progress("one-way with time stamps %u/%u", k + 1, 2 * NS + 1);
+        bench_progress("one-way with time stamps %u/%u", k + 1, NK);
         if (k == 2 * NS)
             r = m4_raw_echo(l, n, FW_ARG_STAMP, NULL, &ow[k]);
         else if (k % 2 == 0)
@@ -404,7 +397,7 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
         printf("  ERROR (%s)\n", r == -ERANGE ? "no common clock: the two sides' clocks disagree"
                                               : "see above");
     } else {
-        for (k = 0; k < 2 * NS + 1; k++) {
+        for (k = 0; k < NK; k++) {
             p50[k] = (m4_times_pct(&ow[k].a, 50) - theta) / 1e3;
             /* the way back: firmware's work on the message + its reply to here */
             back[k] = (theta - m4_times_pct(&ow[k].b, 50)) / 1e3;
@@ -431,7 +424,7 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
             printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
                    back[2 * k + 1]);
     }
-    for (k = 0; k < 2 * NS + 1; k++) {
+    for (k = 0; k < NK; k++) {
         free(ow[k].a.v);
         free(ow[k].b.v);
     }
@@ -439,8 +432,7 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
     free(all.b.v);
 }
 
-/* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the
- * firmware, started for the latency tables (n/a without it) */
+/* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the firmware (n/a without) */
 static void qm_oa_begin(qm_ctx *c, int icount_shift)
 {
     static m4_oa oa;
@@ -448,15 +440,12 @@ static void qm_oa_begin(qm_ctx *c, int icount_shift)
     int r;
     qm_beside(path, sizeof(path), c->fw, "mdcom-fw-openamp.elf");
     c->oa = NULL;
-    if (access(path, R_OK) != 0) {
+    if (access(path, R_OK) != 0)
         printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
-        return;
-    }
-    if ((r = m4_oa_start_icount(&oa, path, icount_shift)) != 0) {
+    else if ((r = m4_oa_start_icount(&oa, path, icount_shift)) != 0)
         printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
-        return;
-    }
-    c->oa = &oa;
+    else
+        c->oa = &oa;
 }
 
 static void qm_oa_end(qm_ctx *c)
@@ -466,55 +455,30 @@ static void qm_oa_end(qm_ctx *c)
     c->oa = NULL;
 }
 
-/* MDCOM FIFO, RPMsg and OpenAMP's RPMsg at 16..496 B in one mode, n round
- * trips each, side by side per size: p50 (polling: / 2, the one-way) and
- * the ratios to MDCOM FIFO. */
+/* MDCOM FIFO, RPMsg and OpenAMP's RPMsg at 16..496 B in one mode, n round trips each, side
+ * by side per size: p50 (polling: / 2, the one-way) and the ratios to MDCOM FIFO. */
 static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, const char *kind)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
-    static const int tr[3] = {0, 1, 3};                 /* MDCOM FIFO, RPMsg, OpenAMP */
     double div = mode == FW_MODE_POLL ? 2.0 : 1.0;
-    char b[3][16];
-    unsigned k, t;
+    qm_rt rt[3];
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
-    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        /* the three in QM_MIX alternating slices of n / QM_MIX each (first
-         * transport rotating), so that a change of the host's load while
-         * they run falls on all three alike */
-        qm_rt row[3];
-        m4_times tm[3];
-        int bad[3] = {0, 0, 0};
-        uint32_t sl;
-        for (t = 0; t < 3; t++) {
-            qm_rt_init(&row[t], tr[t], mode, sizes[k]);
-            tm[t] = qm_times(n);
-            bad[t] = !tm[t].v;
-        }
-        for (sl = 0; sl < QM_MIX; sl++)
-            for (t = 0; t < 3; t++) {
-                unsigned u = (t + sl) % 3;
-                if (!bad[u])
-                    bad[u] = qm_rt_go(c, l, tr[u], mode, sizes[k], n / QM_MIX, &tm[u]) != 0;
-            }
-        for (t = 0; t < 3; t++) {
-            row[t].ok = !bad[t];
-            if (row[t].ok)
-                qm_stats(&tm[t], &row[t].st);
-            free(tm[t].v);
-            qm_rt_json(c, &row[t], kind);
-            snprintf(b[t], sizeof(b[t]), "n/a");
-            if (row[t].ok)
-                qm_us(b[t], sizeof(b[t]), (double)row[t].st.p50 / div);
-        }
-        if (!row[0].ok || !row[1].ok) {
+    for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        for (unsigned t = 0; t < 3; t++) /* QM_FIFO, QM_RPMSG, QM_OA */
+            rt[t] = (qm_rt){.tr = (int)t, .mode = mode, .bytes = sizes[k]};
+        qm_rt_run(c, l, rt, 3, n, QM_MIX);
+        for (unsigned t = 0; t < 3; t++)
+            qm_rt_json(c, &rt[t], kind);
+        if (!rt[0].ok || !rt[1].ok) {
             printf("%8u  ERROR (see above)\n", sizes[k]);
             continue;
         }
-        printf("%8u %12s %12s %13.2fx %14s", sizes[k], b[0], b[1],
-               (double)row[1].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1), b[2]);
-        if (row[2].ok)
-            printf(" %15.2fx", (double)row[2].st.p50 / (double)(row[0].st.p50 ? row[0].st.p50 : 1));
+        printf("%8u %12s %12s %13.2fx %14s", sizes[k], qm_us(rt[0].st.p50 / div),
+               qm_us(rt[1].st.p50 / div), qm_ratio(&rt[1].st, &rt[0].st),
+               rt[2].ok ? qm_us(rt[2].st.p50 / div) : "n/a");
+        if (rt[2].ok)
+            printf(" %15.2fx", qm_ratio(&rt[2].st, &rt[0].st));
         printf("\n");
     }
 }
@@ -525,34 +489,31 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     uint32_t n = c->count ? (uint32_t)c->count : (c->quick ? 2000u : 20000u);
     uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
     uint32_t now = c->quick ? 500u : 5000u, nst = c->quick ? 1000u : 10000u;
-    char b1[16], b2[16], b3[16], b4[16], b5[16];
     qm_rt rt[5];
     unsigned k;
-
     bench_json_arr_begin(c->j, "latency");
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
     for (k = 0; k < 5; k++) {
         /* MDCOM FIFO and RPMsg, polling and doorbell; the raw spin echo */
-        uint32_t mode = k % 2 && k < 4 ? FW_MODE_DOORBELL : FW_MODE_POLL;
-        qm_rt_run(c, l, &rt[k], (int)k / 2, mode, k < 4 ? 12 : 4, mode == FW_MODE_POLL ? n : nd);
-        if (!rt[k].ok) {
-            printf("%-12s %-9s  ERROR (see above)\n", rt[k].tr, rt[k].mode);
-            continue;
-        }
-        printf("%-12s %-9s %7zu %9s %9s %9s %9s %9s\n", rt[k].tr, rt[k].mode, rt[k].st.n,
-               qm_us(b1, sizeof(b1), (double)rt[k].st.min), qm_us(b2, sizeof(b2), (double)rt[k].st.p50),
-               qm_us(b3, sizeof(b3), rt[k].st.mean), qm_us(b4, sizeof(b4), (double)rt[k].st.p99),
-               qm_us(b5, sizeof(b5), rt[k].st.stddev));
-        qm_rt_json(c, &rt[k], "round_trip");
+        const bench_stats *s = &rt[k].st;
+        rt[k] = (qm_rt){.tr = k < 4 ? (int)k / 2 : QM_RAW, .bytes = k < 4 ? 12 : 4,
+                        .mode = k % 2 ? FW_MODE_DOORBELL : FW_MODE_POLL};
+        qm_rt_run(c, l, &rt[k], 1, rt[k].mode == FW_MODE_POLL ? n : nd, 1);
+        if (rt[k].ok)
+            printf("%-12s %-9s %7zu %9s %9s %9s %9s %9s\n", qm_tr[rt[k].tr], QM_MODE(rt[k].mode),
+                   s->n, qm_us((double)s->min), qm_us((double)s->p50), qm_us(s->mean),
+                   qm_us((double)s->p99), qm_us(s->stddev));
+        else
+            printf("%-12s %-9s  ERROR (see above)\n", qm_tr[rt[k].tr], QM_MODE(rt[k].mode));
+        qm_rt_json(c, &rt[k], "round_trip"); /* when measured */
     }
     if (rt[0].ok && rt[1].ok)
-        printf("doorbell / polling (MDCOM, p50): %.1fx\n",
-               (double)rt[1].st.p50 / (double)(rt[0].st.p50 ? rt[0].st.p50 : 1));
+        printf("doorbell / polling (MDCOM, p50): %.1fx\n", qm_ratio(&rt[1].st, &rt[0].st));
     if (rt[0].ok && rt[4].ok)
         printf("MDCOM FIFO / raw spin echo (polling, p50): %.2fx\n",
-               (double)rt[0].st.p50 / (double)(rt[4].st.p50 ? rt[4].st.p50 : 1));
+               qm_ratio(&rt[0].st, &rt[4].st));
     printf("(equal work: the firmware copies each message once into its reply and checks\n"
            " nothing on both transports; this side checks seq + CRC of every reply after\n"
            " taking its time. raw spin: one 4-byte word each way, no library)\n");
@@ -573,15 +534,11 @@ static void qm_latency(qm_ctx *c, m4_link *l)
 
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
-    for (k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]); k++) {
+    for (k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]) && !c->broken; k++) {
         double ns = 0;
         char what[48];
-        int r;
-        if (c->broken)
-            break;
         snprintf(what, sizeof(what), "sink stream, %u B", st_sizes[k]);
-        r = qm_check(c, what, m4_sink(l, nst, st_sizes[k], FW_MODE_POLL, &ns));
-        if (r) {
+        if (qm_check(c, what, m4_sink(l, nst, st_sizes[k], FW_MODE_POLL, &ns))) {
             printf("%8u  ERROR (see above)\n", st_sizes[k]);
             continue;
         }
@@ -599,77 +556,55 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     bench_json_arr_end(c->j);
 }
 
-/* ---- blocks ---------------------------------------------------------------------- */
+/* ---- blocks --------------------------------------------------------------------------------- */
 
 static void qm_blocks(qm_ctx *c, m4_link *l)
 {
-    uint32_t reps = c->count ? (uint32_t)c->count : (c->quick ? 20u : 200u), b;
-    uint32_t mode = c->doorbell ? FW_MODE_DOORBELL : FW_MODE_POLL;
-    static const char *const col[3] = {"FIFO 32K block", "FIFO 512 B msgs", "RPMsg 496 B"};
     static const char *const jcol[3] = {"mdcom_fifo_32k", "mdcom_fifo_512", "rpmsg_496"};
-
+    uint32_t reps = c->count ? (uint32_t)c->count : (c->quick ? 20u : 200u);
+    uint32_t mode = c->doorbell ? FW_MODE_DOORBELL : FW_MODE_POLL;
     bench_json_arr_begin(c->j, "blocks");
     printf("\n== block table (seeds 000/001): 8-byte header + N bytes, answered with the byte "
            "count; %s, %u transactions per cell ==\n",
            c->doorbell ? "doorbell" : "polling", reps);
     printf("time per transaction p50 (us) and KiB/s at p50:\n");
-    printf("%8s %16s %16s %16s %11s %11s %8s\n", "bytes", col[0], col[1], col[2], "KiB/s 32K",
-           "KiB/s RPMsg", "RPMsg/32K");
-    for (b = 512; b <= 32768; b *= 2) {
-        bench_stats st[3];
-        int ok[3] = {0, 0, 0};
-        char cell[3][24];
-        for (int k = 0; k < 3; k++) {
-            m4_times t = qm_times(reps);
-            char what[64];
-            int r;
-            snprintf(cell[k], sizeof(cell[k]), "ERROR");
-            if (c->broken || !t.v) {
-                free(t.v);
-                continue;
-            }
-            snprintf(what, sizeof(what), "block-ack %s, %u B", col[k], b);
-            bench_progress("%s x %u", what, reps);
-            if (k == 2)
-                r = m4_rpmsg_blockack(l, reps, b, mode, &t);
-            else
-                r = m4_blockack(l, reps, b, k == 0 ? 32768u : 512u, mode, &t);
-            bench_progress_end();
-            if (qm_check(c, what, r) == 0) {
-                ok[k] = 1;
-                qm_stats(&t, &st[k]);
-                snprintf(cell[k], sizeof(cell[k]), "%.2f", st[k].p50 / 1e3);
-            }
-            free(t.v);
+    printf("%8s %16s %16s %16s %11s %11s %8s\n", "bytes", qm_tr[QM_BLK32K], qm_tr[QM_BLK512],
+           qm_tr[QM_RPMSG_BLK], "KiB/s 32K", "KiB/s RPMsg", "RPMsg/32K");
+    for (uint32_t b = 512; b <= 32768; b *= 2) {
+        qm_rt rt[3];
+        int k;
+        for (k = 0; k < 3; k++) {
+            rt[k] = (qm_rt){.tr = QM_BLK32K + k, .mode = mode, .bytes = b};
+            qm_rt_run(c, l, &rt[k], 1, reps, 1);
         }
-        printf("%8u %16s %16s %16s", b, cell[0], cell[1], cell[2]);
-        if (ok[0])
-            printf(" %11.0f", b / 1024.0 / (st[0].p50 / 1e9));
-        else
-            printf(" %11s", "-");
-        if (ok[2])
-            printf(" %11.0f", b / 1024.0 / (st[2].p50 / 1e9));
-        else
-            printf(" %11s", "-");
-        if (ok[0] && ok[2])
-            printf(" %7.2fx\n", (double)st[2].p50 / (double)(st[0].p50 ? st[0].p50 : 1));
+        printf("%8u", b);
+        for (k = 0; k < 3; k++)
+            printf(" %16s", rt[k].ok ? qm_us((double)rt[k].st.p50) : "ERROR");
+        for (k = 0; k < 3; k += 2)
+            if (rt[k].ok)
+                printf(" %11.0f", b / 1024.0 / (rt[k].st.p50 / 1e9));
+            else
+                printf(" %11s", "-");
+        if (rt[0].ok && rt[2].ok)
+            printf(" %7.2fx\n", qm_ratio(&rt[2].st, &rt[0].st));
         else
             printf(" %8s\n", "-");
         bench_json_obj_begin(c->j, NULL);
         bench_json_u64(c->j, "bytes", b);
-        bench_json_str(c->j, "mode", c->doorbell ? "doorbell" : "poll");
-        for (int k = 0; k < 3; k++)
-            if (ok[k])
-                bench_json_stats(c->j, jcol[k], &st[k]);
+        bench_json_str(c->j, "mode", QM_MODE(mode));
+        for (k = 0; k < 3; k++)
+            if (rt[k].ok)
+                bench_json_stats(c->j, jcol[k], &rt[k].st);
         bench_json_obj_end(c->j);
     }
     printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
            " without copying them and answers the 4-byte count)\n");
-    printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, seeds 000/001)\n");
+    printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, "
+           "seeds 000/001)\n");
     bench_json_arr_end(c->j);
 }
 
-/* ---- api ---------------------------------------------------------------------------- */
+/* ---- api ------------------------------------------------------------------------------------ */
 
 /* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
 static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
@@ -680,8 +615,7 @@ static int qm_size(const char *file, unsigned long *text, unsigned long *data, u
     if (!qm_exists(file) || strchr(file, '\''))
         return -1;
     snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t '%s' 2>/dev/null", file);
-    p = popen(cmd, "r");
-    if (!p)
+    if (!(p = popen(cmd, "r")))
         return -1;
     while (fgets(line, sizeof(line), p)) /* the last numeric line is the total */
         if (sscanf(line, "%lu %lu %lu", text, data, bss) == 3)
@@ -692,12 +626,9 @@ static int qm_size(const char *file, unsigned long *text, unsigned long *data, u
 
 static void qm_sizes(qm_ctx *c)
 {
-    /* <fwbuild>/firmware/qemu-m4/mdcom-fw-resp.elf -> <fwbuild>/libmdcom_core.a */
-    char root[QM_PATH], path[QM_PATH + 32];
-    /* targets (text bytes, 0 none): the core within 10 % of its size
-     * before crash recovery (14,732 B), the remote-only profile (what a
-     * firmware that is not the master links) within 6 KiB. The firmware
-     * build takes its layout computed on the build host
+    /* targets (text bytes, 0 none): the core within 10 % of its size before crash recovery
+     * (14,732 B), the remote-only profile (what a firmware that is not the master links) within
+     * 6 KiB. The firmware build takes its layout computed on the build host
      * (MDCOM_RUNTIME_LAYOUT=OFF); the run-time layout code is the next row. */
     static const struct {
         const char *what, *rel;
@@ -708,25 +639,22 @@ static void qm_sizes(qm_ctx *c)
                  {"RPMsg transport (libmdcom_rpmsg.a)", "libmdcom_rpmsg.a", 0},
                  {"mdcom-fw-resp.elf", "firmware/qemu-m4/mdcom-fw-resp.elf", 0},
                  {"mdcom-fw-apicost.elf", "firmware/qemu-m4/mdcom-fw-apicost.elf", 0}};
-    const char *s = c->fw;
+    char path[QM_PATH + 32];
+    size_t len = strlen(c->fw);
     int up = 0;
-    size_t len = strlen(s);
-    while (len > 0 && up < 3) { /* strip "/mdcom-fw-resp.elf", "/qemu-m4", "/firmware" */
-        len--;
-        if (s[len] == '/')
-            up++;
-    }
-    if (up < 3)
-        len = 0;
-    snprintf(root, sizeof(root), "%.*s", (int)len, s);
-    printf("\n== arm-none-eabi-size (%s, -Os) ==\n", len ? root : "firmware build not found");
-    if (!len)
+    /* <fwbuild>/firmware/qemu-m4/mdcom-fw-resp.elf -> <fwbuild>/libmdcom_core.a */
+    while (len > 0 && up < 3)
+        up += c->fw[--len] == '/';
+    if (up < 3 || !len) {
+        printf("\n== arm-none-eabi-size (firmware build not found, -Os) ==\n");
         return;
+    }
+    printf("\n== arm-none-eabi-size (%.*s, -Os) ==\n", (int)len, c->fw);
     printf("%-36s %8s %8s %8s\n", "", "text", "data", "bss");
     bench_json_arr_begin(c->j, "sizes");
     for (unsigned k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
         unsigned long t, d, b;
-        snprintf(path, sizeof(path), "%s/%s", root, items[k].rel);
+        snprintf(path, sizeof(path), "%.*s/%s", (int)len, c->fw, items[k].rel);
         if (qm_size(path, &t, &d, &b)) {
             printf("%-36s %8s\n", items[k].what, "n/a");
             continue;
@@ -748,14 +676,13 @@ static void qm_sizes(qm_ctx *c)
     bench_json_arr_end(c->j);
 }
 
-/* Instructions of the firmware's work per echoed message (FW_ARG_COST under
- * -icount shift=0: from the receive call that returned the message to its
- * reply published), MDCOM FIFO and RPMsg, the same work (one copy, no
- * check). A QEMU instance of its own (-icount). */
+/* Instructions of the firmware's work per echoed message (FW_ARG_COST under -icount shift=0:
+ * from the receive call that returned the message to its reply published), MDCOM FIFO and
+ * RPMsg, the same work (one copy, no check). A QEMU instance of its own (-icount). */
 static void qm_echo_cost(qm_ctx *c)
 {
     static const uint32_t sizes[] = {16, 496};
-    uint32_t n = c->quick ? 200u : 2000u, k;
+    uint32_t n = c->quick ? 200u : 2000u;
     m4_link l;
     int r = m4_link_start_icount(&l, c->fw, 0);
     if (r) {
@@ -769,7 +696,7 @@ static void qm_echo_cost(qm_ctx *c)
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
     bench_json_arr_begin(c->j, "echo_cost");
-    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         double f = -1, rp = -1, oa = -1;
         r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
                         NULL, NULL, NULL);
@@ -800,15 +727,13 @@ static void qm_echo_cost(qm_ctx *c)
 static int qm_api(qm_ctx *c)
 {
     qm_api_row rows[QM_API_MAX];
-    int r, n, status;
+    int n, status;
     double t0 = m4_now_ns();
-
-    if ((r = qm_need("API-cost firmware image", c->fw_apicost)) != 0)
-        return r;
-    /* -icount shift=0: 1 ns of virtual time per instruction, so SysTick
-     * counts instructions; the image measures, prints and exits by itself */
+    /* -icount shift=0: 1 ns of virtual time per instruction, so SysTick counts instructions;
+     * the image measures, prints and exits by itself */
     bench_progress("api: %s under -icount shift=0", c->fw_apicost);
-    char *log = qemu_console(NULL, mdcom_m4_config.region_name, c->fw_apicost, NULL, 0, 120, &status);
+    char *log = qemu_console(NULL, mdcom_m4_config.region_name, c->fw_apicost, NULL, 0, 120,
+                             &status);
     bench_progress_end();
     n = log && status == 0 ? qm_parse_apicost(log, rows, QM_API_MAX) : 0;
     if (n <= 0) {
@@ -818,45 +743,40 @@ static int qm_api(qm_ctx *c)
         c->failures++;
         return BENCH_EXIT_ERROR;
     }
-    {
-        const char *first = log, *nl = strchr(log, '\n');
-        printf("\n== instructions per API call on the Cortex-M4 (%s, %.1f s) ==\n", c->fw_apicost,
-               (m4_now_ns() - t0) / 1e9);
-        if (strncmp(first, "mdcom-fw-apicost", 16) == 0 && nl)
-            printf("%.*s\n", (int)(nl - first), first);
-    }
+    printf("\n== instructions per API call on the Cortex-M4 (%s, %.1f s) ==\n", c->fw_apicost,
+           (m4_now_ns() - t0) / 1e9);
+    if (strncmp(log, "mdcom-fw-apicost", 16) == 0 && strchr(log, '\n'))
+        printf("%.*s\n", (int)(strchr(log, '\n') - log), log);
     free(log);
     printf("one call per sample, %u samples, measurement overhead subtracted; uncontended, "
-           "from the master (M4) side\n",
-           rows[0].n);
+           "from the master (M4) side\n", rows[0].n);
     printf("%-14s %6s %8s %7s %6s %6s   %-22s %s\n", "call", "mode", "mean", "sd", "min", "max",
            "paper ns mode/mean/sd", "target");
     bench_json_arr_begin(c->j, "api");
     for (int i = 0; i < n; i++) {
-        char paper[32] = "-";
-        const char *tg = "";
-        int is_call = strcmp(rows[i].call, "empty") != 0;
-        const bench_api_paper *pp = bench_api_paper_of(rows[i].call);
+        const qm_api_row *a = &rows[i];
+        const bench_api_paper *pp = bench_api_paper_of(a->call);
+        /* send16/recv16 copy 16 bytes and call several of the others */
+        int copy16 = !strcmp(a->call, "send16") || !strcmp(a->call, "recv16");
+        double limit = copy16 ? QM_TARGET_COPY16 : QM_TARGET_INSTR;
+        char paper[32] = "-", tg[24] = "";
         if (pp)
             snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
-        /* send16/recv16 copy 16 bytes and call several of the others */
-        if (is_call) {
-            int copy16 = !strcmp(rows[i].call, "send16") || !strcmp(rows[i].call, "recv16");
-            int met = rows[i].mean <= (copy16 ? QM_TARGET_COPY16 : QM_TARGET_INSTR);
-            tg = copy16 ? (met ? "<=150 met" : "<=150 MISSED") : (met ? "<=40 met" : "<=40 MISSED");
-            if (!met && c->strict)
+        if (strcmp(a->call, "empty") != 0) {
+            snprintf(tg, sizeof(tg), "<=%.0f %s", limit, a->mean <= limit ? "met" : "MISSED");
+            if (a->mean > limit && c->strict)
                 c->missed++;
         }
-        printf("%-14s %6u %8.1f %7.1f %6u %6u   %-22s %s\n", rows[i].call, rows[i].mode,
-               rows[i].mean, rows[i].sd, rows[i].min, rows[i].max, paper, tg);
+        printf("%-14s %6u %8.1f %7.1f %6u %6u   %-22s %s\n", a->call, a->mode, a->mean, a->sd,
+               a->min, a->max, paper, tg);
         bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", rows[i].call);
-        bench_json_u64(c->j, "mode_instr", rows[i].mode);
-        bench_json_dbl(c->j, "mean_instr", rows[i].mean);
-        bench_json_dbl(c->j, "stddev_instr", rows[i].sd);
-        bench_json_u64(c->j, "min_instr", rows[i].min);
-        bench_json_u64(c->j, "max_instr", rows[i].max);
-        bench_json_u64(c->j, "n", rows[i].n);
+        bench_json_str(c->j, "call", a->call);
+        bench_json_u64(c->j, "mode_instr", a->mode);
+        bench_json_dbl(c->j, "mean_instr", a->mean);
+        bench_json_dbl(c->j, "stddev_instr", a->sd);
+        bench_json_u64(c->j, "min_instr", a->min);
+        bench_json_u64(c->j, "max_instr", a->max);
+        bench_json_u64(c->j, "n", a->n);
         bench_json_obj_end(c->j);
     }
     bench_json_arr_end(c->j);
@@ -867,15 +787,15 @@ static int qm_api(qm_ctx *c)
     return 0;
 }
 
-/* ---- entry ---------------------------------------------------------------------------- */
+/* ---- entry ---------------------------------------------------------------------------------- */
 
 int bench_target_qemu_m4(int argc, char **argv)
 {
     static qm_ctx c; /* paths: keep them off the stack */
+    static m4_link l;
     bench_json j;
     FILE *jf = NULL;
     int rc;
-
     memset(&c, 0, sizeof(c));
     int prc = bench_parsed(bench_opts_parse("qemu-m4", qm_tab, &c, argc, argv), &qm_cmd);
     if (prc >= 0)
@@ -914,20 +834,16 @@ int bench_target_qemu_m4(int argc, char **argv)
      * and exit() as well. */
     mdcom_qemu_cleanup_on_signals();
     double t0 = m4_now_ns();
-    printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub, MDCOM_VERSION_MAJOR,
-           MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
+    printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub,
+           MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
     printf("M4 side: QEMU mps2-an386 (Cortex-M4, TCG emulation on this host); Linux side: this "
            "process, unpinned\n");
-    if (do_lat || do_blk) {
-        static m4_link l;
-        rc = qm_link_up(&c, &l);
-        if (rc == 0) {
-            if (do_lat)
-                qm_latency(&c, &l);
-            if (do_blk)
-                qm_blocks(&c, &l);
-            m4_link_stop(&l);
-        }
+    if ((do_lat || do_blk) && (rc = qm_link_up(&c, &l)) == 0) {
+        if (do_lat)
+            qm_latency(&c, &l);
+        if (do_blk)
+            qm_blocks(&c, &l);
+        m4_link_stop(&l);
     }
     if (do_api && (rc == 0 || rc == BENCH_EXIT_ERROR)) {
         int r2 = qm_api(&c);
@@ -947,9 +863,7 @@ int bench_target_qemu_m4(int argc, char **argv)
         return rc;
     if (c.integrity || c.failures)
         return BENCH_EXIT_ERROR;
-    if (c.missed)
-        return BENCH_EXIT_MISSED;
-    return rc;
+    return c.missed ? BENCH_EXIT_MISSED : rc;
 }
 
 #endif /* MDCOM_BENCH_QEMU_M4 */
@@ -963,13 +877,8 @@ int bench_target_qemu_an521(int argc, char **argv)
     return BENCH_EXIT_SKIPPED;
 }
 #else
-
-#ifndef MDCOM_BENCH_AN521_FW_DIR
-#define MDCOM_BENCH_AN521_FW_DIR "fw-an521/firmware/qemu-an521"
-#endif
-#ifndef MDCOM_BENCH_M4_APICOST
-#define MDCOM_BENCH_M4_APICOST "fw-m4/firmware/qemu-m4/mdcom-fw-apicost.elf"
-#endif
+/* MDCOM_BENCH_AN521_FW_DIR (the host build's fw-an521/) and MDCOM_BENCH_M4_APICOST (its
+ * fw-m4/ API-cost image) come from bench/CMakeLists.txt. */
 
 /* The value of " key=" on the line "RESULT <result> ...", or -1. */
 static long an_field(const char *log, const char *result, const char *key)
@@ -991,22 +900,29 @@ typedef struct an_opts {
 static const bench_opt an_tab[] = {
     BOPT(an_opts, runs, "runs", BO_U32, 1, 100, "N", "runs of the dual-core images (default 2)"),
     BOPT(an_opts, dir, "fw-dir", BO_STR, 0, 0, "DIR",
-         "holds mdcom-fw-an521-{cpu0,cpu1,apicost}.elf (default: the\nhost build's fw-an521/, or $MDCOM_AN521_FW_DIR)"),
-    BOPT(an_opts, m4api, "m4-apicost", BO_STR, 0, 0, "PATH", "the M4's API-cost image, for comparison"),
+         "holds mdcom-fw-an521-{cpu0,cpu1,apicost}.elf (default: the\n"
+         "host build's fw-an521/, or $MDCOM_AN521_FW_DIR)"),
+    BOPT(an_opts, m4api, "m4-apicost", BO_STR, 0, 0, "PATH",
+         "the M4's API-cost image, for comparison"),
     {0},
 };
 
+static const bench_cmd an_cmd = {
+    .name = "--target qemu-an521",
+    .opts = an_tab,
+    .about = "M33 <-> M33 round trips (polling, MHU interrupt) on QEMU mps2-an521 and\n"
+             "instructions per API call on the M33 (-icount), next to the M4.\n"};
+
 int bench_target_qemu_an521(int argc, char **argv)
 {
-    an_opts o = {.runs = 2, .dir = getenv("MDCOM_AN521_FW_DIR"), .m4api = MDCOM_BENCH_M4_APICOST};
+    /* MDCOM FIFO, then RPMsg between the cores */
+    static const char *const rs[4] = {"rtt_poll", "rtt_mhu", "rpmsg_rtt_poll", "rpmsg_rtt_mhu"};
+    static const char *const rn[4] = {"polling", "MHU irq+WFI", "RPMsg poll", "RPMsg MHU"};
+    const char *env = getenv("MDCOM_AN521_FW_DIR");
+    an_opts o = {2, env && *env ? env : MDCOM_BENCH_AN521_FW_DIR, MDCOM_BENCH_M4_APICOST};
     char fw0[QM_PATH], fw1[QM_PATH], fwapi[QM_PATH];
-    int failures = 0, st;
-    if (!o.dir || !*o.dir)
-        o.dir = MDCOM_BENCH_AN521_FW_DIR;
-    static const bench_cmd an_cmd = {
-        .name = "--target qemu-an521", .opts = an_tab,
-        .about = "M33 <-> M33 round trips (polling, MHU interrupt) on QEMU mps2-an521 and\n"
-                 "instructions per API call on the M33 (-icount), next to the M4.\n"};
+    qm_api_row m33[QM_API_MAX], m4[QM_API_MAX];
+    int failures = 0, st, n33 = 0, n4 = 0;
     int prc = bench_parsed(bench_opts_parse("qemu-an521", an_tab, &o, argc, argv), &an_cmd);
     if (prc >= 0)
         return prc;
@@ -1019,7 +935,6 @@ int bench_target_qemu_an521(int argc, char **argv)
                   fw0, fw1);
         return BENCH_EXIT_SKIPPED;
     }
-
     printf("== Cortex-M33 <-> Cortex-M33 round trips, 16-byte message (QEMU mps2-an521, "
            "-smp 2, multi-threaded TCG) ==\n");
     printf("%-4s %-12s %12s %14s %14s\n", "run", "doorbell", "ns/rt mean", "lock2 us",
@@ -1027,28 +942,24 @@ int bench_target_qemu_an521(int argc, char **argv)
     for (uint32_t k = 0; k < o.runs; k++) {
         char *log = qemu_console("mps2-an521", "mdcom-an521", fw0, fw1, -1, 300, &st);
         if (!log || st != 0 || !strstr(log, "DONE PASS")) {
-            bench_err("qemu-an521: run %u failed (exit %d)%s%s", k + 1, st, log ? "; console:\n" : "",
-                      log ? log : "");
+            bench_err("qemu-an521: run %u failed (exit %d)%s%s", k + 1, st,
+                      log ? "; console:\n" : "", log ? log : "");
             failures++;
             free(log);
             continue;
         }
-        /* MDCOM FIFO, then RPMsg between the cores */
-        static const char *const rs[4] = {"rtt_poll", "rtt_mhu", "rpmsg_rtt_poll", "rpmsg_rtt_mhu"};
-        static const char *const rn[4] = {"polling", "MHU irq+WFI", "RPMsg poll", "RPMsg MHU"};
+        long us = an_field(log, "smem_lock", "us");
+        long busy = an_field(log, "smem_lock", "busy_cpu0") +
+                    an_field(log, "smem_lock", "busy_cpu1");
         for (int m = 0; m < 4; m++)
-            printf("%-4u %-12s %12ld %14ld %14ld\n", k + 1, rn[m], an_field(log, rs[m], "ns_per_rt"),
-                   an_field(log, "smem_lock", "us"),
-                   an_field(log, "smem_lock", "busy_cpu0") + an_field(log, "smem_lock", "busy_cpu1"));
+            printf("%-4u %-12s %12ld %14ld %14ld\n", k + 1, rn[m],
+                   an_field(log, rs[m], "ns_per_rt"), us, busy);
         free(log);
     }
-
     if (!qm_exists(fwapi)) {
         printf("\n(no %s: API costs skipped)\n", fwapi);
         return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
     }
-    qm_api_row m33[QM_API_MAX], m4[QM_API_MAX];
-    int n33 = 0, n4 = 0;
     char *log = qemu_console("mps2-an521", "mdcom-an521", fwapi, NULL, 0, 300, &st);
     if (log && st == 0)
         n33 = qm_parse_apicost(log, m33, QM_API_MAX);
