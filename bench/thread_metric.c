@@ -7,14 +7,12 @@
  * Method: docs/benchmarks.md, `thread-metric`.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +24,7 @@
 #define TM_MAX_PERIODS 64
 #define TM_PUB_MSG 4689994.0
 #define TM_PUB_SYNC 7183628.0
+#define TM_PUB(r) (!strcmp((r)->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC)
 
 typedef struct tm_opts {
     double period;
@@ -43,8 +42,8 @@ typedef struct tm_res {
     unsigned integrity, failures;
     unsigned n;
     uint64_t score[TM_MAX_PERIODS];
-    uint64_t peer[TM_MAX_PERIODS];
     double seconds[TM_MAX_PERIODS];
+    uint64_t peer; /* synchronization: the peer's iterations in all periods */
 } tm_res;
 
 #define TM_MAX_RES (TM_MAX_TR + 8)
@@ -66,43 +65,66 @@ static const bench_opt tm_opts_tab[] = {
     {0},
 };
 
+/* 1000 iterations of warm-up, then iterations in batches of 64 until each
+ * reporting period ends: r's scores. *total: all iterations. 0 or the first
+ * error. Always inlined: each test's iteration is a direct call. */
+__attribute__((always_inline)) static inline int
+tm_periods(const tm_opts *o, tm_res *r, int (*iter)(void *), void *arg, uint64_t *total)
+{
+    int rc = 0;
+    for (*total = 0; *total < 1000 && rc == 0; ++*total)
+        rc = iter(arg);
+    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
+        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
+        while (rc == 0) {
+            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
+                rc = iter(arg);
+            now = bench_now_ns();
+            if (now >= end || bench_interrupted)
+                break;
+        }
+        *total += n;
+        if (rc == 0) {
+            r->score[per] = n;
+            r->seconds[per] = (double)(now - t0) / 1e9;
+            r->n = per + 1;
+        }
+    }
+    return rc;
+}
+
 /* ---- message processing ----------------------------------------------------------- */
 
 typedef struct tm_msg_arg {
     bench_rt_side s; /* first: side B's argument */
     const tm_opts *o;
     tm_res *r;
+    const bench_msg_ops *ops; /* side A's, for tm_msg_iter */
+    void *ctx;
+    int side;
 } tm_msg_arg;
+
+static int tm_msg_iter(void *arg)
+{
+    tm_msg_arg *a = arg;
+    return bench_rt_one(a->ops, a->ctx, a->side, &a->s);
+}
 
 /* Side A: warm-up, then round trips counted per period. */
 static int tm_msg_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     tm_msg_arg *a = arg;
-    int rc = 0;
-    for (unsigned i = 0; i < 1000 && rc == 0; i++) /* warm-up */
-        rc = bench_rt_one(ops, ctx, side, &a->s);
-    for (unsigned per = 0; per < a->o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(a->o->period * 1e9), n = 0, now = t0;
-        while (rc == 0) {
-            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = bench_rt_one(ops, ctx, side, &a->s);
-            now = bench_now_ns();
-            if (now >= end || bench_interrupted)
-                break;
-        }
-        if (rc == 0) {
-            a->r->score[per] = n;
-            a->r->seconds[per] = (double)(now - t0) / 1e9;
-            a->r->n = per + 1;
-        }
-    }
+    uint64_t total;
+    a->ops = ops;
+    a->ctx = ctx;
+    a->side = side;
+    int rc = tm_periods(a->o, a->r, tm_msg_iter, a, &total);
     int src = bench_rt_stop(ops, ctx, side, &a->s);
     return rc ? rc : src;
 }
 
 static void tm_message(const tm_opts *o, const bench_host *h, const bench_transport *t, tm_res *r)
 {
-    memset(r, 0, sizeof(*r));
     r->test = "message";
     r->name = t->name;
     tm_msg_arg a = {.o = o, .r = r};
@@ -114,7 +136,6 @@ static void tm_message(const tm_opts *o, const bench_host *h, const bench_transp
                                 bench_rt_serve, &a);
     bench_msg_session(&j, &r->integrity, &r->failures);
     free(a.s.buf);
-    r->ok = !r->integrity && !r->failures && r->n == o->periods;
 }
 
 /* ---- synchronization ---------------------------------------------------------------- */
@@ -136,8 +157,9 @@ typedef struct tm_lock {
     int64_t timeout_ns;
 } tm_lock;
 
-static inline int tm_iter(tm_lock *l)
+static inline int tm_iter(void *arg)
 {
+    tm_lock *l = arg;
     if (l->kind == 0) {
         int rc = mdcom_smemch_lock(l->ch, l->timeout_ns);
         if (rc != 0)
@@ -152,76 +174,65 @@ static inline int tm_iter(tm_lock *l)
     return -pthread_mutex_unlock(&l->sh->mtx);
 }
 
-/* kind 0: the counter in domain m's SMEM channel "f0" (the mutex's is in
- * the shared page already). 0 or the mdcom error. */
-static int tm_lock_open(tm_lock *l, mdcom_t *m)
+/* kind 0: the counter in domain m's SMEM channel "f0"; 1: the one next to
+ * the mutex. 0 or the mdcom error. */
+static int tm_lock_open(tm_lock *l, int kind, tm_sync_shared *sh, int64_t tmo, mdcom_t *m)
 {
-    void *a = NULL;
-    int rc = l->kind == 0 ? mdcom_smemch_open(m, "f0", &l->ch) : 0;
-    if (rc == 0 && l->kind == 0) {
-        rc = mdcom_smemch_get(l->ch, &a, NULL);
-        l->counter = a;
+    void *p = NULL;
+    *l = (tm_lock){.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
+    int rc = kind == 0 ? mdcom_smemch_open(m, "f0", &l->ch) : 0;
+    if (rc == 0 && kind == 0) {
+        rc = mdcom_smemch_get(l->ch, &p, NULL);
+        l->counter = p;
     }
     return rc;
 }
 
 static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contended, tm_res *r)
 {
-    memset(r, 0, sizeof(*r));
     r->test = contended ? "sync-contended" : "sync-solo";
     r->name = kind == 0 ? "mdcom-smem" : "pthread-mutex";
-    tm_sync_shared *sh = bench_shared_alloc(sizeof(*sh));
-    if (!sh) {
-        r->failures++;
-        return;
-    }
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-    pthread_mutex_init(&sh->mtx, &ma);
-    pthread_mutexattr_destroy(&ma);
     int64_t tmo = (int64_t)(o->timeout_s * 1e9);
     static bench_mdreg reg; /* the config outlives the attachments */
     char region[32];
     bench_unique_name(region, sizeof(region), "mdb-tms");
     bench_mdcfg_fill(&reg.mc, region, 1, MDCOM_CHAN_SMEM, 64, 0);
     reg.master = reg.remote = NULL;
-    if (kind == 0) {
-        if (bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "thread-metric") != 0) {
-            r->failures++;
-            bench_shared_free(sh, sizeof(*sh));
-            return;
-        }
+    tm_sync_shared *sh = bench_shared_alloc(sizeof(*sh));
+    pid_t pid = -1;
+    if (sh && (kind == 1 || bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "thread-metric") == 0)) {
+        pthread_mutexattr_t ma;
+        pthread_mutexattr_init(&ma);
+        pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&sh->mtx, &ma);
+        pthread_mutexattr_destroy(&ma);
+        fflush(NULL);
+        pid = fork();
     }
-    fflush(NULL);
-    pid_t pid = fork();
     if (pid < 0) {
         r->failures++;
         bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
         bench_shared_free(sh, sizeof(*sh));
         return;
     }
+    tm_lock l;
     if (pid == 0) {
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
-        tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
         int rc = kind == 0 ? bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)")
                            : 0;
         if (rc == 0)
-            rc = tm_lock_open(&l, reg.remote);
+            rc = tm_lock_open(&l, kind, sh, tmo, reg.remote);
         /* release: attached (A may start) */
         atomic_store_explicit(&sh->b_ready, 1, memory_order_release);
         uint64_t n = 0;
         /* acquire: A's stop comes after everything it wants us to do */
         while (rc == 0 && !atomic_load_explicit(&sh->stop, memory_order_acquire)) {
-            if (contended) {
-                for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                    rc = tm_iter(&l);
-            } else {
-                struct timespec ts = {0, 1000000};
-                nanosleep(&ts, NULL);
-            }
+            for (unsigned k = 0; contended && k < 64 && rc == 0; k++, n++)
+                rc = tm_iter(&l);
+            if (!contended)
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
         sh->b_iters = n;
         sh->b_err = rc;
@@ -229,36 +240,16 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         _exit(rc == 0 ? 0 : 11);
     }
     bench_pin_self(h->cpus.cpu[0]);
-    tm_lock l = {.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
-    int rc = tm_lock_open(&l, reg.master);
-    uint64_t dl = bench_now_ns() + (uint64_t)tmo;
+    int rc = tm_lock_open(&l, kind, sh, tmo, reg.master);
+    uint64_t dl = bench_now_ns() + (uint64_t)tmo, total_a = 0;
     /* acquire: B attached */
     while (rc == 0 && !atomic_load_explicit(&sh->b_ready, memory_order_acquire)) {
-        if (bench_now_ns() > dl) {
+        if (bench_now_ns() > dl)
             rc = -ETIMEDOUT;
-            break;
-        }
         sched_yield();
     }
-    uint64_t total_a = 0;
-    for (unsigned i = 0; i < 1000 && rc == 0; i++, total_a++) /* warm-up */
-        rc = tm_iter(&l);
-    for (unsigned per = 0; per < o->periods && rc == 0 && !bench_interrupted; per++) {
-        uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(o->period * 1e9), n = 0, now = t0;
-        while (rc == 0) {
-            for (unsigned k = 0; k < 64 && rc == 0; k++, n++)
-                rc = tm_iter(&l);
-            now = bench_now_ns();
-            if (now >= end || bench_interrupted)
-                break;
-        }
-        total_a += n;
-        if (rc == 0) {
-            r->score[per] = n;
-            r->seconds[per] = (double)(now - t0) / 1e9;
-            r->n = per + 1;
-        }
-    }
+    if (rc == 0)
+        rc = tm_periods(o, r, tm_iter, &l, &total_a);
     /* release: B stops */
     atomic_store_explicit(&sh->stop, 1, memory_order_release);
     int code = bench_reap(pid, tmo + 1000000000LL, r->name);
@@ -272,28 +263,22 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         r->failures++;
     }
     if (r->n)
-        r->peer[r->n - 1] = sh->b_iters; /* the peer's total (all periods) */
-    if (rc == 0 && code == 0) {
-        uint64_t c = 0;
-        if (kind == 0) {
-            if (mdcom_smemch_lock(l.ch, tmo) == 0) {
-                c = *l.counter;
-                mdcom_smemch_unlock(l.ch);
-            }
-        } else {
-            c = sh->mtx_counter;
-        }
-        if (c != total_a + sh->b_iters) {
-            bench_err("thread-metric: %s: counter %llu, but %llu + %llu increments: mutual exclusion "
-                      "violated", r->name, (unsigned long long)c, (unsigned long long)total_a,
-                      (unsigned long long)sh->b_iters);
-            r->integrity++;
-        }
+        r->peer = sh->b_iters;
+    uint64_t c = 0; /* the counter (the peer has exited) */
+    if (rc == 0 && code == 0 && (kind == 1 || mdcom_smemch_lock(l.ch, tmo) == 0)) {
+        c = *l.counter;
+        if (kind == 0)
+            mdcom_smemch_unlock(l.ch);
+    }
+    if (rc == 0 && code == 0 && c != total_a + sh->b_iters) {
+        bench_err("thread-metric: %s: counter %llu, but %llu + %llu increments: mutual exclusion "
+                  "violated", r->name, (unsigned long long)c, (unsigned long long)total_a,
+                  (unsigned long long)sh->b_iters);
+        r->integrity++;
     }
     bench_mdreg_detach(&reg, BENCH_SIDE_A, "thread-metric");
     pthread_mutex_destroy(&sh->mtx);
     bench_shared_free(sh, sizeof(*sh));
-    r->ok = !r->integrity && !r->failures && r->n == o->periods;
 }
 
 /* ---- output ------------------------------------------------------------------------ */
@@ -308,25 +293,22 @@ static double tm_mean(const tm_res *r)
     return t > 0 ? s / t : 0; /* per second */
 }
 
-static void tm_print(FILE *out, const tm_opts *o, const tm_res *r)
+static void tm_print(FILE *out, const tm_res *r)
 {
+    fprintf(out, "%-16s %-17s", r->test, r->name);
     if (!r->ok) {
-        fprintf(out, "%-16s %-17s ERROR: %u integrity, %u other\n", r->test, r->name, r->integrity,
-                r->failures);
+        fprintf(out, " ERROR: %u integrity, %u other\n", r->integrity, r->failures);
         return;
     }
     double ps = tm_mean(r);
-    double pub = !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC;
-    fprintf(out, "%-16s %-17s", r->test, r->name);
     for (unsigned i = 0; i < r->n && i < 4; i++)
         fprintf(out, " %12llu", (unsigned long long)r->score[i]);
     if (r->n > 4)
         fprintf(out, " ...");
-    fprintf(out, " %12.0f %13.0f %9.1fx", ps, ps * 30.0, ps * 30.0 / pub);
+    fprintf(out, " %12.0f %13.0f %9.1fx", ps, ps * 30.0, ps * 30.0 / TM_PUB(r));
     if (!strcmp(r->test, "sync-contended"))
-        fprintf(out, "  (peer: %llu in all periods)", (unsigned long long)r->peer[r->n - 1]);
+        fprintf(out, "  (peer: %llu in all periods)", (unsigned long long)r->peer);
     fputc('\n', out);
-    (void)o;
 }
 
 static void tm_json_config(bench_json *j, void *arg)
@@ -359,9 +341,9 @@ static void tm_rows(bench_row *w, void *arg)
         bench_json_arr_end(w->j);
         bench_row_num(w, "per_second", "per_second", tm_mean(r), "1/s");
         bench_json_dbl(w->j, "per_30s", tm_mean(r) * 30.0);
-        bench_json_dbl(w->j, "published_per_30s", !strcmp(r->test, "message") ? TM_PUB_MSG : TM_PUB_SYNC);
+        bench_json_dbl(w->j, "published_per_30s", TM_PUB(r));
         if (r->n)
-            bench_json_u64(w->j, "peer_iterations", r->peer[r->n - 1]);
+            bench_json_u64(w->j, "peer_iterations", r->peer);
         bench_json_obj_end(w->j);
     }
 }
@@ -383,37 +365,37 @@ static int tm_main(int argc, char **argv)
     if (o.period < 0)
         o.period = o.quick ? 0.5 : 30.0;
     bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_config = tm_json_config,
-                    .rows = tm_rows, .arg = &o};
+                    .json_config = tm_json_config, .rows = tm_rows, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = rn.out;
-    fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period, o.periods);
+    fprintf(out, "reporting period %.2f s x %u; score = iterations per period\n\n", o.period,
+            o.periods);
     fprintf(out, "%-16s %-17s %12s %12s %13s %10s\n", "test", "transport", "period 1", "per second",
             "per 30 s", "vs FreeRTOS");
     tm_n_res = 0;
-    if (!o.no_msg)
-        for (unsigned t = 0; t < o.n_tr && !bench_interrupted; t++) {
-            tm_res *r = &tm_res_v[tm_n_res++];
-            bench_progress("thread-metric message: %s (%.1f s)", o.tr[t]->name, o.period * o.periods);
-            tm_message(&o, &rn.h, o.tr[t], r);
-            bench_progress_end();
-            tm_print(out, &o, r);
-            rn.integrity += r->integrity;
-            rn.failures += r->failures;
+    /* the message test per transport, then synchronization s: kind s & 1, contended s >> 1 */
+    for (unsigned i = 0; i < o.n_tr + 4 && !bench_interrupted; i++) {
+        int s = (int)i - (int)o.n_tr;
+        if (s < 0 ? o.no_msg : o.no_sync)
+            continue;
+        tm_res *r = &tm_res_v[tm_n_res++];
+        memset(r, 0, sizeof(*r));
+        if (s < 0) {
+            bench_progress("thread-metric message: %s (%.1f s)", o.tr[i]->name,
+                           o.period * o.periods);
+            tm_message(&o, &rn.h, o.tr[i], r);
+        } else {
+            bench_progress("thread-metric sync: %s %s", s & 1 ? "pthread" : "smem",
+                           s >> 1 ? "contended" : "solo");
+            tm_sync(&o, &rn.h, s & 1, s >> 1, r);
         }
-    if (!o.no_sync)
-        for (int contended = 0; contended < 2 && !bench_interrupted; contended++)
-            for (int kind = 0; kind < 2 && !bench_interrupted; kind++) {
-                tm_res *r = &tm_res_v[tm_n_res++];
-                bench_progress("thread-metric sync: %s %s", kind ? "pthread" : "smem",
-                               contended ? "contended" : "solo");
-                tm_sync(&o, &rn.h, kind, contended, r);
-                bench_progress_end();
-                tm_print(out, &o, r);
-                rn.integrity += r->integrity;
-                rn.failures += r->failures;
-            }
+        bench_progress_end();
+        r->ok = !r->integrity && !r->failures && r->n == o.periods;
+        tm_print(out, r);
+        rn.integrity += r->integrity;
+        rn.failures += r->failures;
+    }
     fprintf(out, "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
                  "%.0f, synchronization %.0f\n",
             TM_PUB_MSG, TM_PUB_SYNC);
