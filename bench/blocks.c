@@ -6,7 +6,6 @@
  * message transport. Method: docs/benchmarks.md, `blocks`.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +42,11 @@ static bk_cell bk_cells[BK_MAX_TR][BK_MAX_B][BK_MAX_N];
 
 /* Published numbers (seeds 000 and 001): STM32MP1, Linux user space ->
  * Cortex-M4 through OpenAMP; ms per transaction. */
-typedef struct bk_pub {
+static const struct {
     const char *what;
     uint32_t block, n;
     double ms;
-} bk_pub;
-static const bk_pub bk_published[] = {
+} bk_published[] = {
     {"seed 000 /dev/ttyRPMSG0", 512, 1, 11.97},   {"seed 000 /dev/ttyRPMSG0", 512, 2, 18.77},
     {"seed 000 /dev/ttyRPMSG0", 512, 4, 31.02},   {"seed 000 /dev/ttyRPMSG0", 512, 8, 56.25},
     {"seed 000 /dev/ttyRPMSG0", 1024, 1, 15.32},  {"seed 000 /dev/ttyRPMSG0", 1024, 2, 24.82},
@@ -78,7 +76,7 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
     int rc = bench_opts_parse("blocks", bk_opts_tab, o, argc, argv);
     if (rc != 0)
         return rc;
-    const char *blocks = o->blocks_s, *counts = o->counts_s, *trs = o->trs_s;
+    const char *blocks = o->blocks_s, *counts = o->counts_s;
     if (!blocks)
         blocks = o->quick ? "512,4K,32K" : "512,1K,2K,4K,8K,16K,32K,64K,256K,1M";
     if (!counts)
@@ -87,9 +85,8 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
     if (o->n_blocks < 0)
         return -1;
     o->n_counts = bench_parse_size_list(counts, o->counts, BK_MAX_N, 1, 1024, "block count");
-    if (o->n_counts < 0)
-        return -1;
-    if (bench_parse_transports(trs, o->tr, &o->n_tr, BK_MAX_TR, 1, "blocks") != 0)
+    if (o->n_counts < 0 ||
+        bench_parse_transports(o->trs_s, o->tr, &o->n_tr, BK_MAX_TR, 1, "blocks") != 0)
         return -1;
     if (!o->iters)
         o->iters = o->quick ? 50 : 2000;
@@ -104,27 +101,21 @@ typedef struct bk_shared {
     uint32_t block, n, length, crc;
     uint64_t warm, iters, budget_ns;
     const unsigned char *data; /* template, inherited by the child */
+    uint64_t *samples;         /* side A's (the parent's) times */
+    size_t n_samples;
 } bk_shared;
-
-static uint64_t *bk_samples;
-static size_t bk_nsamples;
 
 static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     bk_shared *sh = arg;
-    unsigned char *data = malloc(sh->length);
     uint32_t cap = sh->block < 16 ? 16 : sh->block;
+    unsigned char *data = malloc(sh->length);
     unsigned char *rbuf = malloc(cap);
-    if (!data || !rbuf) {
-        free(data);
-        free(rbuf);
-        return -ENOMEM;
-    }
-    memcpy(data, sh->data, sh->length);
-    int rc = 0;
+    int rc = data && rbuf ? 0 : -ENOMEM;
     uint64_t m0 = 0;
-    bk_nsamples = 0;
-    for (uint64_t i = 0; i < sh->warm + sh->iters; i++) {
+    if (data)
+        memcpy(data, sh->data, sh->length);
+    for (uint64_t i = 0; rc == 0 && i < sh->warm + sh->iters; i++) {
         uint32_t seq = (uint32_t)i + 1;
         uint32_t hdr[4] = {BK_PREAMBLE, sh->length, sh->crc, seq};
         for (uint32_t k = 0; k < sh->n; k++)
@@ -150,10 +141,8 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
             bench_err("blocks: answer to transaction %u: %d bytes, count %u (expected %u), seq %u",
                       seq, got, ans[0], sh->length, ans[1]);
             rc = BENCH_RT_MISMATCH;
-            break;
-        }
-        if (i >= sh->warm) {
-            bk_samples[bk_nsamples++] = t1 - t0;
+        } else if (i >= sh->warm) {
+            sh->samples[sh->n_samples++] = t1 - t0;
             if (bench_interrupted || (sh->budget_ns && t1 - m0 > sh->budget_ns))
                 break;
         }
@@ -169,25 +158,21 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 
 static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
-    bk_shared *sh = arg;
+    const bk_shared *sh = arg;
     uint32_t cap = sh->block < 16 ? 16 : sh->block;
     /* sub-blocks land at their offset; the slack keeps cap >= the largest
      * message for the last one (message queues want that) */
     unsigned char *rx = malloc((size_t)sh->length + cap);
-    if (!rx)
-        return -ENOMEM;
-    int rc = 0;
-    for (uint32_t expect = 1;; expect++) {
-        int n = bench_recv(ops, ctx, side, 0, rx, cap);
-        if (n < 0) {
-            rc = n;
-            break;
-        }
+    int rc = rx ? 0 : -ENOMEM;
+    for (uint32_t expect = 1; rc == 0; expect++) {
         uint32_t hdr[4] = {0, 0, 0, 0};
+        int n = bench_recv(ops, ctx, side, 0, rx, cap);
         if (n == 16)
             memcpy(hdr, rx, 16);
-        if (n == 16 && hdr[0] == BK_STOP)
+        if (n < 0 || (n == 16 && hdr[0] == BK_STOP)) {
+            rc = n < 0 ? n : 0;
             break;
+        }
         if (n != 16 || hdr[0] != BK_PREAMBLE || hdr[1] != sh->length || hdr[2] != sh->crc ||
             hdr[3] != expect) {
             bench_err("blocks: transaction %u: bad header (%d bytes, preamble %08x, length %u, "
@@ -196,16 +181,13 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
             break;
         }
         uint32_t got = 0;
-        while (got < sh->length) {
-            n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + cap - got);
-            if (n < 0) {
-                rc = n;
-                break;
-            }
+        while (got < sh->length &&
+               (n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + cap - got)) >= 0)
             got += (uint32_t)n;
-        }
-        if (rc != 0)
+        if (n < 0) {
+            rc = n;
             break;
+        }
         int bad = got != sh->length;
         for (uint32_t k = 0; !bad && k < sh->n; k++) {
             const unsigned char *b = rx + (size_t)k * sh->block;
@@ -213,15 +195,13 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
                   memcmp(b + 4, sh->data + (size_t)k * sh->block + 4, sh->block - 4) != 0;
         }
         if (bad) {
-            bench_err("blocks: transaction %u: %u bytes arrived (expected %u) or data differ", expect,
-                      got, sh->length);
+            bench_err("blocks: transaction %u: %u bytes arrived (expected %u) or data differ",
+                      expect, got, sh->length);
             rc = BENCH_RT_MISMATCH;
             break;
         }
         uint32_t ans[2] = {got, expect};
         rc = ops->send(ctx, side, 0, ans, 8);
-        if (rc != 0)
-            break;
     }
     free(rx);
     return rc;
@@ -231,42 +211,30 @@ static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int b
 {
     bk_cell *c = &bk_cells[t][bi][ni];
     uint32_t block = o->blocks[bi], n = o->counts[ni];
-    memset(c, 0, sizeof(*c));
-    c->run = 1;
-    if (block > bench_tr_max_size(o->tr[t])) {
-        c->na = 1;
-        return;
-    }
     uint64_t length = (uint64_t)block * n;
-    if (length > 64u * 1024u * 1024u) {
-        c->na = 1;
+    *c = (bk_cell){.run = 1};
+    c->na = block > bench_tr_max_size(o->tr[t]) || length > 64u * 1024u * 1024u;
+    if (c->na)
         return;
-    }
-    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length};
     unsigned char *data = malloc(length);
-    bk_samples = malloc(o->iters * sizeof(uint64_t));
-    if (!data || !bk_samples) {
-        free(data);
-        free(bk_samples);
+    /* sh is read-only in the child: a copy is enough */
+    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length, .data = data, .warm = 10,
+                    .iters = o->iters, .budget_ns = (uint64_t)(o->cell_time * 1e9),
+                    .samples = malloc(o->iters * sizeof(uint64_t))};
+    if (!data || !sh.samples) {
         c->failures++;
-        return;
+    } else {
+        bench_fill_random(data, length, block * 131u + n);
+        sh.crc = bench_crc32c(0, data, length);
+        bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1,
+                                    block < 16 ? 16 : block, n + 2 > 8 ? n + 2 : 8, o->timeout_s,
+                                    bk_side_a, bk_side_b, &sh);
+        int src = bench_msg_session(&j, &c->integrity, &c->failures);
+        c->ok = src == 0;
+        c->na = src == BENCH_SESSION_NA;
+        bench_stats_compute(sh.samples, sh.n_samples, &c->st);
     }
-    bench_fill_random(data, length, block * 131u + n);
-    sh.data = data;
-    sh.crc = bench_crc32c(0, data, length);
-    sh.warm = 10;
-    sh.iters = o->iters;
-    sh.budget_ns = (uint64_t)(o->cell_time * 1e9);
-    /* sh: read-only in the child: a copy is enough */
-    bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, block < 16 ? 16 : block,
-                                n + 2 > 8 ? n + 2 : 8, o->timeout_s, bk_side_a, bk_side_b, &sh);
-    bk_nsamples = 0;
-    int src = bench_msg_session(&j, &c->integrity, &c->failures);
-    c->ok = src == 0;
-    c->na = src == BENCH_SESSION_NA;
-    bench_stats_compute(bk_samples, bk_nsamples, &c->st);
-    free(bk_samples);
-    bk_samples = NULL;
+    free(sh.samples);
     free(data);
 }
 
@@ -279,6 +247,7 @@ static double bk_kbs(const bk_cell *c, uint32_t length)
     return (double)length / 1024.0 / ((double)c->st.p50 / 1e9);
 }
 
+/* p50 of cell (t, bi, ni) over that of transport ref in the same cell, or NaN */
 static double bk_ratio(const bk_opts *o, unsigned t, int bi, int ni, const char *ref)
 {
     int r = bench_tr_index(o->tr, o->n_tr, ref);
@@ -292,31 +261,30 @@ static double bk_ratio(const bk_opts *o, unsigned t, int bi, int ni, const char 
 
 static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
 {
-    char b1[24], b2[24], b3[24], b4[24];
+    char b1[24], b2[24], b3[24];
     uint32_t block = o->blocks[bi], n = o->counts[ni];
-    fprintf(out, "\n== block %s x %u = %s per transaction ==\n", bench_fmt_size(b1, sizeof(b1), block),
-            n, bench_fmt_size(b2, sizeof(b2), (uint64_t)block * n));
-    fprintf(out, "%-17s %7s %10s %10s %10s %12s  %-20s %s\n", "transport", "n", "min", "p50", "mean",
-            "KB/s (p50)", "p50 vs baseline", "p50 vs mdcom-copy");
+    fprintf(out, "\n== block %s x %u = %s per transaction ==\n",
+            bench_fmt_size(b1, sizeof(b1), block), n,
+            bench_fmt_size(b2, sizeof(b2), (uint64_t)block * n));
+    fprintf(out, "%-17s %7s %10s %10s %10s %12s  %-20s %s\n", "transport", "n", "min", "p50",
+            "mean", "KB/s (p50)", "p50 vs baseline", "p50 vs mdcom-copy");
     for (unsigned t = 0; t < o->n_tr; t++) {
         const bk_cell *c = &bk_cells[t][bi][ni];
         const bench_transport *tr = o->tr[t];
-        if (c->na) {
-            fprintf(out, "%-17s %7s  n/a (blocks above %u B)\n", tr->name, "-", bench_tr_max_size(tr));
-            continue;
-        }
-        if (!c->ok || !c->st.n) {
-            fprintf(out, "%-17s %7zu  ERROR: %u integrity, %u other\n", tr->name, c->st.n,
-                    c->integrity, c->failures);
-            continue;
-        }
         char rb[32], rm[16];
         bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr, bk_ratio(o, t, bi, ni, tr->baseline),
                          bk_ratio(o, t, bi, ni, bench_mdcom_ref(tr)));
-        fprintf(out, "%-17s %7zu %10s %10s %10s %12.0f  %-20s %s\n", tr->name, c->st.n,
-                bench_fmt_ns(b1, sizeof(b1), (double)c->st.min),
-                bench_fmt_ns(b3, sizeof(b3), (double)c->st.p50),
-                bench_fmt_ns(b4, sizeof(b4), c->st.mean), bk_kbs(c, block * n), rb, rm);
+        if (c->na)
+            fprintf(out, "%-17s %7s  n/a (blocks above %u B)\n", tr->name, "-",
+                    bench_tr_max_size(tr));
+        else if (!c->ok || !c->st.n)
+            fprintf(out, "%-17s %7zu  ERROR: %u integrity, %u other\n", tr->name, c->st.n,
+                    c->integrity, c->failures);
+        else
+            fprintf(out, "%-17s %7zu %10s %10s %10s %12.0f  %-20s %s\n", tr->name, c->st.n,
+                    bench_fmt_ns(b1, sizeof(b1), (double)c->st.min),
+                    bench_fmt_ns(b2, sizeof(b2), (double)c->st.p50),
+                    bench_fmt_ns(b3, sizeof(b3), c->st.mean), bk_kbs(c, block * n), rb, rm);
     }
     for (unsigned k = 0; k < BK_N_PUB; k++)
         if (bk_published[k].block == block && bk_published[k].n == n)
@@ -333,36 +301,41 @@ static void bk_json_config(bench_json *j, void *arg)
     bench_json_dbl(j, "cell_time_s", o->cell_time);
 }
 
+static void bk_row(bench_row *w, const bk_opts *o, unsigned t, int bi, int ni)
+{
+    const bk_cell *c = &bk_cells[t][bi][ni];
+    const bench_transport *tr = o->tr[t];
+    uint32_t len = o->blocks[bi] * o->counts[ni];
+    if (!c->run || (!w->j && (c->na || !c->ok)))
+        return;
+    w->k = (bench_csv_key){.scenario = "blocks", .transport = tr->name, .size = o->blocks[bi],
+                           .n = o->counts[ni], .total = len};
+    bench_json_obj_begin(w->j, NULL);
+    bench_json_str(w->j, "transport", tr->name);
+    bench_json_u64(w->j, "block", o->blocks[bi]);
+    bench_json_u64(w->j, "count", o->counts[ni]);
+    bench_json_u64(w->j, "length", len);
+    bench_json_bool(w->j, "na", c->na);
+    bench_json_bool(w->j, "ok", c->ok);
+    bench_json_u64(w->j, "integrity_errors", c->integrity);
+    bench_json_u64(w->j, "failures", c->failures);
+    bench_json_stats(w->j, "time", &c->st);
+    bench_row_num(w, NULL, "min", (double)c->st.min, "ns");
+    bench_row_num(w, NULL, "p50", (double)c->st.p50, "ns");
+    bench_row_num(w, NULL, "mean", c->st.mean, "ns");
+    bench_row_num(w, "kib_per_s", "kib_per_s", bk_kbs(c, len), "KiB/s");
+    bench_json_dbl(w->j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, tr->baseline));
+    bench_json_dbl(w->j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bench_mdcom_ref(tr)));
+    bench_json_obj_end(w->j);
+}
+
 static void bk_rows(bench_row *w, void *arg)
 {
     const bk_opts *o = arg;
     for (int bi = 0; bi < o->n_blocks; bi++)
         for (int ni = 0; ni < o->n_counts; ni++)
-            for (unsigned t = 0; t < o->n_tr; t++) {
-                const bk_cell *c = &bk_cells[t][bi][ni];
-                uint32_t len = o->blocks[bi] * o->counts[ni];
-                if (!c->run || (!w->j && (c->na || !c->ok)))
-                    continue;
-                w->k = (bench_csv_key){.scenario = "blocks", .transport = o->tr[t]->name,
-                                       .size = o->blocks[bi], .n = o->counts[ni], .total = len};
-                bench_json_obj_begin(w->j, NULL);
-                bench_json_str(w->j, "transport", o->tr[t]->name);
-                bench_json_u64(w->j, "block", o->blocks[bi]);
-                bench_json_u64(w->j, "count", o->counts[ni]);
-                bench_json_u64(w->j, "length", len);
-                bench_json_bool(w->j, "na", c->na);
-                bench_json_bool(w->j, "ok", c->ok);
-                bench_json_u64(w->j, "integrity_errors", c->integrity);
-                bench_json_u64(w->j, "failures", c->failures);
-                bench_json_stats(w->j, "time", &c->st);
-                bench_row_num(w, NULL, "min", (double)c->st.min, "ns");
-                bench_row_num(w, NULL, "p50", (double)c->st.p50, "ns");
-                bench_row_num(w, NULL, "mean", c->st.mean, "ns");
-                bench_row_num(w, "kib_per_s", "kib_per_s", bk_kbs(c, len), "KiB/s");
-                bench_json_dbl(w->j, "p50_ratio_to_baseline", bk_ratio(o, t, bi, ni, o->tr[t]->baseline));
-                bench_json_dbl(w->j, "p50_ratio_to_mdcom", bk_ratio(o, t, bi, ni, bench_mdcom_ref(o->tr[t])));
-                bench_json_obj_end(w->j);
-            }
+            for (unsigned t = 0; t < o->n_tr; t++)
+                bk_row(w, o, t, bi, ni);
 }
 
 static void bk_json(bench_json *j, void *arg)
@@ -388,13 +361,12 @@ static int bk_main(int argc, char **argv)
         return prc;
     memset(bk_cells, 0, sizeof(bk_cells));
     bench_run r = {.cmd = "blocks", .json = o.json, .csv = o.csv, .quick = o.quick,
-                   .json_config = bk_json_config,
-                   .rows = bk_rows, .json_body = bk_json, .arg = &o};
+                   .json_config = bk_json_config, .rows = bk_rows, .json_body = bk_json, .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
-    FILE *out = r.out;
-    fprintf(out, "cells: transaction = 16-byte header + n sub-blocks, answered with the byte count;\n"
-                 "       up to %llu transactions (after 10 untimed) or %.2f s per cell\n",
+    fprintf(r.out,
+            "cells: transaction = 16-byte header + n sub-blocks, answered with the byte count;\n"
+            "       up to %llu transactions (after 10 untimed) or %.2f s per cell\n",
             (unsigned long long)o.iters, o.cell_time);
     char b1[24];
     bench_progress_plan((uint64_t)o.n_blocks * (unsigned)o.n_counts * o.n_tr);
@@ -408,9 +380,9 @@ static int bk_main(int argc, char **argv)
                 r.failures += bk_cells[t][bi][ni].failures;
             }
             bench_progress_end();
-            bk_print(out, &o, bi, ni);
+            bk_print(r.out, &o, bi, ni);
         }
-    fprintf(out, "\n");
+    fprintf(r.out, "\n");
     return bench_run_end(&r, 0, NULL, 0, 0);
 }
 

@@ -8,14 +8,10 @@
  * in place). Method: docs/benchmarks.md, "Method common to all scenarios".
  */
 #include <errno.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "transport.h"
@@ -28,12 +24,8 @@
 uint32_t bench_tr_max_size(const bench_transport *t)
 {
     uint32_t m = t->max_size ? t->max_size : UINT32_MAX;
-    if (t->msg && t->msg->max_msg) {
-        uint32_t v = t->msg->max_msg(t->variant);
-        if (v < m)
-            m = v;
-    }
-    return m;
+    uint32_t v = t->msg && t->msg->max_msg ? t->msg->max_msg(t->variant) : UINT32_MAX;
+    return v < m ? v : m;
 }
 
 void *bench_shared_alloc(size_t len)
@@ -46,13 +38,6 @@ void bench_shared_free(void *p, size_t len)
 {
     if (p)
         munmap(p, len ? len : 1);
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000u, .tv_nsec = (long)(ms % 1000u) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
 }
 
 int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
@@ -74,7 +59,7 @@ int bench_reap(pid_t pid, int64_t timeout_ns, const char *tname)
             }
             return -1;
         }
-        sleep_ms(1);
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL); /* 1 ms; a signal: look again */
     }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
@@ -87,8 +72,7 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
                 int64_t timeout_ns, const char *name)
 {
     int pfd[2];
-    size_t cap = 0, got = 0;
-    char *buf = NULL, tmp[4096];
+    char tmp[4096];
     if (pipe(pfd) != 0)
         return -1;
     fflush(NULL);
@@ -107,6 +91,7 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
         bench_err("%s: fork: %s", name, strerror(errno));
         return -1;
     }
+    FILE *mem = out ? open_memstream(out, len) : NULL; /* NUL-terminated */
     for (ssize_t n; (n = read(pfd[0], tmp, sizeof(tmp))) != 0;) {
         if (n < 0 && errno == EINTR)
             continue;
@@ -116,23 +101,13 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
             fwrite(tmp, 1, (size_t)n, tee);
             fflush(tee);
         }
-        if (out && got + (size_t)n + 1 > cap) {
-            char *nb = realloc(buf, cap = 2 * (got + (size_t)n) + 1);
-            if (!nb)
-                break;
-            buf = nb;
-        }
-        if (out) {
-            memcpy(buf + got, tmp, (size_t)n);
-            got += (size_t)n;
-        }
+        if (mem)
+            fwrite(tmp, 1, (size_t)n, mem);
     }
     close(pfd[0]);
-    if (buf)
-        buf[got] = '\0';
-    if (out) {
-        *out = buf;
-        *len = got;
+    if (mem && fclose(mem) == 0 && *len == 0) { /* the child wrote nothing: NULL */
+        free(*out);
+        *out = NULL;
     }
     if (timeout_ns >= 0)
         return bench_reap(pid, timeout_ns, name);
@@ -165,9 +140,10 @@ static int ses_side(const bench_msg_job *j, void *ctx, int side)
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures)
 {
     const bench_msg_ops *ops = j->t->msg;
+    const char *name = j->t->name;
     unsigned i0 = *integrity, f0 = *failures;
     bench_msg_params p = j->p;
-    p.tname = j->t->name;
+    p.tname = name;
     p.variant = j->t->variant;
     if (!p.name[0])
         bench_unique_name(p.name, sizeof(p.name), "mdb");
@@ -176,18 +152,12 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     if (rc == -EMSGSIZE || rc == -EDQUOT)
         return BENCH_SESSION_NA; /* printed by the transport */
     if (rc != 0) {
-        bench_err("%s: setup failed: %s", j->t->name, strerror(rc < 0 ? -rc : EPROTO));
+        bench_err("%s: setup failed: %s", name, strerror(rc < 0 ? -rc : EPROTO));
         (*failures)++;
         return -1;
     }
     fflush(NULL); /* nothing buffered may be written twice */
     pid_t pid = fork();
-    if (pid < 0) {
-        bench_err("%s: fork: %s", j->t->name, strerror(errno));
-        (*failures)++;
-        ops->teardown(ctx);
-        return -1;
-    }
     if (pid == 0) {
         /* side B serves until side A says stop (a Ctrl-C reaches the whole
          * process group; the parent handles it); every wait of side B has a
@@ -201,18 +171,21 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
         _exit(rc == 0 ? SES_EXIT_OK : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH : SES_EXIT_ERROR);
     }
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
-    rc = ses_side(j, ctx, BENCH_SIDE_A);
-    if (rc == BENCH_RT_MISMATCH)
-        (*integrity)++;
-    else if (rc != 0)
+    if (pid < 0) {
+        bench_err("%s: fork: %s", name, strerror(errno));
         (*failures)++;
-    int code = bench_reap(pid, p.timeout_ns + 1000000000LL, j->t->name);
-    if (code == SES_EXIT_MISMATCH) {
-        bench_err("%s: side B saw an integrity error", j->t->name);
-        (*integrity)++;
-    } else if (code != SES_EXIT_OK) {
-        bench_err("%s: side B failed (exit %d)", j->t->name, code);
-        (*failures)++;
+    } else {
+        rc = ses_side(j, ctx, BENCH_SIDE_A);
+        *integrity += rc == BENCH_RT_MISMATCH;
+        *failures += rc != 0 && rc != BENCH_RT_MISMATCH;
+        int code = bench_reap(pid, p.timeout_ns + 1000000000LL, name);
+        if (code == SES_EXIT_MISMATCH) {
+            bench_err("%s: side B saw an integrity error", name);
+            (*integrity)++;
+        } else if (code != SES_EXIT_OK) {
+            bench_err("%s: side B failed (exit %d)", name, code);
+            (*failures)++;
+        }
     }
     ops->teardown(ctx);
     signal(SIGPIPE, old_pipe);
@@ -223,14 +196,10 @@ bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t
                         uint32_t max_size, uint32_t depth, double timeout_s, bench_side_fn fn_a,
                         bench_side_fn fn_b, void *arg)
 {
-    return (bench_msg_job){.t = t,
-                           .p = {.n_chan = n_chan, .max_size = max_size, .depth = depth,
-                                 .threads = n_chan, .timeout_ns = (int64_t)(timeout_s * 1e9)},
-                           .cpu_a = cpu_a,
-                           .cpu_b = cpu_b,
-                           .fn_a = fn_a,
-                           .fn_b = fn_b,
-                           .arg = arg};
+    bench_msg_params p = {.n_chan = n_chan, .max_size = max_size, .depth = depth,
+                          .threads = n_chan, .timeout_ns = (int64_t)(timeout_s * 1e9)};
+    return (bench_msg_job){.t = t, .p = p, .cpu_a = cpu_a, .cpu_b = cpu_b, .fn_a = fn_a,
+                           .fn_b = fn_b, .arg = arg};
 }
 
 int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
@@ -254,12 +223,12 @@ int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void 
 /* The next message on channel 0: in place (peek) or copied into buf
  * (always copied for one way: the receive returning is its end). */
 static int rt_get(const bench_msg_ops *ops, void *ctx, int side, const bench_rt_side *a,
-                  uint32_t cap, const unsigned char **msg)
+                  const unsigned char **msg)
 {
     if (ops->peek && !a->t1)
         return ops->peek(ctx, side, 0, (const void **)msg);
     *msg = a->buf;
-    return bench_recv(ops, ctx, side, 0, a->buf, cap);
+    return bench_recv(ops, ctx, side, 0, a->buf, a->size < 4 ? 4 : a->size);
 }
 
 static void rt_done(const bench_msg_ops *ops, void *ctx, int side, const bench_rt_side *a)
@@ -268,22 +237,21 @@ static void rt_done(const bench_msg_ops *ops, void *ctx, int side, const bench_r
         ops->release(ctx, side, 0);
 }
 
-/* 1 when a message of n bytes at m carries seq in a message of size bytes */
-static int rt_ok(const bench_msg_ops *ops, const unsigned char *m, int n, uint32_t size, uint32_t seq)
+/* 1 when the n bytes at m are a message of a->size bytes carrying seq */
+static int rt_ok(const bench_msg_ops *ops, const bench_rt_side *a, const unsigned char *m, int n,
+                 uint32_t seq)
 {
-    if ((uint32_t)n != size)
-        return 0;
-    return ops->header_only ? bench_head(m) == seq : bench_check_any(m, size, seq);
+    return (uint32_t)n == a->size &&
+           (ops->header_only ? bench_head(m) == seq : bench_check_any(m, a->size, seq));
 }
 
 int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     bench_rt_side *a = arg;
-    uint32_t cap = a->size < 4 ? 4 : a->size;
     int rc = 0;
-    for (uint32_t last = 0;; last++) {
+    for (uint32_t seq = 1;; seq++) {
         const unsigned char *m;
-        int n = rt_get(ops, ctx, side, a, cap, &m);
+        int n = rt_get(ops, ctx, side, a, &m);
         uint64_t t1 = bench_now_ns();
         if (n < 0)
             return n;
@@ -291,8 +259,7 @@ int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg)
             rt_done(ops, ctx, side, a);
             return 0; /* data never carries this seq */
         }
-        uint32_t seq = last + 1;
-        if (!rt_ok(ops, m, n, a->size, seq)) {
+        if (!rt_ok(ops, a, m, n, seq)) {
             bench_err("round trip, side B: message %u: length %d (expected %u) or stamps wrong",
                       seq, n, a->size);
             rc = BENCH_RT_MISMATCH;
@@ -310,19 +277,20 @@ int bench_rt_serve(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 
 int bench_rt_one(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *a)
 {
-    uint32_t size = a->size, cap = size < 4 ? 4 : size, seq = ++a->seq;
+    uint32_t seq = ++a->seq;
     const unsigned char *m;
-    bench_stamp_any(a->buf, size, seq);
-    int rc = ops->send(ctx, side, 0, a->buf, size);
+    bench_stamp_any(a->buf, a->size, seq);
+    int rc = ops->send(ctx, side, 0, a->buf, a->size);
     if (rc != 0)
         return rc;
-    int n = rt_get(ops, ctx, side, a, cap, &m);
+    int n = rt_get(ops, ctx, side, a, &m);
     if (n < 0)
         return n;
-    rc = (a->t1 ? n == 4 && bench_head(m) == seq : rt_ok(ops, m, n, size, seq)) ? 0
-                                                                                : BENCH_RT_MISMATCH;
-    if (rc)
-        bench_err("round trip: reply to %u: length %d (expected %u) or stamps wrong", seq, n, size);
+    if (a->t1 ? n != 4 || bench_head(m) != seq : !rt_ok(ops, a, m, n, seq)) {
+        bench_err("round trip: reply to %u: length %d (expected %u) or stamps wrong", seq, n,
+                  a->size);
+        rc = BENCH_RT_MISMATCH;
+    }
     rt_done(ops, ctx, side, a);
     return rc;
 }
@@ -337,10 +305,7 @@ int bench_rt_stop(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *
 int bench_rt_side_init(bench_rt_side *a, uint32_t size)
 {
     uint32_t cap = size < 4 ? 4 : size;
-    a->size = size;
-    a->seq = 0;
-    a->t1 = NULL;
-    a->buf = malloc(cap);
+    *a = (bench_rt_side){.size = size, .buf = malloc(cap)};
     if (a->buf)
         memset(a->buf, 0x5a, cap);
     return a->buf ? 0 : -ENOMEM;
@@ -404,8 +369,7 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
     bench_msg_job j = bench_job(t, o->cpu_ping, o->cpu_pong, 1, o->max_size < 4 ? 4 : o->max_size,
                                 8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);
-    if (rc == BENCH_SESSION_NA)
-        r->na = 1;
+    r->na |= rc == BENCH_SESSION_NA;
     if (rc != 0 && rc != BENCH_SESSION_NA)
         bench_err("%s %u B: round trips failed", t->name, o->size);
     free(a.s.buf);
