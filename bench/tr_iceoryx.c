@@ -15,19 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "iceoryx_binding_c/chunk.h"
-#include "iceoryx_binding_c/enums.h"
 #include "iceoryx_binding_c/log.h"
-#include "iceoryx_binding_c/notification_info.h"
 #include "iceoryx_binding_c/publisher.h"
 #include "iceoryx_binding_c/runtime.h"
 #include "iceoryx_binding_c/subscriber.h"
-#include "iceoryx_binding_c/types.h"
 #include "iceoryx_binding_c/wait_set.h"
 
 #include "transport.h"
@@ -45,11 +40,7 @@
 /* Mempools of our RouDi: user payload sizes (IOX_HDR + message, with room
  * for the chunk header) x counts, ~71 MiB of shared memory. Counts of at
  * most IOX_QUEUE keep one size class from overrunning a queue. */
-static const char iox_config[] = "[general]\n"
-                                 "version = 1\n"
-                                 "\n"
-                                 "[[segment]]\n"
-                                 "\n"
+static const char iox_config[] = "[general]\nversion = 1\n\n[[segment]]\n\n"
                                  "[[segment.mempool]]\nsize = 256\ncount = 256\n\n"
                                  "[[segment.mempool]]\nsize = 1088\ncount = 256\n\n"
                                  "[[segment.mempool]]\nsize = 4160\ncount = 256\n\n"
@@ -63,14 +54,8 @@ static const char iox_config[] = "[general]\n"
 
 static pid_t roudi_pid = -1;
 static pid_t roudi_owner = -1; /* the process that started it (forks inherit the atexit) */
-static char roudi_dir[64];
+static char roudi_dir[64], roudi_cfg[96], roudi_log[96];
 static int roudi_state; /* 0 not tried, 1 running + runtime registered, -errno failed */
-
-static void roudi_paths(char *cfg, char *log, size_t len)
-{
-    snprintf(cfg, len, "%s/roudi.toml", roudi_dir);
-    snprintf(log, len, "%s/roudi.log", roudi_dir);
-}
 
 static void roudi_kill(void)
 {
@@ -81,18 +66,6 @@ static void roudi_kill(void)
     roudi_pid = -1;
 }
 
-static void roudi_cleanup_dir(void)
-{
-    if (!roudi_dir[0])
-        return;
-    char cfg[128], log[128];
-    roudi_paths(cfg, log, sizeof(cfg));
-    unlink(cfg);
-    unlink(log);
-    rmdir(roudi_dir);
-    roudi_dir[0] = 0;
-}
-
 /* atexit: registered before the runtime is created, so it runs after the
  * runtime's own exit handler has unregistered this process from RouDi (RouDi
  * would otherwise signal its registered applications when it stops). */
@@ -101,47 +74,41 @@ static void roudi_atexit(void)
     if (getpid() != roudi_owner)
         return; /* a forked child: the daemon is not its to stop */
     roudi_kill();
-    roudi_cleanup_dir();
+    unlink(roudi_cfg);
+    unlink(roudi_log);
+    rmdir(roudi_dir);
 }
 
-static void roudi_log_tail(const char *log)
+/* The lines of RouDi's log that tell why it failed. */
+static void roudi_log_tail(void)
 {
-    FILE *f = fopen(log, "r");
-    if (!f)
-        return;
+    FILE *f = fopen(roudi_log, "r");
     char line[256];
-    while (fgets(line, sizeof(line), f))
+    while (f && fgets(line, sizeof(line), f))
         if (strstr(line, "rror") || strstr(line, "running") || strstr(line, "ailed"))
             bench_err("iceoryx: iox-roudi: %.*s", (int)strcspn(line, "\n"), line);
-    fclose(f);
+    if (f)
+        fclose(f);
 }
 
-static int log_has(const char *log, const char *what)
-{
-    char *text = bench_read_file(log);
-    int found = text && strstr(text, what);
-    free(text);
-    return found;
-}
-
+/* Start RouDi (once) with our config in a fresh directory, wait until it is
+ * ready, and register this process's runtime. 0 or -errno (printed). */
 static int roudi_start(void)
 {
     if (roudi_state)
         return roudi_state > 0 ? 0 : roudi_state;
-    roudi_state = -EIO;
     snprintf(roudi_dir, sizeof(roudi_dir), "/tmp/mdb-iox-XXXXXX");
     if (!mkdtemp(roudi_dir)) {
-        roudi_dir[0] = 0;
         bench_err("iceoryx: mkdtemp: %s", strerror(errno));
         return roudi_state = -errno;
     }
+    snprintf(roudi_cfg, sizeof(roudi_cfg), "%s/roudi.toml", roudi_dir);
+    snprintf(roudi_log, sizeof(roudi_log), "%s/roudi.log", roudi_dir);
     roudi_owner = getpid();
     atexit(roudi_atexit);
-    char cfg[128], log[128];
-    roudi_paths(cfg, log, sizeof(cfg));
-    FILE *f = fopen(cfg, "w");
+    FILE *f = fopen(roudi_cfg, "w");
     if (!f || fputs(iox_config, f) < 0 || fclose(f) != 0) {
-        bench_err("iceoryx: cannot write %s", cfg);
+        bench_err("iceoryx: cannot write %s", roudi_cfg);
         return roudi_state = -EIO;
     }
     fflush(NULL);
@@ -155,39 +122,39 @@ static int roudi_start(void)
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != roudi_owner)
             _exit(127);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fd = open(roudi_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd >= 0) {
             dup2(fd, 1);
             dup2(fd, 2);
         }
         signal(SIGINT, SIG_IGN); /* ^C goes to the benchmark, which stops it */
-        execlp(MDCOM_BENCH_IOX_ROUDI, MDCOM_BENCH_IOX_ROUDI, "-c", cfg, "-l", "warning", "-m",
-               "off", (char *)NULL);
+        execlp(MDCOM_BENCH_IOX_ROUDI, MDCOM_BENCH_IOX_ROUDI, "-c", roudi_cfg, "-l", "warning",
+               "-m", "off", (char *)NULL);
         fprintf(stderr, "exec %s: %s\n", MDCOM_BENCH_IOX_ROUDI, strerror(errno));
         _exit(127);
     }
     roudi_pid = pid;
-    uint64_t deadline = bench_now_ns() + (uint64_t)IOX_START_NS;
-    for (;;) {
-        if (log_has(log, "RouDi is ready"))
+    for (uint64_t deadline = bench_now_ns() + (uint64_t)IOX_START_NS;;) {
+        char *log = bench_read_file(roudi_log);
+        int ready = log && strstr(log, "RouDi is ready"), st;
+        free(log);
+        if (ready)
             break;
-        int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             roudi_pid = -1;
             bench_err("iceoryx: %s exited (status %d) before it was ready; log %s:",
-                      MDCOM_BENCH_IOX_ROUDI, WIFEXITED(st) ? WEXITSTATUS(st) : -1, log);
-            roudi_log_tail(log);
+                      MDCOM_BENCH_IOX_ROUDI, WIFEXITED(st) ? WEXITSTATUS(st) : -1, roudi_log);
+            roudi_log_tail();
             return roudi_state = -ECONNREFUSED;
         }
         if (bench_now_ns() >= deadline) {
             bench_err("iceoryx: %s not ready after %lld s", MDCOM_BENCH_IOX_ROUDI,
                       (long long)(IOX_START_NS / 1000000000LL));
-            roudi_log_tail(log);
+            roudi_log_tail();
             roudi_kill();
             return roudi_state = -ETIMEDOUT;
         }
-        struct timespec ts = {0, 5000000};
-        nanosleep(&ts, NULL);
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
     char name[64];
     snprintf(name, sizeof(name), "mdb-bench-%ld", (long)getpid());
@@ -200,12 +167,14 @@ static int roudi_start(void)
 
 /* ---- transport ---------------------------------------------------------------- */
 
+/* [d][ch]: the direction d (0 A -> B, 1 B -> A) of channel ch; side s waits
+ * in ws[s][ch] for sub[s ^ 1][ch]. */
 struct ictx {
     uint32_t n, max;
     int64_t timeout_ns;
-    iox_pub_storage_t pub_st[2][BENCH_MAX_CHAN]; /* [direction][ch]: 0 A->B, 1 B->A */
+    iox_pub_storage_t pub_st[2][BENCH_MAX_CHAN];
     iox_sub_storage_t sub_st[2][BENCH_MAX_CHAN];
-    iox_ws_storage_t ws_st[2][BENCH_MAX_CHAN]; /* [receiving side][ch]           */
+    iox_ws_storage_t ws_st[2][BENCH_MAX_CHAN];
     iox_pub_t pub[2][BENCH_MAX_CHAN];
     iox_sub_t sub[2][BENCH_MAX_CHAN];
     iox_ws_t ws[2][BENCH_MAX_CHAN];
@@ -240,8 +209,39 @@ static uint32_t i_max_msg(int variant)
     return IOX_MAX_MSG;
 }
 
+/* The ports of channel i, direction d, in the service instance inst: the
+ * publisher, the subscriber and the receiving side's WaitSet. 0 or < 0. */
+static int i_ports(struct ictx *c, const char *inst, uint32_t i, int d)
+{
+    iox_pub_options_t po;
+    iox_sub_options_t so;
+    char ev[16];
+    iox_pub_options_init(&po);
+    po.historyCapacity = 0;
+    po.offerOnCreate = true;
+    po.subscriberTooSlowPolicy = ConsumerTooSlowPolicy_DISCARD_OLDEST_DATA;
+    iox_sub_options_init(&so);
+    so.queueCapacity = IOX_QUEUE;
+    so.historyRequest = 0;
+    so.subscribeOnCreate = true;
+    so.queueFullPolicy = QueueFullPolicy_DISCARD_OLDEST_DATA;
+    snprintf(ev, sizeof(ev), "%c%u", d ? 'b' : 'a', i);
+    c->pub[d][i] = iox_pub_init(&c->pub_st[d][i], "mdb", inst, ev, &po);
+    c->sub[d][i] = iox_sub_init(&c->sub_st[d][i], "mdb", inst, ev, &so);
+    if (!c->pub[d][i] || !c->sub[d][i])
+        return i_fail("creating a publisher/subscriber", ENOMEM);
+    c->ws[d ^ 1][i] = iox_ws_init(&c->ws_st[d ^ 1][i]);
+    if (!c->ws[d ^ 1][i] ||
+        iox_ws_attach_subscriber_state(c->ws[d ^ 1][i], c->sub[d][i], SubscriberState_HAS_DATA, 0,
+                                       NULL) != WaitSetResult_SUCCESS)
+        return i_fail("creating a WaitSet", ENOMEM);
+    return 0;
+}
+
 static int i_setup(void **out, const bench_msg_params *p)
 {
+    static unsigned seq; /* names stay unique within this process */
+    char inst[64];
     if (p->max_size > IOX_MAX_MSG) {
         bench_err("iceoryx: message of %u bytes above the largest chunk pool (%u)", p->max_size,
                   IOX_MAX_MSG);
@@ -256,83 +256,50 @@ static int i_setup(void **out, const bench_msg_params *p)
     c->n = p->n_chan;
     c->max = p->max_size;
     c->timeout_ns = p->timeout_ns;
-    static unsigned seq; /* names stay unique within this process */
-    char inst[64];
     snprintf(inst, sizeof(inst), "%s-%u", p->name, seq++);
-    iox_pub_options_t po;
-    iox_pub_options_init(&po);
-    po.historyCapacity = 0;
-    po.offerOnCreate = true;
-    po.subscriberTooSlowPolicy = ConsumerTooSlowPolicy_DISCARD_OLDEST_DATA;
-    iox_sub_options_t so;
-    iox_sub_options_init(&so);
-    so.queueCapacity = IOX_QUEUE;
-    so.historyRequest = 0;
-    so.subscribeOnCreate = true;
-    so.queueFullPolicy = QueueFullPolicy_DISCARD_OLDEST_DATA;
-    for (uint32_t i = 0; i < c->n; i++) {
-        for (int d = 0; d < 2; d++) {
-            char ev[16];
-            snprintf(ev, sizeof(ev), "%c%u", d ? 'b' : 'a', i);
-            c->pub[d][i] = iox_pub_init(&c->pub_st[d][i], "mdb", inst, ev, &po);
-            c->sub[d][i] = iox_sub_init(&c->sub_st[d][i], "mdb", inst, ev, &so);
-            if (!c->pub[d][i] || !c->sub[d][i]) {
-                i_teardown(c);
-                return i_fail("creating a publisher/subscriber", ENOMEM);
-            }
-        }
-        for (int s = 0; s < 2; s++) {
-            /* side s receives direction s ^ 1 (A receives B->A) */
-            c->ws[s][i] = iox_ws_init(&c->ws_st[s][i]);
-            if (!c->ws[s][i] ||
-                iox_ws_attach_subscriber_state(c->ws[s][i], c->sub[s ^ 1][i], SubscriberState_HAS_DATA,
-                                               0, NULL) != WaitSetResult_SUCCESS) {
-                i_teardown(c);
-                return i_fail("creating a WaitSet", ENOMEM);
-            }
-        }
-    }
+    for (uint32_t k = 0; rc == 0 && k < 2 * c->n; k++)
+        rc = i_ports(c, inst, k / 2, k & 1);
     /* RouDi connects offered publishers and subscribers in its discovery
      * loop: wait until every pair is connected, before anything is sent. */
     uint64_t deadline = bench_now_ns() + (uint64_t)IOX_MATCH_NS;
-    for (uint32_t i = 0; i < c->n; i++)
-        for (int d = 0; d < 2; d++)
-            while (!iox_pub_has_subscribers(c->pub[d][i]) ||
-                   iox_sub_get_subscription_state(c->sub[d][i]) != SubscribeState_SUBSCRIBED) {
-                if (bench_now_ns() >= deadline) {
-                    i_teardown(c);
-                    return i_fail("publisher and subscriber not connected by RouDi", ETIMEDOUT);
-                }
-                struct timespec ts = {0, 1000000};
-                nanosleep(&ts, NULL);
-            }
-    *out = c;
-    return 0;
+    for (uint32_t k = 0; rc == 0 && k < 2 * c->n; k++)
+        while (rc == 0 && (!iox_pub_has_subscribers(c->pub[k & 1][k / 2]) ||
+                           iox_sub_get_subscription_state(c->sub[k & 1][k / 2]) !=
+                               SubscribeState_SUBSCRIBED)) {
+            if (bench_now_ns() >= deadline)
+                rc = i_fail("publisher and subscriber not connected by RouDi", ETIMEDOUT);
+            else
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+    if (rc != 0)
+        i_teardown(c);
+    else
+        *out = c;
+    return rc;
 }
 
+/* Everything is made before fork, and deinited by the parent in teardown. */
 static int i_attach(void *ctx, int side)
 {
     (void)ctx;
-    (void)side; /* everything was created before fork */
+    (void)side;
     return 0;
 }
 
 static void i_detach(void *ctx, int side)
 {
     (void)ctx;
-    (void)side; /* the parent deinits the ports in teardown */
+    (void)side;
 }
 
+/* Side s publishes on the direction s. */
 static int i_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
     struct ictx *c = ctx;
-    if (ch >= c->n || len > c->max)
-        return -EINVAL;
-    iox_pub_t pub = c->pub[side][ch]; /* side A sends A->B (0), B sends B->A (1) */
     void *chunk = NULL;
     uint64_t deadline = 0;
     for (;;) {
-        enum iox_AllocationResult r = iox_pub_loan_chunk(pub, &chunk, IOX_HDR + len);
+        enum iox_AllocationResult r = iox_pub_loan_chunk(c->pub[side][ch], &chunk, IOX_HDR + len);
         if (r == AllocationResult_SUCCESS)
             break;
         if (r != AllocationResult_RUNNING_OUT_OF_CHUNKS) {
@@ -347,19 +314,16 @@ static int i_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t le
             return i_fail("loan (waiting for a free chunk)", ETIMEDOUT);
         sched_yield();
     }
-    unsigned char *p = chunk;
-    memcpy(p, &len, 4);
-    memset(p + 4, 0, 4);
-    memcpy(p + IOX_HDR, buf, len);
-    iox_pub_publish_chunk(pub, chunk);
+    memcpy(chunk, &len, 4);
+    memset((unsigned char *)chunk + 4, 0, 4);
+    memcpy((unsigned char *)chunk + IOX_HDR, buf, len);
+    iox_pub_publish_chunk(c->pub[side][ch], chunk);
     return 0;
 }
 
 static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
     struct ictx *c = ctx;
-    if (ch >= c->n)
-        return -EINVAL;
     iox_sub_t sub = c->sub[side ^ 1][ch];
     uint64_t deadline = 0;
     for (;;) {
@@ -390,11 +354,9 @@ static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
             deadline = now + (uint64_t)c->timeout_ns;
         if (now >= deadline)
             return i_fail("receive", ETIMEDOUT);
-        uint64_t left = deadline - now;
-        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
-                              .tv_nsec = (long)(left % 1000000000u)};
+        uint64_t left = deadline - now, missed = 0;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
         iox_notification_info_t info[1];
-        uint64_t missed = 0;
         iox_ws_timed_wait(c->ws[side][ch], ts, info, 1, &missed);
     }
 }

@@ -21,29 +21,28 @@
 
 #include "transport.h"
 
-enum { K_PIPE = BENCH_K_PIPE, K_STREAM = BENCH_K_STREAM, K_SEQPACKET = BENCH_K_SEQPACKET, K_MQ = BENCH_K_MQ };
-static const char *const k_names[] = {"pipe", "unix-stream", "unix-seqpacket", "mq"};
+#define K_RBUF (64u * 1024u) /* byte streams: the read buffer */
 
-#define K_RBUF (64u * 1024u)
-
+/* One side's ends of a channel. Setup makes both sides' (side d sends on the
+ * direction d: A -> B is 0, B -> A 1); attach closes the other side's, in each
+ * process (mq: none, the queues are shared). */
 struct kep {
-    int rx, tx;               /* descriptors this side uses          */
-    unsigned char *rbuf;      /* byte streams: read buffer           */
+    int rx, tx;          /* a socket: the same descriptor; mq: the queues */
+    unsigned char *rbuf; /* byte streams: [roff, rlen) not read yet */
     uint32_t roff, rlen;
 };
 
 struct kctx {
-    int kind;
-    uint32_t n, max;
+    const char *tname;
+    int kind; /* the variant: BENCH_K_* */
+    uint32_t n;
     int64_t timeout_ns;
-    int fd[BENCH_MAX_CHAN][4]; /* pipe: A->B r,w, B->A r,w; socket: [0] A, [1] B;
-                                  mq: [0] A->B, [1] B->A                 */
     struct kep ep[2][BENCH_MAX_CHAN];
 };
 
 static int k_fail(const struct kctx *c, const char *what, int err)
 {
-    bench_err("%s: %s: %s", k_names[c->kind], what, strerror(err));
+    bench_err("%s: %s: %s", c->tname, what, strerror(err));
     return -err;
 }
 
@@ -56,51 +55,48 @@ static int k_errno(const struct kctx *c, const char *what)
     return k_fail(c, what, errno == EAGAIN || errno == EWOULDBLOCK ? ETIMEDOUT : errno);
 }
 
-static void k_close(int *fd, int kind)
+/* Close what e owns: its sending end (a socket: its end; mq: the queue it
+ * sends on) and, pipes, its reading end. */
+static void k_close(int kind, struct kep *e)
 {
-    if (*fd >= 0) {
-        if (kind == K_MQ)
-            mq_close((mqd_t)*fd);
-        else
-            close(*fd);
-        *fd = -1;
-    }
+    if (e->tx >= 0 && kind == BENCH_K_MQ)
+        mq_close((mqd_t)e->tx);
+    else if (e->tx >= 0)
+        close(e->tx);
+    if (e->rx >= 0 && kind == BENCH_K_PIPE)
+        close(e->rx);
+    e->tx = e->rx = -1;
+}
+
+/* Raise the send buffer of fd to hold max bytes: its size, or -errno. */
+static int sock_bufs(int fd, uint32_t max)
+{
+    int want = (int)(max + 65536u > 0x3fffffffu ? 0x3fffffff : max + 65536u), got = 0;
+    socklen_t l = sizeof(got);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) != 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) != 0)
+        return -errno;
+    return getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &l) != 0 ? -errno : got;
 }
 
 /* Largest message a unix seqpacket socket takes here: its send buffer, raised
  * as far as this process may, minus the kernel's overhead. */
-static uint32_t seqpacket_limit;
-
-static int sock_bufs(int fd, uint32_t max)
-{
-    int want = (int)(max + 65536u > 0x3fffffffu ? 0x3fffffff : max + 65536u);
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) != 0 &&
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) != 0)
-        return -errno;
-    int got = 0;
-    socklen_t l = sizeof(got);
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &l) != 0)
-        return -errno;
-    return got;
-}
-
 static uint32_t seqpacket_max(void)
 {
-    if (seqpacket_limit)
-        return seqpacket_limit;
+    static uint32_t limit;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
-        return 0;
+    if (limit || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+        return limit;
     int got = sock_bufs(sv[0], 64u * 1024u * 1024u);
     close(sv[0]);
     close(sv[1]);
     /* unix datagram-style sockets refuse len > sndbuf - 32 (EMSGSIZE); and
      * a message is one linear socket buffer, which the kernel fails to
      * allocate (ENOBUFS) above 4 MiB (the largest page block) */
-    seqpacket_limit = got > 4096 ? (uint32_t)got - 4096u : 1;
-    if (seqpacket_limit > 4u * 1024u * 1024u)
-        seqpacket_limit = 4u * 1024u * 1024u;
-    return seqpacket_limit;
+    limit = got > 4096 ? (uint32_t)got - 4096u : 1;
+    if (limit > 4u * 1024u * 1024u)
+        limit = 4u * 1024u * 1024u;
+    return limit;
 }
 
 /* A number in /proc/sys/fs/mqueue/<name>, or dflt. */
@@ -117,137 +113,124 @@ static long mq_limit(const char *name, long dflt)
     return v;
 }
 
-static uint32_t mq_max(void)
+static uint32_t k_max(int kind)
 {
-    return (uint32_t)mq_limit("msgsize_max", 8192);
+    if (kind == BENCH_K_SEQPACKET)
+        return seqpacket_max();
+    return kind == BENCH_K_MQ ? (uint32_t)mq_limit("msgsize_max", 8192) : UINT32_MAX;
 }
 
-static void k_timeouts(int fd, int64_t ns)
+static void k_teardown(void *ctx)
 {
-    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000), .tv_usec = (long)(ns % 1000000000) / 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-static void k_teardown(void *ctx);
-static uint32_t k_max(int kind);
-
-/* variant: K_PIPE, K_STREAM, K_SEQPACKET or K_MQ */
-static int k_setup(void **out, const bench_msg_params *p)
-{
-    int kind = p->variant, e = 0;
-    struct kctx *c = calloc(1, sizeof(*c));
-    if (!c)
-        return -ENOMEM;
-    c->kind = kind;
-    c->n = p->n_chan;
-    c->max = p->max_size;
-    c->timeout_ns = p->timeout_ns;
+    struct kctx *c = ctx;
     for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
-        for (int k = 0; k < 4; k++)
-            c->fd[i][k] = -1;
-    *out = c;
-    if ((kind == K_SEQPACKET || kind == K_MQ) && p->max_size > k_max(kind)) {
-        bench_err("%s: message of %u bytes above this machine's limit %u", k_names[kind],
-                  p->max_size, k_max(kind));
-        e = -EMSGSIZE;
-        goto fail;
-    }
-    for (uint32_t i = 0; i < c->n; i++) {
-        int *fd = c->fd[i];
-        if (kind == K_PIPE) {
-            if (pipe2(fd, O_CLOEXEC) != 0 || pipe2(fd + 2, O_CLOEXEC) != 0) {
-                e = k_fail(c, "pipe2", errno);
-                goto fail;
-            }
-            /* writers do not block: a full pipe is waited for with poll */
-            fcntl(fd[1], F_SETFL, O_NONBLOCK);
-            fcntl(fd[3], F_SETFL, O_NONBLOCK);
-        } else if (kind == K_STREAM || kind == K_SEQPACKET) {
-            int type = kind == K_STREAM ? SOCK_STREAM : SOCK_SEQPACKET;
-            if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fd) != 0) {
-                e = k_fail(c, "socketpair", errno);
-                goto fail;
-            }
-            for (int k = 0; k < 2; k++) {
-                k_timeouts(fd[k], p->timeout_ns);
-                if (kind == K_SEQPACKET && sock_bufs(fd[k], p->max_size) < 0) {
-                    e = k_fail(c, "SO_SNDBUF", errno);
-                    goto fail;
-                }
-            }
-        } else {
-            long mm = mq_limit("msg_max", 10);
-            struct mq_attr a;
-            memset(&a, 0, sizeof(a));
-            a.mq_maxmsg = p->depth < 1 ? 1 : p->depth > (uint32_t)mm ? mm : (long)p->depth;
-            a.mq_msgsize = p->max_size ? p->max_size : 1;
-            /* all queues of the user share RLIMIT_MSGQUEUE (819200 B by
-             * default): shorten the queues so that ours fit in half of it */
-            struct rlimit rl;
-            if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-                long per_q = (long)(rl.rlim_cur / 2 / (2u * c->n));
-                long fit = per_q / (a.mq_msgsize + 128);
-                if (fit < 1) {
-                    bench_err("mq: %u queues of %ld-byte messages exceed RLIMIT_MSGQUEUE (%llu B)",
-                              2u * c->n, a.mq_msgsize, (unsigned long long)rl.rlim_cur);
-                    e = -EDQUOT;
-                    goto fail;
-                }
-                if (a.mq_maxmsg > fit)
-                    a.mq_maxmsg = fit;
-            }
-            for (int k = 0; k < 2; k++) {
-                char name[64];
-                snprintf(name, sizeof(name), "/%s-%u%c", p->name, i, k ? 'r' : 'f');
-                mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, &a);
-                if (q == (mqd_t)-1) {
-                    int e0 = errno;
-                    e = k_fail(c, "mq_open", e0);
-                    /* a limit of this machine (queue count / bytes): n/a */
-                    e = e0 == EMFILE || e0 == ENOMEM || e0 == ENOSPC ? -EDQUOT : e;
-                    goto fail;
-                }
-                mq_unlink(name); /* nothing left behind, whatever happens next */
-                fd[k] = (int)q;
-            }
+        for (int s = 0; s < 2; s++) {
+            k_close(c->kind, &c->ep[s][i]);
+            free(c->ep[s][i].rbuf);
         }
+    free(c);
+}
+
+/* The ends of channel i; a: the queues' attributes (mq). 0 or < 0. */
+static int k_open(struct kctx *c, const bench_msg_params *p, uint32_t i, struct mq_attr *a)
+{
+    struct timeval tv = {.tv_sec = (time_t)(p->timeout_ns / 1000000000),
+                         .tv_usec = (long)(p->timeout_ns % 1000000000) / 1000};
+    for (int d = 0; d < 2; d++) {
+        struct kep *s = &c->ep[d][i], *r = &c->ep[d ^ 1][i];
+        int fd[2];
+        if (c->kind == BENCH_K_PIPE) {
+            if (pipe2(fd, O_CLOEXEC) != 0)
+                return k_fail(c, "pipe2", errno);
+            r->rx = fd[0];
+            s->tx = fd[1];
+            /* writers do not block: a full pipe is waited for with poll */
+            fcntl(s->tx, F_SETFL, O_NONBLOCK);
+            continue;
+        }
+        if (c->kind == BENCH_K_MQ) {
+            char name[64];
+            snprintf(name, sizeof(name), "/%s-%u%c", p->name, i, d ? 'r' : 'f');
+            mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600, a);
+            if (q == (mqd_t)-1) {
+                int e = errno, rc = k_fail(c, "mq_open", e);
+                /* a limit of this machine (queue count / bytes): n/a */
+                return e == EMFILE || e == ENOMEM || e == ENOSPC ? -EDQUOT : rc;
+            }
+            mq_unlink(name); /* nothing left behind, whatever happens next */
+            s->tx = r->rx = (int)q;
+            continue;
+        }
+        int seqpacket = c->kind == BENCH_K_SEQPACKET;
+        if (d == 0) {
+            int type = seqpacket ? SOCK_SEQPACKET : SOCK_STREAM;
+            if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fd) != 0)
+                return k_fail(c, "socketpair", errno);
+            s->tx = s->rx = fd[0];
+            r->tx = r->rx = fd[1];
+        }
+        setsockopt(s->tx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(s->tx, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        if (seqpacket && sock_bufs(s->tx, p->max_size) < 0)
+            return k_fail(c, "SO_SNDBUF", errno);
     }
     return 0;
-fail:
-    k_teardown(c);
-    *out = NULL;
-    return e;
+}
+
+/* variant: BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET or BENCH_K_MQ */
+static int k_setup(void **out, const bench_msg_params *p)
+{
+    struct kctx *c = calloc(1, sizeof(*c));
+    struct mq_attr a = {.mq_msgsize = p->max_size ? p->max_size : 1};
+    struct rlimit rl;
+    int e = 0;
+    if (!c)
+        return -ENOMEM;
+    c->tname = p->tname;
+    c->kind = p->variant;
+    c->n = p->n_chan;
+    c->timeout_ns = p->timeout_ns;
+    for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
+        c->ep[0][i].tx = c->ep[0][i].rx = c->ep[1][i].tx = c->ep[1][i].rx = -1;
+    if (p->max_size > k_max(c->kind)) {
+        bench_err("%s: message of %u bytes above this machine's limit %u", c->tname,
+                  p->max_size, k_max(c->kind));
+        e = -EMSGSIZE;
+    } else if (c->kind == BENCH_K_MQ) {
+        long mm = mq_limit("msg_max", 10);
+        a.mq_maxmsg = p->depth < 1 ? 1 : p->depth > (uint32_t)mm ? mm : (long)p->depth;
+        /* all queues of the user share RLIMIT_MSGQUEUE (819200 B by
+         * default): shorten the queues so that ours fit in half of it */
+        if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+            long fit = (long)(rl.rlim_cur / 2 / (2u * c->n)) / (a.mq_msgsize + 128);
+            if (fit < 1) {
+                bench_err("mq: %u queues of %ld-byte messages exceed RLIMIT_MSGQUEUE (%llu B)",
+                          2u * c->n, a.mq_msgsize, (unsigned long long)rl.rlim_cur);
+                e = -EDQUOT;
+            }
+            if (a.mq_maxmsg > fit)
+                a.mq_maxmsg = fit;
+        }
+    }
+    for (uint32_t i = 0; e == 0 && i < c->n; i++)
+        e = k_open(c, p, i, &a);
+    if (e != 0) {
+        k_teardown(c);
+        return e;
+    }
+    *out = c;
+    return 0;
 }
 
 static int k_attach(void *ctx, int side)
 {
     struct kctx *c = ctx;
     for (uint32_t i = 0; i < c->n; i++) {
-        int *fd = c->fd[i];
-        struct kep *e = &c->ep[side][i];
-        memset(e, 0, sizeof(*e));
-        switch (c->kind) {
-        case K_PIPE:
-            e->tx = side == BENCH_SIDE_A ? fd[1] : fd[3];
-            e->rx = side == BENCH_SIDE_A ? fd[2] : fd[0];
-            /* the other side's ends, in this process */
-            k_close(side == BENCH_SIDE_A ? &fd[0] : &fd[2], c->kind);
-            k_close(side == BENCH_SIDE_A ? &fd[3] : &fd[1], c->kind);
-            break;
-        case K_STREAM:
-        case K_SEQPACKET:
-            e->tx = e->rx = fd[side];
-            k_close(&fd[side ^ 1], c->kind);
-            break;
-        default:
-            e->tx = side == BENCH_SIDE_A ? fd[0] : fd[1];
-            e->rx = side == BENCH_SIDE_A ? fd[1] : fd[0];
-            break;
-        }
-        if (c->kind == K_PIPE || c->kind == K_STREAM) {
-            e->rbuf = malloc(K_RBUF);
-            if (!e->rbuf)
+        if (c->kind != BENCH_K_MQ)
+            k_close(c->kind, &c->ep[side ^ 1][i]);
+        if (c->kind == BENCH_K_PIPE || c->kind == BENCH_K_STREAM) {
+            c->ep[side][i].rbuf = malloc(K_RBUF);
+            if (!c->ep[side][i].rbuf)
                 return -ENOMEM;
         }
     }
@@ -263,137 +246,111 @@ static void k_detach(void *ctx, int side)
     }
 }
 
-static void k_teardown(void *ctx)
+/* poll one descriptor until *deadline (0: set to now + the timeout); 0 ready
+ * (or an error the next call reports), else < 0 (printed as `what`) */
+static int k_poll(const struct kctx *c, int fd, short ev, uint64_t *deadline, const char *what)
 {
-    struct kctx *c = ctx;
-    for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
-        for (int k = 0; k < 4; k++)
-            k_close(&c->fd[i][k], c->kind);
-    for (int s = 0; s < 2; s++)
-        for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
-            free(c->ep[s][i].rbuf);
-    free(c);
+    if (!*deadline)
+        *deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
+    for (uint64_t now; (now = bench_now_ns()) < *deadline;) {
+        struct pollfd pf = {.fd = fd, .events = ev, .revents = 0};
+        int r = poll(&pf, 1, (int)((*deadline - now + 999999u) / 1000000u));
+        if (r > 0)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return k_fail(c, what, errno);
+    }
+    return k_fail(c, what, ETIMEDOUT);
 }
 
-/* poll one descriptor; 0 ready, -ETIMEDOUT, -errno */
-static int k_poll(int fd, short ev, uint64_t deadline)
+/* mq: one message sent (0) or received (its length) within the timeout, or < 0 */
+static int k_mq(const struct kctx *c, int q, void *buf, uint32_t len, int tx)
 {
     for (;;) {
-        uint64_t now = bench_now_ns();
-        if (now >= deadline)
-            return -ETIMEDOUT;
-        uint64_t left_ms = (deadline - now + 999999u) / 1000000u;
-        struct pollfd pf = {.fd = fd, .events = ev, .revents = 0};
-        int r = poll(&pf, 1, left_ms > 1000000 ? 1000000 : (int)left_ms);
-        if (r > 0)
-            return 0; /* readable, writable, or an error the next call reports */
-        if (r < 0 && errno != EINTR)
-            return -errno;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = ts.tv_nsec + c->timeout_ns;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        ssize_t n = tx ? mq_timedsend((mqd_t)q, buf, len, 0, &ts)
+                       : mq_timedreceive((mqd_t)q, buf, len, NULL, &ts);
+        if (n >= 0)
+            return (int)n;
+        if (errno != EINTR)
+            return k_fail(c, tx ? "mq_timedsend" : "mq_timedreceive", errno);
     }
 }
 
-static struct timespec k_abs(int64_t ns)
+/* seqpacket: one message sent (0) or received (its length), or < 0 */
+static int k_packet(const struct kctx *c, int fd, void *buf, uint32_t len, int tx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(ns / 1000000000);
-    ts.tv_nsec += (long)(ns % 1000000000);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
+    for (;;) {
+        struct iovec v = {.iov_base = buf, .iov_len = len};
+        struct msghdr mh = {.msg_iov = &v, .msg_iovlen = 1};
+        ssize_t n = tx ? send(fd, buf, len, MSG_NOSIGNAL) : recvmsg(fd, &mh, 0);
+        if (n > 0 && (mh.msg_flags & MSG_TRUNC))
+            return k_fail(c, "recvmsg (message larger than the buffer)", EMSGSIZE);
+        if (n >= 0 && tx)
+            return n == (ssize_t)len ? 0 : k_fail(c, "send (short)", EPROTO);
+        if (n > 0)
+            return (int)n;
+        if (n == 0)
+            return k_fail(c, "recvmsg", EPIPE);
+        int r = k_errno(c, tx ? "send" : "recvmsg");
+        if (r != 0)
+            return r;
     }
-    return ts;
 }
-
-/* ---- send --------------------------------------------------------------------- */
 
 static int k_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t len)
 {
     struct kctx *c = ctx;
     struct kep *e = &c->ep[side][ch];
-    if (c->kind == K_MQ) {
-        for (;;) {
-            struct timespec ts = k_abs(c->timeout_ns);
-            if (mq_timedsend((mqd_t)e->tx, buf, len, 0, &ts) == 0)
-                return 0;
-            if (errno != EINTR)
-                return k_fail(c, "mq_timedsend", errno);
-        }
-    }
-    if (c->kind == K_SEQPACKET) {
-        for (;;) {
-            ssize_t n = send(e->tx, buf, len, MSG_NOSIGNAL);
-            if (n == (ssize_t)len)
-                return 0;
-            if (n >= 0)
-                return k_fail(c, "send (short)", EPROTO);
-            int r = k_errno(c, "send");
-            if (r != 0)
-                return r;
-        }
-    }
+    void *p = (void *)(uintptr_t)buf;
+    if (c->kind == BENCH_K_MQ)
+        return k_mq(c, e->tx, p, len, 1);
+    if (c->kind == BENCH_K_SEQPACKET)
+        return k_packet(c, e->tx, p, len, 1);
     /* byte streams: length + payload in one writev, continued when short */
     uint32_t hdr = len;
-    struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = 4},
-                           {.iov_base = (void *)(uintptr_t)buf, .iov_len = len}};
-    size_t total = 4u + len, done = 0;
     uint64_t deadline = 0;
-    while (done < total) {
-        struct iovec v[2];
-        int nv = 0;
-        if (done < 4) {
-            v[nv].iov_base = (char *)iov[0].iov_base + done;
-            v[nv++].iov_len = 4 - done;
-            v[nv++] = iov[1];
-        } else {
-            v[nv].iov_base = (char *)iov[1].iov_base + (done - 4);
-            v[nv++].iov_len = total - done;
-        }
-        ssize_t n = c->kind == K_STREAM ? sendmsg(e->tx,
-                                                  &(struct msghdr){.msg_iov = v, .msg_iovlen = (size_t)nv},
-                                                  MSG_NOSIGNAL)
-                                        : writev(e->tx, v, nv);
+    for (size_t done = 0; done < 4u + len;) {
+        /* h bytes of the header left, then the payload from off */
+        size_t h = done < 4 ? 4 - done : 0, off = done + h - 4;
+        struct iovec v[2] = {{(char *)&hdr + 4 - h, h}, {(char *)p + off, len - off}};
+        struct msghdr mh = {.msg_iov = h ? v : v + 1, .msg_iovlen = h ? 2 : 1};
+        ssize_t n = c->kind == BENCH_K_STREAM ? sendmsg(e->tx, &mh, MSG_NOSIGNAL)
+                                              : writev(e->tx, mh.msg_iov, (int)mh.msg_iovlen);
         if (n > 0) {
             done += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (c->kind == K_STREAM)
-                return k_fail(c, "sendmsg", ETIMEDOUT);
-            if (!deadline)
-                deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-            int r = k_poll(e->tx, POLLOUT, deadline);
-            if (r != 0)
-                return k_fail(c, "write (waiting for room)", -r);
-            continue;
-        }
-        return k_fail(c, "write", n < 0 ? errno : EPIPE);
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return k_fail(c, "write", n < 0 ? errno : EPIPE);
+        if (c->kind == BENCH_K_STREAM)
+            return k_fail(c, "sendmsg", ETIMEDOUT);
+        int r = k_poll(c, e->tx, POLLOUT, &deadline, "write (waiting for room)");
+        if (r != 0)
+            return r;
     }
     return 0;
 }
 
-/* ---- receive -------------------------------------------------------------------- */
-
 /* one read into p (up to len): > 0 bytes, or < 0 */
-static int k_read(struct kctx *c, struct kep *e, void *p, size_t len, uint64_t *deadline)
+static int k_read(const struct kctx *c, struct kep *e, void *p, size_t len, uint64_t *deadline)
 {
     for (;;) {
-        if (c->kind == K_PIPE) {
-            if (!*deadline)
-                *deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-            int r = k_poll(e->rx, POLLIN, *deadline);
-            if (r != 0)
-                return k_fail(c, "read (waiting)", -r);
-        }
+        int r = c->kind == BENCH_K_PIPE ? k_poll(c, e->rx, POLLIN, deadline, "read (waiting)") : 0;
+        if (r != 0)
+            return r;
         ssize_t n = read(e->rx, p, len);
         if (n > 0)
             return (int)n;
         if (n == 0)
             return k_fail(c, "read", EPIPE); /* the peer is gone */
-        int r = k_errno(c, "read");
-        if (r != 0)
+        if ((r = k_errno(c, "read")) != 0)
             return r;
     }
 }
@@ -402,40 +359,16 @@ static int k_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
     struct kctx *c = ctx;
     struct kep *e = &c->ep[side][ch];
-    if (c->kind == K_MQ) {
-        for (;;) {
-            struct timespec ts = k_abs(c->timeout_ns);
-            ssize_t n = mq_timedreceive((mqd_t)e->rx, buf, cap, NULL, &ts);
-            if (n >= 0)
-                return (int)n;
-            if (errno != EINTR)
-                return k_fail(c, "mq_timedreceive", errno);
-        }
-    }
-    if (c->kind == K_SEQPACKET) {
-        for (;;) {
-            struct iovec v = {.iov_base = buf, .iov_len = cap};
-            struct msghdr mh = {.msg_iov = &v, .msg_iovlen = 1};
-            ssize_t n = recvmsg(e->rx, &mh, 0);
-            if (n > 0 && (mh.msg_flags & MSG_TRUNC))
-                return k_fail(c, "recvmsg (message larger than the buffer)", EMSGSIZE);
-            if (n > 0)
-                return (int)n;
-            if (n == 0)
-                return k_fail(c, "recvmsg", EPIPE);
-            int r = k_errno(c, "recvmsg");
-            if (r != 0)
-                return r;
-        }
-    }
+    if (c->kind == BENCH_K_MQ)
+        return k_mq(c, e->rx, buf, cap, 0);
+    if (c->kind == BENCH_K_SEQPACKET)
+        return k_packet(c, e->rx, buf, cap, 0);
     uint64_t deadline = 0;
     /* the length */
     while (e->rlen - e->roff < 4) {
-        if (e->roff) {
-            memmove(e->rbuf, e->rbuf + e->roff, e->rlen - e->roff);
-            e->rlen -= e->roff;
-            e->roff = 0;
-        }
+        memmove(e->rbuf, e->rbuf + e->roff, e->rlen - e->roff);
+        e->rlen -= e->roff;
+        e->roff = 0;
         int n = k_read(c, e, e->rbuf + e->rlen, K_RBUF - e->rlen, &deadline);
         if (n < 0)
             return n;
@@ -445,9 +378,10 @@ static int k_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     memcpy(&len, e->rbuf + e->roff, 4);
     e->roff += 4;
     if (len > cap) {
-        bench_err("%s: framed length %u exceeds the buffer (%u)", k_names[c->kind], len, cap);
+        bench_err("%s: framed length %u exceeds the buffer (%u)", c->tname, len, cap);
         return -EBADMSG;
     }
+    /* the payload: what the buffer holds, then read in place */
     uint32_t have = e->rlen - e->roff, take = have < len ? have : len;
     memcpy(buf, e->rbuf + e->roff, take);
     e->roff += take;
@@ -460,11 +394,6 @@ static int k_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
         take += (uint32_t)n;
     }
     return (int)len;
-}
-
-static uint32_t k_max(int kind)
-{
-    return kind == K_SEQPACKET ? seqpacket_max() : kind == K_MQ ? mq_max() : UINT32_MAX;
 }
 
 const bench_msg_ops bench_ops_kernel = BENCH_MSG_OPS(k, .recv = k_recv, .max_msg = k_max);
