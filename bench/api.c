@@ -7,7 +7,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +16,30 @@
 #include "mdcom/mdcom.h"
 #include "transport.h"
 
-static const char *const api_names[BENCH_API_NX] = {
-    "alloc", "get", "enqueue", "dequeue", "free", "notify", "wait-poll", "send-64B", "recv-64B",
-    "smem-trylock+unlock"};
-static const char *const api_fns[BENCH_API_NX] = {
-    "mdcom_fifoch_alloc",  "mdcom_fifoch_get",  "mdcom_fifoch_enqueue",
-    "mdcom_fifoch_dequeue", "mdcom_fifoch_free", "mdcom_fifoch_notify",
-    "mdcom_fifoch_wait",   "mdcom_fifoch_send", "mdcom_fifoch_recv",
-    "mdcom_smemch_trylock+mdcom_smemch_unlock"};
+/* in the order of the BENCH_API_ enum; NaN: not in the paper */
+static const bench_api_paper api_calls[BENCH_API_NX] = {
+    {"alloc", "mdcom_fifoch_alloc", 1800, 1778, 61},
+    {"get", "mdcom_fifoch_get", 600, 618, 48},
+    {"enqueue", "mdcom_fifoch_enqueue", 1800, 1806, 68},
+    {"dequeue", "mdcom_fifoch_dequeue", 1900, 1823, 77},
+    {"free", "mdcom_fifoch_free", 700, 669, 28},
+    {"notify", "mdcom_fifoch_notify", 1000, 928, 29},
+    {"wait-poll", "mdcom_fifoch_wait", NAN, NAN, NAN},
+    {"send-64B", "mdcom_fifoch_send", NAN, NAN, NAN},
+    {"recv-64B", "mdcom_fifoch_recv", NAN, NAN, NAN},
+    {"smem-trylock+unlock", "mdcom_smemch_trylock+mdcom_smemch_unlock", NAN, NAN, NAN}};
+
+const bench_api_paper *bench_api_paper_of(const char *call)
+{
+    for (int a = 0; a < BENCH_API_NX; a++)
+        if (strcmp(api_calls[a].call, call) == 0 && !isnan(api_calls[a].mode))
+            return &api_calls[a];
+    return NULL;
+}
 
 /* Set by the callgrind child run that counts the zero-copy calls: send/recv
  * call alloc, enqueue, ... themselves and would add to their counts. */
 static int api_skip_copy;
-
-static uint32_t bench_head_u32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 static int api_fail(const char *call, uint32_t i, int rc)
 {
@@ -45,17 +49,17 @@ static int api_fail(const char *call, uint32_t i, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-/* B calls (i = 0..n-1) of an expression that is 0 on success, timed as a
- * whole into d; a failure ends the run (rc, goto out_term). */
-#define API_BATCH(d, n, what, call)                                                                \
+/* n calls (i = 0..n-1) of API a, an expression that is 0 on success, timed
+ * as a whole into d[a]; a failure ends the run (rc, goto out). */
+#define API_BATCH(a, n, call)                                                                      \
     do {                                                                                           \
         uint64_t t0_ = bench_now_ns();                                                             \
         for (uint32_t i = 0; i < (n); i++)                                                         \
             if ((rc = (call)) != 0) {                                                              \
-                rc = rc == -EBADMSG ? rc : api_fail(what, i, rc);                                  \
-                goto out_term;                                                                     \
+                rc = rc == -EBADMSG ? rc : api_fail(api_calls[a].fn, i, rc);                       \
+                goto out;                                                                          \
             }                                                                                      \
-        (d) = bench_now_ns() - t0_;                                                                \
+        d[a] = bench_now_ns() - t0_;                                                               \
     } while (0)
 
 /* mdcom_fifoch_wait's result: 0 when it says EV_RX. */
@@ -76,8 +80,8 @@ static int api_recv(mdcom_fifoch_t *f, uint32_t i, unsigned *integrity)
 {
     unsigned char m[64];
     int rc = mdcom_fifoch_recv(f, m, sizeof(m), MDCOM_POLL);
-    if (rc == 64 && bench_head_u32(m) != i) {
-        bench_err("api: recv %u returned message %u", i, bench_head_u32(m));
+    if (rc == 64 && bench_head(m) != i) {
+        bench_err("api: recv %u returned message %u", i, bench_head(m));
         (*integrity)++;
         return -EBADMSG;
     }
@@ -93,46 +97,24 @@ static int api_lock(mdcom_smemch_t *sm)
 int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsigned *integrity)
 {
     enum { B = BENCH_API_BATCH };
+    static uint32_t ids[B], ids2[B], lens[B];
+    static void *ptrs[B];
     char region[32], errbuf[200] = "";
     bench_unique_name(region, sizeof(region), "mdb-api");
     mdcom_domain_cfg dom = {.name = "a", .id = 0, .role = MDCOM_ROLE_MASTER};
-    mdcom_channel_cfg chs[2] = {{.name = "api",
-                            .type = MDCOM_CHAN_FIFO,
-                            .block_size = 64,
-                            .block_count = B,
-                            .queue_depth = 0,
-                            .senders = 1u,
-                            .receivers = 1u},
-                           {.name = "apis", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 1u}};
-    mdcom_config cfg = {.region_name = region,
-                        .mode = 0600,
-                        .group = -1,
-                        .domains = &dom,
-                        .n_domains = 1,
-                        .channels = chs,
-                        .n_channels = 2};
-    mdcom_init_opts o;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = errbuf;
-    o.errbuf_len = sizeof(errbuf);
+    mdcom_channel_cfg chs[2] = {
+        {.name = "api", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = B,
+         .senders = 1u, .receivers = 1u},
+        {.name = "apis", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 1u}};
+    mdcom_config cfg = {.region_name = region, .mode = 0600, .group = -1, .domains = &dom,
+                        .n_domains = 1, .channels = chs, .n_channels = 2};
+    mdcom_init_opts o = {.errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
 
-    memset(res, 0, sizeof(bench_api_result) * BENCH_API_NX);
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        res[a].api = api_names[a];
-        res[a].fn = api_fns[a];
-        res[a].instr = NAN;
-    }
-
-    uint64_t nb = (min_calls + B - 1) / B;
-    if (nb == 0)
-        nb = 1;
+    for (int a = 0; a < BENCH_API_NX; a++)
+        res[a] = (bench_api_result){.instr = NAN};
+    uint64_t nb = min_calls ? (min_calls + B - 1) / B : 1;
     uint64_t *bt = calloc(nb * BENCH_API_NX, sizeof(*bt)); /* batch times, [api][batch] */
-    uint32_t *ids = malloc(B * sizeof(*ids));
-    uint32_t *ids2 = malloc(B * sizeof(*ids2));
-    uint32_t *lens = malloc(B * sizeof(*lens));
-    void **ptrs = malloc(B * sizeof(*ptrs));
-    if (!bt || !ids || !ids2 || !lens || !ptrs) {
-        free(bt), free(ids), free(ids2), free(lens), free(ptrs);
+    if (!bt) {
         bench_err("api: out of memory");
         return -ENOMEM;
     }
@@ -147,17 +129,14 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         bench_err_mdcom("api: mdcom_init", rc);
         if (errbuf[0])
             bench_err("  %s", errbuf);
-        goto out_free;
+        goto out;
     }
     rc = mdcom_fifoch_open(m, "api", &f);
+    if (rc == 0)
+        rc = mdcom_smemch_open(m, "apis", &sm);
     if (rc != 0) {
-        bench_err_mdcom("api: mdcom_fifoch_open", rc);
-        goto out_term;
-    }
-    rc = mdcom_smemch_open(m, "apis", &sm);
-    if (rc != 0) {
-        bench_err_mdcom("api: mdcom_smemch_open", rc);
-        goto out_term;
+        bench_err_mdcom(f ? "api: mdcom_smemch_open" : "api: mdcom_fifoch_open", rc);
+        goto out;
     }
 
     /* batch -1 is an untimed warm-up; the batches run in the order of a
@@ -166,18 +145,16 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
     for (int64_t b = -1; b < (int64_t)nb; b++) {
         uint64_t d[BENCH_API_NX];
         uint32_t sz = 0, nc = api_skip_copy ? 0 : B;
-        API_BATCH(d[BENCH_API_ALLOC], B, "mdcom_fifoch_alloc", mdcom_fifoch_alloc(f, &ids[i]));
-        API_BATCH(d[BENCH_API_GET], B, "mdcom_fifoch_get", mdcom_fifoch_get(f, ids[i], &ptrs[i], &sz));
-        API_BATCH(d[BENCH_API_ENQUEUE], B, "mdcom_fifoch_enqueue", mdcom_fifoch_enqueue(f, ids[i], 8));
-        API_BATCH(d[BENCH_API_WAIT_POLL], B, "mdcom_fifoch_wait(EV_RX, POLL)",
-                  api_rx(mdcom_fifoch_wait(f, MDCOM_EV_RX, MDCOM_POLL)));
-        API_BATCH(d[BENCH_API_DEQUEUE], B, "mdcom_fifoch_dequeue",
-                  mdcom_fifoch_dequeue(f, &ids2[i], &lens[i]));
-        API_BATCH(d[BENCH_API_FREE], B, "mdcom_fifoch_free", mdcom_fifoch_free(f, ids2[i]));
-        API_BATCH(d[BENCH_API_NOTIFY], B, "mdcom_fifoch_notify", mdcom_fifoch_notify(f));
-        API_BATCH(d[BENCH_API_SEND64], nc, "mdcom_fifoch_send", api_send(f, msg, i));
-        API_BATCH(d[BENCH_API_RECV64], nc, "mdcom_fifoch_recv", api_recv(f, i, integrity));
-        API_BATCH(d[BENCH_API_SMEM_PAIR], B, "mdcom_smemch_trylock/unlock", api_lock(sm));
+        API_BATCH(BENCH_API_ALLOC, B, mdcom_fifoch_alloc(f, &ids[i]));
+        API_BATCH(BENCH_API_GET, B, mdcom_fifoch_get(f, ids[i], &ptrs[i], &sz));
+        API_BATCH(BENCH_API_ENQUEUE, B, mdcom_fifoch_enqueue(f, ids[i], 8));
+        API_BATCH(BENCH_API_WAIT_POLL, B, api_rx(mdcom_fifoch_wait(f, MDCOM_EV_RX, MDCOM_POLL)));
+        API_BATCH(BENCH_API_DEQUEUE, B, mdcom_fifoch_dequeue(f, &ids2[i], &lens[i]));
+        API_BATCH(BENCH_API_FREE, B, mdcom_fifoch_free(f, ids2[i]));
+        API_BATCH(BENCH_API_NOTIFY, B, mdcom_fifoch_notify(f));
+        API_BATCH(BENCH_API_SEND64, nc, api_send(f, msg, i));
+        API_BATCH(BENCH_API_RECV64, nc, api_recv(f, i, integrity));
+        API_BATCH(BENCH_API_SMEM_PAIR, B, api_lock(sm));
 
         /* integrity: FIFO order, lengths, distinct blocks with addresses */
         for (uint32_t i = 0; i < B; i++) {
@@ -186,22 +163,18 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
                           lens[i], ids[i]);
                 (*integrity)++;
                 rc = -EBADMSG;
-                goto out_term;
+                goto out;
             }
         }
         for (int a = 0; a < BENCH_API_NX && b >= 0; a++)
             bt[(uint64_t)a * nb + (uint64_t)b] = d[a];
     }
-    rc = 0;
     for (int a = 0; a < BENCH_API_NX; a++) {
         uint64_t *v = &bt[(uint64_t)a * nb];
-        uint64_t sum = 0;
-        for (uint64_t b = 0; b < nb; b++)
-            sum += v[b];
         bench_stats st;
         bench_stats_compute(v, nb, &st);
         res[a].calls = nb * B;
-        res[a].mean_ns = (double)sum / (double)(nb * B);
+        res[a].mean_ns = st.mean / B;
         res[a].best_ns = (double)st.min / B;
         res[a].p50_ns = (double)st.p50 / B;
         res[a].stddev_ns = st.stddev / B;
@@ -220,7 +193,7 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         res[a].mode_ns = (double)best_bin / 10.0 + 0.05;
     }
 
-out_term:
+out:
     if (m) {
         int trc = mdcom_term(m);
         if (trc != 0) {
@@ -229,25 +202,11 @@ out_term:
                 rc = trc;
         }
     }
-out_free:
-    free(bt), free(ids), free(ids2), free(lens), free(ptrs);
+    free(bt);
     return rc;
 }
 
 /* ---- instruction counts (callgrind) ------------------------------------------- */
-
-/* The paper's table 4 (seed 003: i.MX7, Cortex-M4 RTOS side). */
-static const bench_api_paper api_paper[] = {{"alloc", 1800, 1778, 61},  {"free", 700, 669, 28},
-                                            {"get", 600, 618, 48},      {"notify", 1000, 928, 29},
-                                            {"enqueue", 1800, 1806, 68}, {"dequeue", 1900, 1823, 77}};
-
-const bench_api_paper *bench_api_paper_of(const char *call)
-{
-    for (unsigned i = 0; i < sizeof(api_paper) / sizeof(api_paper[0]); i++)
-        if (strcmp(api_paper[i].call, call) == 0)
-            return &api_paper[i];
-    return NULL;
-}
 
 /* Inclusive instruction count of function fn in callgrind_annotate output:
  * the leading number ("1,234 (...)  file:fn [obj]") of fn's line. */
@@ -272,68 +231,52 @@ static double api_ir_of(const char *annot, const char *fn)
     return NAN;
 }
 
-/* Run this program under callgrind for `calls` calls of each API and fill
- * res[].instr with instructions per call. 0, or -1 (valgrind missing: res
- * unchanged). */
-static char *api_callgrind_text(uint64_t calls, int skip_copy);
-
-static int api_callgrind(bench_api_result *res, uint64_t calls)
-{
-    char *zc = api_callgrind_text(calls, 1), *all = zc ? api_callgrind_text(calls, 0) : NULL;
-    if (!zc || !all) {
-        free(zc);
-        free(all);
-        return -1;
-    }
-    /* calls made under callgrind: the warm-up batch + the timed ones */
-    uint64_t made = ((calls + BENCH_API_BATCH - 1) / BENCH_API_BATCH + 1) * BENCH_API_BATCH;
-    for (int a = 0; a < BENCH_API_NX; a++) {
-        double v;
-        if (a == BENCH_API_SMEM_PAIR)
-            v = api_ir_of(zc, "mdcom_smemch_trylock") + api_ir_of(zc, "mdcom_smemch_unlock");
-        else if (a == BENCH_API_SEND64 || a == BENCH_API_RECV64)
-            v = api_ir_of(all, res[a].fn);
-        else
-            v = api_ir_of(zc, res[a].fn);
-        res[a].instr = isnan(v) ? NAN : v / (double)made;
-    }
-    free(zc);
-    free(all);
-    return 0;
-}
-
 static int api_sh(void *cmd)
 {
     execl("/bin/sh", "sh", "-c", (const char *)cmd, (char *)NULL);
     _exit(127);
 }
 
-/* callgrind_annotate --inclusive output of a child run, or NULL. */
-static char *api_callgrind_text(uint64_t calls, int skip_copy)
+/* Fill res[].instr with instructions per call from callgrind_annotate
+ * --inclusive output of two runs of this program under callgrind, `calls`
+ * calls each: first without the copy API (send/recv call alloc, enqueue, ...
+ * and would add to their counts), then with it. 0, or -1 (valgrind missing,
+ * or a run failed: res unchanged). */
+static int api_callgrind(bench_api_result *res, uint64_t calls)
 {
-    if (system("command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1") != 0)
-        return NULL;
-    char exe[512];
+    char exe[512], out[64], cmd[1400], *text[2] = {NULL, NULL};
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n <= 0)
-        return NULL;
+        return -1;
     exe[n] = '\0';
-    char out[64], cmd[1400];
     snprintf(out, sizeof(out), "/tmp/mdcom-bench-cg-%ld.out", (long)getpid());
-    snprintf(cmd, sizeof(cmd),
-             "valgrind --tool=callgrind --callgrind-out-file=%s '%s' api --calls %llu --no-instr "
-             "--quiet%s >/dev/null 2>&1 && callgrind_annotate --inclusive=yes --threshold=100 %s "
-             "2>/dev/null",
-             out, exe, (unsigned long long)calls, skip_copy ? " --skip-copy" : "", out);
-    char *text = NULL;
-    size_t len = 0;
-    int st = bench_child(api_sh, cmd, NULL, &text, &len, -1, "callgrind");
-    unlink(out);
-    if (st != 0 || len == 0) {
-        free(text);
-        return NULL;
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof(cmd),
+                 "command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null "
+                 "2>&1 && valgrind --tool=callgrind --callgrind-out-file=%s '%s' api --calls %llu "
+                 "--no-instr --quiet%s >/dev/null 2>&1 && callgrind_annotate --inclusive=yes "
+                 "--threshold=100 %s 2>/dev/null",
+                 out, exe, (unsigned long long)calls, k ? "" : " --skip-copy", out);
+        size_t len = 0;
+        int st = bench_child(api_sh, cmd, NULL, &text[k], &len, -1, "callgrind");
+        unlink(out);
+        if (st != 0 || len == 0) {
+            free(text[0]);
+            free(text[1]);
+            return -1;
+        }
     }
-    return text;
+    /* calls made under callgrind: the warm-up batch + the timed ones */
+    uint64_t made = ((calls + BENCH_API_BATCH - 1) / BENCH_API_BATCH + 1) * BENCH_API_BATCH;
+    for (int a = 0; a < BENCH_API_NX; a++) {
+        const char *t = text[a == BENCH_API_SEND64 || a == BENCH_API_RECV64];
+        double v = a != BENCH_API_SMEM_PAIR ? api_ir_of(t, api_calls[a].fn)
+                   : api_ir_of(t, "mdcom_smemch_trylock") + api_ir_of(t, "mdcom_smemch_unlock");
+        res[a].instr = v / (double)made;
+    }
+    free(text[0]);
+    free(text[1]);
+    return 0;
 }
 
 unsigned bench_api_report(FILE *out, const bench_api_result *r, int n, bench_target *tg)
@@ -343,18 +286,18 @@ unsigned bench_api_report(FILE *out, const bench_api_result *r, int n, bench_tar
     fprintf(out, "%-20s %8s %8s %8s %9s %9s %8s  %s\n", "api", "mode", "mean", "stddev",
             "p50-batch", "best", "instr", "paper M4 mode/mean/sd");
     for (int a = 0; a < n; a++) {
+        const bench_api_paper *c = &api_calls[a];
         char instr[16] = "-", paper[32] = "-";
         if (!isnan(r[a].instr))
             snprintf(instr, sizeof(instr), "%.0f", r[a].instr);
-        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
-        if (pp)
-            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", pp->mode, pp->mean, pp->sd);
-        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %s\n", r[a].api, r[a].mode_ns,
+        if (!isnan(c->mode))
+            snprintf(paper, sizeof(paper), "%.0f/%.0f/%.0f", c->mode, c->mean, c->sd);
+        fprintf(out, "%-20s %8.1f %8.1f %8.2f %9.1f %9.1f %8s  %s\n", c->call, r[a].mode_ns,
                 r[a].mean_ns, r[a].stddev_ns, r[a].p50_ns, r[a].best_ns, instr, paper);
     }
     for (int a = 0; a < BENCH_API_N; a++) {
         bench_target *t = bench_target_new(&tg[a], BENCH_API_TARGET_NS, "ns",
-                                           "api %s mean ns per call", r[a].api);
+                                           "api %s mean ns per call", api_calls[a].call);
         bench_target_eval(t, r[a].mean_ns, 0);
         snprintf(t->detail, sizeof(t->detail), "%.1f ns, %llu calls", r[a].mean_ns,
                  (unsigned long long)r[a].calls);
@@ -385,11 +328,11 @@ static void api_rows(bench_row *w, void *arg)
 {
     const bench_api_result *r = arg;
     for (int a = 0; a < BENCH_API_NX; a++) {
-        const bench_api_paper *pp = bench_api_paper_of(r[a].api);
-        w->k = (bench_csv_key){.scenario = "api", .transport = r[a].api, .n = r[a].calls};
+        const bench_api_paper *c = &api_calls[a];
+        w->k = (bench_csv_key){.scenario = "api", .transport = c->call, .n = r[a].calls};
         bench_json_obj_begin(w->j, NULL);
-        bench_json_str(w->j, "api", r[a].api);
-        bench_json_str(w->j, "function", r[a].fn);
+        bench_json_str(w->j, "api", c->call);
+        bench_json_str(w->j, "function", c->fn);
         bench_json_u64(w->j, "calls", r[a].calls);
         bench_row_num(w, "mean_ns", "mean", r[a].mean_ns, "ns");
         bench_row_num(w, "mode_ns", "mode", r[a].mode_ns, "ns");
@@ -397,9 +340,9 @@ static void api_rows(bench_row *w, void *arg)
         bench_json_dbl(w->j, "p50_batch_ns", r[a].p50_ns);
         bench_json_dbl(w->j, "best_batch_ns", r[a].best_ns);
         bench_row_num(w, "instructions", "instructions", r[a].instr, "instr");
-        bench_json_dbl(w->j, "paper_mode_ns", pp ? pp->mode : NAN);
-        bench_json_dbl(w->j, "paper_mean_ns", pp ? pp->mean : NAN);
-        bench_json_dbl(w->j, "paper_stddev_ns", pp ? pp->sd : NAN);
+        bench_json_dbl(w->j, "paper_mode_ns", c->mode);
+        bench_json_dbl(w->j, "paper_mean_ns", c->mean);
+        bench_json_dbl(w->j, "paper_stddev_ns", c->sd);
         if (a < BENCH_API_N) {
             bench_json_dbl(w->j, "target_ns", BENCH_API_TARGET_NS);
             bench_json_bool(w->j, "met", r[a].mean_ns <= BENCH_API_TARGET_NS);
@@ -422,34 +365,31 @@ static int api_main(int argc, char **argv)
                     .rows = api_rows, .rows_key = "api", .arg = r};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
-    FILE *out = o.quiet ? fopen("/dev/null", "w") : rn.out;
-    if (!out)
+    if (o.quiet && !(rn.out = fopen("/dev/null", "w")))
         return BENCH_EXIT_ERROR;
-    rn.out = out;
+    bench_target tg[BENCH_API_N];
+    unsigned ntg = 0;
     int rc = bench_api_run(o.calls, r, &rn.integrity);
     if (rc != 0) { /* printed; no table */
         rn.failures += !rn.integrity;
         rn.rows = NULL;
-        rc = bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
-        if (o.quiet)
-            fclose(out);
-        return rc;
+    } else {
+        int have_instr = 0;
+        if (!o.no_instr) {
+            bench_progress("api: callgrind run for instruction counts");
+            have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
+            bench_progress_end();
+        }
+        ntg = bench_api_report(rn.out, r, BENCH_API_NX, tg);
+        if (!o.no_instr && !have_instr)
+            fprintf(rn.out, "(instr: valgrind/callgrind not available; install valgrind)\n");
+        else if (have_instr)
+            fprintf(rn.out, "(instr: callgrind, inclusive instructions per call of the "
+                            "library function)\n");
     }
-    int have_instr = 0;
-    if (!o.no_instr) {
-        bench_progress("api: callgrind run for instruction counts");
-        have_instr = api_callgrind(r, 10u * BENCH_API_BATCH) == 0;
-        bench_progress_end();
-    }
-    bench_target tg[BENCH_API_N];
-    unsigned ntg = bench_api_report(out, r, BENCH_API_NX, tg);
-    if (!o.no_instr && !have_instr)
-        fprintf(out, "(instr: valgrind/callgrind not available; install valgrind)\n");
-    else if (have_instr)
-        fprintf(out, "(instr: callgrind, inclusive instructions per call of the library function)\n");
-    rc = bench_run_end(&rn, 0, tg, ntg, o.strict);
+    rc = bench_run_end(&rn, rc ? BENCH_EXIT_ERROR : 0, tg, ntg, o.strict);
     if (o.quiet)
-        fclose(out);
+        fclose(rn.out);
     return rc;
 }
 

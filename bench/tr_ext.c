@@ -9,12 +9,11 @@
  * Statistics are computed here, as for every transport; a program that is
  * not built makes its cells n/a.
  */
-#include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "transport.h"
@@ -107,18 +106,10 @@ int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uin
     char *out;
     size_t len;
     int code = ext_run(t, "stream", args, &out, &len, (int64_t)budget_ns * 2 + 30000000000LL);
-    unsigned long long v[5] = {0};
-    int n = 0;
-    if (out && len) {
-        out[len - 1] = 0;
-        n = sscanf(out, "%llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4]);
-    }
+    int n = out ? sscanf(out, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                         &res->msgs, &res->bytes, &res->wall_ns, &res->lost, &res->corrupt)
+                : 0;
     free(out);
-    res->msgs = v[0];
-    res->bytes = v[1];
-    res->wall_ns = v[2];
-    res->lost = v[3];
-    res->corrupt = v[4];
     if (code == 0 && n == 5)
         return 0;
     bench_err("%s stream %u B: %s exited %d", t->name, size, t->ext, code);

@@ -39,7 +39,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the low half comes fi
 
 struct raw_ctx {
     int futex, yield;
-    uint32_t n, max, nslot;
+    uint32_t max, nslot;
     int64_t timeout_ns;
     void *map;
     size_t map_len, buf_len;
@@ -51,31 +51,30 @@ struct raw_ctx {
     uint32_t taken[2 * BENCH_MAX_CHAN];      /* receiver's own count   */
 };
 
-static long sys_futex(_Atomic uint64_t *word, int op, uint32_t val, const struct timespec *ts)
+/* FUTEX_WAIT at most ns, or FUTEX_WAKE (ns unused) */
+static long sys_futex(_Atomic uint64_t *word, int op, uint32_t val, uint64_t ns)
 {
-    return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
+    return syscall(SYS_futex, (uint32_t *)word, op, val, op == FUTEX_WAIT ? &ts : NULL, NULL, 0);
 }
 
 static int raw_setup(void **out, const bench_msg_params *p)
 {
-    int futex = p->variant;
     struct raw_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->futex = futex;
+    c->futex = p->variant;
     c->yield = p->threads > 1;
-    c->n = p->n_chan;
     c->max = p->max_size;
     c->timeout_ns = p->timeout_ns;
-    c->buf_len = ((size_t)p->max_size + 63) / 64 * 64;
-    if (!c->buf_len)
-        c->buf_len = 64;
-    size_t per_slot = (size_t)2 * c->n * c->buf_len;
+    c->buf_len = p->max_size ? ((size_t)p->max_size + 63) / 64 * 64 : 64;
+    size_t per_slot = (size_t)2 * p->n_chan * c->buf_len;
     /* a power of two (a mask, not a division, on the message path) */
     c->nslot = RAW_SLOTS;
     while (c->nslot > 1 && (c->nslot > p->depth || per_slot * c->nslot > RAW_MAP_BUDGET))
         c->nslot /= 2;
-    size_t hdr = ((size_t)2 * c->n * sizeof(struct raw_box) + RAW_PAGE - 1) / RAW_PAGE * RAW_PAGE;
+    size_t hdr = (2 * p->n_chan * sizeof(struct raw_box) + RAW_PAGE - 1) / RAW_PAGE * RAW_PAGE;
     c->map_len = hdr + per_slot * c->nslot;
     c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (c->map == MAP_FAILED) {
@@ -97,27 +96,19 @@ static int raw_wait(struct raw_ctx *c, _Atomic uint64_t *w, uint32_t old, uint64
     uint64_t cur = atomic_load_explicit(w, memory_order_acquire);
     uint64_t deadline = 0;
     for (unsigned spins = 1; (uint32_t)cur == old; spins++) {
-        if (c->futex) {
-            uint64_t now = bench_now_ns();
-            if (!deadline)
-                deadline = now + (uint64_t)c->timeout_ns;
-            if (now > deadline)
-                return -ETIMEDOUT;
-            uint64_t left = deadline - now;
-            struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
-                                  .tv_nsec = (long)(left % 1000000000u)};
-            sys_futex(w, FUTEX_WAIT, old, &ts);
-        } else {
+        if (!c->futex) {
             bench_relax();
             if (c->yield && (spins & 63u) == 0)
                 sched_yield();
-            if ((spins & 1023u) == 0) {
-                uint64_t now = bench_now_ns();
-                if (!deadline)
-                    deadline = now + (uint64_t)c->timeout_ns;
-                else if (now > deadline)
-                    return -ETIMEDOUT;
-            }
+        }
+        if (c->futex || (spins & 1023u) == 0) {
+            uint64_t now = bench_now_ns();
+            if (!deadline)
+                deadline = now + (uint64_t)c->timeout_ns;
+            else if (now > deadline)
+                return -ETIMEDOUT;
+            if (c->futex)
+                sys_futex(w, FUTEX_WAIT, old, deadline - now);
         }
         /* acquire: as above */
         cur = atomic_load_explicit(w, memory_order_acquire);
@@ -172,7 +163,7 @@ static int raw_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t 
     /* release: the payload is visible before the counter moves */
     atomic_store_explicit(&b->posted, (uint64_t)len << 32 | ++c->posted[i], memory_order_release);
     if (c->futex)
-        sys_futex(&b->posted, FUTEX_WAKE, INT_MAX, NULL);
+        sys_futex(&b->posted, FUTEX_WAKE, INT_MAX, 0);
     return 0;
 }
 
@@ -208,7 +199,7 @@ static void raw_release(void *ctx, int side, uint32_t ch)
     /* seq_cst: see raw_send (and release as above) */
     atomic_store(&b->taken, ++c->taken[i]);
     if (atomic_load(&b->tx_sleeps))
-        sys_futex(&b->taken, FUTEX_WAKE, INT_MAX, NULL);
+        sys_futex(&b->taken, FUTEX_WAKE, INT_MAX, 0);
 }
 
 static void raw_teardown(void *ctx)

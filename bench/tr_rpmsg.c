@@ -44,24 +44,21 @@ static int trp_fail(struct trp_ctx *c, const char *call, int rc)
 /* variant: 1 = sleep on the doorbell */
 static int trp_setup(void **out, const bench_msg_params *p)
 {
-    const char *tname = p->tname;
-    int block = p->variant;
-    struct trp_ctx *c;
     mdcom_rpmsg_layout lay;
-    int rc;
     if (p->max_size > TRP_MAX_PAYLOAD) {
-        bench_err("%s: %u B does not fit one RPMsg message (at most %u B)", tname, p->max_size,
+        bench_err("%s: %u B does not fit one RPMsg message (at most %u B)", p->tname, p->max_size,
                   TRP_MAX_PAYLOAD);
         return -EMSGSIZE;
     }
     if (p->n_chan != 1)
         return -EDQUOT; /* one endpoint pair */
-    c = calloc(1, sizeof(*c));
+    struct trp_ctx *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->tname = tname;
-    c->block = block;
+    c->tname = p->tname;
+    c->block = p->variant;
     c->timeout_ns = p->timeout_ns;
+    c->opts.role = MDCOM_RPMSG_HOST;
     c->opts.geometry.num_bufs = TRP_NUM_BUFS;
     c->opts.geometry.buf_size = (p->max_size + MDCOM_RPMSG_HDR_SIZE + 15u) & ~15u;
     if (c->opts.geometry.buf_size < MDCOM_RPMSG_MIN_BUF_SIZE)
@@ -69,9 +66,9 @@ static int trp_setup(void **out, const bench_msg_params *p)
     c->opts.geometry.vring_align = MDCOM_RPMSG_DEFAULT_ALIGN;
     c->opts.max_endpoints = 2;
     c->opts.max_services = 2;
-    c->opts.spin_ns = block ? MDCOM_NO_SPIN : 0;
+    c->opts.spin_ns = c->block ? MDCOM_NO_SPIN : 0;
     c->opts.attach_timeout_ns = p->timeout_ns;
-    rc = mdcom_rpmsg_layout_compute(&c->opts.geometry, &lay);
+    int rc = mdcom_rpmsg_layout_compute(&c->opts.geometry, &lay);
     if (rc) {
         rc = trp_fail(c, "mdcom_rpmsg_layout_compute", rc);
         free(c);
@@ -79,11 +76,10 @@ static int trp_setup(void **out, const bench_msg_params *p)
     }
     c->area_size = lay.size;
     c->area = mmap(NULL, c->area_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    c->opts.role = MDCOM_RPMSG_HOST;
     c->state_size = mdcom_rpmsg_state_size(&c->opts);
     c->state = aligned_alloc(64, (c->state_size + 63) & ~(size_t)63);
     if (c->area == MAP_FAILED || !c->state) {
-        bench_err("%s: out of memory (%zu B area)", tname, c->area_size);
+        bench_err("%s: out of memory (%zu B area)", c->tname, c->area_size);
         if (c->area != MAP_FAILED)
             munmap(c->area, c->area_size);
         free(c->state);
@@ -121,7 +117,9 @@ static int trp_attach(void *ctx, int side)
     rc = mdcom_rpmsg_init(&c->r, c->state, c->state_size, c->area, c->area_size, &c->opts);
     if (rc)
         return trp_fail(c, "mdcom_rpmsg_init", rc);
-    if (side == BENCH_SIDE_A && (rc = mdcom_rpmsg_wait_service(c->r, "bench", &addr, c->timeout_ns)))
+    if (side == BENCH_SIDE_A)
+        rc = mdcom_rpmsg_wait_service(c->r, "bench", &addr, c->timeout_ns);
+    if (rc)
         return trp_fail(c, "mdcom_rpmsg_wait_service", rc);
     rc = mdcom_rpmsg_ept_create(c->r, &c->ept, "bench", MDCOM_RPMSG_ADDR_ANY, addr, trp_cb, c,
                                 c->timeout_ns);
