@@ -5,18 +5,13 @@
  * blocking round trips; 32 channels served by one thread with a wait set
  * against 32 threads. Method and targets: docs/benchmarks.md, `events`.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,23 +21,24 @@
 
 #define NCH 32u
 #define MSG 64u
-#define STOP 0xffffffffu
 
-/* The round trips' wait paths and the transports that measure them. */
+/* The round trips' wait paths and the transports that measure them; the
+ * names of the two 32-channel servers follow. */
 enum { M_RAW, M_FUTEX, M_SPIN, M_WS, M_FD, N_MODES };
-static const char *const mode_name[N_MODES] = {"raw-futex", "futex", "futex+spin", "waitset",
-                                               "fd-epoll"};
+static const char *const mode_name[N_MODES + 2] = {"raw-futex", "futex", "futex+spin", "waitset",
+                                                   "fd-epoll", "32-threads", "waitset-1"};
 static const char *const mode_tr[N_MODES] = {"raw-futex", "mdcom-copy-block", "mdcom-copy-adaptive",
                                              "mdcom-copy-waitset", "mdcom-copy-fd"};
 
-struct shared {
-    _Atomic uint32_t stop; /* throughput: end */
-    _Atomic uint32_t ready;
-};
-
-/* channel 2i: requests A -> B ("f<i>"), 2i + 1: replies B -> A ("r<i>") */
+/* The 32-channel run: this process's attachment, the config, and the
+ * flags both processes share. */
+static mdcom_t *g_m;
 static bench_mdcfg g_mc;
-static struct shared *g_sh;
+static struct {
+    _Atomic uint32_t stop;  /* the clients end their loops */
+    _Atomic uint32_t ready; /* odd: the servers are up; even: the clients are done */
+} *g_sh;
+static _Atomic uint64_t g_count; /* round trips the server threads answered */
 
 /* Receive one message on ch (blocking): its seq. */
 static int rx(mdcom_fifoch_t *ch, uint32_t *seq)
@@ -57,8 +53,7 @@ static int rx(mdcom_fifoch_t *ch, uint32_t *seq)
 
 static int tx(mdcom_fifoch_t *ch, uint32_t seq)
 {
-    uint8_t buf[MSG];
-    memset(buf, 0, sizeof buf);
+    uint8_t buf[MSG] = {0};
     memcpy(buf, &seq, 4);
     return mdcom_fifoch_send(ch, buf, MSG, MDCOM_FOREVER);
 }
@@ -74,134 +69,106 @@ static void unpin(void)
     sched_setaffinity(0, sizeof all, &all);
 }
 
-/* ---- throughput: 32 client threads (child) ---- */
-struct cl {
-    mdcom_t *m;
-    uint32_t i;
-    int err;
-};
-
-static void *client(void *p)
+/* A client thread (child): round trips on pair i until told to stop;
+ * non-NULL when one failed. */
+static void *client(void *arg)
 {
-    struct cl *c = p;
+    uint32_t i = (uint32_t)(uintptr_t)arg, seq = 0, got;
     mdcom_fifoch_t *q, *a;
-    uint32_t seq = 0, got;
-    mdcom_fifoch_at(c->m, 2 * c->i + 1, &q); /* requests go B -> A (the r channels) */
-    mdcom_fifoch_at(c->m, 2 * c->i, &a);
+    void *err = NULL;
+    mdcom_fifoch_at(g_m, 2 * i + 1, &q); /* requests go B -> A (the r channels) */
+    mdcom_fifoch_at(g_m, 2 * i, &a);
     while (!atomic_load_explicit(&g_sh->stop, memory_order_relaxed)) {
         if (tx(q, ++seq) || rx(a, &got) || got != seq) {
-            bench_err("client %u: round trip %u failed", c->i, seq);
-            c->err = 1;
+            bench_err("client %u: round trip %u failed", i, seq);
+            err = (void *)1;
             break;
         }
     }
-    tx(q, STOP);
-    return NULL;
+    tx(q, BENCH_SEQ_STOP);
+    return err;
 }
 
 /* The client process: 32 client threads, once per server kind. */
 static int child(void)
 {
-    mdcom_t *m;
     mdcom_init_opts o = {.attach_timeout_ns = 10000000000ll};
-    if (mdcom_init(&m, &g_mc.cfg, 1, &o))
+    pthread_t th[NCH];
+    if (mdcom_init(&g_m, &g_mc.cfg, 1, &o))
         return 1;
     unpin();
-    pthread_t th[NCH];
-    struct cl c[NCH];
     for (uint32_t round = 0; round < 2; round++) {
         while (atomic_load(&g_sh->ready) < 2 * round + 1) /* the servers are up */
             usleep(1000);
+        for (uintptr_t i = 0; i < NCH; i++)
+            pthread_create(&th[i], NULL, client, (void *)i);
         for (uint32_t i = 0; i < NCH; i++) {
-            c[i] = (struct cl){m, i, 0};
-            pthread_create(&th[i], NULL, client, &c[i]);
-        }
-        for (uint32_t i = 0; i < NCH; i++) {
-            pthread_join(th[i], NULL);
-            if (c[i].err)
+            void *err;
+            pthread_join(th[i], &err);
+            if (err)
                 return 1;
         }
         atomic_fetch_add(&g_sh->ready, 1);
     }
-    mdcom_term(m);
+    mdcom_term(g_m);
     return 0;
 }
 
-/* ---- throughput servers (parent) ---- */
-struct srv {
-    mdcom_t *m;
-    uint32_t i;
-    _Atomic uint64_t *count;
-};
-
-static void *server1(void *p)
+/* A server thread (parent): answers pair i until its client's STOP. */
+static void *server1(void *arg)
 {
-    struct srv *v = p;
+    uint32_t i = (uint32_t)(uintptr_t)arg, seq;
     mdcom_fifoch_t *q, *a;
-    uint32_t seq;
-    mdcom_fifoch_at(v->m, 2 * v->i + 1, &q);
-    mdcom_fifoch_at(v->m, 2 * v->i, &a);
-    for (;;) {
-        if (rx(q, &seq) || seq == STOP)
-            break;
-        if (tx(a, seq))
-            break;
-        atomic_fetch_add_explicit(v->count, 1, memory_order_relaxed);
-    }
+    mdcom_fifoch_at(g_m, 2 * i + 1, &q);
+    mdcom_fifoch_at(g_m, 2 * i, &a);
+    while (rx(q, &seq) == 0 && seq != BENCH_SEQ_STOP && tx(a, seq) == 0)
+        atomic_fetch_add_explicit(&g_count, 1, memory_order_relaxed);
     return NULL;
 }
 
-static double run_tp(mdcom_t *m, int use_ws, double secs)
+/* Serve the clients with 32 threads or with one thread and a wait set
+ * (use_ws) for secs: round trips / s. */
+static double run_tp(int use_ws, double secs)
 {
-    _Atomic uint64_t count = 0;
-    uint64_t t0, t1, n0, n1;
     pthread_t th[NCH];
-    struct srv v[NCH];
     mdcom_waitset_t *ws = NULL;
     mdcom_fifoch_t *q[NCH], *a[NCH];
-    uint32_t stopped = 0;
     atomic_store(&g_sh->stop, 0);
-    if (!use_ws) {
-        for (uint32_t i = 0; i < NCH; i++) {
-            v[i] = (struct srv){m, i, &count};
-            pthread_create(&th[i], NULL, server1, &v[i]);
-        }
-    } else {
-        mdcom_waitset_create(m, &ws);
-        for (uint32_t i = 0; i < NCH; i++) {
-            mdcom_fifoch_at(m, 2 * i + 1, &q[i]);
-            mdcom_fifoch_at(m, 2 * i, &a[i]);
-            mdcom_waitset_add_fifo(ws, q[i], MDCOM_EV_RX, (void *)(uintptr_t)i);
+    atomic_store(&g_count, 0);
+    if (use_ws)
+        mdcom_waitset_create(g_m, &ws);
+    for (uintptr_t i = 0; i < NCH; i++) {
+        if (!use_ws) {
+            pthread_create(&th[i], NULL, server1, (void *)i);
+        } else {
+            mdcom_fifoch_at(g_m, 2 * i + 1, &q[i]);
+            mdcom_fifoch_at(g_m, 2 * i, &a[i]);
+            mdcom_waitset_add_fifo(ws, q[i], MDCOM_EV_RX, (void *)i);
         }
     }
     atomic_fetch_add(&g_sh->ready, 1); /* clients go */
-    t0 = bench_now_ns();
-    n0 = 0;
-    t1 = t0;
-    n1 = 0;
+    uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(secs * 1e9), t1 = t0, n1 = 0;
     if (!use_ws) {
-        uint64_t end = t0 + (uint64_t)(secs * 1e9);
         while (bench_now_ns() < end)
             usleep(5000);
-        n1 = atomic_load(&count);
+        n1 = atomic_load(&g_count);
         t1 = bench_now_ns();
         atomic_store(&g_sh->stop, 1);
         for (uint32_t i = 0; i < NCH; i++)
             pthread_join(th[i], NULL);
     } else {
-        uint64_t end = t0 + (uint64_t)(secs * 1e9), served = 0;
+        uint64_t served = 0;
         mdcom_event ev[NCH];
-        while (stopped < NCH) {
+        for (uint32_t stopped = 0; stopped < NCH;) {
             int r = mdcom_waitset_wait(ws, ev, NCH, 1000000000ll);
             if (r < 0)
                 break;
             for (int k = 0; k < r; k++) {
                 uint32_t i = (uint32_t)(uintptr_t)ev[k].user, seq;
                 uint8_t buf[MSG];
-                int n;
-                while ((n = mdcom_fifoch_recv(q[i], buf, MSG, MDCOM_POLL)) >= 4) {
+                while (mdcom_fifoch_recv(q[i], buf, MSG, MDCOM_POLL) >= 4) {
                     memcpy(&seq, buf, 4);
-                    if (seq == STOP) {
+                    if (seq == BENCH_SEQ_STOP) {
                         stopped++;
                         break;
                     }
@@ -219,7 +186,7 @@ static double run_tp(mdcom_t *m, int use_ws, double secs)
     }
     while (atomic_load(&g_sh->ready) % 2 == 1) /* the client process finished the round */
         usleep(1000);
-    return (double)(n1 - n0) / ((double)(t1 - t0) / 1e9);
+    return (double)n1 / ((double)(t1 - t0) / 1e9);
 }
 
 typedef struct ev_opts {
@@ -243,13 +210,10 @@ static void ev_rows(bench_row *w, void *arg)
 {
     const ev_opts *o = arg;
     for (int md = 0; md < N_MODES + 2; md++) {
-        const char *name = md < N_MODES    ? mode_name[md]
-                           : md == N_MODES ? "32-threads"
-                                           : "waitset-1";
-        w->k = (bench_csv_key){.scenario = "events", .transport = name, .size = MSG,
+        w->k = (bench_csv_key){.scenario = "events", .transport = mode_name[md], .size = MSG,
                                .mode = md < N_MODES ? "rtt" : "throughput"};
         bench_json_obj_begin(w->j, NULL);
-        bench_json_str(w->j, "path", name);
+        bench_json_str(w->j, "path", mode_name[md]);
         if (md < N_MODES) {
             bench_row_num(w, "p50_us", "p50", o->p50[md], "us");
             bench_row_num(w, "p99_us", "p99", o->p99[md], "us");
@@ -263,7 +227,6 @@ static void ev_rows(bench_row *w, void *arg)
 static int events_main(int argc, char **argv)
 {
     ev_opts eo = {0};
-    double *p50 = eo.p50, *p99 = eo.p99, *tp = eo.tp;
     int st = 0;
     int prc = bench_parsed(bench_opts_parse("events", ev_opts_tab, &eo, argc, argv),
                            &bench_cmd_events);
@@ -293,18 +256,16 @@ static int events_main(int argc, char **argv)
         rn.integrity += r.integrity;
         rn.failures += r.failures;
         bench_stats_compute(lat, n, &ls);
-        p50[md] = (double)ls.p50 / 1000.0;
-        p99[md] = (double)ls.p99 / 1000.0;
+        eo.p50[md] = (double)ls.p50 / 1000.0;
+        eo.p99[md] = (double)ls.p99 / 1000.0;
     }
     free(lat);
     /* 32 channels: this process serves, a child runs the clients */
     char region[32];
-    mdcom_t *m = NULL;
-    mdcom_init_opts o = {.attach_timeout_ns = 0};
     bench_unique_name(region, sizeof(region), "mdevb");
     bench_mdcfg_fill(&g_mc, region, NCH, MDCOM_CHAN_FIFO, MSG, 4);
-    g_sh = mmap(NULL, sizeof *g_sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (g_sh == MAP_FAILED || mdcom_init(&m, &g_mc.cfg, 0, &o) != 0) {
+    g_sh = bench_shared_alloc(sizeof *g_sh);
+    if (!g_sh || mdcom_init(&g_m, &g_mc.cfg, 0, NULL) != 0) {
         bench_err("events: no region for the 32-channel run");
         return bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
     }
@@ -316,32 +277,32 @@ static int events_main(int argc, char **argv)
         _exit(child());
     if (pid > 0) {
         unpin();
-        tp[0] = run_tp(m, 0, secs);
-        tp[1] = run_tp(m, 1, secs);
+        eo.tp[0] = run_tp(0, secs);
+        eo.tp[1] = run_tp(1, secs);
         waitpid(pid, &st, 0);
     }
-    mdcom_term(m);
+    mdcom_term(g_m);
     fprintf(rn.out, "%-12s %10s %10s %12s\n", "path", "p50 us", "p99 us", "p50/futex");
     for (int md = 0; md < N_MODES; md++)
-        fprintf(rn.out, "%-12s %10.2f %10.2f %12.2f\n", mode_name[md], p50[md], p99[md],
-                p50[md] / p50[M_FUTEX]);
+        fprintf(rn.out, "%-12s %10.2f %10.2f %12.2f\n", mode_name[md], eo.p50[md], eo.p99[md],
+                eo.p50[md] / eo.p50[M_FUTEX]);
     fprintf(rn.out,
             "32 channels, blocking round trips/s: 32 threads %.0f, 1 thread + wait set %.0f\n",
-            tp[0], tp[1]);
+            eo.tp[0], eo.tp[1]);
     if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
         bench_err("peer process failed");
         rn.failures++;
     }
     bench_target tg[2];
     bench_target_new(&tg[0], 1.3, NULL, "fd-epoll p50 / futex p50");
-    bench_target_eval(&tg[0], p50[M_FD] / p50[M_FUTEX], 0);
+    bench_target_eval(&tg[0], eo.p50[M_FD] / eo.p50[M_FUTEX], 0);
+    snprintf(tg[0].detail, sizeof(tg[0].detail), "%.2f us / %.2f us", eo.p50[M_FD],
+             eo.p50[M_FUTEX]);
     bench_target_new(&tg[1], 0.8, NULL, "32 channels: wait set / 32 threads round trips/s");
-    bench_target_eval(&tg[1], tp[1] / tp[0], 1);
-    snprintf(tg[0].detail, sizeof(tg[0].detail), "%.2f us / %.2f us", p50[M_FD], p50[M_FUTEX]);
-    snprintf(tg[1].detail, sizeof(tg[1].detail), "%.0f / %.0f", tp[1], tp[0]);
+    bench_target_eval(&tg[1], eo.tp[1] / eo.tp[0], 1);
+    snprintf(tg[1].detail, sizeof(tg[1].detail), "%.0f / %.0f", eo.tp[1], eo.tp[0]);
     return bench_run_end(&rn, 0, tg, 2, 0);
 }
-
 
 BENCH_CMD(events, "events", "pollable fd and wait set vs futex path", events_main,
           .opts = ev_opts_tab,

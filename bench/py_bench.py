@@ -1,20 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""py_bench.py - Python <-> Python benchmarks of the mdcom package, side by
-side with PyPI iceoryx2's Python package (same machine, same run), when it is
-importable:
+"""py_bench.py - Python <-> Python benchmarks of the mdcom package, side by side with
+PyPI iceoryx2's Python package (same run) when it is importable:
 
-  pingpong 64 B   round trip between two Python processes, p50 / p99 in us
-                  mdcom: Fifo.send / Fifo.recv (blocking: adaptive spin, then
-                  futex); iceoryx2: publisher.send_copy / subscriber.receive
-                  polled in a loop (its Python API has no blocking receive
-                  without a WaitSet)
-  zero-copy 1 MiB one-way stream of 1 MiB blocks, GB/s: the sender loans,
-                  writes 16 bytes (a sequence number at each end), sends; the
-                  receiver checks them through a memoryview and frees
+  pingpong 64 B   round trip between two processes, p50 / p99 in us; mdcom blocking
+                  (Fifo.send / Fifo.recv: adaptive spin, then futex) and polled
+                  (try_recv); iceoryx2: send_copy / receive polled (its Python API has
+                  no blocking receive without a WaitSet)
+  zero-copy 1 MiB one-way stream, GB/s: the sender loans a block, writes a sequence
+                  number at each end, sends; the receiver checks them and frees
 
-Targets: mdcom 64 B p50 <= iceoryx2's; mdcom 1 MiB >= 5 GB/s. Printed as
-ratios. Usage: MDCOM_LIB=build/default/libmdcom.so PYTHONPATH=bindings/python \\
+Targets: mdcom poll 64 B p50 <= iceoryx2's; mdcom 1 MiB >= 5 GB/s. Usage:
+  MDCOM_LIB=build/default/libmdcom.so PYTHONPATH=bindings/python \\
   python3 bench/py_bench.py [--iters N] [--blocks N] [--quick] [--json FILE]
 `mdcom-bench suite` runs it (--json DIR/python.json) and reports its rows.
 """
@@ -40,6 +37,11 @@ def toml_file(tag: str) -> pathlib.Path:
     return p
 
 
+def peer(role: str, *args: str, **kw) -> subprocess.Popen:
+    """This script in another process, as the peer `role`."""
+    return subprocess.Popen([sys.executable, __file__, "--role", role, *args], **kw)
+
+
 # ---------------------------------------------------------------- mdcom ---
 def mdcom_pong(toml: str, iters: int, poll: bool = False) -> None:
     import mdcom
@@ -58,13 +60,12 @@ def mdcom_ping(iters: int, poll: bool = False) -> list[float]:
     import mdcom
     toml = toml_file("p")
     with mdcom.System(toml, "a") as s:
-        p = subprocess.Popen([sys.executable, __file__, "--role",
-                              "mdcom-pong-poll" if poll else "mdcom-pong", "--toml", str(toml),
-                              "--iters", str(iters)])
+        p = peer("mdcom-pong-poll" if poll else "mdcom-pong", "--toml", str(toml),
+                 "--iters", str(iters))
         a2b, b2a = s.fifo("a2b"), s.fifo("b2a")
         msg = bytes(64)
         lat = []
-        for i in range(iters):
+        for _ in range(iters):
             t = time.perf_counter_ns()
             a2b.send(msg, timeout=10)
             if poll:
@@ -86,7 +87,8 @@ def mdcom_zc_rx(toml: str, n: int) -> None:
         for i in range(n):
             b = big.dequeue(timeout=10)
             v = b.data
-            if int.from_bytes(v[0:8], "little") != i or int.from_bytes(v[MiB - 8:MiB], "little") != i:
+            if (int.from_bytes(v[0:8], "little") != i
+                    or int.from_bytes(v[MiB - 8:MiB], "little") != i):
                 sys.exit(f"block {i}: bad sequence numbers")
             big.free(b)
         ack.send(b"d", timeout=10)
@@ -96,8 +98,7 @@ def mdcom_zc(n: int) -> float:
     import mdcom
     toml = toml_file("z")
     with mdcom.System(toml, "a") as s:
-        p = subprocess.Popen([sys.executable, __file__, "--role", "mdcom-zc-rx", "--toml", str(toml),
-                              "--iters", str(n)])
+        p = peer("mdcom-zc-rx", "--toml", str(toml), "--iters", str(n))
         big, ack = s.fifo("big"), s.fifo("bigack")
         ack.recv(timeout=10)
         t = time.perf_counter()
@@ -125,16 +126,17 @@ class Msg(ctypes.Structure):
     _fields_ = [("data", ctypes.c_uint8 * 64)]
 
 
-def iox_node():
+def iox_services(tag: str):
+    """The node and the services mdb/<tag>/ping and mdb/<tag>/pong."""
     import iceoryx2 as iox2
     iox2.set_log_level_from_env_or(iox2.LogLevel.Error)
-    return iox2, iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+    node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+    return node, *(node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/{d}"))
+                   .publish_subscribe(Msg).open_or_create() for d in ("ping", "pong"))
 
 
 def iox_pong(tag: str, iters: int) -> None:
-    iox2, node = iox_node()
-    ping = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/ping")).publish_subscribe(Msg).open_or_create()
-    pong = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/pong")).publish_subscribe(Msg).open_or_create()
+    node, ping, pong = iox_services(tag)
     sub = ping.subscriber_builder().create()
     pub = pong.publisher_builder().create()
     print("ready", flush=True)
@@ -148,19 +150,16 @@ def iox_pong(tag: str, iters: int) -> None:
 
 
 def iox_ping(iters: int) -> list[float]:
-    iox2, node = iox_node()
     tag = f"p{os.getpid()}"
-    ping = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/ping")).publish_subscribe(Msg).open_or_create()
-    pong = node.service_builder(iox2.ServiceName.new(f"mdb/{tag}/pong")).publish_subscribe(Msg).open_or_create()
+    node, ping, pong = iox_services(tag)
     pub = ping.publisher_builder().create()
     sub = pong.subscriber_builder().create()
-    p = subprocess.Popen([sys.executable, __file__, "--role", "iox-pong", "--tag", tag, "--iters",
-                          str(iters)], stdout=subprocess.PIPE, text=True)
+    p = peer("iox-pong", "--tag", tag, "--iters", str(iters), stdout=subprocess.PIPE, text=True)
     assert p.stdout is not None and p.stdout.readline().strip() == "ready"
     time.sleep(0.2)  # the subscriber is connected
     m = Msg()
     lat = []
-    for i in range(iters):
+    for _ in range(iters):
         t = time.perf_counter_ns()
         pub.send_copy(m)
         while (smp := sub.receive()) is None:
@@ -197,31 +196,30 @@ def main() -> int:
         have_iox = False
     print(f"mdcom-bench python: {a.iters} round trips, {a.blocks} blocks of 1 MiB "
           f"(Python {sys.version.split()[0]})", flush=True)
-
     rows, targets = [], []
 
     def lat_row(name, lat):
         p50, p99 = statistics.median(lat), statistics.quantiles(lat, n=100)[98]
         print(f"  {name:<26} p50 {p50:.2f} us  p99 {p99:.2f} us", flush=True)
-        rows.append({"name": name, "kind": "rtt", "size": 64, "p50_us": p50, "p99_us": p99, "n": len(lat)})
+        rows.append({"name": name, "kind": "rtt", "size": 64, "p50_us": p50, "p99_us": p99,
+                     "n": len(lat)})
         return p50
 
-    def rate_row(name, gbps):
-        print(f"  {name:<26} {gbps:.1f} GB/s", flush=True)
-        rows.append({"name": name, "kind": "stream", "size": MiB, "gb_per_s": gbps})
-        return gbps
+    def target(name, value, limit, met):
+        targets.append({"name": "python: " + name, "value": value, "limit": limit,
+                        "state": "MET" if met else "MISSED"})
 
     lat_row("mdcom pingpong 64 B block", mdcom_ping(a.iters))
     m50 = lat_row("mdcom pingpong 64 B poll", mdcom_ping(a.iters, poll=True))
     i50 = lat_row("iceoryx2 pingpong 64 B", iox_ping(a.iters)) if have_iox else None
-    mz = rate_row("mdcom zero-copy 1 MiB", mdcom_zc(a.blocks))
+    mz = mdcom_zc(a.blocks)
+    print(f"  {'mdcom zero-copy 1 MiB':<26} {mz:.1f} GB/s", flush=True)
+    rows.append({"name": "mdcom zero-copy 1 MiB", "kind": "stream", "size": MiB, "gb_per_s": mz})
     if i50 is not None:
-        targets.append({"name": "python: mdcom poll p50 64 B / iceoryx2 p50 64 B", "value": m50 / i50,
-                        "limit": 1.0, "state": "MET" if m50 <= i50 else "MISSED"})
+        target("mdcom poll p50 64 B / iceoryx2 p50 64 B", m50 / i50, 1.0, m50 <= i50)
     else:
         print("  iceoryx2 (PyPI) not importable: no peer rows")
-    targets.append({"name": "python: mdcom zero-copy 1 MiB GB/s", "value": mz, "limit": 5.0,
-                    "state": "MET" if mz >= 5 else "MISSED"})
+    target("mdcom zero-copy 1 MiB GB/s", mz, 5.0, mz >= 5)
     for t in targets:
         print(f"  target {t['name']}: {t['value']:.2f} (limit {t['limit']:g}) {t['state']}")
     if a.json:

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "mdcfg.h"
-#include "mdcom/mdcom.h"
 #include "transport.h"
 
 #define RP_MAX_DEPTHS 8
@@ -83,9 +82,7 @@ static void rp_child(bench_mdreg *reg, uint32_t depth, int wfd, int64_t timeout_
 static int rp_calls(mdcom_t *m, uint32_t k, int live, bench_stats *st)
 {
     uint64_t *s = malloc((size_t)k * sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    int rc = 0;
+    int rc = s ? 0 : -ENOMEM;
     for (uint32_t i = 0; i < k && rc == 0; i++) {
         uint64_t t0 = bench_now_ns();
         int n = mdcom_sense_process(m, 1);
@@ -103,45 +100,40 @@ static int rp_calls(mdcom_t *m, uint32_t k, int live, bench_stats *st)
 /* One kill at depth c->depth. 0, or -1 (printed). */
 static int rp_once(const rp_opts *o, rp_cell *c, int first)
 {
-    int64_t tmo = (int64_t)(o->timeout_s * 1e9);
     static bench_mdreg reg; /* outlives the attachments */
     char name[32];
+    mdcom_fifoch_t *rx;
+    int pfd[2] = {-1, -1}, ret = -1;
+    pid_t pid = -1;
     bench_unique_name(name, sizeof(name), "mdbr");
     bench_mdcfg_fill(&reg.mc, name, 1, MDCOM_CHAN_FIFO, RP_MSG, c->depth);
-    mdcom_fifoch_t *rx;
     if (bench_mdreg_attach(&reg, BENCH_SIDE_A, 0, "reap (survivor)") != 0)
         return -1;
     mdcom_t *m = reg.master;
-    int rc = mdcom_fifoch_open(m, reg.mc.names[1], &rx), pfd[2] = {-1, -1};
-    if (rc != 0 || pipe(pfd) != 0) {
+    if (mdcom_fifoch_open(m, reg.mc.names[1], &rx) != 0 || pipe(pfd) != 0) {
         bench_err("reap: open/pipe failed");
-        bench_mdreg_detach(&reg, BENCH_SIDE_A, "reap (survivor)");
-        return -1;
+        goto out;
     }
     fflush(NULL);
-    pid_t pid = fork();
+    pid = fork();
     if (pid == 0) {
         close(pfd[0]);
         signal(SIGINT, SIG_IGN);
-        rp_child(&reg, c->depth, pfd[1], tmo);
+        rp_child(&reg, c->depth, pfd[1], (int64_t)(o->timeout_s * 1e9));
     }
     close(pfd[1]);
-    int ret = -1;
     char ch = 0;
     struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
-    if (pid < 0 || poll(&pf, 1, (int)(o->timeout_s * 1000) + 10000) != 1 || read(pfd[0], &ch, 1) != 1 ||
-        ch != 'F') {
+    if (pid < 0 || poll(&pf, 1, (int)(o->timeout_s * 1000) + 10000) != 1 ||
+        read(pfd[0], &ch, 1) != 1 || ch != 'F') {
         bench_err("reap: the sender did not fill its channel");
-        if (pid > 0)
-            kill(pid, SIGKILL);
         goto out;
     }
     bench_stats before, after;
     if (rp_calls(m, o->calls, 1, &before) != 0)
         goto out;
     kill(pid, SIGKILL);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
     }
     pid = -1;
     uint64_t t0 = bench_now_ns();
@@ -160,10 +152,8 @@ static int rp_once(const rp_opts *o, rp_cell *c, int first)
     /* every message the dead sender queued arrives, in order, then nothing */
     unsigned char buf[RP_MSG];
     uint32_t got = 0;
-    for (;;) {
-        int len = mdcom_fifoch_recv(rx, buf, sizeof(buf), MDCOM_POLL);
-        if (len < 0)
-            break;
+    int len;
+    while ((len = mdcom_fifoch_recv(rx, buf, sizeof(buf), MDCOM_POLL)) >= 0) {
         if ((uint32_t)len != RP_MSG || !bench_check_any(buf, RP_MSG, got + 1)) {
             bench_err("reap: message %u: length %d or stamps wrong", got + 1, len);
             break;
@@ -180,7 +170,8 @@ out:
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
     }
-    close(pfd[0]);
+    if (pfd[0] >= 0)
+        close(pfd[0]);
     bench_mdreg_detach(&reg, BENCH_SIDE_A, "reap (survivor)");
     return ret;
 }
@@ -247,8 +238,7 @@ static int rp_main(int argc, char **argv)
     if (!o.calls)
         o.calls = o.quick ? 100 : 1000;
     bench_run rn = {.cmd = "reap", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_config = rp_json_config,
-                    .rows = rp_rows, .arg = &o};
+                    .json_config = rp_json_config, .rows = rp_rows, .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     bench_progress_plan((uint64_t)o.n_depths * o.reps);
@@ -272,10 +262,11 @@ static int rp_main(int argc, char **argv)
     bench_progress_end();
 
     char b1[24], b2[24], b3[24];
-    fprintf(rn.out, "\n== reap: the survivor's mdcom_sense_process after a sender with N messages "
-                    "queued was killed (SIGKILL) ==\n"
-                    "%-8s %5s %12s %12s %12s %15s  %s\n",
-            "queued", "kills", "reap (p50)", "alive (p50)", "after (p50)", "ratio alv/aft", "received");
+    fprintf(rn.out,
+            "\n== reap: the survivor's mdcom_sense_process after a sender with N messages "
+            "queued was killed (SIGKILL) ==\n%-8s %5s %12s %12s %12s %15s  %s\n",
+            "queued", "kills", "reap (p50)", "alive (p50)", "after (p50)", "ratio alv/aft",
+            "received");
     for (int d = 0; d < o.n_depths; d++) {
         const rp_cell *c = &rp_cells[d];
         fprintf(rn.out, "%-8u %5u %12s %12s %12s %6.2fx /%6.2fx  %llu of %llu%s\n", c->depth,
@@ -285,9 +276,10 @@ static int rp_main(int argc, char **argv)
                 rp_ratio(c, &c->after), (unsigned long long)c->received,
                 (unsigned long long)c->expected, c->ok ? ", in order" : "  <- ERROR");
     }
-    fprintf(rn.out, "reap: one call per kill; alive / after: %u calls with the sender alive / after "
-                    "it was reaped\n(alive includes probing the live sender's pid); ratio = reap / "
-                    "alive, reap / after.\n",
+    fprintf(rn.out,
+            "reap: one call per kill; alive / after: %u calls with the sender alive / after "
+            "it was reaped\n(alive includes probing the live sender's pid); ratio = reap / "
+            "alive, reap / after.\n",
             o.calls);
     return bench_run_end(&rn, 0, NULL, 0, 0);
 }
