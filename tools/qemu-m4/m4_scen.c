@@ -19,6 +19,13 @@
 #include "mdcom_m4_cfg.h"
 
 #define REPLY_NS 5000000000ll /* per reply */
+/* Doorbell round trips start with the firmware asleep in WFI: this long
+ * (untimed) before each request, many times the firmware's way from its
+ * reply to WFI. Back to back, the next request would sometimes find it
+ * still awake (no ring, no interrupt: a polled round trip in the doorbell
+ * row), as often as each transport's firmware path after its reply is long,
+ * and the row would compare that instead of the doorbell's wake-up. */
+#define DOORBELL_GAP_NS 200000l
 
 double m4_now_ns(void)
 {
@@ -143,6 +150,15 @@ static void set_mode(m4_link *l, uint32_t mode)
     mdcom_fifoch_set_spin(l->bulk, s);
     mdcom_fifoch_set_spin(l->ack, s);
     mdcom_fifoch_set_spin(l->rsp, s);
+}
+
+/* Before a timed doorbell request: let the firmware reach WFI (DOORBELL_GAP_NS). */
+static void doorbell_gap(uint32_t mode)
+{
+    struct timespec ts = {0, DOORBELL_GAP_NS};
+    if (mode == FW_MODE_DOORBELL)
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
 }
 
 /* A block: a message (rx: dequeue, -EAGAIN while none) or a free one
@@ -290,6 +306,7 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
         uint32_t id, len, mlen = echo_fill(buf, i, plen);
         void *p;
         double t0, t3;
+        doorbell_gap(mode);
         t0 = m4_now_ns();
         if ((r = tx_block(l->ein, mode, &id, &p)) != 0)
             return r;
@@ -405,8 +422,10 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         return r;
     for (i = 0; i < n; i++) {
         uint32_t sent = 0, id, len, first = 1, ackv = 0;
-        double t0 = m4_now_ns();
+        double t0;
         void *p;
+        doorbell_gap(mode);
+        t0 = m4_now_ns();
         while (first || sent < bytes) {
             uint32_t clen;
             if ((r = tx_block(l->bulk, mode, &id, &p)) != 0)
@@ -596,6 +615,7 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
         double t0, end;
         uint32_t want = c.got + 1, mlen = ba ? 0 : echo_fill(buf, i, payload - sizeof(fw_echo_hdr));
         c.seq = i;
+        doorbell_gap(mode);
         c.t0 = t0 = m4_now_ns();
         end = t0 + (double)REPLY_NS;
         if (ba) {
@@ -780,6 +800,7 @@ int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
         uint32_t want = c->got + 1, mlen = echo_fill(buf, i, bytes - sizeof(fw_echo_hdr));
         double t0, end;
         c->seq = i;
+        doorbell_gap(mode);
         c->t0 = t0 = m4_now_ns();
         end = t0 + (double)REPLY_NS;
         r = mdcom_rpmsg_send(o->ept, buf, mlen, REPLY_NS);
