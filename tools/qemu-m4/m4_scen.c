@@ -19,13 +19,16 @@
 #include "mdcom_m4_cfg.h"
 
 #define REPLY_NS 5000000000ll /* per reply */
-/* Doorbell round trips start with the firmware asleep in WFI: this long
- * (untimed) before each request, many times the firmware's way from its
- * reply to WFI. Back to back, the next request would sometimes find it
- * still awake (no ring, no interrupt: a polled round trip in the doorbell
- * row), as often as each transport's firmware path after its reply is long,
- * and the row would compare that instead of the doorbell's wake-up. */
-#define DOORBELL_GAP_NS 200000l
+/* Doorbell round trips start with everything asleep: this long (untimed)
+ * before each request. Back to back, the next request would sometimes find
+ * the firmware still awake (no ring, no interrupt: a polled round trip in
+ * the doorbell row), as often as each transport's firmware path after its
+ * reply is long. And the host's threads of the chain (QEMU's main loop and
+ * vCPU, this process) wake faster after a short idle than after a long one
+ * (the hypervisor's halt polling, ~200 us): a transport that rings once more
+ * after its reply (RPMsg's returned buffer) would otherwise start its next
+ * round trip from a shorter idle. 1 ms puts every transport past both. */
+#define DOORBELL_GAP_NS 1000000l
 
 double m4_now_ns(void)
 {
