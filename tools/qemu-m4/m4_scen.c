@@ -25,9 +25,10 @@
  * the doorbell row), as often as each transport's firmware path after its
  * reply is long. And the host's threads of the chain (QEMU's main loop and
  * vCPU, this process) wake faster after a short idle than after a long one
- * (the hypervisor's halt polling, ~200 us): a transport that rings once more
- * after its reply (RPMsg's returned buffer) would otherwise start its next
- * round trip from a shorter idle. 1 ms puts every transport past both. */
+ * (most likely the hypervisor's halt polling, ~200 us): a transport that
+ * rings once more after its reply (RPMsg's returned buffer) would otherwise
+ * start its next round trip from a shorter idle. 1 ms puts every transport
+ * past both. */
 #define DOORBELL_GAP_NS 1000000l
 
 double m4_now_ns(void)
