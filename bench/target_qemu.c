@@ -255,6 +255,7 @@ static int qm_link_up(qm_ctx *c, m4_link *l)
         c->failures++;
         return BENCH_EXIT_ERROR;
     }
+    l->doorbell_gap_ns = M4_DOORBELL_GAP_NS; /* doorbell rows: the wake-up, every time */
     printf("QEMU mps2-an386 up, firmware %s READY and attached in %.1f ms (region %s)\n", c->fw,
            (m4_now_ns() - t0) / 1e6, l->q.region_path);
     r = m4_cmd(l, FW_OP_PING, FW_MODE_POLL, 0, 0);
@@ -446,6 +447,7 @@ static void qm_oa_begin(qm_ctx *c, int icount_shift)
         printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
     else
         c->oa = &oa;
+    oa.doorbell_gap_ns = M4_DOORBELL_GAP_NS;
 }
 
 static void qm_oa_end(qm_ctx *c)

@@ -19,17 +19,6 @@
 #include "mdcom_m4_cfg.h"
 
 #define REPLY_NS 5000000000ll /* per reply */
-/* Doorbell round trips start with everything asleep: this long (untimed)
- * before each request. Back to back, the next request would sometimes find
- * the firmware still awake (no ring, no interrupt: a polled round trip in
- * the doorbell row), as often as each transport's firmware path after its
- * reply is long. And the host's threads of the chain (QEMU's main loop and
- * vCPU, this process) wake faster after a short idle than after a long one
- * (most likely the hypervisor's halt polling, ~200 us): a transport that
- * rings once more after its reply (RPMsg's returned buffer) would otherwise
- * start its next round trip from a shorter idle. 1 ms puts every transport
- * past both. */
-#define DOORBELL_GAP_NS 1000000l
 
 double m4_now_ns(void)
 {
@@ -156,11 +145,11 @@ static void set_mode(m4_link *l, uint32_t mode)
     mdcom_fifoch_set_spin(l->rsp, s);
 }
 
-/* Before a timed doorbell request: let the firmware reach WFI (DOORBELL_GAP_NS). */
-static void doorbell_gap(uint32_t mode)
+/* Before a timed doorbell request: the link's doorbell_gap_ns (m4_scen.h), untimed. */
+static void doorbell_gap(uint32_t mode, int64_t ns)
 {
-    struct timespec ts = {0, DOORBELL_GAP_NS};
-    if (mode == FW_MODE_DOORBELL)
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    if (mode == FW_MODE_DOORBELL && ns > 0)
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
 }
@@ -310,7 +299,7 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
         uint32_t id, len, mlen = echo_fill(buf, i, plen);
         void *p;
         double t0, t3;
-        doorbell_gap(mode);
+        doorbell_gap(mode, l->doorbell_gap_ns);
         t0 = m4_now_ns();
         if ((r = tx_block(l->ein, mode, &id, &p)) != 0)
             return r;
@@ -428,7 +417,7 @@ int m4_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t chunk, uint32_t
         uint32_t sent = 0, id, len, first = 1, ackv = 0;
         double t0;
         void *p;
-        doorbell_gap(mode);
+        doorbell_gap(mode, l->doorbell_gap_ns);
         t0 = m4_now_ns();
         while (first || sent < bytes) {
             uint32_t clen;
@@ -619,7 +608,7 @@ static int rpmsg_run(m4_link *l, uint32_t n, uint32_t mode, uint32_t payload, m4
         double t0, end;
         uint32_t want = c.got + 1, mlen = ba ? 0 : echo_fill(buf, i, payload - sizeof(fw_echo_hdr));
         c.seq = i;
-        doorbell_gap(mode);
+        doorbell_gap(mode, l->doorbell_gap_ns);
         c.t0 = t0 = m4_now_ns();
         end = t0 + (double)REPLY_NS;
         if (ba) {
@@ -804,7 +793,7 @@ int m4_oa_echo(m4_oa *o, uint32_t n, uint32_t mode, uint32_t bytes, m4_times *t)
         uint32_t want = c->got + 1, mlen = echo_fill(buf, i, bytes - sizeof(fw_echo_hdr));
         double t0, end;
         c->seq = i;
-        doorbell_gap(mode);
+        doorbell_gap(mode, o->doorbell_gap_ns);
         c->t0 = t0 = m4_now_ns();
         end = t0 + (double)REPLY_NS;
         r = mdcom_rpmsg_send(o->ept, buf, mlen, REPLY_NS);

@@ -20,9 +20,23 @@
 extern "C" {
 #endif
 
+/* What a benchmark puts in doorbell_gap_ns (m4_link, m4_oa): doorbell round trips
+ * then start with everything asleep, this long (untimed) before each request.
+ * Back to back, the next request sometimes finds the firmware still awake (no
+ * ring, no interrupt: a polled round trip in a doorbell row), as often as each
+ * transport's firmware path after its reply is long. And the host's threads of
+ * the chain (QEMU's main loop and vCPU, the Linux process) wake faster after a
+ * short idle than after a long one (most likely the hypervisor's halt polling,
+ * ~200 us): a transport that rings once more after its reply (RPMsg's returned
+ * buffer) would otherwise start its next round trip from a shorter idle. 1 ms
+ * puts every transport past both. Tests keep 0: back-to-back rings are what
+ * they exercise. */
+#define M4_DOORBELL_GAP_NS 1000000ll
+
 typedef struct m4_link {
     mdcom_qemu q;
     mdcom_uart_doorbell *db;
+    int64_t doorbell_gap_ns; /* doorbell echoes / block-acks: untimed wait before each (0) */
     mdcom_t *m;
     mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack;
     mdcom_smemch_t *state, *rpmsg, *raw;
@@ -117,6 +131,7 @@ int m4_rpmsg_blockack(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, m4_
 typedef struct m4_oa {
     mdcom_qemu q;
     mdcom_uart_doorbell *db;
+    int64_t doorbell_gap_ns; /* doorbell echoes: untimed wait before each (0) */
     uint8_t *mem; /* the whole region file, mapped */
     void *state;
     mdcom_rpmsg_bind bind;
