@@ -15,16 +15,11 @@
 
 namespace {
 
-int attach(mdcom_t **m, uint32_t dom, const mdcom_layout_table *t, std::string *msg)
-{
-    return aot_attach(m, dom, t, msg);
-}
-
 TEST(AotCore, RefusesAConfigWithoutATable)
 {
     mdcom_t *m = nullptr;
     std::string msg;
-    EXPECT_EQ(attach(&m, AOT_DOM_HOST, nullptr, &msg), -EINVAL);
+    EXPECT_EQ(aot_attach(&m, AOT_DOM_HOST, nullptr, &msg), -EINVAL);
     EXPECT_EQ(m, nullptr);
     EXPECT_NE(msg.find("MDCOM_RUNTIME_LAYOUT=OFF"), std::string::npos) << msg;
     EXPECT_NE(msg.find("opts.layout"), std::string::npos) << msg;
@@ -34,8 +29,8 @@ TEST(AotCore, AttachesWithTheTable)
 {
     mdcom_t *host = nullptr, *fw = nullptr;
     std::string msg;
-    ASSERT_EQ(attach(&host, AOT_DOM_HOST, &aot_layout, &msg), 0) << msg;
-    ASSERT_EQ(attach(&fw, AOT_DOM_FW, &aot_layout, &msg), 0) << msg;
+    ASSERT_EQ(aot_attach(&host, AOT_DOM_HOST, &aot_layout, &msg), 0) << msg;
+    ASSERT_EQ(aot_attach(&fw, AOT_DOM_FW, &aot_layout, &msg), 0) << msg;
     mdcom_fifoch_t *tx, *rx;
     ASSERT_EQ(mdcom_fifoch_open(fw, "up", &tx), 0);
     ASSERT_EQ(mdcom_fifoch_open(host, "up", &rx), 0);
