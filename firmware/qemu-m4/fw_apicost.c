@@ -19,13 +19,16 @@
  * of them, minus the same count for the empty measurement (the two SysTick
  * reads): mode / mean / stddev / min / max.
  * (SysTick free running, no interrupt, so nothing lands inside a sample.)
- * Output lines:  "apicost <call> mode <m> mean <x.y> sd <s.t> ..."
+ * Output lines:  "apicost <call> mode <m> mean <x.y> sd <s.t> ..."; the
+ * calls floor_alloc / _free / _enqueue / _dequeue are the reference floor of
+ * lean_floor.c (not mdcom), measured the same way.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "board.h"
 #include "cortexm.h"
+#include "lean_floor.h"
 #include "mdcom/mdcom.h"
 #include "mdcom_m4_layout.h"
 
@@ -262,6 +265,26 @@ int main(void)
     {
         mdcom_fifo_state st;
         MEASURE("sense_fifoch", (void)0, mdcom_sense_fifoch(tm, &st), (void)0);
+    }
+    /* The reference floor (lean_floor.c, not mdcom): the same four calls,
+     * setups and teardowns on a minimal SPSC pool + ring; tx produces (and
+     * frees its own blocks in the alloc / free rows), rx consumes. Out-of-line
+     * calls into their own translation unit, as mdcom's into the library. */
+    {
+        static lf_shared area; /* static RAM, no malloc */
+        lf_chan tx, rx;
+        lf_format(&area);
+        check("floor open", lf_open(&tx, &area, 1u));
+        check("floor open", lf_open(&rx, &area, 2u));
+        MEASURE("floor_alloc", (void)0, lf_alloc(&tx, &id), check("floor free", lf_free(&tx, id)));
+        MEASURE("floor_free", check("floor alloc", lf_alloc(&tx, &id)), lf_free(&tx, id), (void)0);
+        MEASURE("floor_enqueue", check("floor alloc", lf_alloc(&tx, &id)), lf_enqueue(&tx, id, 16),
+                (check("floor dequeue", lf_dequeue(&rx, &id, &len)),
+                 check("floor free", lf_free(&rx, id))));
+        MEASURE("floor_dequeue",
+                (check("floor alloc", lf_alloc(&tx, &id)),
+                 check("floor enqueue", lf_enqueue(&tx, id, 16))),
+                lf_dequeue(&rx, &id, &len), check("floor free", lf_free(&rx, id)));
     }
     mdcom_term(m);
     return 0;
