@@ -808,8 +808,8 @@ static int qm_api(qm_ctx *c)
     printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     if (floors)
-        printf("floor: a minimal single-producer/single-consumer pool + ring with the same\n"
-               " checks, no recovery (firmware/qemu-m4/lean_floor.c), same harness; its mode\n");
+        printf("(floor: the mode of a minimal single-producer/single-consumer pool + ring with\n"
+               " the same checks and no recovery, firmware/qemu-m4/lean_floor.c, same harness)\n");
     qm_sizes(c);
     qm_echo_cost(c);
     return 0;
