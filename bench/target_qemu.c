@@ -63,19 +63,31 @@ typedef struct qm_api_row {
 } qm_api_row;
 #define QM_API_MAX 32
 
-/* The API-cost image's "apicost <call> mode M mean X sd S min A max B n N"
- * lines. Count, or -1 when the firmware reported an error ("apicost: ..."). */
-static int qm_parse_apicost(const char *log, qm_api_row *rows, int max)
+/* Run the API-cost image fw under -icount shift=0 (machine NULL: mps2-an386) and parse its
+ * "apicost <call> mode M mean X sd S min A max B n N" lines into rows: their count, 0 when it
+ * failed, -1 when it reported an error ("apicost: ..."). Its console text goes to *log (or is
+ * freed when log is NULL). */
+static int qm_apicost(const char *machine, const char *region, const char *fw, int timeout_s,
+                      qm_api_row *rows, char **log, int *status)
 {
+    char *text = qemu_console(machine, region, fw, NULL, 0, timeout_s, status);
     int n = 0;
-    for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    for (const char *l = *status ? NULL : text; l && *l;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         qm_api_row *r = &rows[n];
-        if (strncmp(l, "apicost: ", 9) == 0)
-            return -1;
-        if (n < max && sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u", r->call,
-                              &r->mode, &r->mean, &r->sd, &r->min, &r->max, &r->n) == 7)
+        if (strncmp(l, "apicost: ", 9) == 0) {
+            n = -1;
+            break;
+        }
+        if (n < QM_API_MAX && sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u",
+                                     r->call, &r->mode, &r->mean, &r->sd, &r->min, &r->max,
+                                     &r->n) == 7)
             n++;
     }
+    if (log)
+        *log = text;
+    else
+        free(text);
     return n;
 }
 
@@ -227,20 +239,19 @@ static int qm_check(qm_ctx *c, const char *what, int r)
     return r;
 }
 
-/* ns as us with 2 decimals, in one of 8 buffers used in turn (for one printf). */
-static const char *qm_us(double ns)
-{
-    static char buf[8][16];
-    static unsigned i;
-    char *b = buf[i++ % 8];
-    snprintf(b, sizeof(buf[0]), "%.2f", ns / 1e3);
-    return b;
-}
-
 /* p50 of a / p50 of b */
 static double qm_ratio(const bench_stats *a, const bench_stats *b)
 {
     return (double)a->p50 / (double)(b->p50 ? b->p50 : 1);
+}
+
+/* " v" with prec decimals in a field of width w (suffix sfx inside it), or " na" when !ok */
+static void qm_cell(int ok, int w, int prec, double v, const char *sfx, const char *na)
+{
+    if (ok)
+        printf(" %*.*f%s", w - (int)strlen(sfx), prec, v, sfx);
+    else
+        printf(" %*s", w, na);
 }
 
 static int qm_link_up(qm_ctx *c, m4_link *l)
@@ -270,10 +281,10 @@ static int qm_link_up(qm_ctx *c, m4_link *l)
 
 /* ---- round trips, block-ack transactions ---------------------------------------------------- */
 
-/* What qm_rt_go measures: the echoes (12-byte header + payload, the same on both transports;
- * equal work: the firmware copies each message once into its reply and checks nothing, this
- * side checks seq + CRC of each reply after taking its time; the raw spin echo: one word each
- * way, polling only), then the block-ack transactions of the block table. */
+/* The echoes (12-byte header + payload, the same on both transports; equal work: the firmware
+ * copies each message once into its reply and checks nothing, this side checks seq + CRC of
+ * each reply after taking its time; the raw spin echo: one word each way, polling only), then
+ * the block-ack transactions of the block table. */
 enum { QM_FIFO, QM_RPMSG, QM_OA, QM_RAW, QM_BLK32K, QM_BLK512, QM_RPMSG_BLK };
 static const char *const qm_tr[] = {"MDCOM FIFO",     "RPMsg",          "OpenAMP RPMsg",
                                     "raw spin",       "FIFO 32K block", "FIFO 512 B msgs",
@@ -286,32 +297,42 @@ typedef struct qm_rt {
     bench_stats st;
 } qm_rt;
 
+/* n operations of row with the firmware's work arg (0: one copy, FW_ARG_STAMP, FW_ARG_COST):
+ * their times to t, one-way samples to ow (either may be NULL). As m4_echo_arg; -ENOENT
+ * without the OpenAMP image. */
+static int qm_op(qm_ctx *c, m4_link *l, const qm_rt *row, uint32_t n, uint32_t arg, m4_times *t,
+                 m4_ow *ow)
+{
+    int tr = row->tr;
+    uint32_t mode = row->mode, bytes = row->bytes;
+    if (tr == QM_OA)
+        return c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
+    if (tr == QM_RAW)
+        return m4_raw_echo(l, n, arg, t, ow);
+    if (tr == QM_RPMSG)
+        return m4_rpmsg_echo_arg(l, n, mode, bytes, arg, t, ow);
+    if (tr == QM_FIFO)
+        return m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), arg, t, ow, NULL);
+    if (tr == QM_RPMSG_BLK)
+        return m4_rpmsg_blockack(l, n, bytes, mode, t);
+    return m4_blockack(l, n, bytes, tr == QM_BLK32K ? 32768u : 512u, mode, t);
+}
+
 /* n operations of row, their times appended to t. 0, or what qm_check counted (-ENOENT
  * without the OpenAMP image: its column says n/a). */
 static int qm_rt_go(qm_ctx *c, m4_link *l, const qm_rt *row, uint32_t n, m4_times *t)
 {
     char what[80];
     int r, tr = row->tr;
-    uint32_t mode = row->mode, bytes = row->bytes;
     if (c->broken)
         return -ESHUTDOWN;
     if (tr >= QM_BLK32K)
-        snprintf(what, sizeof(what), "block-ack %s, %u B", qm_tr[tr], bytes);
+        snprintf(what, sizeof(what), "block-ack %s, %u B", qm_tr[tr], row->bytes);
     else
-        snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr[tr], QM_MODE(mode), bytes);
+        snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr[tr], QM_MODE(row->mode),
+                 row->bytes);
     bench_progress("%s x %u", what, n);
-    if (tr == QM_OA)
-        r = c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
-    else if (tr == QM_RAW)
-        r = m4_raw_echo(l, n, 0, t, NULL);
-    else if (tr == QM_RPMSG)
-        r = m4_rpmsg_echo_arg(l, n, mode, bytes, 0, t, NULL);
-    else if (tr == QM_FIFO)
-        r = m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), 0, t, NULL, NULL);
-    else if (tr == QM_RPMSG_BLK)
-        r = m4_rpmsg_blockack(l, n, bytes, mode, t);
-    else
-        r = m4_blockack(l, n, bytes, tr == QM_BLK32K ? 32768u : 512u, mode, t);
+    r = qm_op(c, l, row, n, 0, t, NULL);
     bench_progress_end();
     return tr == QM_OA && r == -ENOENT ? r : qm_check(c, what, r);
 }
@@ -367,29 +388,21 @@ static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
 static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496};
-    /* MDCOM FIFO, RPMsg of each size, then the raw spin echo */
+    /* MDCOM FIFO, RPMsg of each size, then the raw spin echo; all samples in one pool (a and b
+     * in pairs), run k's from ks[k] */
     enum { NS = sizeof(sizes) / sizeof(sizes[0]), NK = 2 * NS + 1 };
-    m4_ow ow[NK] = {0}, all = {qm_times(NK * n), qm_times(NK * n)};
+    m4_ow all = {qm_times(NK * n), qm_times(NK * n)};
     double theta = 0, hw = 0, p50[NK], back[NK];
-    uint32_t k, j;
+    uint32_t k, ks[NK + 1] = {0};
     int r = 0;
     for (k = 0; k < NK && r == 0 && !c->broken; k++) {
-        ow[k].a = qm_times(n);
-        ow[k].b = qm_times(n);
+        qm_rt row = {.tr = k == 2 * NS ? QM_RAW : k % 2 ? QM_RPMSG : QM_FIFO,
+                     .mode = FW_MODE_POLL, .bytes = sizes[k / 2 % NS]};
         bench_progress("one-way with time stamps %u/%u", k + 1, NK);
-        if (k == 2 * NS)
-            r = m4_raw_echo(l, n, FW_ARG_STAMP, NULL, &ow[k]);
-        else if (k % 2 == 0)
-            r = m4_echo_arg(l, n, FW_MODE_POLL, (int)(sizes[k / 2] - sizeof(fw_echo_hdr)),
-                            FW_ARG_STAMP, NULL, &ow[k], NULL);
-        else
-            r = m4_rpmsg_echo_arg(l, n, FW_MODE_POLL, sizes[k / 2], FW_ARG_STAMP, NULL, &ow[k]);
+        r = qm_op(c, l, &row, n, FW_ARG_STAMP, NULL, &all);
         bench_progress_end();
         qm_check(c, "one-way with time stamps", r);
-        for (j = 0; j < ow[k].a.n; j++) {
-            m4_times_add(&all.a, ow[k].a.v[j]);
-            m4_times_add(&all.b, ow[k].b.v[j]);
-        }
+        ks[k + 1] = all.a.n;
     }
     printf("\n== Linux -> firmware one-way, time stamps on both sides, polling (us, p50) ==\n");
     if (r == 0 && !c->broken)
@@ -399,9 +412,11 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
                                               : "see above");
     } else {
         for (k = 0; k < NK; k++) {
-            p50[k] = (m4_times_pct(&ow[k].a, 50) - theta) / 1e3;
+            m4_times a = {all.a.v + ks[k], ks[k + 1] - ks[k], 0};
+            m4_times b = {all.b.v + ks[k], ks[k + 1] - ks[k], 0};
+            p50[k] = (m4_times_pct(&a, 50) - theta) / 1e3;
             /* the way back: firmware's work on the message + its reply to here */
-            back[k] = (theta - m4_times_pct(&ow[k].b, 50)) / 1e3;
+            back[k] = (theta - m4_times_pct(&b, 50)) / 1e3;
         }
         printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
                " offset bounded by causality over %u samples: each figure +- %.3f us)\n",
@@ -424,10 +439,6 @@ static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
         for (k = 0; k < NS; k++)
             printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
                    back[2 * k + 1]);
-    }
-    for (k = 0; k < NK; k++) {
-        free(ow[k].a.v);
-        free(ow[k].b.v);
     }
     free(all.a.v);
     free(all.b.v);
@@ -462,7 +473,7 @@ static void qm_oa_end(qm_ctx *c)
 static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, const char *kind)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
-    double div = mode == FW_MODE_POLL ? 2.0 : 1.0;
+    double div = mode == FW_MODE_POLL ? 2e3 : 1e3;       /* us; polling: the one-way */
     qm_rt rt[3];
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
@@ -476,9 +487,9 @@ static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, cons
             printf("%8u  ERROR (see above)\n", sizes[k]);
             continue;
         }
-        printf("%8u %12s %12s %13.2fx %14s", sizes[k], qm_us(rt[0].st.p50 / div),
-               qm_us(rt[1].st.p50 / div), qm_ratio(&rt[1].st, &rt[0].st),
-               rt[2].ok ? qm_us(rt[2].st.p50 / div) : "n/a");
+        printf("%8u %12.2f %12.2f %13.2fx", sizes[k], rt[0].st.p50 / div, rt[1].st.p50 / div,
+               qm_ratio(&rt[1].st, &rt[0].st));
+        qm_cell(rt[2].ok, 14, 2, rt[2].st.p50 / div, "", "n/a");
         if (rt[2].ok)
             printf(" %15.2fx", qm_ratio(&rt[2].st, &rt[0].st));
         printf("\n");
@@ -488,45 +499,40 @@ static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, cons
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
+    static const unsigned order[5] = {0, 3, 1, 4, 2}; /* the rows of rt as printed */
     uint32_t n = c->count ? (uint32_t)c->count : (c->quick ? 2000u : 20000u);
     uint32_t nd = n / 10 ? n / 10 : 1; /* doorbell: each round trip sleeps on both sides */
     uint32_t now = c->quick ? 500u : 5000u, nst = c->quick ? 1000u : 10000u;
-    /* MDCOM FIFO and RPMsg, polling and doorbell; the raw spin echo. Each mode's rows
-     * alternate in slices (the first row measured right after boot would also pay for
-     * the emulator's warm-up) and are printed in the order of rt. */
-    qm_rt poll[3] = {{.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL},
-                     {.tr = QM_RPMSG, .bytes = 12, .mode = FW_MODE_POLL},
-                     {.tr = QM_RAW, .bytes = 4, .mode = FW_MODE_POLL}};
-    qm_rt db[2] = {{.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL},
+    /* MDCOM FIFO, RPMsg and the raw spin echo polling, then MDCOM FIFO and RPMsg with the
+     * doorbell. Each mode's rows alternate in slices (the first row measured right after boot
+     * would also pay for the emulator's warm-up). */
+    qm_rt rt[5] = {{.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL},
+                   {.tr = QM_RPMSG, .bytes = 12, .mode = FW_MODE_POLL},
+                   {.tr = QM_RAW, .bytes = 4, .mode = FW_MODE_POLL},
+                   {.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL},
                    {.tr = QM_RPMSG, .bytes = 12, .mode = FW_MODE_DOORBELL}};
-    qm_rt rt[5];
-    unsigned k;
     bench_json_arr_begin(c->j, "latency");
-    qm_rt_run(c, l, poll, 3, n, QM_MIX);
-    qm_rt_run(c, l, db, 2, nd, QM_MIX);
-    rt[0] = poll[0];
-    rt[1] = db[0];
-    rt[2] = poll[1];
-    rt[3] = db[1];
-    rt[4] = poll[2];
+    qm_rt_run(c, l, rt, 3, n, QM_MIX);
+    qm_rt_run(c, l, rt + 3, 2, nd, QM_MIX);
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
-    for (k = 0; k < 5; k++) {
-        const bench_stats *s = &rt[k].st;
-        if (rt[k].ok)
-            printf("%-12s %-9s %7zu %9s %9s %9s %9s %9s\n", qm_tr[rt[k].tr], QM_MODE(rt[k].mode),
-                   s->n, qm_us((double)s->min), qm_us((double)s->p50), qm_us(s->mean),
-                   qm_us((double)s->p99), qm_us(s->stddev));
+    for (unsigned k = 0; k < 5; k++) {
+        const qm_rt *r = &rt[order[k]];
+        const bench_stats *s = &r->st;
+        if (r->ok)
+            printf("%-12s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f\n", qm_tr[r->tr],
+                   QM_MODE(r->mode), s->n, s->min / 1e3, s->p50 / 1e3, s->mean / 1e3,
+                   s->p99 / 1e3, s->stddev / 1e3);
         else
-            printf("%-12s %-9s  ERROR (see above)\n", qm_tr[rt[k].tr], QM_MODE(rt[k].mode));
-        qm_rt_json(c, &rt[k], "round_trip"); /* when measured */
+            printf("%-12s %-9s  ERROR (see above)\n", qm_tr[r->tr], QM_MODE(r->mode));
+        qm_rt_json(c, r, "round_trip"); /* when measured */
     }
-    if (rt[0].ok && rt[1].ok)
-        printf("doorbell / polling (MDCOM, p50): %.1fx\n", qm_ratio(&rt[1].st, &rt[0].st));
-    if (rt[0].ok && rt[4].ok)
+    if (rt[0].ok && rt[3].ok)
+        printf("doorbell / polling (MDCOM, p50): %.1fx\n", qm_ratio(&rt[3].st, &rt[0].st));
+    if (rt[0].ok && rt[2].ok)
         printf("MDCOM FIFO / raw spin echo (polling, p50): %.2fx\n",
-               qm_ratio(&rt[0].st, &rt[4].st));
+               qm_ratio(&rt[0].st, &rt[2].st));
     printf("(equal work: the firmware copies each message once into its reply and checks\n"
            " nothing on both transports; this side checks seq + CRC of every reply after\n"
            " taking its time. raw spin: one 4-byte word each way, no library)\n");
@@ -547,7 +553,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
 
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
-    for (k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]) && !c->broken; k++) {
+    for (unsigned k = 0; k < sizeof(st_sizes) / sizeof(st_sizes[0]) && !c->broken; k++) {
         double ns = 0;
         char what[48];
         snprintf(what, sizeof(what), "sink stream, %u B", st_sizes[k]);
@@ -592,16 +598,11 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
         }
         printf("%8u", b);
         for (k = 0; k < 3; k++)
-            printf(" %16s", rt[k].ok ? qm_us((double)rt[k].st.p50) : "ERROR");
+            qm_cell(rt[k].ok, 16, 2, rt[k].st.p50 / 1e3, "", "ERROR");
         for (k = 0; k < 3; k += 2)
-            if (rt[k].ok)
-                printf(" %11.0f", b / 1024.0 / (rt[k].st.p50 / 1e9));
-            else
-                printf(" %11s", "-");
-        if (rt[0].ok && rt[2].ok)
-            printf(" %7.2fx\n", qm_ratio(&rt[2].st, &rt[0].st));
-        else
-            printf(" %8s\n", "-");
+            qm_cell(rt[k].ok, 11, 0, b / 1024.0 / (rt[k].st.p50 / 1e9), "", "-");
+        qm_cell(rt[0].ok && rt[2].ok, 8, 2, qm_ratio(&rt[2].st, &rt[0].st), "x", "-");
+        printf("\n");
         bench_json_obj_begin(c->j, NULL);
         bench_json_u64(c->j, "bytes", b);
         bench_json_str(c->j, "mode", QM_MODE(mode));
@@ -619,24 +620,6 @@ static void qm_blocks(qm_ctx *c, m4_link *l)
 
 /* ---- api ------------------------------------------------------------------------------------ */
 
-/* arm-none-eabi-size -t FILE: totals (text, data, bss). 0 or -1. */
-static int qm_size(const char *file, unsigned long *text, unsigned long *data, unsigned long *bss)
-{
-    char cmd[QM_PATH + 128], line[512];
-    FILE *p;
-    int ok = -1;
-    if (!qm_exists(file) || strchr(file, '\''))
-        return -1;
-    snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t '%s' 2>/dev/null", file);
-    if (!(p = popen(cmd, "r")))
-        return -1;
-    while (fgets(line, sizeof(line), p)) /* the last numeric line is the total */
-        if (sscanf(line, "%lu %lu %lu", text, data, bss) == 3)
-            ok = 0;
-    pclose(p);
-    return ok;
-}
-
 static void qm_sizes(qm_ctx *c)
 {
     /* targets (text bytes, 0 none): the core within 10 % of its size before crash recovery
@@ -652,7 +635,7 @@ static void qm_sizes(qm_ctx *c)
                  {"RPMsg transport (libmdcom_rpmsg.a)", "libmdcom_rpmsg.a", 0},
                  {"mdcom-fw-resp.elf", "firmware/qemu-m4/mdcom-fw-resp.elf", 0},
                  {"mdcom-fw-apicost.elf", "firmware/qemu-m4/mdcom-fw-apicost.elf", 0}};
-    char path[QM_PATH + 32];
+    char path[QM_PATH + 32], cmd[QM_PATH + 96], line[512];
     size_t len = strlen(c->fw);
     int up = 0;
     /* <fwbuild>/firmware/qemu-m4/mdcom-fw-resp.elf -> <fwbuild>/libmdcom_core.a */
@@ -667,8 +650,16 @@ static void qm_sizes(qm_ctx *c)
     bench_json_arr_begin(c->j, "sizes");
     for (unsigned k = 0; k < sizeof(items) / sizeof(items[0]); k++) {
         unsigned long t, d, b;
+        int ok = 0;
+        FILE *p = NULL;
         snprintf(path, sizeof(path), "%.*s/%s", (int)len, c->fw, items[k].rel);
-        if (qm_size(path, &t, &d, &b)) {
+        snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t '%s' 2>/dev/null", path);
+        if (qm_exists(path) && !strchr(path, '\'') && (p = popen(cmd, "r")) != NULL) {
+            while (fgets(line, sizeof(line), p)) /* the last numeric line: the totals */
+                ok |= sscanf(line, "%lu %lu %lu", &t, &d, &b) == 3;
+            pclose(p);
+        }
+        if (!ok) {
             printf("%-36s %8s\n", items[k].what, "n/a");
             continue;
         }
@@ -745,10 +736,9 @@ static int qm_api(qm_ctx *c)
     /* -icount shift=0: 1 ns of virtual time per instruction, so SysTick counts instructions;
      * the image measures, prints and exits by itself */
     bench_progress("api: %s under -icount shift=0", c->fw_apicost);
-    char *log = qemu_console(NULL, mdcom_m4_config.region_name, c->fw_apicost, NULL, 0, 120,
-                             &status);
+    char *log;
+    n = qm_apicost(NULL, mdcom_m4_config.region_name, c->fw_apicost, 120, rows, &log, &status);
     bench_progress_end();
-    n = log && status == 0 ? qm_parse_apicost(log, rows, QM_API_MAX) : 0;
     if (n <= 0) {
         bench_err("qemu-m4: api: exit status %d, no measurements; console:\n%s", status,
                   log ? log : "");
@@ -988,14 +978,9 @@ int bench_target_qemu_an521(int argc, char **argv)
         printf("\n(no %s: API costs skipped)\n", fwapi);
         return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
     }
-    char *log = qemu_console("mps2-an521", "mdcom-an521", fwapi, NULL, 0, 300, &st);
-    if (log && st == 0)
-        n33 = qm_parse_apicost(log, m33, QM_API_MAX);
-    free(log);
-    log = qm_exists(o.m4api) ? qemu_console(NULL, "mdcom-m4", o.m4api, NULL, 0, 120, &st) : NULL;
-    if (log && st == 0)
-        n4 = qm_parse_apicost(log, m4, QM_API_MAX);
-    free(log);
+    n33 = qm_apicost("mps2-an521", "mdcom-an521", fwapi, 300, m33, NULL, &st);
+    if (qm_exists(o.m4api))
+        n4 = qm_apicost(NULL, "mdcom-m4", o.m4api, 120, m4, NULL, &st);
     if (n33 <= 0) {
         bench_err("qemu-an521: api: no measurements from %s", fwapi);
         return BENCH_EXIT_ERROR;
