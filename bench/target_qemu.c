@@ -239,7 +239,6 @@ static int qm_check(qm_ctx *c, const char *what, int r)
     return r;
 }
 
-/* p50 of a / p50 of b */
 static double qm_ratio(const bench_stats *a, const bench_stats *b)
 {
     return (double)a->p50 / (double)(b->p50 ? b->p50 : 1);
@@ -848,8 +847,7 @@ int bench_target_qemu_m4(int argc, char **argv)
         bench_json_bool(c.j, "quick", c.quick);
         bench_json_str(c.j, "firmware", c.fw);
     }
-    /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT
-     * and exit() as well. */
+    /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT and exit() */
     mdcom_qemu_cleanup_on_signals();
     double t0 = m4_now_ns();
     printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub,
