@@ -100,8 +100,8 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
 typedef struct bk_shared {
     uint32_t block, n, length, crc;
     uint64_t warm, iters, budget_ns;
-    const unsigned char *data; /* template, inherited by the child */
-    uint64_t *samples;         /* side A's (the parent's) times */
+    unsigned char *data; /* the template; A stamps seq into its own copy */
+    uint64_t *samples;   /* side A's (the parent's) times */
     size_t n_samples;
 } bk_shared;
 
@@ -109,23 +109,20 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     bk_shared *sh = arg;
     uint32_t cap = sh->block < 16 ? 16 : sh->block;
-    unsigned char *data = malloc(sh->length);
     unsigned char *rbuf = malloc(cap);
-    int rc = data && rbuf ? 0 : -ENOMEM;
+    int rc = rbuf ? 0 : -ENOMEM;
     uint64_t m0 = 0;
-    if (data)
-        memcpy(data, sh->data, sh->length);
     for (uint64_t i = 0; rc == 0 && i < sh->warm + sh->iters; i++) {
         uint32_t seq = (uint32_t)i + 1;
         uint32_t hdr[4] = {BK_PREAMBLE, sh->length, sh->crc, seq};
         for (uint32_t k = 0; k < sh->n; k++)
-            memcpy(data + (size_t)k * sh->block, &seq, 4);
+            memcpy(sh->data + (size_t)k * sh->block, &seq, 4);
         if (i == sh->warm)
             m0 = bench_now_ns();
         uint64_t t0 = bench_now_ns();
         rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
         for (uint32_t k = 0; rc == 0 && k < sh->n; k++)
-            rc = ops->send(ctx, side, 0, data + (size_t)k * sh->block, sh->block);
+            rc = ops->send(ctx, side, 0, sh->data + (size_t)k * sh->block, sh->block);
         if (rc != 0)
             break;
         int got = bench_recv(ops, ctx, side, 0, rbuf, cap);
@@ -151,7 +148,6 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         uint32_t hdr[4] = {BK_STOP, 0, 0, 0};
         rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
     }
-    free(data);
     free(rbuf);
     return rc;
 }
