@@ -98,37 +98,33 @@ static int bk_parse(int argc, char **argv, bk_opts *o)
 /* ---- one cell ------------------------------------------------------------------- */
 
 typedef struct bk_shared {
-    uint32_t block, n, length, crc;
+    uint32_t block, n, length, crc; /* block >= 16 (--blocks): it holds a header */
     uint64_t warm, iters, budget_ns;
-    const unsigned char *data; /* template, inherited by the child */
-    uint64_t *samples;         /* side A's (the parent's) times */
+    unsigned char *data; /* the template; A stamps seq into its own copy */
+    uint64_t *samples;   /* side A's (the parent's) times */
     size_t n_samples;
 } bk_shared;
 
 static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     bk_shared *sh = arg;
-    uint32_t cap = sh->block < 16 ? 16 : sh->block;
-    unsigned char *data = malloc(sh->length);
-    unsigned char *rbuf = malloc(cap);
-    int rc = data && rbuf ? 0 : -ENOMEM;
+    unsigned char *rbuf = malloc(sh->block);
+    int rc = rbuf ? 0 : -ENOMEM;
     uint64_t m0 = 0;
-    if (data)
-        memcpy(data, sh->data, sh->length);
     for (uint64_t i = 0; rc == 0 && i < sh->warm + sh->iters; i++) {
         uint32_t seq = (uint32_t)i + 1;
         uint32_t hdr[4] = {BK_PREAMBLE, sh->length, sh->crc, seq};
         for (uint32_t k = 0; k < sh->n; k++)
-            memcpy(data + (size_t)k * sh->block, &seq, 4);
+            memcpy(sh->data + (size_t)k * sh->block, &seq, 4);
         if (i == sh->warm)
             m0 = bench_now_ns();
         uint64_t t0 = bench_now_ns();
         rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
         for (uint32_t k = 0; rc == 0 && k < sh->n; k++)
-            rc = ops->send(ctx, side, 0, data + (size_t)k * sh->block, sh->block);
+            rc = ops->send(ctx, side, 0, sh->data + (size_t)k * sh->block, sh->block);
         if (rc != 0)
             break;
-        int got = bench_recv(ops, ctx, side, 0, rbuf, cap);
+        int got = bench_recv(ops, ctx, side, 0, rbuf, sh->block);
         uint64_t t1 = bench_now_ns();
         if (got < 0) {
             rc = got;
@@ -151,7 +147,6 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         uint32_t hdr[4] = {BK_STOP, 0, 0, 0};
         rc = ops->send(ctx, side, 0, hdr, sizeof(hdr));
     }
-    free(data);
     free(rbuf);
     return rc;
 }
@@ -159,14 +154,13 @@ static int bk_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 {
     const bk_shared *sh = arg;
-    uint32_t cap = sh->block < 16 ? 16 : sh->block;
-    /* sub-blocks land at their offset; the slack keeps cap >= the largest
-     * message for the last one (message queues want that) */
-    unsigned char *rx = malloc((size_t)sh->length + cap);
+    /* sub-blocks land at their offset; the slack keeps the room >= the
+     * largest message for the last one (message queues want that) */
+    unsigned char *rx = malloc((size_t)sh->length + sh->block);
     int rc = rx ? 0 : -ENOMEM;
     for (uint32_t expect = 1; rc == 0; expect++) {
         uint32_t hdr[4] = {0, 0, 0, 0};
-        int n = bench_recv(ops, ctx, side, 0, rx, cap);
+        int n = bench_recv(ops, ctx, side, 0, rx, sh->block);
         if (n == 16)
             memcpy(hdr, rx, 16);
         if (n < 0 || (n == 16 && hdr[0] == BK_STOP)) {
@@ -182,7 +176,7 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         }
         uint32_t got = 0;
         while (got < sh->length &&
-               (n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + cap - got)) >= 0)
+               (n = bench_recv(ops, ctx, side, 0, rx + got, sh->length + sh->block - got)) >= 0)
             got += (uint32_t)n;
         if (n < 0) {
             rc = n;
@@ -216,26 +210,24 @@ static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int b
     c->na = block > bench_tr_max_size(o->tr[t]) || length > 64u * 1024u * 1024u;
     if (c->na)
         return;
-    unsigned char *data = malloc(length);
     /* sh is read-only in the child: a copy is enough */
-    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length, .data = data, .warm = 10,
-                    .iters = o->iters, .budget_ns = (uint64_t)(o->cell_time * 1e9),
+    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length, .data = malloc(length),
+                    .warm = 10, .iters = o->iters, .budget_ns = (uint64_t)(o->cell_time * 1e9),
                     .samples = malloc(o->iters * sizeof(uint64_t))};
-    if (!data || !sh.samples) {
+    if (!sh.data || !sh.samples) {
         c->failures++;
     } else {
-        bench_fill_random(data, length, block * 131u + n);
-        sh.crc = bench_crc32c(0, data, length);
-        bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1,
-                                    block < 16 ? 16 : block, n + 2 > 8 ? n + 2 : 8, o->timeout_s,
-                                    bk_side_a, bk_side_b, &sh);
+        bench_fill_random(sh.data, length, block * 131u + n);
+        sh.crc = bench_crc32c(0, sh.data, length);
+        bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, block,
+                                    n + 2 > 8 ? n + 2 : 8, o->timeout_s, bk_side_a, bk_side_b, &sh);
         int src = bench_msg_session(&j, &c->integrity, &c->failures);
         c->ok = src == 0;
         c->na = src == BENCH_SESSION_NA;
         bench_stats_compute(sh.samples, sh.n_samples, &c->st);
     }
     free(sh.samples);
-    free(data);
+    free(sh.data);
 }
 
 /* ---- output -------------------------------------------------------------------------- */

@@ -4,15 +4,14 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "payload.h"
 
 static uint32_t crc_table[256];
-static int crc_table_ready;
 
-static void crc_init(void)
+/* at start-up: no thread can see a half-built table */
+__attribute__((constructor)) static void crc_init(void)
 {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
@@ -20,16 +19,6 @@ static void crc_init(void)
             c = c & 1u ? (c >> 1) ^ 0x82f63b78u : c >> 1; /* reflected Castagnoli */
         crc_table[i] = c;
     }
-    crc_table_ready = 1;
-}
-
-static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n)
-{
-    if (!crc_table_ready)
-        crc_init();
-    for (size_t i = 0; i < n; i++)
-        crc = crc_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-    return crc;
 }
 
 #if defined(__x86_64__)
@@ -53,20 +42,15 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uns
 
 uint32_t bench_crc32c(uint32_t crc, const void *p, size_t n)
 {
+    const unsigned char *b = p;
     crc = ~crc;
 #if defined(__x86_64__)
-    /* relaxed: every thread computes the same answer; atomic only so that
-     * the first calls of several threads do not race on it */
-    static _Atomic int hw = -1;
-    int h = atomic_load_explicit(&hw, memory_order_relaxed);
-    if (h < 0) {
-        h = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-        atomic_store_explicit(&hw, h, memory_order_relaxed);
-    }
-    if (h)
-        return ~crc_hw(crc, p, n);
+    if (__builtin_cpu_supports("sse4.2"))
+        return ~crc_hw(crc, b, n);
 #endif
-    return ~crc_sw(crc, p, n);
+    for (size_t i = 0; i < n; i++)
+        crc = crc_table[(crc ^ b[i]) & 0xffu] ^ (crc >> 8);
+    return ~crc;
 }
 
 void bench_fill_random(void *buf, size_t n, uint64_t seed)

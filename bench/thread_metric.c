@@ -178,13 +178,12 @@ static inline int tm_iter(void *arg)
  * the mutex. 0 or the mdcom error. */
 static int tm_lock_open(tm_lock *l, int kind, tm_sync_shared *sh, int64_t tmo, mdcom_t *m)
 {
-    void *p = NULL;
-    *l = (tm_lock){.kind = kind, .sh = sh, .timeout_ns = tmo, .counter = &sh->mtx_counter};
+    void *p = &sh->mtx_counter;
+    *l = (tm_lock){.kind = kind, .sh = sh, .timeout_ns = tmo};
     int rc = kind == 0 ? mdcom_smemch_open(m, "f0", &l->ch) : 0;
-    if (rc == 0 && kind == 0) {
+    if (rc == 0 && kind == 0)
         rc = mdcom_smemch_get(l->ch, &p, NULL);
-        l->counter = p;
-    }
+    l->counter = p;
     return rc;
 }
 

@@ -288,7 +288,7 @@ static int tp_recv_loop(tp_thr *a)
         int rc = 0, n = bench_recv(a->ops, a->ctx, a->side, a->ch, a->buf, a->cap);
         if (n < 0)
             return n;
-        if ((uint32_t)n == sh->ctl_len && sh->ctl_len != sh->size) {
+        if ((uint32_t)n == sh->ctl_len) {
             if (bench_head(a->buf) == TP_END)
                 return a->ops->send(a->ctx, a->side, a->ch,
                                     (uint32_t[3]){TP_ACK, (uint32_t)r->received, 1}, 12);
@@ -401,19 +401,16 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
         tp_cell_ext(o, h, k, c);
         return;
     }
-    if ((size > 16 ? size : 16) > bench_tr_max_size(o->tr[k.t])) {
-        c->na = 1;
-        return;
-    }
-    tp_shared *sh = bench_shared_alloc(sizeof(tp_shared));
+    c->na = (size > 16 ? size : 16) > bench_tr_max_size(o->tr[k.t]);
+    tp_shared *sh = c->na ? NULL : bench_shared_alloc(sizeof(tp_shared));
     if (!sh) {
-        c->failures++;
+        c->failures += !c->na; /* n/a, or out of memory */
         return;
     }
     *sh = (tp_shared){.size = size, .nch = nch, .window = k.m == TP_STREAM ? o->window : 1,
                       .mode = (uint32_t)k.m, .crc = (uint32_t)o->crc,
                       .inject_corrupt = o->inject_corrupt, .inject_loss = o->inject_loss,
-                      .ctl_len = size == 12 ? 16 : 12,
+                      .ctl_len = size == 12 ? 16 : 12, /* never a packet's size */
                       .per_ch_msgs = (o->totals[k.bi] + size - 1) / size,
                       .budget_ns = (uint64_t)(o->cell_time * 1e9)};
     if (!tp_total(o, k.m, k.bi)) { /* time-based */
@@ -469,7 +466,7 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
 static const tp_cell *tp_find(const tp_opts *o, tp_key k, const char *name)
 {
     int t = bench_tr_index(o->tr, o->n_tr, name);
-    if (t < 0 || k.ci < 0 || k.bi < 0 || k.si < 0)
+    if (t < 0 || k.ci < 0 || k.si < 0)
         return NULL;
     k.t = (unsigned)t;
     const tp_cell *c = TP_CELL(k);
