@@ -177,7 +177,6 @@ static int k_open(struct kctx *c, const bench_msg_params *p, uint32_t i, struct 
     return 0;
 }
 
-/* variant: BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET or BENCH_K_MQ */
 static int k_setup(void **out, const bench_msg_params *p)
 {
     struct kctx *c = calloc(1, sizeof(*c));
@@ -210,12 +209,11 @@ static int k_setup(void **out, const bench_msg_params *p)
     }
     for (uint32_t i = 0; e == 0 && i < c->n; i++)
         e = k_open(c, p, i, &a);
-    if (e != 0) {
+    if (e != 0)
         k_teardown(c);
-        return e;
-    }
-    *out = c;
-    return 0;
+    else
+        *out = c;
+    return e;
 }
 
 static int k_attach(void *ctx, int side)

@@ -243,7 +243,6 @@ static void tro_teardown(void *ctx)
 }
 
 /* ---- message interface (one channel) ---------------------------------- */
-/* variant: bit 0 the host is OpenAMP, bit 1 the remote */
 static int tro_setup(void **out, const bench_msg_params *p)
 {
     if (p->n_chan != 1)

@@ -11,10 +11,6 @@
 #include "mdcom/rpmsg.h"
 #include "transport.h"
 
-#ifdef MDCOM_BENCH_IOX2
-extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
-#endif
-
 /* One RPMsg buffer less its header: of the largest size, or of the 512-byte
  * buffers of tr_openamp.c's layout; iceoryx: its largest chunk pool. */
 #define MAX_RPMSG (MDCOM_RPMSG_MAX_BUF_SIZE - MDCOM_RPMSG_HDR_SIZE)
@@ -69,8 +65,12 @@ const bench_transport *const bench_transports[] = {
     TR("iceoryx", BLOCK, "raw-futex", bench_ops_iceoryx, 0, MAX_ICEORYX,
        "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet"),
 #endif
-#ifdef MDCOM_BENCH_IOX2
-    &bench_tr_iceoryx2, /* a peer program (tr_ext.c) */
+#ifdef MDCOM_BENCH_IOX2 /* a peer program (tr_ext.c) */
+    &(const bench_transport){
+        .name = "iceoryx2", .wait_class = BENCH_WAIT_POLL, .baseline = "raw-spin",
+        .desc = "iceoryx2 publish-subscribe, loaned samples, polling (Rust, bench/peers/iceoryx2)",
+        .ext = MDCOM_BENCH_IOX2,
+        .ext_build = "cmake --build --preset default --target mdcom-bench-iceoryx2 (needs cargo)"},
 #endif
 #ifdef MDCOM_BENCH_OPENAMP /* variant: bit 0 an OpenAMP host, bit 1 an OpenAMP remote */
     TR("openamp", BLOCK, "raw-futex", bench_ops_openamp, 3, MAX_OPENAMP,
