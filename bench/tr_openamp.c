@@ -29,7 +29,7 @@
 #define TRO_POOL 0x10000u
 #define TRO_NUM 16u
 #define TRO_ALIGN 4096u
-#define TRO_BUF 512u
+#define TRO_BUF 512u /* transports.c: payloads up to TRO_BUF - 16 */
 #define TRO_SIZE (TRO_POOL + 2u * TRO_NUM * TRO_BUF)
 #define TRO_Q 64u /* > 2 x TRO_NUM: all buffers of both rings */
 
