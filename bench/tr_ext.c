@@ -18,17 +18,6 @@
 
 #include "transport.h"
 
-#ifdef MDCOM_BENCH_IOX2
-const bench_transport bench_tr_iceoryx2 = {
-    .name = "iceoryx2",
-    .desc = "iceoryx2 publish-subscribe, loaned samples, polling (Rust, bench/peers/iceoryx2)",
-    .wait_class = BENCH_WAIT_POLL,
-    .baseline = "raw-spin",
-    .ext = MDCOM_BENCH_IOX2,
-    .ext_build = "cmake --build --preset default --target mdcom-bench-iceoryx2 (needs cargo)",
-};
-#endif
-
 static int ext_built(const bench_transport *t)
 {
     static const bench_transport *told;

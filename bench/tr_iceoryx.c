@@ -32,14 +32,14 @@
 #endif
 
 #define IOX_HDR 8u                       /* u32 length + u32 pad (alignment) */
-#define IOX_MAX_MSG (4u * 1024u * 1024u) /* largest pool below, minus IOX_HDR */
 #define IOX_QUEUE 256u                   /* MAX_SUBSCRIBER_QUEUE_CAPACITY of 2.0 */
 #define IOX_START_NS 10000000000LL       /* RouDi start-up                  */
 #define IOX_MATCH_NS 5000000000LL        /* publisher/subscriber matching   */
 
 /* Mempools of our RouDi: user payload sizes (IOX_HDR + message, with room
- * for the chunk header) x counts, ~71 MiB of shared memory. Counts of at
- * most IOX_QUEUE keep one size class from overrunning a queue. */
+ * for the chunk header; the largest bounds messages to 4 MiB, the limit in
+ * transports.c) x counts, ~71 MiB of shared memory. Counts of at most
+ * IOX_QUEUE keep one size class from overrunning a queue. */
 static const char iox_config[] = "[general]\nversion = 1\n\n[[segment]]\n\n"
                                  "[[segment.mempool]]\nsize = 256\ncount = 256\n\n"
                                  "[[segment.mempool]]\nsize = 1088\ncount = 256\n\n"
@@ -54,7 +54,7 @@ static const char iox_config[] = "[general]\nversion = 1\n\n[[segment]]\n\n"
 
 static pid_t roudi_pid = -1;
 static pid_t roudi_owner = -1; /* the process that started it (forks inherit the atexit) */
-static char roudi_dir[64], roudi_cfg[96], roudi_log[96];
+static char roudi_dir[64] = "/tmp/mdb-iox-XXXXXX", roudi_cfg[96], roudi_log[96];
 static int roudi_state; /* 0 not tried, 1 running + runtime registered, -errno failed */
 
 static void roudi_kill(void)
@@ -97,7 +97,6 @@ static int roudi_start(void)
 {
     if (roudi_state)
         return roudi_state > 0 ? 0 : roudi_state;
-    snprintf(roudi_dir, sizeof(roudi_dir), "/tmp/mdb-iox-XXXXXX");
     if (!mkdtemp(roudi_dir)) {
         bench_err("iceoryx: mkdtemp: %s", strerror(errno));
         return roudi_state = -errno;
@@ -186,27 +185,20 @@ static int i_fail(const char *what, int err)
     return -err;
 }
 
+/* The WaitSet first, then the subscriber it waits on. */
 static void i_teardown(void *ctx)
 {
     struct ictx *c = ctx;
-    for (int s = 0; s < 2; s++)
-        for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
-            if (c->ws[s][i])
-                iox_ws_deinit(c->ws[s][i]);
     for (int d = 0; d < 2; d++)
         for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++) {
+            if (c->ws[d ^ 1][i])
+                iox_ws_deinit(c->ws[d ^ 1][i]);
             if (c->sub[d][i])
                 iox_sub_deinit(c->sub[d][i]);
             if (c->pub[d][i])
                 iox_pub_deinit(c->pub[d][i]);
         }
     free(c);
-}
-
-static uint32_t i_max_msg(int variant)
-{
-    (void)variant;
-    return IOX_MAX_MSG;
 }
 
 /* The ports of channel i, direction d, in the service instance inst: the
@@ -242,11 +234,6 @@ static int i_setup(void **out, const bench_msg_params *p)
 {
     static unsigned seq; /* names stay unique within this process */
     char inst[64];
-    if (p->max_size > IOX_MAX_MSG) {
-        bench_err("iceoryx: message of %u bytes above the largest chunk pool (%u)", p->max_size,
-                  IOX_MAX_MSG);
-        return -EMSGSIZE;
-    }
     int rc = roudi_start();
     if (rc != 0)
         return rc;
@@ -307,10 +294,7 @@ static int i_send(void *ctx, int side, uint32_t ch, const void *buf, uint32_t le
             return r == AllocationResult_NO_MEMPOOLS_AVAILABLE ? -EMSGSIZE : -EIO;
         }
         /* every chunk of this size is in flight: the receiver frees one */
-        uint64_t now = bench_now_ns();
-        if (!deadline)
-            deadline = now + (uint64_t)c->timeout_ns;
-        else if (now >= deadline)
+        if (bench_left_ns(&deadline, c->timeout_ns) <= 0)
             return i_fail("loan (waiting for a free chunk)", ETIMEDOUT);
         sched_yield();
     }
@@ -349,16 +333,14 @@ static int i_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
             bench_err("iceoryx: take failed (result %d)", (int)r);
             return -EIO;
         }
-        uint64_t now = bench_now_ns();
-        if (!deadline)
-            deadline = now + (uint64_t)c->timeout_ns;
-        if (now >= deadline)
+        int64_t left = bench_left_ns(&deadline, c->timeout_ns);
+        uint64_t missed = 0;
+        if (left <= 0)
             return i_fail("receive", ETIMEDOUT);
-        uint64_t left = deadline - now, missed = 0;
-        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
         iox_notification_info_t info[1];
         iox_ws_timed_wait(c->ws[side][ch], ts, info, 1, &missed);
     }
 }
 
-const bench_msg_ops bench_ops_iceoryx = BENCH_MSG_OPS(i, .recv = i_recv, .max_msg = i_max_msg);
+const bench_msg_ops bench_ops_iceoryx = BENCH_MSG_OPS(i, .recv = i_recv);

@@ -177,7 +177,6 @@ static int k_open(struct kctx *c, const bench_msg_params *p, uint32_t i, struct 
     return 0;
 }
 
-/* variant: BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET or BENCH_K_MQ */
 static int k_setup(void **out, const bench_msg_params *p)
 {
     struct kctx *c = calloc(1, sizeof(*c));
@@ -192,11 +191,7 @@ static int k_setup(void **out, const bench_msg_params *p)
     c->timeout_ns = p->timeout_ns;
     for (uint32_t i = 0; i < BENCH_MAX_CHAN; i++)
         c->ep[0][i].tx = c->ep[0][i].rx = c->ep[1][i].tx = c->ep[1][i].rx = -1;
-    if (p->max_size > k_max(c->kind)) {
-        bench_err("%s: message of %u bytes above this machine's limit %u", c->tname,
-                  p->max_size, k_max(c->kind));
-        e = -EMSGSIZE;
-    } else if (c->kind == BENCH_K_MQ) {
+    if (c->kind == BENCH_K_MQ) {
         long mm = mq_limit("msg_max", 10);
         a.mq_maxmsg = p->depth < 1 ? 1 : p->depth > (uint32_t)mm ? mm : (long)p->depth;
         /* all queues of the user share RLIMIT_MSGQUEUE (819200 B by
@@ -214,12 +209,11 @@ static int k_setup(void **out, const bench_msg_params *p)
     }
     for (uint32_t i = 0; e == 0 && i < c->n; i++)
         e = k_open(c, p, i, &a);
-    if (e != 0) {
+    if (e != 0)
         k_teardown(c);
-        return e;
-    }
-    *out = c;
-    return 0;
+    else
+        *out = c;
+    return e;
 }
 
 static int k_attach(void *ctx, int side)
@@ -250,11 +244,9 @@ static void k_detach(void *ctx, int side)
  * (or an error the next call reports), else < 0 (printed as `what`) */
 static int k_poll(const struct kctx *c, int fd, short ev, uint64_t *deadline, const char *what)
 {
-    if (!*deadline)
-        *deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-    for (uint64_t now; (now = bench_now_ns()) < *deadline;) {
+    for (int64_t left; (left = bench_left_ns(deadline, c->timeout_ns)) > 0;) {
         struct pollfd pf = {.fd = fd, .events = ev, .revents = 0};
-        int r = poll(&pf, 1, (int)((*deadline - now + 999999u) / 1000000u));
+        int r = poll(&pf, 1, (int)((left + 999999) / 1000000));
         if (r > 0)
             return 0;
         if (r < 0 && errno != EINTR)

@@ -21,8 +21,9 @@
 
 /* How the copy transports wait (the variant): polling, blocking calls with
  * the spin off or the library's adaptive spin, or (`events`) polled receives
- * that sleep in a wait set or in epoll on the channel's fd. */
-enum { MDM_POLL, MDM_BLOCK, MDM_ADAPTIVE, MDM_WAITSET, MDM_FD };
+ * that sleep in a wait set or in epoll on the channel's fd; MDM_SMEM (5):
+ * the SMEM mailbox, polling. */
+enum { MDM_POLL, MDM_BLOCK, MDM_ADAPTIVE, MDM_WAITSET, MDM_FD, MDM_SMEM };
 enum { TX, RX };
 
 /* A bench channel, as this process's side uses it: the mdcom channel it
@@ -58,15 +59,15 @@ static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-/* FIFO (the variant: how it waits) or, smem, SMEM channels */
-static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
+static int mdm_setup(void **out, const bench_msg_params *p)
 {
     struct mdm_ctx *c = calloc(1, sizeof(*c));
+    int smem = p->variant == MDM_SMEM;
     if (!c)
         return -ENOMEM;
     c->smem = smem;
     c->tname = p->tname;
-    c->wait = p->variant;
+    c->wait = smem ? MDM_POLL : p->variant;
     c->block = p->variant == MDM_BLOCK || p->variant == MDM_ADAPTIVE;
     c->yield = p->threads > 1;
     c->n = p->n_chan;
@@ -80,16 +81,6 @@ static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
     else
         *out = c;
     return rc;
-}
-
-static int mdm_setup(void **out, const bench_msg_params *p)
-{
-    return mdm_setup_as(out, p, 0);
-}
-
-static int sm_setup(void **out, const bench_msg_params *p)
-{
-    return p->max_size > UINT32_MAX - SM_HDR ? -EMSGSIZE : mdm_setup_as(out, p, 1);
 }
 
 static int mdm_attach(void *ctx, int side)
@@ -166,14 +157,7 @@ static int mdm_spin(const struct mdm_ctx *c, unsigned spins, uint64_t *deadline)
     bench_relax();
     if (c->yield && (spins & 63u) == 0)
         sched_yield();
-    if ((spins & 255u) == 0) {
-        uint64_t now = bench_now_ns();
-        if (!*deadline)
-            *deadline = now + (uint64_t)c->timeout_ns;
-        else if (now > *deadline)
-            return 0;
-    }
-    return 1;
+    return (spins & 255u) != 0 || bench_left_ns(deadline, c->timeout_ns) >= 0;
 }
 
 /* MDM_WAITSET, MDM_FD: sleep until channel ch may have a message. 0 or < 0. */
@@ -237,9 +221,7 @@ static int zc_wait(struct mdm_ctx *c, mdcom_fifoch_t *f, uint32_t ev, unsigned s
 {
     if (!c->block)
         return mdm_spin(c, spins, deadline) ? 0 : mdm_fail(c, what, -ETIMEDOUT);
-    if (!*deadline)
-        *deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-    int64_t left = (int64_t)(*deadline - bench_now_ns());
+    int64_t left = bench_left_ns(deadline, c->timeout_ns);
     int rc = left <= 0 ? -ETIMEDOUT : mdcom_fifoch_wait(f, ev, left);
     if (rc < 0 && rc != -EINTR)
         return mdm_fail(c, ev == MDCOM_EV_TX ? "mdcom_fifoch_wait(EV_TX)"
@@ -356,9 +338,7 @@ static int sm_lock(struct mdm_ctx *c, uint32_t ch, int k, uint32_t v)
     uint64_t deadline = 0;
     /* acquire: pairs with the peer's release store of `full` */
     for (unsigned spins = 0; atomic_load_explicit(sm_full(a), memory_order_acquire) != v;) {
-        if (!spins)
-            deadline = bench_now_ns() + (uint64_t)c->timeout_ns;
-        else if ((spins & 1023u) == 0 && bench_now_ns() > deadline)
+        if ((spins & 1023u) == 0 && bench_left_ns(&deadline, c->timeout_ns) < 0)
             return mdm_fail(c, v ? "recv: nothing arrived" : "send: slot not emptied",
                             -ETIMEDOUT);
         spins++;
@@ -408,6 +388,6 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc == 0 ? ret : mdm_fail(c, "mdcom_smemch_unlock", rc);
 }
 
-const bench_msg_ops bench_ops_smem = {.setup = sm_setup, .attach = mdm_attach, .send = sm_send,
+const bench_msg_ops bench_ops_smem = {.setup = mdm_setup, .attach = mdm_attach, .send = sm_send,
                                       .recv = sm_recv, .detach = mdm_detach,
                                       .teardown = mdm_teardown};

@@ -29,9 +29,8 @@
 #define TRO_POOL 0x10000u
 #define TRO_NUM 16u
 #define TRO_ALIGN 4096u
-#define TRO_BUF 512u
+#define TRO_BUF 512u /* transports.c: payloads up to TRO_BUF - 16 */
 #define TRO_SIZE (TRO_POOL + 2u * TRO_NUM * TRO_BUF)
-#define TRO_MAX (TRO_BUF - 16u)
 #define TRO_Q 64u /* > 2 x TRO_NUM: all buffers of both rings */
 
 /* The resource table, in 32-bit words: version 1, one entry at offset 20,
@@ -244,14 +243,8 @@ static void tro_teardown(void *ctx)
 }
 
 /* ---- message interface (one channel) ---------------------------------- */
-/* variant: bit 0 the host is OpenAMP, bit 1 the remote */
 static int tro_setup(void **out, const bench_msg_params *p)
 {
-    if (p->max_size > TRO_MAX) {
-        bench_err("%s: %u B does not fit one 512-byte RPMsg buffer (at most %u B)", p->tname,
-                  p->max_size, TRO_MAX);
-        return -EMSGSIZE;
-    }
     if (p->n_chan != 1)
         return -EDQUOT; /* one endpoint pair: n/a for more channels */
     struct tro_ctx *c = calloc(1, sizeof(*c));
@@ -343,11 +336,5 @@ static void tro_detach(void *ctx, int side)
         tro_close(ctx);
 }
 
-static uint32_t tro_max(int variant)
-{
-    (void)variant;
-    return TRO_MAX;
-}
-
 const bench_msg_ops bench_ops_openamp =
-    BENCH_MSG_OPS(tro, .peek = tro_peek, .release = tro_release, .max_msg = tro_max);
+    BENCH_MSG_OPS(tro, .peek = tro_peek, .release = tro_release);

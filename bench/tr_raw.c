@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,12 +75,11 @@ static int raw_setup(void **out, const bench_msg_params *p)
         c->nslot /= 2;
     size_t hdr = (2 * p->n_chan * sizeof(struct raw_box) + RAW_PAGE - 1) / RAW_PAGE * RAW_PAGE;
     c->map_len = hdr + per_slot * c->nslot;
-    c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (c->map == MAP_FAILED) {
-        int e = errno;
-        bench_err("raw: mmap %zu bytes: %s", c->map_len, strerror(e));
+    c->map = bench_shared_alloc(c->map_len);
+    if (!c->map) {
+        bench_err("raw: mmap %zu bytes: %s", c->map_len, strerror(errno));
         free(c);
-        return -e;
+        return -ENOMEM;
     }
     c->box = c->map;
     c->bufs = (unsigned char *)c->map + hdr;
@@ -102,13 +100,11 @@ static int raw_wait(struct raw_ctx *c, _Atomic uint64_t *w, uint32_t old, uint64
                 sched_yield();
         }
         if (c->futex || (spins & 1023u) == 0) {
-            uint64_t now = bench_now_ns();
-            if (!deadline)
-                deadline = now + (uint64_t)c->timeout_ns;
-            else if (now > deadline)
+            int64_t left = bench_left_ns(&deadline, c->timeout_ns);
+            if (left < 0)
                 return -ETIMEDOUT;
             if (c->futex)
-                sys_futex(w, FUTEX_WAIT, old, deadline - now);
+                sys_futex(w, FUTEX_WAIT, old, (uint64_t)left);
         }
         /* acquire: as above */
         cur = atomic_load_explicit(w, memory_order_acquire);
@@ -205,7 +201,7 @@ static void raw_release(void *ctx, int side, uint32_t ch)
 static void raw_teardown(void *ctx)
 {
     struct raw_ctx *c = ctx;
-    munmap(c->map, c->map_len);
+    bench_shared_free(c->map, c->map_len);
     free(c);
 }
 

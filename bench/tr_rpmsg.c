@@ -10,13 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mdcom/rpmsg.h"
 #include "transport.h"
 
 #define TRP_NUM_BUFS 16u
-#define TRP_MAX_PAYLOAD (MDCOM_RPMSG_MAX_BUF_SIZE - MDCOM_RPMSG_HDR_SIZE)
 
 struct trp_ctx {
     const char *tname;
@@ -41,15 +39,20 @@ static int trp_fail(struct trp_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
+static void trp_teardown(void *ctx)
+{
+    struct trp_ctx *c = ctx;
+    if (c->r)
+        mdcom_rpmsg_term(c->r);
+    bench_shared_free(c->area, c->area_size);
+    free(c->state);
+    free(c);
+}
+
 /* variant: 1 = sleep on the doorbell */
 static int trp_setup(void **out, const bench_msg_params *p)
 {
     mdcom_rpmsg_layout lay;
-    if (p->max_size > TRP_MAX_PAYLOAD) {
-        bench_err("%s: %u B does not fit one RPMsg message (at most %u B)", p->tname, p->max_size,
-                  TRP_MAX_PAYLOAD);
-        return -EMSGSIZE;
-    }
     if (p->n_chan != 1)
         return -EDQUOT; /* one endpoint pair */
     struct trp_ctx *c = calloc(1, sizeof(*c));
@@ -71,23 +74,21 @@ static int trp_setup(void **out, const bench_msg_params *p)
     int rc = mdcom_rpmsg_layout_compute(&c->opts.geometry, &lay);
     if (rc) {
         rc = trp_fail(c, "mdcom_rpmsg_layout_compute", rc);
-        free(c);
-        return rc;
+    } else {
+        c->area_size = lay.size;
+        c->area = bench_shared_alloc(c->area_size);
+        c->state_size = mdcom_rpmsg_state_size(&c->opts);
+        c->state = aligned_alloc(64, (c->state_size + 63) & ~(size_t)63);
+        if (!c->area || !c->state) {
+            bench_err("%s: out of memory (%zu B area)", c->tname, c->area_size);
+            rc = -ENOMEM;
+        }
     }
-    c->area_size = lay.size;
-    c->area = mmap(NULL, c->area_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    c->state_size = mdcom_rpmsg_state_size(&c->opts);
-    c->state = aligned_alloc(64, (c->state_size + 63) & ~(size_t)63);
-    if (c->area == MAP_FAILED || !c->state) {
-        bench_err("%s: out of memory (%zu B area)", c->tname, c->area_size);
-        if (c->area != MAP_FAILED)
-            munmap(c->area, c->area_size);
-        free(c->state);
-        free(c);
-        return -ENOMEM;
-    }
-    *out = c;
-    return 0;
+    if (rc)
+        trp_teardown(c);
+    else
+        *out = c;
+    return rc;
 }
 
 /* The endpoint callback: keep the message where it is. */
@@ -160,13 +161,8 @@ static int trp_peek(void *ctx, int side, uint32_t ch, const void **msg)
             return trp_fail(c, "mdcom_rpmsg_poll", rc);
         if (rc > 0 || c->msg)
             continue;
-        if (c->block || (spins & 1023u) == 0) {
-            uint64_t now = bench_now_ns();
-            if (!deadline)
-                deadline = now + (uint64_t)c->timeout_ns;
-            else if (now >= deadline)
-                return trp_fail(c, "mdcom_rpmsg_poll", -ETIMEDOUT);
-        }
+        if ((c->block || (spins & 1023u) == 0) && bench_left_ns(&deadline, c->timeout_ns) <= 0)
+            return trp_fail(c, "mdcom_rpmsg_poll", -ETIMEDOUT);
         if (!c->block)
             bench_relax();
     }
@@ -185,21 +181,5 @@ static void trp_release(void *ctx, int side, uint32_t ch)
         trp_fail(c, "mdcom_rpmsg_release_rx_buffer", rc);
 }
 
-static void trp_teardown(void *ctx)
-{
-    struct trp_ctx *c = ctx;
-    if (c->r)
-        mdcom_rpmsg_term(c->r);
-    munmap(c->area, c->area_size);
-    free(c->state);
-    free(c);
-}
-
-static uint32_t trp_max(int variant)
-{
-    (void)variant;
-    return TRP_MAX_PAYLOAD;
-}
-
-const bench_msg_ops bench_ops_rpmsg = BENCH_MSG_OPS(trp, .peek = trp_peek, .release = trp_release,
-                                                 .max_msg = trp_max, .round_trips_only = 1);
+const bench_msg_ops bench_ops_rpmsg =
+    BENCH_MSG_OPS(trp, .peek = trp_peek, .release = trp_release, .round_trips_only = 1);

@@ -4,17 +4,9 @@
  *
  * Every transport implements the message interface (bench_msg_ops): side A
  * (the measuring parent) and side B (a forked child) send and receive
- * messages on bidirectional channels. The loops over it are written once:
- *   round trips (roundtrip.c, bench_rt_chunk): A stamps seq into a message,
- *     sends it, receives the reply and checks it; B receives, checks, sends
- *     the same bytes back. `latency`, `pingpong` and the suite use it.
- *   sessions (roundtrip.c, bench_msg_session): setup, fork, pin, attach, one
- *     function per side, detach, reap, teardown; the one-way, `blocks`,
- *     `throughput` and `thread-metric` loops are such functions.
- * A message carries seq in its first min(4, size) bytes and, for size >= 8,
- * in its last 4; a 4-byte message carrying BENCH_SEQ_STOP ends a round-trip
- * peer. Peers measured by an external program (tr_ext.c) are the exception:
- * they report samples, and their functions are NULL.
+ * messages on bidirectional channels. Round trips and two-process sessions
+ * over it are written once (roundtrip.c, below). Peers measured by an
+ * external program (tr_ext.c) have no ops: they report samples.
  *
  * Return values: 0 ok, BENCH_RT_MISMATCH when a message arrived but carried
  * the wrong seq/length/payload (an integrity error), or a negative errno /
@@ -31,7 +23,7 @@
 
 #include "bench.h"
 
-#define BENCH_SEQ_STOP 0xffffffffu
+#define BENCH_SEQ_STOP 0xffffffffu /* a 4-byte message of it ends a round-trip peer */
 #define BENCH_RT_MISMATCH 1
 /* Most bidirectional channels a message scenario uses at once. */
 #define BENCH_MAX_CHAN 32u
@@ -60,8 +52,9 @@ typedef struct bench_msg_params {
 } bench_msg_params;
 
 typedef struct bench_msg_ops {
-    /* Parent, before fork. 0 or < 0 (printed); -EMSGSIZE / -EDQUOT: beyond
-     * what the transport carries on this machine: the cell is n/a. */
+    /* Parent, before fork (p->max_size <= bench_tr_max_size). 0 or < 0
+     * (printed); -EMSGSIZE / -EDQUOT: beyond what the transport carries on
+     * this machine: the cell is n/a. */
     int (*setup)(void **ctx, const bench_msg_params *p);
     /* After fork, once in the process of `side`, before any send/recv. */
     int (*attach)(void *ctx, int side);
@@ -74,8 +67,8 @@ typedef struct bench_msg_ops {
     void (*detach)(void *ctx, int side);
     /* Parent, after the child exited: release everything, free ctx. */
     void (*teardown)(void *ctx);
-    /* Largest message this transport carries on this machine (NULL: no
-     * limit below the benchmark's own); sizes above are reported "n/a". */
+    /* Largest message on this machine, for a limit that depends on it (NULL:
+     * none; a fixed one is bench_transport.max_size). */
     uint32_t (*max_msg)(int variant);
     /* Optional, used by round trips: the next message where it arrived (no
      * copy): its length and *msg, or < 0; valid until release(), which the
@@ -98,8 +91,8 @@ typedef struct bench_transport {
     const bench_msg_ops *msg; /* NULL only for external programs           */
     int variant;              /* passed to setup and max_msg: one ops table
                                  serves e.g. raw-spin and raw-futex          */
-    /* Largest payload it takes (0 = no limit of its own); see also
-     * msg->max_msg. Larger cells are reported n/a. */
+    /* Largest payload it takes (0 = no fixed limit; see also msg->max_msg).
+     * Larger cells are reported n/a. */
     uint32_t max_size;
     /* A peer measured by an external program (tr_ext.c): its path, and how
      * to build it. */
@@ -260,6 +253,16 @@ int bench_rt_stop(const bench_msg_ops *ops, void *ctx, int side, bench_rt_side *
 /* Zeroed MAP_SHARED memory inherited by the child; NULL on failure. */
 void *bench_shared_alloc(size_t len);
 void bench_shared_free(void *p, size_t len);
+
+/* Time left until *deadline, which the first call (*deadline 0) sets to now
+ * + timeout_ns; <= 0 once it has passed. */
+static inline int64_t bench_left_ns(uint64_t *deadline, int64_t timeout_ns)
+{
+    uint64_t now = bench_now_ns();
+    if (!*deadline)
+        *deadline = now + (uint64_t)timeout_ns;
+    return (int64_t)(*deadline - now);
+}
 
 static inline uint32_t bench_head(const void *p)
 {

@@ -2,22 +2,26 @@
 /*
  * transports.c - the table of transports, in report order: name, wait class,
  * baseline (the transport its ratios refer to), message ops (the tr_*.c
- * files), variant, description. Baselines first.
+ * files), variant, largest payload where fixed (0: none), description.
+ * Baselines first.
  */
 #include <math.h>
 #include <string.h>
 
+#include "mdcom/rpmsg.h"
 #include "transport.h"
 
-#ifdef MDCOM_BENCH_IOX2
-extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
-#endif
+/* One RPMsg buffer less its header: of the largest size, or of the 512-byte
+ * buffers of tr_openamp.c's layout; iceoryx: its largest chunk pool. */
+#define MAX_RPMSG (MDCOM_RPMSG_MAX_BUF_SIZE - MDCOM_RPMSG_HDR_SIZE)
+#define MAX_OPENAMP (512u - MDCOM_RPMSG_HDR_SIZE)
+#define MAX_ICEORYX (4u << 20)
 
-#define TR(nm, cls, base, ops, v, d)                                                               \
+#define TR(nm, cls, base, ops, v, max, d)                                                          \
     &(const bench_transport)                                                                       \
     {                                                                                              \
         .name = nm, .desc = d, .wait_class = BENCH_WAIT_##cls, .baseline = base, .msg = &ops,      \
-        .variant = v                                                                               \
+        .variant = v, .max_size = max                                                              \
     }
 /* the wait paths of `events` (tr_mdcom.c's copy variants), chosen by name only */
 #define TR_EVENTS(nm, v, d)                                                                        \
@@ -28,50 +32,54 @@ extern const bench_transport bench_tr_iceoryx2; /* tr_ext.c */
     }
 
 const bench_transport *const bench_transports[] = {
-    TR("raw-spin", POLL, NULL, bench_ops_raw, 0,
+    TR("raw-spin", POLL, NULL, bench_ops_raw, 0, 0,
        "baseline: shared ring + memcpy, both sides spin (no mdcom)"),
-    TR("raw-futex", BLOCK, NULL, bench_ops_raw, 1,
+    TR("raw-futex", BLOCK, NULL, bench_ops_raw, 1, 0,
        "baseline: shared ring + memcpy, waiters sleep in FUTEX_WAIT (no mdcom)"),
-    TR("mdcom-copy-poll", POLL, "raw-spin", bench_ops_mdcom_copy, 0,
+    TR("mdcom-copy-poll", POLL, "raw-spin", bench_ops_mdcom_copy, 0, 0,
        "mdcom_fifoch_send/recv with MDCOM_POLL in a loop (copies the payload)"),
-    TR("mdcom-copy-block", BLOCK, "raw-futex", bench_ops_mdcom_copy, 1,
+    TR("mdcom-copy-block", BLOCK, "raw-futex", bench_ops_mdcom_copy, 1, 0,
        "mdcom_fifoch_send/recv blocking, spin off (copies the payload)"),
     TR_EVENTS("mdcom-copy-adaptive", 2, "mdcom_fifoch_send/recv blocking, default adaptive spin"),
     TR_EVENTS("mdcom-copy-waitset", 3, "recv MDCOM_POLL, asleep in mdcom_waitset_wait when empty"),
     TR_EVENTS("mdcom-copy-fd", 4, "recv MDCOM_POLL, asleep in epoll on mdcom_fifoch_fd when empty"),
-    TR("mdcom-zc-poll", POLL, "raw-spin", bench_ops_mdcom_zc, 0,
+    TR("mdcom-zc-poll", POLL, "raw-spin", bench_ops_mdcom_zc, 0, 0,
        "alloc/get/enqueue/notify + dequeue polled in a loop (header only)"),
-    TR("mdcom-zc-block", BLOCK, "raw-futex", bench_ops_mdcom_zc, 1,
+    TR("mdcom-zc-block", BLOCK, "raw-futex", bench_ops_mdcom_zc, 1, 0,
        "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)"),
-    TR("mdcom-smem-poll", POLL, "raw-spin", bench_ops_smem, 0,
+    TR("mdcom-smem-poll", POLL, "raw-spin", bench_ops_smem, 5, 0,
        "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)"),
-    TR("pipe", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_PIPE,
+    TR("pipe", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_PIPE, 0,
        "kernel baseline: two pipes, length-framed, poll(2) + read"),
-    TR("unix-stream", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_STREAM,
+    TR("unix-stream", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_STREAM, 0,
        "kernel baseline: AF_UNIX SOCK_STREAM socketpair, length-framed"),
-    TR("unix-seqpacket", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_SEQPACKET,
+    TR("unix-seqpacket", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_SEQPACKET, 0,
        "kernel baseline: AF_UNIX SOCK_SEQPACKET socketpair (one message per call)"),
-    TR("mq", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_MQ,
+    TR("mq", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_MQ, 0,
        "kernel baseline: POSIX message queues (mq_timedsend/receive)"),
-    TR("rpmsg-poll", POLL, "raw-spin", bench_ops_rpmsg, 0,
+    TR("rpmsg-poll", POLL, "raw-spin", bench_ops_rpmsg, 0, MAX_RPMSG,
        "RPMsg over virtio vrings (host <-> remote), polled dispatch, one copy each way"),
-    TR("rpmsg-block", BLOCK, "raw-futex", bench_ops_rpmsg, 1,
+    TR("rpmsg-block", BLOCK, "raw-futex", bench_ops_rpmsg, 1, MAX_RPMSG,
        "RPMsg over virtio vrings, sleeping on the doorbell, one copy each way"),
 #ifdef MDCOM_BENCH_ICEORYX
-    TR("iceoryx", BLOCK, "raw-futex", bench_ops_iceoryx, 0,
+    TR("iceoryx", BLOCK, "raw-futex", bench_ops_iceoryx, 0, MAX_ICEORYX,
        "peer: Eclipse iceoryx 2 (C binding, own iox-roudi), loan+copy+publish, WaitSet"),
 #endif
-#ifdef MDCOM_BENCH_IOX2
-    &bench_tr_iceoryx2, /* a peer program (tr_ext.c) */
+#ifdef MDCOM_BENCH_IOX2 /* a peer program (tr_ext.c) */
+    &(const bench_transport){
+        .name = "iceoryx2", .wait_class = BENCH_WAIT_POLL, .baseline = "raw-spin",
+        .desc = "iceoryx2 publish-subscribe, loaned samples, polling (Rust, bench/peers/iceoryx2)",
+        .ext = MDCOM_BENCH_IOX2,
+        .ext_build = "cmake --build --preset default --target mdcom-bench-iceoryx2 (needs cargo)"},
 #endif
 #ifdef MDCOM_BENCH_OPENAMP /* variant: bit 0 an OpenAMP host, bit 1 an OpenAMP remote */
-    TR("openamp", BLOCK, "raw-futex", bench_ops_openamp, 3,
+    TR("openamp", BLOCK, "raw-futex", bench_ops_openamp, 3, MAX_OPENAMP,
        "real OpenAMP host <-> OpenAMP remote (resource table, eventfd doorbell)"),
-    TR("rpmsg-bound", BLOCK, "raw-futex", bench_ops_openamp, 0,
+    TR("rpmsg-bound", BLOCK, "raw-futex", bench_ops_openamp, 0, MAX_OPENAMP,
        "mdcom RPMsg host <-> remote bound to the same resource table and doorbell"),
-    TR("oa-host-md", BLOCK, "raw-futex", bench_ops_openamp, 1,
+    TR("oa-host-md", BLOCK, "raw-futex", bench_ops_openamp, 1, MAX_OPENAMP,
        "OpenAMP host <-> mdcom RPMsg remote"),
-    TR("md-host-oa", BLOCK, "raw-futex", bench_ops_openamp, 2,
+    TR("md-host-oa", BLOCK, "raw-futex", bench_ops_openamp, 2, MAX_OPENAMP,
        "mdcom RPMsg host <-> OpenAMP remote"),
 #endif
 };
