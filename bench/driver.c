@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver.c - what every scenario subcommand shares: its options as a table
- * (parsed with getopt_long, range-checked, listed by --help), the progress
- * line with the time left, and the targets (state, printing, JSON).
+ * (parsed with getopt_long, range-checked, listed by --help) and the targets
+ * (state, printing, JSON).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,19 @@
 #include <string.h>
 
 #include "transport.h"
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
 
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv)
 {
@@ -39,7 +53,7 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         case BO_FLAG: *(int *)field = (int)t->lo; break;
         case BO_STR: *(const char **)field = optarg; break;
         case BO_DBL:
-            bad = bench_parse_double(optarg, &d) != 0 || d < t->lo || d > t->hi;
+            bad = parse_double(optarg, &d) != 0 || d < t->lo || d > t->hi;
             if (!bad)
                 *(double *)field = d;
             break;
@@ -79,17 +93,7 @@ int bench_parsed(int prc, const bench_cmd *c)
     return -1;
 }
 
-void bench_cmd_usage(const bench_cmd *c, FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench %s [options]\n\n%s\n", c->name, c->about);
-    bench_opts_usage(out, c->opts);
-    if (c->more)
-        fprintf(out, "\n%s", c->more);
-    if (c->tail)
-        bench_usage_tail(out, c->tail - 1);
-}
-
-void bench_opts_usage(FILE *f, const bench_opt *tab)
+static void opts_usage(FILE *f, const bench_opt *tab)
 {
     for (const bench_opt *t = tab; t->name; t++) {
         char lhs[40];
@@ -108,13 +112,23 @@ void bench_opts_usage(FILE *f, const bench_opt *tab)
     fprintf(f, "  %-21s%s\n", "--help", "this text");
 }
 
-void bench_usage_tail(FILE *f, int need_msg)
+static void usage_tail(FILE *f, int need_msg)
 {
     fprintf(f, "\nTransports:\n");
     bench_list_transports(f, need_msg);
     fprintf(f, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
                "(--strict). See docs/benchmarks.md.\n",
             BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+}
+
+void bench_cmd_usage(const bench_cmd *c, FILE *out)
+{
+    fprintf(out, "usage: mdcom-bench %s [options]\n\n%s\n", c->name, c->about);
+    opts_usage(out, c->opts);
+    if (c->more)
+        fprintf(out, "\n%s", c->more);
+    if (c->tail)
+        usage_tail(out, c->tail - 1);
 }
 
 /* ---- targets ---------------------------------------------------------------------- */
