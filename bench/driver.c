@@ -13,19 +13,6 @@
 
 #include "transport.h"
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end != '\0' || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv)
 {
     struct option lo[BENCH_MAX_OPTS + 2];
@@ -45,7 +32,7 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         if (c < 256 || c >= 256 + (int)n)
             return -1; /* getopt printed what was wrong */
         const bench_opt *t = &tab[c - 256];
-        char *field = (char *)o + t->off;
+        char *field = (char *)o + t->off, *end;
         uint64_t v = 0;
         double d = 0;
         int bad = 0;
@@ -53,7 +40,9 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         case BO_FLAG: *(int *)field = (int)t->lo; break;
         case BO_STR: *(const char **)field = optarg; break;
         case BO_DBL:
-            bad = parse_double(optarg, &d) != 0 || d < t->lo || d > t->hi;
+            errno = 0;
+            d = strtod(optarg, &end);
+            bad = !*optarg || errno || *end || !isfinite(d) || d < t->lo || d > t->hi;
             if (!bad)
                 *(double *)field = d;
             break;
