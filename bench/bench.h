@@ -215,8 +215,8 @@ typedef struct bench_target {
  * value >= limit, else when value <= limit. */
 void bench_target_eval(bench_target *t, double value, int at_least);
 /* t zeroed, with limit, unit (NULL: a ratio) and the name from fmt. */
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Print the targets and their counts; returns met, sets *missed. */
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
 void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);

@@ -89,12 +89,12 @@ static void opts_usage(FILE *f, const bench_opt *tab)
         snprintf(lhs, sizeof(lhs), "%s%s%s%s", t->kind == BO_ARG ? "" : "--", t->name,
                  t->arg ? " " : "", t->arg ? t->arg : "");
         fprintf(f, "  %-21s", lhs);
-        /* help: one line, or several separated by '\n' (indented alike) */
+        /* help: one line, or several separated by '\n' (indented alike); after
+         * a long option name it starts on the next line */
         for (const char *p = t->help; *p;) {
             size_t k = strcspn(p, "\n");
-            fprintf(f, "%s%.*s\n", p == t->help ? (strlen(lhs) > 20 ? "\n                       " : "")
-                                                 : "                       ",
-                    (int)k, p);
+            int pad = p != t->help || strlen(lhs) > 20 ? 23 : 0;
+            fprintf(f, "%s%*s%.*s\n", p == t->help && pad ? "\n" : "", pad, "", (int)k, p);
             p += k + (p[k] == '\n');
         }
     }
@@ -132,7 +132,8 @@ void bench_target_eval(bench_target *t, double value, int at_least)
                                                                     : BT_MISSED;
 }
 
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
+                               const char *fmt, ...)
 {
     va_list ap;
     memset(t, 0, sizeof(*t));

@@ -36,7 +36,8 @@ static void usage(FILE *out)
             "       mdcom-bench <subcommand> --help\n"
             "       mdcom-bench help <subcommand>\n"
             "       mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n"
-            "                   (Linux <-> Cortex-M4 firmware under QEMU; --target qemu-m4 --help)\n"
+            "                   (Linux <-> Cortex-M4 firmware under QEMU; "
+            "--target qemu-m4 --help)\n"
             "\n"
             "Benchmarks of libmdcom %d.%d. Subcommands:\n",
             MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR);
