@@ -110,8 +110,6 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
                         .n_domains = 1, .channels = chs, .n_channels = 2};
     mdcom_init_opts o = {.errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
 
-    for (int a = 0; a < BENCH_API_NX; a++)
-        res[a] = (bench_api_result){.instr = NAN};
     uint64_t nb = min_calls ? (min_calls + B - 1) / B : 1;
     uint64_t *bt = calloc(nb * BENCH_API_NX, sizeof(*bt)); /* batch times, [api][batch] */
     if (!bt) {
@@ -157,7 +155,7 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         API_BATCH(BENCH_API_SMEM_PAIR, B, api_lock(sm));
 
         /* integrity: FIFO order, lengths, distinct blocks with addresses */
-        for (uint32_t i = 0; i < B; i++) {
+        for (uint32_t i = 0; i < B; i++)
             if (ids2[i] != ids[i] || lens[i] != 8 || !ptrs[i] || sz < 64) {
                 bench_err("api: dequeue %u returned id %u len %u, enqueued id %u len 8", i, ids2[i],
                           lens[i], ids[i]);
@@ -165,7 +163,6 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
                 rc = -EBADMSG;
                 goto out;
             }
-        }
         for (int a = 0; a < BENCH_API_NX && b >= 0; a++)
             bt[(uint64_t)a * nb + (uint64_t)b] = d[a];
     }
@@ -173,11 +170,9 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         uint64_t *v = &bt[(uint64_t)a * nb];
         bench_stats st;
         bench_stats_compute(v, nb, &st);
-        res[a].calls = nb * B;
-        res[a].mean_ns = st.mean / B;
-        res[a].best_ns = (double)st.min / B;
-        res[a].p50_ns = (double)st.p50 / B;
-        res[a].stddev_ns = st.stddev / B;
+        res[a] = (bench_api_result){.calls = nb * B, .mean_ns = st.mean / B,
+                                    .best_ns = (double)st.min / B, .p50_ns = (double)st.p50 / B,
+                                    .stddev_ns = st.stddev / B, .instr = NAN};
         /* mode: the most frequent batch average, in 0.1 ns bins (v is sorted) */
         uint64_t best_bin = 0, best_cnt = 0;
         for (uint64_t i = 0; i < nb;) {

@@ -34,11 +34,10 @@ int bench_target_qemu_an521(int argc, char **argv);
 /* a prerequisite is missing (QEMU, a firmware image): "skipped" for ctest */
 #define BENCH_EXIT_SKIPPED 77
 
-/* Set by SIGINT/SIGTERM once bench_catch_signals() ran: measuring loops stop
- * at the next round trip, and everything is torn down (no region left behind
- * in /dev/shm). */
+/* Set by SIGINT/SIGTERM (handlers installed by bench_run_begin): measuring
+ * loops stop at the next round trip and everything is torn down (no region
+ * left behind in /dev/shm). */
 extern volatile sig_atomic_t bench_interrupted;
-void bench_catch_signals(void);
 
 /* ---- Clock and CPU --------------------------------------------------------------------------- */
 static inline uint64_t bench_now_ns(void)
@@ -60,19 +59,14 @@ static inline void bench_relax(void)
 #endif
 }
 
-/* Mean cost of one bench_now_ns() call, in ns (measured once). */
-double bench_timer_overhead_ns(void);
-
-/* CPUs for a two-sided benchmark: the first two CPUs in this process'
- * affinity mask. */
+/* CPUs for a two-sided benchmark: the first two of the affinity mask. */
 typedef struct bench_cpus {
-    int n_online;   /* sysconf(_SC_NPROCESSORS_ONLN)                    */
-    int n_allowed;  /* CPUs in the affinity mask at start              */
-    int pinned;     /* 1 when two distinct CPUs were found             */
-    int cpu[2];     /* [0] the measuring side, [1] the peer; -1 unpinned */
+    int n_online;  /* sysconf(_SC_NPROCESSORS_ONLN)                    */
+    int n_allowed; /* CPUs in the affinity mask at start              */
+    int pinned;    /* 1 when two distinct CPUs were found             */
+    int cpu[2];    /* [0] the measuring side, [1] the peer; -1 unpinned */
 } bench_cpus;
 
-void bench_cpus_detect(bench_cpus *c);
 /* Pin the calling process to cpu (no-op for cpu < 0). 0 or -errno. */
 int bench_pin_self(int cpu);
 
@@ -92,7 +86,6 @@ int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, ui
                           const char *what);
 /* Unsigned integer with optional k/M suffix (decimal: 100k = 100000). */
 int bench_parse_count(const char *s, uint64_t *out);
-int bench_parse_double(const char *s, double *out);
 
 /* "64 B", "4 KiB", "1 MiB", "1536 B". buf >= 16 bytes. */
 const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes);
@@ -165,8 +158,6 @@ typedef struct bench_opt {
 /* Parse argv[1..] into o by the table (ended by a row with name NULL).
  * 0 ok, 1 --help asked, -1 usage error (printed). */
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
-/* The table as --help lines. */
-void bench_opts_usage(FILE *f, const bench_opt *tab);
 /* The options every scenario has, as table rows: BENCH_OUT_OPTS needs the
  * fields quick, json, csv of the options type, BENCH_TIMEOUT_OPT timeout_s,
  * BENCH_COMMON_OPTS all of them and trs_s, cell_time. */
@@ -183,8 +174,6 @@ void bench_opts_usage(FILE *f, const bench_opt *tab);
         BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
              "at most S seconds per cell (0 = no limit)"),                                         \
         BENCH_TIMEOUT_OPT(type), BENCH_OUT_OPTS(type)
-/* Transports (need_msg as bench_parse_transports) and the exit statuses. */
-void bench_usage_tail(FILE *f, int need_msg);
 
 /* A subcommand: `bench_cmd_<name>`, one line in main.c's table. */
 typedef struct bench_cmd {
@@ -195,7 +184,8 @@ typedef struct bench_cmd {
      * (only when the subcommand was asked to be strict). */
     int (*main)(int argc, char **argv);
     /* `mdcom-bench NAME --help`: the usage line, about, the option table,
-     * more, then (tail > 0) the transports as bench_usage_tail(tail - 1) */
+     * more, then (tail > 0) the transports (need_msg = tail - 1, as
+     * bench_parse_transports) and the exit statuses */
     const char *about;
     const bench_opt *opts;
     const char *more;
@@ -225,8 +215,8 @@ typedef struct bench_target {
  * value >= limit, else when value <= limit. */
 void bench_target_eval(bench_target *t, double value, int at_least);
 /* t zeroed, with limit, unit (NULL: a ratio) and the name from fmt. */
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Print the targets and their counts; returns met, sets *missed. */
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
 void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);
@@ -243,8 +233,6 @@ typedef struct bench_host {
 } bench_host;
 
 void bench_host_detect(bench_host *h);
-/* The header every subcommand prints: name, host, pinning, timer. */
-void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick);
 void bench_host_json(bench_json *j, const char *key, const bench_host *h);
 
 /* A progress line on stderr ("\r...") when stderr is a terminal, else one

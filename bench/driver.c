@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * driver.c - what every scenario subcommand shares: its options as a table
- * (parsed with getopt_long, range-checked, listed by --help), the progress
- * line with the time left, and the targets (state, printing, JSON).
+ * (parsed with getopt_long, range-checked, listed by --help) and the targets
+ * (state, printing, JSON).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         if (c < 256 || c >= 256 + (int)n)
             return -1; /* getopt printed what was wrong */
         const bench_opt *t = &tab[c - 256];
-        char *field = (char *)o + t->off;
+        char *field = (char *)o + t->off, *end;
         uint64_t v = 0;
         double d = 0;
         int bad = 0;
@@ -39,7 +40,9 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         case BO_FLAG: *(int *)field = (int)t->lo; break;
         case BO_STR: *(const char **)field = optarg; break;
         case BO_DBL:
-            bad = bench_parse_double(optarg, &d) != 0 || d < t->lo || d > t->hi;
+            errno = 0;
+            d = strtod(optarg, &end);
+            bad = !*optarg || errno || *end || !isfinite(d) || d < t->lo || d > t->hi;
             if (!bad)
                 *(double *)field = d;
             break;
@@ -79,42 +82,42 @@ int bench_parsed(int prc, const bench_cmd *c)
     return -1;
 }
 
-void bench_cmd_usage(const bench_cmd *c, FILE *out)
-{
-    fprintf(out, "usage: mdcom-bench %s [options]\n\n%s\n", c->name, c->about);
-    bench_opts_usage(out, c->opts);
-    if (c->more)
-        fprintf(out, "\n%s", c->more);
-    if (c->tail)
-        bench_usage_tail(out, c->tail - 1);
-}
-
-void bench_opts_usage(FILE *f, const bench_opt *tab)
+static void opts_usage(FILE *f, const bench_opt *tab)
 {
     for (const bench_opt *t = tab; t->name; t++) {
         char lhs[40];
         snprintf(lhs, sizeof(lhs), "%s%s%s%s", t->kind == BO_ARG ? "" : "--", t->name,
                  t->arg ? " " : "", t->arg ? t->arg : "");
         fprintf(f, "  %-21s", lhs);
-        /* help: one line, or several separated by '\n' (indented alike) */
+        /* help: one line, or several separated by '\n' (indented alike); after
+         * a long option name it starts on the next line */
         for (const char *p = t->help; *p;) {
             size_t k = strcspn(p, "\n");
-            fprintf(f, "%s%.*s\n", p == t->help ? (strlen(lhs) > 20 ? "\n                       " : "")
-                                                 : "                       ",
-                    (int)k, p);
+            int pad = p != t->help || strlen(lhs) > 20 ? 23 : 0;
+            fprintf(f, "%s%*s%.*s\n", p == t->help && pad ? "\n" : "", pad, "", (int)k, p);
             p += k + (p[k] == '\n');
         }
     }
     fprintf(f, "  %-21s%s\n", "--help", "this text");
 }
 
-void bench_usage_tail(FILE *f, int need_msg)
+static void usage_tail(FILE *f, int need_msg)
 {
     fprintf(f, "\nTransports:\n");
     bench_list_transports(f, need_msg);
     fprintf(f, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
                "(--strict). See docs/benchmarks.md.\n",
             BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
+}
+
+void bench_cmd_usage(const bench_cmd *c, FILE *out)
+{
+    fprintf(out, "usage: mdcom-bench %s [options]\n\n%s\n", c->name, c->about);
+    opts_usage(out, c->opts);
+    if (c->more)
+        fprintf(out, "\n%s", c->more);
+    if (c->tail)
+        usage_tail(out, c->tail - 1);
 }
 
 /* ---- targets ---------------------------------------------------------------------- */
@@ -129,7 +132,8 @@ void bench_target_eval(bench_target *t, double value, int at_least)
                                                                     : BT_MISSED;
 }
 
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt, ...)
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
+                               const char *fmt, ...)
 {
     va_list ap;
     memset(t, 0, sizeof(*t));

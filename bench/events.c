@@ -30,9 +30,10 @@ static const char *const mode_name[N_MODES + 2] = {"raw-futex", "futex", "futex+
 static const char *const mode_tr[N_MODES] = {"raw-futex", "mdcom-copy-block", "mdcom-copy-adaptive",
                                              "mdcom-copy-waitset", "mdcom-copy-fd"};
 
-/* The 32-channel run: this process's attachment, the config, and the
- * flags both processes share. */
+/* The 32-channel run: this process's attachment and its channel pairs, the
+ * config, and the flags both processes share. */
 static mdcom_t *g_m;
+static mdcom_fifoch_t *g_q[NCH], *g_a[NCH]; /* requests B -> A (the r channels), answers */
 static bench_mdcfg g_mc;
 static struct {
     _Atomic uint32_t stop;  /* the clients end their loops */
@@ -40,11 +41,19 @@ static struct {
 } *g_sh;
 static _Atomic uint64_t g_count; /* round trips the server threads answered */
 
-/* Receive one message on ch (blocking): its seq. */
-static int rx(mdcom_fifoch_t *ch, uint32_t *seq)
+static void open_pairs(void)
+{
+    for (uint32_t i = 0; i < NCH; i++) {
+        mdcom_fifoch_at(g_m, 2 * i + 1, &g_q[i]);
+        mdcom_fifoch_at(g_m, 2 * i, &g_a[i]);
+    }
+}
+
+/* Receive one message on ch: its seq. */
+static int rx(mdcom_fifoch_t *ch, uint32_t *seq, int64_t timeout)
 {
     uint8_t buf[MSG];
-    int r = mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_FOREVER);
+    int r = mdcom_fifoch_recv(ch, buf, sizeof buf, timeout);
     if (r < 4)
         return r < 0 ? r : -EBADMSG;
     memcpy(seq, buf, 4);
@@ -74,18 +83,15 @@ static void unpin(void)
 static void *client(void *arg)
 {
     uint32_t i = (uint32_t)(uintptr_t)arg, seq = 0, got;
-    mdcom_fifoch_t *q, *a;
     void *err = NULL;
-    mdcom_fifoch_at(g_m, 2 * i + 1, &q); /* requests go B -> A (the r channels) */
-    mdcom_fifoch_at(g_m, 2 * i, &a);
     while (!atomic_load_explicit(&g_sh->stop, memory_order_relaxed)) {
-        if (tx(q, ++seq) || rx(a, &got) || got != seq) {
+        if (tx(g_q[i], ++seq) || rx(g_a[i], &got, MDCOM_FOREVER) || got != seq) {
             bench_err("client %u: round trip %u failed", i, seq);
             err = (void *)1;
             break;
         }
     }
-    tx(q, BENCH_SEQ_STOP);
+    tx(g_q[i], BENCH_SEQ_STOP);
     return err;
 }
 
@@ -96,6 +102,7 @@ static int child(void)
     pthread_t th[NCH];
     if (mdcom_init(&g_m, &g_mc.cfg, 1, &o))
         return 1;
+    open_pairs();
     unpin();
     for (uint32_t round = 0; round < 2; round++) {
         while (atomic_load(&g_sh->ready) < 2 * round + 1) /* the servers are up */
@@ -118,10 +125,7 @@ static int child(void)
 static void *server1(void *arg)
 {
     uint32_t i = (uint32_t)(uintptr_t)arg, seq;
-    mdcom_fifoch_t *q, *a;
-    mdcom_fifoch_at(g_m, 2 * i + 1, &q);
-    mdcom_fifoch_at(g_m, 2 * i, &a);
-    while (rx(q, &seq) == 0 && seq != BENCH_SEQ_STOP && tx(a, seq) == 0)
+    while (rx(g_q[i], &seq, MDCOM_FOREVER) == 0 && seq != BENCH_SEQ_STOP && tx(g_a[i], seq) == 0)
         atomic_fetch_add_explicit(&g_count, 1, memory_order_relaxed);
     return NULL;
 }
@@ -132,19 +136,15 @@ static double run_tp(int use_ws, double secs)
 {
     pthread_t th[NCH];
     mdcom_waitset_t *ws = NULL;
-    mdcom_fifoch_t *q[NCH], *a[NCH];
     atomic_store(&g_sh->stop, 0);
     atomic_store(&g_count, 0);
     if (use_ws)
         mdcom_waitset_create(g_m, &ws);
     for (uintptr_t i = 0; i < NCH; i++) {
-        if (!use_ws) {
+        if (!use_ws)
             pthread_create(&th[i], NULL, server1, (void *)i);
-        } else {
-            mdcom_fifoch_at(g_m, 2 * i + 1, &q[i]);
-            mdcom_fifoch_at(g_m, 2 * i, &a[i]);
-            mdcom_waitset_add_fifo(ws, q[i], MDCOM_EV_RX, (void *)i);
-        }
+        else
+            mdcom_waitset_add_fifo(ws, g_q[i], MDCOM_EV_RX, (void *)i);
     }
     atomic_fetch_add(&g_sh->ready, 1); /* clients go */
     uint64_t t0 = bench_now_ns(), end = t0 + (uint64_t)(secs * 1e9), t1 = t0, n1 = 0;
@@ -165,14 +165,12 @@ static double run_tp(int use_ws, double secs)
                 break;
             for (int k = 0; k < r; k++) {
                 uint32_t i = (uint32_t)(uintptr_t)ev[k].user, seq;
-                uint8_t buf[MSG];
-                while (mdcom_fifoch_recv(q[i], buf, MSG, MDCOM_POLL) >= 4) {
-                    memcpy(&seq, buf, 4);
+                while (rx(g_q[i], &seq, MDCOM_POLL) == 0) {
                     if (seq == BENCH_SEQ_STOP) {
                         stopped++;
                         break;
                     }
-                    tx(a[i], seq);
+                    tx(g_a[i], seq);
                     served++;
                 }
             }
@@ -269,6 +267,7 @@ static int events_main(int argc, char **argv)
         bench_err("events: no region for the 32-channel run");
         return bench_run_end(&rn, BENCH_EXIT_ERROR, NULL, 0, 0);
     }
+    open_pairs();
     signal(SIGINT, SIG_DFL); /* the 32-channel loops do not poll bench_interrupted */
     signal(SIGTERM, SIG_DFL);
     fflush(NULL);

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "bench.h"
@@ -90,46 +91,31 @@ void bench_json_obj_end(bench_json *j) { json_close(j, '}'); }
 void bench_json_arr_begin(bench_json *j, const char *key) { json_open(j, key, '['); }
 void bench_json_arr_end(bench_json *j) { json_close(j, ']'); }
 
+/* One scalar member: fmt's text, or null when fmt is NULL. */
+static void scalar(bench_json *j, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (member(j, key))
+        vfprintf(j->f, fmt ? fmt : "null", ap);
+    va_end(ap);
+}
+
 void bench_json_str(bench_json *j, const char *key, const char *val)
 {
-    if (!member(j, key))
-        return;
-    if (val)
+    if (!val)
+        scalar(j, key, NULL);
+    else if (member(j, key))
         put_string(j->f, val);
-    else
-        fputs("null", j->f);
 }
 
-void bench_json_u64(bench_json *j, const char *key, uint64_t val)
+void bench_json_u64(bench_json *j, const char *k, uint64_t v) { scalar(j, k, "%" PRIu64, v); }
+void bench_json_i64(bench_json *j, const char *k, int64_t v) { scalar(j, k, "%" PRId64, v); }
+void bench_json_dbl(bench_json *j, const char *k, double v)
 {
-    if (!member(j, key))
-        return;
-    fprintf(j->f, "%" PRIu64, val);
+    scalar(j, k, isfinite(v) ? "%.6g" : NULL, v);
 }
-
-void bench_json_i64(bench_json *j, const char *key, int64_t val)
-{
-    if (!member(j, key))
-        return;
-    fprintf(j->f, "%" PRId64, val);
-}
-
-void bench_json_dbl(bench_json *j, const char *key, double val)
-{
-    if (!member(j, key))
-        return;
-    if (isfinite(val))
-        fprintf(j->f, "%.6g", val);
-    else
-        fputs("null", j->f);
-}
-
-void bench_json_bool(bench_json *j, const char *key, int val)
-{
-    if (!member(j, key))
-        return;
-    fputs(val ? "true" : "false", j->f);
-}
+void bench_json_bool(bench_json *j, const char *k, int v) { scalar(j, k, v ? "true" : "false"); }
 
 void bench_json_stats(bench_json *j, const char *key, const bench_stats *s)
 {

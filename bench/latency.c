@@ -109,6 +109,8 @@ static int lt_parse(int argc, char **argv, lt_opts *o)
         o->cell_time = o->iters ? 0.0 : o->quick ? 0.05 : 0.5;
     if (!o->rounds)
         o->rounds = o->quick ? 1 : 3;
+    if (!o->api_calls)
+        o->api_calls = o->quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
     return 0;
 }
 
@@ -157,31 +159,6 @@ static uint64_t lt_warmup(uint64_t samples)
 }
 
 /* ---- measuring ------------------------------------------------------------------------ */
-
-/* One way (docs/benchmarks.md): the round-trip loop with side B stamping
- * each arrival into shared memory and answering with a 4-byte ack. */
-static void lt_oneway(const lt_opts *o, bench_rt_opts ro, unsigned t, lt_cell *c)
-{
-    size_t t1len = (ro.warmup + ro.samples) * sizeof(uint64_t);
-    size_t n = 0;
-    uint64_t *t0 = malloc(ro.samples * sizeof(uint64_t)), *t1 = bench_shared_alloc(t1len);
-    bench_rt_result *r = &c->k[1];
-    ro.t1 = t1;
-    if (!t0 || !t1) {
-        bench_err("%s: out of memory for one-way samples", o->cmd);
-        r->failures++;
-    } else {
-        r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
-        c->na |= r->na;
-        for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
-            uint64_t a = t1[r->warmup_done + k];
-            t0[k] = a > t0[k] ? a - t0[k] : 0;
-        }
-        lt_summarise(c, 1, t0, n);
-    }
-    free(t0);
-    bench_shared_free(t1, t1len);
-}
 
 /* The cells of size s: round trips in o->rounds chunks, round-robin over the
  * transports, then one way. */
@@ -233,17 +210,34 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         lt_summarise(c, 0, buf[t], nbuf[t]);
         r->ok = !failed[t] && r->integrity == 0 && r->failures == 0;
     }
-    for (unsigned t = 0; t < o->n_tr && !o->no_oneway; t++) {
+    /* one way (docs/benchmarks.md): the round-trip loop with side B stamping
+     * each arrival into shared memory and answering with a 4-byte ack */
+    for (unsigned t = 0; t < o->n_tr && !o->no_oneway && !bench_interrupted; t++) {
         lt_cell *c = &lt_cells[t][s];
+        bench_rt_result *r = &c->k[1];
         if (c->na || !bench_tr_carries(o->tr[t]))
             continue;
         bench_progress("latency %s: one way %s", sz, o->tr[t]->name);
         ro.samples = c->samples;
         ro.warmup = lt_warmup(c->samples);
         ro.budget_ns = cell_budget;
-        lt_oneway(o, ro, t, c);
-        if (bench_interrupted)
-            goto out;
+        size_t t1len = (ro.warmup + ro.samples) * sizeof(uint64_t), n = 0;
+        uint64_t *t0 = malloc(ro.samples * sizeof(uint64_t));
+        ro.t1 = bench_shared_alloc(t1len);
+        if (!t0 || !ro.t1) {
+            bench_err("%s: out of memory for one-way samples", o->cmd);
+            r->failures++;
+        } else {
+            r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
+            c->na |= r->na;
+            for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
+                uint64_t a = ro.t1[r->warmup_done + k];
+                t0[k] = a > t0[k] ? a - t0[k] : 0;
+            }
+            lt_summarise(c, 1, t0, n);
+        }
+        free(t0);
+        bench_shared_free(ro.t1, t1len);
     }
 out:
     bench_progress_end();
@@ -389,25 +383,6 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
     return n;
 }
 
-/* The cost of single API calls (api.c, the zero-copy path), one target each. */
-static unsigned lt_api(FILE *out, const lt_opts *o, bench_target *tg, unsigned *integrity,
-                       unsigned *failures)
-{
-    bench_api_result api[BENCH_API_NX];
-    uint64_t calls = o->api_calls ? o->api_calls
-                                  : o->quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
-    unsigned integ = 0;
-    int rc = bench_api_run(calls, api, &integ);
-    *integrity += integ;
-    if (rc != 0) {
-        *failures += !integ;
-        fprintf(out, "\n== api: ERROR (messages above)\n");
-        return 0;
-    }
-    fprintf(out, "\n== api: mean cost of one call (single process) ==");
-    return bench_api_report(out, api, BENCH_API_N, tg);
-}
-
 /* ---- JSON and CSV ------------------------------------------------------------------- */
 
 static void lt_json_config(bench_json *j, void *arg)
@@ -526,8 +501,18 @@ static int lt_main(int argc, char **argv)
     }
     bench_target tg[LT_MAX_TARGETS + BENCH_API_N];
     unsigned ntg = rc ? 0 : lt_targets(&o, tg);
-    if (o.api && !rc) /* single calls, one process: their cost against the target */
-        ntg += lt_api(out, &o, tg + ntg, &r.integrity, &r.failures);
+    if (o.api && !rc) { /* single calls, one process (api.c, the zero-copy path) */
+        bench_api_result api[BENCH_API_NX];
+        unsigned integ = 0;
+        if (bench_api_run(o.api_calls, api, &integ) != 0) {
+            r.failures += !integ;
+            fprintf(out, "\n== api: ERROR (messages above)\n");
+        } else {
+            fprintf(out, "\n== api: mean cost of one call (single process) ==");
+            ntg += bench_api_report(out, api, BENCH_API_N, tg + ntg);
+        }
+        r.integrity += integ;
+    }
     return bench_run_end(&r, rc, tg, ntg, o.strict);
 }
 

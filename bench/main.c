@@ -36,7 +36,8 @@ static void usage(FILE *out)
             "       mdcom-bench <subcommand> --help\n"
             "       mdcom-bench help <subcommand>\n"
             "       mdcom-bench --target qemu-m4 <blocks|latency|api|all> [options]\n"
-            "                   (Linux <-> Cortex-M4 firmware under QEMU; --target qemu-m4 --help)\n"
+            "                   (Linux <-> Cortex-M4 firmware under QEMU; "
+            "--target qemu-m4 --help)\n"
             "\n"
             "Benchmarks of libmdcom %d.%d. Subcommands:\n",
             MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR);
@@ -75,7 +76,8 @@ int main(int argc, char **argv)
         return BENCH_EXIT_USAGE;
     }
     const char *name = argv[1];
-    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+    int help = strcmp(name, "help") == 0; /* `help NAME`: NAME's --help */
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || (help && argc < 3)) {
         usage(stdout);
         return BENCH_EXIT_OK;
     }
@@ -83,25 +85,15 @@ int main(int argc, char **argv)
         printf("mdcom-bench %s (wire %u)\n", MDCOM_VERSION_STRING, MDCOM_WIRE_VERSION);
         return BENCH_EXIT_OK;
     }
-    if (strcmp(name, "help") == 0) {
-        if (argc < 3) {
-            usage(stdout);
-            return BENCH_EXIT_OK;
-        }
-        const bench_cmd *c = find(argv[2]);
-        if (!c) {
-            bench_err("unknown subcommand '%s'", argv[2]);
-            usage(stderr);
-            return BENCH_EXIT_USAGE;
-        }
-        bench_cmd_usage(c, stdout);
-        return BENCH_EXIT_OK;
-    }
-    const bench_cmd *c = find(name);
+    const bench_cmd *c = find(argv[1 + help]);
     if (!c) {
-        bench_err("unknown subcommand '%s'", name);
+        bench_err("unknown subcommand '%s'", argv[1 + help]);
         usage(stderr);
         return BENCH_EXIT_USAGE;
+    }
+    if (help) {
+        bench_cmd_usage(c, stdout);
+        return BENCH_EXIT_OK;
     }
     return c->main(argc - 1, argv + 1);
 }

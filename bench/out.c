@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * out.c - what the scenario subcommands share: host description, progress
- * line, CSV rows, output files, transport lists.
+ * out.c - what the scenario subcommands share: signal handling, host
+ * description, progress line, CSV rows, output files, transport lists.
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -15,6 +16,55 @@
 
 #include "mdcom/mdcom.h"
 #include "transport.h"
+
+volatile sig_atomic_t bench_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    bench_interrupted = 1;
+}
+
+/* Mean cost of one bench_now_ns() call in ns, measured once: the best of a
+ * few short runs (the call itself, not the interrupts that hit one of them). */
+static double timer_overhead_ns(void)
+{
+    static double best = 1e9;
+    static int done;
+    for (int r = 0; r < 5 && !done; r++) {
+        enum { N = 20000 };
+        volatile uint64_t sink = 0;
+        uint64_t t0 = bench_now_ns();
+        for (int i = 0; i < N; i++)
+            sink += bench_now_ns();
+        double per = (double)(bench_now_ns() - t0) / N;
+        if (per < best)
+            best = per;
+    }
+    done = 1;
+    return best;
+}
+
+/* The first two CPUs of this process' affinity mask. */
+static void cpus_detect(bench_cpus *c)
+{
+    cpu_set_t set;
+    long on = sysconf(_SC_NPROCESSORS_ONLN);
+    *c = (bench_cpus){.n_online = on > 0 ? (int)on : 1, .cpu = {-1, -1}};
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        c->n_allowed = c->n_online;
+        return;
+    }
+    c->n_allowed = CPU_COUNT(&set);
+    int found = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
+        if (CPU_ISSET(cpu, &set))
+            c->cpu[found++] = cpu;
+    c->pinned = found == 2;
+    if (!c->pinned)
+        c->cpu[0] = c->cpu[1] = -1;
+}
 
 void bench_host_detect(bench_host *h)
 {
@@ -32,8 +82,8 @@ void bench_host_detect(bench_host *h)
         snprintf(h->kernel, sizeof(h->kernel), "%s %s", un.sysname, un.release);
         snprintf(h->machine, sizeof(h->machine), "%s", un.machine);
     }
-    bench_cpus_detect(&h->cpus);
-    h->timer_ns = bench_timer_overhead_ns();
+    cpus_detect(&h->cpus);
+    h->timer_ns = timer_overhead_ns();
     /* other work on the machine at the start: part of every report's caption */
     h->loadavg = -1;
     f = fopen("/proc/loadavg", "r");
@@ -47,7 +97,8 @@ void bench_host_detect(bench_host *h)
     strftime(h->date, sizeof(h->date), "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tmv));
 }
 
-void bench_host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
+/* The header every subcommand prints: name, host, pinning, timer. */
+static void host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
 {
     fprintf(out, "mdcom-bench %s (libmdcom %d.%d, wire %u)%s\n", cmd, MDCOM_VERSION_MAJOR,
             MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, quick ? " --quick" : "");
@@ -197,9 +248,12 @@ int bench_run_begin(bench_run *r)
     if ((r->json && !(r->jf = bench_open_out(r->json, r->cmd))) ||
         (r->csv && !(r->cf = bench_open_out(r->csv, r->cmd))))
         return BENCH_EXIT_USAGE;
-    bench_catch_signals();
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     bench_host_detect(&r->h);
-    bench_host_print(r->out, &r->h, r->cmd, r->quick);
+    host_print(r->out, &r->h, r->cmd, r->quick);
     if (r->h.cpus.pinned)
         bench_pin_self(r->h.cpus.cpu[0]);
     return 0;

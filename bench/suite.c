@@ -49,11 +49,11 @@ static void su_add(su_step *s, ...)
     va_end(ap);
 }
 
-/* Append ",s" (or s to an empty list) to the list in buf. */
-static void su_list_add(char *buf, size_t len, const char *s)
+/* Append sep and s (s alone to an empty buf) to the list in buf. */
+static void su_list_add(char *buf, size_t len, const char *sep, const char *s)
 {
     if (buf[0])
-        strncat(buf, ",", len - strlen(buf) - 1);
+        strncat(buf, sep, len - strlen(buf) - 1);
     strncat(buf, s, len - strlen(buf) - 1);
 }
 
@@ -61,10 +61,8 @@ static void su_list_add(char *buf, size_t len, const char *s)
 static const char *su_cmdline(const su_step *s, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", s->cmd ? "mdcom-bench" : "");
-    for (int a = 0; a < s->n; a++) {
-        strncat(buf, buf[0] ? " " : "", len - strlen(buf) - 1);
-        strncat(buf, s->args[a], len - strlen(buf) - 1);
-    }
+    for (int a = 0; a < s->n; a++)
+        su_list_add(buf, len, " ", s->args[a]);
     return buf;
 }
 
@@ -179,9 +177,9 @@ static int su_main(int argc, char **argv)
     for (unsigned i = 0; i < bench_n_transports; i++) {
         const bench_transport *t = bench_transports[i];
         if (bench_tr_carries(t) && !t->hidden && strcmp(t->name, "iceoryx") != 0)
-            su_list_add(msg_trs, sizeof(msg_trs), t->name);
+            su_list_add(msg_trs, sizeof(msg_trs), ",", t->name);
         else if (t->ext)
-            su_list_add(ext_trs, sizeof(ext_trs), t->name);
+            su_list_add(ext_trs, sizeof(ext_trs), ",", t->name);
     }
     snprintf(tp_trs, sizeof(tp_trs), "%s%s%s", msg_trs, ext_trs[0] ? "," : "", ext_trs);
     su_add(&st[S_BLK], "--transports", msg_trs, SU_END);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * util.c - clock, CPU pinning, messages, argument parsing and formatting.
+ * util.c - CPU pinning, messages, argument parsing and formatting.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,74 +15,6 @@
 #include "bench.h"
 #include "mdcom/mdcom.h"
 
-volatile sig_atomic_t bench_interrupted;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    bench_interrupted = 1;
-}
-
-void bench_catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-double bench_timer_overhead_ns(void)
-{
-    static double cached = -1.0;
-    if (cached >= 0.0)
-        return cached;
-    /* Best of a few short runs: the cost of the call itself, not of the
-     * interrupts that happened to land in one of them. */
-    double best = 1e9;
-    for (int r = 0; r < 5; r++) {
-        enum { N = 20000 };
-        volatile uint64_t sink = 0;
-        uint64_t t0 = bench_now_ns();
-        for (int i = 0; i < N; i++)
-            sink += bench_now_ns();
-        uint64_t t1 = bench_now_ns();
-        (void)sink;
-        double per = (double)(t1 - t0) / N;
-        if (per < best)
-            best = per;
-    }
-    cached = best;
-    return cached;
-}
-
-void bench_cpus_detect(bench_cpus *c)
-{
-    cpu_set_t set;
-    memset(c, 0, sizeof(*c));
-    c->cpu[0] = c->cpu[1] = -1;
-    long on = sysconf(_SC_NPROCESSORS_ONLN);
-    c->n_online = on > 0 ? (int)on : 1;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-        c->n_allowed = c->n_online;
-        return;
-    }
-    c->n_allowed = CPU_COUNT(&set);
-    int found = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++) {
-        if (CPU_ISSET(cpu, &set))
-            c->cpu[found++] = cpu;
-    }
-    if (found == 2) {
-        c->pinned = 1;
-    } else {
-        c->cpu[0] = c->cpu[1] = -1;
-    }
-}
-
 int bench_pin_self(int cpu)
 {
     if (cpu < 0)
@@ -91,9 +22,7 @@ int bench_pin_self(int cpu)
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0)
-        return -errno;
-    return 0;
+    return sched_setaffinity(0, sizeof(set), &set) != 0 ? -errno : 0;
 }
 
 void bench_err(const char *fmt, ...)
@@ -124,17 +53,12 @@ static int parse_scaled(const char *s, uint64_t unit, int bytes, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno)
         return -1;
+    const char *units = bytes ? "kKmMgG" : "kKmM", *u = *end ? strchr(units, *end) : NULL;
     uint64_t mul = 1;
-    if (*end == 'k' || *end == 'K') {
-        mul = unit;
+    for (long p = u ? (u - units) / 2 : -1; p >= 0; p--) /* k, m, g: unit^1, ^2, ^3 */
+        mul *= unit;
+    if (u)
         end++;
-    } else if (*end == 'm' || *end == 'M') {
-        mul = unit * unit;
-        end++;
-    } else if (bytes && (*end == 'g' || *end == 'G')) {
-        mul = unit * unit * unit;
-        end++;
-    }
     if (bytes && mul != 1 && (*end == 'i' || *end == 'I'))
         end++;
     if (bytes && (*end == 'b' || *end == 'B'))
@@ -185,19 +109,6 @@ int bench_parse_size_list(const char *s, uint32_t *out, int max, uint32_t lo, ui
 }
 
 int bench_parse_count(const char *s, uint64_t *out) { return parse_scaled(s, 1000u, 0, out); }
-
-int bench_parse_double(const char *s, double *out)
-{
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end != '\0' || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
 
 const char *bench_fmt_size(char *buf, size_t len, uint64_t bytes)
 {
