@@ -159,18 +159,16 @@ typedef struct bench_rt_opts {
 typedef struct bench_rt_result {
     bench_stats st;        /* of the recorded round trips                */
     uint64_t warmup_done;
-    int budget_hit;        /* recording stopped by budget_ns             */
     int ok;                /* 1: no error on either side                 */
     unsigned integrity;    /* integrity errors (mismatches), both sides  */
     unsigned failures;     /* API / system errors, both sides            */
-    double seconds;        /* wall time of the whole cell                */
     int na;                /* setup said -EMSGSIZE: size not supported   */
 } bench_rt_result;
 
 /* Run one chunk of a cell in a fresh process pair and fresh transport state:
  * up to o->samples round trips appended to buf[*n...] (buf has room for
- * o->samples more). Adds to r's counters (warmup_done, budget_hit,
- * integrity, failures, seconds); does not touch r->st or r->ok.
+ * o->samples more). Adds to r's counters (warmup_done, integrity,
+ * failures); does not touch r->st or r->ok.
  * Returns 0 when the chunk was clean, -1 otherwise (messages printed). */
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *buf, size_t *n,
                    bench_rt_result *r);
