@@ -79,16 +79,31 @@ static void roudi_atexit(void)
     rmdir(roudi_dir);
 }
 
-/* The lines of RouDi's log that tell why it failed. */
+/* The lines of RouDi's log that tell why it failed, without its colour
+ * escapes (ESC [ ... m), which would land in redirected output. */
 static void roudi_log_tail(void)
 {
     FILE *f = fopen(roudi_log, "r");
     char line[256];
-    while (f && fgets(line, sizeof(line), f))
+    int busy = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        char *w = line;
+        for (const char *r = line; *r && *r != '\n'; r++) {
+            if (*r == '\033' && r[1] == '[')
+                r += strspn(r + 2, "0123456789;") + 2; /* at the final letter */
+            else
+                *w++ = *r;
+        }
+        *w = '\0';
+        busy |= strstr(line, "is RouDi still running") != NULL;
         if (strstr(line, "rror") || strstr(line, "running") || strstr(line, "ailed"))
-            bench_err("iceoryx: iox-roudi: %.*s", (int)strcspn(line, "\n"), line);
+            bench_err("iceoryx: iox-roudi: %s", line);
+    }
     if (f)
         fclose(f);
+    if (busy)
+        bench_err("iceoryx: another iox-roudi runs on this machine (one per machine, e.g. another "
+                  "benchmark's): run the iceoryx cells when it has stopped");
 }
 
 /* Start RouDi (once) with our config in a fresh directory, wait until it is
@@ -141,8 +156,9 @@ static int roudi_start(void)
             break;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             roudi_pid = -1;
-            bench_err("iceoryx: %s exited (status %d) before it was ready; log %s:",
-                      MDCOM_BENCH_IOX_ROUDI, WIFEXITED(st) ? WEXITSTATUS(st) : -1, roudi_log);
+            bench_err("iceoryx: %s %s %d before it was ready; log %s:", MDCOM_BENCH_IOX_ROUDI,
+                      WIFEXITED(st) ? "exited with status" : "died of signal",
+                      WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), roudi_log);
             roudi_log_tail();
             return roudi_state = -ECONNREFUSED;
         }
