@@ -53,12 +53,17 @@ static int parse_scaled(const char *s, uint64_t unit, int bytes, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno)
         return -1;
-    const char *units = bytes ? "kKmMgG" : "kKmM", *u = *end ? strchr(units, *end) : NULL;
     uint64_t mul = 1;
-    for (long p = u ? (u - units) / 2 : -1; p >= 0; p--) /* k, m, g: unit^1, ^2, ^3 */
-        mul *= unit;
-    if (u)
+    if (*end == 'k' || *end == 'K') {
+        mul = unit;
         end++;
+    } else if (*end == 'm' || *end == 'M') {
+        mul = unit * unit;
+        end++;
+    } else if (bytes && (*end == 'g' || *end == 'G')) {
+        mul = unit * unit * unit;
+        end++;
+    }
     if (bytes && mul != 1 && (*end == 'i' || *end == 'I'))
         end++;
     if (bytes && (*end == 'b' || *end == 'B'))
