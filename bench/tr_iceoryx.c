@@ -89,10 +89,13 @@ static void roudi_log_tail(void)
     while (f && fgets(line, sizeof(line), f)) {
         char *w = line;
         for (const char *r = line; *r && *r != '\n'; r++) {
-            if (*r == '\033' && r[1] == '[')
-                r += strspn(r + 2, "0123456789;") + 2; /* at the final letter */
-            else
+            if (*r != '\033' || r[1] != '[') {
                 *w++ = *r;
+                continue;
+            }
+            r += 2 + strspn(r + 2, "0123456789;"); /* at the final letter, skipped */
+            if (!*r || *r == '\n')
+                break; /* cut off by the line's end */
         }
         *w = '\0';
         busy |= strstr(line, "is RouDi still running") != NULL;
