@@ -21,9 +21,8 @@
 
 /* How the copy transports wait (the variant): polling, blocking calls with
  * the spin off or the library's adaptive spin, or (`events`) polled receives
- * that sleep in a wait set or in epoll on the channel's fd; MDM_SMEM (5):
- * the SMEM mailbox, polling. */
-enum { MDM_POLL, MDM_BLOCK, MDM_ADAPTIVE, MDM_WAITSET, MDM_FD, MDM_SMEM };
+ * that sleep in a wait set or in epoll on the channel's fd. */
+enum { MDM_POLL, MDM_BLOCK, MDM_ADAPTIVE, MDM_WAITSET, MDM_FD };
 enum { TX, RX };
 
 /* A bench channel, as this process's side uses it: the mdcom channel it
@@ -59,15 +58,15 @@ static int mdm_fail(const struct mdm_ctx *c, const char *call, int rc)
     return rc < 0 ? rc : -EPROTO;
 }
 
-static int mdm_setup(void **out, const bench_msg_params *p)
+/* FIFO (the variant: how it waits) or, smem, SMEM channels */
+static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
 {
     struct mdm_ctx *c = calloc(1, sizeof(*c));
-    int smem = p->variant == MDM_SMEM;
     if (!c)
         return -ENOMEM;
     c->smem = smem;
     c->tname = p->tname;
-    c->wait = smem ? MDM_POLL : p->variant;
+    c->wait = p->variant;
     c->block = p->variant == MDM_BLOCK || p->variant == MDM_ADAPTIVE;
     c->yield = p->threads > 1;
     c->n = p->n_chan;
@@ -82,6 +81,9 @@ static int mdm_setup(void **out, const bench_msg_params *p)
         *out = c;
     return rc;
 }
+
+static int mdm_setup(void **out, const bench_msg_params *p) { return mdm_setup_as(out, p, 0); }
+static int sm_setup(void **out, const bench_msg_params *p) { return mdm_setup_as(out, p, 1); }
 
 static int mdm_attach(void *ctx, int side)
 {
@@ -388,6 +390,6 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc == 0 ? ret : mdm_fail(c, "mdcom_smemch_unlock", rc);
 }
 
-const bench_msg_ops bench_ops_smem = {.setup = mdm_setup, .attach = mdm_attach, .send = sm_send,
+const bench_msg_ops bench_ops_smem = {.setup = sm_setup, .attach = mdm_attach, .send = sm_send,
                                       .recv = sm_recv, .detach = mdm_detach,
                                       .teardown = mdm_teardown};

@@ -47,7 +47,7 @@ const bench_transport *const bench_transports[] = {
        "alloc/get/enqueue/notify + dequeue polled in a loop (header only)"),
     TR("mdcom-zc-block", BLOCK, "raw-futex", bench_ops_mdcom_zc, 1, 0,
        "zero-copy with mdcom_fifoch_wait(EV_RX), spin off (header only)"),
-    TR("mdcom-smem-poll", POLL, "raw-spin", bench_ops_smem, 5, 0,
+    TR("mdcom-smem-poll", POLL, "raw-spin", bench_ops_smem, 0, 0,
        "SMEM channel as a mailbox: lock, copy, flag, unlock (polling)"),
     TR("pipe", BLOCK, "raw-futex", bench_ops_kernel, BENCH_K_PIPE, 0,
        "kernel baseline: two pipes, length-framed, poll(2) + read"),
