@@ -160,6 +160,31 @@ static uint64_t lt_warmup(uint64_t samples)
 
 /* ---- measuring ------------------------------------------------------------------------ */
 
+/* One way (docs/benchmarks.md): the round-trip loop with side B stamping
+ * each arrival into shared memory and answering with a 4-byte ack. */
+static void lt_oneway(const lt_opts *o, bench_rt_opts ro, unsigned t, lt_cell *c)
+{
+    size_t t1len = (ro.warmup + ro.samples) * sizeof(uint64_t);
+    size_t n = 0;
+    uint64_t *t0 = malloc(ro.samples * sizeof(uint64_t)), *t1 = bench_shared_alloc(t1len);
+    bench_rt_result *r = &c->k[1];
+    ro.t1 = t1;
+    if (!t0 || !t1) {
+        bench_err("%s: out of memory for one-way samples", o->cmd);
+        r->failures++;
+    } else {
+        r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
+        c->na |= r->na;
+        for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
+            uint64_t a = t1[r->warmup_done + k];
+            t0[k] = a > t0[k] ? a - t0[k] : 0;
+        }
+        lt_summarise(c, 1, t0, n);
+    }
+    free(t0);
+    bench_shared_free(t1, t1len);
+}
+
 /* The cells of size s: round trips in o->rounds chunks, round-robin over the
  * transports, then one way. */
 static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
@@ -210,34 +235,15 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
         lt_summarise(c, 0, buf[t], nbuf[t]);
         r->ok = !failed[t] && r->integrity == 0 && r->failures == 0;
     }
-    /* one way (docs/benchmarks.md): the round-trip loop with side B stamping
-     * each arrival into shared memory and answering with a 4-byte ack */
     for (unsigned t = 0; t < o->n_tr && !o->no_oneway && !bench_interrupted; t++) {
         lt_cell *c = &lt_cells[t][s];
-        bench_rt_result *r = &c->k[1];
         if (c->na || !bench_tr_carries(o->tr[t]))
             continue;
         bench_progress("latency %s: one way %s", sz, o->tr[t]->name);
         ro.samples = c->samples;
         ro.warmup = lt_warmup(c->samples);
         ro.budget_ns = cell_budget;
-        size_t t1len = (ro.warmup + ro.samples) * sizeof(uint64_t), n = 0;
-        uint64_t *t0 = malloc(ro.samples * sizeof(uint64_t));
-        ro.t1 = bench_shared_alloc(t1len);
-        if (!t0 || !ro.t1) {
-            bench_err("%s: out of memory for one-way samples", o->cmd);
-            r->failures++;
-        } else {
-            r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
-            c->na |= r->na;
-            for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
-                uint64_t a = ro.t1[r->warmup_done + k];
-                t0[k] = a > t0[k] ? a - t0[k] : 0;
-            }
-            lt_summarise(c, 1, t0, n);
-        }
-        free(t0);
-        bench_shared_free(ro.t1, t1len);
+        lt_oneway(o, ro, t, c);
     }
 out:
     bench_progress_end();
