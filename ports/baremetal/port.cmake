@@ -4,6 +4,10 @@
 # the port into libmdcom and defines mdcom_bm_runtime: startup, generic
 # Cortex-M services, mem*, and the board file, which firmware images link
 # (with the board's linker script).
+#
+# An RTOS port reuses all of it (ports/freertos/port.cmake includes this
+# file): it sets MDCOM_BM_CLOCK_SOURCES to its own clock first (the kernel
+# owns SysTick there) and replaces MDCOM_PORT_SOURCES after.
 set(MDCOM_BOARD mps2-an386 CACHE STRING "Board of the bare-metal port (ports/baremetal/boards/<board>)")
 set(_bm ${CMAKE_CURRENT_LIST_DIR})
 if(NOT EXISTS ${_bm}/boards/${MDCOM_BOARD}/board.cmake)
@@ -17,8 +21,11 @@ set_source_files_properties(${_bm}/port_baremetal.c PROPERTIES INCLUDE_DIRECTORI
 set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIES
   COMPILE_OPTIONS "-include;${_bm}/board.h")
 
+if(NOT DEFINED MDCOM_BM_CLOCK_SOURCES)
+  set(MDCOM_BM_CLOCK_SOURCES ${_bm}/systick.c) # SysTick, 64-bit ns (bare metal)
+endif()
 add_library(mdcom_bm_runtime STATIC
-  ${_bm}/startup.c ${_bm}/cortexm.c ${_bm}/mem.c ${MDCOM_BOARD_SOURCES})
+  ${_bm}/startup.c ${_bm}/cortexm.c ${_bm}/mem.c ${MDCOM_BM_CLOCK_SOURCES} ${MDCOM_BOARD_SOURCES})
 target_include_directories(mdcom_bm_runtime PUBLIC ${_bm} ${_bm}/boards/${MDCOM_BOARD}
   ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_definitions(mdcom_bm_runtime PRIVATE MDCOM_BM_NUM_IRQS=${MDCOM_BOARD_NUM_IRQS})
