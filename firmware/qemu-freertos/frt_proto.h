@@ -11,10 +11,15 @@
  *              (sender FRT_FW_SENDER) to peer i, which checks them
  *   state      SMEM: word 0 a counter, word 1 the holder's mark: every party
  *              (two firmware tasks, each peer) takes the lock FRT_SMEM_ROUNDS
- *              times and bumps it (fw_smem_bump of mdcom_fw/proto.h). Peer i
- *              writes, under the lock, its rounds to FRT_W_DONE + i, its
- *              disturbed holds to FRT_W_DIST + i, then 1 to FRT_W_FIN + i;
- *              the firmware checks counter = all rounds at the end.
+ *              times and bumps it (fw_smem_bump of mdcom_fw/proto.h). The
+ *              firmware's two tasks contend first; then the firmware writes
+ *              1 to FRT_W_PHASE and the peers contend with each other. (Not
+ *              firmware against Linux at the same time: on mps2-an386, one
+ *              vCPU, QEMU does not make the guest's LDREX/STREX atomic
+ *              against host atomics; docs/reliability.md. The an521 test
+ *              covers that.) Peer i writes, under the lock, its rounds to
+ *              FRT_W_DONE + i, its disturbed holds to FRT_W_DIST + i, then 1
+ *              to FRT_W_FIN + i; the firmware checks counter = all rounds.
  */
 #ifndef MDCOM_FRT_PROTO_H
 #define MDCOM_FRT_PROTO_H
@@ -29,7 +34,7 @@
 #define FRT_MSG_MIN 16u  /* header included */
 #define FRT_MSG_MAX 256u /* = block_size of up / down<i> */
 
-enum { FRT_W_COUNTER = 0, FRT_W_HOLDER = 1, FRT_W_DONE = 8, FRT_W_DIST = 12, FRT_W_FIN = 16 };
+enum { FRT_W_COUNTER = 0, FRT_W_HOLDER = 1, FRT_W_DONE = 8, FRT_W_DIST = 12, FRT_W_FIN = 16, FRT_W_PHASE = 20 };
 
 typedef struct frt_msg_hdr {
     uint32_t sender, seq, len, crc; /* len: payload bytes after the header */

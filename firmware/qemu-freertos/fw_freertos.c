@@ -132,32 +132,47 @@ static uint64_t now(void) { return mdcom_freertos_now_ns(); }
 /* ---------------------------------------------------------------- */
 
 typedef struct tmo_stat {
-    uint32_t n, early, over_tick; /* early: returned before the timeout */
-    uint32_t max_ns;
+    uint32_t n, early;    /* early: returned before the timeout (ns or ticks) */
+    uint32_t max_ticks;   /* ticks after the deadline's tick at the return */
+    uint32_t max_ns;      /* ns after the deadline at the return */
     uint64_t sum_ns;
 } tmo_stat;
 
-static void tmo_add(tmo_stat *s, uint64_t elapsed, int64_t want)
+/* A wait of want ns that began at t0 (ns) ended at t1 (ns), tick1. Early:
+ * t1 before t0 + want. The deadline's tick is the first tick at or after
+ * t0 + want: a wait that ends there is on time (0 ticks late); what the ns
+ * add beyond is the time from that tick's interrupt to the task running
+ * again (emulator latency under QEMU, most of it the first translation of a
+ * path). */
+static void tmo_add(tmo_stat *s, uint64_t t0, uint64_t t1, TickType_t tick1, int64_t want)
 {
+    uint64_t dl = t0 + (uint64_t)want;
+    uint32_t dl_tick = (uint32_t)((dl + g_tick_ns - 1u) / g_tick_ns);
+    int32_t over_ticks = (int32_t)(tick1 - dl_tick);
     s->n++;
-    if (elapsed < (uint64_t)want) {
+    if (t1 < dl) {
         s->early++;
         return;
     }
-    uint64_t ov = elapsed - (uint64_t)want;
-    s->sum_ns += ov;
-    if (ov > s->max_ns)
-        s->max_ns = (uint32_t)(ov > 0xffffffffu ? 0xffffffffu : ov);
-    if (ov > g_tick_ns)
-        s->over_tick++;
+    /* a wake-up by a ring after the deadline but before its tick ends the
+     * wait on time too (the core sees the deadline passed): 0 ticks late */
+    if (over_ticks < 0)
+        over_ticks = 0;
+    if ((uint32_t)over_ticks > s->max_ticks)
+        s->max_ticks = (uint32_t)over_ticks;
+    s->sum_ns += t1 - dl;
+    if (t1 - dl > s->max_ns)
+        s->max_ns = (uint32_t)(t1 - dl > 0xffffffffu ? 0xffffffffu : t1 - dl);
 }
 
-/* never early, under 1.5 ticks late, under one tick late on average (the
- * port rounds up to the tick; what is beyond is the emulator's latency) */
+/* never early; woken at the deadline's tick or the one after (a tick that
+ * fell between the wait's clock read and its block); under a tick and a half
+ * late on average in ns (a port that waited a tick too many would be 1.5 or
+ * more) */
 static int tmo_ok(const tmo_stat *s)
 {
-    return s->early == 0 && s->max_ns < g_tick_ns + g_tick_ns / 2u &&
-           (s->n == 0 || s->sum_ns / s->n < g_tick_ns);
+    return s->early == 0 && s->max_ticks <= 1u &&
+           (s->n == 0 || s->sum_ns / s->n < g_tick_ns + g_tick_ns / 2u);
 }
 
 /* " <key><suffix>=<v>" */
@@ -170,13 +185,13 @@ static void kv2(const char *key, const char *suffix, uint32_t v)
     mdcom_bm_put_u32(v);
 }
 
-/* key_n, key_early, key_over1tick, key_max_mticks (overshoot in 1/1000
- * tick), key_mean_mticks */
+/* key_n, key_early, key_max_ticks (ticks after the deadline's tick),
+ * key_max_mticks and key_mean_mticks (ns after the deadline, in 1/1000 tick) */
 static void tmo_print(const char *key, const tmo_stat *s)
 {
     kv2(key, "_n", s->n);
     kv2(key, "_early", s->early);
-    kv2(key, "_over1tick", s->over_tick);
+    kv2(key, "_max_ticks", s->max_ticks);
     kv2(key, "_max_mticks", (uint32_t)((uint64_t)s->max_ns * 1000u / g_tick_ns));
     kv2(key, "_mean_mticks",
         s->n > s->early ? (uint32_t)(s->sum_ns * 1000u / g_tick_ns / (s->n - s->early)) : 0);
@@ -351,7 +366,11 @@ static void test_port(void)
     }
     CHECK("clock_monotonic", r);
     for (k = 0; k < 50; k++) {
-        TickType_t a = xTaskGetTickCount();
+        TickType_t a;
+        /* just after a tick: QEMU may show SysTick reloaded a while before
+         * the tick's interrupt, and the clock holds still meanwhile */
+        vTaskDelay(1);
+        a = xTaskGetTickCount();
         t0 = p->now_ns(p->ctx);
         t1 = p->now_ns(p->ctx);
         if (xTaskGetTickCount() == a && t1 > t0)
@@ -391,12 +410,11 @@ static void test_port(void)
             t1 = now();
             if (r != -ETIMEDOUT)
                 ts.early++; /* counted as a failure below */
-            tmo_add(&ts, t1 - t0, want);
+            tmo_add(&ts, t0, t1, xTaskGetTickCount(), want);
         }
         /* the port rounds up to the tick; beyond it only the emulator's
          * latency (its timer and the first translation of a path) */
-        CHECK("wait_timeout", ts.n == 15 && ts.early == 0 && ts.max_ns < g_tick_ns + g_tick_ns / 2u &&
-                                  ts.sum_ns / ts.n < g_tick_ns);
+        CHECK("wait_timeout", ts.n == 15 && tmo_ok(&ts));
     }
 
     /* blocks: the idle task runs while the main task waits 100 ms, and not
@@ -735,7 +753,7 @@ static void rx_task(void *arg)
         int r = mdcom_fifoch_recv(up, buf, sizeof(buf), MS(20));
         uint64_t t1 = now();
         if (r == -ETIMEDOUT) {
-            tmo_add(&g_rx.tmo, t1 - t0, MS(20));
+            tmo_add(&g_rx.tmo, t0, t1, xTaskGetTickCount(), MS(20));
             g_rx.idle_in_tmo += g_idle - i0;
             g_rx.idle_tmo_n++;
             continue;
@@ -830,7 +848,7 @@ static void smem_task(void *arg)
         uint64_t t0 = now();
         int r = mdcom_smemch_lock(ch, MS(2));
         if (r == -ETIMEDOUT) {
-            tmo_add(&s->tmo, now() - t0, MS(2));
+            tmo_add(&s->tmo, t0, now(), xTaskGetTickCount(), MS(2));
             s->busy++;
             continue;
         }
@@ -882,7 +900,7 @@ static void timeout_task(void *arg)
             g_to.err = r < 0 ? (uint32_t)-r : 1u;
             break;
         }
-        tmo_add(&g_to.tmo, t1 - t0, want);
+        tmo_add(&g_to.tmo, t0, t1, xTaskGetTickCount(), want);
     }
     g_to.done = 1;
     mdcom_term(m);
@@ -924,24 +942,23 @@ static void report_traffic(mdcom_t *m)
     tmo_print("recv", &g_to.tmo);
     mdcom_bm_puts("\n");
 
-    /* the peers' marks (written under the lock when they are done) */
+    /* the peers' marks (written under the lock when they are done); read
+     * without taking the lock while they run (see frt_proto.h), then under
+     * it once they are done */
     for (k = 0; k < 120000; k += 10) {
-        r = mdcom_smemch_lock(st, MS(1000));
-        if (r == 0) {
-            for (fin = 0, i = 0; i < FRT_PEERS; i++)
-                fin += area[FRT_W_FIN + i] == 1u;
-            if (fin == FRT_PEERS) {
-                counter = area[FRT_W_COUNTER];
-                for (i = 0; i < FRT_PEERS; i++) {
-                    linux_rounds += area[FRT_W_DONE + i];
-                    linux_dist += area[FRT_W_DIST + i];
-                }
-            }
-            mdcom_smemch_unlock(st);
-        }
+        for (fin = 0, i = 0; i < FRT_PEERS; i++)
+            fin += __atomic_load_n(&area[FRT_W_FIN + i], __ATOMIC_ACQUIRE) == 1u;
         if (fin == FRT_PEERS)
             break;
         vTaskDelay(10);
+    }
+    if (fin == FRT_PEERS && (r = mdcom_smemch_lock(st, MS(1000))) == 0) {
+        counter = area[FRT_W_COUNTER];
+        for (i = 0; i < FRT_PEERS; i++) {
+            linux_rounds += area[FRT_W_DONE + i];
+            linux_dist += area[FRT_W_DIST + i];
+        }
+        mdcom_smemch_unlock(st);
     }
     for (i = 0; i < 2; i++) {
         result(i ? "smem_task1" : "smem_task0", g_sm[i].rounds == FRT_SMEM_ROUNDS &&
@@ -991,8 +1008,18 @@ static void main_task(void *arg)
     xTaskCreate(smem_task, "smem0", STACK_MDCOM, &g_sm[0], 2, 0);
     xTaskCreate(smem_task, "smem1", STACK_MDCOM, &g_sm[1], 3, 0);
     xTaskCreate(timeout_task, "tmo", STACK_MDCOM, 0, 3, 0);
-    /* the traffic tasks end by themselves (counts reached, or timeouts) */
-    for (k = 0; !(g_rx.done && g_tx.done && g_sm[0].done && g_sm[1].done && g_to.done); k++)
+    /* the traffic tasks end by themselves (counts reached, or timeouts);
+     * once the firmware's SMEM rounds are done, the peers' begin */
+    for (k = 0; !(g_sm[0].done && g_sm[1].done); k++)
+        vTaskDelay(10);
+    {
+        mdcom_smemch_t *sc = smem(m, "state");
+        void *pa;
+        mdcom_smemch_get(sc, &pa, 0);
+        /* release: our rounds come before the peers see the phase */
+        __atomic_store_n(&((uint32_t *)pa)[FRT_W_PHASE], 1u, __ATOMIC_RELEASE);
+    }
+    for (k = 0; !(g_rx.done && g_tx.done && g_to.done); k++)
         vTaskDelay(10);
     mdcom_bm_puts("traffic done after ");
     mdcom_bm_put_u32((uint32_t)((now() - t0) / 1000000u));
