@@ -134,6 +134,7 @@ static uint64_t now(void) { return mdcom_freertos_now_ns(); }
 typedef struct tmo_stat {
     uint32_t n, early;    /* early: returned before the timeout (ns or ticks) */
     uint32_t max_ticks;   /* ticks after the deadline's tick at the return */
+    uint32_t late[3];     /* returns 0, 1, 2 or more ticks after the deadline's tick */
     uint32_t max_ns;      /* ns after the deadline at the return */
     uint64_t sum_ns;
 } tmo_stat;
@@ -158,6 +159,7 @@ static void tmo_add(tmo_stat *s, uint64_t t0, uint64_t t1, TickType_t tick1, int
      * wait on time too (the core sees the deadline passed): 0 ticks late */
     if (over_ticks < 0)
         over_ticks = 0;
+    s->late[over_ticks < 2 ? over_ticks : 2]++;
     if ((uint32_t)over_ticks > s->max_ticks)
         s->max_ticks = (uint32_t)over_ticks;
     s->sum_ns += t1 - dl;
@@ -165,14 +167,17 @@ static void tmo_add(tmo_stat *s, uint64_t t0, uint64_t t1, TickType_t tick1, int
         s->max_ns = (uint32_t)(t1 - dl > 0xffffffffu ? 0xffffffffu : t1 - dl);
 }
 
-/* never early; woken at the deadline's tick or the one after (a tick that
- * fell between the wait's clock read and its block); under a tick and a half
- * late on average in ns (a port that waited a tick too many would be 1.5 or
- * more) */
+/* On time: never early; at least 3/4 of the waits end at the deadline's
+ * tick (a port that waited a tick too many would have none there), the rest
+ * at the next (a tick that fell between the wait's clock read and its
+ * block), and at most 1 in 20 (at least 1) later: the emulator's thread
+ * descheduled by the host, not the port; under a tick and a half late on
+ * average in ns. */
 static int tmo_ok(const tmo_stat *s)
 {
-    return s->early == 0 && s->max_ticks <= 1u &&
-           (s->n == 0 || s->sum_ns / s->n < g_tick_ns + g_tick_ns / 2u);
+    uint32_t n = s->n - s->early, noise = n / 20u > 1u ? n / 20u : 1u;
+    return s->early == 0 && 4u * s->late[0] >= 3u * n && s->late[2] <= noise &&
+           (n == 0 || s->sum_ns / n < g_tick_ns + g_tick_ns / 2u);
 }
 
 /* " <key><suffix>=<v>" */
@@ -192,6 +197,9 @@ static void tmo_print(const char *key, const tmo_stat *s)
     kv2(key, "_n", s->n);
     kv2(key, "_early", s->early);
     kv2(key, "_max_ticks", s->max_ticks);
+    kv2(key, "_late0", s->late[0]);
+    kv2(key, "_late1", s->late[1]);
+    kv2(key, "_late2plus", s->late[2]);
     kv2(key, "_max_mticks", (uint32_t)((uint64_t)s->max_ns * 1000u / g_tick_ns));
     kv2(key, "_mean_mticks",
         s->n > s->early ? (uint32_t)(s->sum_ns * 1000u / g_tick_ns / (s->n - s->early)) : 0);
@@ -235,9 +243,15 @@ void mdcom_bm_app_irq(uint32_t irq)
     }
 }
 
+/* The timer task, at a tick: pend the interrupt 300 us later, mid-tick, so
+ * that a wait that only looked at the word on ticks (polling) would show a
+ * wake-up of most of a tick */
 static void pend_app_irq(TimerHandle_t t)
 {
+    uint64_t t0 = now();
     (void)t;
+    while (now() - t0 < (uint64_t)US(300))
+        ;
     NVIC_ISPR(APP_IRQ / 32u) = 1u << (APP_IRQ % 32u);
 }
 
@@ -664,7 +678,7 @@ static void test_local(mdcom_t *m)
         else if (x[j].t_end - t0 < best_task)
             best_task = (uint32_t)(x[j].t_end - t0);
     }
-    result("local_task_wakes_recv", ok_task && best_task < g_tick_ns);
+    result("local_task_wakes_recv", ok_task && best_task < g_tick_ns / 2u);
     kv("rounds", LOCAL_ROUNDS);
     kv("best_wake_ns", best_task);
     mdcom_bm_puts("\n");
@@ -682,7 +696,7 @@ static void test_local(mdcom_t *m)
         else if (x[j].t_end - g_isr_ns < best_isr)
             best_isr = (uint32_t)(x[j].t_end - g_isr_ns);
     }
-    result("local_isr_wakes_recv", ok_isr && best_isr < g_tick_ns);
+    result("local_isr_wakes_recv", ok_isr && best_isr < g_tick_ns / 2u);
     kv("rounds", LOCAL_ROUNDS);
     kv("best_wake_ns", best_isr);
     kv("isr_send_err", isr_err);
