@@ -26,7 +26,9 @@ set(MDCOM_FREERTOS_CONFIG_DIR "" CACHE PATH "Directory holding the application's
 set(MDCOM_THIRD_PARTY_DIR "${PROJECT_SOURCE_DIR}/../shared/third_party" CACHE PATH
     "Directory with third-party source tarballs (FreeRTOS-Kernel-*.tar.gz, open-amp, libmetal)")
 
-if(NOT FREERTOS_KERNEL_PATH)
+if(TARGET freertos_kernel)
+  set(_frt_kernel "") # the application's (its own add_subdirectory)
+elseif(NOT FREERTOS_KERNEL_PATH)
   file(GLOB _frt_tgz "${MDCOM_THIRD_PARTY_DIR}/FreeRTOS-Kernel-*.tar.gz")
   if(NOT _frt_tgz)
     message(FATAL_ERROR "MDCOM_PORT=freertos: set FREERTOS_KERNEL_PATH to a FreeRTOS-Kernel tree "
@@ -44,7 +46,7 @@ if(NOT FREERTOS_KERNEL_PATH)
 else()
   set(_frt_kernel ${FREERTOS_KERNEL_PATH})
 endif()
-if(NOT EXISTS ${_frt_kernel}/tasks.c)
+if(NOT TARGET freertos_kernel AND NOT EXISTS ${_frt_kernel}/tasks.c)
   message(FATAL_ERROR "FREERTOS_KERNEL_PATH '${_frt_kernel}' is no FreeRTOS-Kernel tree (no tasks.c)")
 endif()
 
@@ -56,8 +58,11 @@ if(NOT TARGET freertos_config)
   add_library(freertos_config INTERFACE)
   target_include_directories(freertos_config SYSTEM INTERFACE ${MDCOM_FREERTOS_CONFIG_DIR})
 endif()
-# the kernel is the user's code: its own flags, not mdcom's -Werror
-add_subdirectory(${_frt_kernel} ${CMAKE_BINARY_DIR}/freertos_kernel EXCLUDE_FROM_ALL)
+# the kernel is the user's code: its own flags, not mdcom's -Werror (and
+# not at all when the application added the kernel itself)
+if(NOT TARGET freertos_kernel)
+  add_subdirectory(${_frt_kernel} ${CMAKE_BINARY_DIR}/freertos_kernel EXCLUDE_FROM_ALL)
+endif()
 # FreeRTOSConfig.h declares the hooks it names (mdcom_freertos_task_deleted)
 target_include_directories(freertos_config INTERFACE ${_frt})
 
