@@ -35,7 +35,7 @@
 #define configUSE_NEWLIB_REENTRANT 0
 #define configUSE_CO_ROUTINES 0
 
-#define configUSE_TIMERS 1
+#define configUSE_TIMERS 0 /* the tests time their interrupts with a hardware timer */
 #define configTIMER_TASK_PRIORITY (configMAX_PRIORITIES - 1)
 #define configTIMER_QUEUE_LENGTH 8
 #define configTIMER_TASK_STACK_DEPTH 512
