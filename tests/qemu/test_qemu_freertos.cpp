@@ -14,7 +14,9 @@
 //
 // Each parses the firmware's "RESULT <name> PASS|FAIL ..." lines and the
 // peers' "PEER <i> PASS|FAIL ..." lines, and prints them (the timeout
-// overshoots in ticks, the idle task's runs, the wake-up latencies).
+// overshoots in ticks, the idle task's runs, the wake-up latencies). A run
+// with every message intact but a timing check failed is run again, at most
+// three times (run_until_on_time).
 // Without qemu-system-arm or the firmware image: skipped (exit 77) with the
 // reason, except under CI (env CI=true), where that is a failure.
 #include <gtest/gtest.h>
