@@ -10,8 +10,10 @@
  *             its own stack), then re-checks the word, then blocks on its
  *             task notification (index MDCOM_FRT_NOTIFY_INDEX) until the
  *             tick that ends the timeout. ring: notify the local tasks that
- *             wait on that word (xTaskNotifyGive, or the FromISR call in an
- *             interrupt), then the board's ring to the other domain. The
+ *             wait on that word (vTaskNotifyGiveIndexedFromISR with the
+ *             kernel's interrupts masked, from a task or an ISR; then a yield
+ *             if one of them should run first), then the board's ring to the
+ *             other domain. The
  *             doorbell interrupt (mdcom_freertos_doorbell_isr) notifies every
  *             waiting task from the ISR: a wake-up costs an interrupt and a
  *             context switch, not a tick.
@@ -243,9 +245,11 @@ static void waiter_unlink(frt_waiter *w)
     w->next = w->prev = 0;
 }
 
-/* Notify the waiters on word (NULL: all of them); masked. From an ISR
- * *woken collects the FromISR answers. */
-static void notify_masked(mdcom_aword *word, int isr, BaseType_t *woken)
+/* Notify the waiters on word (NULL: all of them); masked, from a task or an
+ * interrupt alike: the FromISR call only readies the task (no API call that
+ * yields inside the masked section); *woken says whether one of them should
+ * run before the caller, which then yields once unmasked. */
+static void notify_masked(mdcom_aword *word, BaseType_t *woken)
 {
     frt_waiter *w;
     uint64_t now = 0;
@@ -257,10 +261,7 @@ static void notify_masked(mdcom_aword *word, int isr, BaseType_t *woken)
                 now = mdcom_freertos_now_ns();
             w->notified_ns = now;
         }
-        if (isr)
-            vTaskNotifyGiveIndexedFromISR(w->task, MDCOM_FRT_NOTIFY_INDEX, woken);
-        else
-            (void)xTaskNotifyGiveIndexed(w->task, MDCOM_FRT_NOTIFY_INDEX);
+        vTaskNotifyGiveIndexedFromISR(w->task, MDCOM_FRT_NOTIFY_INDEX, woken);
     }
 }
 
@@ -269,7 +270,7 @@ void mdcom_freertos_doorbell_isr(void)
     BaseType_t woken = pdFALSE;
     UBaseType_t s = FRT_MASK();
     g_st.doorbells++;
-    notify_masked(0, 1, &woken); /* the peer's ring names no word: everyone checks */
+    notify_masked(0, &woken); /* the peer's ring names no word: everyone checks */
     FRT_UNMASK(s);
     portYIELD_FROM_ISR(woken);
 }
@@ -332,26 +333,22 @@ static int frt_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
 
 static void frt_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 {
+    BaseType_t woken = pdFALSE;
+    UBaseType_t s;
+    int isr = in_isr();
     (void)ctx;
-    if (in_isr()) {
-        BaseType_t woken = pdFALSE;
-        UBaseType_t s = FRT_MASK();
+    s = FRT_MASK();
+    if (isr)
         g_st.rings_isr++;
-        notify_masked(word, 1, &woken);
-        FRT_UNMASK(s);
-        mdcom_board_desc.ring(chan);
-        portYIELD_FROM_ISR(woken);
-        return;
-    }
-    if (xTaskGetSchedulerState() != taskSCHEDULER_NOT_STARTED) {
-        /* a suspended scheduler: xTaskNotifyGive only readies the task (it
-         * runs at xTaskResumeAll), which is what a ring needs */
-        taskENTER_CRITICAL();
+    else
         g_st.rings_task++;
-        notify_masked(word, 0, 0);
-        taskEXIT_CRITICAL();
-    }
+    notify_masked(word, &woken);
+    FRT_UNMASK(s);
     mdcom_board_desc.ring(chan);
+    if (isr)
+        portYIELD_FROM_ISR(woken);
+    else if (woken && xTaskGetSchedulerState() == taskSCHEDULER_RUNNING)
+        taskYIELD(); /* a woken task of higher priority runs now, not at the next tick */
 }
 
 /* ---------------------------------------------------------------- */
