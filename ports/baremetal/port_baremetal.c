@@ -41,28 +41,6 @@ void mdcom_bm_doorbell_raise(void)
 
 uint32_t mdcom_bm_doorbell_count(void) { return g_db_count; }
 
-/* Boot counter in RAM that startup.c does not clear (.noinit). */
-#define BOOT_MAGIC 0x4d424f54u /* "TOBM" */
-static struct {
-    uint32_t magic, count, check;
-} g_boot __attribute__((section(".noinit")));
-static uint32_t g_token;
-
-uint32_t mdcom_bm_boot_token(void)
-{
-    if (!g_token) {
-        if (g_boot.magic != BOOT_MAGIC || g_boot.check != ~g_boot.count)
-            g_boot.count = 0; /* cold boot: RAM holds garbage */
-        g_boot.count++;
-        if (g_boot.count == 0 || g_boot.count == MDCOM_TOKEN_ANY) /* never a token */
-            g_boot.count = 1;
-        g_boot.magic = BOOT_MAGIC;
-        g_boot.check = ~g_boot.count;
-        g_token = g_boot.count;
-    }
-    return g_token;
-}
-
 static uint64_t bm_now_ns(void *ctx)
 {
     (void)ctx;
