@@ -227,3 +227,19 @@ def test_exit_on_detach(topo):
     assert result(s, "sender on A")["sent"] == n
     got = result(rb, "receiver on B")
     assert (got["received"], got["errors"]) == (n, []), got
+
+
+def test_master_not_back_within_attach_timeout(topo):
+    """The region ends and no master comes back: the bridge waits
+    --attach-timeout, says so, and exits with status 1 (nothing waits for
+    ever unless asked to with a negative timeout)."""
+    t = topo(bridge_args=("--attach-timeout", "1"))
+    keeper = t.keepers["a"]
+    keeper.send_signal(signal.SIGTERM)
+    assert keeper.wait(timeout=10) == 0
+    t0 = time.monotonic()
+    assert t.bridges["a"].wait(timeout=10) == 1
+    waited = time.monotonic() - t0
+    log = t.log("a")
+    assert "did not format it again within --attach-timeout (1 s)" in log, log
+    assert 0.9 < waited < 4, waited

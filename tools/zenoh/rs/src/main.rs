@@ -51,6 +51,9 @@ const REATTACH_NAP: (Duration, Duration) = (Duration::from_millis(1), Duration::
 /// The longest the supervisor waits for the "out" entries to drain a
 /// terminated region before it detaches.
 const DRAIN_MAX: Duration = Duration::from_millis(250);
+/// How often a bridge of the master domain looks at the region file while
+/// it waits for a master's new region.
+const FILE_POLL: Duration = Duration::from_millis(5);
 /// What a thread that found the bridge detached sleeps before it looks again.
 const DETACHED_NAP: Duration = Duration::from_millis(2);
 
@@ -895,7 +898,7 @@ fn supervise(sh: Arc<Shared>) {
             if rg.master_domain && code == -libc::ESHUTDOWN
                 && !matches!(ffi::region_file_state(name), Some(ffi::ST_FORMATTING | ffi::ST_READY))
             {
-                thread::sleep(REATTACH_NAP.0);
+                thread::sleep(FILE_POLL);
                 continue;
             }
             match rg.attach(&sh.entries, REATTACH_ATTEMPT_NS, sh.spin_us) {
