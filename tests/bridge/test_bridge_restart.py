@@ -243,3 +243,47 @@ def test_master_not_back_within_attach_timeout(topo):
     log = t.log("a")
     assert "did not format it again within --attach-timeout (1 s)" in log, log
     assert 0.9 < waited < 4, waited
+
+
+def test_firmware_master_restart_reformats_in_place(topo):
+    """Region A's master is its firmware ('fw': keeper, sender and receiver
+    stand for it); the bridge is a remote. The firmware dies at once (SIGKILL
+    of every fw process, as a remoteproc stop) and boots again: its new keeper
+    finds the stale region and formats it in place (generation + 1), so the
+    bridge sees -ECONNRESET, not -ESHUTDOWN. Bridge A attaches again by
+    itself; the new firmware's messages reach B within 1 s of the format,
+    none twice."""
+    t = topo(master_a="fw")
+    rb = role(t, "recv", str(t.toml["b"]), "app", "rx", "-n", "100000", "--idle", "4",
+              "--mark", str(SECOND), *SIZES)
+    ready(rb, "receiver on B")
+    s1 = role(t, "send", str(t.toml["a"]), "fw", "up", "-n", "100000", "--delay", "0.002",
+              *SIZES, go=True)
+    ready(s1, "first firmware sender")
+    time.sleep(1.0)
+    for p in (s1, t.keepers["a"]):  # the whole firmware at once
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    time.sleep(0.3)
+    # the new keeper formats; the new sender, of the master domain too, must
+    # join after it (the first of the domain formats, and ends the region
+    # when it exits)
+    formatted = t.start_keeper("a")
+    n2 = 300
+    s2 = role(t, "send", str(t.toml["a"]), "fw", "up", "-n", str(n2), "--first", str(SECOND),
+              "--delay", "0.002", "--timeout", "5", *SIZES, go=True)
+    ready(s2, "second firmware sender")
+    sent2 = result(s2, "second firmware sender")
+    got_b = result(rb, "receiver on B")
+    st = settled(t, "a", lambda s: s["region"]["reattaches"] == 1)
+    log = t.log("a")
+    print(f"\nbridge A: {st['region']}\nup: {entry(st, 'up')}\nreceiver on B {got_b}\n"
+          f"log of bridge A:\n{log}")
+    assert log.count("ended (ECONNRESET") == 1 and log.count("attached again") == 1, log
+    assert (st["region"]["reattaches"], st["region"]["attached"]) == (1, True), st["region"]
+    assert entry(st, "up")["errors"] == 0
+    assert got_b["errors"] == [], got_b  # in order, none twice, CRCs hold
+    assert sent2["sent"] == n2 and got_b["last"] == SECOND + n2 - 1, (sent2, got_b)
+    up_gap = got_b["mark_at"] - max(formatted, sent2["attached"])
+    print(f"resumed {up_gap * 1000:.0f} ms after the format")
+    assert up_gap < 1.0, up_gap

@@ -128,7 +128,7 @@ class Topology:
     def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
                  block_b: Optional[int] = None, count: int = 32, tag: str = "",
                  same_key: bool = False, rate_limit: int = 0,
-                 bridge_args: tuple = ()) -> None:
+                 bridge_args: tuple = (), master_a: str = "linux") -> None:
         self.d = d
         self.bridge_args = tuple(bridge_args)  # extra options of both bridges
         uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
@@ -139,6 +139,15 @@ class Topology:
                       congestion=congestion, rate_limit=rate_limit)
         self.toml = {"a": d / "a.toml", "b": d / "b.toml"}
         a = _REGION_A.format(name=self.names["a"], **fields)
+        # master_a = "fw": region A's firmware is its master (as on a SoC whose
+        # remote processor formats the region); the bridge is then a remote
+        self.master = {"a": master_a, "b": "linux"}
+        if master_a == "fw":
+            a = (a.replace('name = "linux"\nid = 0\nrole = "master"', 'name = "linux"\nid = 0\nrole = "remote"')
+                 .replace('name = "fw"\nid = 1\nrole = "remote"', 'name = "fw"\nid = 1\nrole = "master"'))
+            assert 'name = "fw"\nid = 1\nrole = "master"' in a
+        elif master_a != "linux":
+            raise ValueError(f"master_a: 'linux' or 'fw', got {master_a!r}")
         b = _REGION_B.format(name=self.names["b"], **fields)
         if same_key:  # every channel on one key: each bridge publishes and subscribes it
             a, b = (t.replace(f'"{self.prefix}/up"', f'"{self.prefix}/both"')
@@ -169,8 +178,8 @@ class Topology:
     def start_keeper(self, side: str) -> float:
         """Start the keeper (the master) of region `side`; returns the
         CLOCK_MONOTONIC time at which it had formatted (or joined) the region."""
-        p = self.role("keeper", "--report", str(self.toml[side]), stdout=subprocess.PIPE,
-                      text=True)
+        p = self.role("keeper", "--report", "--domain", self.master[side], str(self.toml[side]),
+                      stdout=subprocess.PIPE, text=True)
         self.keepers[side] = p
         line = p.stdout.readline()
         if not line:
@@ -291,7 +300,7 @@ def _system(toml: str, domain: str):
 def role_keeper(a: argparse.Namespace) -> int:
     sigs = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    s = _system(a.toml, "linux")
+    s = _system(a.toml, a.domain)
     if a.report:  # when the region was formatted (or joined)
         print(json.dumps({"ready": time.monotonic()}), flush=True)
     signal.sigwait(sigs)
@@ -406,6 +415,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     k = sub.add_parser("keeper")
     k.add_argument("--report", action="store_true",
                    help="print a JSON line with the monotonic time of the attach")
+    k.add_argument("--domain", default="linux", help="the master domain (default linux)")
     k.add_argument("toml")
     for name in ("send", "recv"):
         q = sub.add_parser(name)
