@@ -235,14 +235,14 @@ def test_master_not_back_within_attach_timeout(topo):
     ever unless asked to with a negative timeout)."""
     t = topo(bridge_args=("--attach-timeout", "1"))
     keeper = t.keepers["a"]
+    t0 = time.monotonic()  # the bridge's wait starts after this
     keeper.send_signal(signal.SIGTERM)
     assert keeper.wait(timeout=10) == 0
-    t0 = time.monotonic()
     assert t.bridges["a"].wait(timeout=10) == 1
     waited = time.monotonic() - t0
     log = t.log("a")
     assert "did not format it again within --attach-timeout (1 s)" in log, log
-    assert 0.9 < waited < 4, waited
+    assert 1.0 <= waited < 4, waited
 
 
 def test_firmware_master_restart_reformats_in_place(topo):
@@ -275,13 +275,14 @@ def test_firmware_master_restart_reformats_in_place(topo):
     ready(s2, "second firmware sender")
     sent2 = result(s2, "second firmware sender")
     got_b = result(rb, "receiver on B")
-    st = settled(t, "a", lambda s: s["region"]["reattaches"] == 1)
+    st = settled(t, "a", lambda s: s.get("region", {}).get("reattaches") == 1)
     log = t.log("a")
-    print(f"\nbridge A: {st['region']}\nup: {entry(st, 'up')}\nreceiver on B {got_b}\n"
+    print(f"\nbridge A: {st.get('region')}\nup: {entry(st, 'up')}\nreceiver on B {got_b}\n"
           f"log of bridge A:\n{log}")
     assert log.count("ended (ECONNRESET") == 1 and log.count("attached again") == 1, log
+    assert "wait:" not in log and "receive:" not in log, log
+    assert entry(st, "up")["errors"] == 0, entry(st, "up")
     assert (st["region"]["reattaches"], st["region"]["attached"]) == (1, True), st["region"]
-    assert entry(st, "up")["errors"] == 0
     assert got_b["errors"] == [], got_b  # in order, none twice, CRCs hold
     assert sent2["sent"] == n2 and got_b["last"] == SECOND + n2 - 1, (sent2, got_b)
     up_gap = got_b["mark_at"] - max(formatted, sent2["attached"])
