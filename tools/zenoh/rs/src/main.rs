@@ -832,6 +832,10 @@ fn run() -> Result<(), (u8, Vec<String>)> {
 fn supervise(sh: Arc<Shared>) {
     let rg = &sh.region;
     let name = &rg.spec.region;
+    let dropped = |sh: &Shared| sh.entries.iter().map(|e| e.n.region_dropped.load(Relaxed)).sum::<u64>();
+    // region_dropped grows only from a region's end to the next attach: what
+    // it counts beyond this mark at the next attach is that outage's
+    let mut dropped_mark = 0;
     while !sh.stop.load(Relaxed) {
         thread::sleep(CHECK_EVERY);
         let mut code = rg.ended.load(Relaxed);
@@ -848,8 +852,6 @@ fn supervise(sh: Arc<Shared>) {
             continue;
         }
         let since = Instant::now();
-        let dropped = |sh: &Shared| sh.entries.iter().map(|e| e.n.region_dropped.load(Relaxed)).sum::<u64>();
-        let dropped_before = dropped(&sh);
         // a terminated region's queues can still be drained: what its senders
         // queued before the end is published (bounded: a blocked publisher
         // must not hold up the detach)
@@ -906,13 +908,15 @@ fn supervise(sh: Arc<Shared>) {
                     *rg.att.write().unwrap() = Some(cur);
                     rg.attached.store(true, Relaxed);
                     let n = rg.reattaches.fetch_add(1, Relaxed) + 1;
+                    let total = dropped(&sh);
                     log(&format!(
                         "region '{name}': attached again as domain '{}' after {:.3} s (re-attach {n}); \
-                         {} message(s) dropped while detached",
+                         {} message(s) could not be delivered meanwhile (region_dropped)",
                         rg.domain_name,
                         since.elapsed().as_secs_f64(),
-                        dropped(&sh) - dropped_before
+                        total - dropped_mark
                     ));
+                    dropped_mark = total;
                     break;
                 }
                 Err(e) => {
