@@ -389,12 +389,18 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * announcement) with our incarnation. wait_end gives the count back only if
  * the record is still ours (a reaper that took us for dead gave it back
  * already), and never below 0; wait_begin repairs a count that reads
- * negative (forged) by recounting the live records. */
+ * negative or beyond what sleepers can hold (forged) by recounting the live
+ * records. */
 void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
 /* Take one from a waiter count, never below 0 (nor from a count that reads
  * negative: forged). */
 void mdcom_waiters_down(mdcom_aword *waiters);
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
+/* The master domain's audit of channel chan's waiter count (wait.c): one
+ * that reads negative or more than any sleepers can hold (forged) is
+ * recounted from the live waiter records, so that notifies without
+ * sleepers write nothing again. */
+void mdcom_waiters_audit(struct mdcom *m, uint32_t chan);
 /* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
  * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);
