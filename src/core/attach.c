@@ -108,6 +108,24 @@ static int valid_inst(const struct mdcom *m)
     return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
 }
 
+/* Take the liveness lock of entry i for our mapping: 0 (also where the
+ * platform has none), -EBUSY (another attachment holds it), or another
+ * negative errno. */
+static int slot_take(struct mdcom *m, uint32_t i)
+{
+    int r;
+    if (!m->plat->slot_lock)
+        return 0;
+    r = m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_TAKE);
+    return r == -ENOSYS ? 0 : r;
+}
+
+static void slot_give(struct mdcom *m, uint32_t i)
+{
+    if (m->plat->slot_lock)
+        (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
+}
+
 /* Claim a process slot; reclaims slots of dead processes. m->pid and
  * m->token (attach set them: a reaper's claim names us, see
  * mdcom_take_dead_slot) are pid and token. */
@@ -117,6 +135,7 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
     static _Atomic uint32_t serial;
 #endif
     uint32_t pass, i, k;
+    int lr;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
@@ -132,6 +151,15 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                                                                 memory_order_acquire,
                                                                 memory_order_relaxed)) {
                 continue;
+            }
+            /* the entry's liveness lock, before the entry reads live (a
+             * judge that sees it live finds the lock held) */
+            if ((lr = slot_take(m, i)) != 0) {
+                /* release: nothing of ours in the entry to publish */
+                atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+                if (lr == -EBUSY)
+                    continue; /* a process reaped while it runs holds it still */
+                return lr;
             }
             MDCOM_KP(&p->pid);
             p->pid = pid;
@@ -217,6 +245,10 @@ static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_
     if (!m->plat->proc_alive)
         return 1; /* no way to tell: alive */
     a = m->plat->proc_alive(m->plat->ctx, pid, token);
+    /* a live process whose entry's liveness lock nobody holds: the entry
+     * was written into the region, not claimed by it */
+    if (a > 0 && i < MDCOM_MAX_PROCS && mdcom_slot_unheld(m, i))
+        return 0;
     return a > 0 || (a < 0 && dom != m->domain);
 }
 
@@ -284,6 +316,7 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     if (mdcom_region_check(m) != 0) {
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
                               memory_order_release);
+        slot_give(m, m->proc_slot); /* after the FREE: never live without it */
         return 1; /* look again */
     }
     return 0;

@@ -337,12 +337,23 @@ void mdcom_event_arm(mdcom_aword *waiters);
 /* 1 when the platform says process (pid, token) is gone; 0 when it is
  * alive, or when the platform cannot tell (no proc_alive hook). */
 int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
+/* 1 when the platform says that no attachment holds the liveness lock of
+ * process entry i (platform.h slot_lock); 0 when one does, or when it cannot
+ * tell (no lock: firmware, other ports). Never asked about our own entry. */
+int mdcom_slot_unheld(const struct mdcom *m, uint32_t i);
+/* 1 when process entry i, naming (pid, token), names no live attachment:
+ * the platform says the process is gone, or that it lives but the entry's
+ * liveness lock is not held (a forged entry: pid and token are public). 0
+ * alive, or unknown (a platform that cannot judge the pid). */
+int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token);
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
 /* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
 int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
-/* Claim a process entry for (pid, token) and make it ours (attach.c);
- * 0 or -EUSERS. Entries of dead processes are reaped and reused. */
+/* Claim a process entry for (pid, token) and make it ours (attach.c), with
+ * its liveness lock where the platform has one; 0, -EUSERS, or the
+ * platform's error taking a lock. Entries of dead processes are reaped and
+ * reused; one whose lock another attachment still holds is skipped. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token);
 /* set up every channel handle from our layout (attach.c) */
 void mdcom_bind_channels(struct mdcom *m);
