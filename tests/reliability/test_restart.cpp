@@ -48,6 +48,17 @@ uint32_t token_of(pid_t pid)
     return (uint32_t)std::stoull(field) + 1u;
 }
 
+/* 1 when process pid maps the file at path (/proc/<pid>/maps). */
+bool maps_file(pid_t pid, const std::string &path)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.find(path) != std::string::npos)
+            return true;
+    return false;
+}
+
 class Restart : public TwoDomainFixture {
 protected:
     static mdcom_channel_cfg ab() { return fifo_cfg("ab", 64, 8, 8, 1u << kDomA, 1u << kDomB); }
@@ -119,7 +130,9 @@ void reattach_over_unlinked_file(const mdcom_config *cfg, const std::string &reg
         mdcom_term(m);
         return 0;
     });
-    sleep_ms(100); /* the remote has mapped the old file and waits for READY */
+    /* the remote has mapped the old file and waits for READY */
+    ASSERT_TRUE(wait_until([&] { return maps_file(remote, region_path(region)); }, 5 * kSec));
+    sleep_ms(20);
     ASSERT_EQ(unlink(region_path(region).c_str()), 0) << strerror(errno);
     Inst fresh;
     formatted->store(now_ns());
