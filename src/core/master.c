@@ -83,8 +83,10 @@ void mdcom_audit(struct mdcom *m)
      * message is lost and nobody has to re-attach. */
     if (mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, 0) != 0)
         mdcom_layout_write_tables(m->base, m->cfg, &m->lay, m->cl);
-    for (i = 0; i < m->cfg->n_channels; i++)
+    for (i = 0; i < m->cfg->n_channels; i++) {
         (void)mdcom_fifo_audit(&m->ch[i].f);
+        mdcom_waiters_audit(m, i);
+    }
     /* release: our writes of the mdcom_audit state, for the next auditor */
     atomic_store_explicit(&m->audit_busy, 0, memory_order_release);
 }

@@ -34,7 +34,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
     uint32_t hb, val, now, key;
     *pid_out = pid;
     *token_out = token;
-    if (mdcom_pid_dead(m, pid, token))
+    if (mdcom_entry_dead(m, i, pid, token))
         return 1;
     hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
     if (hb == 0)
@@ -132,15 +132,27 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * whose claimer's pid no longer exists: 1 taken (ours to reap, then free). */
 int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
-    uint32_t pid = 0, token = 0;
+    mdcom_wire_proc *p = &m->procs[i];
+    uint32_t pid = 0, token = 0, inc = 0;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
         if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-               !proc_dead(m, i, &pid, &token)) {
+               (inc = ((volatile mdcom_wire_proc *)p)->incarn, !proc_dead(m, i, &pid, &token))) {
         return 0;
     }
-    return mdcom_take_dead_slot(m, i, o, pid, token);
+    if (!mdcom_take_dead_slot(m, i, o, pid, token))
+        return 0;
+    /* A live entry judged by its lock may have been left (term: FREE, its
+     * lock dropped) and claimed again by the same process (same pid and
+     * token) since: the incarnation tells. relaxed: as in take_dead_slot */
+    if (!MDCOM_PROC_IS_CLAIMING(o) && ((volatile mdcom_wire_proc *)p)->incarn != inc) {
+        uint32_t c = MDCOM_PROC_CLAIMING_BY(m->pid);
+        (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
+                                                      memory_order_relaxed);
+        return 0;
+    }
+    return 1;
 }
 
 /* One scan of the process table: reap every entry whose process is dead. */
