@@ -1,12 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * board_hooks.c - region, lock and cache hooks straight from the board
- * description (board.h), shared by the RTOS ports (board_hooks.h).
+ * board_hooks.c - the hooks every Cortex-M port of mdcom takes from the
+ * board description (board.h) and the runtime as they are: region, lock,
+ * cache, clock (board_hooks.h). ports/baremetal, ports/freertos and
+ * ports/threadx differ only in the doorbell and the process identity.
  */
 #include <errno.h>
 
 #include "board.h"
 #include "board_hooks.h"
+#include "cortexm.h"
+
+/* the runtime's clock: SysTick (systick.c) or the RTOS port's (its
+ * mdcom_bm_now_ns) */
+static uint64_t bh_now_ns(void *ctx)
+{
+    (void)ctx;
+    return mdcom_bm_now_ns();
+}
+
+static void bh_relax(void *ctx)
+{
+    (void)ctx;
+    __asm__ __volatile__("nop" ::: "memory");
+}
 
 static int bh_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
                           uint32_t mode, int32_t group, int64_t timeout_ns,
@@ -68,4 +85,28 @@ void mdcom_bm_board_hooks(mdcom_platform *p)
     p->lock_release = b->lock_release ? bh_lock_release : 0;
     p->cache_clean = b->cache_clean ? bh_clean : 0;
     p->cache_invalidate = b->cache_invalidate ? bh_invalidate : 0;
+    p->now_ns = bh_now_ns;
+    p->relax = bh_relax;
+}
+
+const mdcom_platform *mdcom_bm_platform(mdcom_platform *p, const mdcom_bm_port_ops *ops)
+{
+    if (!p->name) { /* single core, before threads share it: no race */
+        mdcom_bm_board_hooks(p);
+        p->doorbell.wait = ops->wait;
+        p->doorbell.ring = ops->ring;
+        p->proc_self = ops->proc_self;
+        p->proc_alive = ops->proc_alive;
+        p->name = ops->name;
+    }
+    return p;
+}
+
+void mdcom_bm_rtos_stats_wake(mdcom_bm_rtos_stats *s, uint64_t lat)
+{
+    s->woken++;
+    s->wake_n++;
+    s->wake_sum_ns += lat;
+    if (lat > s->wake_max_ns)
+        s->wake_max_ns = lat > 0xffffffffu ? 0xffffffffu : (uint32_t)lat;
 }

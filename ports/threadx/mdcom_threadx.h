@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 
+#include "board_hooks.h" /* ports/baremetal: mdcom_bm_rtos_stats */
 #include "mdcom/platform.h"
 
 #ifdef __cplusplus
@@ -42,9 +43,7 @@ extern "C" {
 #ifndef MDCOM_TX_MAX_THREADS
 #define MDCOM_TX_MAX_THREADS 16u
 #endif
-#define MDCOM_TX_IS_THREAD_PID(pid)                                                                \
-    (((pid)&0xffff0000u) == MDCOM_TX_PID_BASE && ((pid)&0xffffu) >= 1u &&                        \
-     ((pid)&0xffffu) <= MDCOM_TX_MAX_THREADS)
+#define MDCOM_TX_IS_THREAD_PID(pid) MDCOM_BM_RTOS_PID_IS(pid, MDCOM_TX_PID_BASE, MDCOM_TX_MAX_THREADS)
 
 const mdcom_platform *mdcom_platform_threadx(void);
 
@@ -72,20 +71,8 @@ uint32_t mdcom_threadx_tick_ns(void);
  * tx_time_set). */
 uint64_t mdcom_threadx_ticks64(void);
 
-/* What the doorbell did since boot (statistics, for tests and tuning). */
-typedef struct mdcom_threadx_stats {
-    uint32_t waits;       /* doorbell.wait calls                              */
-    uint32_t sleeps;      /* of those, blocked in the kernel                  */
-    uint32_t woken;       /* sleeps ended by a ring or the doorbell interrupt */
-    uint32_t timeouts;    /* waits that returned -ETIMEDOUT                   */
-    uint32_t rings_task;  /* ring() from a thread                             */
-    uint32_t rings_isr;   /* ring() from an interrupt                         */
-    uint32_t doorbells;   /* mdcom_threadx_doorbell_isr() calls               */
-    uint32_t wake_n;      /* wake-ups timed: semaphore put -> the thread runs */
-    uint32_t wake_max_ns;
-    uint64_t wake_sum_ns;
-} mdcom_threadx_stats;
-
+/* What the doorbell did since boot (ports/baremetal/board_hooks.h). */
+typedef mdcom_bm_rtos_stats mdcom_threadx_stats;
 void mdcom_threadx_get_stats(mdcom_threadx_stats *out);
 
 #ifdef __cplusplus

@@ -19,31 +19,17 @@
 # port_threadx.c, and mdcom_bm_runtime, which images link.
 set(_tx ${CMAKE_CURRENT_LIST_DIR})
 set(THREADX_PATH "" CACHE PATH "ThreadX source tree (empty: unpack MDCOM_THIRD_PARTY_DIR/threadx-*.tar.gz)")
+# read by ThreadX's own CMake
 set(THREADX_ARCH "cortex_m4" CACHE STRING "ThreadX port (ports/<arch> of ThreadX: cortex_m4, cortex_m3, ...)")
 set(THREADX_TOOLCHAIN "gnu" CACHE STRING "ThreadX toolchain (ports/<arch>/<toolchain>: gnu)")
 set(TX_USER_FILE "" CACHE FILEPATH "The application's tx_user.h (empty: ThreadX's sample)")
-set(MDCOM_THIRD_PARTY_DIR "${PROJECT_SOURCE_DIR}/../shared/third_party" CACHE PATH
-    "Directory with third-party source tarballs (threadx-*.tar.gz, FreeRTOS-Kernel-*.tar.gz, ...)")
-
+include(${PROJECT_SOURCE_DIR}/cmake/mdcomThirdParty.cmake) # MDCOM_THIRD_PARTY_DIR
 if(TARGET threadx)
   set(_tx_src "") # the application's (its own add_subdirectory)
-elseif(NOT THREADX_PATH)
-  file(GLOB _tx_tgz "${MDCOM_THIRD_PARTY_DIR}/threadx-*.tar.gz")
-  if(NOT _tx_tgz)
-    message(FATAL_ERROR "MDCOM_PORT=threadx: set THREADX_PATH to a ThreadX tree "
-                        "(no threadx-*.tar.gz in MDCOM_THIRD_PARTY_DIR=${MDCOM_THIRD_PARTY_DIR})")
-  endif()
-  list(GET _tx_tgz 0 _tx_tgz)
-  set(_tx_dst ${CMAKE_BINARY_DIR}/_threadx)
-  file(GLOB _tx_src LIST_DIRECTORIES true "${_tx_dst}/threadx*")
-  if(NOT _tx_src)
-    message(STATUS "Unpacking ${_tx_tgz} into ${_tx_dst}")
-    file(ARCHIVE_EXTRACT INPUT ${_tx_tgz} DESTINATION ${_tx_dst})
-    file(GLOB _tx_src LIST_DIRECTORIES true "${_tx_dst}/threadx*")
-  endif()
-  list(GET _tx_src 0 _tx_src)
-else()
+elseif(THREADX_PATH)
   set(_tx_src ${THREADX_PATH})
+else()
+  mdcom_third_party_tree(_tx_src "threadx-*.tar.gz" "THREADX_PATH to a ThreadX tree")
 endif()
 if(NOT TARGET threadx)
   if(NOT EXISTS ${_tx_src}/common/inc/tx_api.h OR NOT EXISTS ${_tx_src}/CMakeLists.txt)
@@ -65,7 +51,8 @@ set_source_files_properties(${_tx}/port_threadx.c ${PROJECT_SOURCE_DIR}/ports/ba
   PROPERTIES INCLUDE_DIRECTORIES "${PROJECT_SOURCE_DIR}/ports/baremetal;${_tx}")
 # platform.h does not declare mdcom_platform_threadx(); mdcom_threadx.h does
 set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIES
-  COMPILE_OPTIONS "-include;${_tx}/mdcom_threadx.h")
+  COMPILE_OPTIONS "-include;${_tx}/mdcom_threadx.h"
+  INCLUDE_DIRECTORIES "${PROJECT_SOURCE_DIR}/ports/baremetal") # its board_hooks.h
 target_include_directories(mdcom_bm_runtime PUBLIC ${_tx})
 target_link_libraries(mdcom_bm_runtime PUBLIC threadx)
 unset(_tx)

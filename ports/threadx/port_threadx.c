@@ -5,7 +5,8 @@
  * (region, ring, optional hardware lock and cache hooks) come from the
  * bare-metal port's board description (ports/baremetal/board.h).
  *
- *   region    the board's fixed memory (ports/baremetal/board_hooks.c)
+ *   region    the board's fixed memory (ports/baremetal/board_hooks.c, as
+ *             the lock, cache and clock hooks)
  *   doorbell  every thread that uses mdcom has a slot of this port's thread
  *             table, and each slot a counting semaphore used as a binary one
  *             (tx_semaphore_ceiling_put with ceiling 1). wait: the calling
@@ -181,18 +182,6 @@ uint64_t mdcom_threadx_now_ns(void)
     return ns;
 }
 
-static uint64_t txp_now_ns(void *ctx)
-{
-    (void)ctx;
-    return mdcom_threadx_now_ns();
-}
-
-static void txp_relax(void *ctx)
-{
-    (void)ctx;
-    __asm__ __volatile__("nop" ::: "memory");
-}
-
 /* ---------------------------------------------------------------- */
 /* The thread table: identity and the doorbell semaphore per thread   */
 /* ---------------------------------------------------------------- */
@@ -339,13 +328,25 @@ void mdcom_threadx_doorbell_isr(void)
     wake(who);
 }
 
+/* The ticks from now to tick end, what tx_semaphore_get takes (ThreadX
+ * resumes a thread at the n-th tick from the call: at end); 0 once end has
+ * come. */
+static ULONG ticks_until(uint64_t end)
+{
+    uint64_t now = mdcom_threadx_ticks64();
+    if (now >= end)
+        return 0;
+    return end - now >= (uint64_t)TX_WAIT_FOREVER ? TX_WAIT_FOREVER - 1u : (ULONG)(end - now);
+}
+
 static int txp_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
 {
     TX_THREAD *me = tx_thread_identify();
     txp_slot *e;
-    uint64_t end = 0, lat;
+    uint64_t end = 0;
     int r = 0, slept = 0;
     UINT s, st;
+    ULONG dt;
     (void)ctx;
     if (in_isr() || !me || _tx_thread_system_state != 0)
         return -EINTR; /* cannot block here */
@@ -363,17 +364,14 @@ static int txp_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
      * after the slot shows what we wait on */
     while (tx_semaphore_get(&e->sem, TX_NO_WAIT) == TX_SUCCESS)
         ;
-    /* acquire: the caller re-checks its condition after we return */
-    while (atomic_load_explicit(word, memory_order_acquire) == expected) {
-        ULONG dt = TX_WAIT_FOREVER;
-        if (timeout_ns >= 0) {
-            uint64_t now = mdcom_threadx_ticks64();
-            if (now >= end) {
-                r = -ETIMEDOUT;
-                break;
-            }
-            /* ThreadX resumes us at the dt-th tick from now: at end */
-            dt = end - now >= (uint64_t)TX_WAIT_FOREVER ? TX_WAIT_FOREVER - 1u : (ULONG)(end - now);
+    for (;;) {
+        /* acquire: the caller re-checks its condition after we return */
+        if (atomic_load_explicit(word, memory_order_acquire) != expected)
+            break;
+        dt = timeout_ns < 0 ? TX_WAIT_FOREVER : ticks_until(end);
+        if (dt == 0) {
+            r = -ETIMEDOUT;
+            break;
         }
         slept = 1;
         st = tx_semaphore_get(&e->sem, dt);
@@ -390,14 +388,8 @@ static int txp_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
         g_st.sleeps++;
     if (r == -ETIMEDOUT)
         g_st.timeouts++;
-    else if (slept && e->notified_ns) {
-        lat = mdcom_threadx_now_ns() - e->notified_ns;
-        g_st.woken++;
-        g_st.wake_n++;
-        g_st.wake_sum_ns += lat;
-        if (lat > g_st.wake_max_ns)
-            g_st.wake_max_ns = lat > 0xffffffffu ? 0xffffffffu : (uint32_t)lat;
-    }
+    else if (slept && e->notified_ns)
+        mdcom_bm_rtos_stats_wake(&g_st, mdcom_threadx_now_ns() - e->notified_ns);
     TXP_UNMASK(s);
     return r;
 }
@@ -439,16 +431,21 @@ static int txp_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
     return 0;
 }
 
+/* The slot a pid of this port names; NULL for every other pid. */
+static const txp_slot *slot_named(uint32_t pid)
+{
+    return MDCOM_TX_IS_THREAD_PID(pid) ? &g_slot[(pid & 0xffffu) - 1u] : 0;
+}
+
 static int txp_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 {
-    const txp_slot *e;
+    const txp_slot *e = slot_named(pid);
     const TX_THREAD *t;
     int alive;
     UINT s;
     (void)ctx;
-    if (!MDCOM_TX_IS_THREAD_PID(pid))
+    if (!e)
         return -ENOSYS; /* Linux, another core: unknown here, counted alive */
-    e = &g_slot[(pid & 0xffffu) - 1u];
     TXP_MASK(s);
     t = e->thread;
     /* the state too: a thread whose exit notification is the application's
@@ -461,19 +458,9 @@ static int txp_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 
 /* ---------------------------------------------------------------- */
 
+/* the doorbell and identity above; region, lock, cache, clock: the board's
+ * (board_hooks.c; the clock is mdcom_bm_now_ns of tx_runtime.c) */
+static const mdcom_bm_port_ops g_ops = {"threadx", txp_wait, txp_ring, txp_proc_self, txp_proc_alive};
 static mdcom_platform g_plat;
 
-const mdcom_platform *mdcom_platform_threadx(void)
-{
-    if (!g_plat.name) {
-        mdcom_bm_board_hooks(&g_plat);
-        g_plat.doorbell.wait = txp_wait;
-        g_plat.doorbell.ring = txp_ring;
-        g_plat.now_ns = txp_now_ns;
-        g_plat.relax = txp_relax;
-        g_plat.proc_self = txp_proc_self;
-        g_plat.proc_alive = txp_proc_alive;
-        g_plat.name = "threadx";
-    }
-    return &g_plat;
-}
+const mdcom_platform *mdcom_platform_threadx(void) { return mdcom_bm_platform(&g_plat, &g_ops); }
