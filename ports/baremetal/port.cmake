@@ -18,8 +18,9 @@ if(NOT EXISTS ${MDCOM_BOARD_DIR}/board.cmake)
 endif()
 include(${MDCOM_BOARD_DIR}/board.cmake)
 
-set(MDCOM_PORT_SOURCES ${_bm}/port_baremetal.c)
-set_source_files_properties(${_bm}/port_baremetal.c PROPERTIES INCLUDE_DIRECTORIES ${_bm})
+set(MDCOM_PORT_SOURCES ${_bm}/port_baremetal.c ${_bm}/board_hooks.c)
+set_source_files_properties(${_bm}/port_baremetal.c ${_bm}/board_hooks.c PROPERTIES
+  INCLUDE_DIRECTORIES ${_bm})
 # platform.h does not declare mdcom_platform_baremetal(); board.h does
 set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIES
   COMPILE_OPTIONS "-include;${_bm}/board.h")

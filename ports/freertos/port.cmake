@@ -69,8 +69,8 @@ target_include_directories(freertos_config INTERFACE ${_frt})
 # the bare-metal runtime (startup, board, cortexm.c) with this port's clock
 set(MDCOM_BM_CLOCK_SOURCES ${_frt}/bm_runtime.c)
 include(${PROJECT_SOURCE_DIR}/ports/baremetal/port.cmake)
-set(MDCOM_PORT_SOURCES ${_frt}/port_freertos.c)
-set_source_files_properties(${_frt}/port_freertos.c PROPERTIES INCLUDE_DIRECTORIES
+set(MDCOM_PORT_SOURCES ${_frt}/port_freertos.c ${PROJECT_SOURCE_DIR}/ports/baremetal/board_hooks.c)
+set_source_files_properties(${_frt}/port_freertos.c ${PROJECT_SOURCE_DIR}/ports/baremetal/board_hooks.c PROPERTIES INCLUDE_DIRECTORIES
   "${PROJECT_SOURCE_DIR}/ports/baremetal;${_frt}")
 # platform.h does not declare mdcom_platform_freertos(); mdcom_freertos.h does
 set_source_files_properties(${CMAKE_CURRENT_BINARY_DIR}/port_default.c PROPERTIES

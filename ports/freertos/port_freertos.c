@@ -51,6 +51,7 @@
 #include "task.h"
 
 #include "board.h"
+#include "board_hooks.h"
 #include "mdcom/mdcom.h"
 #include "mdcom_freertos.h"
 
@@ -183,18 +184,6 @@ uint64_t mdcom_freertos_now_ns(void)
         g_last_ns = ns;
     FRT_UNMASK(s);
     return ns;
-}
-
-static uint64_t frt_now_ns(void *ctx)
-{
-    (void)ctx;
-    return mdcom_freertos_now_ns();
-}
-
-static void frt_relax(void *ctx)
-{
-    (void)ctx;
-    __asm__ __volatile__("nop" ::: "memory");
 }
 
 /* ---------------------------------------------------------------- */
@@ -352,60 +341,6 @@ static void frt_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 }
 
 /* ---------------------------------------------------------------- */
-/* Region, lock, cache: the board's                                   */
-/* ---------------------------------------------------------------- */
-
-static int frt_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                           uint32_t mode, int32_t group, int64_t timeout_ns,
-                           mdcom_region_map *out)
-{
-    (void)ctx;
-    (void)name; /* one region per board */
-    (void)flags;
-    (void)mode;
-    (void)group;
-    (void)timeout_ns;
-    if (!mdcom_board_desc.region_base || !mdcom_board_desc.region_size)
-        return -ENOENT;
-    if (mdcom_board_desc.region_size < size)
-        return -ENOSPC;
-    *out = (mdcom_region_map){(void *)mdcom_board_desc.region_base, mdcom_board_desc.region_size, 0};
-    return 0;
-}
-
-static void frt_region_close(void *ctx, mdcom_region_map *map, int remove)
-{
-    static const mdcom_region_map none;
-    (void)ctx;
-    (void)remove;
-    *map = none;
-}
-
-static int frt_lock_try(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
-{
-    (void)ctx;
-    return mdcom_board_desc.lock_try(lock_id, word, owner);
-}
-
-static int frt_lock_release(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
-{
-    (void)ctx;
-    return mdcom_board_desc.lock_release(lock_id, word, owner);
-}
-
-static void frt_cache_clean(void *ctx, const void *addr, size_t len)
-{
-    (void)ctx;
-    mdcom_board_desc.cache_clean(addr, len);
-}
-
-static void frt_cache_invalidate(void *ctx, const void *addr, size_t len)
-{
-    (void)ctx;
-    mdcom_board_desc.cache_invalidate(addr, len);
-}
-
-/* ---------------------------------------------------------------- */
 /* Process identity: one task, one process                            */
 /* ---------------------------------------------------------------- */
 
@@ -496,26 +431,9 @@ void mdcom_freertos_task_deleted(void *task)
 
 /* ---------------------------------------------------------------- */
 
+/* the doorbell and identity above; region, lock, cache, clock: the board's
+ * (board_hooks.c; the clock is mdcom_bm_now_ns of bm_runtime.c) */
+static const mdcom_bm_port_ops g_ops = {"freertos", frt_wait, frt_ring, frt_proc_self, frt_proc_alive};
 static mdcom_platform g_plat;
 
-const mdcom_platform *mdcom_platform_freertos(void)
-{
-    if (!g_plat.name) {
-        g_plat.ctx = 0;
-        g_plat.region_open = frt_region_open;
-        g_plat.region_close = frt_region_close;
-        g_plat.doorbell.wait = frt_wait;
-        g_plat.doorbell.ring = frt_ring;
-        g_plat.doorbell.ctx = 0;
-        g_plat.lock_try = mdcom_board_desc.lock_try ? frt_lock_try : 0;
-        g_plat.lock_release = mdcom_board_desc.lock_release ? frt_lock_release : 0;
-        g_plat.now_ns = frt_now_ns;
-        g_plat.relax = frt_relax;
-        g_plat.cache_clean = mdcom_board_desc.cache_clean ? frt_cache_clean : 0;
-        g_plat.cache_invalidate = mdcom_board_desc.cache_invalidate ? frt_cache_invalidate : 0;
-        g_plat.proc_self = frt_proc_self;
-        g_plat.proc_alive = frt_proc_alive;
-        g_plat.name = "freertos";
-    }
-    return &g_plat;
-}
+const mdcom_platform *mdcom_platform_freertos(void) { return mdcom_bm_platform(&g_plat, &g_ops); }

@@ -19,6 +19,10 @@
 // three times (run_until_on_time).
 // Without qemu-system-arm or the firmware image: skipped (exit 77) with the
 // reason, except under CI (env CI=true), where that is a failure.
+//
+// The same binary is qemu_threadx_e2e (env MDCOM_FRT_KERNEL=ThreadX,
+// MDCOM_FRT_FW the ThreadX image): both images run one firmware body
+// (firmware/common/rtos_e2e.c) over their kernel and port.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -44,6 +48,12 @@ namespace {
 
 const char *fw_path() { return std::getenv("MDCOM_FRT_FW"); }
 const char *peer_path() { return std::getenv("MDCOM_FRT_PEER"); }
+// the kernel of the image under test, for messages: FreeRTOS unless told
+std::string kernel()
+{
+    const char *k = std::getenv("MDCOM_FRT_KERNEL");
+    return k && *k ? k : "FreeRTOS";
+}
 
 std::string slurp(const std::string &path)
 {
@@ -165,8 +175,8 @@ Run run(bool linux_first)
         auto sp = rest.find(' ');
         out.results[rest.substr(0, sp)] = sp == std::string::npos ? "" : rest.substr(sp + 1);
     }
-    std::printf("--- firmware console (%s, %.1f s)\n%s", linux_first ? "Linux first" : "firmware first",
-                out.seconds, out.console.c_str());
+    std::printf("--- %s firmware console (%s, %.1f s)\n%s", kernel().c_str(),
+                linux_first ? "Linux first" : "firmware first", out.seconds, out.console.c_str());
     for (size_t i = 0; i < out.peer_out.size(); i++)
         std::printf("--- peer %zu (exit %d)\n%s", i, out.peer_status[i], out.peer_out[i].c_str());
     if (!out.qemu_log.empty())
@@ -294,8 +304,9 @@ int main(int argc, char **argv)
     if (!mdcom_qemu_available())
         why = "qemu-system-arm cannot be run";
     else if (!fw || !*fw || stat(fw, &st) != 0)
-        why = std::string("no FreeRTOS firmware image (MDCOM_FRT_FW=") + (fw ? fw : "") +
-              "; it needs arm-none-eabi-gcc and a FreeRTOS-Kernel tarball or FREERTOS_KERNEL_PATH)";
+        why = "no " + kernel() + " firmware image (MDCOM_FRT_FW=" + (fw ? fw : "") +
+              (kernel() == "ThreadX" ? "; it needs arm-none-eabi-gcc and a threadx tarball or THREADX_PATH)"
+                                     : "; it needs arm-none-eabi-gcc and a FreeRTOS-Kernel tarball or FREERTOS_KERNEL_PATH)");
     else if (!peer || !*peer || stat(peer, &st) != 0)
         why = std::string("no frt_peer (MDCOM_FRT_PEER=") + (peer ? peer : "") + ")";
     if (!why.empty()) {
