@@ -130,7 +130,8 @@ typedef struct mdcom_platform {
      * this mapping (0, -EBUSY held by another mapping, -ENOSYS no lock for
      * this mapping, or another negative errno); MDCOM_SLOT_GIVE: give it
      * back (0); MDCOM_SLOT_HELD: 1 another mapping holds it, 0 none does,
-     * negative errno when the port cannot tell. */
+     * negative errno when the port cannot tell. The core asks HELD only of
+     * entries whose pid is not foreign (firmware takes no lock here). */
     int (*slot_lock)(void *ctx, const mdcom_region_map *map, uint32_t slot, uint32_t op);
     /* Reserved for hooks of later versions; must be NULL (a designated
      * initializer leaves them so). A later minor version calls a new hook

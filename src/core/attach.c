@@ -247,7 +247,7 @@ static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_
     a = m->plat->proc_alive(m->plat->ctx, pid, token);
     /* a live process whose entry's liveness lock nobody holds: the entry
      * was written into the region, not claimed by it */
-    if (a > 0 && i < MDCOM_MAX_PROCS && mdcom_slot_unheld(m, i))
+    if (a > 0 && i < MDCOM_MAX_PROCS && mdcom_slot_unheld(m, i, pid))
         return 0;
     return a > 0 || (a < 0 && dom != m->domain);
 }

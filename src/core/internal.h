@@ -338,9 +338,11 @@ void mdcom_event_arm(mdcom_aword *waiters);
  * alive, or when the platform cannot tell (no proc_alive hook). */
 int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
 /* 1 when the platform says that no attachment holds the liveness lock of
- * process entry i (platform.h slot_lock); 0 when one does, or when it cannot
- * tell (no lock: firmware, other ports). Never asked about our own entry. */
-int mdcom_slot_unheld(const struct mdcom *m, uint32_t i);
+ * process entry i, naming pid (platform.h slot_lock); 0 when one does, or
+ * when it cannot tell (no lock: firmware, other ports), or when pid is
+ * foreign (firmware on another core holds no lock of this port, even where
+ * a link to it reports it alive). Never asked about our own entry. */
+int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid);
 /* 1 when process entry i, naming (pid, token), names no live attachment:
  * the platform says the process is gone, or that it lives but the entry's
  * liveness lock is not held (a forged entry: pid and token are public). 0
