@@ -34,7 +34,14 @@
  * message (enqueue, dequeue, free) still work, so what is queued can be drained.
  * A process that promised a heartbeat (mdcom_init_opts.heartbeat_ms) and
  * missed it gets -ENOTCONN from those calls and from dequeue: the others have
- * reclaimed what it held (mdcom_term + mdcom_init again).
+ * reclaimed what it held (mdcom_term + mdcom_init again). Such a process
+ * also checks its own process entry, and a damaged one (another owner,
+ * identity or incarnation written there, or a claim on it that no reaper
+ * finishes) is -ENOTCONN as well, from the next of those calls and from
+ * mdcom_heartbeat: the entry no longer accounts for what it holds. Nothing
+ * is taken off a queue then (a message dequeued in the instant of the damage
+ * is counted in mdcom_fifo_state.lost); mdcom_term gives back what the
+ * entry still names and frees it, and mdcom_init attaches again.
  */
 #ifndef MDCOM_MDCOM_H
 #define MDCOM_MDCOM_H
@@ -228,8 +235,9 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
  * mdcom calls. Returns 0, or:
  *   -EINVAL     m is not an instance
  *   -ENOTCONN   other processes took this one for dead (it missed its
- *               heartbeat) and reclaimed its slot, blocks and locks: every
- *               further use is refused; mdcom_term() and attach again
+ *               heartbeat) and reclaimed its slot, blocks and locks, or its
+ *               process entry was damaged (see the conventions above):
+ *               every further use is refused; mdcom_term() and attach again
  *   -ECONNRESET / -ESHUTDOWN  the region was re-formatted / terminated */
 int mdcom_heartbeat(mdcom_t *m);
 
@@ -316,7 +324,9 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len);
 /* Take the oldest queued block. 0 with *id and *len (len may be NULL),
  * -EAGAIN if empty, -EPERM not a receiver, -EPROTO/-EBADMSG if the queue
  * holds an invalid block ID, state or length (the slot is consumed and
- * counted). The caller owns the block until mdcom_fifoch_free(). */
+ * counted), -ENOTCONN this process was reaped or its entry damaged (see
+ * above: nothing is taken). The caller owns the block until
+ * mdcom_fifoch_free(). Never blocks. */
 int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len);
 
 /* Signal the channel's event: wakes processes blocked in mdcom_fifoch_wait()
@@ -334,14 +344,17 @@ int mdcom_fifoch_notify(mdcom_fifoch_t *ch);
 #define MDCOM_EV_SPACE 0x8u  /* the FIFO has a free slot (enqueue will not -EAGAIN) */
 
 /* Wait until one of events holds. Returns the mask of events that hold (> 0),
- * -ETIMEDOUT, -EINVAL (events 0), -ESHUTDOWN, -EINTR (signal, Linux).
+ * -ETIMEDOUT, -EINVAL (events 0), -ESHUTDOWN / -ECONNRESET / -ENOTCONN (see
+ * above), -EINTR (signal, Linux).
  * The condition may be gone again by the time the caller acts on it (another
  * process may have taken the block): callers loop. */
 int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns);
 
 /* Copy helpers. send: wait for a free block up to timeout, copy len bytes,
  * enqueue, notify. Returns 0, MDCOM_FILTERED, -EMSGSIZE (len > block size),
- * or the errors of wait/alloc/enqueue.
+ * or the errors of wait/alloc/enqueue (-ETIMEDOUT also when a block or a
+ * slot the wait saw was gone again at the deadline; -ENOTCONN: the message
+ * was not queued).
  * recv: wait for a block up to timeout, copy it to buf, free it, notify.
  * Returns the message length (>= 0), or -EMSGSIZE if cap is too small: the
  * message is consumed, its first cap bytes copied, and the channel's error

@@ -258,12 +258,18 @@ int mdcom_region_check(struct mdcom *m);
 int mdcom_region_state(const struct mdcom *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
-/* Is our process entry still ours? 1 yes, -1 no (reaped: FREE or another
- * occupant), 0 in doubt (a reaper holds it and did not decide within a few
- * microseconds). Only a process with a heartbeat promise can be reaped
+/* Is our process entry still ours? 1 yes, -1 no: reaped (FREE or another
+ * occupant), damaged (another owner or incarnation), or CLAIMING for longer
+ * than a reaper's check takes (~200 us: a reaper reaping us, or a claim
+ * nobody finishes). Only a process with a heartbeat promise can be reaped
  * while it runs, so only those ask, after a transition a late call must not
  * keep (alloc, dequeue). */
 int mdcom_self(struct mdcom *m);
+/* At term: our entry reads a claim nobody will finish (plain CLAIMING, or a
+ * claimer that no longer exists) for ~20 ms while our identity is still in
+ * it: take it back (1), so that term gives back what it names and frees it
+ * instead of leaving a claim no reaper takes. 0 otherwise. */
+int mdcom_self_reclaim(struct mdcom *m);
 
 /* Operation records (proc.c). Hosted builds: each thread of an
  * attachment takes a record of its own at its first queue operation (cached
