@@ -3,8 +3,13 @@
  * reap.c - dead processes: who is dead, and giving back what they held.
  *
  *   Any process that has to wait (each sleep slice), finds the pool dry or a
- *   lock busy, or asks mdcom_sense_process, scans the process table (at most
- *   once per ~34 ms per attachment). A dead process' entry is taken by CAS
+ *   lock busy, or asks mdcom_sense_process, scans the process table (a scan
+ *   begins at most once per ~34 ms per attachment). Each call reaps within
+ *   its budget: its deadline (a wait), or MDCOM_REAP_POLL_NS (~1 ms: a call
+ *   that never blocks); a scan cut short goes on at the next call (~1 ms
+ *   later at the earliest), entry by entry, so an entry is never left half
+ *   reaped: the one in hand is finished, the others are still in the state
+ *   any reaper takes. A dead process' entry is taken by CAS
  *   (one reaper wins), its operation in flight is finished or undone (its op
  *   record), its blocks go back to the pools (ALLOC and HELD; its QUEUED
  *   messages stay queued and are delivered), its locks are released, its
@@ -18,8 +23,8 @@
 
 #include "internal.h"
 
-#define REAP_SHIFT 25 /* reap at most once per 2^25 ns (~34 ms) */
-#define AUDIT_SHIFT 27 /* the master domain audits at most once per 2^27 ns (~134 ms) */
+#define REAP_SHIFT 20  /* the reaper's throttle unit: 2^20 ns (~1 ms) */
+#define REAP_PERIOD 32u /* a new scan at most every 32 units (~34 ms) per attachment */
 
 /* 1 when the process of live entry i is dead: its platform says so, or it
  * promised a heartbeat and its heartbeat word has stood still for longer than
@@ -143,7 +148,6 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
     return mdcom_take_dead_slot(m, i, o, pid, token);
 }
 
-/* One scan of the process table: reap every entry whose process is dead. */
 /* Reap entry i (owner word o) if its process is dead: 1 reaped and free again. */
 static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
@@ -155,70 +159,124 @@ static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
     return 1;
 }
 
-static int reap_scan(struct mdcom *m)
+/* The scan of the process table, from where the last one stopped: reap
+ * every entry whose process is dead, until the clock reaches until (the
+ * first entry looked at is always finished, so every call makes progress).
+ * The caller holds reap_busy. Returns how many were reaped. */
+static int reap_scan(struct mdcom *m, uint64_t until)
 {
-    uint32_t i;
+    /* relaxed: private to the holder of reap_busy (acquired) */
+    uint32_t i = atomic_load_explicit(&m->reap_cursor, memory_order_relaxed), looked = 0;
     int n = 0;
-    for (i = 0; i < MDCOM_MAX_PROCS; i++)
-        if (i != m->proc_slot)
-            /* acquire: pairs with claim_proc's release, so pid/token are complete */
-            n += reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner,
-                                                         memory_order_acquire));
+    for (; i < MDCOM_MAX_PROCS; i++) {
+        if (i == m->proc_slot)
+            continue;
+        if (looked++ && mdcom_now(m) >= until) {
+            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
+            atomic_store_explicit(&m->reap_more, 1, memory_order_relaxed);
+            return n;
+        }
+        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        n += reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire));
+    }
+    atomic_store_explicit(&m->reap_cursor, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->reap_more, 0, memory_order_relaxed);
     return n;
 }
 
-/* The master domain's audit, at most once per AUDIT_SHIFT period per
- * attachment: its repairs of holes and orphans count periods ("claimed two
- * audits ago"), and a pass costs O(blocks + 8 x depth) per channel. */
-static void audit_when_due(struct mdcom *m, uint64_t now)
+/* reap_scan by one thread of this attachment at a time (another one's scan
+ * is as good as ours): -1 when busy */
+static int reap_scan_once(struct mdcom *m, uint64_t until)
 {
-    uint32_t stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
+    uint32_t z = 0;
+    int n;
+    /* acquire: the previous scanner's cursor */
+    if (!atomic_compare_exchange_strong_explicit(&m->reap_busy, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return -1;
+    n = reap_scan(m, until);
+    /* release: our cursor, for the next scanner */
+    atomic_store_explicit(&m->reap_busy, 0, memory_order_release);
+    return n;
+}
+
+/* The master domain's audit, each part at most once per audit period per
+ * attachment (its repairs of holes and orphans count periods: "claimed two
+ * audits ago"; a channel costs O(blocks + 8 x depth)); a round cut short by
+ * the budget goes on at the next call. */
+static void audit_when_due(struct mdcom *m, uint64_t now, uint64_t until)
+{
+    uint32_t stamp = (uint32_t)(now >> MDCOM_AUDIT_SHIFT) | 1u;
     uint32_t prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
+    if (!m->is_master)
+        return;
     /* relaxed: a throttle only, as reap_stamp */
-    if (m->is_master && prev != stamp &&
-        atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
-                                                memory_order_relaxed, memory_order_relaxed))
-        mdcom_audit(m);
+    if ((prev != stamp && atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) ||
+        atomic_load_explicit(&m->audit_more, memory_order_relaxed))
+        mdcom_audit(m, stamp, until);
+}
+
+int mdcom_reap_until(struct mdcom *m, uint64_t until)
+{
+    uint64_t now = mdcom_now(m);
+    uint32_t unit = (uint32_t)(now >> REAP_SHIFT);
+    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    /* relaxed: hints; the throttle's CAS and reap_busy decide */
+    uint32_t more = atomic_load_explicit(&m->reap_more, memory_order_relaxed) |
+                    atomic_load_explicit(&m->audit_more, memory_order_relaxed);
+    int n;
+    /* a new scan a period after the last one began; one cut short goes on
+     * at the next unit (so a thread that loops on a poll shares the CPU
+     * with its work, and a timed wait's spin is not all reaping). prev 0:
+     * never scanned. relaxed: a throttle only; one thread of this process
+     * claims each unit */
+    if (prev && unit - prev < (more ? 1u : REAP_PERIOD))
+        return 0;
+    if (!atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, unit ? unit : 1u,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return 0;
+    n = reap_scan_once(m, until);
+    audit_when_due(m, now, until);
+    return n < 0 ? 0 : n;
 }
 
 int mdcom_reap(struct mdcom *m)
 {
-    uint64_t now = mdcom_now(m);
-    uint32_t stamp = (uint32_t)(now >> REAP_SHIFT) | 1u;
-    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
-    int n;
-    /* relaxed: a throttle only; one thread of this process scans per period */
-    if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
-                                                                   memory_order_relaxed,
-                                                                   memory_order_relaxed))
-        return 0;
-    n = reap_scan(m);
-    audit_when_due(m, now);
-    return n;
+    return mdcom_reap_until(m, mdcom_now(m) + MDCOM_REAP_POLL_NS);
 }
 
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
 {
+    uint64_t until;
     uint32_t i;
     int n = 0;
     if (!mdcom_valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !mdcom_domain_role(m->cfg, domain_id))
         return -EINVAL;
-    /* what the dead held goes back now (unthrottled), and the master domain
-     * audits when an audit is due */
-    (void)reap_scan(m);
-    audit_when_due(m, mdcom_now(m));
+    /* what the dead held goes back now (unthrottled, within the budget of
+     * a call that never blocks), and the master domain audits when an
+     * audit is due */
+    until = mdcom_now(m) + MDCOM_REAP_POLL_NS;
+    (void)reap_scan_once(m, until);
+    audit_when_due(m, mdcom_now(m), until);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire), pid, token;
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
         /* one judged dead only now (a heartbeat that ran out since the scan
-         * above) is reaped, not only judged, and not counted; one alive is
+         * above, or one the scan's budget did not reach) is reaped while the
+         * budget lasts, else only judged, and not counted; one alive is
          * (unless it is another reaper's now) */
-        if (i == m->proc_slot ||
-            (!reap_if_dead(m, i, o) && atomic_load_explicit(&p->owner, memory_order_acquire) == o))
+        if (i == m->proc_slot)
             n++;
+        else if (mdcom_now(m) < until)
+            n += !reap_if_dead(m, i, o) &&
+                 atomic_load_explicit(&p->owner, memory_order_acquire) == o;
+        else
+            n += !proc_dead(m, i, &pid, &token);
     }
     return n;
 }

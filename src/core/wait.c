@@ -21,9 +21,9 @@
  *   woken already and has not run since.
  *   A sleeper records which waiter count it holds in its process entry, so
  *   that the count can be given back if it dies asleep (reap.c).
- *   Before each sleep slice a waiter calls the reaper (mdcom_reap, the one
- *   up-call of this file): a peer that died holding what it waits for is
- *   found within a slice.
+ *   Before each sleep slice a waiter calls the reaper (mdcom_reap_until,
+ *   the one up-call of this file, within the wait's deadline): a peer that
+ *   died holding what it waits for is found within a slice.
  */
 #include <errno.h>
 #include <string.h>
@@ -188,8 +188,12 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the cond() below will see it */
         snap = atomic_load_explicit(word, memory_order_acquire);
-        /* about to sleep: is a peer dead holding something? (throttled) */
-        (void)mdcom_reap(m);
+        /* about to sleep: is a peer dead holding something? (throttled;
+         * within our deadline, and a slice at most) */
+        now = mdcom_now(m);
+        (void)mdcom_reap_until(m, now >= deadline ? now
+                                  : deadline - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS
+                                                                    : deadline);
         mdcom_wait_begin(m, 0, chan, waiters);
         if (m->cl[chan].type == MDCOM_CHAN_FIFO)
             event_arm(waiters);
