@@ -21,7 +21,7 @@
  *     dead reclaim what it held (see mdcom_sense_process) within their
  *     budget: a timed call until its deadline, a call that never blocks
  *     (MDCOM_POLL, alloc, enqueue, dequeue, free, trylock, the sense calls)
- *     for about 1 ms (MDCOM_REAP_BUDGET_NS) plus the one entry in hand;
+ *     for about 1 ms (MDCOM_REAP_BUDGET_NS) plus the one part in hand;
  *     what is left is done by later calls or by other processes.
  *   - Errors that mean "the shared region holds something this side did not
  *     expect" (a corrupted or hostile peer) are -EPROTO (bad index/state) and
@@ -112,9 +112,9 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 #define MDCOM_POLL ((int64_t)0)
 #define MDCOM_FOREVER ((int64_t)-1)
 /* Reclaiming the dead done by one call that never blocks, at most (plus
- * the process entry in hand: its six operation records and one pass over
- * the block states, O(6 x queue depth + blocks)); the rest goes on at later
- * calls, ~1 ms apart at the earliest. */
+ * the part in hand: one operation record of a dead process, O(queue depth),
+ * or the pass over the block states, O(blocks)); the rest goes on at later
+ * calls, ~1 ms apart at the earliest, or in other processes. */
 #define MDCOM_REAP_BUDGET_NS 1000000
 
 /* ------------------------------------------------------------------ */

@@ -394,11 +394,13 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
 /* Scan the process table for dead processes and reclaim what they held
  * (throttled: a scan begins at most once per ~34 ms per attachment), and
  * in the master domain audit when due, until the clock reaches until: the
- * entry in hand is finished (one entry's reap: its six operation records
- * and one pass over the pools), the rest of the scan (and of the audit)
- * goes on at a later call, ~1 ms later at the earliest, or is done by
- * another reaper (an entry not taken yet is still in the state any reaper
- * takes). Returns how many were reaped now (0 also when throttled).
+ * part in hand is finished (one operation record of a dead entry, O(queue
+ * depth), or its pass over the pools, O(blocks)), the rest goes on at a
+ * later call, ~1 ms later at the earliest, or is done by another reaper: an
+ * entry stopped half way goes back to the owner word it had, the state any
+ * reaper takes (one dead by its heartbeat alone is finished at once: its
+ * process may run on). Returns how many were reaped now (0 also when
+ * throttled).
  * mdcom_reap: the budget of a call that never blocks, MDCOM_REAP_POLL_NS. */
 int mdcom_reap_until(struct mdcom *m, uint64_t until);
 int mdcom_reap(struct mdcom *m);

@@ -68,9 +68,15 @@ void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until)
 {
     uint32_t i, z = 0, done = 0;
     /* any process of the master domain (the one that formatted the region
-     * may have re-attached and joined instead) */
-    if (!m->is_master || mdcom_region_check(m) != 0)
+     * may have re-attached and joined instead); none in a region that is
+     * gone or an entry that is no longer ours (nothing left to go on with:
+     * relaxed, a hint for this attachment's reaper) */
+    if (!m->is_master)
         return;
+    if (mdcom_region_check(m) != 0) {
+        atomic_store_explicit(&m->audit_more, 0, memory_order_relaxed);
+        return;
+    }
     /* one thread of this attachment at a time (the channels' mdcom_audit state is
      * private and plain); a busy mdcom_audit is as good as ours. acquire: the
      * previous auditor's writes of that state */

@@ -26,10 +26,11 @@
 #define REAP_SHIFT 20  /* the reaper's throttle unit: 2^20 ns (~1 ms) */
 #define REAP_PERIOD 32u /* a new scan at most every 32 units (~34 ms) per attachment */
 
-/* 1 when the process of live entry i is dead: its platform says so, or it
- * promised a heartbeat and its heartbeat word has stood still for longer than
- * promised (measured by this attachment). The caller acquired the owner word,
- * so pid/token are complete; *pid_out and *token_out get the identity judged. */
+/* Non-zero when the process of live entry i is dead: 1 its platform says so,
+ * 2 it promised a heartbeat and its heartbeat word has stood still for longer
+ * than promised (measured by this attachment). The caller acquired the owner
+ * word, so pid/token are complete; *pid_out and *token_out get the identity
+ * judged. */
 static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *token_out)
 {
     mdcom_wire_proc *p = &m->procs[i];
@@ -58,7 +59,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
         return 0; /* a new process, or a sign of life since we last looked */
     }
     /* 1 ms = 976.6 units; hb <= 3.6e6 keeps the product below 2^32 */
-    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u;
+    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u ? 2 : 0;
 }
 
 /* The waiter count of channel chan (from our own layout), or NULL. */
@@ -82,24 +83,43 @@ static void drop_wait(struct mdcom *m, uint32_t rec)
     mdcom_waiters_down(w);
 }
 
-/* Free the entry of a dead process (we own it: owner == CLAIMING). */
-void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+/* Give back what the dead process of entry i held (we own the entry: our
+ * claim), one part after the other: each operation record in flight, then
+ * the pass over the pools with its locks and waiter counts. Before each part
+ * but the first, the clock is checked against until: 1 done, 0 stopped with
+ * parts left (those done are done for good: a record is cleared as it is
+ * taken, a block or lock given back no longer names the entry). */
+static int reap_parts(struct mdcom *m, uint32_t i, uint64_t until)
 {
     mdcom_wire_proc *p = &m->procs[i];
-    uint32_t k;
+    uint32_t k, parts = 0;
     /* every thread's operation in flight (relaxed: the process is dead; all
      * it wrote is in memory) */
     for (k = 0; k < MDCOM_PROC_RECS; k++) {
         mdcom_wire_oprec *r = &p->rec[k];
-        mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&r->op, 0, memory_order_relaxed),
-                           atomic_load_explicit(&r->pos, memory_order_relaxed),
+        uint32_t op;
+        if (!atomic_load_explicit(&r->op, memory_order_relaxed))
+            continue;
+        if (parts++ && mdcom_now(m) >= until)
+            return 0;
+        op = atomic_exchange_explicit(&r->op, 0, memory_order_relaxed);
+        mdcom_fifo_reap_op(m, i + 1, op, atomic_load_explicit(&r->pos, memory_order_relaxed),
                            atomic_load_explicit(&r->id, memory_order_relaxed),
                            atomic_load_explicit(&r->state, memory_order_relaxed));
     }
+    if (parts && mdcom_now(m) >= until)
+        return 0;
     mdcom_fifo_release_owner(m, i + 1, 1);
     mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, ((volatile mdcom_wire_proc *)p)->incarn));
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
     drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
+    return 1;
+}
+
+/* Free the entry of a dead process (we own it: owner == CLAIMING). */
+void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+{
+    (void)reap_parts(m, i, UINT64_MAX);
 }
 
 /* See internal.h. The owner word names only the domain, so between a
@@ -134,40 +154,63 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
 }
 
 /* Take entry i (owner word o) if its process is dead, or if it is a claim
- * whose claimer's pid no longer exists: 1 taken (ours to reap, then free). */
-int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+ * whose claimer's pid no longer exists: 1 taken (ours to reap, then free).
+ * *gone: the platform says its process (or claimer) no longer exists, so
+ * the entry may go back to o half reaped and be taken again later (it
+ * cannot come back to life; one dead by its heartbeat might). */
+static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o, int *gone)
 {
     uint32_t pid = 0, token = 0;
+    int d = 1;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
         if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-               !proc_dead(m, i, &pid, &token)) {
+               !(d = proc_dead(m, i, &pid, &token))) {
         return 0;
     }
+    *gone = d == 1;
     return mdcom_take_dead_slot(m, i, o, pid, token);
 }
 
-/* Reap entry i (owner word o) if its process is dead: 1 reaped and free again. */
-static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
-    if (!mdcom_take_if_dead(m, i, o))
+    int gone;
+    return take_if_dead(m, i, o, &gone);
+}
+
+/* Reap entry i (owner word o) if its process is dead, within until: 1
+ * reaped and free again, 0 not dead (or another reaper's), -1 dead and
+ * stopped half way at until (the entry went back to o, for this or another
+ * reaper to take again and finish). An entry dead by its heartbeat alone is
+ * finished whatever the clock says (its process may still run: it must not
+ * find its entry live again). */
+static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o, uint64_t until)
+{
+    int gone = 0;
+    if (!take_if_dead(m, i, o, &gone))
         return 0;
-    mdcom_reap_slot(m, i);
+    if (!reap_parts(m, i, gone ? until : UINT64_MAX)) {
+        /* release: what we gave back is visible to the next reaper, whose
+         * CAS on the owner word acquires it */
+        atomic_store_explicit(&m->procs[i].owner, o, memory_order_release);
+        return -1;
+    }
     /* release: the reclaim is complete before the entry can be reused */
     atomic_store_explicit(&m->procs[i].owner, MDCOM_PROC_FREE, memory_order_release);
     return 1;
 }
 
 /* The scan of the process table, from where the last one stopped: reap
- * every entry whose process is dead, until the clock reaches until (the
- * first entry looked at is always finished, so every call makes progress).
+ * every entry whose process is dead, until the clock reaches until (checked
+ * before each entry but the first looked at, and between the parts of an
+ * entry: every call makes progress, and overruns until by one part at most).
  * The caller holds reap_busy. Returns how many were reaped. */
 static int reap_scan(struct mdcom *m, uint64_t until)
 {
     /* relaxed: private to the holder of reap_busy (acquired) */
     uint32_t i = atomic_load_explicit(&m->reap_cursor, memory_order_relaxed), looked = 0;
-    int n = 0;
+    int n = 0, r;
     for (; i < MDCOM_MAX_PROCS; i++) {
         if (i == m->proc_slot)
             continue;
@@ -177,7 +220,14 @@ static int reap_scan(struct mdcom *m, uint64_t until)
             return n;
         }
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
-        n += reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire));
+        r = reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire),
+                         until);
+        if (r < 0) { /* stopped half way: this entry first, next time */
+            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
+            atomic_store_explicit(&m->reap_more, 1, memory_order_relaxed);
+            return n;
+        }
+        n += r;
     }
     atomic_store_explicit(&m->reap_cursor, 0, memory_order_relaxed);
     atomic_store_explicit(&m->reap_more, 0, memory_order_relaxed);
@@ -273,7 +323,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         if (i == m->proc_slot)
             n++;
         else if (mdcom_now(m) < until)
-            n += !reap_if_dead(m, i, o) &&
+            n += !reap_if_dead(m, i, o, until) &&
                  atomic_load_explicit(&p->owner, memory_order_acquire) == o;
         else
             n += !proc_dead(m, i, &pid, &token);
