@@ -1146,6 +1146,10 @@ static MDCOM_COLD int send_alloc(struct mdcom_fifoch *ch, const void *buf, uint3
     if (len > ch->block_size)
         return -EMSGSIZE;
     tx_prefetch(ch); /* the lines alloc, the copy and enqueue will write */
+    /* the timeout runs from here: the alloc below may reclaim the dead for
+     * MDCOM_REAP_BUDGET_NS (the inline path, which reads no clock, found
+     * no block) */
+    (void)remaining(ch->m, &b);
     for (tries = 0; (r = mdcom_fifoch_alloc(ch, id)) == -ENOBUFS; tries++) {
         /* as in send_queue: a wait that says "a block is free" and an alloc
          * that finds none end at the deadline */
