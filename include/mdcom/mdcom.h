@@ -264,10 +264,11 @@ int mdcom_term(mdcom_t *m);
  * lock attempt that finds the lock busy (a scan of the process table begins
  * at most once per ~34 ms per attachment; each call scans within its budget,
  * MDCOM_REAP_BUDGET_NS or its deadline, and a scan cut short goes on at the
- * next call). A dead process not reached yet is not counted. What it held is given back: its allocated
- * and dequeued blocks return to their pools (a dequeued one is counted as
- * lost in mdcom_fifo_state.lost, for senders to see), its SMEM locks are
- * released, its slot is freed. Messages it had queued stay queued. */
+ * next call). A dead process not reached yet is not counted. What it held
+ * is given back: its allocated and dequeued blocks return to their pools (a
+ * dequeued one is counted as lost in mdcom_fifo_state.lost, for senders to
+ * see), its SMEM locks are released, its slot is freed. Messages it had
+ * queued stay queued. */
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id);
 
 /* The domain id of this attachment (UINT32_MAX for an invalid handle). */

@@ -6,10 +6,11 @@
  *   lock busy, or asks mdcom_sense_process, scans the process table (a scan
  *   begins at most once per ~34 ms per attachment). Each call reaps within
  *   its budget: its deadline (a wait), or MDCOM_REAP_POLL_NS (~1 ms: a call
- *   that never blocks); a scan cut short goes on at the next call (~1 ms
- *   later at the earliest), entry by entry, so an entry is never left half
- *   reaped: the one in hand is finished, the others are still in the state
- *   any reaper takes. A dead process' entry is taken by CAS
+ *   that never blocks), one part of an entry at a time (an operation record,
+ *   the pass over the pools); a scan cut short goes on at the next call (~1
+ *   ms later at the earliest), and an entry cut short goes back to its owner
+ *   word, the state any reaper takes (one dead by its heartbeat alone is
+ *   finished at once: its process may run on). A dead process' entry is taken by CAS
  *   (one reaper wins), its operation in flight is finished or undone (its op
  *   record), its blocks go back to the pools (ALLOC and HELD; its QUEUED
  *   messages stay queued and are delivered), its locks are released, its

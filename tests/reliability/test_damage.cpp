@@ -205,9 +205,9 @@ TEST_F(Damage, ForgedClaimingInOwnEntryOfHeartbeatProcess)
     forge([&](rel::RegionView &v) { v.set_word(lay.proc_owner_off(slot), MDCOM_PROC_CLAIMING); });
     rep->phase.store(2);
     bool done = wait_until([&] { return rep->phase.load() == 3; }, 5 * kSec);
+    const int send_rc = rep->send_rc.load();
     EXPECT_TRUE(done) << "the heartbeat process did not finish within 5 s: send after the forge "
-                      << (rep->send_rc.load() == 1 ? "never returned"
-                                                   : "returned " + std::to_string(rep->send_rc.load()))
+                      << (send_rc == 1 ? "never returned" : "returned " + std::to_string(send_rc))
                       << ", recv " << rep->recv_rc.load() << ", heartbeat " << rep->hb_rc.load();
     printf("after the forge: send %d in %.2f ms (%.2f ms elapsed), recv %d, heartbeat %d; "
            "re-attach %d, send %d, recv %d (%u)\n",
@@ -337,7 +337,11 @@ TEST_F(Damage, ReapOfForgedDeadEntriesIsBoundedPerCall)
         std::function<int()> call;
     } timed[] = {
         {"wait(TX) 1 ms", kMs, [&] { return mdcom_fifoch_wait(ch, MDCOM_EV_TX, kMs); }},
-        {"send 10 ms", 10 * kMs, [&] { uint32_t x = 0; return mdcom_fifoch_send(ch, &x, sizeof x, 10 * kMs); }},
+        {"send 10 ms", 10 * kMs,
+         [&] {
+             uint32_t x = 0;
+             return mdcom_fifoch_send(ch, &x, sizeof x, 10 * kMs);
+         }},
     };
     for (auto &t : timed) {
         forge_dead();
