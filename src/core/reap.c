@@ -206,6 +206,8 @@ static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o, uint64_t until)
  * every entry whose process is dead, until the clock reaches until (checked
  * before each entry but the first looked at, and between the parts of an
  * entry: every call makes progress, and overruns until by one part at most).
+ * A slice that reaped or stopped inside an entry goes on ~1 ms later
+ * (reap_more); one that only judged living processes at the usual period.
  * The caller holds reap_busy. Returns how many were reaped. */
 static int reap_scan(struct mdcom *m, uint64_t until)
 {
@@ -216,8 +218,11 @@ static int reap_scan(struct mdcom *m, uint64_t until)
         if (i == m->proc_slot)
             continue;
         if (looked++ && mdcom_now(m) >= until) {
+            /* the rest of the table next time; soon (reap_more) only when
+             * this slice found the dead: judging the living (a system call
+             * each on Linux) is left at the scan's usual period */
             atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
-            atomic_store_explicit(&m->reap_more, 1, memory_order_relaxed);
+            atomic_store_explicit(&m->reap_more, n > 0, memory_order_relaxed);
             return n;
         }
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
