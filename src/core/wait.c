@@ -174,13 +174,17 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
             /* the clock every 32 rounds, or every round when the first
              * cond took long (a pass over a pool: EV_TX on a dry one of
              * 65536 blocks, ~50 us, ~1 ms under ASan), which must not
-             * stretch the spin, and the wait, by 32 of them */
+             * stretch the spin, and the wait, by 32 of them. A fast cond
+             * is not cut at its first round: where a round outlasts the
+             * shortest limit (TSan, a preempted round) a one-round spin
+             * never succeeds, its limit never grows again, and every wait
+             * sleeps */
             if ((++n & every) == 0 || n == 1) {
                 uint64_t t = mdcom_now(m);
-                if (t >= end)
-                    break;
                 if (n == 1 && t - now > SPIN_COND_SLOW_NS)
                     every = 0;
+                if ((n & every) == 0 && t >= end)
+                    break;
             }
         }
         if (lim / 2 >= MDCOM_SPIN_MIN_NS)
