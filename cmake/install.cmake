@@ -75,10 +75,21 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mdcomConfig.cmake
   DESTINATION ${MDCOM_INSTALL_CMAKEDIR})
 
 # pkg-config (hosted builds: the shared library and its static twin)
+# The .pc is written when installing, with the prefix of that install
+# (`cmake --install <build> --prefix P` gives P, a CPack .deb /usr), so its
+# paths are right wherever the tree goes; the prefix stays absolute, as
+# sysroot-aware pkg-config (Yocto, Buildroot: PKG_CONFIG_SYSROOT_DIR) expects.
 if(TARGET mdcom_shared)
-  configure_file(cmake/mdcom.pc.in ${CMAKE_CURRENT_BINARY_DIR}/mdcom.pc @ONLY)
-  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mdcom.pc
-    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  set(_pc ${CMAKE_CURRENT_BINARY_DIR}/mdcom.pc)
+  install(CODE "
+    set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+    set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+    set(CMAKE_INSTALL_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
+    set(CMAKE_INSTALL_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+    configure_file(\"${PROJECT_SOURCE_DIR}/cmake/mdcom.pc.in\" \"${_pc}\" @ONLY)")
+  install(FILES ${_pc} DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  unset(_pc)
 endif()
 
 # Man pages: docs/man/*.<section>.scd -> <name>.<section> with scdoc.

@@ -235,7 +235,13 @@ typedef struct mdcom_init_opts {
  *   -EADDRINUSE (master domain) a live master serves the region with another
  *             layout (-ESTALE is returned instead when verification names it)
  *   -EPERM/-EACCES region file owned by someone else or too permissive
- *   other negative errno from the platform's region mapping. */
+ *   other negative errno from the platform's region mapping or its process
+ *             entry lock; for a remote also the error of a master whose init
+ *             failed on the region it created (Linux: the marker file it left,
+ *             e.g. -ENOSPC for a full shm directory), returned at once.
+ * A process that waits for the master follows the region's name: a file
+ * unlinked (a restarting master's term) or replaced while it waits is opened
+ * again, so it attaches to the new master's region as soon as it is formatted. */
 int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
                const mdcom_init_opts *opts);
 
@@ -262,7 +268,7 @@ int mdcom_term(mdcom_t *m);
  * survivors' next mdcom_sense_process / mdcom_sense_fifoch, a wait that sleeps
  * a whole slice (50 ms) without news, an alloc that finds the pool dry or a
  * lock attempt that finds the lock busy (a scan of the process table begins
- * at most once per ~34 ms per attachment; each call scans within its budget,
+ * at most once per ~67 ms per attachment; each call scans within its budget,
  * MDCOM_REAP_BUDGET_NS or its deadline, and a scan cut short goes on at the
  * next call). A dead process not reached yet is not counted. What it held
  * is given back: its allocated and dequeued blocks return to their pools (a

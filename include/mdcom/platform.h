@@ -117,12 +117,33 @@ typedef struct mdcom_platform {
      * forged: answer unknown only for processes of other domains. */
     int (*proc_alive)(void *ctx, uint32_t pid, uint32_t token);
 
+    /* region (optional, NULL = never): 1 when the file mapped in map is no
+     * longer the region called name (unlinked, or the name now names another
+     * file, or it shrank below the mapping), 0 when it still is, negative
+     * errno when the port cannot tell (not its mapping). A process that
+     * waits at attach for a master asks it, and opens the name again: a
+     * restarted master's term may unlink the file just after it was opened. */
+    int (*region_moved)(void *ctx, const char *name, const mdcom_region_map *map);
+    /* process (optional, NULL = none): the liveness lock of process entry
+     * slot, which the OS drops when the process dies, so that a live entry
+     * cannot be forged by writing the region. op MDCOM_SLOT_TAKE: take it for
+     * this mapping (0, -EBUSY held by another mapping, -ENOSYS no lock for
+     * this mapping, or another negative errno); MDCOM_SLOT_GIVE: give it
+     * back (0); MDCOM_SLOT_HELD: 1 another mapping holds it, 0 none does,
+     * negative errno when the port cannot tell. The core asks HELD only of
+     * entries whose pid is not foreign (firmware takes no lock here). */
+    int (*slot_lock)(void *ctx, const mdcom_region_map *map, uint32_t slot, uint32_t op);
     /* Reserved for hooks of later versions; must be NULL (a designated
      * initializer leaves them so). A later minor version calls a new hook
      * only when it is non-NULL, so a table built against this header keeps
      * working with it. */
-    void (*reserved[4])(void);
+    void (*reserved[2])(void);
 } mdcom_platform;
+
+/* slot_lock operations */
+#define MDCOM_SLOT_TAKE 0u
+#define MDCOM_SLOT_GIVE 1u
+#define MDCOM_SLOT_HELD 2u
 
 /* The port selected by the build (CMake MDCOM_PORT). */
 const mdcom_platform *mdcom_platform_default(void);

@@ -57,6 +57,9 @@ extern const mdcom_board mdcom_board_desc;
 void mdcom_board_init(void);
 /* External interrupt irq (0-based NVIC number) fired (board file). */
 void mdcom_board_irq(uint32_t irq);
+/* An external interrupt the board does not use: the application's (weak
+ * default in startup.c: ignored). */
+void mdcom_bm_app_irq(uint32_t irq);
 
 /* The bare-metal platform (port_baremetal.c). */
 const mdcom_platform *mdcom_platform_baremetal(void);

@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 
 #include "board.h"
+#include "board_hooks.h"
 #include "cortexm.h"
 #include "mdcom/mdcom.h"
 
@@ -40,67 +41,6 @@ void mdcom_bm_doorbell_raise(void)
 }
 
 uint32_t mdcom_bm_doorbell_count(void) { return g_db_count; }
-
-/* Boot counter in RAM that startup.c does not clear (.noinit). */
-#define BOOT_MAGIC 0x4d424f54u /* "TOBM" */
-static struct {
-    uint32_t magic, count, check;
-} g_boot __attribute__((section(".noinit")));
-static uint32_t g_token;
-
-uint32_t mdcom_bm_boot_token(void)
-{
-    if (!g_token) {
-        if (g_boot.magic != BOOT_MAGIC || g_boot.check != ~g_boot.count)
-            g_boot.count = 0; /* cold boot: RAM holds garbage */
-        g_boot.count++;
-        if (g_boot.count == 0 || g_boot.count == MDCOM_TOKEN_ANY) /* never a token */
-            g_boot.count = 1;
-        g_boot.magic = BOOT_MAGIC;
-        g_boot.check = ~g_boot.count;
-        g_token = g_boot.count;
-    }
-    return g_token;
-}
-
-static uint64_t bm_now_ns(void *ctx)
-{
-    (void)ctx;
-    return mdcom_bm_now_ns();
-}
-
-static void bm_relax(void *ctx)
-{
-    (void)ctx;
-    __asm__ __volatile__("nop" ::: "memory");
-}
-
-static int bm_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                          uint32_t mode, int32_t group, int64_t timeout_ns,
-                          mdcom_region_map *out)
-{
-    (void)ctx;
-    (void)name; /* one region per board */
-    (void)flags;
-    (void)mode;
-    (void)group;
-    (void)timeout_ns;
-    if (!mdcom_board_desc.region_base || !mdcom_board_desc.region_size)
-        return -ENOENT;
-    if (mdcom_board_desc.region_size < size)
-        return -ENOSPC;
-    /* the board's memory, whole: nothing to map, nothing to keep */
-    *out = (mdcom_region_map){(void *)mdcom_board_desc.region_base, mdcom_board_desc.region_size, 0};
-    return 0;
-}
-
-static void bm_region_close(void *ctx, mdcom_region_map *map, int remove)
-{
-    static const mdcom_region_map none;
-    (void)ctx;
-    (void)remove; /* the region is the board's memory: nothing to remove */
-    *map = none;
-}
 
 static int bm_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
 {
@@ -141,30 +81,6 @@ static void bm_ring(void *ctx, mdcom_aword *word, uint32_t chan)
     mdcom_board_desc.ring(chan);
 }
 
-static int bm_lock_try(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
-{
-    (void)ctx;
-    return mdcom_board_desc.lock_try(lock_id, word, owner);
-}
-
-static int bm_lock_release(void *ctx, uint32_t lock_id, mdcom_aword *word, uint32_t owner)
-{
-    (void)ctx;
-    return mdcom_board_desc.lock_release(lock_id, word, owner);
-}
-
-static void bm_cache_clean(void *ctx, const void *addr, size_t len)
-{
-    (void)ctx;
-    mdcom_board_desc.cache_clean(addr, len);
-}
-
-static void bm_cache_invalidate(void *ctx, const void *addr, size_t len)
-{
-    (void)ctx;
-    mdcom_board_desc.cache_invalidate(addr, len);
-}
-
 static uint32_t bm_pid(void)
 {
     return mdcom_board_desc.pid ? mdcom_board_desc.pid() : MDCOM_BM_PID;
@@ -186,26 +102,9 @@ static int bm_proc_alive(void *ctx, uint32_t pid, uint32_t token)
     return -ENOSYS; /* a process of another OS: unknown, counted as alive */
 }
 
+/* the doorbell and identity above; region, lock, cache, clock: the board's
+ * (board_hooks.c) */
+static const mdcom_bm_port_ops g_ops = {"baremetal", bm_wait, bm_ring, bm_proc_self, bm_proc_alive};
 static mdcom_platform g_plat;
 
-const mdcom_platform *mdcom_platform_baremetal(void)
-{
-    if (!g_plat.name) {
-        g_plat.ctx = 0;
-        g_plat.region_open = bm_region_open;
-        g_plat.region_close = bm_region_close;
-        g_plat.doorbell.wait = bm_wait;
-        g_plat.doorbell.ring = bm_ring;
-        g_plat.doorbell.ctx = 0;
-        g_plat.lock_try = mdcom_board_desc.lock_try ? bm_lock_try : 0;
-        g_plat.lock_release = mdcom_board_desc.lock_release ? bm_lock_release : 0;
-        g_plat.now_ns = bm_now_ns;
-        g_plat.relax = bm_relax;
-        g_plat.cache_clean = mdcom_board_desc.cache_clean ? bm_cache_clean : 0;
-        g_plat.cache_invalidate = mdcom_board_desc.cache_invalidate ? bm_cache_invalidate : 0;
-        g_plat.proc_self = bm_proc_self;
-        g_plat.proc_alive = bm_proc_alive;
-        g_plat.name = "baremetal";
-    }
-    return &g_plat;
-}
+const mdcom_platform *mdcom_platform_baremetal(void) { return mdcom_bm_platform(&g_plat, &g_ops); }

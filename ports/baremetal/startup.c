@@ -8,6 +8,12 @@
  * calls the board's mdcom_board_irq(n): a board writes one C function, not a
  * table. Faults go to HardFault_Handler (cortexm.c), which reports and exits.
  *
+ * SVCall, PendSV and SysTick go to SVC_Handler, PendSV_Handler and
+ * SysTick_Handler, weak names that default to the fault report: the bare-metal
+ * clock (systick.c) defines SysTick_Handler, and an RTOS defines all three
+ * (FreeRTOS: FreeRTOSConfig.h maps vPortSVCHandler, xPortPendSVHandler and
+ * xPortSysTickHandler to them, the CMSIS names), so one table serves both.
+ *
  * Reset: copy .data from its load address, clear .bss (not .noinit), run
  * mdcom_board_init() and main(); main returning ends the program with its
  * status (mdcom_bm_exit).
@@ -30,6 +36,8 @@ void Reset_Handler(void);
 void mdcom_bm_irq_entry(void);
 void mdcom_bm_default_handler(void);
 void HardFault_Handler(void);
+void SVC_Handler(void);
+void PendSV_Handler(void);
 void SysTick_Handler(void);
 
 void Reset_Handler(void)
@@ -50,8 +58,15 @@ void mdcom_bm_irq_entry(void)
     mdcom_board_irq((ipsr & 0x1ffu) - 16u);
 }
 
-/* NMI, SVCall, PendSV, DebugMonitor: unused; report like a fault. */
+/* Interrupts the board leaves to the application: none by default. */
+__attribute__((weak)) void mdcom_bm_app_irq(uint32_t irq) { (void)irq; }
+
+/* NMI, DebugMonitor, and SVCall / PendSV / SysTick unless an RTOS or the
+ * bare-metal clock defines them: unused; report like a fault. */
 void mdcom_bm_default_handler(void) { HardFault_Handler(); }
+void SVC_Handler(void) __attribute__((weak, alias("mdcom_bm_default_handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("mdcom_bm_default_handler")));
+void SysTick_Handler(void) __attribute__((weak, alias("mdcom_bm_default_handler")));
 
 typedef void (*mdcom_bm_vector)(void);
 
@@ -65,10 +80,10 @@ __attribute__((section(".vectors"), used)) const mdcom_bm_vector mdcom_bm_vector
     HardFault_Handler,        /* BusFault     */
     HardFault_Handler,        /* UsageFault   */
     0, 0, 0, 0,
-    mdcom_bm_default_handler, /* SVCall       */
+    SVC_Handler,              /* SVCall       */
     mdcom_bm_default_handler, /* DebugMonitor */
     0,
-    mdcom_bm_default_handler, /* PendSV       */
-    SysTick_Handler,
+    PendSV_Handler,           /* PendSV       */
+    SysTick_Handler,          /* SysTick      */
     [16 ... 16 + MDCOM_BM_NUM_IRQS - 1] = IRQ,
 };

@@ -18,7 +18,17 @@
  *   lock      the core's portable atomic owner-word lock
  *   clock     CLOCK_MONOTONIC
  *   cache     coherent: no hooks
- *   process   pid + start time from /proc/<pid>/stat (changes when a pid is reused)
+ *   process   pid + start time from /proc/<pid>/stat (changes when a pid is reused),
+ *             and a liveness lock per process entry: an OFD write lock on one
+ *             byte (LX_SLOT_LOCK_BASE + slot) of the region file, taken through
+ *             the attachment's own descriptor and dropped by the kernel when
+ *             the process dies. A live entry whose lock nobody holds was
+ *             written into the region, not claimed (slot_lock).
+ *   failures  a master whose open fails after it created the file leaves it
+ *             as a marker: no permission bits and 1 to LX_FAIL_MAX bytes, its
+ *             size the errno, which a remote returns at once instead of
+ *             waiting for a region that will not come. The next master
+ *             replaces it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -75,6 +85,7 @@ static void sleep_ns(long ns)
 static struct lx_map {
     _Atomic uintptr_t base;
     _Atomic size_t size;
+    _Atomic int fd; /* the descriptor mapped (region_moved, slot_lock) */
 } lx_maps[LX_MAX_MAPS];
 
 static struct sigaction lx_old_bus;
@@ -142,7 +153,7 @@ static void lx_bus_install(void)
     atomic_store_explicit(&lx_bus_installed, 2, memory_order_release);
 }
 
-static void lx_map_add(void *base, size_t size)
+static void lx_map_add(void *base, size_t size, int fd)
 {
     int i;
     lx_bus_install();
@@ -151,6 +162,7 @@ static void lx_map_add(void *base, size_t size)
         if (atomic_load_explicit(&lx_maps[i].base, memory_order_relaxed) != 0)
             continue;
         atomic_store_explicit(&lx_maps[i].size, size, memory_order_relaxed);
+        atomic_store_explicit(&lx_maps[i].fd, fd, memory_order_relaxed);
         /* release: size before base, for the handler */
         if (atomic_compare_exchange_strong_explicit(&lx_maps[i].base, &z, (uintptr_t)base,
                                                     memory_order_release, memory_order_relaxed))
@@ -171,6 +183,22 @@ static void lx_map_del(void *base)
     }
 }
 
+/* 1 when map is a mapping of a region file made by this port (its handle
+ * the descriptor mapped): the tables that replace region_open (a /dev/mem
+ * carveout, region_soc.c) keep this port's other hooks, with handles that
+ * are no descriptors. */
+static int lx_map_is_ours(const mdcom_region_map *map)
+{
+    int i;
+    for (i = 0; i < LX_MAX_MAPS; i++)
+        /* relaxed: our own earlier store (lx_map_add) of this mapping */
+        if (map->base &&
+            atomic_load_explicit(&lx_maps[i].base, memory_order_relaxed) == (uintptr_t)map->base)
+            return map->handle >= 0 &&
+                   atomic_load_explicit(&lx_maps[i].fd, memory_order_relaxed) == (int)map->handle;
+    return 0;
+}
+
 static int region_path(const char *name, char *buf, size_t cap)
 {
     const char *dir = getenv("MDCOM_SHM_DIR");
@@ -189,8 +217,38 @@ static int map_fd(int fd, uint32_t size, mdcom_region_map *out)
     out->base = p;
     out->size = size;
     out->handle = fd;
-    lx_map_add(p, size);
+    lx_map_add(p, size, fd);
     return 0;
+}
+
+/* The marker of a master whose open failed: a regular file with no
+ * permission bits (a region is never so: a master sets its mode first) of
+ * 1 to LX_FAIL_MAX bytes (a region is never smaller than its 256-byte
+ * header), its size the errno (every Linux errno fits). Neither its mode
+ * nor its size needs space, even on a full shm directory. */
+#define LX_FAIL_MAX 255
+
+/* A master's open failed with err (negative) after it created the file
+ * (fd): the file becomes the marker, or, when even that fails, it is
+ * removed. */
+static int lx_created_failed(int fd, const char *path, int err)
+{
+    if (err >= 0 || -err > LX_FAIL_MAX || fchmod(fd, 0) != 0 || ftruncate(fd, (off_t)-err) != 0)
+        unlink(path);
+    close(fd);
+    return err;
+}
+
+/* The error a marker at path records (negative), or 0 when path is no
+ * marker of ours (this user's, or the configured group's). */
+static int lx_marker(const char *path, int32_t group)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777u) != 0 ||
+        st.st_size <= 0 || st.st_size > LX_FAIL_MAX ||
+        (st.st_uid != geteuid() && !(group >= 0 && st.st_gid == (gid_t)group)))
+        return 0;
+    return -(int)st.st_size;
 }
 
 static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
@@ -209,7 +267,12 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         mode |= 0060u;
 
     if (flags & MDCOM_REGION_CREATE) {
+        int created;
+        /* an earlier master's marker (below) gives way to this attempt */
+        if (lx_marker(path, -1) != 0)
+            unlink(path);
         fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+        created = fd >= 0;
         if (fd < 0 && errno == EEXIST) {
             /* a stale region (crashed or restarted master): re-use it only if
              * it is a regular file that we own */
@@ -231,30 +294,35 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         if (fchmod(fd, (mode_t)mode) != 0 || (group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) != 0) ||
             fstat(fd, &st) != 0) {
             r = -errno;
-            close(fd);
-            return r;
+            goto fail_master;
         }
         /* grow only: shrinking would fault processes still mapping a stale,
          * larger region; the core checks what it finds there */
         if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size) != 0) {
             r = -errno;
-            close(fd);
-            return r;
+            goto fail_master;
         }
         if ((uint64_t)st.st_size > 0xffffffffull) {
-            close(fd);
-            return -EFBIG;
+            r = -EFBIG;
+            goto fail_master;
         }
         /* back every page now: a full shm directory is an error here, not a
          * SIGBUS when a block is first touched (tmpfs files are sparse) */
         r = posix_fallocate(fd, 0, (off_t)((uint64_t)st.st_size > size ? (uint64_t)st.st_size : size));
         if (r != 0 && r != EOPNOTSUPP && r != EINVAL) {
-            close(fd);
-            return -r;
+            r = -r;
+            goto fail_master;
         }
         r = map_fd(fd, (uint64_t)st.st_size > size ? (uint32_t)st.st_size : size, out);
         if (r)
-            close(fd);
+            goto fail_master;
+        return 0;
+    fail_master:
+        /* a file we created is ours to mark (its remotes learn why at
+         * once); a stale one we re-used may serve a live system: left alone */
+        if (created)
+            return lx_created_failed(fd, path, r);
+        close(fd);
         return r;
     }
 
@@ -262,6 +330,9 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
     {
         uint64_t start = lx_now_ns(NULL);
         for (;;) {
+            /* the master failed to create the region: its error, at once */
+            if ((r = lx_marker(path, group)) != 0)
+                return r;
             fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
             if (fd >= 0) {
                 if (fstat(fd, &st) != 0) {
@@ -333,6 +404,56 @@ static void lx_region_close(void *ctx, mdcom_region_map *map, int remove)
     map->base = NULL;
     map->size = 0;
     map->handle = -1;
+}
+
+static int lx_region_moved(void *ctx, const char *name, const mdcom_region_map *map)
+{
+    char path[PATH_MAX];
+    struct stat mine, now;
+    (void)ctx;
+    if (!lx_map_is_ours(map))
+        return -ENOSYS;
+    if (region_path(name, path, sizeof(path)) != 0 || fstat((int)map->handle, &mine) != 0)
+        return -EIO;
+    if (mine.st_nlink == 0 || (uint64_t)mine.st_size < map->size)
+        return 1; /* unlinked (a master's term), or shrunk under us */
+    if (lstat(path, &now) != 0)
+        return errno == ENOENT ? 1 : -errno;
+    return now.st_ino != mine.st_ino || now.st_dev != mine.st_dev;
+}
+
+/* Liveness locks: byte LX_SLOT_LOCK_BASE + slot of the region file, far
+ * from its data (advisory locks do not affect reads, writes or mappings)
+ * and below 2^31 (a 32-bit off_t reaches it). OFD locks belong to the open
+ * file description: each attachment's own open, so attachments of one
+ * process are told apart, and all of a process' go when it dies. */
+#define LX_SLOT_LOCK_BASE 0x7fff0000
+
+static int lx_slot_lock(void *ctx, const mdcom_region_map *map, uint32_t slot, uint32_t op)
+{
+    struct flock fl;
+    int fd = (int)map->handle;
+    (void)ctx;
+    if (slot > 0xffffu || !lx_map_is_ours(map))
+        return -ENOSYS;
+    memset(&fl, 0, sizeof fl);
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)(LX_SLOT_LOCK_BASE + slot);
+    fl.l_len = 1;
+    if (op == MDCOM_SLOT_HELD) {
+        fl.l_type = F_WRLCK;
+        if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+            return errno == EINVAL ? -ENOSYS : -errno;
+        /* our own description's locks never conflict: "none" (the core
+         * never asks about an entry this attachment holds) */
+        return fl.l_type != F_UNLCK;
+    }
+    fl.l_type = op == MDCOM_SLOT_TAKE ? F_WRLCK : F_UNLCK;
+    if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+        return 0;
+    if (errno == EAGAIN || errno == EACCES)
+        return -EBUSY;
+    return errno == EINVAL ? -ENOSYS : -errno; /* EINVAL: no OFD locks here */
 }
 
 static int lx_futex_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t timeout_ns)
@@ -453,6 +574,8 @@ static const mdcom_platform linux_platform = {
     .cache_invalidate = NULL,
     .proc_self = lx_proc_self,
     .proc_alive = lx_proc_alive,
+    .region_moved = lx_region_moved,
+    .slot_lock = lx_slot_lock,
 };
 
 const mdcom_platform *mdcom_platform_linux(void) { return &linux_platform; }

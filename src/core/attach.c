@@ -10,6 +10,10 @@
  *   remote: open (waits for the file) -> wait for state == READY (acquire)
  *           -> verify every header/directory field against the layout computed
  *           from its own config -> claim a process slot
+ *   Whoever waits asks the port whether the file it mapped is still the one
+ *   at the region's name (region_moved), and opens the name again if not: a
+ *   restarting master's term unlinks its file, and a process that opened it
+ *   just before would otherwise wait on the dead file.
  */
 #include <errno.h>
 #include <string.h>
@@ -104,6 +108,24 @@ static int valid_inst(const struct mdcom *m)
     return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
 }
 
+/* Take the liveness lock of entry i for our mapping: 0 (also where the
+ * platform has none), -EBUSY (another attachment holds it), or another
+ * negative errno. */
+static int slot_take(struct mdcom *m, uint32_t i)
+{
+    int r;
+    if (!m->plat->slot_lock)
+        return 0;
+    r = m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_TAKE);
+    return r == -ENOSYS ? 0 : r;
+}
+
+static void slot_give(struct mdcom *m, uint32_t i)
+{
+    if (m->plat->slot_lock)
+        (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
+}
+
 /* Claim a process slot; reclaims slots of dead processes. m->pid and
  * m->token (attach set them: a reaper's claim names us, see
  * mdcom_take_dead_slot) are pid and token. */
@@ -113,6 +135,7 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
     static _Atomic uint32_t serial;
 #endif
     uint32_t pass, i, k;
+    int lr;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
             mdcom_wire_proc *p = &m->procs[i];
@@ -128,6 +151,15 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
                                                                 memory_order_acquire,
                                                                 memory_order_relaxed)) {
                 continue;
+            }
+            /* the entry's liveness lock, before the entry reads live (a
+             * judge that sees it live finds the lock held) */
+            if ((lr = slot_take(m, i)) != 0) {
+                /* release: nothing of ours in the entry to publish */
+                atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+                if (lr == -EBUSY)
+                    continue; /* a process reaped while it runs holds it still */
+                return lr;
             }
             MDCOM_KP(&p->pid);
             p->pid = pid;
@@ -213,6 +245,10 @@ static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_
     if (!m->plat->proc_alive)
         return 1; /* no way to tell: alive */
     a = m->plat->proc_alive(m->plat->ctx, pid, token);
+    /* a live process whose entry's liveness lock nobody holds: the entry
+     * was written into the region, not claimed by it */
+    if (a > 0 && i < MDCOM_MAX_PROCS && mdcom_slot_unheld(m, i, pid))
+        return 0;
     return a > 0 || (a < 0 && dom != m->domain);
 }
 
@@ -280,9 +316,67 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
     if (mdcom_region_check(m) != 0) {
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
                               memory_order_release);
+        slot_give(m, m->proc_slot); /* after the FREE: never live without it */
         return 1; /* look again */
     }
     return 0;
+}
+
+/* Open and map the region (the master domain creates it), waiting at most
+ * timeout_ns for it to exist (remotes). 0, or a negative errno (set in e)
+ * with nothing mapped. */
+static int open_region(struct mdcom *m, int64_t timeout_ns, mdcom_err *e)
+{
+    const mdcom_platform *plat = m->plat;
+    const mdcom_config *cfg = m->cfg;
+    int r;
+    if (m->is_master)
+        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
+                              MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
+                              &m->map);
+    else
+        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, cfg->group,
+                              timeout_ns, &m->map);
+    if (r) {
+        m->map.base = 0;
+        if (r == -ETIMEDOUT)
+            return mdcom_err_set(e, r, cfg->region_name,
+                                 "master did not create the region in time");
+        mdcom_err_set(e, r, cfg->region_name, "cannot open the region: ");
+        mdcom_err_str(e, mdcom_strerror(r));
+        return r;
+    }
+    m->base = (uint8_t *)m->map.base;
+    m->hdr = (mdcom_wire_hdr *)m->base;
+    m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
+    if (m->map.size < MDCOM_HDR_SIZE || (m->is_master && m->map.size < m->lay.region_size)) {
+        plat->region_close(plat->ctx, &m->map, 0);
+        m->map.base = 0;
+        return mdcom_err_set(e, -ENOSPC, cfg->region_name, "mapped region is too small");
+    }
+    return 0;
+}
+
+/* While we wait at attach: is the file we mapped still the region at its
+ * name? If the port says it is not (unlinked by a master's term, the name
+ * now another file's, shrunk), we open the name again, waiting for it
+ * until deadline. 0 still the same file (or the port cannot tell), 1
+ * opened again (look at it), or a negative errno (nothing mapped, e set). */
+static int follow_region(struct mdcom *m, uint64_t deadline, mdcom_err *e)
+{
+    uint64_t now;
+    int64_t left;
+    int r;
+    if (!m->plat->region_moved ||
+        m->plat->region_moved(m->plat->ctx, m->cfg->region_name, &m->map) != 1)
+        return 0;
+    m->plat->region_close(m->plat->ctx, &m->map, 0);
+    m->map.base = 0;
+    now = mdcom_now(m);
+    left = deadline == UINT64_MAX ? MDCOM_FOREVER
+                                  : now >= deadline ? 0 : (int64_t)(deadline - now);
+    r = open_region(m, left, e);
+    return r ? r : 1;
 }
 
 /* The region against our layout (mdcom_layout_verify). */
@@ -388,6 +482,13 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
                 return r ? r : -EADDRINUSE;
             }
         }
+        /* not joined: if the file is not the region's any more, the next
+         * master formats (or has formatted) the one at the name */
+        r = follow_region(m, deadline, e);
+        if (r < 0)
+            return r;
+        if (r > 0)
+            continue;
         if (m->is_master && !fmt_busy(m, fp, st)) {
             FORMATTING(); /* first: a sibling thread takes our claim for live */
             r = mdcom_format_claim(m, fp, st, e);
@@ -478,29 +579,9 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     }
     deadline = mdcom_deadline(m, opts->attach_timeout_ns);
 
-    if (m->is_master)
-        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
-                              MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
-                              &m->map);
-    else
-        r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, cfg->group,
-                              opts->attach_timeout_ns, &m->map);
-    if (r) {
-        if (r == -ETIMEDOUT) {
-            mdcom_err_set(&e, r, cfg->region_name, "master did not create the region in time");
-        } else {
-            mdcom_err_set(&e, r, cfg->region_name, "cannot open the region: ");
-            mdcom_err_str(&e, mdcom_strerror(r));
-        }
+    r = open_region(m, opts->attach_timeout_ns, &e);
+    if (r)
         goto fail_pool;
-    }
-    m->base = (uint8_t *)m->map.base;
-    m->hdr = (mdcom_wire_hdr *)m->base;
-    m->procs = (mdcom_wire_proc *)(m->base + m->lay.proc_off);
-    if (m->map.size < MDCOM_HDR_SIZE || (m->is_master && m->map.size < m->lay.region_size)) {
-        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "mapped region is too small");
-        goto fail_map;
-    }
     r = attach(m, pid, token, deadline, &e);
     if (r)
         goto fail_map;
@@ -509,7 +590,8 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     return 0;
 
 fail_map:
-    plat->region_close(plat->ctx, &m->map, 0);
+    if (m->map.base) /* attach may have given it up (follow_region) */
+        plat->region_close(plat->ctx, &m->map, 0);
 fail_pool:
     pool_put(m);
     return r;

@@ -350,12 +350,25 @@ void mdcom_event_arm(mdcom_aword *waiters);
 /* 1 when the platform says process (pid, token) is gone; 0 when it is
  * alive, or when the platform cannot tell (no proc_alive hook). */
 int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
+/* 1 when the platform says that no attachment holds the liveness lock of
+ * process entry i, naming pid (platform.h slot_lock); 0 when one does, or
+ * when it cannot tell (no lock: firmware, other ports), or when pid is
+ * foreign (firmware on another core holds no lock of this port, even where
+ * a link to it reports it alive). Never asked about our own entry. */
+int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid);
+/* 1 when process entry i, naming (pid, token), names no live attachment:
+ * the platform says the process is gone, or that it lives but the entry's
+ * liveness lock is not held (a forged entry: pid and token are public). 0
+ * alive, or unknown (a platform that cannot judge the pid). */
+int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token);
 /* 1 when m is a live instance of this process' pool. */
 int mdcom_valid_inst(const struct mdcom *m);
 /* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
 int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
-/* Claim a process entry for (pid, token) and make it ours (attach.c);
- * 0 or -EUSERS. Entries of dead processes are reaped and reused. */
+/* Claim a process entry for (pid, token) and make it ours (attach.c), with
+ * its liveness lock where the platform has one; 0, -EUSERS, or the
+ * platform's error taking a lock. Entries of dead processes are reaped and
+ * reused; one whose lock another attachment still holds is skipped. */
 int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token);
 /* set up every channel handle from our layout (attach.c) */
 void mdcom_bind_channels(struct mdcom *m);
@@ -392,7 +405,7 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
 void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state);
 /* Scan the process table for dead processes and reclaim what they held
- * (throttled: a scan begins at most once per ~34 ms per attachment), and
+ * (throttled: a scan begins at most once per ~67 ms per attachment), and
  * in the master domain audit when due, until the clock reaches until: the
  * part in hand is finished (one operation record of a dead entry, O(queue
  * depth), or its pass over the pools, O(blocks)), the rest goes on at a
@@ -416,12 +429,18 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * announcement) with our incarnation. wait_end gives the count back only if
  * the record is still ours (a reaper that took us for dead gave it back
  * already), and never below 0; wait_begin repairs a count that reads
- * negative (forged) by recounting the live records. */
+ * negative or beyond what sleepers can hold (forged) by recounting the live
+ * records. */
 void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
 /* Take one from a waiter count, never below 0 (nor from a count that reads
  * negative: forged). */
 void mdcom_waiters_down(mdcom_aword *waiters);
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
+/* The master domain's audit of channel chan's waiter count (wait.c): one
+ * that reads negative or more than any sleepers can hold (forged) is
+ * recounted from the live waiter records, so that notifies without
+ * sleepers write nothing again. */
+void mdcom_waiters_audit(struct mdcom *m, uint32_t chan);
 /* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
  * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
 void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);

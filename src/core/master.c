@@ -95,6 +95,9 @@ void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until)
         m->audit_hdr = period;
         done++;
     }
+    /* forged waiter counts: one load per channel unless one is forged */
+    for (i = 0; i < m->cfg->n_channels; i++)
+        mdcom_waiters_audit(m, i);
     for (i = 0; i < m->cfg->n_channels; i++) {
         struct mdcom_fifoch *ch = &m->ch[i].f;
         if (ch->tag != MDCOM_TAG_FIFO || ch->audit_period == period)

@@ -137,6 +137,27 @@ int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token)
     return m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0;
 }
 
+int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid)
+{
+    /* a foreign pid (firmware on another core) is no process of this port:
+     * it takes none of the port's liveness locks, whatever a link to its
+     * core says of its liveness */
+    return m->plat->slot_lock && !MDCOM_PID_IS_FOREIGN(pid) &&
+           m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_HELD) == 0;
+}
+
+int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token)
+{
+    int a;
+    if (!m->plat->proc_alive)
+        return 0;
+    a = m->plat->proc_alive(m->plat->ctx, pid, token);
+    /* the process lives, but no attachment holds the entry: written into
+     * the region (pid and token are public), or left by a process that
+     * gave the entry up */
+    return a == 0 || (a > 0 && mdcom_slot_unheld(m, i, pid));
+}
+
 int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
 {
     uint32_t slot = MDCOM_LOCK_SLOT(w), o;

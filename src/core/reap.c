@@ -4,7 +4,7 @@
  *
  *   Any process that has to wait (each sleep slice), finds the pool dry or a
  *   lock busy, or asks mdcom_sense_process, scans the process table (a scan
- *   begins at most once per ~34 ms per attachment). Each call reaps within
+ *   begins at most once per ~67 ms per attachment). Each call reaps within
  *   its budget: its deadline (a wait), or MDCOM_REAP_POLL_NS (~1 ms: a call
  *   that never blocks), one part of an entry at a time (an operation record,
  *   the pass over the pools); a scan cut short goes on at the next call (~1
@@ -25,7 +25,7 @@
 #include "internal.h"
 
 #define REAP_SHIFT 20  /* the reaper's throttle unit: 2^20 ns (~1 ms) */
-#define REAP_PERIOD 32u /* a new scan at most every 32 units (~34 ms) per attachment */
+#define REAP_PERIOD 64u /* a new scan at most every 64 units (~67 ms) per attachment */
 
 /* Non-zero when the process of live entry i is dead: 1 its platform says so,
  * 2 it promised a heartbeat and its heartbeat word has stood still for longer
@@ -41,7 +41,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
     uint32_t hb, val, now, key;
     *pid_out = pid;
     *token_out = token;
-    if (mdcom_pid_dead(m, pid, token))
+    if (mdcom_entry_dead(m, i, pid, token))
         return 1;
     hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
     if (hb == 0)
@@ -161,17 +161,29 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * cannot come back to life; one dead by its heartbeat might). */
 static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o, int *gone)
 {
-    uint32_t pid = 0, token = 0;
+    mdcom_wire_proc *p = &m->procs[i];
+    uint32_t pid = 0, token = 0, inc = 0;
     int d = 1;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
         if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-               !(d = proc_dead(m, i, &pid, &token))) {
+               (inc = ((volatile mdcom_wire_proc *)p)->incarn, !(d = proc_dead(m, i, &pid, &token)))) {
         return 0;
     }
     *gone = d == 1;
-    return mdcom_take_dead_slot(m, i, o, pid, token);
+    if (!mdcom_take_dead_slot(m, i, o, pid, token))
+        return 0;
+    /* A live entry judged by its lock may have been left (term: FREE, its
+     * lock dropped) and claimed again by the same process (same pid and
+     * token) since: the incarnation tells. relaxed: as in take_dead_slot */
+    if (!MDCOM_PROC_IS_CLAIMING(o) && ((volatile mdcom_wire_proc *)p)->incarn != inc) {
+        uint32_t c = MDCOM_PROC_CLAIMING_BY(m->pid);
+        (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
+                                                      memory_order_relaxed);
+        return 0;
+    }
+    return 1;
 }
 
 int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)

@@ -68,8 +68,8 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         uint32_t o = atomic_load_explicit(&m->procs[i].owner, memory_order_acquire);
         n += o == MDCOM_PROC_DOMAIN_BASE + domain_id &&
              (i == m->proc_slot ||
-              !mdcom_pid_dead(m, ((volatile mdcom_wire_proc *)&m->procs[i])->pid,
-                              ((volatile mdcom_wire_proc *)&m->procs[i])->token));
+              !mdcom_entry_dead(m, i, ((volatile mdcom_wire_proc *)&m->procs[i])->pid,
+                                ((volatile mdcom_wire_proc *)&m->procs[i])->token));
     }
     return n;
 }

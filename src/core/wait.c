@@ -32,6 +32,9 @@
 
 #define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
 #define SPIN_COND_SLOW_NS 2000u /* a condition slower than this: the clock at every spin round */
+/* More sleepers on one word than 64 processes of 4096 sleeping threads
+ * each: a forged count (the field holds up to MDCOM_WAITERS_COUNT). */
+#define WAITERS_MAX (MDCOM_MAX_PROCS * 4096u)
 
 void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
 {
@@ -113,11 +116,30 @@ void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword 
     atomic_store_explicit(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
                           memory_order_relaxed);
     old = atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
-    /* "negative" or at the limit: forged or corrupted; recount (armed: one
-     * spare ring at worst, never a sleeper left unrung) */
-    if (old >= 0x80000000u || (old & MDCOM_WAITERS_COUNT) == MDCOM_WAITERS_COUNT)
+    /* "negative" or beyond what sleepers can hold: forged or corrupted;
+     * recount (armed: one spare ring at worst, never a sleeper left unrung) */
+    if (old >= 0x80000000u || (old & MDCOM_WAITERS_COUNT) >= WAITERS_MAX)
         atomic_store_explicit(waiters, count_wait_records(m, chan) | MDCOM_WAITERS_ARMED,
                               memory_order_relaxed);
+}
+
+void mdcom_waiters_audit(struct mdcom *m, uint32_t chan)
+{
+    const mdcom_chan_layout *cl = &m->cl[chan];
+    int fifo = cl->type == MDCOM_CHAN_FIFO;
+    mdcom_aword *w = (mdcom_aword *)(m->base + cl->off +
+                                     (fifo ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
+                                           : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
+    /* relaxed: a counter; the sleepers' fences order it against their checks */
+    uint32_t v = atomic_load_explicit(w, memory_order_relaxed), n;
+    if (v < 0x80000000u && (v & MDCOM_WAITERS_COUNT) < WAITERS_MAX)
+        return;
+    n = count_wait_records(m, chan);
+    /* from the value judged: a sleeper that came or left since keeps its
+     * count (the next audit looks again); armed when anyone sleeps */
+    (void)atomic_compare_exchange_strong_explicit(
+        w, &v, fifo && n ? n | MDCOM_WAITERS_ARMED : n, memory_order_relaxed,
+        memory_order_relaxed);
 }
 
 void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)

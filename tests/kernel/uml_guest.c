@@ -12,6 +12,8 @@
  *   mdcom_mode=MODE   full | quick | bench
  *   mdcom_n=N         echoes (full/quick), round trips per size (bench)
  *   mdcom_seed=S      seed of the random lengths
+ * First it checks that vector registers survive context switches
+ * (uml_vecregs.c), then the RPMsg steps.
  * Every step writes one line to guest.log ("OK ...", "FAIL ...", "INFO ...",
  * "BENCH ...", "READY_FOR_KILL", "DONE"); the host test reads it.
  * Ends with a power-off (init must not exit).
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "mdcom_crc32.h"
+#include "uml_vecregs.h"
 
 #define ECHO_ADDR_ENV "mdcom_echo_addr"
 #define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
@@ -355,6 +358,17 @@ int main(void)
     snprintf(p, sizeof(p), "%s/guest.log", outdir);
     glog = fopen(p, "w");
     say("INFO mode %s n %ld", mode, n);
+
+    /* 0. this kernel keeps each thread's vector registers (the host's
+     *    XSTATE, not only the FXSAVE area) across context switches */
+    char vmsg[300];
+    int vr = vecregs_check(vmsg, sizeof(vmsg));
+    if (vr == 0)
+        say("OK vector registers: %s", vmsg);
+    else if (vr > 0)
+        say("INFO vector registers: %s", vmsg);
+    else
+        FAIL("vector registers: %s", vmsg);
 
     /* 1. the kernel probed the virtio device and the remote announced
      *    "rpmsg-raw": rpmsg_ctrl0 and an rpmsg_char device for it */

@@ -162,15 +162,19 @@ def consumer_cmake(prefix: Path, tmp: Path):
     return exe
 
 
-def consumer_pkgconfig(prefix: Path, tmp: Path):
-    # mdcom.pc holds the configured prefix (absolute, as sysroot-aware
-    # pkg-config in Yocto/Buildroot expects); a tree installed or unpacked
-    # elsewhere is found with --define-prefix (prefix from the .pc's place).
+def consumer_pkgconfig(prefix: Path, tmp: Path, unpacked=False):
+    # mdcom.pc holds the prefix of the install (absolute, as sysroot-aware
+    # pkg-config in Yocto/Buildroot expects), here the temporary one, not the
+    # configured /usr/local: PKG_CONFIG_PATH alone is enough, as
+    # examples/consumer/Makefile says. A package unpacked somewhere (not
+    # installed) says /usr: there --define-prefix takes the .pc's place.
     out = tmp / "pc-build"
     env = dict(os.environ,
                PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
                PATH=f"{prefix / 'bin'}:{os.environ['PATH']}")
-    pc = "pkg-config --define-prefix"
+    pc = "pkg-config --define-prefix" if unpacked else "pkg-config"
+    flags = run(pc.split() + ["--cflags", "--libs", "mdcom"], env=env).stdout
+    assert f"-I{prefix}/include" in flags and f"-L{libdir(prefix)}" in flags, flags
     run(["make", "-f", CONSUMER / "Makefile", f"OUT={out}", f"PKG_CONFIG={pc}",
          f"MDCOM_CFG={prefix / 'bin' / 'mdcom-cfg'}"], env=env)
     shm = tmp / "shm-pc"
@@ -230,7 +234,7 @@ def test_deb(tmp_path):
     root = tmp_path / "root"
     run(["dpkg-deb", "-x", debs[0], root])
     consumer_cmake(root / "usr", tmp_path)
-    consumer_pkgconfig(root / "usr", tmp_path)
+    consumer_pkgconfig(root / "usr", tmp_path, unpacked=True)
 
 
 AOT_CMAKE = """cmake_minimum_required(VERSION 3.20)

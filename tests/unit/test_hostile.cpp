@@ -11,6 +11,7 @@
  */
 #include "fixture.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -641,20 +642,45 @@ TEST_F(Hostile, ProcessTable)
     mdcom_wire_proc *procs = (mdcom_wire_proc *)(shm_->base + g.lay.proc_off);
     std::vector<uint8_t> saved(shm_->base + g.lay.proc_off,
                                shm_->base + g.lay.proc_off + MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
-    /* every free slot taken by a live process: -EUSERS */
+    /* every free slot naming a live process (this one) but held by no
+     * attachment (its liveness lock is not held): forged, reclaimed */
     uint32_t my_pid, my_token;
     ut_identity(m_, &my_pid, &my_token);
-    for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
-        if (procs[i].owner.load() == MDCOM_PROC_FREE) {
-            procs[i].pid = my_pid;
-            procs[i].token = my_token;
-            procs[i].owner.store(MDCOM_PROC_DOMAIN_BASE + kR1);
+    auto forge_live = [&] {
+        std::vector<uint32_t> forged;
+        for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++) {
+            if (procs[i].owner.load() == MDCOM_PROC_FREE) {
+                procs[i].pid = my_pid;
+                procs[i].token = my_token;
+                procs[i].owner.store(MDCOM_PROC_DOMAIN_BASE + kR1);
+                forged.push_back(i);
+            }
         }
-    }
+        return forged;
+    };
+    forge_live();
     Inst r;
+    EXPECT_EQ(0, r.init(cfg_, kR1)) << "forged entries of a live pid: " << r.err;
+    EXPECT_EQ(2, mdcom_sense_process(m_, kR1)) << "r_ and r, not the forged entries";
+    r.term();
+    /* the same entries with their locks held by the writer (what a process
+     * of the region's uid can still do, docs/security.md): live, -EUSERS */
+    std::vector<uint32_t> forged = forge_live();
+    int lk = open(region_path(c_.name()).c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(lk, 0);
+    for (uint32_t i : forged) {
+        struct flock fl;
+        std::memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        fl.l_start = 0x7fff0000 + (off_t)i; /* the Linux port's liveness lock of entry i */
+        fl.l_len = 1;
+        ASSERT_EQ(0, fcntl(lk, F_OFD_SETLK, &fl)) << strerror(errno);
+    }
     EXPECT_EQ(-EUSERS, r.init(cfg_, kR1));
     EXPECT_GT(std::strlen(r.err), 0u);
     EXPECT_EQ((int)MDCOM_MAX_PROCS - 1, mdcom_sense_process(m_, kR1));
+    close(lk);
     /* slots stuck in CLAIMING: still -EUSERS, never a hang */
     for (uint32_t i = 0; i < MDCOM_MAX_PROCS; i++)
         procs[i].owner.store(MDCOM_PROC_CLAIMING);

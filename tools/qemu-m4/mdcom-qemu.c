@@ -3,14 +3,15 @@
  * mdcom-qemu - run firmware under QEMU (mps2-an386) with a file-backed mdcom
  * region and run a Linux-side command against it.
  *
- *   mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell] [--icount N]
+ *   mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell | --doorbell-mux] [--icount N]
  *              [--console FILE|-] [--ready-timeout SEC] [--timeout SEC]
  *              [-- COMMAND ARGS...]
  *
  * With COMMAND: start QEMU, wait for READY, run COMMAND with
  *   MDCOM_SHM_DIR      directory holding the region file (the Linux port's)
  *   MDCOM_QEMU_REGION  the region file
- *   MDCOM_QEMU_SOCKET  the doorbell socket (with --doorbell)
+ *   MDCOM_QEMU_SOCKET  the doorbell socket (with --doorbell: one client;
+ *                      --doorbell-mux: any number of processes, doorbell_mux.h)
  *   MDCOM_QEMU_PID     QEMU's pid
  * then stop QEMU and exit with COMMAND's status (124 on --timeout).
  * Without COMMAND: wait for the firmware to exit (semihosting) and exit with
@@ -32,7 +33,8 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell] [--icount N]\n"
+    fprintf(stderr, "usage: mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell | --doorbell-mux]\n"
+                    "                  [--icount N]\n"
                     "                  [--console FILE|-] [--ready-timeout SEC] [--timeout SEC]\n"
                     "                  [-- COMMAND ARGS...]\n");
     exit(2);
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
             o.region_name = argv[++i];
         } else if (!strcmp(a, "--doorbell")) {
             o.doorbell = 1;
+        } else if (!strcmp(a, "--doorbell-mux")) {
+            o.doorbell = MDCOM_QEMU_DOORBELL_MUX;
         } else if (!strcmp(a, "--icount") && i + 1 < argc) {
             o.icount_shift = atoi(argv[++i]);
         } else if (!strcmp(a, "--console") && i + 1 < argc) {

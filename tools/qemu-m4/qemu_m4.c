@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "doorbell_mux.h"
 #include "mdcom/wire.h" /* the wire format: header magic and state */
 
 #define MAX_LIVE 16
@@ -84,6 +85,8 @@ static void remove_files(mdcom_qemu *q)
         unlink(q->region_path);
     if (q->socket_path[0])
         unlink(q->socket_path);
+    if (q->uart_path[0])
+        unlink(q->uart_path);
     if (q->console_path[0])
         unlink(q->console_path);
     /* strcpy/strcat are not listed as async-signal-safe but are pure */
@@ -162,7 +165,24 @@ int mdcom_qemu_prepare(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_
         rmdir(q->dir);
         return fail(err, errlen, -ENAMETOOLONG, "qemu: path too long");
     }
+    if (o->doorbell == MDCOM_QEMU_DOORBELL_MUX &&
+        snprintf(q->uart_path, sizeof(q->uart_path), "%s/uart1.sock", q->dir) >=
+            (int)sizeof(q->uart_path)) {
+        rmdir(q->dir);
+        return fail(err, errlen, -ENAMETOOLONG, "qemu: path too long");
+    }
     reg_add(q);
+    if (o->doorbell == MDCOM_QEMU_DOORBELL_MUX) {
+        mdcom_doorbell_mux *mux;
+        /* clients may connect from now on; QEMU's socket comes at launch */
+        int r = mdcom_doorbell_mux_start(&mux, q->socket_path, q->uart_path, 600000000000ll, err,
+                                         errlen);
+        if (r) {
+            mdcom_qemu_stop(q);
+            return r;
+        }
+        q->mux = mux;
+    }
     fd = open(q->region_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 || ftruncate(fd, MDCOM_QEMU_REGION_SIZE) != 0) {
         int e = errno;
@@ -210,7 +230,8 @@ int mdcom_qemu_launch(mdcom_qemu *q, const mdcom_qemu_opts *o, char *err, size_t
     argv[n++] = "-serial";
     argv[n++] = serial0;
     if (o->doorbell) {
-        snprintf(serial1, sizeof(serial1), "unix:%s,server=on,wait=off", q->socket_path);
+        snprintf(serial1, sizeof(serial1), "unix:%s,server=on,wait=off",
+                 q->uart_path[0] ? q->uart_path : q->socket_path);
         argv[n++] = "-serial";
         argv[n++] = serial1;
     }
@@ -389,6 +410,10 @@ int mdcom_qemu_stop(mdcom_qemu *q)
             kill(q->pid, SIGKILL);
             reap(q, 0);
         }
+    }
+    if (q->mux) {
+        mdcom_doorbell_mux_stop(q->mux);
+        q->mux = NULL;
     }
     remove_files(q);
     reg_del(q);

@@ -9,7 +9,9 @@
  *      0700; $MDCOM_QEMU_SHM overrides /dev/shm) holding
  *        <region_name>  the region file, exactly 16 MiB, zero-filled (a new
  *                       file every run: QEMU never clears it)
- *        doorbell.sock  the doorbell UART's socket (with opts.doorbell)
+ *        doorbell.sock  the doorbell UART's socket (with opts.doorbell; with
+ *                       MDCOM_QEMU_DOORBELL_MUX the multiplexer's, started
+ *                       here, and QEMU's own is uart1.sock)
  *        console.log    the firmware console (UART0), unless opts.console
  *      Directories of launchers that died (SIGKILL) are removed here.
  *   2. starts qemu-system-arm -machine mps2-an386,memory-backend=m
@@ -48,13 +50,18 @@ extern "C" {
 
 #define MDCOM_QEMU_REGION_SIZE (16u << 20)
 #define MDCOM_QEMU_PATH_MAX 160
+#define MDCOM_QEMU_DOORBELL_MUX 2
 
 typedef struct mdcom_qemu_opts {
     const char *firmware;    /* ELF image (required)                        */
     const char *region_name; /* the config's region name (required)         */
     const char *qemu;        /* NULL: $MDCOM_QEMU or "qemu-system-arm"      */
     const char *machine;     /* NULL: "mps2-an386"                          */
-    int doorbell;            /* 1: second UART as doorbell socket           */
+    int doorbell;            /* 1: second UART as doorbell socket (one
+                                client); MDCOM_QEMU_DOORBELL_MUX: the same
+                                through doorbell_mux.h, so that any number
+                                of Linux processes connect to socket_path,
+                                before or after QEMU starts              */
     int icount_shift;        /* >= 0: -icount shift=N (and "shift=N" on the
                                 semihosting command line); -1: off          */
     const char *console;     /* NULL: <dir>/console.log; "-": our stdout    */
@@ -70,6 +77,8 @@ typedef struct mdcom_qemu {
     char dir[MDCOM_QEMU_PATH_MAX];
     char region_path[MDCOM_QEMU_PATH_MAX];
     char socket_path[MDCOM_QEMU_PATH_MAX]; /* "" without doorbell */
+    char uart_path[MDCOM_QEMU_PATH_MAX];   /* QEMU's own socket behind the mux, or "" */
+    void *mux;                             /* the mdcom_doorbell_mux, or NULL */
     char console_path[MDCOM_QEMU_PATH_MAX]; /* "" with console "-" */
     int exit_status; /* after stop/wait: QEMU's exit status, 128+sig if killed */
 } mdcom_qemu;

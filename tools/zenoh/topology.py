@@ -19,6 +19,7 @@ order, content, duplicates) and the benchmark's ends.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import pathlib
@@ -127,7 +128,7 @@ class Topology:
     def __init__(self, d: pathlib.Path, congestion: str = "block", block: int = 65536,
                  block_b: Optional[int] = None, count: int = 32, tag: str = "",
                  same_key: bool = False, rate_limit: int = 0,
-                 bridge_args: tuple = ()) -> None:
+                 bridge_args: tuple = (), master_a: str = "linux") -> None:
         self.d = d
         self.bridge_args = tuple(bridge_args)  # extra options of both bridges
         uniq = f"{os.getpid()}{tag}{time.monotonic_ns() % 100000}"
@@ -138,6 +139,15 @@ class Topology:
                       congestion=congestion, rate_limit=rate_limit)
         self.toml = {"a": d / "a.toml", "b": d / "b.toml"}
         a = _REGION_A.format(name=self.names["a"], **fields)
+        # master_a = "fw": region A's firmware is its master (as on a SoC whose
+        # remote processor formats the region); the bridge is then a remote
+        self.master = {"a": master_a, "b": "linux"}
+        if master_a == "fw":
+            a = (a.replace('name = "linux"\nid = 0\nrole = "master"', 'name = "linux"\nid = 0\nrole = "remote"')
+                 .replace('name = "fw"\nid = 1\nrole = "remote"', 'name = "fw"\nid = 1\nrole = "master"'))
+            assert 'name = "fw"\nid = 1\nrole = "master"' in a
+        elif master_a != "linux":
+            raise ValueError(f"master_a: 'linux' or 'fw', got {master_a!r}")
         b = _REGION_B.format(name=self.names["b"], **fields)
         if same_key:  # every channel on one key: each bridge publishes and subscribes it
             a, b = (t.replace(f'"{self.prefix}/up"', f'"{self.prefix}/both"')
@@ -150,6 +160,8 @@ class Topology:
         self.status = {"a": d / "status-a.json", "b": d / "status-b.json"}
         self.procs: list[subprocess.Popen] = []
         self.bridges: dict[str, subprocess.Popen] = {}
+        self.keepers: dict[str, subprocess.Popen] = {}
+        self.logs = {"a": d / "bridge-a.log", "b": d / "bridge-b.log"}
 
     def spawn(self, *args: str, **kw) -> subprocess.Popen:
         p = subprocess.Popen([sys.executable, *args], env=env(), **kw)
@@ -161,18 +173,33 @@ class Topology:
 
     def start_keepers(self) -> None:
         for side in "ab":
-            self.role("keeper", str(self.toml[side]))
+            self.start_keeper(side)
 
-    def start_bridge(self, side: str) -> subprocess.Popen:
+    def start_keeper(self, side: str) -> float:
+        """Start the keeper (the master) of region `side`; returns the
+        CLOCK_MONOTONIC time at which it had formatted (or joined) the region."""
+        p = self.role("keeper", "--report", "--domain", self.master[side], str(self.toml[side]),
+                      stdout=subprocess.PIPE, text=True)
+        self.keepers[side] = p
+        line = p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"keeper {side} exited with {p.wait()} before attaching")
+        return json.loads(line)["ready"]
+
+    def start_bridge(self, side: str, *extra: str) -> subprocess.Popen:
         try:  # a killed bridge's last status must not pass for the new one's
             self.status[side].unlink()
         except FileNotFoundError:
             pass
+        # stderr (the bridge's log) is kept in a file and copied to the
+        # test's stderr when the topology closes
+        log = open(self.logs[side], "a")
         p = subprocess.Popen([str(DAEMON), str(self.toml[side]), "-z", str(self.zcfg[side]),
                               "--id", f"bridge-{side}-{self.names[side]}",
                               "-s", str(self.status[side]),
                               "--status-key", f"{self.prefix}/status/{side}",
-                              *self.bridge_args], env=env())
+                              *self.bridge_args, *extra], env=env(), stderr=log)
+        log.close()
         self.procs.append(p)
         self.bridges[side] = p
         return p
@@ -201,7 +228,10 @@ class Topology:
         raise TimeoutError("the bridges did not connect")
 
     def close(self) -> None:
-        for p in reversed(self.procs):  # bridges and ends before the keepers
+        # bridges and ends before the keepers (a keeper may have been started
+        # again after them)
+        keepers = [p for p in self.procs if p in self.keepers.values()]
+        for p in [p for p in reversed(self.procs) if p not in keepers] + keepers:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
             try:
@@ -214,6 +244,13 @@ class Topology:
                 os.unlink(f"/dev/shm/{n}")
             except OSError:
                 pass
+        for side, path in self.logs.items():
+            if path.exists() and path.stat().st_size:
+                sys.stderr.write(f"--- bridge {side} log ---\n{path.read_text()}")
+
+    def log(self, side: str) -> str:
+        """What bridge `side` has logged so far."""
+        return self.logs[side].read_text() if self.logs[side].exists() else ""
 
 
 # --------------------------------------------------------------------------
@@ -263,29 +300,52 @@ def _system(toml: str, domain: str):
 def role_keeper(a: argparse.Namespace) -> int:
     sigs = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    s = _system(a.toml, "linux")
+    s = _system(a.toml, a.domain)
+    if a.report:  # when the region was formatted (or joined)
+        print(json.dumps({"ready": time.monotonic()}), flush=True)
     signal.sigwait(sigs)
     s.close()
     return 0
 
 
+# what a call raises when the region ended (its master terminated or
+# re-formatted it, or this process was reaped)
+_REGION_ENDED = {errno.ESHUTDOWN, errno.ECONNRESET, errno.ENOTCONN}
+
+
 def role_send(a: argparse.Namespace) -> int:
-    """Send messages 0..n-1 (sizes a.lo..a.hi) on a channel; a.delay seconds
-    between messages; prints a JSON line with the time it took."""
+    """Send messages first..first+n-1 (sizes a.lo..a.hi) on a channel; a.delay
+    seconds between messages; prints a JSON line with the time it took.
+    --stop-on-end: the region's end stops the sender (counted, exit 0)."""
+    import mdcom
     s = _system(a.toml, a.domain)
     ch = s.fifo(a.channel)
     sz = sizes(a.n, a.lo, a.hi)
+    attached = time.monotonic()  # attached and ready to send
     print("ready", flush=True)
     sys.stdin.readline()  # go
     t0 = time.monotonic()
-    for i in range(a.n):
-        if i == a.pause_at:  # hold until told (the tests restart a bridge meanwhile)
+    sent, ended, times = 0, None, []
+    for k in range(a.n):
+        if k == a.pause_at:  # hold until told (the tests restart a bridge meanwhile)
             print("paused", flush=True)
             sys.stdin.readline()
-        ch.send(message(i, sz[i]), timeout=a.timeout)
+        try:
+            ch.send(message(a.first + k, sz[k]), timeout=a.timeout)
+        except mdcom.MdcomError as e:
+            if not (a.stop_on_end and e.errno in _REGION_ENDED):
+                raise
+            ended = errno.errorcode[e.errno]
+            break
+        sent += 1
+        if a.times:
+            times.append(time.monotonic())
         if a.delay:
             time.sleep(a.delay)
-    print(json.dumps({"sent": a.n, "seconds": time.monotonic() - t0}), flush=True)
+    out = {"sent": sent, "seconds": time.monotonic() - t0, "ended": ended, "attached": attached}
+    if a.times:
+        out["times"] = times
+    print(json.dumps(out), flush=True)
     s.close()
     return 0
 
@@ -299,7 +359,9 @@ def role_recv(a: argparse.Namespace) -> int:
     s = _system(a.toml, a.domain)
     ch = s.fifo(a.channel)
     sz = sizes(a.n, a.lo, a.hi)
+    attached = time.monotonic()  # attached and ready to receive
     got, last, bad, seen = 0, -1, [], []
+    first, mark_at, ended = None, None, None
     print("ready", flush=True)
     t0 = None
     while got < a.n:
@@ -307,8 +369,19 @@ def role_recv(a: argparse.Namespace) -> int:
             m = ch.recv(timeout=a.idle)
         except mdcom.MdcomTimeout:
             break
+        except mdcom.MdcomError as e:
+            if not (a.stop_on_end and e.errno in _REGION_ENDED):
+                raise
+            ended = errno.errorcode[e.errno]
+            break
         if t0 is None:
             t0 = time.monotonic()
+        if not a.exact:
+            i = check(m)
+            if i is not None and first is None:
+                first = i
+            if i is not None and i >= a.mark and mark_at is None:
+                mark_at = time.monotonic()  # the first message numbered >= mark
         if a.exact:
             want = message(got, sz[got])
             if len(m) != len(want) or zlib.crc32(m) != zlib.crc32(want):
@@ -328,8 +401,9 @@ def role_recv(a: argparse.Namespace) -> int:
         got += 1
         if a.slow:
             time.sleep(a.slow)
-    out = {"received": got, "last": last, "errors": bad[:10],
-           "seconds": (time.monotonic() - t0) if t0 else 0.0}
+    out = {"received": got, "first": first, "last": last, "errors": bad[:10],
+           "seconds": (time.monotonic() - t0) if t0 else 0.0, "started": t0,
+           "mark_at": mark_at, "ended": ended, "attached": attached}
     print(json.dumps(out), flush=True)
     s.close()
     return 1 if bad else 0
@@ -339,6 +413,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="role", required=True)
     k = sub.add_parser("keeper")
+    k.add_argument("--report", action="store_true",
+                   help="print a JSON line with the monotonic time of the attach")
+    k.add_argument("--domain", default="linux", help="the master domain (default linux)")
     k.add_argument("toml")
     for name in ("send", "recv"):
         q = sub.add_parser(name)
@@ -354,6 +431,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         q.add_argument("--slow", type=float, default=0.0)
         q.add_argument("--exact", action="store_true")
         q.add_argument("--pause-at", type=int, default=-1)
+        q.add_argument("--first", type=int, default=0, help="send: number of the first message")
+        q.add_argument("--mark", type=int, default=1 << 40,
+                       help="recv: report when the first message numbered >= MARK arrived")
+        q.add_argument("--times", action="store_true",
+                       help="send: report when each message was sent (monotonic)")
+        q.add_argument("--stop-on-end", action="store_true",
+                       help="the region's end (ESHUTDOWN, ECONNRESET, ENOTCONN) ends the role")
     a = p.parse_args(argv)
     return {"keeper": role_keeper, "send": role_send, "recv": role_recv}[a.role](a)
 

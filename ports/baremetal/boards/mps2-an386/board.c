@@ -62,5 +62,7 @@ void mdcom_board_irq(uint32_t irq)
             (void)UART_DATA(UART1_BASE);
             mdcom_bm_doorbell_raise();
         }
+    } else {
+        mdcom_bm_app_irq(irq); /* the application's (software-triggered tests) */
     }
 }

@@ -91,6 +91,7 @@ pub struct RawFifo {
 extern "C" {
     fn mdcom_init(out: *mut *mut RawMdcom, cfg: *const Config, domain: u32, opts: *const InitOpts) -> c_int;
     fn mdcom_term(m: *mut RawMdcom) -> c_int;
+    fn mdcom_heartbeat(m: *mut RawMdcom) -> c_int;
     fn mdcom_strerror(err: c_int) -> *const c_char;
     fn mdcom_fifoch_open(m: *mut RawMdcom, name: *const c_char, out: *mut *mut RawFifo) -> c_int;
     fn mdcom_sense_fifoch(ch: *mut RawFifo, st: *mut FifoState) -> c_int;
@@ -117,6 +118,34 @@ impl fmt::Display for Error {
         let s = unsafe { CStr::from_ptr(mdcom_strerror(self.code)) };
         write!(f, "{}: {}", self.what, s.to_string_lossy())
     }
+}
+
+/// The codes by which an mdcom call says that this attachment is over and a
+/// new one is needed (mdcom_term + mdcom_init): the master terminated the
+/// region (-ESHUTDOWN), re-formatted it (-ECONNRESET), or the other processes
+/// took this one for dead and reclaimed its slot (-ENOTCONN).
+pub fn region_ended(code: c_int) -> bool {
+    code == -libc::ESHUTDOWN || code == -libc::ECONNRESET || code == -libc::ENOTCONN
+}
+
+/// Region states of the wire header (include/mdcom/wire.h, MDCOM_ST_*).
+pub const ST_FORMATTING: u32 = 0x464f_524d;
+pub const ST_READY: u32 = 0x5944_4552;
+/// Offset of the state word in the wire header (mdcom_wire_hdr.state).
+const HDR_STATE_OFF: u64 = 24;
+
+/// The state word of the region file `name` of the Linux port
+/// ($MDCOM_SHM_DIR, default /dev/shm), read without attaching; None when
+/// there is no such file (or it is shorter than the header). A word read
+/// while it changes is at worst a value that is none of the states.
+pub fn region_file_state(name: &str) -> Option<u32> {
+    use std::os::unix::fs::FileExt;
+    let dir = std::env::var("MDCOM_SHM_DIR").ok().filter(|d| !d.is_empty());
+    let path = format!("{}/{name}", dir.as_deref().unwrap_or("/dev/shm"));
+    let f = std::fs::File::open(path).ok()?;
+    let mut w = [0u8; 4];
+    f.read_exact_at(&mut w, HDR_STATE_OFF).ok()?;
+    Some(u32::from_le_bytes(w))
 }
 
 pub fn strerror(code: c_int) -> String {
@@ -227,6 +256,14 @@ impl System {
             return Err(Error { code: r, what });
         }
         Ok(System { h, _strings: strings, _doms: doms, _chans: chans, _cfg: cfg })
+    }
+
+    /// Whether the attachment still holds (mdcom_heartbeat, which without a
+    /// heartbeat promise only checks the region): 0, or a negative errno
+    /// (region_ended() tells the ones that end it).
+    pub fn check(&self) -> c_int {
+        // SAFETY: h is a live handle.
+        unsafe { mdcom_heartbeat(self.h) }
     }
 
     pub fn fifo(&self, name: &str) -> Result<Fifo, Error> {

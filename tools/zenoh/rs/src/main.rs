@@ -25,8 +25,8 @@ use seqstore::SeqStore;
 use serde_json::json;
 use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, RwLock};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zenoh::qos::{CongestionControl, Priority, Reliability};
@@ -34,12 +34,33 @@ use zenoh::Wait;
 
 const MAGIC: &[u8; 4] = b"MDZ1";
 const HDR: usize = 20;
-/// How long a blocking FIFO call waits before it looks at the stop flag again.
-const SLICE_NS: i64 = 200_000_000;
+/// How long a blocking FIFO call waits before it looks at the stop flag again
+/// (and lets the supervisor detach, which waits for it).
+const SLICE_NS: i64 = 50_000_000;
+/// How often the supervisor checks the attachment (mdcom_heartbeat) when no
+/// call reported the region's end: the longest the end of an idle region
+/// (or one polled with --poll-us) goes unnoticed.
+const CHECK_EVERY: Duration = Duration::from_millis(10);
+/// One attempt to attach again waits at most this long for the master: a
+/// remote that opened the terminated region's file just before its master
+/// removed it gives up on it after this and opens the new one.
+const REATTACH_ATTEMPT_NS: i64 = 100_000_000;
+/// Pause between failed attempts: from the first value, doubled, up to the
+/// second (well below the 1 s within which traffic must resume).
+const REATTACH_NAP: (Duration, Duration) = (Duration::from_millis(1), Duration::from_millis(50));
+/// The longest the supervisor waits for the "out" entries to drain a
+/// terminated region before it detaches.
+const DRAIN_MAX: Duration = Duration::from_millis(250);
+/// How often a bridge of the master domain looks at the region file while
+/// it waits for a master's new region.
+const FILE_POLL: Duration = Duration::from_millis(5);
+/// What a thread that found the bridge detached sleeps before it looks again.
+const DETACHED_NAP: Duration = Duration::from_millis(2);
 
 const USAGE: &str = "\
 usage: mdcom-zenoh [-h] [-z ZENOH_CONFIG] [-d DOMAIN] [--id ID] [-s STATUS]
-                   [--status-key KEY] [--attach-timeout S] CONFIG
+                   [--status-key KEY] [--attach-timeout S] [--poll-us US]
+                   [--spin-us US] [--exit-on-detach] CONFIG
 
 Bridge the FIFO channels of an mdcom region onto Zenoh key expressions, as its
 [[bridge]] entries say (docs/bridge.md).
@@ -59,7 +80,9 @@ options:
                         FILE.seq keeps the per-stream sequence numbers across
                         restarts
   --status-key KEY      Zenoh key expression answering status queries
-  --attach-timeout S    seconds to wait for the region's master (default 30)
+  --attach-timeout S    seconds to wait for the region's master, at start and
+                        again each time the region ended (default 30;
+                        negative: for ever)
   --poll-us US          poll the FIFOs every US microseconds instead of
                         sleeping on their events: for a region whose other
                         side cannot wake Linux waiters (firmware ringing a
@@ -69,9 +92,19 @@ options:
                         before sleeping (the library's adaptive spin, whose
                         default limit is 20 us): lower latency for sparse
                         messages at the price of a busy cpu while it spins
+  --exit-on-detach      exit with status 3 when the region ends (its master
+                        terminated or re-formatted it) instead of attaching
+                        to the master's new region: for a supervisor that
+                        restarts the bridge (systemd Restart=on-failure)
+
+When the region ends (ESHUTDOWN, ECONNRESET, ENOTCONN from any mdcom call),
+the bridge logs one line, detaches, and attaches again as soon as the master
+has formatted the region anew (within --attach-timeout; docs/bridge.md,
+'When the region ends').
 
 Exit status: 0 after SIGTERM/SIGINT, 2 configuration error, 1 region or Zenoh
-error.";
+error (the master not back within --attach-timeout included), 3 the region
+ended and --exit-on-detach was given.";
 
 fn log(msg: &str) {
     eprintln!("mdcom-zenoh: {msg}");
@@ -88,6 +121,7 @@ struct Args {
     attach_timeout: f64,
     poll_us: u64,
     spin_us: Option<u32>,
+    exit_on_detach: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -120,6 +154,12 @@ fn parse_args() -> Result<Args, String> {
                 let v = value(&flag)?;
                 a.poll_us = v.parse().map_err(|_| format!("argument --poll-us: invalid int value: '{v}'"))?
             }
+            "--exit-on-detach" => {
+                if inline.is_some() {
+                    return Err("argument --exit-on-detach: ignored explicit argument".into());
+                }
+                a.exit_on_detach = true
+            }
             "--spin-us" => {
                 let v = value(&flag)?;
                 let us: u32 = v.parse().map_err(|_| format!("argument --spin-us: invalid int value: '{v}'"))?;
@@ -147,6 +187,9 @@ struct Counters {
     filtered: AtomicU64,
     foreign: AtomicU64,
     errors: AtomicU64,
+    /// in: messages not delivered because the region had ended (arrived while
+    /// the bridge was detached, or their send failed with the region's end)
+    region_dropped: AtomicU64,
     seq: AtomicU64, // out: last published
 }
 
@@ -157,8 +200,13 @@ fn inc(c: &AtomicU64) {
 struct Entry {
     index: usize,
     cfg: cfg::BridgeCfg,
-    fifo: ffi::Fifo,
+    /// the channel's block size (the configuration's: the same in every
+    /// attachment)
+    block_size: u32,
     n: Counters,
+    /// "out": everything queued when the region was terminated has been
+    /// taken (the supervisor waits for it before it detaches)
+    drained: AtomicBool,
 }
 
 impl Entry {
@@ -174,7 +222,7 @@ impl Entry {
             "congestion_dropped": n.congestion_dropped.load(Relaxed),
             "rate_dropped": n.rate_dropped.load(Relaxed), "oversize": n.oversize.load(Relaxed),
             "filtered": n.filtered.load(Relaxed), "foreign": n.foreign.load(Relaxed),
-            "errors": n.errors.load(Relaxed),
+            "errors": n.errors.load(Relaxed), "region_dropped": n.region_dropped.load(Relaxed),
         });
         if self.cfg.out {
             v["seq"] = json!(n.seq.load(Relaxed));
@@ -193,6 +241,56 @@ struct Stream {
 /// The streams of an "in" entry: sender id -> key -> stream.
 type StreamMap = HashMap<Vec<u8>, HashMap<String, Stream>>;
 
+/// One attachment to the region and its channel handles (one per entry, in
+/// entry order), valid together until the attachment is dropped (mdcom_term).
+struct Attachment {
+    fifos: Vec<ffi::Fifo>,
+    system: ffi::System,
+}
+
+/// What is needed to attach (again) and where the attachment stands.
+struct Region {
+    spec: ffi::SystemSpec,
+    domain: u32,
+    domain_name: String,
+    /// the bridge's domain is the region's master domain: after the region
+    /// was terminated it must not create and format a new one itself
+    master_domain: bool,
+    /// how long to wait for the master, ns (< 0: for ever)
+    attach_timeout_ns: i64,
+    exit_on_detach: bool,
+    /// None while detached. Every mdcom call holds the read lock; the
+    /// supervisor takes the write lock to detach and to attach again.
+    att: RwLock<Option<Attachment>>,
+    /// the code of the first call that saw the region end (0 = none): the
+    /// supervisor detaches; meanwhile "out" entries drain what is still queued
+    ended: AtomicI32,
+    attached: AtomicBool,
+    reattaches: AtomicU64,
+    /// the reason of the last end, for the status ("" = never ended)
+    last_end: Mutex<String>,
+}
+
+impl Region {
+    fn report_end(&self, code: i32) {
+        let _ = self.ended.compare_exchange(0, code, Relaxed, Relaxed);
+    }
+
+    /// Attach, open every entry's channel, set the spin limit of "out" ones.
+    fn attach(&self, entries: &[Arc<Entry>], timeout_ns: i64, spin_us: Option<u32>) -> Result<Attachment, ffi::Error> {
+        let system = ffi::System::attach(&self.spec, self.domain, timeout_ns)?;
+        let mut fifos = Vec::with_capacity(entries.len());
+        for e in entries {
+            let fifo = system.fifo(&e.cfg.channel)?;
+            if let (true, Some(us)) = (e.cfg.out, spin_us) {
+                fifo.set_spin(if us == 0 { ffi::MDCOM_NO_SPIN } else { us * 1000 });
+            }
+            fifos.push(fifo);
+        }
+        Ok(Attachment { fifos, system })
+    }
+}
+
 struct Shared {
     id: String,
     epoch: u64,
@@ -205,6 +303,11 @@ struct Shared {
     zid: String,
     /// > 0: poll the FIFOs with this sleep instead of waiting on their events
     poll: Duration,
+    spin_us: Option<u32>,
+    region: Region,
+    /// the process' exit status when it ends by itself (the supervisor sets
+    /// it, then raises SIGUSR1 for the main thread)
+    exit_code: AtomicU8,
 }
 
 impl Shared {
@@ -214,6 +317,10 @@ impl Shared {
             "uptime_s": (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
             "zenoh": {"zid": self.zid, "peers": self.peers.load(Relaxed),
                       "connects": self.connects.load(Relaxed)},
+            "region": {"name": self.region.spec.region, "domain": self.region.domain_name,
+                       "attached": self.region.attached.load(Relaxed),
+                       "reattaches": self.region.reattaches.load(Relaxed),
+                       "last_end": self.region.last_end.lock().unwrap().clone()},
             "entries": self.entries.iter().map(|e| e.snapshot()).collect::<Vec<_>>(),
         })
     }
@@ -267,41 +374,81 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
     let cap = if rate > 0 && e.cfg.block { 1 } else { BATCH };
     let mut batch: Vec<Vec<u8>> = Vec::with_capacity(cap);
     while !sh.stop.load(Relaxed) {
-        let mut failed = None;
-        let mut bytes = 0;
-        while batch.len() < cap && bytes < BATCH_BYTES {
-            match e.fifo.take(|m| {
-                bytes += m.len();
-                batch.push(m.to_vec())
-            }) {
-                Ok(ffi::Recv::Got) => {}
-                Ok(ffi::Recv::Empty) => break,
-                Err(r) => {
-                    failed = Some(r);
-                    break;
+        // what to do after this round, once the attachment is let go
+        let mut pause = Duration::ZERO;
+        {
+            let guard = sh.region.att.read().unwrap();
+            let Some(cur) = guard.as_ref() else {
+                drop(guard);
+                thread::sleep(DETACHED_NAP);
+                continue;
+            };
+            let fifo = &cur.fifos[e.index];
+            // once the region was terminated, everything still queued is
+            // taken in this one round (dequeue works on a terminated region):
+            // the supervisor, waiting to detach, lets no further round in. A
+            // re-formatted region (or this process reaped) is left alone: its
+            // queues are the new generation's.
+            let ended = sh.region.ended.load(Relaxed);
+            if ended != 0 && ended != -libc::ESHUTDOWN {
+                drop(guard);
+                thread::sleep(DETACHED_NAP);
+                continue;
+            }
+            let ending = ended != 0;
+            let (max_n, max_bytes) = if ending { (usize::MAX, usize::MAX) } else { (cap, BATCH_BYTES) };
+            let mut failed = None;
+            let mut bytes = 0;
+            while batch.len() < max_n && bytes < max_bytes {
+                match fifo.take(|m| {
+                    bytes += m.len();
+                    batch.push(m.to_vec())
+                }) {
+                    Ok(ffi::Recv::Got) => {}
+                    Ok(ffi::Recv::Empty) => break,
+                    Err(r) => {
+                        failed = Some(r);
+                        break;
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                fifo.notify(); // wakes senders waiting for a free block, once per batch
+            }
+            if let Some(r) = failed {
+                if ffi::region_ended(r) {
+                    sh.region.report_end(r);
+                } else {
+                    inc(&e.n.errors);
+                    log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
+                    if r != -libc::EPROTO && r != -libc::EBADMSG && batch.is_empty() {
+                        pause = Duration::from_millis(500);
+                    }
+                }
+            } else if ending {
+                e.drained.store(true, Relaxed); // the copies are published below
+                if batch.is_empty() {
+                    pause = DETACHED_NAP; // the supervisor detaches
+                }
+            } else if batch.is_empty() {
+                if !sh.poll.is_zero() {
+                    pause = sh.poll;
+                } else {
+                    let r = fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
+                    if ffi::region_ended(r) {
+                        sh.region.report_end(r); // the next round drains what is left
+                    } else if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
+                        inc(&e.n.errors);
+                        log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
+                        pause = Duration::from_millis(500);
+                    }
                 }
             }
         }
-        if !batch.is_empty() {
-            e.fifo.notify(); // wakes senders waiting for a free block, once per batch
+        if !pause.is_zero() {
+            thread::sleep(pause);
         }
-        if let Some(r) = failed {
-            inc(&e.n.errors);
-            log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
-            if r != -libc::EPROTO && r != -libc::EBADMSG && batch.is_empty() {
-                thread::sleep(Duration::from_millis(500));
-            }
-        } else if batch.is_empty() {
-            if !sh.poll.is_zero() {
-                thread::sleep(sh.poll);
-                continue;
-            }
-            let r = e.fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
-            if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
-                inc(&e.n.errors);
-                log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
-                thread::sleep(Duration::from_millis(500));
-            }
+        if batch.is_empty() {
             continue;
         }
         for payload in batch.drain(..) {
@@ -408,43 +555,54 @@ fn on_sample(
         }
     };
     let payload = sample.payload().to_bytes();
-    if payload.len() > e.fifo.block_size as usize {
+    if payload.len() > e.block_size as usize {
         if e.n.oversize.fetch_add(1, Relaxed) == 0 {
             log(&format!(
                 "{}: {} B message from '{}' is larger than the channel's block size {}: not delivered (counted as oversize)",
                 e.cfg.channel,
                 payload.len(),
                 sample.key_expr(),
-                e.fifo.block_size
+                e.block_size
             ));
         }
         delivered(track);
         return;
     }
-    let r = if e.cfg.block {
-        let (timeout, pause) = if sh.poll.is_zero() { (SLICE_NS, Duration::ZERO) } else { (0, sh.poll) };
-        loop {
-            match e.fifo.send(&payload, timeout) {
-                Err(r) if r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EINTR => {
-                    if sh.stop.load(Relaxed) {
-                        return;
-                    }
-                    if !pause.is_zero() {
-                        thread::sleep(pause);
-                    }
-                }
-                other => break other,
-            }
-        }
-    } else {
-        match e.fifo.send(&payload, 0) {
-            Err(r) if r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EAGAIN => {
+    // the attachment is looked up for each try: a "block" send waiting for a
+    // free block lets the supervisor detach between tries
+    let (timeout, pause) = if sh.poll.is_zero() { (SLICE_NS, Duration::ZERO) } else { (0, sh.poll) };
+    let r = loop {
+        let guard = sh.region.att.read().unwrap();
+        let Some(cur) = guard.as_ref() else {
+            // detached: the region ended and its master is not back yet
+            inc(&e.n.region_dropped);
+            delivered(track);
+            return;
+        };
+        let fifo = &cur.fifos[e.index];
+        let res = fifo.send(&payload, if e.cfg.block { timeout } else { 0 });
+        match res {
+            Err(r) if !e.cfg.block && (r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EAGAIN) => {
                 inc(&e.n.congestion_dropped);
                 delivered(track);
                 return;
             }
-            other => other,
+            Err(r) if e.cfg.block && (r == -libc::ETIMEDOUT || r == -libc::ENOBUFS || r == -libc::EINTR) => {
+                drop(guard);
+                if sh.stop.load(Relaxed) {
+                    return;
+                }
+                if !pause.is_zero() {
+                    thread::sleep(pause);
+                }
+                continue;
+            }
+            // reported while this attachment is held: a report after the
+            // supervisor attached again would end the new one
+            Err(r) if ffi::region_ended(r) => sh.region.report_end(r),
+            _ => {}
         }
+        break res;
     };
     match r {
         Ok(true) => {
@@ -452,6 +610,11 @@ fn on_sample(
             e.n.bytes.fetch_add(payload.len() as u64, Relaxed);
         }
         Ok(false) => inc(&e.n.filtered),
+        Err(r) if ffi::region_ended(r) => {
+            // the message is gone with the region (the supervisor attaches
+            // again); a master's restart is not an error of the bridge
+            inc(&e.n.region_dropped);
+        }
         Err(r) => {
             inc(&e.n.errors);
             log(&format!("{}: send: {}", e.cfg.channel, ffi::strerror(r)));
@@ -498,12 +661,12 @@ fn run() -> Result<(), (u8, Vec<String>)> {
             used[0].to_string()
         }
     };
-    let Some((dom_name, dom_id)) = cfg
+    let Some((dom_name, dom_id, dom_master)) = cfg
         .sys
         .domains
         .iter()
         .find(|(n, i, _)| *n == domain || i.to_string() == domain)
-        .map(|(n, i, _)| (n.clone(), *i))
+        .map(|(n, i, m)| (n.clone(), *i, *m))
     else {
         return Err(bad(format!("{file}: no domain '{domain}'")));
     };
@@ -516,7 +679,29 @@ fn run() -> Result<(), (u8, Vec<String>)> {
     let seqs = SeqStore::open(args.status.as_ref().map(|s| format!("{s}.seq")).as_deref())
         .map_err(|e| (1, vec![format!("mdcom-zenoh: {}.seq: {e}", args.status.as_deref().unwrap_or(""))]))?;
     let timeout_ns = if args.attach_timeout < 0.0 { -1 } else { (args.attach_timeout * 1e9) as i64 };
-    let system = ffi::System::attach(&cfg.sys, dom_id, timeout_ns).map_err(|e| (1, vec![format!("mdcom-zenoh: {e}")]))?;
+    let mut entries = Vec::new();
+    for (index, b) in bridge_cfgs.into_iter().enumerate() {
+        let Some(ch) = cfg.sys.channels.iter().find(|c| c.name == b.channel && c.fifo) else {
+            return Err(bad(format!("{file}: [[bridge]] channel '{}' is not a FIFO channel", b.channel)));
+        };
+        entries.push(Arc::new(Entry { index, block_size: ch.block_size, cfg: b, n: Counters::default(), drained: AtomicBool::new(false) }));
+    }
+    let region_cfg = Region {
+        spec: cfg.sys,
+        domain: dom_id,
+        domain_name: dom_name.clone(),
+        master_domain: dom_master,
+        attach_timeout_ns: timeout_ns,
+        exit_on_detach: args.exit_on_detach,
+        att: RwLock::new(None),
+        ended: AtomicI32::new(0),
+        attached: AtomicBool::new(false),
+        reattaches: AtomicU64::new(0),
+        last_end: Mutex::new(String::new()),
+    };
+    let first = region_cfg.attach(&entries, timeout_ns, args.spin_us).map_err(|e| (1, vec![format!("mdcom-zenoh: {e}")]))?;
+    *region_cfg.att.write().unwrap() = Some(first);
+    region_cfg.attached.store(true, Relaxed);
     let zc = match &args.zenoh_config {
         Some(p) => zenoh::Config::from_file(p).map_err(|e| (1, vec![format!("mdcom-zenoh: zenoh: {p}: {e}")]))?,
         None => zenoh::Config::default(),
@@ -524,14 +709,6 @@ fn run() -> Result<(), (u8, Vec<String>)> {
     let session = zenoh::open(zc).wait().map_err(|e| (1, vec![format!("mdcom-zenoh: zenoh: {e}")]))?;
     let zerr = |e: zenoh::Error| (1u8, vec![format!("mdcom-zenoh: zenoh: {e}")]);
 
-    let mut entries = Vec::new();
-    for (index, b) in bridge_cfgs.into_iter().enumerate() {
-        let fifo = system.fifo(&b.channel).map_err(|e| (1, vec![format!("mdcom-zenoh: {e}")]))?;
-        if let (true, Some(us)) = (b.out, args.spin_us) {
-            fifo.set_spin(if us == 0 { ffi::MDCOM_NO_SPIN } else { us * 1000 });
-        }
-        entries.push(Arc::new(Entry { index, cfg: b, fifo, n: Counters::default() }));
-    }
     let epoch = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
     let sh = Arc::new(Shared {
         id: id.clone(),
@@ -544,6 +721,9 @@ fn run() -> Result<(), (u8, Vec<String>)> {
         seqs: Mutex::new(seqs),
         zid: session.zid().to_string(),
         poll: Duration::from_micros(args.poll_us),
+        spin_us: args.spin_us,
+        region: region_cfg,
+        exit_code: AtomicU8::new(0),
     });
 
     let mut threads = Vec::new();
@@ -604,6 +784,15 @@ fn run() -> Result<(), (u8, Vec<String>)> {
                 .expect("thread"),
         );
     }
+    {
+        let sh2 = sh.clone();
+        threads.push(
+            thread::Builder::new()
+                .name("region".into())
+                .spawn(move || supervise(sh2))
+                .expect("thread"),
+        );
+    }
     log(&format!(
         "bridge '{id}' up: region '{region}' as domain '{dom_name}', {} entr{}",
         entries.len(),
@@ -625,10 +814,132 @@ fn run() -> Result<(), (u8, Vec<String>)> {
     }
     let _ = session.close().wait();
     drop(entries);
+    *sh.region.att.write().unwrap() = None; // mdcom_term
+    let code = sh.exit_code.load(Relaxed);
     drop(sh);
-    drop(system);
+    if code != 0 {
+        return Err((code, vec![]));
+    }
     log("stopped");
     Ok(())
+}
+
+/// The region's supervisor: notices the end of the attachment (a call's
+/// report, or its own check every CHECK_EVERY), detaches, and attaches again
+/// once the master is back (or, with --exit-on-detach, has the process exit
+/// with status 3). One log line when the region ends, one when the bridge is
+/// back; the attempts in between are quiet unless their error changes.
+fn supervise(sh: Arc<Shared>) {
+    let rg = &sh.region;
+    let name = &rg.spec.region;
+    let dropped = |sh: &Shared| sh.entries.iter().map(|e| e.n.region_dropped.load(Relaxed)).sum::<u64>();
+    // region_dropped grows only from a region's end to the next attach: what
+    // it counts beyond this mark at the next attach is that outage's
+    let mut dropped_mark = 0;
+    while !sh.stop.load(Relaxed) {
+        thread::sleep(CHECK_EVERY);
+        let mut code = rg.ended.load(Relaxed);
+        if code == 0 {
+            if let Some(cur) = rg.att.read().unwrap().as_ref() {
+                let r = cur.system.check();
+                if ffi::region_ended(r) {
+                    rg.report_end(r);
+                    code = r;
+                }
+            }
+        }
+        if code == 0 {
+            continue;
+        }
+        let since = Instant::now();
+        // a terminated region's queues can still be drained: what its senders
+        // queued before the end is published (bounded: a blocked publisher
+        // must not hold up the detach)
+        if code == -libc::ESHUTDOWN {
+            let until = Instant::now() + DRAIN_MAX;
+            while Instant::now() < until && !sh.entries.iter().all(|e| !e.cfg.out || e.drained.load(Relaxed)) {
+                thread::sleep(DETACHED_NAP);
+            }
+        }
+        {
+            let mut g = rg.att.write().unwrap();
+            *g = None; // mdcom_term
+            for e in &sh.entries {
+                e.drained.store(false, Relaxed);
+            }
+            rg.ended.store(0, Relaxed);
+            rg.attached.store(false, Relaxed);
+        }
+        let why = ffi::strerror(code);
+        *rg.last_end.lock().unwrap() = why.clone();
+        if rg.exit_on_detach {
+            log(&format!("region '{name}' ended ({why}): exiting with status 3 (--exit-on-detach)"));
+            finish(&sh, 3);
+            return;
+        }
+        log(&format!("region '{name}' ended ({why}): detached; attaching again when its master is back"));
+        let deadline = (rg.attach_timeout_ns >= 0).then(|| since + Duration::from_nanos(rg.attach_timeout_ns as u64));
+        let mut nap = REATTACH_NAP.0;
+        let mut last_err = String::new();
+        loop {
+            if sh.stop.load(Relaxed) {
+                return;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                log(&format!(
+                    "region '{name}': its master did not format it again within --attach-timeout ({} s){}: exiting",
+                    rg.attach_timeout_ns as f64 / 1e9,
+                    if last_err.is_empty() { String::new() } else { format!(", last attempt: {last_err}") }
+                ));
+                finish(&sh, 1);
+                return;
+            }
+            // a bridge of the master domain would format a region of its own
+            // where there is none (or where only the terminated one is): it
+            // attaches once a master formats the new one
+            if rg.master_domain && code == -libc::ESHUTDOWN
+                && !matches!(ffi::region_file_state(name), Some(ffi::ST_FORMATTING | ffi::ST_READY))
+            {
+                thread::sleep(FILE_POLL);
+                continue;
+            }
+            match rg.attach(&sh.entries, REATTACH_ATTEMPT_NS, sh.spin_us) {
+                Ok(cur) => {
+                    *rg.att.write().unwrap() = Some(cur);
+                    rg.attached.store(true, Relaxed);
+                    let n = rg.reattaches.fetch_add(1, Relaxed) + 1;
+                    let total = dropped(&sh);
+                    log(&format!(
+                        "region '{name}': attached again as domain '{}' after {:.3} s (re-attach {n}); \
+                         {} message(s) could not be delivered meanwhile (region_dropped)",
+                        rg.domain_name,
+                        since.elapsed().as_secs_f64(),
+                        total - dropped_mark
+                    ));
+                    dropped_mark = total;
+                    break;
+                }
+                Err(e) => {
+                    // timeouts are the wait for the master; other errors are
+                    // logged once each (a new master with another layout...)
+                    let msg = e.to_string();
+                    if e.code != -libc::ETIMEDOUT && msg != last_err {
+                        log(&format!("region '{name}': attach: {msg} (retrying)"));
+                    }
+                    last_err = msg;
+                    thread::sleep(nap);
+                    nap = (nap * 2).min(REATTACH_NAP.1);
+                }
+            }
+        }
+    }
+}
+
+/// Have the process end with `code` (the main thread takes SIGUSR1).
+fn finish(sh: &Shared, code: u8) {
+    sh.exit_code.store(code, Relaxed);
+    // SAFETY: a plain signal to this process.
+    unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
 }
 
 fn status_loop(sh: Arc<Shared>, session: zenoh::Session, path: Option<String>) {
@@ -656,7 +967,7 @@ fn status_loop(sh: Arc<Shared>, session: zenoh::Session, path: Option<String>) {
     }
 }
 
-/// SIGTERM/SIGINT are blocked in every thread (main() blocks them before any
+/// SIGTERM/SIGINT (and SIGUSR1, see finish()) are blocked in every thread (main() blocks them before any
 /// thread exists); the main thread takes them here.
 fn block_signals() -> libc::sigset_t {
     // SAFETY: plain signal-mask calls on a local set.
@@ -665,6 +976,7 @@ fn block_signals() -> libc::sigset_t {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGUSR1); // finish(): the process ends by itself
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
         set
     }

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# mdcom_rtos_e2e_image(<image> <kernel target> <kernel source> <size target>
+#                      <what the port's objects are>)
+#
+# One RTOS test firmware for QEMU mps2-an386 (qemu_freertos_e2e,
+# qemu_threadx_e2e): <image>.elf is firmware/common/rtos_e2e.c over the
+# kernel's <kernel source> (mdcom_fw/rtos_e2e.h), the master domain of
+# firmware/qemu-freertos/freertos.toml (one protocol, frt_proto.h, and one
+# Linux peer, tests/qemu/frt_peer.c, for every kernel), linked with
+# libmdcom, the bare-metal runtime and <kernel target>; <size target>
+# (built by default) prints arm-none-eabi-size of the core, the port, the
+# runtime, the kernel and the image.
+function(mdcom_rtos_e2e_image image kernel source size_target port_note)
+  set(_frt ${PROJECT_SOURCE_DIR}/firmware/qemu-freertos) # freertos.toml, frt_proto.h
+  set_target_properties(mdcom_core_obj mdcom_rpmsg_obj mdcom_port_obj PROPERTIES
+    POSITION_INDEPENDENT_CODE OFF)
+  mdcom_generate_config(${image}_cfg ${_frt}/freertos.toml PREFIX mdcom_frt LAYOUT)
+  add_executable(${image} ${source} ${PROJECT_SOURCE_DIR}/firmware/common/rtos_e2e.c)
+  # twice: the core, the runtime and the kernel call each other
+  target_link_libraries(${image} PRIVATE ${image}_cfg mdcom_static mdcom_bm_runtime ${kernel}
+    mdcom_static mdcom_bm_runtime ${kernel} gcc)
+  target_include_directories(${image} PRIVATE ${_frt}
+    ${PROJECT_SOURCE_DIR}/firmware/common/include) # mdcom_fw/proto.h: CRC-32, the SMEM bump
+  target_compile_options(${image} PRIVATE ${MDCOM_WARNINGS})
+  target_link_options(${image} PRIVATE -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${image}.map)
+  set_target_properties(${image} PROPERTIES SUFFIX .elf)
+
+  find_program(MDCOM_ARM_SIZE arm-none-eabi-size)
+  if(MDCOM_ARM_SIZE)
+    add_custom_target(${size_target} ALL
+      COMMAND ${MDCOM_ARM_SIZE} -t $<TARGET_FILE:mdcom_core>
+      COMMAND ${CMAKE_COMMAND} -E echo "${port_note}"
+      COMMAND ${MDCOM_ARM_SIZE} -t $<TARGET_OBJECTS:mdcom_port_obj>
+      COMMAND ${MDCOM_ARM_SIZE} -t $<TARGET_FILE:mdcom_bm_runtime>
+      COMMAND ${MDCOM_ARM_SIZE} -t $<TARGET_FILE:${kernel}>
+      COMMAND ${MDCOM_ARM_SIZE} $<TARGET_FILE:${image}>
+      DEPENDS mdcom_core ${image}
+      COMMENT "arm-none-eabi-size: core, port, runtime, kernel, firmware image"
+      COMMAND_EXPAND_LISTS VERBATIM)
+  endif()
+endfunction()
