@@ -609,7 +609,8 @@ static __attribute__((noinline)) int entry_live(struct mdcom *m)
 {
     return mdcom_region_check(m) == 0 ||
            (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
-            ((volatile mdcom_wire_proc *)m->me)->token == m->token);
+            ((volatile mdcom_wire_proc *)m->me)->token == m->token) ||
+           mdcom_self_reclaim(m) > 0; /* a claim on it nobody finishes */
 }
 
 int mdcom_term(mdcom_t *m)

@@ -449,14 +449,13 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
 }
 
 /* alloc took block v, and we promised a heartbeat: if the others took us for
- * dead while we ran (mdcom_self judges), the block is not ours to keep and
- * goes back unless a reaper took it already. */
+ * dead while we ran, or our entry was damaged (mdcom_self judges), the block
+ * is not ours to keep and goes back unless a reaper took it already. */
 static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t *id)
 {
-    int r = mdcom_self(ch->m);
-    if (r <= 0) {
+    if (mdcom_self(ch->m) <= 0) {
         (void)mdcom_block_reclaim(ch, v, ch->m->who, MDCOM_BLK_WHO_ALL);
-        return r < 0 ? -ENOTCONN : -ENOBUFS;
+        return -ENOTCONN;
     }
     *id = v;
     return 0;
@@ -852,13 +851,14 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
 {
     struct mdcom *m = ch->m;
     const mdcom_platform *p;
-    int r;
-    if (m->hb_ms && (r = mdcom_self(m)) <= 0) {
-        /* taken for dead while we ran: the message is lost with us (as if
-         * we had died holding it), and counted so */
+    if (m->hb_ms && mdcom_self(m) <= 0) {
+        /* taken for dead (or our entry damaged) while we ran: the message
+         * is lost with us (as if we had died holding it), and counted so.
+         * Never -EAGAIN: a caller that retried would take and lose the
+         * next message too. */
         if (mdcom_block_reclaim(ch, v, m->who, MDCOM_BLK_WHO_ALL))
             mdcom_fifo_reclaimed(ch, 1, 1, 0);
-        return r < 0 ? -ENOTCONN : -EAGAIN;
+        return -ENOTCONN;
     }
     if (l > ch->block_size) {
         count_error(ch);
@@ -1107,10 +1107,19 @@ static int64_t remaining(struct mdcom *m, struct budget *b)
  * waiting for space within the budget. */
 static int send_queue(struct mdcom_fifoch *ch, uint32_t id, uint32_t len, struct budget *b)
 {
+    uint32_t tries;
     int r;
-    while ((r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN) {
-        /* queue shallower than the pool and full: receivers notify as they drain */
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, remaining(ch->m, b));
+    for (tries = 0; (r = mdcom_fifoch_enqueue(ch, id, len)) == -EAGAIN; tries++) {
+        /* queue shallower than the pool and full: receivers notify as they
+         * drain. The wait may say "space" and the enqueue still find none
+         * (another producer took it, or the words lie): past the deadline
+         * (a poll: after one retry) that is a timeout, not another round */
+        int64_t rem = remaining(ch->m, b);
+        if (tries && rem == 0) {
+            r = -ETIMEDOUT;
+            break;
+        }
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_SPACE, rem);
         if (r < 0)
             break;
     }
@@ -1130,14 +1139,24 @@ static MDCOM_COLD int send_alloc(struct mdcom_fifoch *ch, const void *buf, uint3
                                  int64_t *timeout_ns, uint32_t *id)
 {
     struct budget b = {*timeout_ns, 0};
+    uint32_t tries;
     int r;
     if (!valid_fifo(ch) || (!buf && len))
         return -EINVAL;
     if (len > ch->block_size)
         return -EMSGSIZE;
     tx_prefetch(ch); /* the lines alloc, the copy and enqueue will write */
-    while ((r = mdcom_fifoch_alloc(ch, id)) == -ENOBUFS) {
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, remaining(ch->m, &b));
+    /* the timeout runs from here: the alloc below may reclaim the dead for
+     * MDCOM_REAP_BUDGET_NS (the inline path, which reads no clock, found
+     * no block) */
+    (void)remaining(ch->m, &b);
+    for (tries = 0; (r = mdcom_fifoch_alloc(ch, id)) == -ENOBUFS; tries++) {
+        /* as in send_queue: a wait that says "a block is free" and an alloc
+         * that finds none end at the deadline */
+        int64_t rem = remaining(ch->m, &b);
+        if (tries && rem == 0)
+            return -ETIMEDOUT;
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_TX, rem);
         if (r < 0)
             return r;
     }
@@ -1211,11 +1230,17 @@ static MDCOM_COLD int recv_wait(struct mdcom_fifoch *ch, void *buf, uint32_t cap
                                 int64_t timeout_ns, uint32_t *id, uint32_t *len)
 {
     struct budget b = {timeout_ns, 0};
+    uint32_t tries;
     int r;
     if (!valid_fifo(ch) || (!buf && cap))
         return -EINVAL;
-    while ((r = mdcom_fifoch_dequeue(ch, id, len)) == -EAGAIN) {
-        r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, remaining(ch->m, &b));
+    for (tries = 0; (r = mdcom_fifoch_dequeue(ch, id, len)) == -EAGAIN; tries++) {
+        /* as in send_queue: "an entry is there" and an empty dequeue end
+         * at the deadline */
+        int64_t rem = remaining(ch->m, &b);
+        if (tries && rem == 0)
+            return -ETIMEDOUT;
+        r = mdcom_fifoch_wait(ch, MDCOM_EV_RX, rem);
         if (r < 0)
             return r;
     }

@@ -150,6 +150,7 @@ struct mdcom_fifoch {
      * record (freed only when the next audit finds them so again, with the
      * same word) */
     uint32_t audit_e1, audit_e2;
+    uint32_t audit_period; /* the audit period (mdcom_audit) it was last audited in */
     uint32_t audit_cursor; /* where the next audit's QUEUED checks start */
     uint32_t audit_cand[8], audit_cand_w[8], audit_ncand; /* AUDIT_QUEUED */
 };
@@ -192,7 +193,7 @@ struct mdcom {
     uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
     uint32_t generation; /* generation we attached to            */
     uint32_t spin_ns;
-    _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT of the last scan */
+    _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT when the last scan began */
     _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
     _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
     uint32_t pid, token;         /* our identity in our process entry */
@@ -200,6 +201,12 @@ struct mdcom {
     union mdcom_chan ch[MDCOM_MAX_CHANNELS];
     uint32_t keep_region;
     uint32_t pool_index; /* our place in the instance pool             */
+    /* Reaping and auditing go on where the last call's budget ended
+     * (reap.c, master.c): one thread of this attachment at a time
+     * (reap_busy, audit_busy), which owns the cursor; *_more: work is left */
+    _Atomic uint32_t reap_busy, reap_more, reap_cursor;
+    _Atomic uint32_t audit_more;
+    uint32_t audit_hdr; /* the audit period whose header check is done */
     /* operation records (proc.rec[]): which our threads hold (bits, private),
      * and this attachment's serial, which tells a thread's cached record
      * (mdcom_t_rec) of an earlier attachment in the same pool place */
@@ -258,12 +265,18 @@ int mdcom_region_check(struct mdcom *m);
 int mdcom_region_state(const struct mdcom *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
 int mdcom_beat(struct mdcom *m);
-/* Is our process entry still ours? 1 yes, -1 no (reaped: FREE or another
- * occupant), 0 in doubt (a reaper holds it and did not decide within a few
- * microseconds). Only a process with a heartbeat promise can be reaped
+/* Is our process entry still ours? 1 yes, -1 no: reaped (FREE or another
+ * occupant), damaged (another owner or incarnation), or CLAIMING for longer
+ * than a reaper's check takes (~200 us: a reaper reaping us, or a claim
+ * nobody finishes). Only a process with a heartbeat promise can be reaped
  * while it runs, so only those ask, after a transition a late call must not
  * keep (alloc, dequeue). */
 int mdcom_self(struct mdcom *m);
+/* At term: our entry reads a claim nobody will finish (plain CLAIMING, or a
+ * claimer that no longer exists) for ~20 ms while our identity is still in
+ * it: take it back (1), so that term gives back what it names and frees it
+ * instead of leaving a claim no reaper takes. 0 otherwise. */
+int mdcom_self_reclaim(struct mdcom *m);
 
 /* Operation records (proc.c). Hosted builds: each thread of an
  * attachment takes a record of its own at its first queue operation (cached
@@ -366,8 +379,12 @@ void mdcom_bind_channels(struct mdcom *m);
  * remote-only profile refuses (-EPERM). */
 int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e);
 /* The master domain's audit of header, directory and every FIFO channel
- * (master.c; nothing in the remote-only profile). */
-void mdcom_audit(struct mdcom *m);
+ * (master.c; nothing in the remote-only profile), each at most once per
+ * audit period (period: clock >> MDCOM_AUDIT_SHIFT, | 1), one after the
+ * other until the clock reaches until (at least one per call): what is left
+ * goes on at the next call (m->audit_more). */
+void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until);
+#define MDCOM_AUDIT_SHIFT 27 /* the audit period: 2^27 ns (~134 ms) */
 /* Take process entry i (owner word o) if its process is dead, or if it is a
  * claim whose claimer no longer exists: 1 taken, ours to reap with
  * mdcom_reap_slot and then to free (reap.c; 0 in the remote-only profile). */
@@ -388,9 +405,19 @@ void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
 void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state);
 /* Scan the process table for dead processes and reclaim what they held
- * (throttled: at most once per ~34 ms per attachment). Returns how many were
- * reaped now (0 also when throttled). */
+ * (throttled: a scan begins at most once per ~67 ms per attachment), and
+ * in the master domain audit when due, until the clock reaches until: the
+ * part in hand is finished (one operation record of a dead entry, O(queue
+ * depth), or its pass over the pools, O(blocks)), the rest goes on at a
+ * later call, ~1 ms later at the earliest, or is done by another reaper: an
+ * entry stopped half way goes back to the owner word it had, the state any
+ * reaper takes (one dead by its heartbeat alone is finished at once: its
+ * process may run on). Returns how many were reaped now (0 also when
+ * throttled).
+ * mdcom_reap: the budget of a call that never blocks, MDCOM_REAP_POLL_NS. */
+int mdcom_reap_until(struct mdcom *m, uint64_t until);
 int mdcom_reap(struct mdcom *m);
+#define MDCOM_REAP_POLL_NS ((uint64_t)MDCOM_REAP_BUDGET_NS) /* mdcom.h */
 /* Take process entry i for reaping: its owner word was o and its process
  * (pid, token) was judged dead. CAS owner o -> CLAIMING, then check that the
  * entry still holds that identity; if not (reaped and re-used meanwhile by a

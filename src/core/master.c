@@ -61,14 +61,22 @@ int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
     return 1;
 }
 
-/* The master domain's mdcom_audit: header and directory, then every FIFO channel. */
-void mdcom_audit(struct mdcom *m)
+/* The master domain's mdcom_audit: header and directory, then every FIFO
+ * channel, each once per period; the parts not reached before until go on
+ * at the next call. */
+void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until)
 {
-    uint32_t i, z = 0;
+    uint32_t i, z = 0, done = 0;
     /* any process of the master domain (the one that formatted the region
-     * may have re-attached and joined instead) */
-    if (!m->is_master || mdcom_region_check(m) != 0)
+     * may have re-attached and joined instead); none in a region that is
+     * gone or an entry that is no longer ours (nothing left to go on with:
+     * relaxed, a hint for this attachment's reaper) */
+    if (!m->is_master)
         return;
+    if (mdcom_region_check(m) != 0) {
+        atomic_store_explicit(&m->audit_more, 0, memory_order_relaxed);
+        return;
+    }
     /* one thread of this attachment at a time (the channels' mdcom_audit state is
      * private and plain); a busy mdcom_audit is as good as ours. acquire: the
      * previous auditor's writes of that state */
@@ -81,12 +89,28 @@ void mdcom_audit(struct mdcom *m)
      * master domain, which knows what they must say, writes them again. State,
      * generation, the process table and the channels are left alone: no
      * message is lost and nobody has to re-attach. */
-    if (mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, 0) != 0)
-        mdcom_layout_write_tables(m->base, m->cfg, &m->lay, m->cl);
-    for (i = 0; i < m->cfg->n_channels; i++) {
-        (void)mdcom_fifo_audit(&m->ch[i].f);
-        mdcom_waiters_audit(m, i);
+    if (m->audit_hdr != period) {
+        if (mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, 0) != 0)
+            mdcom_layout_write_tables(m->base, m->cfg, &m->lay, m->cl);
+        m->audit_hdr = period;
+        done++;
     }
+    /* forged waiter counts: one load per channel unless one is forged */
+    for (i = 0; i < m->cfg->n_channels; i++)
+        mdcom_waiters_audit(m, i);
+    for (i = 0; i < m->cfg->n_channels; i++) {
+        struct mdcom_fifoch *ch = &m->ch[i].f;
+        if (ch->tag != MDCOM_TAG_FIFO || ch->audit_period == period)
+            continue;
+        /* the budget: what is left goes on at the next call (at least one
+         * part per call, so that a busy reaper does not starve the audit) */
+        if (done++ && mdcom_now(m) >= until)
+            break;
+        (void)mdcom_fifo_audit(ch);
+        ch->audit_period = period;
+    }
+    /* relaxed: read by this attachment's reaper as a hint */
+    atomic_store_explicit(&m->audit_more, i < m->cfg->n_channels, memory_order_relaxed);
     /* release: our writes of the mdcom_audit state, for the next auditor */
     atomic_store_explicit(&m->audit_busy, 0, memory_order_release);
 }

@@ -33,40 +33,97 @@ int mdcom_region_check(struct mdcom *m)
     return r || !m->hb_ms ? r : mdcom_beat(m);
 }
 
+/* How long our entry may read CLAIMING before we judge it not ours. A
+ * reaper that took it only to check who holds it (mdcom_take_dead_slot, a
+ * re-use since it looked) gives it back within a few instructions; one that
+ * holds it longer is reaping us, or nobody does (a forged claim, which no
+ * reaper ever finishes): either way it is no longer ours. */
+#define SELF_VERDICT_NS 200000u
+
 int mdcom_self(struct mdcom *m)
 {
     mdcom_wire_proc *me = m->me;
+    uint64_t end = 0;
     uint32_t o, i;
-    for (i = 0; i < 1024u; i++) {
+    for (i = 0;; i++) {
         /* relaxed: our own entry; a reaper that took it wrote FREE (or the
          * next occupant's values) there, which is all we need to see */
         o = atomic_load_explicit(&me->owner, memory_order_relaxed);
         if (!MDCOM_PROC_IS_CLAIMING(o))
             break;
-        mdcom_relax(m); /* a reaper holds it: wait for its verdict */
+        /* a reaper holds it: wait for its verdict, SELF_VERDICT_NS at most
+         * (the clock read once per 64 relaxes) */
+        if ((i & 63u) == 0) {
+            uint64_t now = mdcom_now(m);
+            if (!end)
+                end = now + SELF_VERDICT_NS;
+            else if (now >= end)
+                return -1;
+        }
+        mdcom_relax(m);
     }
-    if (MDCOM_PROC_IS_CLAIMING(o))
-        return 0;
     return o == MDCOM_PROC_DOMAIN_BASE + m->domain &&
                    ((volatile mdcom_wire_proc *)me)->incarn == m->incarn
                ? 1
                : -1;
 }
 
+/* How long mdcom_self_reclaim lets a claim on our entry stand before it
+ * takes the entry back: far longer than any reaper holds an entry (one
+ * entry's reap is bounded, see reap.c), so that only a claim nobody will
+ * finish is taken. */
+#define SELF_RECLAIM_NS 20000000u
+
+int mdcom_self_reclaim(struct mdcom *m)
+{
+    mdcom_wire_proc *me = m->me;
+    uint64_t end = mdcom_now(m) + SELF_RECLAIM_NS, now;
+    /* relaxed: our own entry, as in mdcom_self */
+    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    /* Only a plain claim (no claimer named: firmware's, or forged) or one
+     * by a process that no longer exists (which reapers take over too): a
+     * claim by a live process is a reaper's, and its FREE ends it */
+    if (o != MDCOM_PROC_CLAIMING &&
+        !(MDCOM_PROC_IS_CLAIMING(o) && MDCOM_PROC_CLAIMER(o) != m->pid &&
+          mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY)))
+        return 0;
+    /* our identity still in it: it names our blocks and locks */
+    if (((volatile mdcom_wire_proc *)me)->pid != m->pid ||
+        ((volatile mdcom_wire_proc *)me)->token != m->token ||
+        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+        return 0;
+    /* the claim stands for SELF_RECLAIM_NS (sleeping in 1 ms slices on the
+     * owner word: nobody rings it, a change is seen at the next slice) */
+    while ((now = mdcom_now(m)) < end) {
+        uint64_t rem = end - now;
+        m->plat->doorbell.wait(m->plat->doorbell.ctx, &me->owner, o,
+                               rem > 1000000u ? 1000000 : (int64_t)rem);
+        if (atomic_load_explicit(&me->owner, memory_order_relaxed) != o)
+            return 0; /* someone decided: not ours to take */
+    }
+    /* by CAS from the claim judged: a reaper that decides meanwhile wins.
+     * acquire: as a claim (mdcom_claim_proc) */
+    return atomic_compare_exchange_strong_explicit(&me->owner, &o,
+                                                   MDCOM_PROC_DOMAIN_BASE + m->domain,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
 int mdcom_beat(struct mdcom *m)
 {
     mdcom_wire_proc *me = m->me;
     uint32_t v;
-    /* relaxed: our own entry. Another owner or identity in it means the
-     * others took us for dead (a missed heartbeat) and reclaimed it: every
-     * further use would act on someone else's blocks, so it is refused.
-     * CLAIMING with our identity is a reaper that judged our entry's
-     * previous process and is about to give it back (mdcom_take_dead_slot), or
-     * one reclaiming us, whose FREE the next call sees. */
+    /* relaxed: our own entry. Another owner, identity or incarnation in it
+     * means the others took us for dead (a missed heartbeat) and reclaimed
+     * it, or the entry was damaged: every further use would act on someone
+     * else's blocks (or on blocks nobody accounts for), so it is refused.
+     * CLAIMING is a reaper's: mdcom_self waits briefly for its verdict (one
+     * that judged our entry's previous process gives it back at once). */
     uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
-    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
+    if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain &&
+         (!MDCOM_PROC_IS_CLAIMING(o) || mdcom_self(m) <= 0)) ||
         ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
-        ((volatile mdcom_wire_proc *)me)->token != m->token)
+        ((volatile mdcom_wire_proc *)me)->token != m->token ||
+        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
         return -ENOTCONN;
     /* relaxed: a counter only observers compare with what they saw before;
      * we are its only writer */

@@ -3,8 +3,14 @@
  * reap.c - dead processes: who is dead, and giving back what they held.
  *
  *   Any process that has to wait (each sleep slice), finds the pool dry or a
- *   lock busy, or asks mdcom_sense_process, scans the process table (at most
- *   once per ~34 ms per attachment). A dead process' entry is taken by CAS
+ *   lock busy, or asks mdcom_sense_process, scans the process table (a scan
+ *   begins at most once per ~67 ms per attachment). Each call reaps within
+ *   its budget: its deadline (a wait), or MDCOM_REAP_POLL_NS (~1 ms: a call
+ *   that never blocks), one part of an entry at a time (an operation record,
+ *   the pass over the pools); a scan cut short goes on at the next call (~1
+ *   ms later at the earliest), and an entry cut short goes back to its owner
+ *   word, the state any reaper takes (one dead by its heartbeat alone is
+ *   finished at once: its process may run on). A dead process' entry is taken by CAS
  *   (one reaper wins), its operation in flight is finished or undone (its op
  *   record), its blocks go back to the pools (ALLOC and HELD; its QUEUED
  *   messages stay queued and are delivered), its locks are released, its
@@ -18,13 +24,14 @@
 
 #include "internal.h"
 
-#define REAP_SHIFT 25 /* reap at most once per 2^25 ns (~34 ms) */
-#define AUDIT_SHIFT 27 /* the master domain audits at most once per 2^27 ns (~134 ms) */
+#define REAP_SHIFT 20  /* the reaper's throttle unit: 2^20 ns (~1 ms) */
+#define REAP_PERIOD 64u /* a new scan at most every 64 units (~67 ms) per attachment */
 
-/* 1 when the process of live entry i is dead: its platform says so, or it
- * promised a heartbeat and its heartbeat word has stood still for longer than
- * promised (measured by this attachment). The caller acquired the owner word,
- * so pid/token are complete; *pid_out and *token_out get the identity judged. */
+/* Non-zero when the process of live entry i is dead: 1 its platform says so,
+ * 2 it promised a heartbeat and its heartbeat word has stood still for longer
+ * than promised (measured by this attachment). The caller acquired the owner
+ * word, so pid/token are complete; *pid_out and *token_out get the identity
+ * judged. */
 static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *token_out)
 {
     mdcom_wire_proc *p = &m->procs[i];
@@ -53,7 +60,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
         return 0; /* a new process, or a sign of life since we last looked */
     }
     /* 1 ms = 976.6 units; hb <= 3.6e6 keeps the product below 2^32 */
-    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u;
+    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u ? 2 : 0;
 }
 
 /* The waiter count of channel chan (from our own layout), or NULL. */
@@ -77,24 +84,43 @@ static void drop_wait(struct mdcom *m, uint32_t rec)
     mdcom_waiters_down(w);
 }
 
-/* Free the entry of a dead process (we own it: owner == CLAIMING). */
-void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+/* Give back what the dead process of entry i held (we own the entry: our
+ * claim), one part after the other: each operation record in flight, then
+ * the pass over the pools with its locks and waiter counts. Before each part
+ * but the first, the clock is checked against until: 1 done, 0 stopped with
+ * parts left (those done are done for good: a record is cleared as it is
+ * taken, a block or lock given back no longer names the entry). */
+static int reap_parts(struct mdcom *m, uint32_t i, uint64_t until)
 {
     mdcom_wire_proc *p = &m->procs[i];
-    uint32_t k;
+    uint32_t k, parts = 0;
     /* every thread's operation in flight (relaxed: the process is dead; all
      * it wrote is in memory) */
     for (k = 0; k < MDCOM_PROC_RECS; k++) {
         mdcom_wire_oprec *r = &p->rec[k];
-        mdcom_fifo_reap_op(m, i + 1, atomic_exchange_explicit(&r->op, 0, memory_order_relaxed),
-                           atomic_load_explicit(&r->pos, memory_order_relaxed),
+        uint32_t op;
+        if (!atomic_load_explicit(&r->op, memory_order_relaxed))
+            continue;
+        if (parts++ && mdcom_now(m) >= until)
+            return 0;
+        op = atomic_exchange_explicit(&r->op, 0, memory_order_relaxed);
+        mdcom_fifo_reap_op(m, i + 1, op, atomic_load_explicit(&r->pos, memory_order_relaxed),
                            atomic_load_explicit(&r->id, memory_order_relaxed),
                            atomic_load_explicit(&r->state, memory_order_relaxed));
     }
+    if (parts && mdcom_now(m) >= until)
+        return 0;
     mdcom_fifo_release_owner(m, i + 1, 1);
     mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, ((volatile mdcom_wire_proc *)p)->incarn));
     drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
     drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
+    return 1;
+}
+
+/* Free the entry of a dead process (we own it: owner == CLAIMING). */
+void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+{
+    (void)reap_parts(m, i, UINT64_MAX);
 }
 
 /* See internal.h. The owner word names only the domain, so between a
@@ -129,18 +155,23 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
 }
 
 /* Take entry i (owner word o) if its process is dead, or if it is a claim
- * whose claimer's pid no longer exists: 1 taken (ours to reap, then free). */
-int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+ * whose claimer's pid no longer exists: 1 taken (ours to reap, then free).
+ * *gone: the platform says its process (or claimer) no longer exists, so
+ * the entry may go back to o half reaped and be taken again later (it
+ * cannot come back to life; one dead by its heartbeat might). */
+static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o, int *gone)
 {
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t pid = 0, token = 0, inc = 0;
+    int d = 1;
     if (o != MDCOM_PROC_CLAIMING && (o & 0x80000000u)) {
         if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-               (inc = ((volatile mdcom_wire_proc *)p)->incarn, !proc_dead(m, i, &pid, &token))) {
+               (inc = ((volatile mdcom_wire_proc *)p)->incarn, !(d = proc_dead(m, i, &pid, &token)))) {
         return 0;
     }
+    *gone = d == 1;
     if (!mdcom_take_dead_slot(m, i, o, pid, token))
         return 0;
     /* A live entry judged by its lock may have been left (term: FREE, its
@@ -155,82 +186,165 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
     return 1;
 }
 
-/* One scan of the process table: reap every entry whose process is dead. */
-/* Reap entry i (owner word o) if its process is dead: 1 reaped and free again. */
-static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
 {
-    if (!mdcom_take_if_dead(m, i, o))
+    int gone;
+    return take_if_dead(m, i, o, &gone);
+}
+
+/* Reap entry i (owner word o) if its process is dead, within until: 1
+ * reaped and free again, 0 not dead (or another reaper's), -1 dead and
+ * stopped half way at until (the entry went back to o, for this or another
+ * reaper to take again and finish). An entry dead by its heartbeat alone is
+ * finished whatever the clock says (its process may still run: it must not
+ * find its entry live again). */
+static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o, uint64_t until)
+{
+    int gone = 0;
+    if (!take_if_dead(m, i, o, &gone))
         return 0;
-    mdcom_reap_slot(m, i);
+    if (!reap_parts(m, i, gone ? until : UINT64_MAX)) {
+        /* release: what we gave back is visible to the next reaper, whose
+         * CAS on the owner word acquires it */
+        atomic_store_explicit(&m->procs[i].owner, o, memory_order_release);
+        return -1;
+    }
     /* release: the reclaim is complete before the entry can be reused */
     atomic_store_explicit(&m->procs[i].owner, MDCOM_PROC_FREE, memory_order_release);
     return 1;
 }
 
-static int reap_scan(struct mdcom *m)
+/* The scan of the process table, from where the last one stopped: reap
+ * every entry whose process is dead, until the clock reaches until (checked
+ * before each entry but the first looked at, and between the parts of an
+ * entry: every call makes progress, and overruns until by one part at most).
+ * A slice that reaped or stopped inside an entry goes on ~1 ms later
+ * (reap_more); one that only judged living processes at the usual period.
+ * The caller holds reap_busy. Returns how many were reaped. */
+static int reap_scan(struct mdcom *m, uint64_t until)
 {
-    uint32_t i;
-    int n = 0;
-    for (i = 0; i < MDCOM_MAX_PROCS; i++)
-        if (i != m->proc_slot)
-            /* acquire: pairs with claim_proc's release, so pid/token are complete */
-            n += reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner,
-                                                         memory_order_acquire));
+    /* relaxed: private to the holder of reap_busy (acquired) */
+    uint32_t i = atomic_load_explicit(&m->reap_cursor, memory_order_relaxed), looked = 0;
+    int n = 0, r;
+    for (; i < MDCOM_MAX_PROCS; i++) {
+        if (i == m->proc_slot)
+            continue;
+        if (looked++ && mdcom_now(m) >= until) {
+            /* the rest of the table next time; soon (reap_more) only when
+             * this slice found the dead: judging the living (a system call
+             * each on Linux) is left at the scan's usual period */
+            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
+            atomic_store_explicit(&m->reap_more, n > 0, memory_order_relaxed);
+            return n;
+        }
+        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        r = reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire),
+                         until);
+        if (r < 0) { /* stopped half way: this entry first, next time */
+            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
+            atomic_store_explicit(&m->reap_more, 1, memory_order_relaxed);
+            return n;
+        }
+        n += r;
+    }
+    atomic_store_explicit(&m->reap_cursor, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->reap_more, 0, memory_order_relaxed);
     return n;
 }
 
-/* The master domain's audit, at most once per AUDIT_SHIFT period per
- * attachment: its repairs of holes and orphans count periods ("claimed two
- * audits ago"), and a pass costs O(blocks + 8 x depth) per channel. */
-static void audit_when_due(struct mdcom *m, uint64_t now)
+/* reap_scan by one thread of this attachment at a time (another one's scan
+ * is as good as ours): -1 when busy */
+static int reap_scan_once(struct mdcom *m, uint64_t until)
 {
-    uint32_t stamp = (uint32_t)(now >> AUDIT_SHIFT) | 1u;
+    uint32_t z = 0;
+    int n;
+    /* acquire: the previous scanner's cursor */
+    if (!atomic_compare_exchange_strong_explicit(&m->reap_busy, &z, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return -1;
+    n = reap_scan(m, until);
+    /* release: our cursor, for the next scanner */
+    atomic_store_explicit(&m->reap_busy, 0, memory_order_release);
+    return n;
+}
+
+/* The master domain's audit, each part at most once per audit period per
+ * attachment (its repairs of holes and orphans count periods: "claimed two
+ * audits ago"; a channel costs O(blocks + 8 x depth)); a round cut short by
+ * the budget goes on at the next call. */
+static void audit_when_due(struct mdcom *m, uint64_t now, uint64_t until)
+{
+    uint32_t stamp = (uint32_t)(now >> MDCOM_AUDIT_SHIFT) | 1u;
     uint32_t prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
+    if (!m->is_master)
+        return;
     /* relaxed: a throttle only, as reap_stamp */
-    if (m->is_master && prev != stamp &&
-        atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
-                                                memory_order_relaxed, memory_order_relaxed))
-        mdcom_audit(m);
+    if ((prev != stamp && atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) ||
+        atomic_load_explicit(&m->audit_more, memory_order_relaxed))
+        mdcom_audit(m, stamp, until);
+}
+
+int mdcom_reap_until(struct mdcom *m, uint64_t until)
+{
+    uint64_t now = mdcom_now(m);
+    uint32_t unit = (uint32_t)(now >> REAP_SHIFT);
+    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    /* relaxed: hints; the throttle's CAS and reap_busy decide */
+    uint32_t more = atomic_load_explicit(&m->reap_more, memory_order_relaxed) |
+                    atomic_load_explicit(&m->audit_more, memory_order_relaxed);
+    int n;
+    /* a new scan a period after the last one began; one cut short goes on
+     * at the next unit (so a thread that loops on a poll shares the CPU
+     * with its work, and a timed wait's spin is not all reaping). prev 0:
+     * never scanned. relaxed: a throttle only; one thread of this process
+     * claims each unit */
+    if (prev && unit - prev < (more ? 1u : REAP_PERIOD))
+        return 0;
+    if (!atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, unit ? unit : 1u,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return 0;
+    n = reap_scan_once(m, until);
+    audit_when_due(m, now, until);
+    return n < 0 ? 0 : n;
 }
 
 int mdcom_reap(struct mdcom *m)
 {
-    uint64_t now = mdcom_now(m);
-    uint32_t stamp = (uint32_t)(now >> REAP_SHIFT) | 1u;
-    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
-    int n;
-    /* relaxed: a throttle only; one thread of this process scans per period */
-    if (prev == stamp || !atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, stamp,
-                                                                   memory_order_relaxed,
-                                                                   memory_order_relaxed))
-        return 0;
-    n = reap_scan(m);
-    audit_when_due(m, now);
-    return n;
+    return mdcom_reap_until(m, mdcom_now(m) + MDCOM_REAP_POLL_NS);
 }
 
 int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
 {
+    uint64_t until;
     uint32_t i;
     int n = 0;
     if (!mdcom_valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !mdcom_domain_role(m->cfg, domain_id))
         return -EINVAL;
-    /* what the dead held goes back now (unthrottled), and the master domain
-     * audits when an audit is due */
-    (void)reap_scan(m);
-    audit_when_due(m, mdcom_now(m));
+    /* what the dead held goes back now (unthrottled, within the budget of
+     * a call that never blocks), and the master domain audits when an
+     * audit is due */
+    until = mdcom_now(m) + MDCOM_REAP_POLL_NS;
+    (void)reap_scan_once(m, until);
+    audit_when_due(m, mdcom_now(m), until);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with claim_proc's release, so pid/token are complete */
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire), pid, token;
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
         /* one judged dead only now (a heartbeat that ran out since the scan
-         * above) is reaped, not only judged, and not counted; one alive is
+         * above, or one the scan's budget did not reach) is reaped while the
+         * budget lasts, else only judged, and not counted; one alive is
          * (unless it is another reaper's now) */
-        if (i == m->proc_slot ||
-            (!reap_if_dead(m, i, o) && atomic_load_explicit(&p->owner, memory_order_acquire) == o))
+        if (i == m->proc_slot)
             n++;
+        else if (mdcom_now(m) < until)
+            n += !reap_if_dead(m, i, o, until) &&
+                 atomic_load_explicit(&p->owner, memory_order_acquire) == o;
+        else
+            n += !proc_dead(m, i, &pid, &token);
     }
     return n;
 }

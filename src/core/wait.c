@@ -21,9 +21,9 @@
  *   woken already and has not run since.
  *   A sleeper records which waiter count it holds in its process entry, so
  *   that the count can be given back if it dies asleep (reap.c).
- *   Before each sleep slice a waiter calls the reaper (mdcom_reap, the one
- *   up-call of this file): a peer that died holding what it waits for is
- *   found within a slice.
+ *   Before each sleep slice a waiter calls the reaper (mdcom_reap_until,
+ *   the one up-call of this file, within the wait's deadline): a peer that
+ *   died holding what it waits for is found within a slice.
  */
 #include <errno.h>
 #include <string.h>
@@ -31,6 +31,7 @@
 #include "internal.h"
 
 #define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
+#define SPIN_COND_SLOW_NS 2000u /* a condition slower than this: the clock at every spin round */
 /* More sleepers on one word than 64 processes of 4096 sleeping threads
  * each: a forged count (the field holds up to MDCOM_WAITERS_COUNT). */
 #define WAITERS_MAX (MDCOM_MAX_PROCS * 4096u)
@@ -180,7 +181,7 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
     if (spin_max != MDCOM_NO_SPIN && spin_max != 0) {
         uint32_t lim = atomic_load_explicit(spin_cur, memory_order_relaxed);
         uint64_t end = now + lim;
-        uint32_t n = 0;
+        uint32_t n = 0, every = 31u;
         if (end > deadline)
             end = deadline;
         for (;;) {
@@ -192,8 +193,21 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
                                           memory_order_relaxed);
                 return r;
             }
-            if ((++n & 31u) == 0 && mdcom_now(m) >= end)
-                break;
+            /* the clock every 32 rounds, or every round when the first
+             * cond took long (a pass over a pool: EV_TX on a dry one of
+             * 65536 blocks, ~50 us, ~1 ms under ASan), which must not
+             * stretch the spin, and the wait, by 32 of them. A fast cond
+             * is not cut at its first round: where a round outlasts the
+             * shortest limit (TSan, a preempted round) a one-round spin
+             * never succeeds, its limit never grows again, and every wait
+             * sleeps */
+            if ((++n & every) == 0 || n == 1) {
+                uint64_t t = mdcom_now(m);
+                if (n == 1 && t - now > SPIN_COND_SLOW_NS)
+                    every = 0;
+                if ((n & every) == 0 && t >= end)
+                    break;
+            }
         }
         if (lim / 2 >= MDCOM_SPIN_MIN_NS)
             atomic_store_explicit(spin_cur, lim / 2, memory_order_relaxed);
@@ -210,8 +224,12 @@ int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_awo
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the cond() below will see it */
         snap = atomic_load_explicit(word, memory_order_acquire);
-        /* about to sleep: is a peer dead holding something? (throttled) */
-        (void)mdcom_reap(m);
+        /* about to sleep: is a peer dead holding something? (throttled;
+         * within our deadline, and a slice at most) */
+        now = mdcom_now(m);
+        (void)mdcom_reap_until(m, now >= deadline ? now
+                                  : deadline - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS
+                                                                    : deadline);
         mdcom_wait_begin(m, 0, chan, waiters);
         if (m->cl[chan].type == MDCOM_CHAN_FIFO)
             event_arm(waiters);

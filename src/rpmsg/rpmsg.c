@@ -688,6 +688,13 @@ static int rp_get_tx(struct mdcom_rpmsg *r, uint32_t *b, int64_t timeout_ns)
         rc = rp_wait(r, rp_tx_or_rx, deadline);
         if (rc != 0)
             return rc;
+        /* rp_wait said "a buffer (or a message) is there" and the next try
+         * may still find none (a hostile peer's ring words): that ends at
+         * the deadline too, not in another round */
+        if (timeout_ns > 0 && rp_now(r) >= deadline) {
+            rc = rp_try_tx(r, b);
+            return rc > 0 ? 0 : rc < 0 ? rc : -ETIMEDOUT;
+        }
     }
 }
 

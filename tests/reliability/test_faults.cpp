@@ -692,7 +692,7 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     v.set_word(off, queued_w);
     ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a_, kDomR) == 0; }, 200 * kMs));
-    for (int i = 0; i < 5; i++) { /* more reaper passes (throttled to one per ~34 ms) */
+    for (int i = 0; i < 5; i++) { /* more reaper passes (throttled to one per ~67 ms) */
         mdcom_fifo_state st{};
         EXPECT_EQ(0, mdcom_sense_fifoch(q, &st));
         EXPECT_EQ(0u, st.lost);

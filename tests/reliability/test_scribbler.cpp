@@ -20,6 +20,9 @@
  *   MDCOM_SCRIBBLE_BOUND_MS=n  asserted timeout overshoot bound (default 200)
  *   MDCOM_SCRIBBLE_CLASS=k     only field class k (0..12), for a closer look
  *   MDCOM_SCRIBBLE_SEED=n      the scribbler's random seed (default fixed)
+ *   MDCOM_SCRIBBLE_HEARTBEAT_MS=n  the victims promise a heartbeat of n ms
+ *                              (default 0: none), so that their calls check
+ *                              their own process entries
  */
 #include <gtest/gtest.h>
 
@@ -193,6 +196,7 @@ protected:
                 o.attach_timeout_ns = 200 * kMs;
                 o.errbuf = err;
                 o.errbuf_len = sizeof err;
+                o.heartbeat_ms = (uint32_t)rel::env_u64("MDCOM_SCRIBBLE_HEARTBEAT_MS", 0);
                 int r = timed(4, o.attach_timeout_ns, [&] { return mdcom_init(&m, cfg, dom, &o); });
                 if (r) {
                     snprintf(st.init_err, sizeof st.init_err, "%s", err);
