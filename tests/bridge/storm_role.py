@@ -116,7 +116,7 @@ def role_send(a, j: Journal, inc: int, stop: threading.Event) -> None:
     print("ready", flush=True)
     # --inject-stale: copies of the messages sent lately, for one sent a
     # second before the region's end (before its new master was started)
-    recent = []
+    recent, stale = [], None
     while not stop.is_set():
         for k, f in enumerate(fifos):
             n = seq[k]
@@ -145,10 +145,14 @@ def role_send(a, j: Journal, inc: int, stop: threading.Event) -> None:
                 old = [m for t, m in recent if t < time.monotonic() - 1.0]
                 if old and a.inject_stale:
                     # negative control: a message sent before the re-format,
-                    # sent again into the new region (a stale one)
-                    fifos[a.inject_stream].send(old[-1], timeout=a.timeout)
+                    # sent again into the new region (a stale one) once the
+                    # receivers have attached to it
+                    stale = (time.monotonic() + 0.3, old[-1])
                     a.inject_stale = False
                 break
+            if stale is not None and time.monotonic() > stale[0] and k == a.inject_stream:
+                f.send(stale[1], timeout=a.timeout)
+                stale = None
         if a.delay:
             time.sleep(a.delay)
     s.close()

@@ -385,6 +385,9 @@ def read_journals(journals):
         if not path.exists():
             continue
         inc = None
+        # per channel of a receiver: when its current attachment began, and
+        # when it last saw its region end (before that attachment)
+        att, ended, seen_end = {}, {}, {}
         for ln in path.read_text().splitlines():
             f = ln.split()
             if not f:
@@ -402,13 +405,19 @@ def read_journals(journals):
             elif k == "D" and len(f) == 8:
                 t0, t1 = float(f[6]), float(f[7])
                 deliveries[stream_of(side, f[1])].append(
-                    (int(f[2]), int(f[3]), int(f[4]), float(f[5]), t0, t1))
+                    (int(f[2]), int(f[3]), int(f[4]), float(f[5]), t0, t1,
+                     att.get(f[1], 0.0), ended.get(f[1])))
                 calls.append((t1 - t0 - TIMEOUT_S, "recv", side, "ok"))
             elif k == "W" and len(f) == 5:
                 t0, t1 = float(f[2]), float(f[3])
                 calls.append((t1 - t0 - TIMEOUT_S, "recv", side, f[4]))
+                if f[4] in ("ESHUTDOWN", "ECONNRESET", "ENOTCONN"):
+                    seen_end[f[1]] = t1
             elif k == "T" and len(f) == 5:
                 attaches.append(float(f[3]) - float(f[2]))
+                if f[4] == "ok":
+                    att[f[1]] = float(f[2])
+                    ended[f[1]] = seen_end.get(f[1])
             elif k == "Z" and len(f) == 3:
                 controls.append(float(f[2]) - float(f[1]) - TIMEOUT_S)
             elif k == "C":
@@ -460,7 +469,7 @@ def check(journals, events, bridge_final, stats) -> dict:
     delivered = set()
     for stream, ds in deliveries.items():
         last = {}
-        for inc, st, seq, ts, t0, t1 in ds:
+        for inc, st, seq, ts, t0, t1, att_t0, att_after in ds:
             key = (inc, st, seq)
             if key not in attempts or owner.get(inc) != stream[0] or st != stream[1]:
                 v["invented"].append(f"stream {stream}: {key} was never sent there")
@@ -473,12 +482,19 @@ def check(journals, events, bridge_final, stats) -> dict:
             last[(inc, st)] = max(seq, last.get((inc, st), -1))
             if stream[1] == 1:  # sent and received in the same region
                 sent = sends.get((inc, st), {}).get(seq)
+                # the receiver dequeued it from a generation after restart
+                # e's re-format when its attachment began after the new
+                # master had formatted, or after the receiver saw the old
+                # generation end once the new master had started (the only
+                # end it can have seen then is that re-format)
                 for e in masters[stream[0]]:
-                    if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and t0 > e["t_up"]:
+                    after = att_t0 > e["t_up"] or (att_after is not None
+                                                   and att_after > e["t_spawn"])
+                    if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and after:
                         v["stale"].append(
                             f"stream {stream}: {key} sent {e['t_spawn'] - sent[1]:.3f} s before "
-                            f"the new master started, received {t0 - e['t_up']:.3f} s after it "
-                            f"had formatted")
+                            f"the new master started, received from the new generation "
+                            f"{t0 - e['t_up']:+.3f} s after it had formatted")
     # losses: sent (the send returned 0) and not delivered, each put down to
     # the first restart after the send that can lose a message of its stream
     losses = collections.defaultdict(collections.Counter)  # stream -> (role, side) -> n
