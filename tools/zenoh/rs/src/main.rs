@@ -526,17 +526,19 @@ fn on_sample(
                 let stored = seqs.load(&name);
                 let slot = seqs.slot(&name);
                 // a stream delivered before a restart goes on from there; a
-                // new one (or a new epoch: the sender restarted) starts here
+                // new one (or a new epoch: the sender restarted) is numbered
+                // from 1, so what it published before this bridge got its
+                // first sample (no route yet: Zenoh dropped it) is a loss
                 let st = match stored {
                     Some((ep, last)) if ep == epoch => Stream { epoch, last, slot },
-                    _ => Stream { epoch, last: seq.saturating_sub(1), slot },
+                    _ => Stream { epoch, last: 0, slot },
                 };
                 per_sender.insert(key.to_string(), st);
             }
             let st = per_sender.get_mut(key).unwrap();
             if st.epoch != epoch {
                 st.epoch = epoch;
-                st.last = seq.saturating_sub(1);
+                st.last = 0;
             }
             if seq <= st.last {
                 inc(&e.n.duplicates);
