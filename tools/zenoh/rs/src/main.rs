@@ -526,12 +526,15 @@ fn on_sample(
                 let stored = seqs.load(&name);
                 let slot = seqs.slot(&name);
                 // a stream delivered before a restart goes on from there; a
-                // new one (or a new epoch: the sender restarted) is numbered
-                // from 1, so what it published before this bridge got its
-                // first sample (no route yet: Zenoh dropped it) is a loss
+                // new epoch of a sender seen before (it restarted) is
+                // numbered from 1, so what it published before this bridge
+                // got its first sample (no route yet: Zenoh dropped it) is a
+                // loss; a sender never seen starts here (this bridge joined
+                // late: what went before was not lost to it)
                 let st = match stored {
                     Some((ep, last)) if ep == epoch => Stream { epoch, last, slot },
-                    _ => Stream { epoch, last: 0, slot },
+                    Some(_) => Stream { epoch, last: 0, slot },
+                    None => Stream { epoch, last: seq.saturating_sub(1), slot },
                 };
                 per_sender.insert(key.to_string(), st);
             }
