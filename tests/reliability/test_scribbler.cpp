@@ -321,6 +321,12 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
                            10 * kSec))
         << "no traffic before scribbling";
     std::mt19937 rng((uint32_t)rel::env_u64("MDCOM_SCRIBBLE_SEED", 20261124));
+    uint64_t hb = rel::env_u64("MDCOM_SCRIBBLE_HEARTBEAT_MS", 0);
+    if (hb)
+        printf("victims promise a heartbeat of %llu ms (they check their own process entries)\n",
+               (unsigned long long)hb);
+    else
+        printf("victims promise no heartbeat\n");
     printf("%-18s %8s %10s %10s %s\n", "class", "writes", "recovery", "raw",
            "(ms after stop; recovery: less the victims' run-queue waits)");
     std::vector<int64_t> recoveries;
