@@ -71,22 +71,9 @@ volatile uint32_t e2e_idle_runs;
 /* Output (only the main task prints, between its checks)             */
 /* ---------------------------------------------------------------- */
 
-static void kv(const char *k, uint32_t v)
-{
-    mdcom_bm_puts(" ");
-    mdcom_bm_puts(k);
-    mdcom_bm_puts("=");
-    mdcom_bm_put_u32(v);
-}
+#define kv mdcom_bm_put_kv
 
-static void result(const char *name, int ok)
-{
-    mdcom_bm_puts("RESULT ");
-    mdcom_bm_puts(name);
-    mdcom_bm_puts(ok ? " PASS" : " FAIL");
-    if (!ok)
-        g_failed++;
-}
+static void result(const char *name, int ok) { g_failed += (uint32_t)mdcom_bm_result(name, ok); }
 
 static void die(const char *what, int r)
 {

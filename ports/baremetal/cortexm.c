@@ -59,6 +59,22 @@ void mdcom_bm_put_i32(int32_t v)
     }
 }
 
+void mdcom_bm_put_kv(const char *key, uint32_t v)
+{
+    mdcom_bm_puts(" ");
+    mdcom_bm_puts(key);
+    mdcom_bm_puts("=");
+    mdcom_bm_put_u32(v);
+}
+
+int mdcom_bm_result(const char *name, int ok)
+{
+    mdcom_bm_puts("RESULT ");
+    mdcom_bm_puts(name);
+    mdcom_bm_puts(ok ? " PASS" : " FAIL");
+    return !ok;
+}
+
 void mdcom_bm_put_hex(uint32_t v)
 {
     static const char dig[] = "0123456789abcdef";

@@ -105,6 +105,12 @@ void mdcom_bm_puts(const char *s);
 void mdcom_bm_put_u32(uint32_t v);
 void mdcom_bm_put_i32(int32_t v);
 void mdcom_bm_put_hex(uint32_t v);
+/* " key=value" (value in decimal), the field format of the test firmware's
+ * report lines. */
+void mdcom_bm_put_kv(const char *key, uint32_t v);
+/* "RESULT <name> PASS" or "... FAIL" (no newline: fields may follow); 1 when
+ * !ok, for the caller's failure count. */
+int mdcom_bm_result(const char *name, int ok);
 /* Print "exit <code>" on the console, then leave through semihosting (or
  * spin with interrupts masked when the board has no semihosting). */
 __attribute__((noreturn)) void mdcom_bm_exit(int code);

@@ -36,23 +36,6 @@ def zenoh_py():
 N_A = int(os.environ.get("MDCOM_BRIDGE_MESSAGES", "100000"))
 
 
-@pytest.fixture
-def topo(tmp_path):
-    made = []
-
-    def make(**kw) -> T.Topology:
-        t = T.Topology(tmp_path, tag=str(len(made)), **kw)
-        made.append(t)
-        t.start_keepers()
-        t.start_bridge("a")
-        t.start_bridge("b")
-        t.wait_connected()
-        return t
-    yield make
-    for t in made:
-        t.close()
-
-
 def ends(t: T.Topology, send: tuple, recv: tuple, n: int, recv_args=(), send_args=(),
          size_args=()):
     """Start a receiver and a sender (both given size_args), release the sender."""

@@ -35,23 +35,6 @@ SECOND = 1_000_000
 SIZES = ("--lo", "8", "--hi", "1024")
 
 
-@pytest.fixture
-def topo(tmp_path):
-    made = []
-
-    def make(**kw) -> T.Topology:
-        t = T.Topology(tmp_path, tag=str(len(made)), **kw)
-        made.append(t)
-        t.start_keepers()
-        t.start_bridge("a")
-        t.start_bridge("b")
-        t.wait_connected()
-        return t
-    yield make
-    for t in made:
-        t.close()
-
-
 def role(t: T.Topology, *args: str, go: bool = False) -> subprocess.Popen:
     """A sender or receiver of topology.py; `go` releases a sender at once
     (its 'go' waits in the pipe while it attaches)."""

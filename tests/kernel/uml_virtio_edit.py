@@ -25,7 +25,8 @@ source does not have the expected shape.
 Usage: uml_virtio_edit.py <linux source dir>
 """
 import sys
-from pathlib import Path
+
+import kernel_edit
 
 MARK = "mdcom: vring callbacks from a workqueue"
 
@@ -139,29 +140,18 @@ BANNER_NEW = """static int __init virtio_uml_init(void)
 """
 
 
-def replace_once(text, old, new, what):
-    n = text.count(old)
-    if n != 1:
-        sys.exit(f"uml_virtio_edit: expected one {what} in virtio_uml.c, found {n}")
-    return text.replace(old, new)
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    path = Path(sys.argv[1]) / "arch/um/drivers/virtio_uml.c"
-    text = path.read_text()
-    if MARK in text:
-        return
-    for old, new, what in ((INFO_OLD, INFO_NEW, "struct virtio_uml_vq_info"),
-                           (IRQ_OLD, IRQ_NEW, "vu_interrupt loop"),
-                           (DEL_OLD, DEL_NEW, "vu_del_vq teardown"),
-                           (SETUP_OLD, SETUP_NEW, "vq name in vu_setup_vq"),
-                           (PRIV_OLD, PRIV_NEW, "vq->priv in vu_setup_vq"),
-                           (ERR_OLD, ERR_NEW, "error_setup of vu_setup_vq"),
-                           (BANNER_OLD, BANNER_NEW, "virtio_uml_init")):
-        text = replace_once(text, old, new, what)
-    path.write_text(text)
+    kernel_edit.apply("uml_virtio_edit", sys.argv[1], "arch/um/drivers/virtio_uml.c", MARK,
+                      [(INFO_OLD, INFO_NEW, "struct virtio_uml_vq_info"),
+                       (IRQ_OLD, IRQ_NEW, "vu_interrupt loop"),
+                       (DEL_OLD, DEL_NEW, "vu_del_vq teardown"),
+                       (SETUP_OLD, SETUP_NEW, "vq name in vu_setup_vq"),
+                       (PRIV_OLD, PRIV_NEW, "vq->priv in vu_setup_vq"),
+                       (ERR_OLD, ERR_NEW, "error_setup of vu_setup_vq"),
+                       (BANNER_OLD, BANNER_NEW, "virtio_uml_init")],
+                      "virtqueue callbacks from a workqueue")
 
 
 if __name__ == "__main__":

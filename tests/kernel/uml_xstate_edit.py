@@ -29,7 +29,8 @@ source does not have the expected shape.
 Usage: uml_xstate_edit.py <linux source dir>
 """
 import sys
-from pathlib import Path
+
+import kernel_edit
 
 MARK = "mdcom: XSTATE bounce buffer"
 
@@ -153,26 +154,15 @@ INIT_NEW = '''\tif (ptrace(PTRACE_GETREGSET, pid, NT_X86_XSTATE, &iov) == 0 &&
 '''
 
 
-def replace_once(text, old, new, what):
-    n = text.count(old)
-    if n != 1:
-        sys.exit(f"uml_xstate_edit: expected one {what} in registers.c, found {n}")
-    return text.replace(old, new)
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    path = Path(sys.argv[1]) / "arch/x86/um/os-Linux/registers.c"
-    text = path.read_text()
-    if MARK in text:
-        return
-    text = replace_once(text, "int have_xstate_support;\n", HELPERS, "have_xstate_support definition")
-    text = replace_once(text, GET_OLD, GET_NEW, "PTRACE_GETREGSET of save_fp_registers")
-    text = replace_once(text, SET_OLD, SET_NEW, "PTRACE_SETREGSET of restore_fp_registers")
-    text = replace_once(text, INIT_OLD, INIT_NEW, "XSTATE probe of arch_init_registers")
-    path.write_text(text)
-    print(f"uml_xstate_edit: {path} edited (XSTATE bounce buffer sized from the host)")
+    kernel_edit.apply("uml_xstate_edit", sys.argv[1], "arch/x86/um/os-Linux/registers.c", MARK,
+                      [("int have_xstate_support;\n", HELPERS, "have_xstate_support definition"),
+                       (GET_OLD, GET_NEW, "PTRACE_GETREGSET of save_fp_registers"),
+                       (SET_OLD, SET_NEW, "PTRACE_SETREGSET of restore_fp_registers"),
+                       (INIT_OLD, INIT_NEW, "XSTATE probe of arch_init_registers")],
+                      "XSTATE bounce buffer sized from the host")
 
 
 if __name__ == "__main__":

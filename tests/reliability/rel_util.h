@@ -18,6 +18,8 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,6 +31,26 @@
 #include "support/common.h"
 
 namespace rel {
+
+/* In a child process: a fresh mount namespace (through a user namespace
+ * where this uid may not make one) whose shm directory (MDCOM_SHM_DIR) is a
+ * 256 KiB tmpfs mounted at dir (a mkdtemp template, rewritten). 0 done, 77
+ * this machine allows no namespace or mount (the caller skips), -1 mkdtemp
+ * failed. The caller unmounts and removes dir. */
+inline int tiny_shm_namespace(char *dir)
+{
+    if (unshare(CLONE_NEWNS) != 0 && unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        return 77;
+    mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+    if (!mkdtemp(dir))
+        return -1;
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") != 0) {
+        rmdir(dir);
+        return 77;
+    }
+    setenv("MDCOM_SHM_DIR", dir, 1);
+    return 0;
+}
 
 /* An integer knob from the environment (long versions set them). */
 inline uint64_t env_u64(const char *name, uint64_t dflt)
