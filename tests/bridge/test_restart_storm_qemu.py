@@ -1,0 +1,476 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The restart storm with the firmware as the region's master: the Cortex-M4
+firmware mdcom-fw-resp under qemu-system-arm (mps2-an386) formats the region
+of qemu_m4.toml in a file that Linux processes map, and is restarted from
+outside at random instants mid-traffic, so that it re-formats the region in
+place with a new generation.
+
+The stream: a Linux sender (storm_role.py send, domain "linux") sends on
+"echo_in", the firmware echoes every message verbatim on "echo_out" (an ECHO
+command the sender gives on "ctl" after each attach), a Linux receiver
+(storm_role.py recv --poll, domain "linux" too: the firmware cannot wake a
+futex) receives it. The messages carry the sender's incarnation, the sequence
+number and a CRC (storm_role.py).
+
+Restarted in turn: the firmware by SIGKILL of its QEMU process (then a new
+QEMU on the same region file), the firmware by QEMU's `system_reset` through
+its monitor (a reset the firmware does not see coming), the sender and the
+receiver (SIGKILL). MDCOM_STORM_QEMU_RESTARTS (default 24: 12 firmware
+restarts, half of them resets) sets the number, MDCOM_STORM_SEED the seed.
+
+The checker (check_fw) asserts: traffic resumed within 1 s of the restarted
+role being back (for the firmware: of its having formatted the region again);
+no message delivered twice, none out of order within one sender incarnation;
+every delivered message was sent (CRC and magic hold); no message whose send
+returned before the firmware was restarted is received from the generation it
+formatted after; every message sent and not delivered is put down to a
+restart that can lose it, and no more than it can lose (at a firmware
+restart: what echo_in and echo_out held, 2 x 16 blocks; at a receiver
+restart: the one it had received and not written down); no call overran its
+timeout by more than 50 ms beyond a plain sleep's worst overrun.
+
+Run by ctest (bridge_restart_storm_qemu). Outside CI a missing prerequisite
+skips with the reason; with CI=true it fails.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import mmap
+import os
+import pathlib
+import random
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "tools" / "zenoh"))
+sys.path.insert(0, str(HERE))
+import topology as T  # noqa: E402
+import test_restart_storm as S  # noqa: E402  (its journal reader and limits)
+
+ROLE = HERE / "storm_role.py"
+ROLES = ("firmware", "sender", "reset", "receiver")
+FW_ROLES = ("firmware", "reset")
+REGION = "mdcom-m4"               # the region name of qemu_m4.toml
+REGION_SIZE = 16 << 20            # the launcher's region file (qemu_m4.h)
+BLOCKS = 16                       # block_count of echo_in and of echo_out
+# the header words (mdcom/wire.h: mdcom_wire_hdr)
+HDR = struct.Struct("<IIIII II")  # magic, version, hdr_size, region_size, layout_hash, generation, state
+MAGIC, READY = 0x4D43444D, 0x59444552
+
+
+def missing(reason: str) -> None:
+    """A prerequisite is missing: fail in CI, skip elsewhere."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def qemu_bin() -> str:
+    return os.environ.get("MDCOM_QEMU") or shutil.which("qemu-system-arm") or ""
+
+
+def prerequisites() -> tuple:
+    qemu = qemu_bin()
+    if not qemu:
+        missing("qemu-system-arm not found (or MDCOM_QEMU)")
+    fw, toml = os.environ.get("MDCOM_M4_FW", ""), os.environ.get("MDCOM_M4_TOML", "")
+    if not (fw and os.path.exists(fw)):
+        missing(f"no firmware image (MDCOM_M4_FW={fw!r}; CMake target mdcom_fw_m4, "
+                "needs arm-none-eabi-gcc)")
+    if not (toml and os.path.exists(toml)):
+        missing(f"no region config (MDCOM_M4_TOML={toml!r})")
+    if not os.access(S.STAT, os.X_OK):
+        missing(f"{S.STAT} not built (CMake target mdcom-stat)")
+    try:
+        import mdcom
+        mdcom.load_library()
+    except Exception as e:  # the binding or libmdcom.so (MDCOM_LIB)
+        missing(f"the Python binding cannot load libmdcom: {e}")
+    return qemu, fw, toml
+
+
+class FwStorm:
+    def __init__(self, d: pathlib.Path, seed: int, qemu: str, fw: str, toml: str) -> None:
+        self.d, self.qemu, self.fw, self.toml = d, qemu, fw, toml
+        self.rnd = random.Random(seed)
+        # the region file lives on across firmware restarts (as the SoC's
+        # shared memory does): each new QEMU maps the same file, and the
+        # firmware finds the old generation there
+        self.shm = d / "shm"
+        # (mode 0700 / 0600, as the launcher makes them: the Linux port
+        # refuses a region file that others can open)
+        self.shm.mkdir(mode=0o700)
+        self.region = self.shm / REGION
+        fd = os.open(self.region, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.ftruncate(fd, REGION_SIZE)
+        os.close(fd)
+        self.monitor = d / "monitor.sock"
+        self.env = T.env()
+        self.env["MDCOM_SHM_DIR"] = str(self.shm)
+        self.qemu_proc = None
+        self.qemu_starts = 0
+        self.procs = {}
+        self.all = []
+        self.journals = []
+        self.events = []
+        self.count = collections.Counter()
+        self.stats = []
+        self.offsets = {}
+        self.fresh = None
+        self.generations = []
+
+    # the firmware
+    def header(self) -> tuple:
+        with open(self.region, "rb") as f:
+            m = mmap.mmap(f.fileno(), HDR.size, prot=mmap.PROT_READ)
+            try:
+                h = HDR.unpack(m[:HDR.size])
+            finally:
+                m.close()
+        return h[0], h[5], h[6]   # magic, generation, state
+
+    def wait_formatted(self, after_gen: int, timeout: float = 30.0) -> float:
+        """Until the header says READY with a generation after `after_gen`;
+        the time it first did (polled every 0.5 ms)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            magic, gen, st = self.header()
+            if magic == MAGIC and st == READY and gen != after_gen:
+                self.generations.append(gen)
+                return time.monotonic()
+            if self.qemu_proc.poll() is not None:
+                raise RuntimeError(f"QEMU exited ({self.qemu_proc.returncode}): {self.console()}")
+            time.sleep(0.0005)
+        raise TimeoutError(f"the firmware did not format the region again: {self.console()}")
+
+    def console(self) -> str:
+        try:
+            return (self.d / "console.log").read_text()[-400:].replace("\n", "|")
+        except OSError:
+            return ""
+
+    def start_fw(self) -> float:
+        """A new QEMU on the region file (the arguments of mdcom_qemu_launch,
+        tools/qemu-m4/qemu_m4.c, with a monitor socket); the time the
+        firmware had formatted."""
+        gen = self.header()[1] if self.header()[0] == MAGIC else -1
+        if self.monitor.exists():
+            self.monitor.unlink()
+        self.qemu_starts += 1
+        log = open(self.d / f"qemu-{self.qemu_starts}.log", "wb")
+        args = [self.qemu, "-machine", "mps2-an386,memory-backend=m",
+                "-object", f"memory-backend-file,id=m,size={REGION_SIZE},"
+                           f"mem-path={self.region},share=on",
+                "-kernel", self.fw, "-nographic",
+                "-monitor", f"unix:{self.monitor},server=on,wait=off",
+                "-serial", f"file:{self.d / 'console.log'}",
+                "-semihosting-config", "enable=on,target=native",
+                "-accel", "tcg,thread=multi"]
+        # its own process group: SIGKILL of the group is the kill of the tree
+        self.qemu_proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.all.append(self.qemu_proc)
+        return self.wait_formatted(gen)
+
+    def kill_fw(self) -> None:
+        os.killpg(self.qemu_proc.pid, signal.SIGKILL)
+        self.qemu_proc.wait()
+
+    def reset_fw(self) -> float:
+        """QEMU's system_reset through the monitor (HMP); the time it was sent."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(self.monitor))
+            buf = b""
+            while b"(qemu)" not in buf:
+                buf += s.recv(4096)
+            t = time.monotonic()
+            s.sendall(b"system_reset\n")
+            buf = b""
+            while b"(qemu)" not in buf:   # the command's echo and the next prompt
+                buf += s.recv(4096)
+        return t
+
+    # the Linux processes
+    def start_role(self, role: str) -> float:
+        n = self.count[role]
+        path = self.d / f"j-{role}-{n}.log"
+        self.journals.append((role, "a", path))
+        if role == "sender":
+            args = ["send", self.toml, "linux", str(path), "echo_in", "--fw-echo"]
+        else:
+            args = ["recv", self.toml, "linux", str(path), "echo_out", "--poll"]
+        p = subprocess.Popen([sys.executable, str(ROLE), *args, "--timeout", str(S.TIMEOUT_S)],
+                             env=self.env, stdout=subprocess.PIPE, text=True)
+        self.all.append(p)
+        self.procs[role] = p
+        line = p.stdout.readline().strip()
+        assert line == "ready", f"{role}: {line!r} (exit {p.poll()})"
+        return time.monotonic()
+
+    def stat(self, when: str) -> None:
+        r = subprocess.run([str(S.STAT), "--json", REGION], capture_output=True, text=True,
+                           timeout=10, env=self.env)
+        try:
+            js = json.loads(r.stdout)
+        except ValueError:
+            js = {"ok": False, "error": r.stderr}
+        js["when"] = when
+        self.stats.append(js)
+
+    def start(self) -> None:
+        self.start_fw()
+        self.start_role("receiver")
+        self.start_role("sender")
+        self.wait_fresh(time.monotonic(), limit=20.0)
+
+    def poll(self, since: float) -> int:
+        got = 0
+        for role, _, path in self.journals:
+            if role != "receiver":
+                continue
+            off = self.offsets.get(path, 0)
+            try:
+                with open(path, "rb") as f:
+                    f.seek(off)
+                    data = f.read()
+            except FileNotFoundError:
+                continue
+            end = data.rfind(b"\n") + 1
+            self.offsets[path] = off + end
+            for ln in data[:end].decode().splitlines():
+                f_ = ln.split()
+                if f_[0] != "D":
+                    continue
+                got += 1
+                if float(f_[5]) >= since and self.fresh is None:
+                    self.fresh = float(f_[7])
+        return got
+
+    def wait_fresh(self, since: float, limit: float = 15.0):
+        """Until a message sent after `since` was delivered; how long after
+        `since` that was (None: not within `limit`)."""
+        self.fresh = None
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            self.poll(since)
+            if self.fresh is not None:
+                return self.fresh - since
+            time.sleep(0.01)
+        return None
+
+    def restart(self, role: str) -> dict:
+        ev = {"role": role, "side": "a"}
+        if role in ("sender", "receiver"):
+            p = self.procs[role]
+            ev["t_kill"] = time.monotonic()
+            p.kill()
+            p.wait()
+            self.count[role] += 1
+            ev["t_spawn"] = time.monotonic()
+            ev["t_up"] = self.start_role(role)
+        elif role == "firmware":
+            ev["t_kill"] = time.monotonic()
+            self.kill_fw()
+            self.stat("firmware killed")   # the old generation's counters
+            ev["t_spawn"] = time.monotonic()
+            ev["t_up"] = self.start_fw()
+        else:
+            gen = self.header()[1]
+            self.stat("before reset")
+            ev["t_kill"] = ev["t_spawn"] = self.reset_fw()
+            ev["t_up"] = self.wait_formatted(gen)
+        ev["resumed"] = self.wait_fresh(ev["t_up"])
+        ev["t_end"] = ev["t_up"] + (ev["resumed"] or 0.0) + 0.05
+        self.events.append(ev)
+        return ev
+
+    def run(self, n: int) -> None:
+        for k in range(n):
+            time.sleep(self.rnd.uniform(0.05, 0.5))  # a random instant, mid-traffic
+            self.restart(ROLES[k % len(ROLES)])
+
+    def stop(self) -> None:
+        p = self.procs["sender"]
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+        quiet = time.monotonic()
+        while time.monotonic() - quiet < 1.5:
+            time.sleep(0.1)
+            if self.poll(0.0):
+                quiet = time.monotonic()
+        self.stat("end")
+        p = self.procs["receiver"]
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+
+    def close(self) -> None:
+        for p in reversed(self.all):
+            if p.poll() is None:
+                if p is self.qemu_proc:
+                    os.killpg(p.pid, signal.SIGKILL)
+                else:
+                    p.kill()
+            p.wait()
+
+    def dump(self, result: dict) -> None:
+        (self.d / "storm.json").write_text(json.dumps(
+            {"events": self.events, "stats": self.stats, "generations": self.generations,
+             "journals": [(r, s, str(p)) for r, s, p in self.journals], "result": result},
+            indent=1))
+
+
+def stat_lost(stats: list, channel: str) -> int:
+    return S.stat_lost(stats, channel)
+
+
+def check_fw(journals, events, stats) -> dict:
+    """The invariants over one stream: sender -> echo_in -> firmware ->
+    echo_out -> receiver, all on region A."""
+    sends, attempts, owner, deliveries, calls, controls, attaches, corrupt = \
+        S.read_journals(journals, stream_of=lambda side, ch: ("a", 0))
+    v = collections.defaultdict(list)
+    for _, ln in corrupt:
+        v["corrupt"].append(ln)
+    fws = [e for e in events if e["role"] in FW_ROLES]
+    delivered, last = set(), {}
+    for inc, st, seq, ts, t0, t1, att_t0, att_after in deliveries.get(("a", 0), []):
+        key = (inc, st, seq)
+        if key not in attempts or st != 0:
+            v["invented"].append(f"{key} was never sent")
+            continue
+        if key in delivered:
+            v["duplicate"].append(f"{key} delivered twice")
+        elif seq < last.get(inc, -1):
+            v["order"].append(f"{seq} after {last[inc]} (inc {inc})")
+        delivered.add(key)
+        last[inc] = max(seq, last.get(inc, -1))
+        sent = sends.get((inc, st), {}).get(seq)
+        # sent into the old generation (its send returned before the firmware
+        # was killed or reset), received from the new one (the receiver's
+        # attachment began after the new format, or it had seen the old
+        # generation end after the restart)
+        for e in fws:
+            after = att_t0 > e["t_up"] or (att_after is not None and att_after > e["t_spawn"])
+            if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and after:
+                v["stale"].append(f"{key} sent {e['t_spawn'] - sent[1]:.3f} s before the "
+                                  f"firmware's {e['role']}, received {t0 - e['t_up']:+.3f} s "
+                                  f"after it had formatted again")
+    # losses: each put down to the restart that lost it: the first firmware
+    # restart whose new format came after the send returned (the message was
+    # still queued in the old generation: killed at most QUEUED_S after the
+    # send), else a receiver killed at most QUEUED_S after the send (it had
+    # taken the message and not written it down)
+    losses = collections.Counter()
+    for (inc, st), seqs in sends.items():
+        for seq, (t0, t1, rc) in seqs.items():
+            if rc != "ok" or (inc, st, seq) in delivered:
+                continue
+            cause = next((e for e in fws if e["t_up"] > t1 and e["t_kill"] <= t1 + S.QUEUED_S),
+                         None)
+            if cause is None:
+                cause = next((e for e in events if e["role"] == "receiver"
+                              and t1 <= e["t_kill"] <= t1 + S.QUEUED_S), None)
+            if cause is None:
+                v["unexplained loss"].append(f"{(inc, st, seq)} sent at {t1:.3f}")
+                continue
+            losses[id(cause)] += 1
+    by_role = collections.Counter()
+    for e in events:
+        k = losses.get(id(e), 0)
+        by_role[e["role"]] += k
+        # what a restart can lose: a firmware restart what both queues held
+        # (the firmware enqueues the echo before it frees the request); a
+        # receiver restart the message it had and did not write down
+        bound = 2 * BLOCKS if e["role"] in FW_ROLES else 1
+        if k > bound:
+            v["counts"].append(f"{e['role']} at {e['t_kill']:.3f}: {k} lost, more than {bound}")
+    lost = sum(losses.values())
+    lib = stat_lost(stats, "echo_in") + stat_lost(stats, "echo_out")
+    if lib > lost:
+        v["counts"].append(f"the library counted {lib} lost, the checker saw {lost}")
+    # recovery
+    longest = collections.defaultdict(float)
+    for e in events:
+        g = e["resumed"]
+        if g is None:
+            v["no recovery"].append(f"{e['role']} at {e['t_kill']:.3f}")
+            continue
+        longest[e["role"]] = max(longest[e["role"]], g)
+        if g > S.RESUME_S:
+            v["slow recovery"].append(f"{e['role']}: {g:.3f} s")
+    worst_ctl = max(controls, default=0.0)
+    for c in calls:
+        if c[0] > worst_ctl + S.OVERRUN_S:
+            v["overrun"].append(f"{c[1]} ({c[3]}): {c[0] * 1000:.1f} ms over its timeout, "
+                                f"control sleep {worst_ctl * 1000:.1f} ms")
+    worst_call = max(calls, default=(0.0, "", "", ""))
+    boot = [e["t_up"] - e["t_spawn"] for e in fws]
+    return {"violations": dict(v), "restarts": dict(collections.Counter(e["role"] for e in events)),
+            "longest_recovery_s": dict(longest), "lost": lost, "lost_by_restart": dict(by_role),
+            "library_lost": lib, "delivered": len(delivered),
+            "sent": sum(1 for s in sends.values() for x in s.values() if x[2] == "ok"),
+            "worst_call_overrun_s": worst_call[0], "worst_call": worst_call[1:],
+            "worst_control_overrun_s": worst_ctl, "calls": len(calls),
+            "longest_attach_s": max(attaches, default=0.0),
+            "longest_format_s": max(boot, default=0.0)}
+
+
+def summary(r: dict) -> str:
+    out = [f"restarts per role: {r['restarts']}",
+           f"sent {r['sent']}, delivered {r['delivered']}, lost {r['lost']} "
+           f"{r['lost_by_restart']} (library counted {r['library_lost']})",
+           "longest recovery per role: " + ", ".join(
+               f"{k} {x * 1000:.0f} ms" for k, x in r["longest_recovery_s"].items()),
+           f"firmware restart to formatted: max {r['longest_format_s'] * 1000:.0f} ms; "
+           f"longest attach {r['longest_attach_s'] * 1000:.0f} ms",
+           f"worst call overrun {r['worst_call_overrun_s'] * 1000:.1f} ms {r['worst_call']} vs "
+           f"control sleep {r['worst_control_overrun_s'] * 1000:.1f} ms ({r['calls']} calls)",
+           f"violations: { {k: len(x) for k, x in r['violations'].items()} }"]
+    for k, x in r["violations"].items():
+        out.extend(f"  {k}: {d}" for d in x[:10])
+    return "\n".join(out)
+
+
+@pytest.fixture
+def fwstorm(tmp_path):
+    qemu, fw, toml = prerequisites()
+    made = []
+
+    def make(**kw) -> FwStorm:
+        s = FwStorm(tmp_path, qemu=qemu, fw=fw, toml=toml, **kw)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.close()
+
+
+def test_restart_storm_firmware_master(fwstorm):
+    n = int(os.environ.get("MDCOM_STORM_QEMU_RESTARTS", "24"))
+    seed = int(os.environ.get("MDCOM_STORM_SEED", str(random.SystemRandom().randrange(1 << 30))))
+    print(f"\nrestart storm, firmware master: {n} restarts, seed {seed} (MDCOM_STORM_SEED)")
+    s = fwstorm(seed=seed)
+    s.start()
+    s.run(n)
+    s.stop()
+    r = check_fw(s.journals, s.events, s.stats)
+    s.dump(r)
+    print(summary(r))
+    assert sum(r["restarts"].values()) == n
+    # every firmware restart formatted a new generation
+    assert len(set(s.generations)) == len(s.generations) == 1 + sum(
+        r["restarts"].get(k, 0) for k in FW_ROLES), s.generations
+    assert r["delivered"] > 0
+    assert r["violations"] == {}, summary(r)
