@@ -400,10 +400,11 @@ def check_fw(journals, events, stats) -> dict:
                 v["unexplained loss"].append(f"{(inc, st, seq)} sent at {t1:.3f}")
                 continue
             losses[id(cause)] += 1
-    by_role = collections.Counter()
+    by_role, most = collections.Counter(), collections.Counter()
     for e in events:
         k = losses.get(id(e), 0)
         by_role[e["role"]] += k
+        most[e["role"]] = max(most[e["role"]], k)
         # what a restart can lose: a firmware restart what both queues held
         # (the firmware enqueues the echo before it frees the request); a
         # receiver restart the message it had and did not write down
@@ -433,6 +434,7 @@ def check_fw(journals, events, stats) -> dict:
     boot = [e["t_up"] - e["t_spawn"] for e in fws]
     return {"violations": dict(v), "restarts": dict(collections.Counter(e["role"] for e in events)),
             "longest_recovery_s": dict(longest), "lost": lost, "lost_by_restart": dict(by_role),
+            "most_lost_at_one_restart": dict(most),
             "library_lost": lib, "delivered": len(delivered),
             "sent": sum(1 for s in sends.values() for x in s.values() if x[2] == "ok"),
             "worst_call_overrun_s": worst_call[0], "worst_call": worst_call[1:],
@@ -444,7 +446,8 @@ def check_fw(journals, events, stats) -> dict:
 def summary(r: dict) -> str:
     out = [f"restarts per role: {r['restarts']}",
            f"sent {r['sent']}, delivered {r['delivered']}, lost {r['lost']} "
-           f"{r['lost_by_restart']} (library counted {r['library_lost']})",
+           f"{r['lost_by_restart']}, at most {r['most_lost_at_one_restart']} at one restart "
+           f"(library counted {r['library_lost']})",
            "longest recovery per role: " + ", ".join(
                f"{k} {x * 1000:.0f} ms" for k, x in r["longest_recovery_s"].items()),
            f"firmware restart to formatted: max {r['longest_format_s'] * 1000:.0f} ms; "
