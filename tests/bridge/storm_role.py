@@ -27,6 +27,11 @@ SIGKILL loses no line that was written (the lines are what the checker reads):
 
 On -ESHUTDOWN / -ECONNRESET / -ENOTCONN a role detaches and attaches again,
 as an application following the restart contract does (docs/bridge.md).
+
+For a region whose master is the firmware under QEMU (test_restart_storm_qemu.py):
+``recv --poll`` receives by polling (the firmware cannot wake a futex), and
+``send --fw-echo`` asks the firmware (mdcom-fw-resp, mdcom_fw/proto.h), after
+every attach, to echo echo_in to echo_out (an ECHO command on "ctl").
 """
 from __future__ import annotations
 
@@ -105,12 +110,31 @@ def control(j: Journal, timeout: float, stop: threading.Event) -> None:
         j.line("Z", t0, time.monotonic())
 
 
+# FW_OP_ECHO, FW_MODE_POLL, count (as many as fit in a u32), no arg bits:
+# the firmware echoes each message verbatim (mdcom_fw/proto.h)
+FW_ECHO_CMD = struct.pack("<4I", 2, 0, 0xFFFFFFFF, 0)
+
+
+def fw_echo(a, s) -> None:
+    """Ask the firmware of this new attachment to echo. Queued behind a
+    service still running (one command per attach of a restarted sender):
+    a full "ctl" is no error, the echo it holds is running."""
+    import mdcom
+    if not a.fw_echo:
+        return
+    try:
+        s.fifo("ctl").send(FW_ECHO_CMD, timeout=0.05)
+    except mdcom.MdcomError:
+        pass
+
+
 def role_send(a, j: Journal, inc: int, stop: threading.Event) -> None:
     import mdcom
     chans = a.channels.split(",")
     s = attach(a, j, "all", stop)
     if s is None:
         return
+    fw_echo(a, s)
     fifos = [s.fifo(c) for c in chans]
     seq = [0] * len(chans)
     print("ready", flush=True)
@@ -141,6 +165,7 @@ def role_send(a, j: Journal, inc: int, stop: threading.Event) -> None:
                 s = attach(a, j, "all", stop)
                 if s is None:
                     return
+                fw_echo(a, s)
                 fifos = [s.fifo(c) for c in chans]
                 old = [m for t, m in recent if t < time.monotonic() - 1.0]
                 if old and a.inject_stale:
@@ -168,9 +193,9 @@ def recv_loop(a, j: Journal, ch: str, stop: threading.Event, ready: threading.Ba
     while not stop.is_set():
         t0 = time.monotonic()
         try:
-            m = f.recv(timeout=a.timeout)
-        except mdcom.MdcomError as e:
-            rc = code(e)
+            m = f.poll_recv(a.timeout, 0.0005) if a.poll else f.recv(timeout=a.timeout)
+        except (mdcom.MdcomError, TimeoutError) as e:
+            rc = "timeout" if isinstance(e, TimeoutError) else code(e)
             j.line("W", ch, t0, time.monotonic(), rc)
             if rc in ("ESHUTDOWN", "ECONNRESET", "ENOTCONN"):
                 s.close()
@@ -204,6 +229,10 @@ def main() -> int:
                    help="send: after the first re-attach, send a message of "
                         "--inject-stream sent a second before it again")
     p.add_argument("--inject-stream", type=int, default=1)
+    p.add_argument("--poll", action="store_true",
+                   help="recv: poll (a peer that cannot wake this process)")
+    p.add_argument("--fw-echo", action="store_true",
+                   help="send: after every attach, ask the firmware to echo")
     a = p.parse_args()
     inc = random.SystemRandom().getrandbits(63)
     j = Journal(a.journal)

@@ -373,9 +373,10 @@ class Storm:
 # The checker
 # --------------------------------------------------------------------------
 
-def read_journals(journals):
+def read_journals(journals, stream_of=stream_of):
     """Sends, attempts, deliveries (in the order of each receiver's
-    incarnations), call times."""
+    incarnations), call times. stream_of(receiver's side, channel): the
+    stream a delivery belongs to (another storm maps its own channels)."""
     sends = {}        # (inc, stream) -> {seq: (t0, t1, rc)}
     attempts = set()  # (inc, stream, seq)
     owner = {}        # inc -> side of its sender
