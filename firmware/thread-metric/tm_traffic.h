@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tm_traffic.h - what the Thread-Metric traffic images (tm_traffic.c) and
+ * the Linux sender (tests/qemu/tm_flood.c) agree on, over the "flood"
+ * channel of tm_traffic.toml: every message is TM_TRAFFIC_MSG bytes, its
+ * first word the sender's sequence number (0, 1, ...), its second
+ * TM_TRAFFIC_MAGIC; the receiver counts a message whose seq is not the
+ * next one, or whose length or magic differ, as bad.
+ */
+#ifndef MDCOM_TM_TRAFFIC_H
+#define MDCOM_TM_TRAFFIC_H
+
+#include <stdint.h>
+
+#define TM_TRAFFIC_MSG 64u
+#define TM_TRAFFIC_MAGIC 0x746d6d64u
+#define TM_TRAFFIC_CHANNEL "flood"
+
+/* The receiver: a thread of the firmware (above every Thread-Metric thread,
+ * so that each message is handled when it arrives, as a driver's thread
+ * would: below them it would never run in the tests whose threads never
+ * block, and the traffic would stop at the channel's 16 blocks). Attaches
+ * as the master (formats the region), prints "READY", then receives for
+ * ever. */
+void tm_traffic_rx(void *arg);
+
+/* Each kernel's traffic file: start tm_traffic_rx in a thread of its own
+ * (called by tm_board_init, before the kernel starts). */
+void tm_traffic_start(void);
+
+/* At each "Time Period Total:" line (tm_board.c): prints
+ * "TM traffic period: received=<n> bad=<n> err=<n>" (the messages of the
+ * period). */
+void tm_traffic_period(void);
+
+#endif /* MDCOM_TM_TRAFFIC_H */
