@@ -18,9 +18,10 @@
  *                       TM_PERIODS "Time Period Total:" lines the image
  *                       exits (semihosting, status 0): the tests themselves
  *                       report for ever
- *   TM_TRAFFIC          the traffic images (tm_traffic.h): the board init
- *                       also starts the mdcom receiver, and each report
- *                       line is followed by the messages it received
+ *   TM_TRAFFIC          the traffic images (tm_traffic.h): each report
+ *                       line is followed by the messages the mdcom
+ *                       receiver got in the period (the kernel's entry
+ *                       starts the receiver)
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -53,9 +54,6 @@ void TM_IRQ_HANDLER(void);
 void tm_board_init(void)
 {
     mdcom_bm_nvic_enable(TM_IRQ, TM_IRQ_PRIO);
-#ifdef TM_TRAFFIC
-    tm_traffic_start();
-#endif
 }
 
 void tm_cause_interrupt(void)

@@ -24,8 +24,11 @@
  * ever. */
 void tm_traffic_rx(void *arg);
 
-/* Each kernel's traffic file: start tm_traffic_rx in a thread of its own
- * (called by tm_board_init, before the kernel starts). */
+/* Each kernel's traffic file (tm_traffic_<kernel>.c): start tm_traffic_rx
+ * in a thread of its own. Called where the kernel's entry may create
+ * threads: FreeRTOS's main before the scheduler starts
+ * (tm_porting_layer_freertos.c), ThreadX's tx_application_define before the
+ * test's tm_main (tm_main_threadx.c). */
 void tm_traffic_start(void);
 
 /* At each "Time Period Total:" line (tm_board.c): prints
