@@ -28,3 +28,5 @@ void tm_traffic_start(void)
         mdcom_bm_exit(7);
     }
 }
+
+void tm_traffic_sleep_tick(void) { vTaskDelay(1); }

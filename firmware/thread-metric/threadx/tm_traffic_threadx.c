@@ -34,3 +34,5 @@ void tm_traffic_start(void)
         mdcom_bm_exit(7);
     }
 }
+
+void tm_traffic_sleep_tick(void) { (void)tx_thread_sleep(1); }
