@@ -51,10 +51,7 @@
 void TM_IRQ_HANDLER(void);
 #endif
 
-void tm_board_init(void)
-{
-    mdcom_bm_nvic_enable(TM_IRQ, TM_IRQ_PRIO);
-}
+void tm_board_init(void) { mdcom_bm_nvic_enable(TM_IRQ, TM_IRQ_PRIO); }
 
 void tm_cause_interrupt(void)
 {
