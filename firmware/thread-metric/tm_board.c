@@ -18,6 +18,10 @@
  *                       TM_PERIODS "Time Period Total:" lines the image
  *                       exits (semihosting, status 0): the tests themselves
  *                       report for ever
+ *   TM_TRAFFIC          the traffic images (tm_traffic.h): each report
+ *                       line is followed by the messages the mdcom
+ *                       receiver got in the period (the kernel's entry
+ *                       starts the receiver)
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,6 +31,9 @@
 #include "board.h"
 #include "cortexm.h"
 #include "tm_port.h"
+#ifdef TM_TRAFFIC
+#include "tm_traffic.h"
+#endif
 
 #ifndef TM_IRQ
 #define TM_IRQ 31u
@@ -84,6 +91,10 @@ static void tm_flush(void)
     mdcom_bm_puts(tm_line);
     report = tm_len >= sizeof(total) - 1u && memcmp(tm_line, total, sizeof(total) - 1u) == 0;
     tm_len = 0;
+#ifdef TM_TRAFFIC
+    if (report)
+        tm_traffic_period();
+#endif
     if (report && ++tm_reports >= (unsigned)TM_PERIODS)
         mdcom_bm_exit(0);
 }

@@ -25,6 +25,9 @@
 #include "task.h"
 
 #include "tm_api.h"
+#ifdef TM_TRAFFIC
+#include "tm_traffic.h" /* the traffic images: mdcom's receiver task */
+#endif
 
 #define TM_FRT_MAX_THREADS 10
 #define TM_FRT_MAX_QUEUES 1
@@ -50,6 +53,9 @@ static void tm_frt_entry(void *arg) { tm_thread_entry_fn[(uintptr_t)arg](); }
 int main(void)
 {
     tm_board_init();
+#ifdef TM_TRAFFIC
+    tm_traffic_start();
+#endif
     tm_main(); /* tm_initialize: the test's threads, then the scheduler */
     return 1;  /* the scheduler did not start: no memory for its tasks */
 }
