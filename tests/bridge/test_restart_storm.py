@@ -157,6 +157,22 @@ def other(side: str) -> str:
 STREAMS = (("a", 0), ("b", 0), ("a", 1), ("b", 1))
 
 
+def new_lines(offsets: dict, path) -> list[str]:
+    """The complete lines written to the journal at path since the last call
+    (offsets keeps each file's read position; a line still being written
+    waits for the next call)."""
+    off = offsets.get(path, 0)
+    try:
+        with open(path, "rb") as f:
+            f.seek(off)
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    end = data.rfind(b"\n") + 1
+    offsets[path] = off + end
+    return data[:end].decode().splitlines()
+
+
 def stream_of(rside: str, ch: str) -> tuple:
     """The stream a receiver on `rside` reads on channel `ch`."""
     return (other(rside), 0) if ch == "in" else (rside, 1)
@@ -258,16 +274,7 @@ class Storm:
         for role, side, path in self.journals:
             if role != "receiver":
                 continue
-            off = self.offsets.get(path, 0)
-            try:
-                with open(path, "rb") as f:
-                    f.seek(off)
-                    data = f.read()
-            except FileNotFoundError:
-                continue
-            end = data.rfind(b"\n") + 1
-            self.offsets[path] = off + end
-            for ln in data[:end].decode().splitlines():
+            for ln in new_lines(self.offsets, path):
                 f_ = ln.split()
                 if f_[0] != "D":
                     continue

@@ -341,16 +341,7 @@ class FwStorm:
         for role, _, path in self.journals:
             if role != "receiver":
                 continue
-            off = self.offsets.get(path, 0)
-            try:
-                with open(path, "rb") as f:
-                    f.seek(off)
-                    data = f.read()
-            except FileNotFoundError:
-                continue
-            end = data.rfind(b"\n") + 1
-            self.offsets[path] = off + end
-            for ln in data[:end].decode().splitlines():
+            for ln in S.new_lines(self.offsets, path):
                 f_ = ln.split()
                 if f_[0] != "D":
                     continue
