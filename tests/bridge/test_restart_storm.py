@@ -173,6 +173,16 @@ def new_lines(offsets: dict, path) -> list[str]:
     return data[:end].decode().splitlines()
 
 
+def wait_drained(poll) -> None:
+    """Returns once poll(0.0) (the receivers' new deliveries) has read none
+    for 1.5 s: what was queued has been delivered."""
+    quiet = time.monotonic()
+    while time.monotonic() - quiet < 1.5:
+        time.sleep(0.1)
+        if poll(0.0):
+            quiet = time.monotonic()
+
+
 def stream_of(rside: str, ch: str) -> tuple:
     """The stream a receiver on `rside` reads on channel `ch`."""
     return (other(rside), 0) if ch == "in" else (rside, 1)
@@ -350,12 +360,7 @@ class Storm:
             p = self.procs[("sender", side)]
             p.send_signal(signal.SIGTERM)
             p.wait(timeout=10)
-        # drained: no delivery for 1.5 s
-        quiet = time.monotonic()
-        while time.monotonic() - quiet < 1.5:
-            time.sleep(0.1)
-            if self.poll(0.0):
-                quiet = time.monotonic()
+        wait_drained(self.poll)
         time.sleep(0.5)  # the bridges' status files (4 per second)
         for side in "ab":
             self.bridge_final[side].append(self.bridge_status(side))

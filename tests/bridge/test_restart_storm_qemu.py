@@ -412,11 +412,7 @@ class FwStorm:
         p = self.procs["sender"]
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=10)
-        quiet = time.monotonic()
-        while time.monotonic() - quiet < 1.5:
-            time.sleep(0.1)
-            if self.poll(0.0):
-                quiet = time.monotonic()
+        S.wait_drained(self.poll)
         self.stat("end")
         if self.bridged:
             time.sleep(0.5)  # the bridges' status files (4 per second)
@@ -428,16 +424,7 @@ class FwStorm:
 
     def close(self) -> None:
         for p in reversed(self.all):
-            if p.poll() is None:
-                if p is self.qemu_proc:
-                    os.killpg(p.pid, signal.SIGKILL)
-                else:
-                    p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            T.end_process(p, group=p is self.qemu_proc)
         if self.bridged:
             try:
                 os.unlink(f"/dev/shm/{self.name_b}")

@@ -91,6 +91,21 @@ _REGION_B = (_HEAD.format(remote="app")
              + _BRIDGE.format(ch="tx", way="out", topic="down", extra=""))
 
 
+def end_process(p: subprocess.Popen, group: bool = False) -> None:
+    """Teardown: SIGTERM to p (SIGKILL to its process group with group),
+    then SIGKILL if it has not exited within 10 s."""
+    if p.poll() is None:
+        if group:
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -232,13 +247,7 @@ class Topology:
         # again after them)
         keepers = [p for p in self.procs if p in self.keepers.values()]
         for p in [p for p in reversed(self.procs) if p not in keepers] + keepers:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            end_process(p)
         for n in self.names.values():
             try:
                 os.unlink(f"/dev/shm/{n}")
