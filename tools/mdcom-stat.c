@@ -79,7 +79,7 @@ struct chan_snap {
     uint32_t type;
     uint32_t block_size, block_count, qcap, senders, receivers, data_size;
     /* FIFO */
-    uint32_t enq, deq, queued, ev_seq, ev_waiters, filtered, errors, lost, reclaimed;
+    uint32_t enq, deq, queued, ev_seq, ev_waiters, filtered, errors, lost, reclaimed, discarded;
     uint32_t n_free, n_alloc, n_queued, n_held, n_bad, n_orphan;
     /* SMEM */
     uint32_t lock, lock_waiters;
@@ -254,6 +254,7 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_ch
     c->errors = rd(&ctl->stats.errors);
     c->lost = rd(&ctl->stats.lost);
     c->reclaimed = rd(&ctl->stats.reclaimed);
+    c->discarded = rd(&ctl->stats.discarded);
     c->queued = c->enq - c->deq;
     if (c->queued > cl->qcap)
         warnf(r, "channel '%s': %" PRIu32 " entries between consumer (%" PRIu32
@@ -627,10 +628,12 @@ static void print_text(const struct report *r, FILE *o)
                     "       queued %" PRIu32 "  free %" PRIu32 "/%" PRIu32 "  alloc %" PRIu32
                     "  in-queue %" PRIu32 "  held %" PRIu32 "  orphaned %" PRIu32
                     "  invalid %" PRIu32 "  filtered %" PRIu32 "  errors %" PRIu32
-                    "  lost %" PRIu32 "  reclaimed %" PRIu32 "  waiters %" PRIu32 "\n",
+                    "  lost %" PRIu32 "  reclaimed %" PRIu32 "  discarded %" PRIu32
+                    "  waiters %" PRIu32 "\n",
                     i, c->name, c->block_size, c->block_count, c->qcap, s, rcv, c->queued,
                     c->n_free, c->block_count, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
-                    c->n_bad, c->filtered, c->errors, c->lost, c->reclaimed, c->ev_waiters);
+                    c->n_bad, c->filtered, c->errors, c->lost, c->reclaimed, c->discarded,
+                    c->ev_waiters);
         } else {
             mask_names(r, c->senders, s, sizeof(s));
             fprintf(o, "  %-4u %-20s smem  %" PRIu32 " B  (%s)\n       lock ", i, c->name,
@@ -757,10 +760,12 @@ static void print_json(const struct report *r, FILE *o)
                         ",\"queued_blocks\":%" PRIu32 ",\"held_blocks\":%" PRIu32
                         ",\"orphaned_blocks\":%" PRIu32 ",\"invalid_blocks\":%" PRIu32
                         ",\"filtered\":%" PRIu32 ",\"errors\":%" PRIu32 ",\"waiters\":%" PRIu32
-                        ",\"lost\":%" PRIu32 ",\"reclaimed\":%" PRIu32,
+                        ",\"lost\":%" PRIu32 ",\"reclaimed\":%" PRIu32
+                        ",\"discarded\":%" PRIu32,
                         c->block_size, c->block_count, c->qcap, c->senders, c->receivers,
                         c->queued, c->n_free, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
-                        c->n_bad, c->filtered, c->errors, c->ev_waiters, c->lost, c->reclaimed);
+                        c->n_bad, c->filtered, c->errors, c->ev_waiters, c->lost, c->reclaimed,
+                        c->discarded);
             else
                 fprintf(o,
                         ",\"type\":\"smem\",\"size\":%" PRIu32 ",\"users\":%" PRIu32

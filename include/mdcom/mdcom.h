@@ -305,10 +305,14 @@ typedef struct mdcom_fifo_state {
     uint32_t lost;         /* messages lost with a receiver that died
                               after dequeuing them (all time)            */
     uint32_t reclaimed;    /* blocks taken back from dead processes      */
+    uint32_t discarded;    /* messages that were queued when the region was
+                              re-formatted in place (a master restarted
+                              or reset), discarded by that re-format:
+                              this generation's start, not all time      */
     /* Room for counters of later versions (the struct's size is part of the
      * ABI); this version leaves them as the caller set them: zero the struct
      * before the call to tell a later counter's 0 from "not written". */
-    uint32_t reserved[7];
+    uint32_t reserved[6];
 } mdcom_fifo_state;
 
 /* Usage of the channel (a snapshot; reaps dead processes first, see

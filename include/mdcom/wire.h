@@ -52,7 +52,7 @@
  *  +256   | ev_seq*, ev_waiters*        | PAD  notify / wait (ev_waiters: count |
  *         |                             |      ARMED, MDCOM_WAITERS_*)
  *  +384   | filtered*, errors*, lost*,  | PAD  counters
- *         | reclaimed*                  |
+ *         | reclaimed*, discarded*      |
  *  +512   | queue slots: qcap x 16 B {seq*, id*, len*, state*} qcap = queue_depth
  *  bst    | block states: block_count x 4 B* (state | incarnation << 4 |
  *         |   owner << 8 | gen << 16),
@@ -274,7 +274,10 @@ typedef struct mdcom_wire_fifo_stats {
     mdcom_aword errors;    /* protocol errors detected                */
     mdcom_aword lost;      /* messages lost with a dead receiver      */
     mdcom_aword reclaimed; /* blocks taken back from dead processes   */
-    mdcom_aword reserved[MDCOM_PAD / 4 - 4];
+    mdcom_aword discarded; /* messages queued in the previous generation
+                              that the re-format starting this one
+                              discarded (written by the formatter)    */
+    mdcom_aword reserved[MDCOM_PAD / 4 - 5];
 } mdcom_wire_fifo_stats;
 
 /* One PAD unit holding a queue position (its writers: the producers, or the
@@ -351,6 +354,7 @@ _Static_assert(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
 MDCOM_WIRE_AT(fifo_ctl, deq, 128); MDCOM_WIRE_AT(fifo_ctl, event, 256); MDCOM_WIRE_AT(fifo_ctl, stats, 384);
 _Static_assert(sizeof(mdcom_wire_fifo_stats) == MDCOM_PAD, "fifo stats: one PAD unit");
 MDCOM_WIRE_AT(fifo_stats, errors, 4); MDCOM_WIRE_AT(fifo_stats, lost, 8); MDCOM_WIRE_AT(fifo_stats, reclaimed, 12);
+MDCOM_WIRE_AT(fifo_stats, discarded, 16);
 _Static_assert(sizeof(mdcom_wire_qslot) == 16, "queue slot");
 MDCOM_WIRE_AT(qslot, id, 4); MDCOM_WIRE_AT(qslot, len, 8); MDCOM_WIRE_AT(qslot, state, 12);
 #undef MDCOM_WIRE_AT

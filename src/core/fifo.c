@@ -78,15 +78,30 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
     return -EPROTO;
 }
 
+/* The generation guard of a consumer: 0 while the region's generation is
+ * the one we attached to. Loaded after the slot's seq acquire, so an entry
+ * that a process of a newer generation published (it attached after the
+ * re-format's release of READY) shows the new generation here: a consumer
+ * of the old one leaves it, having written nothing, for the new one's
+ * consumers. relaxed: ordered by that acquire; the header line is read-only
+ * in steady state (no transfer). */
+static inline int gen_moved(const mdcom_aword *genw, uint32_t gen)
+{
+    return atomic_load_explicit(genw, memory_order_relaxed) != gen;
+}
+
 /* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the block's
  * state word as the producer published it); rec: our thread's op record,
- * op: what it says we do (as in ring_push). The first
- * line of the block (blocks, stride, nblocks) is prefetched before the claim.
- * 0, -EAGAIN (empty) or -EPROTO. */
+ * op: what it says we do (as in ring_push); genw, gen: the header's
+ * generation word and ours (gen_moved). The first line of the block
+ * (blocks, stride, nblocks) is prefetched before the claim.
+ * 0, -EAGAIN (empty), -ECONNRESET (the region was re-formatted: nothing
+ * claimed, or a position claimed in the new generation, left to its audit)
+ * or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
                            const uint8_t *blocks, uint32_t stride, uint32_t nblocks,
                            uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_oprec *rec,
-                           uint32_t op)
+                           uint32_t op, const mdcom_aword *genw, uint32_t gen)
 {
     uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
@@ -94,6 +109,8 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
         mdcom_wire_qslot *s = &slots[pos & mask];
         /* acquire: pairs with the producer's release; id/len/data are complete */
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        if ((seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos)) && gen_moved(genw, gen))
+            return -ECONNRESET; /* an entry of a newer generation: not ours to take */
         if (seq == SEQ_FULL(pos)) {
             /* read before claiming: once deq_pos passes pos a producer may
              * overwrite the slot; a failed CAS discards what we read */
@@ -115,6 +132,12 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
              * before a producer or reaper that sees the new deq_pos acts */
             if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
                                                       memory_order_relaxed)) {
+                /* re-formatted between the check above and the claim (we
+                 * were preempted): the position is the new generation's;
+                 * its block, queued in no slot, is the audit's to reclaim
+                 * and count */
+                if (gen_moved(genw, gen))
+                    return -ECONNRESET;
                 *id = v;
                 *len = l;
                 *state = w;
@@ -439,6 +462,7 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     st->errors = atomic_load_explicit(&ch->ctl->stats.errors, memory_order_relaxed);
     st->lost = atomic_load_explicit(&ch->ctl->stats.lost, memory_order_relaxed);
     st->reclaimed = atomic_load_explicit(&ch->ctl->stats.reclaimed, memory_order_relaxed);
+    st->discarded = atomic_load_explicit(&ch->ctl->stats.discarded, memory_order_relaxed);
     /* a snapshot of racing counters may be off by the in-flight ops; beyond
      * capacity (or "negative") it is corrupted */
     if (st->queued > st->queue_depth) {
@@ -877,6 +901,14 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     return 0;
 }
 
+/* What a consumer that met a newer generation returns: the region's own
+ * code (a re-format then a term: -ESHUTDOWN), else -ECONNRESET. */
+static MDCOM_COLD int gen_reset(struct mdcom *m)
+{
+    int r = mdcom_region_check(m);
+    return r ? r : -ECONNRESET;
+}
+
 static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
 {
     struct mdcom *m;
@@ -893,12 +925,15 @@ static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32
     rx_prefetch(ch);
     for (tries = 0;;) {
         r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, mdcom_rec_held(ch), ch->op_deq);
+                     ch->block_count, &v, &l, &s, mdcom_rec_held(ch), ch->op_deq,
+                     &ch->hdr->generation, ch->gen);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
             r = -EPROTO;
         }
+        if (r == -ECONNRESET)
+            return gen_reset(m);
         if (r) {
             if (r == -EPROTO)
                 count_error(ch);
@@ -964,6 +999,9 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
             return -EAGAIN;
         return dequeue_full(ch, id, len);
     }
+    /* an entry of a newer generation: the full path says so (gen_moved) */
+    if (gen_moved(&ch->hdr->generation, ch->gen))
+        return dequeue_full(ch, id, len);
     /* read before claiming, as in ring_pop */
     v = atomic_load_explicit(&sl->id, memory_order_relaxed);
     l = atomic_load_explicit(&sl->len, memory_order_relaxed);
@@ -980,6 +1018,9 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
                                                memory_order_relaxed))
         return dequeue_full(ch, id, len);
+    /* re-formatted since the check above: as in ring_pop */
+    if (gen_moved(&ch->hdr->generation, ch->gen))
+        return gen_reset(ch->m);
     if (v >= n || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED || l > ch->block_size)
         return dequeue_claimed(ch, v, l, s, id, len);
     {
@@ -1207,9 +1248,13 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     int r = 0;
     if (cap && len)
         memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
-    if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
-                          * mdcom_block_release. release: our reads of the data are
-                          * done before the next alloc */
+    if (gen_moved(&ch->hdr->generation, ch->gen)) {
+        /* re-formatted in place since our dequeue: the message was ours
+         * (taken before), the block word is the new generation's, not ours
+         * to free; the next call says -ECONNRESET */
+    } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
+                               * mdcom_block_release. release: our reads of the data
+                               * are done before the next alloc */
         atomic_store_explicit(&ch->bstate[id],
                               (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                               memory_order_release);

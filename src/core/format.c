@@ -66,8 +66,24 @@ void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_
     }
 }
 
+/* The messages a re-format in place discards from FIFO channel cl: its
+ * QUEUED blocks (sent, not dequeued; a HELD one was delivered, an ALLOC one
+ * was never sent and its sender learns so). The words are the previous
+ * generation's, untrusted: a forged one only moves the count, at most
+ * block_count. relaxed: nobody writes them now (state FORMATTING). */
+static uint32_t count_queued(void *base, const mdcom_chan_layout *cl)
+{
+    const mdcom_aword *bs =
+        (const mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
+    uint32_t i, n = 0;
+    for (i = 0; i < cl->block_count; i++)
+        n += MDCOM_BLK_STATE(atomic_load_explicit(&bs[i], memory_order_relaxed)) ==
+             MDCOM_BLK_QUEUED;
+    return n;
+}
+
 void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
-                         const mdcom_chan_layout *chans, uint32_t generation)
+                         const mdcom_chan_layout *chans, uint32_t generation, int same)
 {
     uint32_t i;
     mdcom_layout_write_tables(base, cfg, lay, chans);
@@ -75,7 +91,13 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     atomic_store_explicit(&((mdcom_wire_hdr *)base)->generation, generation,
                           memory_order_relaxed);
     memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
-    for (i = 0; i < cfg->n_channels; i++)
+    for (i = 0; i < cfg->n_channels; i++) {
+        uint32_t n = same && chans[i].type == MDCOM_CHAN_FIFO ? count_queued(base, &chans[i]) : 0;
         mdcom_layout_format_channel(base, &chans[i]);
+        if (n) { /* relaxed: published by READY's release store, as the formatting */
+            mdcom_wire_fifo_ctl *c = (mdcom_wire_fifo_ctl *)((uint8_t *)base + chans[i].off);
+            atomic_store_explicit(&c->stats.discarded, n, memory_order_relaxed);
+        }
+    }
 }
 

@@ -72,9 +72,11 @@ void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIR
 
 /* Write header, tables and empty channels for cfg into base (master). The
  * state and fmt_pid/fmt_token words are left alone: the caller owns the
- * region through state == FORMATTING and publishes READY. */
+ * region through state == FORMATTING and publishes READY. same: the region
+ * held this very layout before (a re-format in place): each FIFO channel's
+ * messages still queued there are counted into its stats.discarded. */
 void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout *lay,
-                         const mdcom_chan_layout *chans, uint32_t generation);
+                         const mdcom_chan_layout *chans, uint32_t generation, int same);
 
 /* Write the header's fixed fields (not state, generation, fmt_*), the
  * domain table and the directory for cfg: what a remote verifies. The

@@ -14,7 +14,7 @@
 static int format_region(struct mdcom *m, mdcom_err *e)
 {
     uint32_t gen = 1;
-    int r;
+    int r, same;
     /* our claim in fmt_pid keeps every other candidate off these words */
     MDCOM_KP(&m->hdr->fmt_token);
     m->hdr->fmt_token = m->token;
@@ -25,7 +25,11 @@ static int format_region(struct mdcom *m, mdcom_err *e)
         gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
     if (gen == 0)
         gen = 1;
-    mdcom_layout_format(m->base, m->cfg, &m->lay, m->cl, gen);
+    /* the region held our very layout before (a master restarted or reset):
+     * what was still queued is counted as discarded */
+    same = m->hdr->magic == MDCOM_MAGIC && m->hdr->version == MDCOM_WIRE_VERSION &&
+           m->hdr->layout_hash == m->lay.hash && m->hdr->region_size == m->lay.region_size;
+    mdcom_layout_format(m->base, m->cfg, &m->lay, m->cl, gen, same);
     m->generation = gen;
     m->owns_region = 1;
     mdcom_bind_channels(m);

@@ -79,7 +79,7 @@ int ut_layout_format(void *base, const mdcom_config *cfg, uint32_t generation)
     mdcom_chan_layout *cls;
     int rc = ut_compute(cfg, &lay, &cls);
     if (rc == 0)
-        mdcom_layout_format(base, cfg, &lay, cls, generation);
+        mdcom_layout_format(base, cfg, &lay, cls, generation, 0);
     free(cls);
     return rc;
 }

@@ -12,6 +12,9 @@
  *   Waiters.*    a waiter count forged to the top of its range is repaired
  *   InitFail.*   a master whose init fails on the file it created leaves a
  *                remote a clear error at once, not an attach timeout
+ *   Reformat.*   a receiver of the old generation takes nothing a process
+ *                of the new one queued after an in-place re-format, and
+ *                what that re-format discarded is counted
  */
 #include <gtest/gtest.h>
 
@@ -443,6 +446,83 @@ TEST_F(Restart, InitFailureGivesRemotesAClearErrorAtOnce)
     EXPECT_EQ(kids_.wait(c, 60 * kSec), "");
     if (verdict->load() == 77)
         GTEST_SKIP() << "cannot mount a private tmpfs here (no root, no user namespaces)";
+}
+
+/* --------------------------------------------------------------------- */
+/* A re-format in place: the old generation's receiver, the new one's data */
+/* --------------------------------------------------------------------- */
+
+/* The master is killed with messages queued; a new master re-formats the
+ * same file (generation + 1) and sends. A receiver still attached to the
+ * old generation, dequeuing or receiving without a wait in between (a
+ * poller, or one that was inside recv at the re-format), must get the
+ * generation's end and leave the new message to the new generation's
+ * receivers; the new generation's counters say how many queued messages
+ * the re-format discarded. */
+TEST_F(Restart, StaleReceiverTakesNothingFromTheNewGeneration)
+{
+    sys_.channels = {ab()};
+    const mdcom_config *cfg = sys_.get();
+    Shared<std::atomic<int>> phase;
+    pid_t old = kids_.spawn([&] {
+        mdcom_t *m = nullptr;
+        CHILD_CHECK(attach(&m, cfg, kDomA, 0) == 0, "old master");
+        mdcom_fifoch_t *tx;
+        CHILD_CHECK(mdcom_fifoch_open(m, "ab", &tx) == 0, "open");
+        for (char c : {'1', '2', '3'})
+            CHILD_CHECK(mdcom_fifoch_send(tx, &c, 1, kSec) == 0, "send %c", c);
+        phase->store(1);
+        for (;;)
+            pause(); /* killed with two messages still queued */
+    });
+    ASSERT_TRUE(wait_until([&] { return phase->load() == 1; }, 5 * kSec));
+    Inst rx;
+    ASSERT_EQ(rx.init(cfg, kDomB, 5 * kSec), 0) << rx.err;
+    mdcom_fifoch_t *rch = rx.fifo("ab");
+    ASSERT_TRUE(rch);
+    char buf[8];
+    ASSERT_EQ(mdcom_fifoch_recv(rch, buf, sizeof buf, kSec), 1);
+    ASSERT_EQ(buf[0], '1');
+    ASSERT_EQ(kill(old, SIGKILL), 0);
+    (void)kids_.wait(old, 10 * kSec); /* killed: its status is not the point */
+
+    Inst master; /* finds the old master dead and formats the same file again */
+    ASSERT_EQ(master.init(cfg, kDomA), 0) << master.err;
+    mdcom_fifoch_t *tx = master.fifo("ab");
+    ASSERT_TRUE(tx);
+    mdcom_fifo_state st{};
+    ASSERT_EQ(mdcom_sense_fifoch(tx, &st), 0);
+    EXPECT_EQ(st.discarded, 2u) << "the two messages queued at the re-format";
+    EXPECT_EQ(st.queued, 0u);
+    ASSERT_EQ(mdcom_fifoch_send(tx, "n", 1, kSec), 0);
+
+    /* the old generation's receiver: no wait before the calls */
+    uint32_t id = 0, len = 0;
+    int r = mdcom_fifoch_dequeue(rch, &id, &len);
+    EXPECT_EQ(r, -ECONNRESET) << "dequeue from the old generation took block " << id
+                              << " of the new one: " << tsup::errname(r);
+    if (r == 0)
+        (void)mdcom_fifoch_free(rch, id);
+    r = mdcom_fifoch_recv(rch, buf, sizeof buf, MDCOM_POLL);
+    EXPECT_EQ(r, -ECONNRESET) << "recv from the old generation: " << tsup::errname(r);
+    rx.term();
+
+    /* the new generation's receiver gets the message */
+    Inst rx2;
+    ASSERT_EQ(rx2.init(cfg, kDomB, 5 * kSec), 0) << rx2.err;
+    mdcom_fifoch_t *r2 = rx2.fifo("ab");
+    ASSERT_TRUE(r2);
+    r = mdcom_fifoch_recv(r2, buf, sizeof buf, kSec);
+    EXPECT_EQ(r, 1) << tsup::errname(r);
+    EXPECT_EQ(buf[0], 'n');
+    /* a normal master's first format discards nothing */
+    rx2.term();
+    master.term();
+    Inst fresh;
+    ASSERT_EQ(fresh.init(cfg, kDomA), 0) << fresh.err;
+    mdcom_fifo_state st2{};
+    ASSERT_EQ(mdcom_sense_fifoch(fresh.fifo("ab"), &st2), 0);
+    EXPECT_EQ(st2.discarded, 0u);
 }
 
 } // namespace

@@ -76,7 +76,8 @@ pub struct FifoState {
     pub errors: u32,
     pub lost: u32,
     pub reclaimed: u32,
-    pub reserved: [u32; 7],
+    pub discarded: u32,
+    pub reserved: [u32; 6],
 }
 
 #[repr(C)]
