@@ -144,6 +144,13 @@ typedef struct mdcom_platform {
 #define MDCOM_SLOT_TAKE 0u
 #define MDCOM_SLOT_GIVE 1u
 #define MDCOM_SLOT_HELD 2u
+/* The slot_lock "slot" of the region's format lock (not a process entry):
+ * held by a process of the master domain from its last look at the name to
+ * the end of its format, and by the formatter's term from its last look at
+ * the generation to the removal of the file, so that a term never removes
+ * a file another process re-formatted, nor does anyone format a file that
+ * a term is removing. A port that has slot locks must take this one too. */
+#define MDCOM_SLOT_FORMAT 0xffffu
 
 /* The port selected by the build (CMake MDCOM_PORT). */
 const mdcom_platform *mdcom_platform_default(void);

@@ -126,6 +126,31 @@ static void slot_give(struct mdcom *m, uint32_t i)
         (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
 }
 
+/* The format lock (MDCOM_SLOT_FORMAT) on the file we map, spinning until
+ * deadline: 1 held, 0 the port has none (nothing to order), -ETIMEDOUT.
+ * Its holders hold it for a format or an unlink: microseconds to a few ms. */
+static int fmt_lock(struct mdcom *m, uint64_t deadline)
+{
+    uint32_t i;
+    int r;
+    if (!m->plat->slot_lock)
+        return 0;
+    for (i = 0;; i++) {
+        r = m->plat->slot_lock(m->plat->ctx, &m->map, MDCOM_SLOT_FORMAT, MDCOM_SLOT_TAKE);
+        if (r != -EBUSY)
+            return r == 0 ? 1 : 0; /* -ENOSYS or another error: no lock to order by */
+        if ((i & 63u) == 63u && mdcom_now(m) >= deadline)
+            return -ETIMEDOUT;
+        if (m->plat->relax)
+            m->plat->relax(m->plat->ctx);
+    }
+}
+
+static void fmt_unlock(struct mdcom *m)
+{
+    (void)m->plat->slot_lock(m->plat->ctx, &m->map, MDCOM_SLOT_FORMAT, MDCOM_SLOT_GIVE);
+}
+
 /* Claim a process slot; reclaims slots of dead processes. m->pid and
  * m->token (attach set them: a reaper's claim names us, see
  * mdcom_take_dead_slot) are pid and token. */
@@ -439,10 +464,15 @@ static int layout_of(struct mdcom *m, const mdcom_config *cfg, const mdcom_layou
  * process, or an unknown state, is stale and re-formatted by the next
  * master-domain process (generation + 1).
  */
+/* How many times attach opens the name again (the file it mapped was
+ * unlinked or replaced) before such a round counts against the timeout. */
+#define MDCOM_REOPEN_FREE 8u
+
 static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
 {
     int stale = 0; /* last verify error of a READY region without a live master */
-    uint32_t rounds = 0;
+    int fmt, locked;
+    uint32_t rounds = 0, reopened = 0;
     /* who we are: to know our own entries (named_live), and what
      * mdcom_claim_proc writes in ours */
     m->pid = pid;
@@ -483,16 +513,31 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
             }
         }
         /* not joined: if the file is not the region's any more, the next
-         * master formats (or has formatted) the one at the name */
-        r = follow_region(m, deadline, e);
+         * master formats (or has formatted) the one at the name. A master
+         * about to format holds the format lock from this look at the name
+         * to the end of its format: a term that is removing the file has
+         * removed it before (we open the name again) or finds it ours after
+         * (and leaves it). A lock we cannot get in time: we wait a round. */
+        fmt = m->is_master && !fmt_busy(m, fp, st);
+        locked = fmt ? fmt_lock(m, deadline) : 0;
+        if (locked < 0)
+            fmt = 0;
+        r = follow_region(m, deadline, e); /* (not 0: the lock went with the old file) */
         if (r < 0)
             return r;
-        if (r > 0)
+        if (r > 0) {
+            /* opened again without waiting: not a round against the
+             * timeout (a master's 0 would end here), a few times at most */
+            if (reopened++ < MDCOM_REOPEN_FREE)
+                rounds = 0;
             continue;
-        if (m->is_master && !fmt_busy(m, fp, st)) {
+        }
+        if (fmt) {
             FORMATTING(); /* first: a sibling thread takes our claim for live */
             r = mdcom_format_claim(m, fp, st, e);
             FORMATTED();
+            if (locked > 0)
+                fmt_unlock(m);
             if (r <= 0)
                 return r;
             continue;
@@ -613,10 +658,13 @@ static __attribute__((noinline)) int entry_live(struct mdcom *m)
            mdcom_self_reclaim(m) > 0; /* a claim on it nobody finishes */
 }
 
+/* How long term waits for the format lock before it leaves the file. */
+#define MDCOM_TERM_LOCK_NS 100000000ull
+
 int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
-    int live, ours;
+    int live, ours, remove;
     if (!valid_inst(m))
         return -EINVAL;
 #if defined(__linux__)
@@ -663,8 +711,25 @@ int mdcom_term(mdcom_t *m)
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
                               memory_order_release);
     /* remove the file only if it is still ours: a region another process of
-     * the master domain re-formatted (generation + 1) is theirs now */
-    m->plat->region_close(m->plat->ctx, &m->map, ours && !m->keep_region);
+     * the master domain re-formatted (generation + 1) is theirs now. Looked
+     * at again under the format lock, which a master holds while it
+     * formats: a sibling that re-initialised on our TERMINATED has either
+     * formatted by now (we leave the file) or will find it removed. Without
+     * the lock in time (a stuck holder), the file stays: the next master
+     * re-formats it in place. Our unlink and close drop the lock. */
+    remove = ours && !m->keep_region;
+    if (remove) {
+        int lk = fmt_lock(m, mdcom_now(m) + MDCOM_TERM_LOCK_NS);
+        /* acquire: a new formatter's claim (state CAS) and generation */
+        remove = lk >= 0 &&
+                 atomic_load_explicit(&m->hdr->state, memory_order_acquire) ==
+                     MDCOM_ST_TERMINATED &&
+                 atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) ==
+                     m->generation;
+        if (lk > 0 && !remove)
+            fmt_unlock(m);
+    }
+    m->plat->region_close(m->plat->ctx, &m->map, remove);
     pool_put(m);
     return 0;
 }

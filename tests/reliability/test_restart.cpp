@@ -12,6 +12,9 @@
  *   Waiters.*    a waiter count forged to the top of its range is repaired
  *   InitFail.*   a master whose init fails on the file it created leaves a
  *                remote a clear error at once, not an attach timeout
+ *   Sibling.*    a process of the master domain that re-initialises at once
+ *                when the formatter terminates formats a file at the name,
+ *                never one the formatter's term then unlinks
  *   Reformat.*   a receiver of the old generation takes nothing a process
  *                of the new one queued after an in-place re-format, and
  *                what that re-format discarded is counted
@@ -446,6 +449,66 @@ TEST_F(Restart, InitFailureGivesRemotesAClearErrorAtOnce)
     EXPECT_EQ(kids_.wait(c, 60 * kSec), "");
     if (verdict->load() == 77)
         GTEST_SKIP() << "cannot mount a private tmpfs here (no root, no user namespaces)";
+}
+
+/* --------------------------------------------------------------------- */
+/* The formatter's term and a sibling's re-format                          */
+/* --------------------------------------------------------------------- */
+
+/* Two processes of the master domain: the formatter terminates; the other
+ * sees -ESHUTDOWN at once (it polls) and initialises again, which opens the
+ * file the formatter's term is about to unlink. Had it formatted that file,
+ * its region would be unlinked under it: nobody could attach to it and its
+ * messages would go nowhere. Each round a remote must attach at the name
+ * and receive what the sibling sent. */
+TEST_F(Restart, SiblingReformatsWhileTheFormatterTerminates)
+{
+    sys_.channels = {ab()};
+    const mdcom_config *cfg = sys_.get();
+    const int rounds = 60;
+    int bad = 0;
+    for (int i = 0; i < rounds && bad < 3; i++) {
+        Inst formatter;
+        ASSERT_EQ(formatter.init(cfg, kDomA), 0) << formatter.err;
+        Shared<std::atomic<int>> phase;
+        pid_t sib = kids_.spawn([&] {
+            mdcom_t *m = nullptr;
+            CHILD_CHECK(attach(&m, cfg, kDomA, 0) == 0, "sibling joins");
+            mdcom_fifoch_t *tx;
+            CHILD_CHECK(mdcom_fifoch_open(m, "ab", &tx) == 0, "open");
+            phase->store(1);
+            uint32_t id;
+            int r;
+            while ((r = mdcom_fifoch_alloc(tx, &id)) == 0)
+                (void)mdcom_fifoch_free(tx, id); /* polls: sees the end at once */
+            CHILD_CHECK(r == -ESHUTDOWN, "alloc: %d", r);
+            mdcom_term(m);
+            m = nullptr;
+            CHILD_CHECK(attach(&m, cfg, kDomA, 0) == 0, "sibling re-initialises");
+            CHILD_CHECK(mdcom_fifoch_open(m, "ab", &tx) == 0, "open");
+            CHILD_CHECK(mdcom_fifoch_send(tx, "s", 1, kSec) == 0, "send");
+            while (phase->load() != 2)
+                sleep_ms(1);
+            mdcom_term(m);
+            return 0;
+        });
+        ASSERT_TRUE(wait_until([&] { return phase->load() == 1; }, 5 * kSec));
+        ASSERT_EQ(formatter.term(), 0);
+        Inst rx;
+        int r = rx.init(cfg, kDomB, kSec);
+        char buf[4];
+        int n = r == 0 ? mdcom_fifoch_recv(rx.fifo("ab"), buf, sizeof buf, kSec) : r;
+        if (r != 0 || n != 1) {
+            bad++;
+            printf("round %d: remote init %d (%s), recv %d: the sibling's region is not at "
+                   "the name\n", i, r, rx.err, n);
+        }
+        rx.term();
+        phase->store(2);
+        EXPECT_EQ(kids_.wait(sib, 10 * kSec), "");
+        region_remove(region_);
+    }
+    EXPECT_EQ(bad, 0) << "rounds in which the sibling formatted a file its formatter unlinked";
 }
 
 /* --------------------------------------------------------------------- */
