@@ -5,6 +5,7 @@ MDCOM_C_PEER and PYTHONPATH)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import pathlib
 import select
@@ -180,7 +181,7 @@ def test_asyncio_await_recv(toml):
         t = asyncio.create_task(ticker())
         for _ in range(20):
             got.append(await b2a.aio.recv(timeout=10))
-        with pytest.raises(asyncio.TimeoutError):
+        with pytest.raises(mdcom.MdcomTimeout):
             await b2a.aio.recv(timeout=0.05)
         t.cancel()
         assert ticks > 0
@@ -196,6 +197,43 @@ def test_asyncio_await_recv(toml):
         """)
         assert asyncio.run(main(s)) == [bytes([i]) for i in range(20)]
         finish(p)
+
+
+def test_timeouts_are_mdcom_timeout_sync_and_async(toml):
+    """One exception for every timeout: MdcomTimeout (errno ETIMEDOUT), which
+    is also the built-in TimeoutError (so asyncio.TimeoutError on 3.11+)."""
+    async def main(s: mdcom.System) -> list[BaseException]:
+        b2a, a2b = s.fifo("b2a"), s.fifo("a2b")
+        errs = []
+        for coro in (b2a.aio.recv(timeout=0.02), b2a.arecv(0.02)):
+            try:
+                await coro
+            except BaseException as e:  # noqa: B036 - recorded and checked below
+                errs.append(e)
+        while True:  # fill a2b (nobody receives), then asend times out
+            try:
+                a2b.send(b"x", timeout=0)
+            except mdcom.MdcomTimeout:
+                break
+        try:
+            await a2b.aio.send(b"y", timeout=0.02)
+        except BaseException as e:  # noqa: B036
+            errs.append(e)
+        return errs
+
+    with mdcom.System(toml, "a") as s:
+        errs = [*asyncio.run(main(s))]
+        for f in (lambda: s.fifo("b2a").recv(timeout=0.01),
+                  lambda: s.fifo("b2a").poll_recv(0.01)):
+            try:
+                f()
+            except BaseException as e:  # noqa: B036
+                errs.append(e)
+    assert len(errs) == 5, errs
+    for e in errs:
+        assert type(e) is mdcom.MdcomTimeout, repr(e)
+        assert isinstance(e, TimeoutError) and isinstance(e, asyncio.TimeoutError)
+        assert isinstance(e, mdcom.MdcomError) and e.errno == errno.ETIMEDOUT, repr(e)
 
 
 def test_python_and_c_processes(toml):
