@@ -43,6 +43,13 @@
  *   MDCOM_EV_NOTIFY is an edge: it holds from a notify after the previous
  *   evaluation that reported it until that report.
  *
+ * When the region ends (the master terminated or re-formatted it, or this
+ * process was reaped): every fd becomes readable at once and stays readable,
+ * and every evaluation (mdcom_fd_clear, mdcom_waitset_wait, whatever its
+ * timeout) returns -ESHUTDOWN / -ECONNRESET / -ENOTCONN without blocking. A
+ * loop ends on that negative answer (ignoring it would spin on the readable
+ * fd); mdcom_fd_close / mdcom_waitset_destroy still work after it.
+ *
  * Errors common to all functions: -EINVAL (NULL or foreign handle, bad
  * events), -ENOSYS (the library was built without the Linux port).
  */

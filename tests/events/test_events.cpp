@@ -418,6 +418,80 @@ TEST_F(Events, TermWithLiveSets)
     EXPECT_EQ(mdcom_waitset_destroy(ws), 0);
 }
 
+/* The end of the region, the contract of docs/events.md: after the master
+ * terminates the region, a remote's fd wakes its loop at once (not at the
+ * next periodic re-evaluation: this test runs with a 10 s slice), reports
+ * POLLIN, and every evaluation (mdcom_fd_clear) answers -ESHUTDOWN: an
+ * ordinary "poll, drain, clear" loop that stops on a negative clear ends
+ * after a bounded number of rounds instead of spinning on a readable fd. */
+TEST_F(Events, LoopEndsAfterMasterExits)
+{
+    sys_.channels.push_back(fifo_cfg("down", 64, 4, 0, 1u << kA, 1u << kB));
+    Shared<std::atomic<int>> step;
+    pid_t kid = kids_.spawn([&] {
+        Inst m;
+        mdcom_fifoch_t *c;
+        CHILD_CHECK(attach(&m.m, sys_.get(), kA, 0) == 0, "attach as the master");
+        CHILD_CHECK(mdcom_fifoch_open(m, "down", &c) == 0, "open down");
+        step->store(1);
+        await_step(*step, 2);
+        CHILD_CHECK(mdcom_fifoch_send(c, "hi", 2, kSec) == 0, "send");
+        await_step(*step, 3);
+        CHILD_CHECK(m.term() == 0, "term");
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    Inst b;
+    ASSERT_EQ(attach(&b.m, sys_.get(), kB, 5 * kSec), 0);
+    mdcom_fifoch_t *ch = fifo(b, "down");
+    int fd = mdcom_fifoch_fd(ch, MDCOM_EV_RX);
+    ASSERT_GE(fd, 0);
+    mdcom_waitset_t *ws; /* and a wait set's fd in an epoll */
+    ASSERT_EQ(mdcom_waitset_create(b, &ws), 0);
+    ASSERT_EQ(mdcom_waitset_add_fifo(ws, ch, MDCOM_EV_RX, nullptr), 0);
+    int wfd = mdcom_waitset_fd(ws), ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ee = {};
+    ee.events = EPOLLIN;
+    ASSERT_GE(wfd, 0);
+    ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, wfd, &ee), 0);
+    step->store(2);
+    int rounds = 0, msgs = 0, end = 0, n;
+    int64_t t_end = 0;
+    char buf[64];
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ASSERT_EQ(poll(&p, 1, 5000), 1) << "the loop was not woken (round " << rounds << ")";
+        ASSERT_LT(++rounds, 50) << "the loop spins on a readable fd";
+        while ((n = mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL)) > 0)
+            msgs++;
+        if (msgs == 1 && step->load() == 2) {
+            step->store(3); /* the master may end now */
+            t_end = (int64_t)now_ns();
+        }
+        int c = mdcom_fd_clear(fd);
+        if (c < 0) {
+            end = c;
+            break;
+        }
+    }
+    EXPECT_EQ(end, -ESHUTDOWN);
+    EXPECT_EQ(msgs, 1);
+    EXPECT_LT((int64_t)now_ns() - t_end, 2 * kSec) << "the end was noticed by the periodic re-evaluation only";
+    EXPECT_LE(rounds, 4);
+    EXPECT_TRUE(readable(fd, 0)) << "after the end the fd stays readable";
+    EXPECT_EQ(mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL), -ESHUTDOWN);
+    struct epoll_event out;
+    EXPECT_EQ(epoll_wait(ep, &out, 1, 0), 1) << "the wait set's fd is not readable after the end";
+    mdcom_event ev[1];
+    int64_t t0 = (int64_t)now_ns();
+    EXPECT_EQ(mdcom_waitset_wait(ws, ev, 1, MDCOM_FOREVER), -ESHUTDOWN);
+    EXPECT_LT((int64_t)now_ns() - t0, kSec) << "a wait after the end blocked";
+    close(ep);
+    EXPECT_EQ(mdcom_waitset_destroy(ws), 0);
+    EXPECT_EQ(mdcom_fd_close(fd), 0);
+    EXPECT_EQ(kids_.wait(kid, 5 * kSec), "");
+}
+
 /* A notifier that dies after enqueueing, before its notify: the fd still
  * becomes readable (the helper re-evaluates every slice). A lock holder that
  * dies: the helper's reaping releases the lock and the fd becomes readable. */
