@@ -9,6 +9,8 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
   - a project's mdcom_generate_config(... LAYOUT) computes the layout on the
     build host with the installed layout code, and it attaches
   - the installed commands answer --version
+  - a copy of the tree elsewhere still builds the consumer (find_package;
+    pkg-config --define-prefix)
   - cpack builds the .deb; its contents (dpkg -x) hold all of it, and the
     consumer builds from them and runs
 Environment (set by tests/package/CMakeLists.txt): MDCOM_BUILD_DIR,
@@ -167,7 +169,8 @@ def consumer_pkgconfig(prefix: Path, tmp: Path, unpacked=False):
     # pkg-config in Yocto/Buildroot expects), here the temporary one, not the
     # configured /usr/local: PKG_CONFIG_PATH alone is enough, as
     # examples/consumer/Makefile says. A package unpacked somewhere (not
-    # installed) says /usr: there --define-prefix takes the .pc's place.
+    # installed) says /usr, a moved tree its old prefix: there
+    # --define-prefix takes the .pc's place (README.md, the Makefile).
     out = tmp / "pc-build"
     env = dict(os.environ,
                PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
@@ -219,6 +222,17 @@ def test_stat_list(prefix, tmp_path):
 
 def test_consumer_pkgconfig(prefix, tmp_path):
     consumer_pkgconfig(prefix, tmp_path)
+
+
+def test_moved_prefix(prefix, tmp_path):
+    """A tree moved after its install: the CMake package finds everything
+    relative to itself (the consumer links the moved libmdcom.so), and
+    pkg-config --define-prefix takes the prefix from where mdcom.pc is (what
+    README.md and examples/consumer/Makefile say for such a tree)."""
+    moved = tmp_path / "moved"
+    shutil.copytree(prefix, moved, symlinks=True)
+    consumer_cmake(moved, tmp_path)
+    consumer_pkgconfig(moved, tmp_path, unpacked=True)
 
 
 def test_deb(tmp_path):
