@@ -22,7 +22,8 @@ an HTML comment on the line just before the fence (invisible on GitHub):
   sh       bash -n; every repository path it names (scripts/..., tools/...)
            exists and every `cmake --preset X` names a preset
   toml     tomllib; a whole system ([region] and [[domain]]) also passes
-           `tools/mdcom-cfg check`
+           `tools/mdcom-cfg check`; marker "toml | with: FILE" appends FILE
+           (the rest of a system) to a block that shows only a part of one
   cmake    parsed by cmake -P inside if(FALSE) (syntax, nothing runs)
   json     json.loads; json5: the same after quoting keys
   ini      configparser
@@ -199,13 +200,16 @@ def check_sh(b: Block, tmp: Path) -> None:
 
 
 def check_toml(b: Block, tmp: Path) -> None:
+    text = b.body
+    if "with" in b.opts:  # a part of a system: completed by a file of tests/docs
+        text += "\n" + (SRC / b.opts["with"]).read_text()
     try:
-        doc = tomllib.loads(b.body)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         pytest.fail(f"{b.where}: TOML: {e}")
     if "region" in doc and "domain" in doc:
         f = tmp / "snippet.toml"
-        f.write_text(b.body)
+        f.write_text(text)
         r = run([PYTHON, MDCOM_CFG, "check", f])
         assert r.returncode == 0, f"{b.where}: mdcom-cfg check: {r.stdout}{r.stderr}"
 
@@ -293,7 +297,7 @@ def check_json_excerpt_of(b: Block, tmp: Path) -> None:
 
 BY_LANG = {"c": compile_c, "python": None, "sh": check_sh, "toml": check_toml,
            "cmake": check_cmake, "json": check_json, "json5": check_json, "ini": check_ini}
-BY_MARKER = {"c-fragment": compile_c, "excerpt-of-generated": check_excerpt_of_generated,
+BY_MARKER = {"c-fragment": compile_c, "toml": check_toml, "excerpt-of-generated": check_excerpt_of_generated,
              "json-excerpt-of": check_json_excerpt_of}
 
 
