@@ -44,11 +44,12 @@
  *   evaluation that reported it until that report.
  *
  * When the region ends (the master terminated or re-formatted it, or this
- * process was reaped): every fd becomes readable at once and stays readable,
- * and every evaluation (mdcom_fd_clear, mdcom_waitset_wait, whatever its
- * timeout) returns -ESHUTDOWN / -ECONNRESET / -ENOTCONN without blocking. A
- * loop ends on that negative answer (ignoring it would spin on the readable
- * fd); mdcom_fd_close / mdcom_waitset_destroy still work after it.
+ * process was reaped): every fd becomes readable (at once on a termination,
+ * else by the next 50 ms re-evaluation) and stays readable, and every
+ * evaluation (mdcom_fd_clear, mdcom_waitset_wait, whatever its timeout)
+ * returns -ESHUTDOWN / -ECONNRESET / -ENOTCONN without blocking. A loop ends
+ * on that negative answer (ignoring it would spin on the readable fd);
+ * mdcom_fd_close / mdcom_waitset_destroy still work after it.
  *
  * Errors common to all functions: -EINVAL (NULL or foreign handle, bad
  * events), -ENOSYS (the library was built without the Linux port).
