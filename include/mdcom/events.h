@@ -131,8 +131,10 @@ int mdcom_smemch_fd(mdcom_smemch_t *ch);
 /* Re-evaluate the fd's events now: returns the mask of events that hold
  * (> 0; the fd stays readable), 0 (none: the fd is no longer readable), or
  * -EBADF (not an fd of mdcom_fifoch_fd / mdcom_smemch_fd / mdcom_waitset_fd),
- * -ESHUTDOWN / -ECONNRESET / -ENOTCONN (the region; the fd stays readable).
- * For a wait set's fd the mask is the union over its members. */
+ * -ESHUTDOWN / -ECONNRESET / -ENOTCONN (the region, or this process was
+ * reaped after a missed heartbeat; the fd stays readable). With a heartbeat
+ * promise (mdcom_init_opts.heartbeat_ms) the call is a sign of life, as a
+ * wait is. For a wait set's fd the mask is the union over its members. */
 int mdcom_fd_clear(int fd);
 
 /* Close an fd of mdcom_fifoch_fd / mdcom_smemch_fd (and free what is behind

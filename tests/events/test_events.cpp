@@ -492,6 +492,54 @@ TEST_F(Events, LoopEndsAfterMasterExits)
     EXPECT_EQ(kids_.wait(kid, 5 * kSec), "");
 }
 
+/* The end of the region for one process: a process that promised a
+ * heartbeat and stopped (SIGSTOP) is reaped by the others; when it runs
+ * again, its fd is readable and its evaluations answer -ENOTCONN (the
+ * contract of docs/events.md), like its channel calls, instead of reporting
+ * events on blocks that are no longer its own. */
+TEST_F(Events, ReapedProcessEndsItsLoop)
+{
+    ASSERT_TRUE(start(1));
+    Shared<std::atomic<int>> step, clear_r, recv_r, wait_r, was_readable;
+    pid_t kid = kids_.spawn([&] {
+        Inst b;
+        mdcom_init_opts o{};
+        o.attach_timeout_ns = 5 * kSec;
+        o.heartbeat_ms = 200;
+        CHILD_CHECK(mdcom_init(&b.m, sys_.get(), kB, &o) == 0, "attach with a heartbeat");
+        mdcom_fifoch_t *c;
+        mdcom_waitset_t *ws;
+        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open c0");
+        int fd = mdcom_fifoch_fd(c, MDCOM_EV_TX);
+        CHILD_CHECK(fd >= 0, "fd");
+        CHILD_CHECK(mdcom_waitset_create(b, &ws) == 0, "waitset");
+        CHILD_CHECK(mdcom_waitset_add_fifo(ws, c, MDCOM_EV_TX, nullptr) == 0, "add");
+        CHILD_CHECK(mdcom_fd_clear(fd) == (int)MDCOM_EV_TX, "TX holds while attached");
+        step->store(1);
+        await_step(*step, 2); /* stopped and reaped meanwhile */
+        was_readable->store(readable(fd, 0));
+        clear_r->store(mdcom_fd_clear(fd));
+        mdcom_event ev[1];
+        wait_r->store(mdcom_waitset_wait(ws, ev, 1, MDCOM_POLL));
+        char buf[4];
+        recv_r->store(mdcom_fifoch_send(c, buf, sizeof buf, MDCOM_POLL));
+        CHILD_CHECK(readable(fd, 0), "the fd of a reaped process is not readable");
+        mdcom_fd_close(fd);
+        mdcom_waitset_destroy(ws);
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    ASSERT_EQ(kill(kid, SIGSTOP), 0);
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kB) == 0; }, 5 * kSec))
+        << "the stopped process was not reaped";
+    ASSERT_EQ(kill(kid, SIGCONT), 0);
+    step->store(2);
+    EXPECT_EQ(kids_.wait(kid, 5 * kSec), "");
+    EXPECT_EQ(recv_r->load(), -ENOTCONN) << "the channel calls: the core's contract";
+    EXPECT_EQ(clear_r->load(), -ENOTCONN) << "mdcom_fd_clear of a reaped process";
+    EXPECT_EQ(wait_r->load(), -ENOTCONN) << "mdcom_waitset_wait of a reaped process";
+}
+
 /* A notifier that dies after enqueueing, before its notify: the fd still
  * becomes readable (the helper re-evaluates every slice). A lock holder that
  * dies: the helper's reaping releases the lock and the fd becomes readable. */
