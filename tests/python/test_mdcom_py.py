@@ -236,6 +236,41 @@ def test_timeouts_are_mdcom_timeout_sync_and_async(toml):
         assert isinstance(e, mdcom.MdcomError) and e.errno == errno.ETIMEDOUT, repr(e)
 
 
+def test_aio_recv_ends_with_the_region(toml):
+    """An awaited receive on a remote ends when the master terminates the
+    region (docs/events.md, "When the region ends"): MdcomError ESHUTDOWN at
+    once, not a timeout, and the event loop does not spin meanwhile."""
+    code = ("import mdcom, sys\ns = mdcom.System(sys.argv[1], 'a')\nprint('up', flush=True)\n"
+            "sys.stdin.readline()\ns.close()\n")
+    master = subprocess.Popen([sys.executable, "-c", code, str(toml)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert master.stdout.readline() == "up\n"
+        with mdcom.System(toml, "b", attach_timeout=10) as s:
+            a2b = s.fifo("a2b")
+
+            async def main() -> tuple[BaseException, float, float]:
+                t = asyncio.create_task(a2b.aio.recv(timeout=20))
+                await asyncio.sleep(0.2)
+                cpu0, t0 = time.process_time(), time.monotonic()
+                master.stdin.write("\n")  # the master ends the region now
+                master.stdin.flush()
+                try:
+                    await t
+                except BaseException as e:  # noqa: B036 - checked below
+                    return e, time.monotonic() - t0, time.process_time() - cpu0
+                raise AssertionError("aio.recv returned after the end of the region")
+
+            e, dt, cpu = asyncio.run(main())
+        assert isinstance(e, mdcom.MdcomError) and not isinstance(e, mdcom.MdcomTimeout), repr(e)
+        assert e.errno == errno.ESHUTDOWN, repr(e)
+        assert dt < 5, f"the end took {dt:.1f} s to reach the awaiting task"
+        assert cpu < max(1.0, dt), f"{cpu:.2f} s of CPU in {dt:.2f} s: the loop spun"
+    finally:
+        master.stdin.close()
+        assert master.wait(timeout=30) == 0
+
+
 def test_python_and_c_processes(toml):
     exe = os.environ.get("MDCOM_C_PEER")
     if not exe:
