@@ -600,6 +600,11 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         return -ESHUTDOWN;
     }
     r = mdcom_region_state(ws->m);
+    /* with a heartbeat promise, the end of our own attachment too: the
+     * others reaped us (a loop asleep in poll does not beat). A check, no
+     * sign of life: the helper must not keep a hung process alive. */
+    if (!r && ws->m->hb_ms && mdcom_self(ws->m) < 0)
+        r = -ENOTCONN;
     if (r) {
         fd_signal(ws);
         return r;

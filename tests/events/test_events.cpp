@@ -539,6 +539,46 @@ TEST_F(Events, ReapedProcessEndsItsLoop)
     EXPECT_EQ(wait_r->load(), -ENOTCONN) << "mdcom_waitset_wait of a reaped process";
 }
 
+/* A process with a heartbeat promise asleep in poll(2) on its fd does not
+ * beat, so the others take it for dead and reap it: its fd then becomes
+ * readable (the helper's periodic evaluation checks the process' own entry,
+ * without beating for it), so the loop wakes and ends on -ENOTCONN instead
+ * of sleeping until its own timeout. Runs with the default 50 ms slice
+ * (events_dead). */
+TEST_F(Events, DeadByHeartbeatWakesItsPoll)
+{
+    sys_.channels.push_back(fifo_cfg("down", 64, 4, 0, 1u << kA, 1u << kB));
+    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    Shared<std::atomic<int>> step, poll_r, clear_r;
+    Shared<std::atomic<int64_t>> slept;
+    pid_t kid = kids_.spawn([&] {
+        Inst b;
+        mdcom_init_opts o{};
+        o.attach_timeout_ns = 5 * kSec;
+        o.heartbeat_ms = 200;
+        CHILD_CHECK(mdcom_init(&b.m, sys_.get(), kB, &o) == 0, "attach with a heartbeat");
+        mdcom_fifoch_t *c;
+        CHILD_CHECK(mdcom_fifoch_open(b, "down", &c) == 0, "open down");
+        int fd = mdcom_fifoch_fd(c, MDCOM_EV_RX);
+        CHILD_CHECK(fd >= 0 && mdcom_fd_clear(fd) == 0, "an fd, nothing queued");
+        step->store(1);
+        struct pollfd p = {fd, POLLIN, 0};
+        int64_t t0 = (int64_t)now_ns();
+        poll_r->store(poll(&p, 1, 8000));
+        slept->store((int64_t)now_ns() - t0);
+        clear_r->store(mdcom_fd_clear(fd));
+        mdcom_fd_close(fd);
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kB) == 0; }, 5 * kSec))
+        << "the process asleep in poll was not reaped";
+    EXPECT_EQ(kids_.wait(kid, 10 * kSec), "");
+    EXPECT_EQ(poll_r->load(), 1) << "poll was not woken by the end of the attachment";
+    EXPECT_LT(slept->load(), 4 * kSec) << "woken by its own timeout only";
+    EXPECT_EQ(clear_r->load(), -ENOTCONN);
+}
+
 /* A notifier that dies after enqueueing, before its notify: the fd still
  * becomes readable (the helper re-evaluates every slice). A lock holder that
  * dies: the helper's reaping releases the lock and the fd becomes readable. */
