@@ -60,6 +60,14 @@ protected:
         return attach(&b.m, sys_.get(), kB, 5 * kSec) == 0 &&
                (!c || mdcom_fifoch_open(b, "c0", c) == 0);
     }
+    /* b (in a child) attached as domain B with a 200 ms heartbeat promise */
+    bool as_b_beating(Inst &b)
+    {
+        mdcom_init_opts o{};
+        o.attach_timeout_ns = 5 * kSec;
+        o.heartbeat_ms = 200;
+        return mdcom_init(&b.m, sys_.get(), kB, &o) == 0;
+    }
 
     Inst a;
 };
@@ -503,10 +511,7 @@ TEST_F(Events, ReapedProcessEndsItsLoop)
     Shared<std::atomic<int>> step, clear_r, send_r, wait_r;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        mdcom_init_opts o{};
-        o.attach_timeout_ns = 5 * kSec;
-        o.heartbeat_ms = 200;
-        CHILD_CHECK(mdcom_init(&b.m, sys_.get(), kB, &o) == 0, "attach with a heartbeat");
+        CHILD_CHECK(as_b_beating(b), "attach with a heartbeat");
         mdcom_fifoch_t *c;
         mdcom_waitset_t *ws;
         CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open c0");
@@ -553,10 +558,7 @@ TEST_F(Events, DeadByHeartbeatWakesItsPoll)
     Shared<std::atomic<int64_t>> slept;
     pid_t kid = kids_.spawn([&] {
         Inst b;
-        mdcom_init_opts o{};
-        o.attach_timeout_ns = 5 * kSec;
-        o.heartbeat_ms = 200;
-        CHILD_CHECK(mdcom_init(&b.m, sys_.get(), kB, &o) == 0, "attach with a heartbeat");
+        CHILD_CHECK(as_b_beating(b), "attach with a heartbeat");
         mdcom_fifoch_t *c;
         CHILD_CHECK(mdcom_fifoch_open(b, "down", &c) == 0, "open down");
         int fd = mdcom_fifoch_fd(c, MDCOM_EV_RX);
