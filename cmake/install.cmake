@@ -93,6 +93,29 @@ if(TARGET mdcom_shared)
 endif()
 
 # Man pages: docs/man/*.<section>.scd -> <name>.<section> with scdoc.
+# A page documents every function its NAME section lists (mdcom_fifoch(3):
+# mdcom_fifoch_open, mdcom_fifoch_send, ...); each of those other names gets a
+# one-line page ".so man3/<page>" beside it, so that `man mdcom_fifoch_send`
+# finds the page (tests/package test_man.py checks every export has one).
+function(mdcom_man_links src page sec)
+  file(READ ${src} text)
+  string(REGEX MATCH "# NAME\n+([^#]*)" _ "${text}")
+  set(names "${CMAKE_MATCH_1}")
+  string(FIND "${names}" " -" dash)  # the names end at " - what it is"
+  if(dash LESS 0)
+    message(FATAL_ERROR "${src}: NAME has no ' - ' after the names")
+  endif()
+  string(SUBSTRING "${names}" 0 ${dash} names)
+  string(REGEX MATCHALL "[A-Za-z0-9_.-]+" names "${names}")
+  get_filename_component(self ${page} NAME_WLE)     # mdcom_fifoch
+  foreach(n ${names})
+    if(NOT n STREQUAL self)
+      set(link ${CMAKE_CURRENT_BINARY_DIR}/man/links/${n}.${sec})
+      file(CONFIGURE OUTPUT ${link} CONTENT ".so man${sec}/${page}\n")
+      install(FILES ${link} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sec})
+    endif()
+  endforeach()
+endfunction()
 if(MDCOM_TARGET_HOSTED)
   find_program(MDCOM_SCDOC scdoc)
   file(GLOB _mdcom_man_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.scd)
@@ -110,6 +133,7 @@ if(MDCOM_TARGET_HOSTED)
         VERBATIM)
       list(APPEND _mdcom_man_out ${out})
       install(FILES ${out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sec})
+      mdcom_man_links(${src} ${page} ${sec})
     endforeach()
     add_custom_target(mdcom-man ALL DEPENDS ${_mdcom_man_out})
   elseif(_mdcom_man_src)

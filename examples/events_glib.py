@@ -23,6 +23,10 @@ def main() -> int:
                     msg = ch.recv(timeout=0).decode()
                 except mdcom.MdcomTimeout:
                     break
+                except mdcom.MdcomError as e:  # ESHUTDOWN, ECONNRESET, ENOTCONN:
+                    print(f"region ended: {e}")  # the fd stays readable: stop
+                    loop.quit()                  # watching it (docs/events.md)
+                    return GLib.SOURCE_REMOVE
                 got.append(f"{ch.name}: {msg}")
                 if ch.name == "alarm":
                     loop.quit()

@@ -43,6 +43,14 @@
  *   MDCOM_EV_NOTIFY is an edge: it holds from a notify after the previous
  *   evaluation that reported it until that report.
  *
+ * When the region ends (the master terminated or re-formatted it, or this
+ * process was reaped): every fd becomes readable (at once on a termination,
+ * else by the next 50 ms re-evaluation) and stays readable, and every
+ * evaluation (mdcom_fd_clear, mdcom_waitset_wait, whatever its timeout)
+ * returns -ESHUTDOWN / -ECONNRESET / -ENOTCONN without blocking. A loop ends
+ * on that negative answer (ignoring it would spin on the readable fd);
+ * mdcom_fd_close / mdcom_waitset_destroy still work after it.
+ *
  * Errors common to all functions: -EINVAL (NULL or foreign handle, bad
  * events), -ENOSYS (the library was built without the Linux port).
  */
@@ -123,8 +131,10 @@ int mdcom_smemch_fd(mdcom_smemch_t *ch);
 /* Re-evaluate the fd's events now: returns the mask of events that hold
  * (> 0; the fd stays readable), 0 (none: the fd is no longer readable), or
  * -EBADF (not an fd of mdcom_fifoch_fd / mdcom_smemch_fd / mdcom_waitset_fd),
- * -ESHUTDOWN / -ECONNRESET / -ENOTCONN (the region; the fd stays readable).
- * For a wait set's fd the mask is the union over its members. */
+ * -ESHUTDOWN / -ECONNRESET / -ENOTCONN (the region, or this process was
+ * reaped after a missed heartbeat; the fd stays readable). With a heartbeat
+ * promise (mdcom_init_opts.heartbeat_ms) the call is a sign of life, as a
+ * wait is. For a wait set's fd the mask is the union over its members. */
 int mdcom_fd_clear(int fd);
 
 /* Close an fd of mdcom_fifoch_fd / mdcom_smemch_fd (and free what is behind

@@ -600,6 +600,11 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         return -ESHUTDOWN;
     }
     r = mdcom_region_state(ws->m);
+    /* with a heartbeat promise, the end of our own attachment too: the
+     * others reaped us (a loop asleep in poll does not beat). A check, no
+     * sign of life: the helper must not keep a hung process alive. */
+    if (!r && ws->m->hb_ms && mdcom_self(ws->m) < 0)
+        r = -ENOTCONN;
     if (r) {
         fd_signal(ws);
         return r;
@@ -628,6 +633,21 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
     ws->rr = next_rr;
     fd_update(ws, (int)cnt, helper);
     return (int)cnt;
+}
+
+/* The caller's check before an evaluation (mdcom_fd_clear,
+ * mdcom_waitset_wait; under ws->mu): the region, and with a heartbeat
+ * promise this process' own entry (-ENOTCONN once the others reaped it; the
+ * check is a sign of life, as every wait's). The helper thread does not make
+ * it: its beats would keep a hung process alive. An error makes the fd
+ * readable for good, as ws_eval does for the region (docs/events.md, "When
+ * the region ends"). */
+static int ws_check(struct mdcom_waitset *ws)
+{
+    int r = ws->m ? mdcom_region_check(ws->m) : -ESHUTDOWN;
+    if (r)
+        fd_signal(ws);
+    return r;
 }
 
 /* How many members have events (no report, no fd change; under ws->mu). */
@@ -917,7 +937,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
         memset(seen, 0, sizeof seen);
         pthread_mutex_lock(&ws->mu);
         m = ws->m;
-        if (m && (r = mdcom_region_check(m)) != 0) {
+        if (m && (r = ws_check(ws)) != 0) {
             pthread_mutex_unlock(&ws->mu);
             return r;
         }
@@ -1162,7 +1182,9 @@ int mdcom_fd_clear(int fd)
     }
     pthread_mutex_lock(&ws->mu);
     pthread_mutex_unlock(&g_mu);
-    {
+    mask = 0;
+    r = ws_check(ws);
+    if (r == 0) {
         mdcom_event ev[1];
         /* consume NOTIFY edges of single-channel fds (their report is ours) */
         r = ws_eval(ws, ws->single ? ev : NULL, ws->single ? 1u : 0u, &mask, 0);

@@ -60,6 +60,14 @@ protected:
         return attach(&b.m, sys_.get(), kB, 5 * kSec) == 0 &&
                (!c || mdcom_fifoch_open(b, "c0", c) == 0);
     }
+    /* b (in a child) attached as domain B with a 200 ms heartbeat promise */
+    bool as_b_beating(Inst &b)
+    {
+        mdcom_init_opts o{};
+        o.attach_timeout_ns = 5 * kSec;
+        o.heartbeat_ms = 200;
+        return mdcom_init(&b.m, sys_.get(), kB, &o) == 0;
+    }
 
     Inst a;
 };
@@ -416,6 +424,161 @@ TEST_F(Events, TermWithLiveSets)
     EXPECT_EQ(mdcom_fd_clear(fd), -ESHUTDOWN);
     EXPECT_EQ(mdcom_fd_close(fd), 0);
     EXPECT_EQ(mdcom_waitset_destroy(ws), 0);
+}
+
+/* The end of the region, the contract of docs/events.md: after the master
+ * terminates the region, a remote's fd wakes its loop at once (not at the
+ * next periodic re-evaluation: this test runs with a 10 s slice), reports
+ * POLLIN, and every evaluation (mdcom_fd_clear) answers -ESHUTDOWN: an
+ * ordinary "poll, drain, clear" loop that stops on a negative clear ends
+ * after a bounded number of rounds instead of spinning on a readable fd. */
+TEST_F(Events, LoopEndsAfterMasterExits)
+{
+    sys_.channels.push_back(fifo_cfg("down", 64, 4, 0, 1u << kA, 1u << kB));
+    Shared<std::atomic<int>> step;
+    pid_t kid = kids_.spawn([&] {
+        Inst m;
+        mdcom_fifoch_t *c;
+        CHILD_CHECK(attach(&m.m, sys_.get(), kA, 0) == 0, "attach as the master");
+        CHILD_CHECK(mdcom_fifoch_open(m, "down", &c) == 0, "open down");
+        step->store(1);
+        await_step(*step, 2);
+        CHILD_CHECK(mdcom_fifoch_send(c, "hi", 2, kSec) == 0, "send");
+        await_step(*step, 3);
+        CHILD_CHECK(m.term() == 0, "term");
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    Inst b;
+    ASSERT_EQ(attach(&b.m, sys_.get(), kB, 5 * kSec), 0);
+    mdcom_fifoch_t *ch = fifo(b, "down");
+    int fd = mdcom_fifoch_fd(ch, MDCOM_EV_RX);
+    ASSERT_GE(fd, 0);
+    mdcom_waitset_t *ws; /* and a wait set's fd in an epoll */
+    ASSERT_EQ(mdcom_waitset_create(b, &ws), 0);
+    ASSERT_EQ(mdcom_waitset_add_fifo(ws, ch, MDCOM_EV_RX, nullptr), 0);
+    int wfd = mdcom_waitset_fd(ws), ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ee = {};
+    ee.events = EPOLLIN;
+    ASSERT_GE(wfd, 0);
+    ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, wfd, &ee), 0);
+    step->store(2);
+    int rounds = 0, msgs = 0, end = 0, n;
+    int64_t t_end = 0;
+    char buf[64];
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ASSERT_EQ(poll(&p, 1, 5000), 1) << "the loop was not woken (round " << rounds << ")";
+        ASSERT_LT(++rounds, 50) << "the loop spins on a readable fd";
+        while ((n = mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL)) > 0)
+            msgs++;
+        if (msgs == 1 && step->load() == 2) {
+            step->store(3); /* the master may end now */
+            t_end = (int64_t)now_ns();
+        }
+        int c = mdcom_fd_clear(fd);
+        if (c < 0) {
+            end = c;
+            break;
+        }
+    }
+    EXPECT_EQ(end, -ESHUTDOWN);
+    EXPECT_EQ(msgs, 1);
+    EXPECT_LT((int64_t)now_ns() - t_end, 2 * kSec) << "the end was noticed by the periodic re-evaluation only";
+    EXPECT_LE(rounds, 4);
+    EXPECT_TRUE(readable(fd, 0)) << "after the end the fd stays readable";
+    EXPECT_EQ(mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL), -ESHUTDOWN);
+    struct epoll_event out;
+    EXPECT_EQ(epoll_wait(ep, &out, 1, 0), 1) << "the wait set's fd is not readable after the end";
+    mdcom_event ev[1];
+    int64_t t0 = (int64_t)now_ns();
+    EXPECT_EQ(mdcom_waitset_wait(ws, ev, 1, MDCOM_FOREVER), -ESHUTDOWN);
+    EXPECT_LT((int64_t)now_ns() - t0, kSec) << "a wait after the end blocked";
+    close(ep);
+    EXPECT_EQ(mdcom_waitset_destroy(ws), 0);
+    EXPECT_EQ(mdcom_fd_close(fd), 0);
+    EXPECT_EQ(kids_.wait(kid, 5 * kSec), "");
+}
+
+/* The end of the region for one process: a process that promised a
+ * heartbeat and stopped (SIGSTOP) is reaped by the others; when it runs
+ * again, its fd is readable and its evaluations answer -ENOTCONN (the
+ * contract of docs/events.md), like its channel calls, instead of reporting
+ * events on blocks that are no longer its own. */
+TEST_F(Events, ReapedProcessEndsItsLoop)
+{
+    ASSERT_TRUE(start(1));
+    Shared<std::atomic<int>> step, clear_r, send_r, wait_r;
+    pid_t kid = kids_.spawn([&] {
+        Inst b;
+        CHILD_CHECK(as_b_beating(b), "attach with a heartbeat");
+        mdcom_fifoch_t *c;
+        mdcom_waitset_t *ws;
+        CHILD_CHECK(mdcom_fifoch_open(b, "c0", &c) == 0, "open c0");
+        int fd = mdcom_fifoch_fd(c, MDCOM_EV_TX);
+        CHILD_CHECK(fd >= 0, "fd");
+        CHILD_CHECK(mdcom_waitset_create(b, &ws) == 0, "waitset");
+        CHILD_CHECK(mdcom_waitset_add_fifo(ws, c, MDCOM_EV_TX, nullptr) == 0, "add");
+        CHILD_CHECK(mdcom_fd_clear(fd) == (int)MDCOM_EV_TX, "TX holds while attached");
+        step->store(1);
+        await_step(*step, 2); /* stopped and reaped meanwhile */
+        clear_r->store(mdcom_fd_clear(fd));
+        mdcom_event ev[1];
+        wait_r->store(mdcom_waitset_wait(ws, ev, 1, MDCOM_POLL));
+        char buf[4];
+        send_r->store(mdcom_fifoch_send(c, buf, sizeof buf, MDCOM_POLL));
+        CHILD_CHECK(readable(fd, 0), "the fd of a reaped process is not readable");
+        mdcom_fd_close(fd);
+        mdcom_waitset_destroy(ws);
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    ASSERT_EQ(kill(kid, SIGSTOP), 0);
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kB) == 0; }, 5 * kSec))
+        << "the stopped process was not reaped";
+    ASSERT_EQ(kill(kid, SIGCONT), 0);
+    step->store(2);
+    EXPECT_EQ(kids_.wait(kid, 5 * kSec), "");
+    EXPECT_EQ(send_r->load(), -ENOTCONN) << "a channel call: the core's contract";
+    EXPECT_EQ(clear_r->load(), -ENOTCONN) << "mdcom_fd_clear of a reaped process";
+    EXPECT_EQ(wait_r->load(), -ENOTCONN) << "mdcom_waitset_wait of a reaped process";
+}
+
+/* A process with a heartbeat promise asleep in poll(2) on its fd does not
+ * beat, so the others take it for dead and reap it: its fd then becomes
+ * readable (the helper's periodic evaluation checks the process' own entry,
+ * without beating for it), so the loop wakes and ends on -ENOTCONN instead
+ * of sleeping until its own timeout. Runs with the default 50 ms slice
+ * (events_dead). */
+TEST_F(Events, DeadByHeartbeatWakesItsPoll)
+{
+    sys_.channels.push_back(fifo_cfg("down", 64, 4, 0, 1u << kA, 1u << kB));
+    ASSERT_EQ(attach(&a.m, sys_.get(), kA, 0), 0);
+    Shared<std::atomic<int>> step, poll_r, clear_r;
+    Shared<std::atomic<int64_t>> slept;
+    pid_t kid = kids_.spawn([&] {
+        Inst b;
+        CHILD_CHECK(as_b_beating(b), "attach with a heartbeat");
+        mdcom_fifoch_t *c;
+        CHILD_CHECK(mdcom_fifoch_open(b, "down", &c) == 0, "open down");
+        int fd = mdcom_fifoch_fd(c, MDCOM_EV_RX);
+        CHILD_CHECK(fd >= 0 && mdcom_fd_clear(fd) == 0, "an fd, nothing queued");
+        step->store(1);
+        struct pollfd p = {fd, POLLIN, 0};
+        int64_t t0 = (int64_t)now_ns();
+        poll_r->store(poll(&p, 1, 8000));
+        slept->store((int64_t)now_ns() - t0);
+        clear_r->store(mdcom_fd_clear(fd));
+        mdcom_fd_close(fd);
+        return 0;
+    });
+    ASSERT_TRUE(wait_until([&] { return step->load() == 1; }, 5 * kSec));
+    EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(a, kB) == 0; }, 5 * kSec))
+        << "the process asleep in poll was not reaped";
+    EXPECT_EQ(kids_.wait(kid, 10 * kSec), "");
+    EXPECT_EQ(poll_r->load(), 1) << "poll was not woken by the end of the attachment";
+    EXPECT_LT(slept->load(), 4 * kSec) << "woken by its own timeout only";
+    EXPECT_EQ(clear_r->load(), -ENOTCONN);
 }
 
 /* A notifier that dies after enqueueing, before its notify: the fd still

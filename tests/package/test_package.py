@@ -9,6 +9,10 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
   - a project's mdcom_generate_config(... LAYOUT) computes the layout on the
     build host with the installed layout code, and it attaches
   - the installed commands answer --version
+  - a copy of the tree elsewhere still builds the consumer (find_package;
+    pkg-config --define-prefix)
+  - README.md's CMake and pkg-config blocks, pasted into a project, build a
+    program that runs
   - cpack builds the .deb; its contents (dpkg -x) hold all of it, and the
     consumer builds from them and runs
 Environment (set by tests/package/CMakeLists.txt): MDCOM_BUILD_DIR,
@@ -129,7 +133,9 @@ def test_installed_files(prefix):
     if shutil.which("scdoc"):
         for page in ["man1/mdcom-cfg.1", "man1/mdcom-stat.1", "man1/mdcom-bench.1",
                      "man3/mdcom_init.3", "man3/mdcom_fifoch.3", "man3/mdcom_smemch.3",
-                     "man3/mdcom_rpmsg.3", "man3/mdcom_platform.3"]:
+                     "man3/mdcom_rpmsg.3", "man3/mdcom_platform.3", "man3/mdcom_events.3",
+                     "man3/mdcom_linux_soc.3", "man3/mdcom_wire.3", "man1/mdcom-zenoh.1",
+                     "man3/mdcom_fifoch_send.3"]:  # the last one a .so link (test_man.py)
             assert (prefix / "share" / "man" / page).exists(), page
 
 
@@ -167,7 +173,8 @@ def consumer_pkgconfig(prefix: Path, tmp: Path, unpacked=False):
     # pkg-config in Yocto/Buildroot expects), here the temporary one, not the
     # configured /usr/local: PKG_CONFIG_PATH alone is enough, as
     # examples/consumer/Makefile says. A package unpacked somewhere (not
-    # installed) says /usr: there --define-prefix takes the .pc's place.
+    # installed) says /usr, a moved tree its old prefix: there
+    # --define-prefix takes the .pc's place (README.md, the Makefile).
     out = tmp / "pc-build"
     env = dict(os.environ,
                PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
@@ -221,6 +228,17 @@ def test_consumer_pkgconfig(prefix, tmp_path):
     consumer_pkgconfig(prefix, tmp_path)
 
 
+def test_moved_prefix(prefix, tmp_path):
+    """A tree moved after its install: the CMake package finds everything
+    relative to itself (the consumer links the moved libmdcom.so), and
+    pkg-config --define-prefix takes the prefix from where mdcom.pc is (what
+    README.md and examples/consumer/Makefile say for such a tree)."""
+    moved = tmp_path / "moved"
+    shutil.copytree(prefix, moved, symlinks=True)
+    consumer_cmake(moved, tmp_path)
+    consumer_pkgconfig(moved, tmp_path, unpacked=True)
+
+
 def test_deb(tmp_path):
     pkgdir = tmp_path / "deb"
     run([CPACK, "-G", "DEB", "-B", pkgdir, "--config", BUILD / "CPackConfig.cmake"], cwd=BUILD)
@@ -235,6 +253,91 @@ def test_deb(tmp_path):
     run(["dpkg-deb", "-x", debs[0], root])
     consumer_cmake(root / "usr", tmp_path)
     consumer_pkgconfig(root / "usr", tmp_path, unpacked=True)
+
+
+# The README's "Use it in your project" blocks, pasted as they are: the
+# system a new user writes (region "chat", as the README's comments assume)
+# and a program that includes the header the README names.
+CHAT_TOML = """[region]
+name = "chat"
+
+[[domain]]
+name = "me"
+id = 0
+role = "master"
+
+[[fifo]]
+name = "talk"
+block_size = 64
+block_count = 4
+senders = ["me"]
+receivers = ["me"]
+"""
+CHAT_MAIN = r"""#include <stdio.h>
+#include <mdcom/mdcom.h>
+#include "%s"
+int main(void)
+{
+    mdcom_t *m;
+    mdcom_fifoch_t *ch;
+    char buf[8];
+    if (mdcom_init(&m, &chat_config, CHAT_DOM_ME, NULL) || mdcom_fifoch_open(m, "talk", &ch) ||
+        mdcom_fifoch_send(ch, "hi", 3, MDCOM_POLL) || mdcom_fifoch_recv(ch, buf, 8, MDCOM_POLL) != 3)
+        return 1;
+    mdcom_term(m);
+    printf("chat: %%s\n", buf);
+    return 0;
+}
+"""
+
+
+def readme_block(lang: str, needle: str) -> str:
+    blocks = re.findall(r"^```" + lang + r"\n(.*?)^```", (SRC / "README.md").read_text(), re.S | re.M)
+    hits = [b for b in blocks if needle in b]
+    assert len(hits) == 1, f"README.md: one ```{lang} block with {needle!r}, found {len(hits)}"
+    return hits[0]
+
+
+def chat_project(tmp: Path, header: str) -> Path:
+    src = tmp / "chat"
+    src.mkdir()
+    (src / "system.toml").write_text(CHAT_TOML)
+    (src / "app.c").write_text(CHAT_MAIN % header)
+    return src
+
+
+def test_readme_cmake_block(prefix, tmp_path):
+    """The README's CMake block in a project: it configures, and the header
+    its comment names for region "chat" is the one the build generates."""
+    block = readme_block("cmake", "find_package(mdcom")
+    m = re.search(r'name = "chat" gives (\w+\.h)', block)
+    assert m, "the README's CMake block no longer says which header region 'chat' gives"
+    src = chat_project(tmp_path, m.group(1))
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(chat LANGUAGES C)\n"
+        "add_executable(app app.c)\n" + block)
+    b = tmp_path / "chat-build"
+    run([CMAKE, "-S", src, "-B", b, f"-DCMAKE_PREFIX_PATH={prefix}", "-G", "Ninja"])
+    run([CMAKE, "--build", b])
+    shm = tmp_path / "shm-chat"
+    shm.mkdir()
+    r = run([b / "app"], env=dict(os.environ, MDCOM_SHM_DIR=str(shm)), timeout=60)
+    assert "chat: hi" in r.stdout
+
+
+def test_readme_pkgconfig_block(prefix, tmp_path):
+    """The README's pkg-config block, run as it is in a shell with only
+    PATH and PKG_CONFIG_PATH pointing at the prefix."""
+    block = readme_block("sh", "pkg-config --cflags --libs mdcom")
+    src = chat_project(tmp_path, "chat_cfg.h")
+    env = dict(os.environ, PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
+               PATH=f"{prefix / 'bin'}:{os.environ['PATH']}")
+    run(["bash", "-e", "-c", block], cwd=src, env=env)
+    shm = tmp_path / "shm-chat"
+    shm.mkdir()
+    r = run([src / "a.out"], env=dict(os.environ, MDCOM_SHM_DIR=str(shm),
+                                      LD_LIBRARY_PATH=str(libdir(prefix))), timeout=60)
+    assert "chat: hi" in r.stdout
 
 
 AOT_CMAKE = """cmake_minimum_required(VERSION 3.20)

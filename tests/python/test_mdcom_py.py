@@ -5,6 +5,7 @@ MDCOM_C_PEER and PYTHONPATH)."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import pathlib
 import select
@@ -180,7 +181,7 @@ def test_asyncio_await_recv(toml):
         t = asyncio.create_task(ticker())
         for _ in range(20):
             got.append(await b2a.aio.recv(timeout=10))
-        with pytest.raises(asyncio.TimeoutError):
+        with pytest.raises(mdcom.MdcomTimeout):
             await b2a.aio.recv(timeout=0.05)
         t.cancel()
         assert ticks > 0
@@ -196,6 +197,78 @@ def test_asyncio_await_recv(toml):
         """)
         assert asyncio.run(main(s)) == [bytes([i]) for i in range(20)]
         finish(p)
+
+
+def test_timeouts_are_mdcom_timeout_sync_and_async(toml):
+    """One exception for every timeout: MdcomTimeout (errno ETIMEDOUT), which
+    is also the built-in TimeoutError (so asyncio.TimeoutError on 3.11+)."""
+    async def main(s: mdcom.System) -> list[BaseException]:
+        b2a, a2b = s.fifo("b2a"), s.fifo("a2b")
+        errs = []
+        for coro in (b2a.aio.recv(timeout=0.02), b2a.arecv(0.02)):
+            try:
+                await coro
+            except BaseException as e:  # noqa: B036 - recorded and checked below
+                errs.append(e)
+        while True:  # fill a2b (nobody receives), then asend times out
+            try:
+                a2b.send(b"x", timeout=0)
+            except mdcom.MdcomTimeout:
+                break
+        try:
+            await a2b.aio.send(b"y", timeout=0.02)
+        except BaseException as e:  # noqa: B036
+            errs.append(e)
+        return errs
+
+    with mdcom.System(toml, "a") as s:
+        errs = [*asyncio.run(main(s))]
+        for f in (lambda: s.fifo("b2a").recv(timeout=0.01),
+                  lambda: s.fifo("b2a").poll_recv(0.01)):
+            try:
+                f()
+            except BaseException as e:  # noqa: B036
+                errs.append(e)
+    assert len(errs) == 5, errs
+    for e in errs:
+        assert type(e) is mdcom.MdcomTimeout, repr(e)
+        assert isinstance(e, TimeoutError) and isinstance(e, asyncio.TimeoutError)
+        assert isinstance(e, mdcom.MdcomError) and e.errno == errno.ETIMEDOUT, repr(e)
+
+
+def test_aio_recv_ends_with_the_region(toml):
+    """An awaited receive on a remote ends when the master terminates the
+    region (docs/events.md, "When the region ends"): MdcomError ESHUTDOWN at
+    once, not a timeout, and the event loop does not spin meanwhile."""
+    code = ("import mdcom, sys\ns = mdcom.System(sys.argv[1], 'a')\nprint('up', flush=True)\n"
+            "sys.stdin.readline()\ns.close()\n")
+    master = subprocess.Popen([sys.executable, "-c", code, str(toml)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert master.stdout.readline() == "up\n"
+        with mdcom.System(toml, "b", attach_timeout=10) as s:
+            a2b = s.fifo("a2b")
+
+            async def main() -> tuple[BaseException, float, float]:
+                t = asyncio.create_task(a2b.aio.recv(timeout=20))
+                await asyncio.sleep(0.2)
+                cpu0, t0 = time.process_time(), time.monotonic()
+                master.stdin.write("\n")  # the master ends the region now
+                master.stdin.flush()
+                try:
+                    await t
+                except BaseException as e:  # noqa: B036 - checked below
+                    return e, time.monotonic() - t0, time.process_time() - cpu0
+                raise AssertionError("aio.recv returned after the end of the region")
+
+            e, dt, cpu = asyncio.run(main())
+        assert isinstance(e, mdcom.MdcomError) and not isinstance(e, mdcom.MdcomTimeout), repr(e)
+        assert e.errno == errno.ESHUTDOWN, repr(e)
+        assert dt < 5, f"the end took {dt:.1f} s to reach the awaiting task"
+        assert cpu < max(1.0, dt), f"{cpu:.2f} s of CPU in {dt:.2f} s: the loop spun"
+    finally:
+        master.stdin.close()
+        assert master.wait(timeout=30) == 0
 
 
 def test_python_and_c_processes(toml):

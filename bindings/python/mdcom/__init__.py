@@ -161,6 +161,16 @@ def _check(r: int, what: str, detail: str = "") -> int:
     return r
 
 
+async def _within(coro: Any, timeout: Optional[float], what: str) -> Any:
+    """Await coro at most timeout seconds (None: for ever). Running out is
+    :class:`MdcomTimeout`, as in the blocking calls (it is a TimeoutError,
+    hence also asyncio.TimeoutError, which asyncio.wait_for raises)."""
+    try:
+        return await asyncio.wait_for(coro, timeout)
+    except asyncio.TimeoutError:
+        raise MdcomTimeout(_errno.ETIMEDOUT, what, f"nothing within {timeout} s") from None
+
+
 # --------------------------------------------------------------- objects ---
 class System:
     """An attachment to the region a TOML file describes, as one domain.
@@ -317,14 +327,15 @@ class Fifo:
         """The next message, polling (try_recv, with ``interval`` seconds of
         sleep between tries) for up to ``timeout`` seconds: for regions whose
         peer cannot wake this process (a firmware whose doorbell is not the
-        futex). TimeoutError when nothing came."""
+        futex). :class:`MdcomTimeout` when nothing came."""
         end = time.monotonic() + timeout
         while True:
             m = self.try_recv()
             if m is not None:
                 return m
             if time.monotonic() > end:
-                raise TimeoutError(f"nothing on '{self.name}' within {timeout} s")
+                raise MdcomTimeout(_errno.ETIMEDOUT, f"poll_recv on '{self.name}'",
+                                   f"nothing within {timeout} s")
             if interval:
                 time.sleep(interval)
 
@@ -433,7 +444,7 @@ class Fifo:
                     pass
                 if self.clear(EV_RX) == 0:
                     await self._ready(EV_RX)
-        return await asyncio.wait_for(go(), timeout)
+        return await _within(go(), timeout, f"recv on '{self.name}'")
 
     async def asend(self, data: bytes, timeout: Optional[float] = None) -> bool:
         """asyncio: send, waiting for a free block without blocking the loop."""
@@ -445,7 +456,7 @@ class Fifo:
                     pass
                 if self.clear(EV_TX) == 0:
                     await self._ready(EV_TX)
-        return await asyncio.wait_for(go(), timeout)
+        return await _within(go(), timeout, f"send on '{self.name}'")
 
     @property
     def aio(self) -> "AsyncFifo":
