@@ -349,8 +349,11 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len);
  * -EAGAIN if empty, -EPERM not a receiver, -EPROTO/-EBADMSG if the queue
  * holds an invalid block ID, state or length (the slot is consumed and
  * counted), -ENOTCONN this process was reaped or its entry damaged (see
- * above: nothing is taken). The caller owns the block until
- * mdcom_fifoch_free(). Never blocks. */
+ * above: nothing is taken), -ECONNRESET (or -ESHUTDOWN) the entry was queued
+ * in a newer generation of the region (re-formatted since we attached:
+ * nothing is taken, it is left to that generation's receivers; attach
+ * again). The caller owns the block until mdcom_fifoch_free(). Never
+ * blocks. */
 int mdcom_fifoch_dequeue(mdcom_fifoch_t *ch, uint32_t *id, uint32_t *len);
 
 /* Signal the channel's event: wakes processes blocked in mdcom_fifoch_wait()

@@ -494,7 +494,8 @@ static void api(struct in *s, uint32_t op)
         break;
     case 4:
         r = mdcom_fifoch_dequeue(f, &id, &len);
-        EXPECT_RC("fifoch_dequeue", r, 0, -EAGAIN, -EPERM, -EPROTO, -EBADMSG);
+        EXPECT_RC("fifoch_dequeue", r, 0, -EAGAIN, -EPERM, -EPROTO, -EBADMSG, -ECONNRESET,
+                  -ESHUTDOWN);
         if (r == 0) {
             static volatile uint8_t g_sink;
             uint32_t i;

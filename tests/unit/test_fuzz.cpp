@@ -215,7 +215,7 @@ protected:
             held(k, ch).erase(eid);
 
         r = mdcom_fifoch_dequeue(f, &id, &len);
-        UT_EXPECT_ONE_OF(r, 0, -EAGAIN, -EPERM, -EPROTO, -EBADMSG);
+        UT_EXPECT_ONE_OF(r, 0, -EAGAIN, -EPERM, -EPROTO, -EBADMSG, -ECONNRESET, -ESHUTDOWN);
         if (r == 0) {
             EXPECT_LT(id, bc) << "dequeue returned an ID out of range";
             EXPECT_LE(len, bs) << "dequeue returned a length over the block size";
