@@ -20,6 +20,7 @@
 #define SES_EXIT_OK 0
 #define SES_EXIT_MISMATCH 10
 #define SES_EXIT_ERROR 11
+#define SES_EXIT_TIMEOUT 12
 
 uint32_t bench_tr_max_size(const bench_transport *t)
 {
@@ -134,11 +135,19 @@ static int ses_side(const bench_msg_job *j, void *ctx, int side)
     return rc;
 }
 
+/* A wait of side `side` ran past the job's timeout: counted, the first described. */
+static void ses_timeout(const bench_msg_job *j, char side)
+{
+    if (!j->to->n++)
+        snprintf(j->to->why, sizeof(j->to->why), "side %c waited longer than the %.3g s timeout",
+                 side, (double)j->p.timeout_ns / 1e9);
+}
+
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures)
 {
     const bench_msg_ops *ops = j->t->msg;
     const char *name = j->t->name;
-    unsigned i0 = *integrity, f0 = *failures;
+    unsigned i0 = *integrity, f0 = *failures, t0 = j->to ? j->to->n : 0;
     bench_msg_params p = j->p;
     p.tname = name;
     p.variant = j->t->variant;
@@ -165,7 +174,10 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
         rc = ses_side(j, ctx, BENCH_SIDE_B);
         /* _exit: no atexit handlers, no stdio flush of inherited buffers, and
          * nothing of the parent's state (an inherited attachment) touched */
-        _exit(rc == 0 ? SES_EXIT_OK : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH : SES_EXIT_ERROR);
+        _exit(rc == 0                   ? SES_EXIT_OK
+              : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH
+              : rc == -ETIMEDOUT        ? SES_EXIT_TIMEOUT
+                                        : SES_EXIT_ERROR);
     }
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     if (pid < 0) {
@@ -174,11 +186,16 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     } else {
         rc = ses_side(j, ctx, BENCH_SIDE_A);
         *integrity += rc == BENCH_RT_MISMATCH;
-        *failures += rc != 0 && rc != BENCH_RT_MISMATCH;
+        if (rc == -ETIMEDOUT && j->to)
+            ses_timeout(j, 'A');
+        else
+            *failures += rc != 0 && rc != BENCH_RT_MISMATCH;
         int code = bench_reap(pid, p.timeout_ns + 1000000000LL, name);
         if (code == SES_EXIT_MISMATCH) {
             bench_err("%s: side B saw an integrity error", name);
             (*integrity)++;
+        } else if (code == SES_EXIT_TIMEOUT && j->to) {
+            ses_timeout(j, 'B');
         } else if (code != SES_EXIT_OK) {
             bench_err("%s: side B failed (exit %d)", name, code);
             (*failures)++;
@@ -186,7 +203,7 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     }
     ops->teardown(ctx);
     signal(SIGPIPE, old_pipe);
-    return *integrity == i0 && *failures == f0 ? 0 : -1;
+    return *integrity == i0 && *failures == f0 && (!j->to || j->to->n == t0) ? 0 : -1;
 }
 
 bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t n_chan,
