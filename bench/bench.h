@@ -251,6 +251,20 @@ static inline int bench_timeouts_too_many(unsigned cells, unsigned timeouts)
  * when retried: a busy machine), else "ok". */
 const char *bench_cell_status(int na, unsigned integrity, unsigned failures, unsigned timeouts);
 
+/* One attempt at a cell, as bench_retry sees it. */
+typedef struct bench_try {
+    unsigned timeouts; /* waits past the timeout (bench_timeouts.n)        */
+    int worse;         /* n/a, an integrity error or a failure: no retry   */
+    double load;       /* the load average when the attempt started        */
+    char why[112];     /* what timed out (bench_timeouts.why)              */
+} bench_try;
+/* attempt(arg, timeout_s, t) runs a cell and fills t; one that timed out
+ * and nothing worse runs once more with twice the timeout (label names the
+ * cell in the message saying so). why: what timed out and at what load, in
+ * each attempt ("" when none did). The attempts made. */
+int bench_retry(void (*attempt)(void *arg, double timeout_s, bench_try *t), void *arg,
+                double timeout_s, const char *label, char *why, size_t len);
+
 /* Test-only fault injection, from the environment: MDCOM_BENCH_INJECT=
  * KIND:TRANSPORT:SIZE (KIND corrupt: one message of the cell is damaged;
  * stall: side B stops answering past the timeout, in every attempt).

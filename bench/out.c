@@ -146,6 +146,26 @@ const char *bench_cell_status(int na, unsigned integrity, unsigned failures, uns
     return na ? "n/a" : integrity ? "INTEGRITY" : failures ? "ERROR" : timeouts ? "TIMEOUT" : "ok";
 }
 
+int bench_retry(void (*attempt)(void *arg, double timeout_s, bench_try *t), void *arg,
+                double timeout_s, const char *label, char *why, size_t len)
+{
+    bench_try t = {0};
+    char first[160];
+    attempt(arg, timeout_s, &t);
+    snprintf(first, sizeof(first), "%s (load %.2f)", t.why, t.load);
+    snprintf(why, len, "%s", t.timeouts ? first : "");
+    if (!t.timeouts || t.worse || bench_interrupted)
+        return 1;
+    bench_err("%s: %s: retrying once with a %.3g s timeout", label, first, 2 * timeout_s);
+    t = (bench_try){0};
+    attempt(arg, 2 * timeout_s, &t);
+    if (t.timeouts)
+        snprintf(why, len, "%s; retried: %s (load %.2f)", first, t.why, t.load);
+    else
+        snprintf(why, len, "retried after: %s", first);
+    return 2;
+}
+
 int bench_inject(const char *kind, const char *transport, uint64_t size)
 {
     static char used[2][16];

@@ -54,7 +54,7 @@ typedef struct tp_cell {
      * kept attempt started; why it timed out, or why the first attempt did */
     unsigned timeouts, attempts;
     double load;
-    char why[280];
+    char why[320];
     uint64_t loss, corrupt;
     uint64_t msgs, bytes;
     double wall_s, agg_bps, msgs_ps, ch_min_bps, ch_max_bps;
@@ -484,30 +484,40 @@ static void tp_cell_once(const tp_opts *o, const bench_host *h, tp_key k, double
     }
 }
 
-/* Cell k; one that timed out (and nothing worse) runs once more with twice
- * the timeout: what it gives then is the cell's result, TIMEOUT only when
+/* What tp_attempt runs: a cell, its injected fault. */
+typedef struct tp_try {
+    const tp_opts *o;
+    const bench_host *h;
+    tp_key k;
+    int inj;
+} tp_try;
+
+static void tp_attempt(void *arg, double timeout_s, bench_try *t)
+{
+    const tp_try *a = arg;
+    const tp_cell *c = TP_CELL(a->k);
+    tp_cell_once(a->o, a->h, a->k, timeout_s, a->inj);
+    *t = (bench_try){.timeouts = c->timeouts, .load = c->load,
+                     .worse = c->na || c->integrity || c->failures};
+    snprintf(t->why, sizeof(t->why), "%s", c->why);
+}
+
+/* Cell k, retried once after a timeout (bench_retry): TIMEOUT only when
  * the second attempt timed out as well. */
 static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
 {
     tp_cell *c = TP_CELL(k);
     const char *name = o->tr[k.t]->name;
-    int inj = bench_inject("corrupt", name, o->sizes[k.si])  ? 'c'
-              : bench_inject("stall", name, o->sizes[k.si]) ? 's'
-                                                             : 0;
-    tp_cell_once(o, h, k, o->timeout_s, inj);
-    if (!c->timeouts || c->integrity || c->failures || c->na || bench_interrupted)
-        return;
-    char first[128], second[128];
-    snprintf(first, sizeof(first), "%.96s (load %.2f)", c->why, c->load);
-    bench_err("throughput %s %u ch %u B %s: %s: retrying once with a %.3g s timeout", name,
-              o->chans[k.ci], o->sizes[k.si], tp_mode_name[k.m], first, 2 * o->timeout_s);
-    tp_cell_once(o, h, k, 2 * o->timeout_s, inj);
-    c->attempts = 2;
-    snprintf(second, sizeof(second), "%.96s (load %.2f)", c->why, c->load);
-    if (c->timeouts)
-        snprintf(c->why, sizeof(c->why), "%s; retried: %s", first, second);
-    else
-        snprintf(c->why, sizeof(c->why), "retried after: %s", first);
+    tp_try a = {.o = o, .h = h, .k = k,
+                .inj = bench_inject("corrupt", name, o->sizes[k.si])  ? 'c'
+                       : bench_inject("stall", name, o->sizes[k.si]) ? 's'
+                                                                      : 0};
+    char label[96], why[sizeof(c->why)];
+    snprintf(label, sizeof(label), "throughput %s %u ch %u B %s", name, o->chans[k.ci],
+             o->sizes[k.si], tp_mode_name[k.m]);
+    int attempts = bench_retry(tp_attempt, &a, o->timeout_s, label, why, sizeof(why));
+    c->attempts = (unsigned)attempts;
+    snprintf(c->why, sizeof(c->why), "%s", why);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
