@@ -379,7 +379,13 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
     a.s.t1 = o->t1;
     bench_msg_job j = bench_job(t, o->cpu_ping, o->cpu_pong, 1, o->max_size < 4 ? 4 : o->max_size,
                                 8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
+    bench_timeouts to = {0};
+    j.to = &to;
+    r->load = bench_loadavg();
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);
+    r->timeouts += to.n;
+    if (to.n)
+        snprintf(r->why, sizeof(r->why), "%s", to.why);
     r->na |= rc == BENCH_SESSION_NA;
     if (rc != 0 && rc != BENCH_SESSION_NA)
         bench_err("%s %u B: round trips failed", t->name, o->size);

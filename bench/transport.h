@@ -162,13 +162,17 @@ typedef struct bench_rt_result {
     int ok;                /* 1: no error on either side                 */
     unsigned integrity;    /* integrity errors (mismatches), both sides  */
     unsigned failures;     /* API / system errors, both sides            */
+    unsigned timeouts;     /* waits past the timeout (not failures)      */
     int na;                /* setup said -EMSGSIZE: size not supported   */
+    double load;           /* load average when the last chunk started   */
+    char why[320];         /* what timed out (bench_timeouts.why), or
+                              after a retry, in both attempts            */
 } bench_rt_result;
 
 /* Run one chunk of a cell in a fresh process pair and fresh transport state:
  * up to o->samples round trips appended to buf[*n...] (buf has room for
  * o->samples more). Adds to r's counters (warmup_done, integrity,
- * failures); does not touch r->st or r->ok.
+ * failures, timeouts; why and load); does not touch r->st or r->ok.
  * Returns 0 when the chunk was clean, -1 otherwise (messages printed). */
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *buf, size_t *n,
                    bench_rt_result *r);
