@@ -214,6 +214,7 @@ typedef struct bench_target {
     char unit[8]; /* "" = a ratio (printed "1.23x"), else the unit of value */
     double value, limit;
     int state;
+    int at_least; /* 1: MET when value >= limit; 0: when value <= limit */
 } bench_target;
 /* state from value (NaN: not measured = skipped); at_least: MET when
  * value >= limit, else when value <= limit. */

@@ -18,6 +18,11 @@
 #include "mdcom/mdcom.h"
 #include "transport.h"
 
+/* the CMake build type (bench/CMakeLists.txt); unknown in other builds */
+#ifndef MDCOM_BENCH_BUILD
+#define MDCOM_BENCH_BUILD "unknown"
+#endif
+
 volatile sig_atomic_t bench_interrupted;
 bench_tally *bench_tally_out;
 
@@ -136,6 +141,7 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
     bench_json_dbl(j, "timer_overhead_ns", h->timer_ns);
     bench_json_dbl(j, "loadavg_1m", h->loadavg);
     bench_json_str(j, "date", h->date);
+    bench_json_str(j, "build", MDCOM_BENCH_BUILD);
     bench_json_u64(j, "mdcom_version_major", MDCOM_VERSION_MAJOR);
     bench_json_u64(j, "mdcom_version_minor", MDCOM_VERSION_MINOR);
     bench_json_obj_end(j);

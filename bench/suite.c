@@ -143,7 +143,9 @@ static void su_summary_line(const su_step *s)
         printf("  (skipped)\n");
         return;
     }
-    printf("  load %.2f..%.2f", s->load0, t->load_end);
+    printf("  load %.2f", s->load0);
+    if (t->load_end >= 0) /* a scenario's; the python step does not say */
+        printf("..%.2f", t->load_end);
     if (t->timeouts)
         printf("  %u of %u cells TIMEOUT (busy machine; see the report)", t->timeouts, t->cells);
     if (t->integrity)
