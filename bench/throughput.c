@@ -698,6 +698,7 @@ static void tp_row(bench_row *w, const tp_opts *o, tp_key k)
     bench_json_u64(w->j, "failures", c->failures);
     bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, k, tr->baseline));
     bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, k, bench_mdcom_ref(tr)));
+    bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(tr));
     bench_json_obj_end(w->j);
 }
 

@@ -239,12 +239,14 @@ def size_ticks(ax, sizes, axis="x"):
         ax.set_yticklabels(labels, fontsize=8)
 
 
-def caption(host, quick):
-    la = host.get("loadavg_1m")
-    la = "?" if la is None or la < 0 else f"{la:.2f}"
+def caption(host, quick, load=None):
+    """The conditions under every plot; load: the load average while its
+    scenario ran ("5.44 .. 11.51"), else the host's at the start."""
+    if load is None:
+        load = f"{fmt_load(host.get('loadavg_1m'))} at start"
     return (f"{host.get('cpu_model', '?')}, {host.get('cpus_online', '?')} vCPUs "
-            f"({host.get('cpus_allowed', '?')} allowed), {host.get('kernel', '?')}; "
-            f"load average {la} at start; {'--quick' if quick else 'full run'}; "
+            f"({host.get('cpus_allowed', '?')} allowed), {host.get('kernel', '?')}, build {host.get('build', '?')}; "
+            f"load average {load}; {'--quick' if quick else 'full run'}; "
             f"{host.get('date', '?')}")
 
 
@@ -361,7 +363,7 @@ def ref_lines(ax, rows, trs, xkey, yval):
                     ls="-" if ref == REFS[0] else "--", label=f"{ref} ({what}, ref.)")
 
 
-def make_plots(d, res, notes, host, quick):
+def make_plots(d, res, notes, host, quick, suite=None):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -372,13 +374,20 @@ def make_plots(d, res, notes, host, quick):
     pdir = os.path.join(d, "plots")
     os.makedirs(pdir, exist_ok=True)
     made = []
-    cap = caption(host, quick)
+    # each plot's caption: the load while its scenario ran
+    loads = {}
+    for st in (suite or {}).get("steps", []):
+        a, b = st.get("loadavg_start_1m"), st.get("loadavg_end_1m")
+        if a is not None:
+            loads[st["scenario"]] = fmt_load(a) + ("" if b is None or b < 0 else f" .. {fmt_load(b)}") + \
+                f" during {st['scenario']}"
     names = set()
     for key in ("latency", "throughput", "blocks"):
         names |= {r["transport"] for r in (res.get(key) or {}).get("results", [])}
     sty = style_map(names)
 
     def save(fig, name, title):
+        cap = caption(host, quick, loads.get(name.split("_")[0]))
         fig.text(0.01, 0.002, cap, fontsize=7.5, color="#444444", ha="left", va="bottom")
         fig.subplots_adjust(bottom=max(fig.subplotpars.bottom, 0.12))
         for ext in ("png", "svg"):
@@ -619,7 +628,7 @@ def conclusion(res, host):
             if r.get("mode") == "stream" and r.get("channels") == 1 and r.get("size") == want:
                 stream.setdefault(r["transport"], r)
     names = order(set(rtt) | set(stream), PREF)
-    rows = []
+    rows, unmeasured = [], []
     cores = f"{host.get('cpus_allowed', '?')} vCPUs, {'pinned' if host.get('pinned') else 'NOT pinned'}"
     build = host.get("build", "?")
     for t in names:
@@ -628,7 +637,7 @@ def conclusion(res, host):
         a = rtt.get(t)
         # the latency row names its mdcom reference (bench_mdcom_ref); a peer
         # program seen only in throughput blocks (it waits in the kernel)
-        ref = (a or {}).get("mdcom_ref") or ("mdcom-copy-poll" if (a or {}).get("wait") == "poll" else "mdcom-copy-block")
+        ref = (a or {}).get("mdcom_ref") or (stream.get(t) or {}).get("mdcom_ref") or "mdcom-copy-block"
         m = rtt.get(ref)
         lat_txt, lat_x, loads = "-", None, []
         if a and m and status(a) == "ok" and status(m) == "ok":
@@ -646,6 +655,9 @@ def conclusion(res, host):
         elif b:
             tp_txt = f"{t}: {status(b)}" if status(b) != "ok" else f"{ref}: {status(mb) if mb else 'n/a'}"
         kind = "baseline" if t.startswith("raw-") else "peer"
+        if all(status(r) == "n/a" for r in (a, b) if r is not None):
+            unmeasured.append(t)
+            continue
         rows.append([f"{t} ({kind})", ref, lat_txt, faster(lat_x), tp_txt, faster(tp_x),
                      f"load {', '.join(loads) or '?'}; {cores}; {build}"])
     if not rows:
@@ -655,7 +667,9 @@ def conclusion(res, host):
             "(higher is better); \"mdcom 2.00x faster\" = half the time or twice the rate. Load = the 1-minute "
             "load average when those cells ran.\n\n"
             + table(["against", "mdcom side", "64 B round trip, mdcom vs it", "ratio", "stream 1 ch, mdcom vs it",
-                     "ratio", "conditions"], rows))
+                     "ratio", "conditions"], rows)
+            + (f"\nNot measured here (n/a: not built, or sizes it does not carry): {', '.join(unmeasured)}.\n"
+               if unmeasured else ""))
 
 
 def main():
@@ -691,7 +705,7 @@ def main():
     notes = []
     host = (suite or {}).get("host") or next((v.get("host") for v in res.values() if v.get("host")), {})
     quick = (suite or {}).get("quick", any((v.get("config") or {}).get("quick") for v in res.values()))
-    plots = make_plots(d, res, notes, host, quick)
+    plots = make_plots(d, res, notes, host, quick, suite)
 
     L = []
     L.append(f"# mdcom-bench report {(suite or {}).get('timestamp', '')}\n")
