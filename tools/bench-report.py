@@ -146,7 +146,11 @@ def verdict(suite, res):
             if st == "n/a":
                 continue
             if st in ("TIMEOUT", "INTEGRITY", "ERROR") or r.get("attempts", 1) > 1:
-                bad.append((name, cell_name(name, r), st, r.get("why") or "", r.get("loadavg_1m")))
+                why = r.get("why") or ""
+                if st == "INTEGRITY" and not why:
+                    why = (f"{r['loss']} lost, {r['corrupt']} damaged" if "loss" in r
+                           else f"{r.get('integrity_errors', '?')} integrity errors")
+                bad.append((name, cell_name(name, r), st, why, r.get("loadavg_1m")))
         cells += d.get("cells", 0)
         timeouts += d.get("timeouts", 0)
         integrity += d.get("integrity_errors", 0)
