@@ -209,8 +209,10 @@ FAMILIES = [("baselines", lambda t: t.startswith("raw-")),
             ("kernel IPC", lambda t: t in ("pipe", "unix-stream", "unix-seqpacket", "mq")),
             ("RPMsg and OpenAMP", lambda t: "rpmsg" in t or t in ("openamp", "oa-host-md", "md-host-oa")),
             ("iceoryx", lambda t: t.startswith("iceoryx"))]
-# drawn thin and grey in every family panel, for scale
-REFS = ["raw-spin", "mdcom-copy-poll"]
+# drawn grey in every family panel, for scale: both raw baselines (polling,
+# blocking) and mdcom's copy API; their line styles
+REFS = ["raw-spin", "raw-futex", "mdcom-copy-poll"]
+REF_LS = {"raw-spin": "-", "raw-futex": ":", "mdcom-copy-poll": "--"}
 
 
 def family(t):
@@ -354,6 +356,14 @@ def mark_legend(ax, marks, legend_fs):
     return h, lab
 
 
+def panel_legend(ax, marks, fs):
+    """The panel's legend under it (never over its points): the series, the
+    references and what the marks of series() mean."""
+    h, lab = mark_legend(ax, marks, fs)
+    ax.legend(h, lab, fontsize=fs, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              frameon=False)
+
+
 def ref_lines(ax, rows, trs, xkey, yval):
     """The references every panel shows, grey: the raw baselines and mdcom's
     copy API, unless the panel has them among its own series."""
@@ -364,7 +374,7 @@ def ref_lines(ax, rows, trs, xkey, yval):
         if pts:
             what = "baseline" if ref.startswith("raw-") else "mdcom"
             ax.plot([p[0] for p in pts], [p[1] for p in pts], color="#aaaaaa", lw=1.2,
-                    ls="-" if ref == REFS[0] else "--", label=f"{ref} ({what}, ref.)")
+                    ls=REF_LS[ref], label=f"{ref} ({what}, ref.)")
 
 
 def make_plots(d, res, notes, host, quick, suite=None):
@@ -425,7 +435,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
             if not any(status(r) == "ok" for r in rows):
                 continue
             groups = by_family(r["transport"] for r in rows)
-            fig, axes = panels(groups, share=True)  # one y scale: panels compare
+            fig, axes = panels(groups, h=5.6, share=True)  # one y scale: panels compare; legends below
 
             def p50_us(r):
                 return r["stats"]["p50_ns"] / 1e3
@@ -436,8 +446,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
                     marks |= series(ax, rows, t, "size", p50_us, sty)
                 size_panel(ax, [r["size"] for r in rows], fam, f"{title} time, p50", fmt_us_axis,
                            loc="upper left")
-                ax.legend(*mark_legend(ax, marks, 7.5), fontsize=7.5, framealpha=0.85, loc="upper left",
-                          ncol=2 if len(ax.get_legend_handles_labels()[0]) > 5 else 1)
+                panel_legend(ax, marks, 7.5)
             fig.suptitle(f"{title} latency (p50, lower is better) vs payload size, per transport family; "
                          "one y scale")
             fig.tight_layout(rect=(0, 0.03, 1, 1))
@@ -479,7 +488,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
                 if not any(status(r) == "ok" for r in sub):
                     continue
                 groups = by_family(r["transport"] for r in sub)
-                fig, axes = panels(groups, share=True)  # one y scale: panels compare
+                fig, axes = panels(groups, h=5.6, share=True)  # one y scale: panels compare; legends below
 
                 def rate(r):
                     return r["msgs_per_s"]
@@ -489,8 +498,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
                     for t in trs:
                         marks |= series(ax, sub, t, "size", rate, sty)
                     size_panel(ax, [r["size"] for r in sub], fam, "messages / s (aggregate)", fmt_rate_axis)
-                    ax.legend(*mark_legend(ax, marks, 7.5), fontsize=7.5, framealpha=0.85,
-                              ncol=2 if len(ax.get_legend_handles_labels()[0]) > 5 else 1)
+                    panel_legend(ax, marks, 7.5)
                 fig.suptitle(f"throughput, {m}, {c} channel{'s' if c > 1 else ''}: messages/s, higher is "
                              "better (every payload checked; one y scale)")
                 fig.tight_layout(rect=(0, 0.03, 1, 1))
@@ -537,7 +545,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
         rows = [r for r in blk["results"] if status(r) != "n/a" and r["count"] == 1]
         if any(status(r) == "ok" for r in rows):
             groups = by_family(r["transport"] for r in rows)
-            fig, axes = panels(groups, share=True)  # one y scale: panels compare
+            fig, axes = panels(groups, h=5.6, share=True)  # one y scale: panels compare; legends below
             pub = [p for p in blk.get("published", []) if p["count"] == 1]
 
             def mib_s(r):
@@ -554,8 +562,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
                             label=source_name(src))
                 size_panel(ax, [r["length"] for r in rows], fam, "MiB/s (block / p50 time)", fmt_rate_axis,
                            legend_fs=7)
-                ax.legend(*mark_legend(ax, marks, 7), fontsize=7, framealpha=0.85,
-                          ncol=2 if len(ax.get_legend_handles_labels()[0]) > 5 else 1)
+                panel_legend(ax, marks, 7)
             fig.suptitle("blocks: throughput (MiB/s = transaction size / p50 time per transaction, higher is "
                          "better) vs transaction size, one block; one y scale")
             fig.tight_layout(rect=(0, 0.03, 1, 1))
