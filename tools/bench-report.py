@@ -458,6 +458,12 @@ def make_plots(d, res, notes, host, quick, suite=None):
             groups = by_family(r["transport"] for r in rows)
             fig, axes = panels(groups, share=True)  # one x scale: panels compare
             for ax, (fam, trs) in zip(axes, groups):
+                for r in rows:  # the references, grey, where the panel lacks them
+                    if r["transport"] in REFS and r["transport"] not in trs:
+                        ref = r["transport"]
+                        what = "baseline" if ref.startswith("raw-") else "mdcom"
+                        ax.step([v / 1e3 for v in r["hist"]["cdf_ns"]], [p / 100 for p in r["hist"]["cdf_pct"]],
+                                where="post", color="#aaaaaa", lw=1.2, ls=REF_LS[ref], label=f"{ref} ({what}, ref.)")
                 for r in rows:
                     if r["transport"] not in trs:
                         continue
@@ -472,7 +478,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
                 ax.set_ylim(0, 1.01)
                 ax.tick_params(labelbottom=True, labelleft=True)
                 ax.set_title(fam, fontsize=10)
-                ax.set_xlabel("64 B round trip")
+                ax.set_xlabel("64 B round-trip time")
                 ax.set_ylabel("fraction of samples <= x")
                 ax.grid(True, which="both", alpha=0.3)
                 ax.legend(fontsize=7.5, loc="lower right", framealpha=0.85)
