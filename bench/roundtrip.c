@@ -369,6 +369,7 @@ static int rt_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
                    bench_rt_result *r)
 {
+    r->load = bench_loadavg();
     if (t->ext)
         return bench_ext_chunk(t, o, samples, np, r);
     rt_arg a = {.o = o, .samples = samples, .n = *np, .n_end = *np + o->samples, .r = r};
@@ -381,7 +382,6 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
                                 8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
     bench_timeouts to = {0};
     j.to = &to;
-    r->load = bench_loadavg();
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);
     r->timeouts += to.n;
     if (to.n)

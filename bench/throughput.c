@@ -397,7 +397,8 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, tp_key k, tp_cell
         c->na = 1;
         return;
     }
-    *c = (tp_cell){.run = 1, .msgs = x.msgs, .bytes = x.bytes, .loss = x.lost,
+    *c = (tp_cell){.run = 1, .attempts = 1, .load = c->load, .msgs = x.msgs, .bytes = x.bytes,
+                   .loss = x.lost,
                    .corrupt = x.corrupt, .capped = o->stream_time <= 0 && x.msgs < want,
                    .wall_s = (double)x.wall_ns / 1e9};
     c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
