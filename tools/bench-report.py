@@ -601,7 +601,7 @@ def fmt_target_value(v, unit, ref):
         return fmt_x(v)
     if ref is not None and ref >= 1e6:
         div, pre = (1e9, "G") if ref >= 1e9 else (1e6, "M")
-        return f"{v / div:.2f} {pre}{unit}"
+        return f"{v / div:.2f} {pre}{'' if unit.startswith('B') else ' '}{unit}"  # GB/s, M msgs/s
     return f"{v:.3g} {unit}"
 
 

@@ -117,7 +117,7 @@ def test_targets_say_their_direction():
                                  "state": "MET", "detail": ""}]}}
     rows = br.target_rows(res)
     needed = {r[2]: r[4] for r in rows}
-    assert needed["x: msgs/s >= 20 M"] == ">= 20.00 Mmsgs/s"
+    assert needed["x: msgs/s >= 20 M"] == ">= 20.00 M msgs/s"
     assert needed["y p50 / z p50"] == "<= 1.00x"
 
 
