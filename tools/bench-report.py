@@ -629,6 +629,8 @@ def faster(x):
     """A ratio "how many times mdcom is faster" in words."""
     if x is None or not x > 0:
         return "-"
+    if 0.98 <= x <= 1.0 / 0.98:  # closer than a run's noise on a shared machine
+        return f"about equal ({x:.2f}x)"
     return f"mdcom {x:.2f}x faster" if x >= 1 else f"mdcom {1 / x:.2f}x slower"
 
 
