@@ -533,7 +533,7 @@ def make_plots(d, res, notes, host, quick, suite=None):
         ax1.set_ylabel("ns per call (log scale)")
         ax1.set_title("API call cost: time per call (single process, cache hot)", fontsize=10)
         ax1.grid(True, axis="y", which="both", alpha=0.3)
-        ax1.legend(fontsize=7.5, framealpha=0.85)
+        ax1.legend(fontsize=7.5, framealpha=0.85, loc="upper right")  # over the fast calls, clear of the paper
         if has_ins:
             ax2 = axs[0][1]
             ax2.bar(xs, [r.get("instructions") or 0 for r in rows], color=PALETTE[2],
