@@ -30,6 +30,10 @@ int bench_target_qemu_an521(int argc, char **argv);
 #define BENCH_EXIT_ERROR 1
 #define BENCH_EXIT_USAGE 2
 #define BENCH_EXIT_MISSED 3
+/* more than BENCH_TIMEOUT_PCT % of the cells timed out (after a retry),
+ * without any integrity or API error: the machine was too busy */
+#define BENCH_EXIT_TIMEOUT 4
+#define BENCH_TIMEOUT_PCT 5
 #define BENCH_EXIT_INTERRUPTED 130
 /* a prerequisite is missing (QEMU, a firmware image): "skipped" for ctest */
 #define BENCH_EXIT_SKIPPED 77
@@ -210,6 +214,7 @@ typedef struct bench_target {
     char unit[8]; /* "" = a ratio (printed "1.23x"), else the unit of value */
     double value, limit;
     int state;
+    int at_least; /* 1: MET when value >= limit; 0: when value <= limit */
 } bench_target;
 /* state from value (NaN: not measured = skipped); at_least: MET when
  * value >= limit, else when value <= limit. */
@@ -233,6 +238,48 @@ typedef struct bench_host {
 } bench_host;
 
 void bench_host_detect(bench_host *h);
+/* The 1-minute load average now, -1 unknown. */
+double bench_loadavg(void);
+/* 1 when timeouts of cells are more than BENCH_TIMEOUT_PCT % of them. */
+static inline int bench_timeouts_too_many(unsigned cells, unsigned timeouts)
+{
+    return (uint64_t)timeouts * 100u > (uint64_t)cells * BENCH_TIMEOUT_PCT;
+}
+
+/* A cell's result, the same word in the text, the JSON and the report:
+ * "n/a", "INTEGRITY" (a message lost, damaged or repeated: a bug),
+ * "ERROR" (a call failed), "TIMEOUT" (a wait ran past --timeout, and again
+ * when retried: a busy machine), else "ok". */
+const char *bench_cell_status(int na, unsigned integrity, unsigned failures, unsigned timeouts);
+
+/* One attempt at a cell, as bench_retry sees it. */
+typedef struct bench_try {
+    unsigned timeouts; /* waits past the timeout (bench_timeouts.n)        */
+    int worse;         /* n/a, an integrity error or a failure: no retry   */
+    double load;       /* the load average when the attempt started        */
+    char why[112];     /* what timed out (bench_timeouts.why)              */
+} bench_try;
+/* attempt(arg, timeout_s, t) runs a cell and fills t; one that timed out
+ * and nothing worse runs once more with twice the timeout (label names the
+ * cell in the message saying so). why: what timed out and at what load, in
+ * each attempt ("" when none did). The attempts made. */
+int bench_retry(void (*attempt)(void *arg, double timeout_s, bench_try *t), void *arg,
+                double timeout_s, const char *label, char *why, size_t len);
+
+/* Test-only fault injection, from the environment: MDCOM_BENCH_INJECT=
+ * KIND:TRANSPORT:SIZE (KIND corrupt: one message of the cell is damaged;
+ * stall: side B stops answering past the timeout, in every attempt).
+ * 1 for the first cell of that transport and size for which it is asked
+ * (once per kind and process), else 0. */
+int bench_inject(const char *kind, const char *transport, uint64_t size);
+
+/* What a scenario's run ended with, for the suite that forked it (it points
+ * bench_tally_out at shared memory; NULL otherwise). */
+typedef struct bench_tally {
+    unsigned cells, timeouts, integrity, failures;
+    double load_end;
+} bench_tally;
+extern bench_tally *bench_tally_out;
 void bench_host_json(bench_json *j, const char *key, const bench_host *h);
 
 /* A progress line on stderr ("\r...") when stderr is a terminal, else one
@@ -290,8 +337,10 @@ typedef struct bench_run {
     FILE *out, *jf, *cf; /* text (stderr when JSON or CSV go to stdout), outputs */
     bench_host h;
     uint64_t t0;
-    /* counted by the scenario */
+    /* counted by the scenario: errors, and cells that ran (not n/a) and
+     * those of them that timed out even when retried */
     unsigned integrity, failures;
+    unsigned cells, timeouts;
 } bench_run;
 
 /* Open --json/--csv, pick the text stream, install the signal handlers,
@@ -300,7 +349,8 @@ typedef struct bench_run {
 int bench_run_begin(bench_run *r);
 /* The end of every scenario: the error line, targets (print, JSON), JSON
  * and CSV, and the exit status: rc when non-zero (interrupted, ...), else 1
- * on an integrity or other error, 3 on a missed target when strict, else 0. */
+ * on an integrity or other error, BENCH_EXIT_TIMEOUT when too many cells
+ * timed out, 3 on a missed target when strict, else 0. */
 int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, int strict);
 
 /* Size lists of log2 steps lo..hi (both powers of two). Count. */

@@ -35,6 +35,9 @@ typedef struct bk_opts {
 typedef struct bk_cell {
     int run, na, ok;
     unsigned integrity, failures;
+    unsigned timeouts, attempts; /* as in throughput: bench_retry */
+    double load;
+    char why[320];
     bench_stats st;
 } bk_cell;
 
@@ -201,15 +204,31 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
     return rc;
 }
 
-static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int bi, int ni)
+/* What bk_attempt runs: the cell (t, bi, ni). */
+typedef struct bk_try {
+    const bk_opts *o;
+    const bench_host *h;
+    unsigned t;
+    int bi, ni;
+} bk_try;
+
+/* One attempt at a cell, every wait bounded by timeout_s. */
+static void bk_attempt(void *arg, double timeout_s, bench_try *tr)
 {
+    const bk_try *a = arg;
+    const bk_opts *o = a->o;
+    unsigned t = a->t;
+    int bi = a->bi, ni = a->ni;
     bk_cell *c = &bk_cells[t][bi][ni];
     uint32_t block = o->blocks[bi], n = o->counts[ni];
     uint64_t length = (uint64_t)block * n;
-    *c = (bk_cell){.run = 1};
+    *c = (bk_cell){.run = 1, .attempts = 1, .load = bench_loadavg()};
+    *tr = (bench_try){.load = c->load};
     c->na = block > bench_tr_max_size(o->tr[t]) || length > 64u * 1024u * 1024u;
-    if (c->na)
+    if (c->na) {
+        tr->worse = 1;
         return;
+    }
     /* sh is read-only in the child: a copy is enough */
     bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length, .data = malloc(length),
                     .warm = 10, .iters = o->iters, .budget_ns = (uint64_t)(o->cell_time * 1e9),
@@ -219,15 +238,38 @@ static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int b
     } else {
         bench_fill_random(sh.data, length, block * 131u + n);
         sh.crc = bench_crc32c(0, sh.data, length);
-        bench_msg_job j = bench_job(o->tr[t], h->cpus.cpu[0], h->cpus.cpu[1], 1, block,
-                                    n + 2 > 8 ? n + 2 : 8, o->timeout_s, bk_side_a, bk_side_b, &sh);
+        bench_msg_job j = bench_job(o->tr[t], a->h->cpus.cpu[0], a->h->cpus.cpu[1], 1, block,
+                                    n + 2 > 8 ? n + 2 : 8, timeout_s, bk_side_a, bk_side_b, &sh);
+        bench_timeouts to = {0};
+        j.to = &to;
         int src = bench_msg_session(&j, &c->integrity, &c->failures);
+        c->timeouts = tr->timeouts = to.n;
+        snprintf(tr->why, sizeof(tr->why), "%s", to.why);
         c->ok = src == 0;
         c->na = src == BENCH_SESSION_NA;
         bench_stats_compute(sh.samples, sh.n_samples, &c->st);
     }
+    tr->worse = c->na || c->integrity || c->failures;
     free(sh.samples);
     free(sh.data);
+}
+
+/* Cell (t, bi, ni), retried once after a timeout (bench_retry). */
+static void bk_cell_run(const bk_opts *o, const bench_host *h, unsigned t, int bi, int ni)
+{
+    bk_cell *c = &bk_cells[t][bi][ni];
+    bk_try a = {.o = o, .h = h, .t = t, .bi = bi, .ni = ni};
+    char label[96], why[sizeof(c->why)];
+    snprintf(label, sizeof(label), "blocks %s %u B x %u", o->tr[t]->name, o->blocks[bi],
+             o->counts[ni]);
+    int attempts = bench_retry(bk_attempt, &a, o->timeout_s, label, why, sizeof(why));
+    c->attempts = (unsigned)attempts;
+    snprintf(c->why, sizeof(c->why), "%s", why);
+}
+
+static const char *bk_status(const bk_cell *c)
+{
+    return bench_cell_status(c->na, c->integrity, c->failures, c->timeouts);
 }
 
 /* ---- output -------------------------------------------------------------------------- */
@@ -269,9 +311,11 @@ static void bk_print(FILE *out, const bk_opts *o, int bi, int ni)
         if (c->na)
             fprintf(out, "%-17s %7s  n/a (blocks above %u B)\n", tr->name, "-",
                     bench_tr_max_size(tr));
+        else if ((!c->ok || !c->st.n) && !c->integrity && !c->failures && c->timeouts)
+            fprintf(out, "%-17s %7zu  TIMEOUT: %s\n", tr->name, c->st.n, c->why);
         else if (!c->ok || !c->st.n)
-            fprintf(out, "%-17s %7zu  ERROR: %u integrity, %u other\n", tr->name, c->st.n,
-                    c->integrity, c->failures);
+            fprintf(out, "%-17s %7zu  %s: %u integrity, %u other\n", tr->name, c->st.n,
+                    c->integrity ? "INTEGRITY" : "ERROR", c->integrity, c->failures);
         else
             fprintf(out, "%-17s %7zu %10s %10s %10s %12.0f  %-20s %s\n", tr->name, c->st.n,
                     bench_fmt_ns(b1, sizeof(b1), (double)c->st.min),
@@ -309,6 +353,11 @@ static void bk_row(bench_row *w, const bk_opts *o, unsigned t, int bi, int ni)
     bench_json_u64(w->j, "length", len);
     bench_json_bool(w->j, "na", c->na);
     bench_json_bool(w->j, "ok", c->ok);
+    bench_json_str(w->j, "status", bk_status(c));
+    bench_json_u64(w->j, "timeouts", c->timeouts);
+    bench_json_u64(w->j, "attempts", c->attempts);
+    bench_json_dbl(w->j, "loadavg_1m", c->load);
+    bench_json_str(w->j, "why", c->why);
     bench_json_u64(w->j, "integrity_errors", c->integrity);
     bench_json_u64(w->j, "failures", c->failures);
     bench_json_stats(w->j, "time", &c->st);
@@ -368,8 +417,11 @@ static int bk_main(int argc, char **argv)
                 bench_progress("blocks %s x %u: %s", bench_fmt_size(b1, sizeof(b1), o.blocks[bi]),
                                o.counts[ni], o.tr[t]->name);
                 bk_cell_run(&o, &r.h, t, bi, ni);
-                r.integrity += bk_cells[t][bi][ni].integrity;
-                r.failures += bk_cells[t][bi][ni].failures;
+                const bk_cell *c = &bk_cells[t][bi][ni];
+                r.integrity += c->integrity;
+                r.failures += c->failures;
+                r.cells += !c->na;
+                r.timeouts += !strcmp(bk_status(c), "TIMEOUT");
             }
             bench_progress_end();
             bk_print(r.out, &o, bi, ni);

@@ -127,6 +127,7 @@ static const char *const tg_state[] = {"MET", "MISSED", "SKIPPED"};
 void bench_target_eval(bench_target *t, double value, int at_least)
 {
     t->value = value;
+    t->at_least = at_least;
     t->state = isnan(value) ? BT_SKIPPED
                : (at_least ? value >= t->limit : value <= t->limit) ? BT_MET
                                                                     : BT_MISSED;
@@ -174,6 +175,8 @@ void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n)
         bench_json_str(j, "name", tg[i].name);
         bench_json_dbl(j, "value", tg[i].value);
         bench_json_dbl(j, "limit", tg[i].limit);
+        bench_json_str(j, "need", tg[i].at_least ? ">=" : "<=");
+        bench_json_str(j, "unit", tg[i].unit);
         bench_json_str(j, "detail", tg[i].detail);
         bench_json_str(j, "state", tg_state[tg[i].state]);
         bench_json_obj_end(j);

@@ -160,6 +160,42 @@ static uint64_t lt_warmup(uint64_t samples)
 
 /* ---- measuring ------------------------------------------------------------------------ */
 
+/* What lt_chunk_try runs: one chunk of a cell into buf[*n...], r its
+ * result; n0 and r0 what they were before it (a retry starts from there). */
+typedef struct lt_chunk {
+    const bench_transport *t;
+    bench_rt_opts ro;
+    uint64_t *buf;
+    size_t *n, n0;
+    bench_rt_result *r, r0;
+    int failed;
+} lt_chunk;
+
+static void lt_chunk_try(void *arg, double timeout_s, bench_try *t)
+{
+    lt_chunk *a = arg;
+    *a->n = a->n0;
+    *a->r = a->r0;
+    a->ro.timeout_ns = (int64_t)(timeout_s * 1e9);
+    a->failed = bench_rt_chunk(a->t, &a->ro, a->buf, a->n, a->r) != 0;
+    *t = (bench_try){.timeouts = a->r->timeouts - a->r0.timeouts, .load = a->r->load,
+                     .worse = a->r->na || a->r->integrity != a->r0.integrity ||
+                              a->r->failures != a->r0.failures};
+    snprintf(t->why, sizeof(t->why), "%.100s", a->r->why);
+}
+
+/* bench_rt_chunk, retried once after a timeout (bench_retry); label names
+ * the cell. 0 when the chunk kept was clean, else -1. */
+static int lt_chunk_run(const bench_transport *t, const bench_rt_opts *ro, uint64_t *buf,
+                        size_t *n, bench_rt_result *r, const char *label)
+{
+    lt_chunk a = {.t = t, .ro = *ro, .buf = buf, .n = n, .n0 = *n, .r = r, .r0 = *r};
+    char why[sizeof(r->why)];
+    bench_retry(lt_chunk_try, &a, (double)ro->timeout_ns / 1e9, label, why, sizeof(why));
+    snprintf(r->why, sizeof(r->why), "%s", why);
+    return a.failed ? -1 : 0;
+}
+
 /* One way (docs/benchmarks.md): the round-trip loop with side B stamping
  * each arrival into shared memory and answering with a 4-byte ack. */
 static void lt_oneway(const lt_opts *o, bench_rt_opts ro, unsigned t, lt_cell *c)
@@ -173,7 +209,9 @@ static void lt_oneway(const lt_opts *o, bench_rt_opts ro, unsigned t, lt_cell *c
         bench_err("%s: out of memory for one-way samples", o->cmd);
         r->failures++;
     } else {
-        r->ok = bench_rt_chunk(o->tr[t], &ro, t0, &n, r) == 0;
+        char label[96];
+        snprintf(label, sizeof(label), "latency %s %u B one way", o->tr[t]->name, ro.size);
+        r->ok = lt_chunk_run(o->tr[t], &ro, t0, &n, r, label) == 0;
         c->na |= r->na;
         for (size_t k = 0; k < n; k++) { /* sample k has seq warmup_done + k + 1 */
             uint64_t a = t1[r->warmup_done + k];
@@ -221,7 +259,9 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
             ro.samples = (c->samples - nbuf[t] + (o->rounds - r) - 1) / (o->rounds - r);
             ro.warmup = warm < 32 ? 32 : warm;
             ro.budget_ns = cell_budget / o->rounds;
-            failed[t] = bench_rt_chunk(o->tr[t], &ro, buf[t], &nbuf[t], &c->k[0]) != 0;
+            char label[96];
+            snprintf(label, sizeof(label), "latency %s %s round trip", o->tr[t]->name, sz);
+            failed[t] = lt_chunk_run(o->tr[t], &ro, buf[t], &nbuf[t], &c->k[0], label) != 0;
             if (bench_interrupted)
                 goto out;
         }
@@ -254,6 +294,12 @@ out:
 
 /* ---- output ---------------------------------------------------------------------------- */
 
+static const char *lt_status(const lt_cell *c, int ow)
+{
+    const bench_rt_result *k = &c->k[ow];
+    return bench_cell_status(c->na, k->integrity, k->failures, k->timeouts);
+}
+
 /* The row of transport t in the table of size s, round trip or one way (ow) */
 static void lt_row(FILE *out, const lt_opts *o, unsigned t, int s, int ow)
 {
@@ -269,9 +315,11 @@ static void lt_row(FILE *out, const lt_opts *o, unsigned t, int s, int ow)
     else if (c->na)
         fprintf(out, "%-17s %8s  n/a (size or limit not supported here, see above)\n", tr->name,
                 "-");
+    else if ((!c->k[ow].ok || st->n == 0) && !strcmp(lt_status(c, ow), "TIMEOUT"))
+        fprintf(out, "%-17s %8zu  TIMEOUT: %s\n", tr->name, st->n, c->k[ow].why);
     else if (!c->k[ow].ok || st->n == 0)
-        fprintf(out, "%-17s %8zu  ERROR: %u integrity, %u other (messages above)\n", tr->name,
-                st->n, c->k[ow].integrity, c->k[ow].failures);
+        fprintf(out, "%-17s %8zu  %s: %u integrity, %u other (messages above)\n", tr->name,
+                st->n, lt_status(c, ow), c->k[ow].integrity, c->k[ow].failures);
     if (c->na || !c->k[ow].ok || st->n == 0)
         return;
     const uint64_t v[6] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
@@ -423,6 +471,10 @@ static void lt_out_row(bench_row *w, const lt_opts *o, unsigned t, int s, int ow
     bench_json_bool(w->j, "na", c->na);
     if (!c->na) {
         bench_json_bool(w->j, "ok", k->ok);
+        bench_json_str(w->j, "status", lt_status(c, ow));
+        bench_json_u64(w->j, "timeouts", k->timeouts);
+        bench_json_dbl(w->j, "loadavg_1m", k->load);
+        bench_json_str(w->j, "why", k->why);
         bench_json_u64(w->j, "integrity_errors", k->integrity);
         bench_json_u64(w->j, "failures", k->failures);
         bench_json_stats(w->j, "stats", st);
@@ -500,8 +552,11 @@ static int lt_main(int argc, char **argv)
         }
         for (unsigned t = 0; t < o.n_tr; t++)
             for (int ow = 0; ow < 2; ow++) {
-                r.integrity += lt_cells[t][s].k[ow].integrity;
-                r.failures += lt_cells[t][s].k[ow].failures;
+                const lt_cell *c = &lt_cells[t][s];
+                r.integrity += c->k[ow].integrity;
+                r.failures += c->k[ow].failures;
+                r.cells += c->run && !c->na && (!ow || (!o.no_oneway && bench_tr_carries(o.tr[t])));
+                r.timeouts += c->run && !c->na && !strcmp(lt_status(c, ow), "TIMEOUT");
             }
         lt_print_size(out, &o, s);
     }

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -17,7 +18,13 @@
 #include "mdcom/mdcom.h"
 #include "transport.h"
 
+/* the CMake build type (bench/CMakeLists.txt); unknown in other builds */
+#ifndef MDCOM_BENCH_BUILD
+#define MDCOM_BENCH_BUILD "unknown"
+#endif
+
 volatile sig_atomic_t bench_interrupted;
+bench_tally *bench_tally_out;
 
 static void on_signal(int sig)
 {
@@ -66,6 +73,18 @@ static void cpus_detect(bench_cpus *c)
         c->cpu[0] = c->cpu[1] = -1;
 }
 
+double bench_loadavg(void)
+{
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
 void bench_host_detect(bench_host *h)
 {
     memset(h, 0, sizeof(*h));
@@ -85,13 +104,7 @@ void bench_host_detect(bench_host *h)
     cpus_detect(&h->cpus);
     h->timer_ns = timer_overhead_ns();
     /* other work on the machine at the start: part of every report's caption */
-    h->loadavg = -1;
-    f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &h->loadavg) != 1)
-            h->loadavg = -1;
-        fclose(f);
-    }
+    h->loadavg = bench_loadavg();
     time_t now = time(NULL);
     struct tm tmv;
     strftime(h->date, sizeof(h->date), "%Y-%m-%d %H:%M UTC", gmtime_r(&now, &tmv));
@@ -128,9 +141,50 @@ void bench_host_json(bench_json *j, const char *key, const bench_host *h)
     bench_json_dbl(j, "timer_overhead_ns", h->timer_ns);
     bench_json_dbl(j, "loadavg_1m", h->loadavg);
     bench_json_str(j, "date", h->date);
+    bench_json_str(j, "build", MDCOM_BENCH_BUILD);
     bench_json_u64(j, "mdcom_version_major", MDCOM_VERSION_MAJOR);
     bench_json_u64(j, "mdcom_version_minor", MDCOM_VERSION_MINOR);
     bench_json_obj_end(j);
+}
+
+const char *bench_cell_status(int na, unsigned integrity, unsigned failures, unsigned timeouts)
+{
+    return na ? "n/a" : integrity ? "INTEGRITY" : failures ? "ERROR" : timeouts ? "TIMEOUT" : "ok";
+}
+
+int bench_retry(void (*attempt)(void *arg, double timeout_s, bench_try *t), void *arg,
+                double timeout_s, const char *label, char *why, size_t len)
+{
+    bench_try t = {0};
+    char first[160];
+    attempt(arg, timeout_s, &t);
+    snprintf(first, sizeof(first), "%s (load %.2f)", t.why, t.load);
+    snprintf(why, len, "%s", t.timeouts ? first : "");
+    if (!t.timeouts || t.worse || bench_interrupted)
+        return 1;
+    bench_err("%s: %s: retrying once with a %.3g s timeout", label, first, 2 * timeout_s);
+    t = (bench_try){0};
+    attempt(arg, 2 * timeout_s, &t);
+    if (t.timeouts)
+        snprintf(why, len, "%s; retried: %s (load %.2f)", first, t.why, t.load);
+    else
+        snprintf(why, len, "retried after: %s", first);
+    return 2;
+}
+
+int bench_inject(const char *kind, const char *transport, uint64_t size)
+{
+    static char used[2][16];
+    const char *v = getenv("MDCOM_BENCH_INJECT");
+    char k[16], t[40];
+    unsigned long long sz;
+    int slot = strcmp(kind, "corrupt") != 0;
+    if (!v || sscanf(v, "%15[^:]:%39[^:]:%llu", k, t, &sz) != 3 || strcmp(k, kind) != 0 ||
+        strcmp(t, transport) != 0 || sz != size || used[slot][0])
+        return 0;
+    snprintf(used[slot], sizeof(used[slot]), "%s", kind);
+    bench_err("MDCOM_BENCH_INJECT: %s in this cell (%s, %llu B): a self-test", kind, transport, sz);
+    return 1;
 }
 
 /* ---- progress ------------------------------------------------------------------- */
@@ -264,9 +318,16 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
     unsigned missed = 0;
     if (ntg)
         bench_targets_print(r->out, tg, ntg, &missed);
-    double secs = (double)(bench_now_ns() - r->t0) / 1e9;
+    double secs = (double)(bench_now_ns() - r->t0) / 1e9, load_end = bench_loadavg();
     fprintf(r->out, "errors: %u integrity, %u other; %.1f s total\n", r->integrity, r->failures,
             secs);
+    if (r->timeouts)
+        fprintf(r->out,
+                "timeouts: %u of %u cells timed out twice (load average %.2f at start, %.2f now): "
+                "a busy machine, not an integrity error%s\n",
+                r->timeouts, r->cells, r->h.loadavg, load_end,
+                bench_timeouts_too_many(r->cells, r->timeouts) ? "; more than 5 %: the run fails"
+                                                               : "");
     fflush(r->out);
     if (r->jf) {
         bench_json j;
@@ -291,6 +352,9 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
             bench_targets_json(&j, tg, ntg);
         bench_json_u64(&j, "integrity_errors", r->integrity);
         bench_json_u64(&j, "failures", r->failures);
+        bench_json_u64(&j, "cells", r->cells);
+        bench_json_u64(&j, "timeouts", r->timeouts);
+        bench_json_dbl(&j, "loadavg_end_1m", load_end);
         bench_json_dbl(&j, "seconds", secs);
         bench_json_obj_end(&j);
         bench_close_out(r->jf, r->json, &r->failures);
@@ -302,12 +366,18 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
             r->rows(&w, r->arg);
         bench_close_out(r->cf, r->csv, &r->failures);
     }
+    if (bench_tally_out)
+        *bench_tally_out = (bench_tally){.cells = r->cells, .timeouts = r->timeouts,
+                                         .integrity = r->integrity, .failures = r->failures,
+                                         .load_end = load_end};
     if (rc)
         return rc;
     if (bench_interrupted)
         return BENCH_EXIT_INTERRUPTED;
     if (r->integrity || r->failures)
         return BENCH_EXIT_ERROR;
+    if (bench_timeouts_too_many(r->cells, r->timeouts))
+        return BENCH_EXIT_TIMEOUT;
     return strict && missed ? BENCH_EXIT_MISSED : BENCH_EXIT_OK;
 }
 

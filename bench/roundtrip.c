@@ -20,6 +20,7 @@
 #define SES_EXIT_OK 0
 #define SES_EXIT_MISMATCH 10
 #define SES_EXIT_ERROR 11
+#define SES_EXIT_TIMEOUT 12
 
 uint32_t bench_tr_max_size(const bench_transport *t)
 {
@@ -134,11 +135,19 @@ static int ses_side(const bench_msg_job *j, void *ctx, int side)
     return rc;
 }
 
+/* A wait of side `side` ran past the job's timeout: counted, the first described. */
+static void ses_timeout(const bench_msg_job *j, char side)
+{
+    if (!j->to->n++)
+        snprintf(j->to->why, sizeof(j->to->why), "side %c waited longer than the %.3g s timeout",
+                 side, (double)j->p.timeout_ns / 1e9);
+}
+
 int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *failures)
 {
     const bench_msg_ops *ops = j->t->msg;
     const char *name = j->t->name;
-    unsigned i0 = *integrity, f0 = *failures;
+    unsigned i0 = *integrity, f0 = *failures, t0 = j->to ? j->to->n : 0;
     bench_msg_params p = j->p;
     p.tname = name;
     p.variant = j->t->variant;
@@ -165,7 +174,10 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
         rc = ses_side(j, ctx, BENCH_SIDE_B);
         /* _exit: no atexit handlers, no stdio flush of inherited buffers, and
          * nothing of the parent's state (an inherited attachment) touched */
-        _exit(rc == 0 ? SES_EXIT_OK : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH : SES_EXIT_ERROR);
+        _exit(rc == 0                   ? SES_EXIT_OK
+              : rc == BENCH_RT_MISMATCH ? SES_EXIT_MISMATCH
+              : rc == -ETIMEDOUT        ? SES_EXIT_TIMEOUT
+                                        : SES_EXIT_ERROR);
     }
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     if (pid < 0) {
@@ -174,11 +186,16 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     } else {
         rc = ses_side(j, ctx, BENCH_SIDE_A);
         *integrity += rc == BENCH_RT_MISMATCH;
-        *failures += rc != 0 && rc != BENCH_RT_MISMATCH;
+        if (rc == -ETIMEDOUT && j->to)
+            ses_timeout(j, 'A');
+        else
+            *failures += rc != 0 && rc != BENCH_RT_MISMATCH;
         int code = bench_reap(pid, p.timeout_ns + 1000000000LL, name);
         if (code == SES_EXIT_MISMATCH) {
             bench_err("%s: side B saw an integrity error", name);
             (*integrity)++;
+        } else if (code == SES_EXIT_TIMEOUT && j->to) {
+            ses_timeout(j, 'B');
         } else if (code != SES_EXIT_OK) {
             bench_err("%s: side B failed (exit %d)", name, code);
             (*failures)++;
@@ -186,7 +203,7 @@ int bench_msg_session(const bench_msg_job *j, unsigned *integrity, unsigned *fai
     }
     ops->teardown(ctx);
     signal(SIGPIPE, old_pipe);
-    return *integrity == i0 && *failures == f0 ? 0 : -1;
+    return *integrity == i0 && *failures == f0 && (!j->to || j->to->n == t0) ? 0 : -1;
 }
 
 bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t n_chan,
@@ -352,6 +369,7 @@ static int rt_side_a(const bench_msg_ops *ops, void *ctx, int side, void *arg)
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
                    bench_rt_result *r)
 {
+    r->load = bench_loadavg();
     if (t->ext)
         return bench_ext_chunk(t, o, samples, np, r);
     rt_arg a = {.o = o, .samples = samples, .n = *np, .n_end = *np + o->samples, .r = r};
@@ -362,7 +380,12 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *s
     a.s.t1 = o->t1;
     bench_msg_job j = bench_job(t, o->cpu_ping, o->cpu_pong, 1, o->max_size < 4 ? 4 : o->max_size,
                                 8, (double)o->timeout_ns / 1e9, rt_side_a, bench_rt_serve, &a);
+    bench_timeouts to = {0};
+    j.to = &to;
     int rc = bench_msg_session(&j, &r->integrity, &r->failures);
+    r->timeouts += to.n;
+    if (to.n)
+        snprintf(r->why, sizeof(r->why), "%s", to.why);
     r->na |= rc == BENCH_SESSION_NA;
     if (rc != 0 && rc != BENCH_SESSION_NA)
         bench_err("%s %u B: round trips failed", t->name, o->size);

@@ -49,6 +49,12 @@ typedef struct tp_opts {
 typedef struct tp_cell {
     int run, na, ok, capped;
     unsigned integrity, failures;
+    /* waits past the timeout (bench_timeouts.n) in the attempt kept; the
+     * attempts made (2: retried after a timeout); the load average when the
+     * kept attempt started; why it timed out, or why the first attempt did */
+    unsigned timeouts, attempts;
+    double load;
+    char why[320];
     uint64_t loss, corrupt;
     uint64_t msgs, bytes;
     double wall_s, agg_bps, msgs_ps, ch_min_bps, ch_max_bps;
@@ -162,6 +168,9 @@ typedef struct tp_chres {
 typedef struct tp_shared {
     uint32_t size, nch, window, mode, crc, ctl_len;
     uint32_t inject_corrupt, inject_loss;
+    uint32_t inject_one;       /* damage this seq of channel 0 (0: none)      */
+    uint64_t stall_ns;         /* channel 0's side B sleeps this long, then
+                                  reports a timeout (MDCOM_BENCH_INJECT)      */
     uint64_t per_ch_msgs, budget_ns, warm_ns; /* warm_ns > 0: a time-based cell */
     _Atomic uint32_t b_ready, go;
     uint64_t t0;
@@ -239,7 +248,8 @@ static int tp_send_loop(tp_thr *a)
             r->bytes += sh->size; /* counted as sent, never sent */
             continue;
         }
-        if (sh->inject_corrupt && seq % sh->inject_corrupt == 0) {
+        if ((sh->inject_corrupt && seq % sh->inject_corrupt == 0) ||
+            (a->ch == 0 && seq == sh->inject_one)) {
             memcpy(a->buf, m, sh->size);
             a->buf[sh->size - 1] ^= 0x40; /* the last byte: body, or seq for tiny packets */
             m = a->buf;
@@ -284,6 +294,12 @@ static int tp_recv_loop(tp_thr *a)
     tp_chres *r = &sh->ch[a->ch];
     uint32_t k = sh->window / 2 ? sh->window / 2 : 1;
     uint32_t expect = 1;
+    if (a->ch == 0 && sh->stall_ns) { /* a starved peer, as on a busy machine */
+        nanosleep(&(struct timespec){.tv_sec = (time_t)(sh->stall_ns / 1000000000u),
+                                     .tv_nsec = (long)(sh->stall_ns % 1000000000u)},
+                  NULL);
+        return -ETIMEDOUT;
+    }
     for (;;) {
         int rc = 0, n = bench_recv(a->ops, a->ctx, a->side, a->ch, a->buf, a->cap);
         if (n < 0)
@@ -381,7 +397,8 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, tp_key k, tp_cell
         c->na = 1;
         return;
     }
-    *c = (tp_cell){.run = 1, .msgs = x.msgs, .bytes = x.bytes, .loss = x.lost,
+    *c = (tp_cell){.run = 1, .attempts = 1, .load = c->load, .msgs = x.msgs, .bytes = x.bytes,
+                   .loss = x.lost,
                    .corrupt = x.corrupt, .capped = o->stream_time <= 0 && x.msgs < want,
                    .wall_s = (double)x.wall_ns / 1e9};
     c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
@@ -392,11 +409,13 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, tp_key k, tp_cell
         c->failures++;
 }
 
-static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
+/* One attempt at cell k, every wait bounded by timeout_s; inj: the cell's
+ * injected fault (0, 'c'orrupt, 's'tall). */
+static void tp_cell_once(const tp_opts *o, const bench_host *h, tp_key k, double timeout_s, int inj)
 {
     tp_cell *c = TP_CELL(k);
     uint32_t size = o->sizes[k.si], nch = o->chans[k.ci];
-    *c = (tp_cell){.run = 1};
+    *c = (tp_cell){.run = 1, .attempts = 1, .load = bench_loadavg()};
     if (o->tr[k.t]->ext) {
         tp_cell_ext(o, h, k, c);
         return;
@@ -410,6 +429,8 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
     *sh = (tp_shared){.size = size, .nch = nch, .window = k.m == TP_STREAM ? o->window : 1,
                       .mode = (uint32_t)k.m, .crc = (uint32_t)o->crc,
                       .inject_corrupt = o->inject_corrupt, .inject_loss = o->inject_loss,
+                      .inject_one = inj == 'c' ? 3 : 0,
+                      .stall_ns = inj == 's' ? (uint64_t)(timeout_s * 1.2e9) : 0,
                       .ctl_len = size == 12 ? 16 : 12, /* never a packet's size */
                       .per_ch_msgs = (o->totals[k.bi] + size - 1) / size,
                       .budget_ns = (uint64_t)(o->cell_time * 1e9)};
@@ -420,8 +441,12 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
     }
     bench_msg_job j = bench_job(o->tr[k.t], h->cpus.cpu[0], h->cpus.cpu[1], nch,
                                 size > 16 ? size : 16, k.m == TP_STREAM ? o->window + 2 : 8,
-                                o->timeout_s, tp_run_threads, tp_run_threads, sh);
+                                timeout_s, tp_run_threads, tp_run_threads, sh);
+    bench_timeouts to = {0};
+    j.to = &to;
     int src = bench_msg_session(&j, &c->integrity, &c->failures);
+    c->timeouts = to.n;
+    snprintf(c->why, sizeof(c->why), "%s", to.why);
     c->ok = src == 0;
     if (src == BENCH_SESSION_NA) {
         c->na = 1;
@@ -460,7 +485,49 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
     }
 }
 
+/* What tp_attempt runs: a cell, its injected fault. */
+typedef struct tp_try {
+    const tp_opts *o;
+    const bench_host *h;
+    tp_key k;
+    int inj;
+} tp_try;
+
+static void tp_attempt(void *arg, double timeout_s, bench_try *t)
+{
+    const tp_try *a = arg;
+    const tp_cell *c = TP_CELL(a->k);
+    tp_cell_once(a->o, a->h, a->k, timeout_s, a->inj);
+    *t = (bench_try){.timeouts = c->timeouts, .load = c->load,
+                     .worse = c->na || c->integrity || c->failures};
+    snprintf(t->why, sizeof(t->why), "%s", c->why);
+}
+
+/* Cell k, retried once after a timeout (bench_retry): TIMEOUT only when
+ * the second attempt timed out as well. */
+static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
+{
+    tp_cell *c = TP_CELL(k);
+    const char *name = o->tr[k.t]->name;
+    tp_try a = {.o = o, .h = h, .k = k,
+                .inj = bench_inject("corrupt", name, o->sizes[k.si])  ? 'c'
+                       : bench_inject("stall", name, o->sizes[k.si]) ? 's'
+                                                                      : 0};
+    char label[96], why[sizeof(c->why)];
+    snprintf(label, sizeof(label), "throughput %s %u ch %u B %s", name, o->chans[k.ci],
+             o->sizes[k.si], tp_mode_name[k.m]);
+    int attempts = bench_retry(tp_attempt, &a, o->timeout_s, label, why, sizeof(why));
+    c->attempts = (unsigned)attempts;
+    snprintf(c->why, sizeof(c->why), "%s", why);
+}
+
 /* ---- output ---------------------------------------------------------------------- */
+
+static const char *tp_status(const tp_cell *c)
+{
+    return bench_cell_status(c->na, c->integrity + (c->loss || c->corrupt), c->failures,
+                             c->timeouts);
+}
 
 /* The cell at k of the transport called name when it ran clean, else NULL. */
 static const tp_cell *tp_find(const tp_opts *o, tp_key k, const char *name)
@@ -520,16 +587,21 @@ static void tp_print(FILE *out, const tp_opts *o, tp_key k)
                                                 ? "one-channel streams of >= 4 B only, or not built"
                                                 : "this channel count or a limit of this machine");
             } else if (!c->ok && !c->loss && !c->corrupt) {
-                fprintf(out, " ERROR: %u integrity, %u other\n", c->integrity, c->failures);
+                if (c->integrity || c->failures)
+                    fprintf(out, " %s: %u integrity, %u other (the messages above say what)\n",
+                            tp_status(c), c->integrity, c->failures);
+                else
+                    fprintf(out, " TIMEOUT: %s\n", c->why);
             } else {
                 bench_fmt_ratios(rb, sizeof(rb), rm, sizeof(rm), tr, tp_ratio(o, k, tr->baseline),
                                  tp_ratio(o, k, bench_mdcom_ref(tr)));
                 snprintf(per, sizeof(per), "%s..%s", tp_fmt_rate(b1, sizeof(b1), c->ch_min_bps),
                          tp_fmt_rate(b2, sizeof(b2), c->ch_max_bps));
-                fprintf(out, "%10llu%s %12s %11.0f %23s %5llu %5llu  %-16s %s\n",
+                fprintf(out, "%10llu%s %12s %11.0f %23s %5llu %5llu  %-16s %s%s\n",
                         (unsigned long long)c->msgs, c->capped ? "*" : " ",
                         tp_fmt_rate(b3, sizeof(b3), c->agg_bps), c->msgs_ps, per,
-                        (unsigned long long)c->loss, (unsigned long long)c->corrupt, rb, rm);
+                        (unsigned long long)c->loss, (unsigned long long)c->corrupt, rb, rm,
+                        c->ok ? "" : "  <- INTEGRITY ERROR");
             }
         }
         for (unsigned p = 0; p < TP_NPUB && k.m == TP_PINGPONG && nch == 1; p++)
@@ -608,6 +680,11 @@ static void tp_row(bench_row *w, const tp_opts *o, tp_key k)
     bench_json_u64(w->j, "total_per_channel", tp_total(o, k.m, k.bi));
     bench_json_bool(w->j, "na", c->na);
     bench_json_bool(w->j, "ok", c->ok);
+    bench_json_str(w->j, "status", tp_status(c));
+    bench_json_u64(w->j, "timeouts", c->timeouts);
+    bench_json_u64(w->j, "attempts", c->attempts);
+    bench_json_dbl(w->j, "loadavg_1m", c->load);
+    bench_json_str(w->j, "why", c->why);
     bench_json_bool(w->j, "capped", c->capped);
     bench_json_u64(w->j, "msgs", c->msgs);
     bench_json_u64(w->j, "bytes", c->bytes);
@@ -622,6 +699,7 @@ static void tp_row(bench_row *w, const tp_opts *o, tp_key k)
     bench_json_u64(w->j, "failures", c->failures);
     bench_json_dbl(w->j, "ratio_to_baseline", tp_ratio(o, k, tr->baseline));
     bench_json_dbl(w->j, "ratio_to_mdcom", tp_ratio(o, k, bench_mdcom_ref(tr)));
+    bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(tr));
     bench_json_obj_end(w->j);
 }
 
@@ -680,8 +758,11 @@ static int tp_main(int argc, char **argv)
                                        o.chans[k.ci], bench_fmt_size(sz, sizeof(sz), o.sizes[k.si]),
                                        o.tr[k.t]->name);
                         tp_cell_run(&o, &r.h, k);
-                        r.integrity += TP_CELL(k)->integrity;
-                        r.failures += TP_CELL(k)->failures;
+                        const tp_cell *c = TP_CELL(k);
+                        r.integrity += c->integrity;
+                        r.failures += c->failures;
+                        r.cells += !c->na;
+                        r.timeouts += !strcmp(tp_status(c), "TIMEOUT");
                     }
                 bench_progress_end();
                 tp_print(r.out, &o, k);

@@ -162,13 +162,17 @@ typedef struct bench_rt_result {
     int ok;                /* 1: no error on either side                 */
     unsigned integrity;    /* integrity errors (mismatches), both sides  */
     unsigned failures;     /* API / system errors, both sides            */
+    unsigned timeouts;     /* waits past the timeout (not failures)      */
     int na;                /* setup said -EMSGSIZE: size not supported   */
+    double load;           /* load average when the last chunk started   */
+    char why[320];         /* what timed out (bench_timeouts.why), or
+                              after a retry, in both attempts            */
 } bench_rt_result;
 
 /* Run one chunk of a cell in a fresh process pair and fresh transport state:
  * up to o->samples round trips appended to buf[*n...] (buf has room for
  * o->samples more). Adds to r's counters (warmup_done, integrity,
- * failures); does not touch r->st or r->ok.
+ * failures, timeouts; why and load); does not touch r->st or r->ok.
  * Returns 0 when the chunk was clean, -1 otherwise (messages printed). */
 int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *buf, size_t *n,
                    bench_rt_result *r);
@@ -210,17 +214,27 @@ int bench_child(int (*fn)(void *), void *arg, FILE *tee, char **out, size_t *len
  * the child writes (bench_shared_alloc). */
 typedef int (*bench_side_fn)(const bench_msg_ops *ops, void *ctx, int side, void *arg);
 
+/* Waits that ran past the timeout in a session (bench_msg_job.to): a busy
+ * machine, not a wrong message, so counted apart from the failures; why
+ * says which side and how long it waited (the first one). */
+typedef struct bench_timeouts {
+    unsigned n;
+    char why[112];
+} bench_timeouts;
+
 typedef struct bench_msg_job {
     const bench_transport *t;
     bench_msg_params p;
     int cpu_a, cpu_b;        /* -1: not pinned                            */
     bench_side_fn fn_a, fn_b;
     void *arg;
+    bench_timeouts *to; /* NULL: a timeout is a failure like any other   */
 } bench_msg_job;
 
 /* setup, fork, pin, attach, run fn_a / fn_b, detach, reap, teardown.
  * Integrity errors (BENCH_RT_MISMATCH of either side) and other failures
- * are added to *integrity and *failures. 0 when clean, -1 otherwise, and
+ * are added to *integrity and *failures; with j->to, a side that returned
+ * -ETIMEDOUT (and nothing worse) is added to j->to instead. 0 when clean, -1 otherwise, and
  * BENCH_SESSION_NA when setup said -EMSGSIZE or -EDQUOT (size or a limit of
  * this machine: reported n/a, not an error). */
 #define BENCH_SESSION_NA (-2)
