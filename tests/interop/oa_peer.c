@@ -204,8 +204,10 @@ static void release_held(void)
     g.nheld = 0;
 }
 
-int iop_openamp_peer(int role, const char *path, int efd_mine, int efd_peer, int polling)
+int iop_peer_run(const struct iop_peer_args *a)
 {
+    int role = a->role, efd_mine = a->efd_mine, efd_peer = a->efd_peer, polling = a->polling;
+    const char *path = a->path;
     struct metal_init_params mp = METAL_INIT_DEFAULTS;
     struct metal_io_region io;
     metal_phys_addr_t pa = IOP_MEM_DA;

@@ -31,7 +31,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,11 +46,13 @@ namespace {
 
 struct Peer {
     int efd_mine = -1, efd_peer = -1;
+    uint32_t *irq_peer = nullptr; /* the peer's pending-vring word */
     uint32_t wait_timeouts = 0;
-    static void notify(void *ctx, uint32_t)
+    static void notify(void *ctx, uint32_t vq)
     {
         auto *p = static_cast<Peer *>(ctx);
         uint64_t one = 1;
+        __atomic_fetch_or(p->irq_peer, 1u << (vq & 1u), __ATOMIC_SEQ_CST);
         if (write(p->efd_peer, &one, 8) != 8)
             abort();
     }
@@ -132,8 +136,16 @@ TEST_P(Interop, EchoNameServiceMalformed)
         mmap(nullptr, IOP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     close(fd);
     ASSERT_NE(MAP_FAILED, mem);
+#if IOP_RSC
     iop_write_table(mem); /* the "firmware image": a resource table */
+#endif
 
+    /* the two pending-vring words (the RPMsg-Lite platform's interrupt
+     * status), shared across the fork */
+    auto *irq = static_cast<uint32_t *>(
+        mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(MAP_FAILED, irq);
+    uint32_t *irq_host = &irq[0], *irq_remote = &irq[16];
     int to_host = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     int to_remote = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ASSERT_GE(to_host, 0);
@@ -142,22 +154,49 @@ TEST_P(Interop, EchoNameServiceMalformed)
     Peer me;
     me.efd_mine = md_host ? to_host : to_remote;
     me.efd_peer = md_host ? to_remote : to_host;
+    me.irq_peer = md_host ? irq_remote : irq_host;
 
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no peer behind */
         munmap(mem, IOP_SIZE);
-        int rc = iop_openamp_peer(md_host ? 2 : 1, path, md_host ? to_remote : to_host,
-                                  md_host ? to_host : to_remote, c.polling);
-        _exit(rc);
+        iop_peer_args a{};
+        a.role = md_host ? 2 : 1;
+        a.path = path;
+        a.efd_mine = md_host ? to_remote : to_host;
+        a.efd_peer = md_host ? to_host : to_remote;
+        a.irq_mine = md_host ? irq_remote : irq_host;
+        a.irq_peer = md_host ? irq_host : irq_remote;
+        a.polling = c.polling;
+        _exit(iop_peer_run(&a));
     }
 
+    mdcom_rpmsg_bind b{};
+#if IOP_RSC
     /* the mdcom side, through the resource table */
     mdcom_rsc_vdev *vdev = nullptr;
     ASSERT_EQ(0, mdcom_rsc_find_rpmsg(mem, 0x1000, &vdev));
-    mdcom_rpmsg_bind b{};
     ASSERT_EQ(0, mdcom_rpmsg_bind_from_rsc(&b, vdev, mem, IOP_MEM_DA, IOP_SIZE,
                                            IOP_MEM_DA + IOP_POOL, IOP_BUF));
+#else
+    /* the mdcom side, on the peer's fixed layout: no status byte, name
+     * service on as both sides are built with it */
+    ASSERT_EQ(0, mdcom_rpmsg_bind_legacy_vrings(&b, mem + IOP_VRING0, mem + IOP_VRING1, IOP_NUM,
+                                                IOP_ALIGN));
+    b.num = IOP_NUM;
+    b.buf_size = IOP_BUF;
+    b.pool = mem + IOP_POOL;
+    b.pool_da = IOP_MEM_DA + IOP_POOL;
+    b.features = MDCOM_RPMSG_F_NS;
+    if (!md_host) {
+        /* without a status byte a remote learns that the host formatted
+         * the rings from its first notification (as RPMsg-Lite's own
+         * remote does: its link comes up then) */
+        struct pollfd f = {me.efd_mine, POLLIN, 0};
+        ASSERT_EQ(1, poll(&f, 1, 10000)) << "the host never notified";
+    }
+#endif
     b.notify = Peer::notify;
     b.wait = c.polling ? poll_yield : Peer::wait;
     b.ctx = &me;
@@ -261,18 +300,20 @@ TEST_P(Interop, EchoNameServiceMalformed)
     mdcom_rpmsg_term(r);
     free(state);
     munmap(mem, IOP_SIZE);
+    munmap(irq, 4096);
     unlink(path);
     close(to_host);
     close(to_remote);
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    OpenAMP, Interop,
+    Peers, Interop,
     ::testing::Values(Case{MDCOM_RPMSG_HOST, false, 10000}, Case{MDCOM_RPMSG_REMOTE, false, 10000},
                       Case{MDCOM_RPMSG_HOST, true, 10000}, Case{MDCOM_RPMSG_REMOTE, true, 10000}),
     [](const ::testing::TestParamInfo<Case> &i) {
-        return std::string(i.param.mdcom_role == MDCOM_RPMSG_HOST ? "MdcomHostOpenampRemote"
-                                                                  : "OpenampHostMdcomRemote") +
+        return (i.param.mdcom_role == MDCOM_RPMSG_HOST
+                    ? std::string("MdcomHost") + IOP_PEER_NAME + "Remote"
+                    : std::string(IOP_PEER_NAME) + "HostMdcomRemote") +
                (i.param.polling ? "_Polling" : "_Interrupts");
     });
 
@@ -280,6 +321,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 #else
 
-TEST(Interop, OpenAMP) { GTEST_SKIP() << MDCOM_INTEROP_SKIP; }
+/* Not built (MDCOM_INTEROP_SKIP says why). A prerequisite that is missing
+ * on this machine (tarball, library) fails under CI=true, where the run must
+ * prove the interop; a configuration that excludes the peer by design
+ * (ThreadSanitizer, cross builds: MDCOM_INTEROP_BY_DESIGN) skips anyway. */
+TEST(Interop, Peer)
+{
+    const char *ci = std::getenv("CI");
+    if (!MDCOM_INTEROP_BY_DESIGN && ci && !std::strcmp(ci, "true"))
+        FAIL() << "CI=true: the " IOP_PEER_NAME " interop test was not built: " MDCOM_INTEROP_SKIP;
+    GTEST_SKIP() << MDCOM_INTEROP_SKIP;
+}
 
 #endif
