@@ -219,6 +219,16 @@ int iop_peer_run(const struct iop_peer_args *a)
         g.rl = rpmsg_lite_remote_init(mem + IOP_VRING0, 0, RL_NO_FLAGS);
     if (!g.rl)
         return 13;
+    if (a->role == 1 && !a->polling) {
+        /* RPMsg-Lite's master sets VRING_AVAIL_F_NO_INTERRUPT on both its
+         * vrings at init (virtqueue_disable_cb) and never clears it: its own
+         * remote ignores that flag and always notifies, but a device that
+         * honours it (virtio 1.x 2.7.7: mdcom, OpenAMP) never interrupts
+         * such a master. An interrupt-driven master application has to ask
+         * for its interrupts, with RPMsg-Lite's own virtqueue API. */
+        virtqueue_enable_cb(g.rl->rvq);
+        virtqueue_enable_cb(g.rl->tvq);
+    }
     /* the remote's link comes up with the host's first notification */
     if (rpmsg_lite_wait_for_link_up(g.rl, 10000) != 1)
         return 14;
