@@ -141,6 +141,8 @@ static void iop_cmd(struct rpmsg_endpoint *ept, const char *c, uint32_t src)
                          g.ns_log);
         if (rpmsg_sendto(ept, rep, l, src) != l)
             g.errors++;
+    } else if (!strcmp(c, "stall")) {
+        usleep(300000); /* stop taking messages for a while */
     } else if (!strcmp(c, "quit")) {
         g.quit = 1;
     } else {

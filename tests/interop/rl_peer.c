@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "rpmsg_env.h"
 #include "rpmsg_lite.h"
 #include "rpmsg_ns.h"
 
@@ -127,6 +128,8 @@ static void rl_cmd(const char *c, uint32_t src)
         int l = snprintf(rep, sizeof(rep), "rep:%u:%08x:%u:%u:%s", g.n, g.crc, g.late, g.errors,
                          g.ns_log);
         rl_sendto(g.echo, src, rep, (uint32_t)l);
+    } else if (!strcmp(c, "stall")) {
+        env_sleep_msec(300); /* stop taking messages for a while */
     } else if (!strcmp(c, "quit")) {
         g.quit = 1;
     } else {
