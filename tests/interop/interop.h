@@ -59,6 +59,28 @@ extern "C" {
 
 #define IOP_MD_NAME "md-svc"      /* announced by the mdcom side */
 
+/* The wire form of a name service message. */
+struct iop_ns_msg {
+    char name[IOP_NAME_SIZE];
+    uint32_t addr, flags;
+};
+
+/* Four name service messages a receiver must drop: [0] meant to be sent
+ * short (10 bytes), [1] a name without NUL, [2] address ANY, [3] flags 7. */
+static inline void iop_bad_ns_msgs(struct iop_ns_msg m[4])
+{
+    for (int i = 0; i < 4; i++) {
+        for (unsigned j = 0; j < IOP_NAME_SIZE; j++)
+            m[i].name[j] = j < 5 ? "bogus"[j] : '\0';
+        m[i].addr = 4000u + (uint32_t)i;
+        m[i].flags = 0;
+    }
+    for (unsigned j = 0; j < IOP_NAME_SIZE; j++)
+        m[1].name[j] = 'A';
+    m[2].addr = 0xffffffffu;
+    m[3].flags = 7;
+}
+
 /* Write the resource table (one rpmsg vdev, 2 vrings, F_NS offered). */
 void iop_write_table(uint8_t *mem);
 

@@ -37,7 +37,7 @@
 
 static struct {
     struct rpmsg_lite_instance *rl;
-    struct rpmsg_lite_endpoint *echo, *second;
+    struct rpmsg_lite_endpoint *echo, *second, *bound;
     rpmsg_ns_handle ns;
     uint32_t n, crc, quit, late, errors, received;
     struct { void *data; uint32_t len, src; } q[QMAX];
@@ -93,6 +93,23 @@ static void rl_sendto(struct rpmsg_lite_endpoint *ept, uint32_t dst, const void 
         g.errors++;
 }
 
+/* The same-name endpoint (RPMsg-Lite has no name binding of its own: it
+ * announces the name, and the mdcom side binds): it answers every message
+ * with "re:" + message, from the callback (a non-blocking send, as an
+ * interrupt handler may). */
+static int32_t bound_cb(void *payload, uint32_t len, uint32_t src, void *priv)
+{
+    char m[IOP_BUF];
+    (void)priv;
+    if (len > sizeof(m) - 3)
+        len = sizeof(m) - 3;
+    memcpy(m, "re:", 3);
+    memcpy(m + 3, payload, len);
+    if (rpmsg_lite_send(g.rl, g.bound, src, m, len + 3, RL_DONT_BLOCK) != RL_SUCCESS)
+        g.errors++;
+    return RL_RELEASE;
+}
+
 static void rl_cmd(const char *c, uint32_t src)
 {
     static const char x = 'x';
@@ -128,6 +145,34 @@ static void rl_cmd(const char *c, uint32_t src)
         int l = snprintf(rep, sizeof(rep), "rep:%u:%08x:%u:%u:%s", g.n, g.crc, g.late, g.errors,
                          g.ns_log);
         rl_sendto(g.echo, src, rep, (uint32_t)l);
+    } else if (!strcmp(c, "nsbad")) {
+        /* name service messages mdcom must drop (and count) */
+        struct iop_ns_msg m[4];
+        iop_bad_ns_msgs(m);
+        rl_sendto(g.echo, IOP_NS_ADDR, &m[0], 10);
+        for (int i = 1; i < 4; i++)
+            rl_sendto(g.echo, IOP_NS_ADDR, &m[i], sizeof(m[i]));
+    } else if (!strcmp(c, "oddsrc")) {
+        /* a reserved source address: an endpoint RPMsg-Lite lets us put
+         * there (it has no off-channel send) */
+        struct rpmsg_lite_endpoint *odd = rpmsg_lite_create_ept(g.rl, 7, second_cb, NULL);
+        if (!odd) {
+            g.errors++;
+            return;
+        }
+        rl_sendto(odd, src, "odd", 3);
+        rpmsg_lite_destroy_ept(g.rl, odd);
+    } else if (!strcmp(c, "bind")) {
+        g.bound = rpmsg_lite_create_ept(g.rl, RL_ADDR_ANY, bound_cb, NULL);
+        if (!g.bound || rpmsg_ns_announce(g.rl, g.bound, IOP_MD_NAME, RL_NS_CREATE) != RL_SUCCESS)
+            g.errors++;
+    } else if (!strcmp(c, "unbind")) {
+        if (g.bound) {
+            if (rpmsg_ns_announce(g.rl, g.bound, IOP_MD_NAME, RL_NS_DESTROY) != RL_SUCCESS)
+                g.errors++;
+            rpmsg_lite_destroy_ept(g.rl, g.bound);
+        }
+        g.bound = NULL;
     } else if (!strcmp(c, "stall")) {
         env_sleep_msec(300); /* stop taking messages for a while */
     } else if (!strcmp(c, "quit")) {

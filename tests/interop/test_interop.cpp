@@ -92,16 +92,18 @@ struct Held {
 
 struct Got {
     std::vector<std::vector<uint8_t>> msgs;
+    std::vector<uint32_t> srcs;
     std::vector<std::string> ns;
     bool hold = false;          /* keep every 4th RX buffer past its callback */
     std::vector<Held> held;
 };
 
-int on_msg(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t, void *priv)
+int on_msg(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     auto *d = static_cast<uint8_t *>(data);
     auto *g = static_cast<Got *>(priv);
     g->msgs.emplace_back(d, d + len);
+    g->srcs.push_back(src);
     if (g->hold && g->msgs.size() % 4 == 0 && g->held.size() < 8 &&
         mdcom_rpmsg_hold_rx_buffer(ept, data) == 0)
         g->held.push_back(Held{ept, data, len, mdcom_crc32(0, d, len)});
@@ -354,6 +356,42 @@ TEST_P(Interop, EchoNameServiceMalformed)
     /* name service destroy of a name never announced */
     ASSERT_EQ(0, cmd("nsdestroy-unknown"));
     ASSERT_TRUE(poll_until(r, [&] { return !got.ns.empty() && got.ns.back() == "-ghost"; }));
+    /* malformed name service messages (short, name without NUL, address
+     * ANY, unknown flags): each dropped and counted, no callback */
+    size_t nns = got.ns.size();
+    ASSERT_EQ(0, cmd("nsbad"));
+    ASSERT_TRUE(poll_until(r, [&] {
+        mdcom_rpmsg_stats_get(r, &st);
+        return st.bad_ns == st0.bad_ns + 4;
+    }));
+    EXPECT_EQ(nns, got.ns.size());
+    /* reserved (7) and, where the peer's API can send it, ANY source
+     * addresses: delivered as they are */
+    got.msgs.clear();
+    got.srcs.clear();
+    ASSERT_EQ(0, cmd("oddsrc"));
+    const size_t odd = IOP_RSC ? 2 : 1; /* RPMsg-Lite cannot send from ANY */
+    ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == odd; }));
+    EXPECT_EQ(7u, got.srcs[0]);
+    EXPECT_EQ(std::string("odd"), std::string(got.msgs[0].begin(), got.msgs[0].end()));
+    if (odd == 2) {
+        EXPECT_EQ(MDCOM_RPMSG_ADDR_ANY, got.srcs[1]);
+        EXPECT_EQ(std::string("any"), std::string(got.msgs[1].begin(), got.msgs[1].end()));
+    }
+    got.msgs.clear();
+    got.srcs.clear();
+    /* same-name binding: the peer opens an endpoint named like mdcom's
+     * announced md-svc and announces it; mdcom's md-svc binds to it */
+    ASSERT_EQ(MDCOM_RPMSG_ADDR_ANY, mdcom_rpmsg_ept_dst(svc));
+    ASSERT_EQ(0, cmd("bind"));
+    ASSERT_TRUE(poll_until(r, [&] { return mdcom_rpmsg_ept_dst(svc) != MDCOM_RPMSG_ADDR_ANY; }));
+    ASSERT_EQ(0, mdcom_rpmsg_send(svc, "ping", 4, 10 * SEC));
+    ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; }));
+    EXPECT_EQ(std::string("re:ping"), std::string(got.msgs[0].begin(), got.msgs[0].end()));
+    EXPECT_EQ(mdcom_rpmsg_ept_dst(svc), got.srcs[0]);
+    got.msgs.clear();
+    ASSERT_EQ(0, cmd("unbind"));
+    ASSERT_TRUE(poll_until(r, [&] { return got.ns.back() == "-" IOP_MD_NAME; }));
     /* a second service announced and withdrawn by OpenAMP */
     ASSERT_EQ(0, cmd("announce"));
     uint32_t a2 = 0;
@@ -378,7 +416,8 @@ TEST_P(Interop, EchoNameServiceMalformed)
     }
     EXPECT_EQ(std::string("+" IOP_MD_NAME ",-" IOP_MD_NAME ","), std::string(log));
     mdcom_rpmsg_stats_get(r, &st);
-    EXPECT_EQ(0u, st.bad_idx + st.bad_head + st.bad_desc + st.bad_addr + st.bad_len + st.bad_ns);
+    EXPECT_EQ(0u, st.bad_idx + st.bad_head + st.bad_desc + st.bad_addr + st.bad_len);
+    EXPECT_EQ(4u, st.bad_ns); /* the four of "nsbad" */
 
     ASSERT_EQ(0, cmd("quit"));
     int status = 0;
