@@ -6,7 +6,8 @@
  * The harness (test_interop.cpp) is built once per peer:
  *
  *   OpenAMP (oa_peer.c): a "firmware" resource table at offset 0, vrings and
- *     pool at OpenAMP's Linux reference layout (256 x 512-byte buffers).
+ *     pool at OpenAMP's Linux reference layout (256 x 512-byte buffers), or
+ *     (IOP_OA_LAYOUT2) 64 x 256-byte buffers with the pool apart.
  *   RPMsg-Lite (rl_peer.c, IOP_PEER_RPMSG_LITE): RPMsg-Lite's fixed layout
  *     from its compile-time configuration (IOP_RL_* from rpmsg_lite.cmake):
  *     vring 0 at offset 0, vring 1 at IOP_RL_VRING_SIZE, the pool at twice
@@ -43,12 +44,23 @@ extern "C" {
 #else
 #define IOP_PEER_NAME "Openamp"
 #define IOP_RSC 1                /* resource table at offset 0            */
+#ifdef IOP_OA_LAYOUT2
+/* the second layout: 64 buffers of 256 bytes, the pool 96 KiB past the
+ * rings (the vdev's buffer carveout placed elsewhere) */
+#define IOP_VRING0 0x4000u
+#define IOP_VRING1 0x6000u
+#define IOP_POOL 0x20000u
+#define IOP_NUM 64u
+#define IOP_ALIGN 4096u
+#define IOP_BUF 256u
+#else
 #define IOP_VRING0 0x4000u       /* offsets in the window */
 #define IOP_VRING1 0x8000u
 #define IOP_POOL 0x10000u
 #define IOP_NUM 256u             /* vring entries = buffers per direction */
 #define IOP_ALIGN 4096u
 #define IOP_BUF 512u
+#endif
 #define IOP_ECHO_NAME "oa-echo"   /* the OpenAMP side's echo service */
 #define IOP_SECOND_NAME "oa-second"
 #endif

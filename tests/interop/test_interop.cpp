@@ -256,7 +256,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
     me.wait_timeouts = 0;
     auto t0 = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < c.echoes; i++) {
-        size_t len = 1 + rng() % 496;
+        size_t len = 1 + rng() % (IOP_BUF - 16);
         std::vector<uint8_t> p(len);
         for (auto &x : p)
             x = (uint8_t)rng();
