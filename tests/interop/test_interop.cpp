@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Interop with the real OpenAMP (tests/interop/openamp.cmake builds it from
- * ../shared/third_party). Two processes over one shared memory file: this
- * process is the mdcom side, through the public API only (a resource table
- * binding: mdcom_rsc_find_rpmsg + mdcom_rpmsg_bind_from_rsc +
- * mdcom_rpmsg_init_bound); a forked child runs the OpenAMP peer (oa_peer.c).
- * Doorbell: one eventfd per direction, inherited across the fork.
+ * Interop with real RPMsg peers, built once per peer (interop.h):
+ * OpenAMP (oa_peer.c, built by openamp.cmake) and RPMsg-Lite (rl_peer.c,
+ * rpmsg_lite.cmake), both from ../shared/third_party. Two processes over one
+ * shared memory file: this process is the mdcom side, through the public API
+ * only (a resource table binding for OpenAMP: mdcom_rsc_find_rpmsg +
+ * mdcom_rpmsg_bind_from_rsc; RPMsg-Lite's fixed layout:
+ * mdcom_rpmsg_bind_legacy_vrings; then mdcom_rpmsg_init_bound); a forked
+ * child runs the peer. Doorbell: one eventfd per direction plus a
+ * pending-vring word each, inherited across the fork.
  *
- * Each case: the mdcom side finds OpenAMP's "oa-echo" service by name, announces
- * its own "md-svc", runs the echoes (random lengths 1..496, exact compare and
- * a CRC-32 both sides keep), then the malformed input OpenAMP's API allows
- * (zero length, unknown destination, name service destroy of an unknown
- * name), a second OpenAMP service announced and destroyed, md-svc destroyed,
- * and the OpenAMP side's report (count, CRC, lost wakeups, errors, name
- * service log).
+ * Each case: the mdcom side finds the peer's echo service by name, announces
+ * its own "md-svc", runs the echoes (random lengths up to the payload size,
+ * exact compare and a CRC-32 both sides keep), a burst (TX ring full, traffic
+ * both ways, zero copy and held RX buffers on the mdcom side), the malformed
+ * input the peer's API allows (zero length, unknown destination, name
+ * service destroy of an unknown name, four bad name service messages,
+ * reserved and ANY source addresses), same-name binding, a second service
+ * announced and destroyed by the peer, md-svc destroyed, and the peer's
+ * report (count, CRC, lost wakeups, errors, name service log).
  */
 #include <gtest/gtest.h>
 
@@ -392,7 +397,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
     got.msgs.clear();
     ASSERT_EQ(0, cmd("unbind"));
     ASSERT_TRUE(poll_until(r, [&] { return got.ns.back() == "-" IOP_MD_NAME; }));
-    /* a second service announced and withdrawn by OpenAMP */
+    /* a second service announced and withdrawn by the peer */
     ASSERT_EQ(0, cmd("announce"));
     uint32_t a2 = 0;
     ASSERT_EQ(0, mdcom_rpmsg_wait_service(r, IOP_SECOND_NAME, &a2, 10 * SEC));
@@ -400,7 +405,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
     ASSERT_TRUE(poll_until(r, [&] { return got.ns.back() == "-" IOP_SECOND_NAME; }));
     /* mdcom withdraws md-svc */
     ASSERT_EQ(0, mdcom_rpmsg_ept_destroy(svc));
-    /* the OpenAMP side's view */
+    /* the peer's view */
     ASSERT_EQ(0, cmd("report"));
     ASSERT_TRUE(poll_until(r, [&] { return got.msgs.size() == 1; }));
     std::string rep(got.msgs[0].begin(), got.msgs[0].end());
@@ -412,7 +417,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
     EXPECT_EQ(crc, ocrc);
     EXPECT_EQ(0u, errs);
     if (!c.polling) {
-        EXPECT_EQ(0u, late) << "OpenAMP found messages without a notification";
+        EXPECT_EQ(0u, late) << "the peer found messages without a notification";
     }
     EXPECT_EQ(std::string("+" IOP_MD_NAME ",-" IOP_MD_NAME ","), std::string(log));
     mdcom_rpmsg_stats_get(r, &st);
