@@ -93,6 +93,27 @@ static inline void iop_bad_ns_msgs(struct iop_ns_msg m[4])
     m[3].flags = 7;
 }
 
+/* A name service destroy of "ghost", a name nobody announced. */
+static inline void iop_ns_ghost_destroy(struct iop_ns_msg *m)
+{
+    for (unsigned j = 0; j < IOP_NAME_SIZE; j++)
+        m->name[j] = j < 5 ? "ghost"[j] : '\0';
+    m->addr = 7777;
+    m->flags = 1; /* destroy */
+}
+
+/* The same-name endpoint's answer to data (len bytes): "re:" + data, cut
+ * to fit out (IOP_BUF bytes). Returns its length. */
+static inline uint32_t iop_reply(char out[IOP_BUF], const void *data, size_t len)
+{
+    const char *d = (const char *)data;
+    uint32_t n = 3;
+    out[0] = 'r', out[1] = 'e', out[2] = ':';
+    for (size_t i = 0; i < len && n < IOP_BUF; i++)
+        out[n++] = d[i];
+    return n;
+}
+
 /* Write the resource table (one rpmsg vdev, 2 vrings, F_NS offered). */
 void iop_write_table(uint8_t *mem);
 

@@ -109,12 +109,9 @@ static int second_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_
 static int bound_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     char m[IOP_BUF];
+    int n = (int)iop_reply(m, data, len);
     (void)priv;
-    if (len > sizeof(m) - 3)
-        len = sizeof(m) - 3;
-    memcpy(m, "re:", 3);
-    memcpy(m + 3, data, len);
-    if (rpmsg_sendto(ept, m, (int)len + 3, src) != (int)len + 3)
+    if (rpmsg_sendto(ept, m, n, src) != n)
         g.errors++;
     return RPMSG_SUCCESS;
 }
@@ -143,14 +140,8 @@ static void iop_cmd(struct rpmsg_endpoint *ept, const char *c, uint32_t src)
             g.errors++;
     } else if (!strcmp(c, "nsdestroy-unknown")) {
         /* struct rpmsg_ns_msg is OpenAMP-internal: its wire form */
-        struct {
-            char name[RPMSG_NAME_SIZE];
-            uint32_t addr, flags;
-        } m;
-        memset(&m, 0, sizeof(m));
-        strcpy(m.name, "ghost");
-        m.addr = 7777;
-        m.flags = 1; /* destroy */
+        struct iop_ns_msg m;
+        iop_ns_ghost_destroy(&m);
         if (rpmsg_sendto(ept, &m, sizeof(m), RPMSG_NS_EPT_ADDR) != (int)sizeof(m))
             g.errors++;
     } else if (!strcmp(c, "announce")) {

@@ -100,12 +100,9 @@ static void rl_sendto(struct rpmsg_lite_endpoint *ept, uint32_t dst, const void 
 static int32_t bound_cb(void *payload, uint32_t len, uint32_t src, void *priv)
 {
     char m[IOP_BUF];
+    uint32_t n = iop_reply(m, payload, len);
     (void)priv;
-    if (len > sizeof(m) - 3)
-        len = sizeof(m) - 3;
-    memcpy(m, "re:", 3);
-    memcpy(m + 3, payload, len);
-    if (rpmsg_lite_send(g.rl, g.bound, src, m, len + 3, RL_DONT_BLOCK) != RL_SUCCESS)
+    if (rpmsg_lite_send(g.rl, g.bound, src, m, n, RL_DONT_BLOCK) != RL_SUCCESS)
         g.errors++;
     return RL_RELEASE;
 }
@@ -118,16 +115,9 @@ static void rl_cmd(const char *c, uint32_t src)
     } else if (!strcmp(c, "unknown")) {
         rl_sendto(g.echo, 0xdead, &x, 1);
     } else if (!strcmp(c, "nsdestroy-unknown")) {
-        /* the wire form of a name service message (RPMsg-Lite's struct is
-         * internal to rpmsg_ns.c) */
-        struct {
-            char name[IOP_NAME_SIZE];
-            uint32_t addr, flags;
-        } m;
-        memset(&m, 0, sizeof(m));
-        strcpy(m.name, "ghost");
-        m.addr = 7777;
-        m.flags = RL_NS_DESTROY;
+        /* RPMsg-Lite's struct of it is internal to rpmsg_ns.c */
+        struct iop_ns_msg m;
+        iop_ns_ghost_destroy(&m);
         rl_sendto(g.echo, IOP_NS_ADDR, &m, sizeof(m));
     } else if (!strcmp(c, "announce")) {
         g.second = rpmsg_lite_create_ept(g.rl, RL_ADDR_ANY, second_cb, NULL);
