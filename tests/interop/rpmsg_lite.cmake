@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # NXP RPMsg-Lite for the interop tests, built from the source tarball in
 # ../shared/third_party: unpacked at configure time into the build directory
-# (never into the source tree) and compiled unmodified, with this
+# (mdcom_third_party_tree; never into the source tree) and compiled unmodified, with this
 # directory's POSIX environment and platform layers (rl_env_posix.c,
 # rl_platform_posix.c, rl_port/). Sets MDCOM_RPMSG_LITE_FOUND, and when OFF
 # MDCOM_RPMSG_LITE_WHY and MDCOM_RPMSG_LITE_BY_DESIGN (1: this configuration
@@ -28,17 +28,10 @@ elseif(NOT _mdcom_rl_tgz)
   set(MDCOM_RPMSG_LITE_WHY "no rpmsg-lite-*.tar.gz in ${MDCOM_THIRD_PARTY_DIR}")
   set(MDCOM_RPMSG_LITE_BY_DESIGN 0)
 else()
-  list(GET _mdcom_rl_tgz 0 _mdcom_rl_tgz)
-  set(_mdcom_rl_dir "${CMAKE_BINARY_DIR}/_rpmsg_lite")
-  set(_mdcom_rl_stamp "${CMAKE_BINARY_DIR}/_rpmsg_lite.unpacked")
-  if(NOT EXISTS "${_mdcom_rl_stamp}" OR "${_mdcom_rl_tgz}" IS_NEWER_THAN "${_mdcom_rl_stamp}")
-    file(REMOVE_RECURSE "${_mdcom_rl_dir}")
-    file(ARCHIVE_EXTRACT INPUT "${_mdcom_rl_tgz}" DESTINATION "${_mdcom_rl_dir}")
-    file(TOUCH "${_mdcom_rl_stamp}")
-  endif()
-  file(GLOB _mdcom_rl_root LIST_DIRECTORIES true "${_mdcom_rl_dir}/*")
+  include(${PROJECT_SOURCE_DIR}/cmake/mdcomThirdParty.cmake)
+  mdcom_third_party_tree(_mdcom_rl_root "rpmsg-lite-*.tar.gz" MDCOM_THIRD_PARTY_DIR)
   if(NOT _mdcom_rl_root OR NOT EXISTS "${_mdcom_rl_root}/lib/rpmsg_lite/rpmsg_lite.c")
-    set(MDCOM_RPMSG_LITE_WHY "${_mdcom_rl_tgz} does not hold lib/rpmsg_lite/rpmsg_lite.c")
+    set(MDCOM_RPMSG_LITE_WHY "${_mdcom_rl_root} does not hold lib/rpmsg_lite/rpmsg_lite.c")
     set(MDCOM_RPMSG_LITE_BY_DESIGN 0)
   else()
     set(MDCOM_RPMSG_LITE_FOUND ON)
