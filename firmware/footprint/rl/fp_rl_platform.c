@@ -5,7 +5,6 @@
  * registers the vrings' handlers through it, a notification is a mailbox
  * register write, addresses are 1:1, no cache.
  */
-#include <stddef.h>
 #include <stdint.h>
 
 #include "rpmsg_env.h"
@@ -52,16 +51,3 @@ uintptr_t platform_vatopa(void *addr) { return (uintptr_t)addr; }
 void *platform_patova(uintptr_t addr) { return (void *)addr; }
 int32_t platform_init(void) { return 0; }
 int32_t platform_deinit(void) { return 0; }
-
-/* the one C library function RPMsg-Lite needs beyond mem* (ports/baremetal/
- * mem.c gives those to every image): a plain strncpy, as newlib's would be */
-char *strncpy(char *dst, const char *src, size_t n);
-char *strncpy(char *dst, const char *src, size_t n)
-{
-    size_t i = 0;
-    for (; i < n && src[i]; i++)
-        dst[i] = src[i];
-    for (; i < n; i++)
-        dst[i] = '\0';
-    return dst;
-}
