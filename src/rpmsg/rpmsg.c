@@ -549,7 +549,10 @@ static int rp_rx_one(struct mdcom_rpmsg *r)
             rp_count_vq(r, bad);
             return rc;
         }
-        if (flags & (MDCOM_VQ_DESC_F_NEXT | MDCOM_VQ_DESC_F_INDIRECT | MDCOM_VQ_DESC_F_WRITE)) {
+        /* VRING_DESC_F_WRITE is tolerated: RPMsg-Lite's master marks its TX
+         * buffers device-writable; the flag only allows the device to write,
+         * and address and length are checked below all the same */
+        if (flags & (MDCOM_VQ_DESC_F_NEXT | MDCOM_VQ_DESC_F_INDIRECT)) {
             r->st.bad_desc++;
             mdcom_vq_dev_put_used(&r->rxq, head, 0);
             r->rx_dirty = 1;
@@ -1123,6 +1126,9 @@ int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
                             b->num, s + m.vq1);
         if (b->status && (rc = rp_bound_attach(r, opts->attach_timeout_ns)) != 0)
             return rc;
+        /* the host formatted the rings: continue where their used rings are */
+        mdcom_vq_dev_resume_used(&r->rxq);
+        mdcom_vq_dev_resume_used(&r->txq);
         features = b->gfeatures ? mdcom_rd32(b->gfeatures) : b->features;
         r->ns_on = (features & MDCOM_RPMSG_F_NS) != 0;
         r->nstack = 0;

@@ -258,6 +258,11 @@ void mdcom_vq_dev_put_used(struct mdcom_vq *vq, uint16_t head, uint32_t len)
     vq->outstanding--;
 }
 
+void mdcom_vq_dev_resume_used(struct mdcom_vq *vq)
+{
+    vq->next_used = MDCOM_LE16(atomic_load_explicit(used_idx(vq), memory_order_acquire));
+}
+
 void mdcom_vq_dev_publish(struct mdcom_vq *vq)
 {
     /* release: the used entries and the buffer contents written before are

@@ -197,6 +197,13 @@ int mdcom_vq_dev_get_avail(struct mdcom_vq *vq, uint16_t *head, uint64_t *addr, 
 void mdcom_vq_dev_put_used(struct mdcom_vq *vq, uint16_t head, uint32_t len);
 /* Device: make the returned heads visible (release store of used.idx). */
 void mdcom_vq_dev_publish(struct mdcom_vq *vq);
+/* Device, at attach to a ring the driver formatted: continue the used ring
+ * from the used.idx found there (the one time the device reads it).
+ * Linux and OpenAMP leave it 0; RPMsg-Lite's master pre-fills the used ring
+ * of its TX vring with all its buffers (used.idx = num) and takes them from
+ * there, so a device that restarted the count at 0 would hide them. Only
+ * positions are relative, so whatever value is found is harmless. */
+void mdcom_vq_dev_resume_used(struct mdcom_vq *vq);
 /* Device: 1 when avail.idx differs from our position. */
 int mdcom_vq_dev_has_avail(const struct mdcom_vq *vq);
 

@@ -60,8 +60,8 @@ void iop_write_table(uint8_t *mem)
 static struct {
     int efd_peer;
     struct rpmsg_device *rdev;
-    struct rpmsg_endpoint echo, second;
-    int second_up;
+    struct rpmsg_endpoint echo, second, bound;
+    int second_up, bound_up;
     uint32_t n, crc, quit, late, errors;
     struct { void *data; uint32_t len, crc; } held[MAX_HELD];
     uint32_t nheld;
@@ -104,6 +104,31 @@ static int second_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_
     return RPMSG_SUCCESS;
 }
 
+/* The same-name endpoint: OpenAMP binds it to the mdcom side's announced
+ * service of that name; it answers every message with "re:" + message. */
+static int bound_cb(struct rpmsg_endpoint *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    char m[IOP_BUF];
+    int n = (int)iop_reply(m, data, len);
+    (void)priv;
+    if (rpmsg_sendto(ept, m, n, src) != n)
+        g.errors++;
+    return RPMSG_SUCCESS;
+}
+
+/* Name service messages mdcom must drop (and count): short, name without
+ * NUL, address ANY, unknown flags. */
+static void send_bad_ns(struct rpmsg_endpoint *ept)
+{
+    struct iop_ns_msg m[4];
+    iop_bad_ns_msgs(m);
+    if (rpmsg_sendto(ept, &m[0], 10, RPMSG_NS_EPT_ADDR) != 10)
+        g.errors++;
+    for (int i = 1; i < 4; i++)
+        if (rpmsg_sendto(ept, &m[i], sizeof(m[i]), RPMSG_NS_EPT_ADDR) != (int)sizeof(m[i]))
+            g.errors++;
+}
+
 static void iop_cmd(struct rpmsg_endpoint *ept, const char *c, uint32_t src)
 {
     static const char x = 'x';
@@ -115,14 +140,8 @@ static void iop_cmd(struct rpmsg_endpoint *ept, const char *c, uint32_t src)
             g.errors++;
     } else if (!strcmp(c, "nsdestroy-unknown")) {
         /* struct rpmsg_ns_msg is OpenAMP-internal: its wire form */
-        struct {
-            char name[RPMSG_NAME_SIZE];
-            uint32_t addr, flags;
-        } m;
-        memset(&m, 0, sizeof(m));
-        strcpy(m.name, "ghost");
-        m.addr = 7777;
-        m.flags = 1; /* destroy */
+        struct iop_ns_msg m;
+        iop_ns_ghost_destroy(&m);
         if (rpmsg_sendto(ept, &m, sizeof(m), RPMSG_NS_EPT_ADDR) != (int)sizeof(m))
             g.errors++;
     } else if (!strcmp(c, "announce")) {
@@ -141,6 +160,25 @@ static void iop_cmd(struct rpmsg_endpoint *ept, const char *c, uint32_t src)
                          g.ns_log);
         if (rpmsg_sendto(ept, rep, l, src) != l)
             g.errors++;
+    } else if (!strcmp(c, "nsbad")) {
+        send_bad_ns(ept);
+    } else if (!strcmp(c, "oddsrc")) {
+        /* reserved and ANY source addresses */
+        if (rpmsg_send_offchannel(ept, 7, src, "odd", 3) != 3 ||
+            rpmsg_send_offchannel(ept, RPMSG_ADDR_ANY, src, "any", 3) != 3)
+            g.errors++;
+    } else if (!strcmp(c, "bind")) {
+        if (rpmsg_create_ept(&g.bound, g.rdev, IOP_MD_NAME, RPMSG_ADDR_ANY, RPMSG_ADDR_ANY,
+                             bound_cb, NULL) != 0)
+            g.errors++;
+        else
+            g.bound_up = 1;
+    } else if (!strcmp(c, "unbind")) {
+        if (g.bound_up)
+            rpmsg_destroy_ept(&g.bound);
+        g.bound_up = 0;
+    } else if (!strcmp(c, "stall")) {
+        usleep(300000); /* stop taking messages for a while */
     } else if (!strcmp(c, "quit")) {
         g.quit = 1;
     } else {
@@ -204,8 +242,10 @@ static void release_held(void)
     g.nheld = 0;
 }
 
-int iop_openamp_peer(int role, const char *path, int efd_mine, int efd_peer, int polling)
+int iop_peer_run(const struct iop_peer_args *a)
 {
+    int role = a->role, efd_mine = a->efd_mine, efd_peer = a->efd_peer, polling = a->polling;
+    const char *path = a->path;
     struct metal_init_params mp = METAL_INIT_DEFAULTS;
     struct metal_io_region io;
     metal_phys_addr_t pa = IOP_MEM_DA;

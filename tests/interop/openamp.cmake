@@ -2,7 +2,9 @@
 # Builds the real OpenAMP (open-amp + libmetal) from the source tarballs in
 # ../shared/third_party at BUILD time, into the build directory (never into the
 # source tree), for the interop tests (tests/interop) and the `openamp` peer of
-# mdcom-bench. Sets MDCOM_OPENAMP_FOUND and, when OFF, MDCOM_OPENAMP_WHY; when
+# mdcom-bench. Sets MDCOM_OPENAMP_FOUND and, when OFF, MDCOM_OPENAMP_WHY and
+# MDCOM_OPENAMP_BY_DESIGN (1: excluded on purpose; 0: a prerequisite is
+# missing on this machine); when
 # ON, the target mdcom_openamp (headers + static libraries) and the step target
 # mdcom_openamp_build that users must depend on.
 #
@@ -20,6 +22,7 @@ file(GLOB _mdcom_oa_tgz "${MDCOM_THIRD_PARTY_DIR}/open-amp-*.tar.gz")
 file(GLOB _mdcom_lm_tgz "${MDCOM_THIRD_PARTY_DIR}/libmetal-*.tar.gz")
 set(MDCOM_OPENAMP_FOUND OFF)
 set(MDCOM_OPENAMP_WHY "")
+set(MDCOM_OPENAMP_BY_DESIGN 1)
 find_path(MDCOM_SYSFS_INCLUDE sysfs/libsysfs.h)
 find_library(MDCOM_SYSFS_LIB sysfs)
 if(NOT MDCOM_PORT STREQUAL "linux")
@@ -30,8 +33,10 @@ elseif(MDCOM_SANITIZE MATCHES "thread")
   set(MDCOM_OPENAMP_WHY "not under ThreadSanitizer: OpenAMP's lock-free rings are plain loads/stores")
 elseif(NOT _mdcom_oa_tgz OR NOT _mdcom_lm_tgz)
   set(MDCOM_OPENAMP_WHY "no open-amp-*.tar.gz / libmetal-*.tar.gz in ${MDCOM_THIRD_PARTY_DIR}")
+  set(MDCOM_OPENAMP_BY_DESIGN 0)
 elseif(NOT MDCOM_SYSFS_INCLUDE OR NOT MDCOM_SYSFS_LIB)
   set(MDCOM_OPENAMP_WHY "libsysfs-dev is missing (libmetal's Linux layer needs it, see scripts/deps.sh)")
+  set(MDCOM_OPENAMP_BY_DESIGN 0)
 else()
   set(MDCOM_OPENAMP_FOUND ON)
   list(GET _mdcom_oa_tgz 0 _mdcom_oa_tgz)
@@ -70,3 +75,4 @@ endif()
 # visible to every directory that includes this file (bench/ and tests/)
 set(MDCOM_OPENAMP_FOUND ${MDCOM_OPENAMP_FOUND} CACHE INTERNAL "")
 set(MDCOM_OPENAMP_WHY "${MDCOM_OPENAMP_WHY}" CACHE INTERNAL "")
+set(MDCOM_OPENAMP_BY_DESIGN ${MDCOM_OPENAMP_BY_DESIGN} CACHE INTERNAL "")
