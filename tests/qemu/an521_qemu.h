@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+// an521_qemu.h - QEMU mps2-an521 with one image per Cortex-M33 for the tests
+// of this directory (test_qemu_an521.cpp, test_qemu_an521_rtos.cpp): CPU0's
+// image is the firmware of the launcher (tools/qemu-m4, its console UART0),
+// CPU1's is loaded with -device loader,cpu-num=1 (its console UART1, a file),
+// -smp 2 (multi-threaded TCG: the vCPUs run in parallel host threads). The
+// region is the PSRAM at 0x80000000, mapped from the launcher's file, so this
+// process attaches to it as a further domain once CPU0 printed READY.
+#ifndef MDCOM_TESTS_AN521_QEMU_H
+#define MDCOM_TESTS_AN521_QEMU_H
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "qemu_m4.h"
+
+struct An521Qemu {
+    mdcom_qemu q{};
+    mdcom_qemu_opts o{};
+    std::string loader, log1;
+    const char *extra[7] = {};
+    std::string console, console1;                // CPU0's and CPU1's output
+    std::map<std::string, std::string> results; // "RESULT <name> <rest>" of CPU0: name -> rest
+    int exit_status = -1;
+};
+
+// Start both cores and wait for CPU0's READY; "" or what failed. On success
+// MDCOM_SHM_DIR names the launcher's directory (the region file).
+inline std::string an521_launch(An521Qemu &a, const char *fw0, const char *fw1, const char *region)
+{
+    char err[256] = "";
+    a.o.firmware = fw0;
+    a.o.region_name = region;
+    a.o.machine = "mps2-an521";
+    a.o.icount_shift = -1;
+    a.o.ready_timeout_ns = 60000000000ll;
+    if (mdcom_qemu_prepare(&a.q, &a.o, err, sizeof(err)))
+        return err;
+    a.loader = std::string("loader,file=") + fw1 + ",cpu-num=1";
+    a.log1 = std::string("file:") + a.q.dir + "/cpu1.log";
+    const char *extra[] = {"-smp", "2", "-device", a.loader.c_str(), "-serial", a.log1.c_str(), nullptr};
+    for (int i = 0; i < 7; i++)
+        a.extra[i] = extra[i];
+    a.o.extra = a.extra;
+    int r = mdcom_qemu_launch(&a.q, &a.o, err, sizeof(err));
+    if (!r)
+        r = mdcom_qemu_wait_ready(&a.q, a.o.ready_timeout_ns, err, sizeof(err));
+    if (r) {
+        mdcom_qemu_stop(&a.q);
+        return err;
+    }
+    setenv("MDCOM_SHM_DIR", a.q.dir, 1);
+    return "";
+}
+
+// Wait for CPU0's image to end QEMU; false after timeout_ns.
+inline bool an521_wait(An521Qemu &a, int64_t timeout_ns)
+{
+    bool ok = mdcom_qemu_wait_exit(&a.q, timeout_ns) == 0;
+    a.exit_status = a.q.exit_status;
+    return ok;
+}
+
+// After an521_wait: both consoles (printed), CPU0's RESULT lines; QEMU's
+// directory is removed.
+inline void an521_collect(An521Qemu &a)
+{
+    auto slurp = [](const std::string &path) {
+        std::ifstream f(path);
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    };
+    a.console = slurp(a.q.console_path);
+    a.console1 = slurp(std::string(a.q.dir) + "/cpu1.log");
+    unlink((std::string(a.q.dir) + "/cpu1.log").c_str());
+    mdcom_qemu_stop(&a.q);
+    std::istringstream in(a.console);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("RESULT ", 0) != 0)
+            continue;
+        std::string rest = line.substr(7);
+        auto sp = rest.find(' ');
+        a.results[rest.substr(0, sp)] = sp == std::string::npos ? "" : rest.substr(sp + 1);
+    }
+    std::printf("--- CPU0 console\n%s--- CPU1 console\n%s---\n", a.console.c_str(), a.console1.c_str());
+}
+
+// The value of key=<n> in a RESULT line (-1: none).
+inline long an521_field(const std::string &res, const char *key)
+{
+    std::string k = std::string(" ") + key + "=";
+    auto p = (" " + res).find(k);
+    return p == std::string::npos ? -1 : std::strtol(res.c_str() + p + k.size() - 1, nullptr, 10);
+}
+
+#endif // MDCOM_TESTS_AN521_QEMU_H
