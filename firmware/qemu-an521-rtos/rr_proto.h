@@ -25,7 +25,8 @@
 
 #define RR_STOP 0xffffffffu
 #define RR_MSG_MAX 64u            /* = the FIFOs' block size */
-#define RR_PING_COUNT 2000u       /* CPU0 -> CPU1 -> CPU0 round trips */
+#define RR_PING_COUNT 2000u       /* CPU0 -> CPU1 -> CPU0 round trips under load */
+#define RR_RTT_COUNT 1000u        /* and timed ones after */
 #define RR_LINUX_COUNT 300u       /* Linux -> CPU0 -> Linux round trips */
 #define RR_LOCK_ROUNDS 2000u      /* SMEM lock rounds per side */
 #define RR_TAG_CPU0 0x41u         /* 'A' */
