@@ -247,6 +247,9 @@ static void main_task(void *arg)
     mdcom_bm_put_kv("cpu0_woken", fs.woken);
     mdcom_bm_put_kv("cpu0_timeouts", fs.timeouts);
     mdcom_bm_put_kv("cpu0_mhu_irqs", mdcom_an521_mhu_irqs(0));
+    /* notify in the MHU interrupt -> the task runs */
+    mdcom_bm_put_kv("cpu0_wake_avg_ns", fs.wake_n ? (uint32_t)(fs.wake_sum_ns / fs.wake_n) : 0);
+    mdcom_bm_put_kv("cpu0_wake_max_ns", fs.wake_max_ns);
     mdcom_bm_put_kv("cpu1_woken", g_cpu1.woken);
     mdcom_bm_put_kv("cpu1_mhu_irqs", g_cpu1.irqs);
     mdcom_bm_puts("\n");

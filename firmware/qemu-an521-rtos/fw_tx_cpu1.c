@@ -82,6 +82,8 @@ static VOID echo_entry(ULONG arg)
     mdcom_bm_put_kv("sleeps", st.sleeps);
     mdcom_bm_put_kv("woken", st.woken);
     mdcom_bm_put_kv("mhu_irqs", g_rep.irqs);
+    mdcom_bm_put_kv("wake_avg_ns", st.wake_n ? (uint32_t)(st.wake_sum_ns / st.wake_n) : 0);
+    mdcom_bm_put_kv("wake_max_ns", st.wake_max_ns);
     mdcom_bm_puts("\n");
     for (;;) /* CPU0 ends QEMU */
         (void)tx_thread_suspend(tx_thread_identify());
