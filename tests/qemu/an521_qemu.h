@@ -18,7 +18,9 @@
 #include <sstream>
 #include <string>
 
+#include "mdcom/mdcom.h"
 #include "qemu_m4.h"
+#include "qemu_results.h"
 
 struct An521Qemu {
     mdcom_qemu q{};
@@ -81,17 +83,48 @@ inline void an521_collect(An521Qemu &a)
     a.console1 = slurp(std::string(a.q.dir) + "/cpu1.log");
     unlink((std::string(a.q.dir) + "/cpu1.log").c_str());
     mdcom_qemu_stop(&a.q);
-    std::istringstream in(a.console);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("RESULT ", 0) != 0)
-            continue;
-        std::string rest = line.substr(7);
-        auto sp = rest.find(' ');
-        a.results[rest.substr(0, sp)] = sp == std::string::npos ? "" : rest.substr(sp + 1);
-    }
+    a.results = qemu_results(a.console);
     std::printf("--- CPU0 console\n%s--- CPU1 console\n%s---\n", a.console.c_str(), a.console1.c_str());
 }
+
+// One run: launch, attach this process as domain of cfg, run linux_side on
+// that attachment while the firmware runs, wait for QEMU to end, collect.
+// "" or what went wrong (the consoles are collected whenever QEMU started).
+template <class F>
+std::string an521_run(An521Qemu &a, const char *fw0, const char *fw1, const mdcom_config *cfg,
+                      uint32_t domain, F linux_side)
+{
+    std::string err = an521_launch(a, fw0, fw1, cfg->region_name);
+    if (!err.empty())
+        return err;
+    mdcom_t *m = nullptr;
+    mdcom_init_opts io{};
+    char ierr[160] = "";
+    io.errbuf = ierr;
+    io.errbuf_len = sizeof(ierr);
+    io.attach_timeout_ns = 10000000000ll;
+    if (mdcom_init(&m, cfg, domain, &io))
+        err = std::string("mdcom_init linux: ") + ierr;
+    else
+        linux_side(m);
+    if (!an521_wait(a, 240000000000ll))
+        err += " QEMU did not exit within 240 s";
+    if (m)
+        mdcom_term(m);
+    an521_collect(a);
+    return err;
+}
+
+// The RESULT lines of a run, for the tests' assertions.
+struct An521Results {
+    const An521Qemu &a;
+    std::string res(const char *name) const
+    {
+        auto it = a.results.find(name);
+        return it == a.results.end() ? std::string("MISSING") : it->second;
+    }
+    bool passed(const char *name) const { return res(name).rfind("PASS", 0) == 0; }
+};
 
 // The value of key=<n> in a RESULT line (-1: none).
 inline long an521_field(const std::string &res, const char *key)

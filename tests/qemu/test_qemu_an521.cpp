@@ -114,26 +114,8 @@ void run_once()
     if (g_run.ran)
         return;
     g_run.ran = true;
-    g_run.setup_error = an521_launch(g_run.a, fw0(), fw1(), mdcom_an521_config.region_name);
-    if (!g_run.setup_error.empty())
-        return;
-    mdcom_t *m = nullptr;
-    mdcom_init_opts io{};
-    char ierr[160] = "";
-    io.errbuf = ierr;
-    io.errbuf_len = sizeof(ierr);
-    io.attach_timeout_ns = 10000000000ll;
-    int r = mdcom_init(&m, &mdcom_an521_config, MDCOM_AN521_DOM_LINUX, &io);
-    if (r) {
-        g_run.setup_error = std::string("mdcom_init linux: ") + ierr;
-    } else {
-        linux_rounds(m, &g_run.ls);
-    }
-    if (!an521_wait(g_run.a, 240000000000ll))
-        g_run.setup_error += " QEMU did not exit within 240 s";
-    if (m)
-        mdcom_term(m);
-    an521_collect(g_run.a);
+    g_run.setup_error = an521_run(g_run.a, fw0(), fw1(), &mdcom_an521_config, MDCOM_AN521_DOM_LINUX,
+                                  [](mdcom_t *m) { linux_rounds(m, &g_run.ls); });
 }
 
 long field(const std::string &res, const char *key) { return an521_field(res, key); }
@@ -146,13 +128,11 @@ struct An521 : ::testing::Test {
     }
     static std::string res(const char *name)
     {
-        auto it = g_run.a.results.find(name);
-        return it == g_run.a.results.end() ? std::string("MISSING") : it->second;
+        return An521Results{g_run.a}.res(name);
     }
     static void expect_pass(const char *name)
     {
-        std::string r = res(name);
-        EXPECT_EQ(r.rfind("PASS", 0), 0u) << name << ": " << r;
+        EXPECT_TRUE(An521Results{g_run.a}.passed(name)) << name << ": " << res(name);
     }
 };
 
