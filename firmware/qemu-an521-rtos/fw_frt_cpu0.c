@@ -60,11 +60,11 @@ void vApplicationStackOverflowHook(TaskHandle_t t, char *name);
 void vApplicationStackOverflowHook(TaskHandle_t t, char *name)
 {
     (void)t;
-    rr_die(name, "stack overflow", -EFAULT);
+    fw_die(name, "stack overflow", -EFAULT);
 }
 
 void vApplicationMallocFailedHook(void);
-void vApplicationMallocFailedHook(void) { rr_die("FreeRTOS", "heap", -ENOMEM); }
+void vApplicationMallocFailedHook(void) { fw_die("FreeRTOS", "heap", -ENOMEM); }
 
 void fw_frt_assert_failed(const char *file, int line)
 {
@@ -79,7 +79,7 @@ void fw_frt_assert_failed(const char *file, int line)
 static void spawn(TaskFunction_t fn, const char *name, UBaseType_t prio)
 {
     if (xTaskCreate(fn, name, STACK_WORDS, 0, prio, 0) != pdPASS)
-        rr_die(name, "xTaskCreate", -ENOMEM);
+        fw_die(name, "xTaskCreate", -ENOMEM);
 }
 
 static void park(uint32_t bit)
@@ -115,7 +115,7 @@ static void ping_task(void *arg)
         n = mdcom_fifoch_recv(rx, buf, sizeof(buf), RR_MS(5000));
         dt = mdcom_freertos_now_ns() - t0;
         if (n < 0)
-            rr_die("ping", "recv", n);
+            fw_die("ping", "recv", n);
         c = rr_check(buf, n, seq, RR_TAG_CPU1, &g_cpu1);
         if (c == 0)
             g_ping.received++;
@@ -133,7 +133,7 @@ static void ping_task(void *arg)
     /* CPU1 answers when its lock thread is done too */
     n = mdcom_fifoch_recv(rx, buf, sizeof(buf), RR_MS(60000));
     if (n < 0)
-        rr_die("ping", "recv report", n);
+        fw_die("ping", "recv report", n);
     if (rr_check(buf, n, seq, RR_TAG_CPU1, &g_cpu1) != 1)
         g_ping.bad++;
     park(DONE_PING);
@@ -150,11 +150,11 @@ static void linux_task(void *arg)
         int c, n = mdcom_fifoch_recv(rx, buf, sizeof(buf), RR_MS(2));
         if (n == -ETIMEDOUT) {
             if (++idle > 100000u) /* about 200 s without a message */
-                rr_die("linux", "recv", n);
+                fw_die("linux", "recv", n);
             continue;
         }
         if (n < 0)
-            rr_die("linux", "recv", n);
+            fw_die("linux", "recv", n);
         idle = 0;
         c = rr_check(buf, n, seq, RR_TAG_LINUX, &g_linux);
         if (c == 1)
@@ -196,11 +196,11 @@ static void main_task(void *arg)
         vTaskDelay(pdMS_TO_TICKS(10));
         if (++waited > 24000u) { /* 240 s */
             mdcom_bm_put_kv("done", g_done);
-            rr_die("main", "waiting for the tasks", -ETIMEDOUT);
+            fw_die("main", "waiting for the tasks", -ETIMEDOUT);
         }
     }
     if ((r = mdcom_smemch_open(m, "state", &st)) || (r = mdcom_smemch_lock(st, RR_MS(5000))))
-        rr_die("main", "state", r);
+        fw_die("main", "state", r);
     mdcom_smemch_get(st, &p, 0);
     counter = ((volatile uint32_t *)p)[0];
     (void)mdcom_smemch_unlock(st);

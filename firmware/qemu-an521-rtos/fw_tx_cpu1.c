@@ -41,7 +41,7 @@ void rr_sleep_ms(uint32_t ms)
     (void)tx_thread_sleep(t ? t : 1u);
 }
 
-static VOID stack_error(TX_THREAD *t) { rr_die(t->tx_thread_name, "stack overflow", -EFAULT); }
+static VOID stack_error(TX_THREAD *t) { fw_die(t->tx_thread_name, "stack overflow", -EFAULT); }
 
 static VOID echo_entry(ULONG arg)
 {
@@ -56,7 +56,7 @@ static VOID echo_entry(ULONG arg)
     for (;;) {
         int c, n = mdcom_fifoch_recv(rx, buf, sizeof(buf), RR_MS(20000));
         if (n < 0)
-            rr_die("echo", "recv", n);
+            fw_die("echo", "recv", n);
         c = rr_check(buf, n, seq, RR_TAG_CPU0, &cpu0);
         if (c == 1)
             break;
@@ -108,7 +108,7 @@ VOID tx_application_define(VOID *first_unused_memory)
                          PRIO_ECHO, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
         tx_thread_create(&g_lock, (CHAR *)"lock", lock_entry, 0, g_lock_stack, STACK_BYTES, PRIO_LOCK,
                          PRIO_LOCK, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS)
-        rr_die("cpu1", "tx_thread_create", -ENOMEM);
+        fw_die("cpu1", "tx_thread_create", -ENOMEM);
 }
 
 int main(void)

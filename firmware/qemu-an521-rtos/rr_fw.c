@@ -7,40 +7,14 @@
 #include "rr_fw.h"
 
 #include <errno.h>
-#include <string.h>
 
-#include "cortexm.h"
 #include "mdcom_an521rtos_layout.h"
-
-void rr_die(const char *who, const char *what, int r)
-{
-    mdcom_bm_puts(who);
-    mdcom_bm_puts(": ");
-    mdcom_bm_puts(what);
-    mdcom_bm_puts(": ");
-    mdcom_bm_puts(mdcom_strerror(r));
-    mdcom_bm_puts("\nDONE FAIL\n");
-    mdcom_bm_exit(2);
-}
 
 mdcom_t *rr_attach(const char *who, uint32_t domain)
 {
-    char err[128];
-    mdcom_init_opts o;
-    mdcom_t *m;
-    int r;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = err;
-    o.errbuf_len = sizeof(err);
-    o.attach_timeout_ns = RR_MS(20000); /* CPU1 boots after CPU0 formatted */
-    o.layout = &mdcom_an521rtos_layout; /* computed on the build host */
-    r = mdcom_init(&m, mdcom_an521rtos_layout.cfg, domain, &o);
-    if (r) {
-        mdcom_bm_puts(err);
-        mdcom_bm_puts("\n");
-        rr_die(who, "mdcom_init", r);
-    }
-    return m;
+    /* CPU1 boots after CPU0 formatted; no heartbeat (as rtos_e2e.c's
+     * tasks): the ports' proc_alive judges these processes */
+    return fw_attach(who, &mdcom_an521rtos_layout, domain, RR_MS(20000), 0);
 }
 
 mdcom_fifoch_t *rr_fifo(mdcom_t *m, const char *who, const char *name)
@@ -48,7 +22,7 @@ mdcom_fifoch_t *rr_fifo(mdcom_t *m, const char *who, const char *name)
     mdcom_fifoch_t *ch;
     int r = mdcom_fifoch_open(m, name, &ch);
     if (r)
-        rr_die(who, name, r);
+        fw_die(who, name, r);
     mdcom_fifoch_set_spin(ch, MDCOM_NO_SPIN);
     return ch;
 }
@@ -62,7 +36,7 @@ void rr_send(mdcom_fifoch_t *ch, const char *who, const void *buf, uint32_t n, i
             return;
         /* the receiver's process has not attached yet: 20 s at most */
         if (r != -ENOTCONN || ++tries > 2000u)
-            rr_die(who, "send", r);
+            fw_die(who, "send", r);
         rr_sleep_ms(10);
     }
 }
@@ -74,14 +48,14 @@ void rr_lock_rounds(mdcom_t *m, const char *who, uint32_t rounds, uint32_t mark,
     uint32_t i;
     int r = mdcom_smemch_open(m, "state", &ch);
     if (r)
-        rr_die(who, "state", r);
+        fw_die(who, "state", r);
     mdcom_smemch_get(ch, &p, 0);
     for (i = 0; i < rounds; i++) {
         if ((r = mdcom_smemch_lock(ch, RR_MS(10000))) != 0)
-            rr_die(who, "lock", r);
+            fw_die(who, "lock", r);
         rep->lock_bad += (uint32_t)rr_lock_round((volatile uint32_t *)p, mark);
         if ((r = mdcom_smemch_unlock(ch)) != 0)
-            rr_die(who, "unlock", r);
+            fw_die(who, "unlock", r);
         rep->lock_rounds++;
     }
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rr_fw.h - what the two RTOS images of the an521 RTOS <-> RTOS test share
- * (rr_fw.c, kernel-neutral): attaching a task / thread as its own mdcom
- * process, opening its channels, the SMEM lock rounds, console lines. Each
+ * (rr_fw.c, kernel-neutral; with firmware/common/fw_boot.c): attaching a
+ * task / thread as its own mdcom process, opening its channels, the SMEM lock rounds, console lines. Each
  * image gives rr_sleep_ms (its kernel's delay).
  */
 #ifndef RR_FW_H
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "mdcom/mdcom.h"
+#include "mdcom_fw/boot.h" /* fw_attach, fw_die */
 #include "rr_proto.h"
 
 #define RR_MS(x) ((int64_t)(x) * 1000000ll)
@@ -18,10 +19,8 @@
 /* the image's kernel: block the caller for ms milliseconds */
 void rr_sleep_ms(uint32_t ms);
 
-/* "<who>: <what>: <error>" on the console; the image ends (exit 2). */
-__attribute__((noreturn)) void rr_die(const char *who, const char *what, int r);
 /* the caller attaches as its own mdcom process of domain (the first
- * caller in the master domain formats the region) */
+ * caller in the master domain formats the region); fw_die on failure */
 mdcom_t *rr_attach(const char *who, uint32_t domain);
 /* a FIFO whose waits sleep at once (no spinning: the doorbell wakes them) */
 mdcom_fifoch_t *rr_fifo(mdcom_t *m, const char *who, const char *name);
