@@ -115,6 +115,26 @@ std::string an521_run(An521Qemu &a, const char *fw0, const char *fw1, const mdco
     return err;
 }
 
+// A test binary's one run (its tests share it): the Linux side's own
+// record S, QEMU's outcome, and what kept the run from completing.
+template <class S> struct An521Run {
+    bool ran = false;
+    std::string setup_error;
+    S ls;
+    An521Qemu a;
+};
+
+// an521_run once per binary: the first test that asks runs it.
+template <class S, class F>
+void an521_run_once(An521Run<S> &run, const char *fw0, const char *fw1, const mdcom_config *cfg,
+                    uint32_t domain, F linux_side)
+{
+    if (run.ran)
+        return;
+    run.ran = true;
+    run.setup_error = an521_run(run.a, fw0, fw1, cfg, domain, [&](mdcom_t *m) { linux_side(m, &run.ls); });
+}
+
 // The RESULT lines of a run, for the tests' assertions.
 struct An521Results {
     const An521Qemu &a;

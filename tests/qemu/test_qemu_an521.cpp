@@ -100,22 +100,11 @@ void linux_rounds(mdcom_t *m, LinuxSide *ls)
     __atomic_store_n(&w[5], 1u, __ATOMIC_RELEASE); // results above are published
 }
 
-struct Run {
-    bool ran = false;
-    std::string setup_error;
-    LinuxSide ls;
-    An521Qemu a;
-};
-
-Run g_run;
+An521Run<LinuxSide> g_run;
 
 void run_once()
 {
-    if (g_run.ran)
-        return;
-    g_run.ran = true;
-    g_run.setup_error = an521_run(g_run.a, fw0(), fw1(), &mdcom_an521_config, MDCOM_AN521_DOM_LINUX,
-                                  [](mdcom_t *m) { linux_rounds(m, &g_run.ls); });
+    an521_run_once(g_run, fw0(), fw1(), &mdcom_an521_config, MDCOM_AN521_DOM_LINUX, linux_rounds);
 }
 
 long field(const std::string &res, const char *key) { return an521_field(res, key); }

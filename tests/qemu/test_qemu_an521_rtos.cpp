@@ -122,22 +122,13 @@ void linux_side(mdcom_t *m, LinuxSide *ls)
     ls->answer = rr_check(buf, n, RR_LINUX_COUNT, RR_TAG_CPU0, &ls->cpu0);
 }
 
-struct Run {
-    bool ran = false;
-    std::string setup_error;
-    LinuxSide ls;
-    An521Qemu a;
-};
-
-Run g_run;
+An521Run<LinuxSide> g_run;
 
 void run_once()
 {
     if (g_run.ran)
         return;
-    g_run.ran = true;
-    g_run.setup_error = an521_run(g_run.a, fw0(), fw1(), &mdcom_an521rtos_config, MDCOM_AN521RTOS_DOM_LINUX,
-                                  [](mdcom_t *m) { linux_side(m, &g_run.ls); });
+    an521_run_once(g_run, fw0(), fw1(), &mdcom_an521rtos_config, MDCOM_AN521RTOS_DOM_LINUX, linux_side);
     const rr_report &l = g_run.ls.mine;
     std::printf("linux: sent %u received %u bad %u lock_rounds %u lock_bad %u (err %d %s)\n",
                 RR_LINUX_COUNT, l.received, l.bad, l.lock_rounds, l.lock_bad, g_run.ls.err,
