@@ -38,45 +38,6 @@ static uint64_t stamp_ns(void)
 #define stamp_ns mdcom_bm_now_ns
 #endif
 
-void fw_die(const char *who, const char *what, int r)
-{
-    mdcom_bm_puts(who);
-    mdcom_bm_puts(": ");
-    mdcom_bm_puts(what);
-    mdcom_bm_puts(": ");
-    mdcom_bm_puts(mdcom_strerror(r));
-    mdcom_bm_puts("\n");
-    mdcom_bm_exit(2);
-}
-
-mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
-                 uint32_t domain, int64_t attach_timeout_ns)
-{
-    char err[128];
-    mdcom_init_opts o;
-    mdcom_t *m;
-    int r;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = err;
-    o.errbuf_len = sizeof(err);
-    o.attach_timeout_ns = attach_timeout_ns;
-    o.heartbeat_ms = FW_HEARTBEAT_MS; /* waits and mdcom calls beat */
-    o.layout = layout;
-    mdcom_bm_puts(banner);
-    mdcom_bm_puts(" on ");
-    mdcom_bm_puts(mdcom_board_desc.name);
-    mdcom_bm_puts(", boot ");
-    mdcom_bm_put_u32(mdcom_bm_boot_token());
-    mdcom_bm_puts("\n");
-    r = mdcom_init(&m, layout->cfg, domain, &o);
-    if (r) {
-        mdcom_bm_puts(err);
-        mdcom_bm_puts("\n");
-        fw_die(who, "mdcom_init", r);
-    }
-    return m;
-}
-
 static void open_fifo(fw_svc *s, const char *name, mdcom_fifoch_t **ch, int required)
 {
     int r = mdcom_fifoch_open(s->m, name, ch);

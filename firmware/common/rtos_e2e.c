@@ -48,6 +48,7 @@
 #include "frt_proto.h"
 #include "mdcom/mdcom.h"
 #include "mdcom_frt_layout.h"
+#include "mdcom_fw/boot.h"
 #include "mdcom_fw/proto.h"
 #include "mdcom_fw/rtos_e2e.h"
 
@@ -75,15 +76,7 @@ volatile uint32_t e2e_idle_runs;
 
 static void result(const char *name, int ok) { g_failed += (uint32_t)mdcom_bm_result(name, ok); }
 
-static void die(const char *what, int r)
-{
-    mdcom_bm_puts("fw: ");
-    mdcom_bm_puts(what);
-    mdcom_bm_puts(": ");
-    mdcom_bm_puts(mdcom_strerror(r));
-    mdcom_bm_puts("\n");
-    mdcom_bm_exit(2);
-}
+static void die(const char *what, int r) { fw_die("fw", what, r); }
 
 static uint64_t now(void) { return e2e_now_ns(); }
 
@@ -563,24 +556,8 @@ static void test_port(void)
 
 static mdcom_t *attach(const char *who)
 {
-    char err[128];
-    mdcom_init_opts o;
-    mdcom_t *m;
-    int r;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = err;
-    o.errbuf_len = sizeof(err);
-    o.attach_timeout_ns = MS(10000);
-    o.layout = &mdcom_frt_layout; /* computed on the build host */
-    r = mdcom_init(&m, mdcom_frt_layout.cfg, MDCOM_FRT_DOM_M4, &o);
-    if (r) {
-        mdcom_bm_puts(who);
-        mdcom_bm_puts(": ");
-        mdcom_bm_puts(err);
-        mdcom_bm_puts("\n");
-        die("mdcom_init", r);
-    }
-    return m;
+    /* the layout computed on the build host; no heartbeat */
+    return fw_attach(who, &mdcom_frt_layout, MDCOM_FRT_DOM_M4, MS(10000), 0);
 }
 
 static mdcom_fifoch_t *fifo(mdcom_t *m, const char *name)

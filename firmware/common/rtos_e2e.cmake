@@ -15,7 +15,8 @@ function(mdcom_rtos_e2e_image image kernel source size_target port_note)
   set_target_properties(mdcom_core_obj mdcom_rpmsg_obj mdcom_port_obj PROPERTIES
     POSITION_INDEPENDENT_CODE OFF)
   mdcom_generate_config(${image}_cfg ${_frt}/freertos.toml PREFIX mdcom_frt LAYOUT)
-  add_executable(${image} ${source} ${PROJECT_SOURCE_DIR}/firmware/common/rtos_e2e.c)
+  add_executable(${image} ${source} ${PROJECT_SOURCE_DIR}/firmware/common/rtos_e2e.c
+    ${PROJECT_SOURCE_DIR}/firmware/common/fw_boot.c)
   # twice: the core, the runtime and the kernel call each other
   target_link_libraries(${image} PRIVATE ${image}_cfg mdcom_static mdcom_bm_runtime ${kernel}
     mdcom_static mdcom_bm_runtime ${kernel} gcc)

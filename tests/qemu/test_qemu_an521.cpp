@@ -19,15 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 
+#include "an521_qemu.h"
 #include "mdcom/mdcom.h"
 #include "mdcom_an521_cfg.h"
-#include "qemu_m4.h"
 
 namespace {
 
@@ -103,95 +100,14 @@ void linux_rounds(mdcom_t *m, LinuxSide *ls)
     __atomic_store_n(&w[5], 1u, __ATOMIC_RELEASE); // results above are published
 }
 
-struct Run {
-    bool ran = false;
-    std::string setup_error;
-    std::string console, console1;
-    int exit_status = -1;
-    LinuxSide ls;
-    std::map<std::string, std::string> results; // name -> rest of the line
-};
-
-Run g_run;
+An521Run<LinuxSide> g_run;
 
 void run_once()
 {
-    if (g_run.ran)
-        return;
-    g_run.ran = true;
-    mdcom_qemu q{};
-    mdcom_qemu_opts o{};
-    char err[256] = "";
-    o.firmware = fw0();
-    o.region_name = mdcom_an521_config.region_name;
-    o.machine = "mps2-an521";
-    o.icount_shift = -1;
-    o.ready_timeout_ns = 60000000000ll;
-    int r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
-    if (r) {
-        g_run.setup_error = err;
-        return;
-    }
-    std::string loader = std::string("loader,file=") + fw1() + ",cpu-num=1";
-    std::string log1 = std::string("file:") + q.dir + "/cpu1.log";
-    const char *extra[] = {"-smp", "2", "-device", loader.c_str(), "-serial", log1.c_str(), nullptr};
-    o.extra = extra;
-    r = mdcom_qemu_launch(&q, &o, err, sizeof(err));
-    if (!r)
-        r = mdcom_qemu_wait_ready(&q, o.ready_timeout_ns, err, sizeof(err));
-    if (r) {
-        g_run.setup_error = err;
-        mdcom_qemu_stop(&q);
-        return;
-    }
-    setenv("MDCOM_SHM_DIR", q.dir, 1);
-    mdcom_t *m = nullptr;
-    mdcom_init_opts io{};
-    char ierr[160] = "";
-    io.errbuf = ierr;
-    io.errbuf_len = sizeof(ierr);
-    io.attach_timeout_ns = 10000000000ll;
-    r = mdcom_init(&m, &mdcom_an521_config, MDCOM_AN521_DOM_LINUX, &io);
-    if (r) {
-        g_run.setup_error = std::string("mdcom_init linux: ") + ierr;
-    } else {
-        linux_rounds(m, &g_run.ls);
-    }
-    if (mdcom_qemu_wait_exit(&q, 240000000000ll) != 0)
-        g_run.setup_error += " QEMU did not exit within 240 s";
-    g_run.exit_status = q.exit_status;
-    if (m)
-        mdcom_term(m);
-    auto slurp = [](const std::string &path) {
-        std::ifstream f(path);
-        std::stringstream s;
-        s << f.rdbuf();
-        return s.str();
-    };
-    g_run.console = slurp(q.console_path);
-    g_run.console1 = slurp(std::string(q.dir) + "/cpu1.log");
-    unlink((std::string(q.dir) + "/cpu1.log").c_str());
-    mdcom_qemu_stop(&q);
-    std::istringstream in(g_run.console);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("RESULT ", 0) != 0)
-            continue;
-        std::string rest = line.substr(7);
-        auto sp = rest.find(' ');
-        g_run.results[rest.substr(0, sp)] = sp == std::string::npos ? "" : rest.substr(sp + 1);
-    }
-    std::printf("--- CPU0 console\n%s--- CPU1 console\n%s---\n", g_run.console.c_str(),
-                g_run.console1.c_str());
+    an521_run_once(g_run, fw0(), fw1(), &mdcom_an521_config, MDCOM_AN521_DOM_LINUX, linux_rounds);
 }
 
-// The value of key=<n> in a RESULT line.
-long field(const std::string &res, const char *key)
-{
-    std::string k = std::string(key) + "=";
-    auto p = res.find(k);
-    return p == std::string::npos ? -1 : std::strtol(res.c_str() + p + k.size(), nullptr, 10);
-}
+long field(const std::string &res, const char *key) { return an521_field(res, key); }
 
 struct An521 : ::testing::Test {
     void SetUp() override
@@ -201,13 +117,11 @@ struct An521 : ::testing::Test {
     }
     static std::string res(const char *name)
     {
-        auto it = g_run.results.find(name);
-        return it == g_run.results.end() ? std::string("MISSING") : it->second;
+        return An521Results{g_run.a}.res(name);
     }
     static void expect_pass(const char *name)
     {
-        std::string r = res(name);
-        EXPECT_EQ(r.rfind("PASS", 0), 0u) << name << ": " << r;
+        EXPECT_TRUE(An521Results{g_run.a}.passed(name)) << name << ": " << res(name);
     }
 };
 
@@ -290,8 +204,8 @@ TEST_F(An521, RpmsgBetweenCores)
 
 TEST_F(An521, AllPassedAndExitStatus)
 {
-    EXPECT_NE(g_run.console.find("DONE PASS"), std::string::npos);
-    EXPECT_EQ(g_run.exit_status, 0);
+    EXPECT_NE(g_run.a.console.find("DONE PASS"), std::string::npos);
+    EXPECT_EQ(g_run.a.exit_status, 0);
 }
 
 } // namespace

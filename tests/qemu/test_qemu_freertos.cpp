@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "qemu_m4.h"
+#include "qemu_results.h"
 
 namespace {
 
@@ -166,15 +167,7 @@ Run run(bool linux_first)
     out.qemu_log = slurp(std::string(q.dir) + "/qemu.log");
     mdcom_qemu_stop(&q);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::istringstream in(out.console);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("RESULT ", 0) != 0)
-            continue;
-        std::string rest = line.substr(7);
-        auto sp = rest.find(' ');
-        out.results[rest.substr(0, sp)] = sp == std::string::npos ? "" : rest.substr(sp + 1);
-    }
+    out.results = qemu_results(out.console);
     std::printf("--- %s firmware console (%s, %.1f s)\n%s", kernel().c_str(),
                 linux_first ? "Linux first" : "firmware first", out.seconds, out.console.c_str());
     for (size_t i = 0; i < out.peer_out.size(); i++)
@@ -298,7 +291,7 @@ TEST(FreeRtos, FirmwareFirst) { check_run(run_until_on_time(false)); }
 int main(int argc, char **argv)
 {
     ::testing::InitGoogleTest(&argc, argv);
-    const char *fw = fw_path(), *peer = peer_path(), *ci = std::getenv("CI");
+    const char *fw = fw_path(), *peer = peer_path();
     struct stat st;
     std::string why;
     if (!mdcom_qemu_available())
@@ -309,14 +302,8 @@ int main(int argc, char **argv)
                                      : "; it needs arm-none-eabi-gcc and a FreeRTOS-Kernel tarball or FREERTOS_KERNEL_PATH)");
     else if (!peer || !*peer || stat(peer, &st) != 0)
         why = std::string("no frt_peer (MDCOM_FRT_PEER=") + (peer ? peer : "") + ")";
-    if (!why.empty()) {
-        if (ci && std::strcmp(ci, "true") == 0) {
-            std::printf("FAIL (CI=true): %s\n", why.c_str());
-            return 1;
-        }
-        std::printf("SKIP: %s\n", why.c_str());
-        return 77;
-    }
+    if (!why.empty())
+        return qemu_skip_or_fail(why);
     mdcom_qemu_cleanup_on_signals();
     return RUN_ALL_TESTS();
 }

@@ -16,6 +16,7 @@
 
 #include "mdcom/mdcom.h"
 #include "mdcom/wire.h"
+#include "mdcom_fw/boot.h" /* fw_die, fw_boot */
 #include "mdcom_fw/proto.h"
 
 #define FW_MS(x) ((int64_t)(x) * 1000000)
@@ -38,14 +39,6 @@ struct fw_svc {
      * 0 to let the library serve it; may be NULL */
     int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o);
 };
-
-/* Print "<who>: <what>: <error>" and end QEMU with status 2. */
-void fw_die(const char *who, const char *what, int r);
-
-/* Print the banner, mdcom_init(layout->cfg, domain) with the layout computed
- * on the build host (<prefix>_layout), exit on error. */
-mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
-                 uint32_t domain, int64_t attach_timeout_ns);
 
 /* Open the channels of s by name; exits on a required one missing. */
 void fw_open(fw_svc *s);
