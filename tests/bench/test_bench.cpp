@@ -319,7 +319,10 @@ TEST(BenchDriver, TargetsStateAndJson)
     // one object with a "targets" array of three objects, NaN written as null
     EXPECT_EQ(s.rfind("{\"targets\":[{\"name\":\"ratio\",\"value\":1.2,\"limit\":1.5", 0), 0u) << s;
     EXPECT_NE(s.find("\"state\":\"MISSED\""), std::string::npos) << s;
-    EXPECT_NE(s.find("\"value\":null,\"limit\":0,\"detail\":\"\",\"state\":\"SKIPPED\"}]}"),
+    // each target says which way its limit goes (at most / at least)
+    EXPECT_NE(s.find("\"limit\":2e+07,\"need\":\">=\""), std::string::npos) << s;
+    EXPECT_NE(s.find("\"value\":null,\"limit\":0,\"need\":\"<=\",\"unit\":\"\",\"detail\":\"\","
+                     "\"state\":\"SKIPPED\"}]}"),
               std::string::npos)
         << s;
 }
