@@ -126,6 +126,11 @@ static void slot_give(struct mdcom *m, uint32_t i)
         (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
 }
 
+/* How long a master's attach and the formatter's term wait for the format
+ * lock (its holders hold it for microseconds to a few ms); term then leaves
+ * the file, attach waits a round. */
+#define MDCOM_FMT_LOCK_NS 100000000ull
+
 /* The format lock (MDCOM_SLOT_FORMAT) on the file we map, spinning until
  * deadline: 1 held, 0 the port has none (nothing to order), -ETIMEDOUT.
  * Its holders hold it for a format or an unlink: microseconds to a few ms. */
@@ -519,7 +524,9 @@ static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadli
          * removed it before (we open the name again) or finds it ours after
          * (and leaves it). A lock we cannot get in time: we wait a round. */
         fmt = m->is_master && !fmt_busy(m, fp, st);
-        locked = fmt ? fmt_lock(m, deadline) : 0;
+        /* the lock is held for a format or an unlink: worth waiting for
+         * whatever our own timeout (a master's is often 0) */
+        locked = fmt ? fmt_lock(m, mdcom_now(m) + MDCOM_FMT_LOCK_NS) : 0;
         if (locked < 0)
             fmt = 0;
         r = follow_region(m, deadline, e); /* (not 0: the lock went with the old file) */
@@ -658,9 +665,6 @@ static __attribute__((noinline)) int entry_live(struct mdcom *m)
            mdcom_self_reclaim(m) > 0; /* a claim on it nobody finishes */
 }
 
-/* How long term waits for the format lock before it leaves the file. */
-#define MDCOM_TERM_LOCK_NS 100000000ull
-
 int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
@@ -719,7 +723,7 @@ int mdcom_term(mdcom_t *m)
      * re-formats it in place. Our unlink and close drop the lock. */
     remove = ours && !m->keep_region;
     if (remove) {
-        int lk = fmt_lock(m, mdcom_now(m) + MDCOM_TERM_LOCK_NS);
+        int lk = fmt_lock(m, mdcom_now(m) + MDCOM_FMT_LOCK_NS);
         /* acquire: a new formatter's claim (state CAS) and generation */
         remove = lk >= 0 &&
                  atomic_load_explicit(&m->hdr->state, memory_order_acquire) ==
