@@ -500,7 +500,7 @@ static void tp_attempt(void *arg, double timeout_s, bench_try *t)
     tp_cell_once(a->o, a->h, a->k, timeout_s, a->inj);
     *t = (bench_try){.timeouts = c->timeouts, .load = c->load,
                      .worse = c->na || c->integrity || c->failures};
-    snprintf(t->why, sizeof(t->why), "%s", c->why);
+    snprintf(t->why, sizeof(t->why), "%.100s", c->why);
 }
 
 /* Cell k, retried once after a timeout (bench_retry): TIMEOUT only when
