@@ -31,6 +31,12 @@ extern "C" {
 #define IOP_NAME_SIZE 32u        /* name field of a name service message  */
 
 #ifdef IOP_PEER_RPMSG_LITE
+#ifndef IOP_RL_PAYLOAD /* the stub of a build without the peer: no layout */
+#define IOP_RL_PAYLOAD 0u
+#define IOP_RL_VRING_SIZE 0u
+#define IOP_RL_COUNT 0u
+#define IOP_RL_ALIGN 0u
+#endif
 #define IOP_PEER_NAME "RpmsgLite"
 #define IOP_RSC 0                /* no resource table                     */
 #define IOP_VRING0 0u
