@@ -66,7 +66,20 @@ int mdcom_domain_role(const mdcom_config *cfg, uint32_t id)
     return 0;
 }
 
-static struct mdcom *pool_get(void)
+/* The process that took each attachment of the pool (the platform's
+ * proc_self when it took it; pid 0: none known). Where every thread of
+ * control is its own process (the RTOS ports: one task, one process), a task
+ * deleted without mdcom_term leaves its attachment behind for good; the
+ * pool takes it back once the platform says that process is dead. On Linux
+ * the attachments of this process are all of a live process: none is
+ * taken. */
+static _Atomic uint32_t g_pool_owner_pid[MDCOM_MAX_INSTANCES];
+static _Atomic uint32_t g_pool_owner_token[MDCOM_MAX_INSTANCES];
+
+static void pool_put_bare(struct mdcom *m);
+static void pool_put(struct mdcom *m);
+
+static struct mdcom *pool_try(void)
 {
     uint32_t i;
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
@@ -79,6 +92,48 @@ static struct mdcom *pool_get(void)
     return 0;
 }
 
+/* Free the attachments of dead processes (see g_pool_owner_pid); how many. */
+static uint32_t pool_reclaim(const mdcom_platform *plat)
+{
+    uint32_t i, n = 0;
+    if (!plat->proc_alive)
+        return 0;
+    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
+        /* acquire: the owner's token was stored before its pid */
+        uint32_t pid = atomic_load_explicit(&g_pool_owner_pid[i], memory_order_acquire), one = 1;
+        uint32_t token = atomic_load_explicit(&g_pool_owner_token[i], memory_order_relaxed);
+        if (!pid || plat->proc_alive(plat->ctx, pid, token) != 0)
+            continue; /* alive, or unknown: never taken */
+        /* 2: being taken back, so that only one of two takers frees it */
+        if (!atomic_compare_exchange_strong_explicit(&g_pool_used[i], &one, 2,
+                                                     memory_order_acq_rel, memory_order_relaxed))
+            continue;
+        if (g_pool[i].plat == plat && g_pool[i].map.base)
+            plat->region_close(plat->ctx, &g_pool[i].map, 0);
+        atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
+        pool_put(&g_pool[i]);
+        n++;
+    }
+    return n;
+}
+
+static struct mdcom *pool_get(const mdcom_platform *plat)
+{
+    struct mdcom *m = pool_try();
+    if (!m && pool_reclaim(plat))
+        m = pool_try();
+    return m;
+}
+
+/* The caller is the owner of attachment m from now on (pid 0: unknown). */
+static void pool_own(const struct mdcom *m, uint32_t pid, uint32_t token)
+{
+    uint32_t i = (uint32_t)(m - g_pool);
+    atomic_store_explicit(&g_pool_owner_token[i], token, memory_order_relaxed);
+    /* release: a taker that reads the pid reads its token */
+    atomic_store_explicit(&g_pool_owner_pid[i], pid, memory_order_release);
+}
+
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 struct mdcom *mdcom_pool_at(uint32_t i)
 {
@@ -89,6 +144,7 @@ struct mdcom *mdcom_pool_at(uint32_t i)
 static void pool_put_bare(struct mdcom *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
+    atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
     HOLD(m, MDCOM_MAX_PROCS);
     memset(m, 0, sizeof(*m));
     /* release: our clearing is done before another init takes the slot */
@@ -587,7 +643,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     if (!plat || !plat->region_open || !plat->region_close || !plat->now_ns ||
         !plat->doorbell.wait || !plat->doorbell.ring)
         return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
-    m = pool_get();
+    m = pool_get(plat);
     if (!m)
         return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
@@ -629,6 +685,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         mdcom_err_set(&e, r, cfg->region_name, "platform cannot identify this process");
         goto fail_pool;
     }
+    pool_own(m, plat->proc_self ? pid : 0u, token);
     deadline = mdcom_deadline(m, opts->attach_timeout_ns);
 
     r = open_region(m, opts->attach_timeout_ns, &e);
