@@ -40,3 +40,34 @@ function(mdcom_rtos_e2e_image image kernel source size_target port_note)
       COMMAND_EXPAND_LISTS VERBATIM)
   endif()
 endfunction()
+
+# mdcom_rtos_kp_image(<image> <kernel target> <kernel source>)
+#
+# The kill-point firmware of qemu_<kernel>_killpoints: <image>.elf is
+# firmware/common/rtos_kp.c over the kernel's <kernel source> (the same
+# image glue as the e2e image), linked with a build of the core made with
+# -DMDCOM_KILLPOINTS (every store to shared memory calls the image's
+# mdcom_kp() first: src/core/internal.h) and the port's objects unchanged.
+# Only this image links that core; the library is never built this way.
+function(mdcom_rtos_kp_image image kernel source)
+  set(_c ${PROJECT_SOURCE_DIR}/firmware/common)
+  mdcom_generate_config(${image}_cfg ${_c}/rtos_kp.toml PREFIX mdcom_kp LAYOUT)
+  set(_src ${MDCOM_CORE_SOURCES})
+  list(TRANSFORM _src PREPEND ${PROJECT_SOURCE_DIR}/)
+  add_library(${image}_core STATIC ${_src})
+  target_include_directories(${image}_core PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src/core ${MDCOM_ARCH_DIR})
+  target_compile_definitions(${image}_core PRIVATE MDCOM_KILLPOINTS=1
+    MDCOM_MAX_INSTANCES=${MDCOM_MAX_INSTANCES} MDCOM_MAX_CHANNELS=${MDCOM_MAX_CHANNELS}
+    MDCOM_RUNTIME_LAYOUT=$<BOOL:${MDCOM_RUNTIME_LAYOUT}>)
+  target_compile_options(${image}_core PRIVATE ${MDCOM_WARNINGS})
+  add_library(${image}_port STATIC $<TARGET_OBJECTS:mdcom_port_obj>)
+  add_executable(${image} ${source} ${_c}/rtos_kp.c ${_c}/fw_boot.c)
+  # twice: the core, the port, the runtime and the kernel call each other
+  target_link_libraries(${image} PRIVATE ${image}_cfg ${image}_core ${image}_port mdcom_bm_runtime
+    ${kernel} ${image}_core ${image}_port mdcom_bm_runtime ${kernel} gcc)
+  target_include_directories(${image} PRIVATE ${_c}/include)
+  target_compile_options(${image} PRIVATE ${MDCOM_WARNINGS})
+  target_link_options(${image} PRIVATE -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${image}.map)
+  set_target_properties(${image} PROPERTIES SUFFIX .elf)
+endfunction()
