@@ -38,6 +38,11 @@ struct fw_svc {
     /* the image's own ops, tried first: 1 when it served c (o filled in),
      * 0 to let the library serve it; may be NULL */
     int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o);
+    /* fw_next's wait for a command: 0 blocks until one arrives; > 0 wakes
+     * every ctl_wait_ns to look again, for a kernel whose wait sleeps until
+     * the doorbell when the peer cannot ring it (a Linux process without
+     * the UART doorbell); bare metal needs none (SysTick ends its WFI) */
+    int64_t ctl_wait_ns;
 };
 
 /* Open the channels of s by name; exits on a required one missing. */
@@ -66,5 +71,16 @@ void fw_serve(fw_svc *s, const fw_cmd *c, fw_rsp *o);
  * wire numbering). 0, or -errno of the answer's send. Exits on a ctl
  * error. */
 int fw_next(fw_svc *s, fw_cmd *c, fw_rsp *o);
+
+/* The own ops of a responder image that is the master domain
+ * (mdcom-fw-resp, the RTOS responders): RESET, EXIT, HANG; as fw_svc.op,
+ * they are served by fw_resp_run. */
+int fw_resp_op(fw_svc *s, const fw_cmd *c, fw_rsp *o);
+
+/* The responder's command loop (fw_next forever, with fw_resp_op's ops):
+ * RESET answers, waits up to 1 s for the host to read the answer, then
+ * resets the core; EXIT ends the instance and the image with c.arg; HANG
+ * holds a block of rsp and stops making mdcom calls. */
+__attribute__((noreturn)) void fw_resp_run(fw_svc *s);
 
 #endif /* MDCOM_FW_SVC_H */
