@@ -589,12 +589,9 @@ int fw_next(fw_svc *s, fw_cmd *c, fw_rsp *o)
     uint64_t t0;
     int r;
     for (;;) {
-        int64_t wait = s->ctl_wait_ns > 0 ? s->ctl_wait_ns : MDCOM_FOREVER;
-        r = mdcom_fifoch_recv(s->ctl, c, sizeof(*c), wait);
+        r = mdcom_fifoch_recv(s->ctl, c, sizeof(*c), MDCOM_FOREVER);
         if (r == (int)sizeof(*c))
             break;
-        if (r == -ETIMEDOUT && wait != MDCOM_FOREVER)
-            continue; /* look again (see fw_svc.ctl_wait_ns) */
         if (r < 0 && r != -EMSGSIZE)
             fw_die(s->who, "ctl", r);
     }

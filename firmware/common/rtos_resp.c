@@ -7,20 +7,17 @@
  * fw_threadx.c: mdcom_fw/rtos_e2e.h) starts the kernel and runs e2e_main
  * here in a task / thread, which is the region's one mdcom process.
  *
- * Waits: FW_MODE_DOORBELL services block the task in the port's doorbell
- * wait (the UART doorbell interrupt wakes it); FW_MODE_POLL services spin.
- * The wait for a command also looks again every RESP_CTL_WAIT_MS, so that a
- * Linux peer that cannot ring the doorbell (a process without the UART
- * doorbell, as the restart storm's) is heard: the bare-metal image's WFI
- * ends at every SysTick for the same effect.
+ * Waits: FW_MODE_DOORBELL services and the wait for a command block the
+ * task in the port's doorbell wait (the UART doorbell interrupt wakes it);
+ * FW_MODE_POLL services spin. A Linux peer that cannot ring the doorbell (a
+ * process without the UART doorbell, as the restart storm's) is still
+ * heard: the core sleeps in slices of 50 ms and looks again after each.
  */
 #include "board.h"
 #include "cortexm.h"
 #include "mdcom_fw/rtos_e2e.h"
 #include "mdcom_fw/svc.h"
 #include "mdcom_m4_layout.h"
-
-#define RESP_CTL_WAIT_MS 5
 
 /* counted by the image's idle hook / thread; nothing reads it here */
 volatile uint32_t e2e_idle_runs;
@@ -32,6 +29,5 @@ void e2e_main(void *arg)
     mdcom_bm_puts(e2e_kernel);
     mdcom_bm_puts(": ");
     fw_start(&s, "fw", e2e_image, &mdcom_m4_layout, MDCOM_M4_DOM_M4, 0, fw_resp_op);
-    s.ctl_wait_ns = FW_MS(RESP_CTL_WAIT_MS);
     fw_resp_run(&s);
 }

@@ -38,11 +38,6 @@ struct fw_svc {
     /* the image's own ops, tried first: 1 when it served c (o filled in),
      * 0 to let the library serve it; may be NULL */
     int (*op)(fw_svc *s, const fw_cmd *c, fw_rsp *o);
-    /* fw_next's wait for a command: 0 blocks until one arrives; > 0 wakes
-     * every ctl_wait_ns to look again, for a kernel whose wait sleeps until
-     * the doorbell when the peer cannot ring it (a Linux process without
-     * the UART doorbell); bare metal needs none (SysTick ends its WFI) */
-    int64_t ctl_wait_ns;
 };
 
 /* Open the channels of s by name; exits on a required one missing. */
