@@ -113,7 +113,8 @@ int bench_target_qemu_m4(int argc, char **argv)
 
 /* MDCOM_BENCH_M4_FW (the host build's fw-m4/), MDCOM_BENCH_M4_FW_PRESET (the
  * cortex-m4-qemu preset's image) and MDCOM_BENCH_FRT_APICOST / MDCOM_BENCH_TX_APICOST (the
- * host build's fw-freertos/ and fw-threadx/ API-cost images) come from bench/CMakeLists.txt. */
+ * host build's fw-freertos/ and fw-threadx/ API-cost images), MDCOM_BENCH_FRT_RESP /
+ * MDCOM_BENCH_TX_RESP (their responder images) come from bench/CMakeLists.txt. */
 #define QM_APICOST_NAME "mdcom-fw-apicost.elf"
 #define QM_TARGET_INSTR 40.0   /* goal: <= 40 instructions per zero-copy API call */
 #define QM_TARGET_COPY16 150.0 /* goal: send / recv of 16 bytes <= 150 instructions */
@@ -122,7 +123,8 @@ int bench_target_qemu_m4(int argc, char **argv)
 
 typedef struct qm_ctx {
     /* options */
-    const char *opt_fw, *opt_apicost, *opt_frt_apicost, *opt_tx_apicost, *json, *sub;
+    const char *opt_fw, *opt_apicost, *opt_frt_apicost, *opt_tx_apicost, *opt_frt_resp,
+        *opt_tx_resp, *json, *sub;
     int quick, doorbell, strict;
     uint64_t count; /* 0: default per scenario */
     /* state */
@@ -137,7 +139,9 @@ static const bench_opt qm_tab[] = {
     BOPT(qm_ctx, sub, "blocks|latency|api|all", BO_ARG, 0, 0, NULL,
          "latency: round trips (12-byte message; MDCOM FIFO and RPMsg at\n"
          "equal work, polling and doorbell = UART interrupt + WFI on the M4;\n"
-         "raw spin echo), Linux -> firmware one-way (time stamps on both sides,\n"
+         "raw spin echo; MDCOM FIFO to the responder in a FreeRTOS task and a\n"
+         "ThreadX thread, the doorbell waking the blocked task), Linux ->\n"
+         "firmware one-way (time stamps on both sides,\n"
          "and round trip / 2; 16..496 B), one-way stream per message\n"
          "blocks: the seeds' block table 512..32768 B, block-ack transactions\n"
          "api: instructions per API call on the M4 (mdcom-fw-apicost.elf\n"
@@ -155,6 +159,12 @@ static const bench_opt qm_tab[] = {
     BOPT(qm_ctx, opt_tx_apicost, "fw-threadx-apicost", BO_STR, 0, 0, "PATH",
          "ThreadX API-cost image (default: the host build's\n"
          "fw-threadx/.../mdcom-fw-threadx-apicost.elf; missing: n/a)"),
+    BOPT(qm_ctx, opt_frt_resp, "fw-freertos-resp", BO_STR, 0, 0, "PATH",
+         "latency: the responder in a FreeRTOS task (default: the host\n"
+         "build's fw-freertos/.../mdcom-fw-freertos-resp.elf; missing: n/a)"),
+    BOPT(qm_ctx, opt_tx_resp, "fw-threadx-resp", BO_STR, 0, 0, "PATH",
+         "latency: the responder in a ThreadX thread (default: the host\n"
+         "build's fw-threadx/.../mdcom-fw-threadx-resp.elf; missing: n/a)"),
     BOPT(qm_ctx, quick, "quick", BO_FLAG, 1, 0, NULL,
          "fewer repetitions (a smoke run, a few seconds)"),
     BOPT(qm_ctx, count, "count", BO_U64, 1, 1e7, "N",
@@ -504,6 +514,94 @@ static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, cons
     }
 }
 
+
+/* The MDCOM FIFO echo of the round-trip table (12-byte message, polling and doorbell, n and nd
+ * round trips in QM_MIX slices each) to the responder in an RTOS task: mdcom-fw-<kernel>-resp,
+ * one QEMU of its own after the other, next to the bare-metal rows bm[0] (polling) and bm[1]
+ * (doorbell) of this run. In the doorbell rows the task blocks in the port's doorbell wait and
+ * the UART doorbell interrupt wakes it. */
+static void qm_rtos_latency(qm_ctx *c, const qm_rt *bm_poll, const qm_rt *bm_db, uint32_t n,
+                            uint32_t nd)
+{
+    static const char *const kname[2] = {"FreeRTOS", "ThreadX"};
+    static const char *const jname[2] = {"freertos", "threadx"};
+    const char *img[2] = {c->opt_frt_resp ? c->opt_frt_resp : MDCOM_BENCH_FRT_RESP,
+                          c->opt_tx_resp ? c->opt_tx_resp : MDCOM_BENCH_TX_RESP};
+    qm_rt rt[2][2];
+    int up[2] = {0, 0};
+    char why[2][QM_PATH + 48];
+    static m4_link l; /* a big struct: off the stack */
+    for (int k = 0; k < 2; k++) {
+        fw_rsp res;
+        int r, broken = c->broken;
+        rt[k][0] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL};
+        rt[k][1] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL};
+        if (!qm_exists(img[k])) {
+            snprintf(why[k], sizeof(why[k]), "n/a: no %s", img[k]);
+            continue;
+        }
+        if ((r = m4_link_start(&l, img[k])) != 0) {
+            bench_err("qemu-m4: %s: %s (%s)", img[k], l.err, mdcom_strerror(r));
+            snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
+            c->failures++;
+            continue;
+        }
+        l.doorbell_gap_ns = M4_DOORBELL_GAP_NS; /* as the bare-metal rows: the task asleep */
+        c->broken = 0; /* this link's own */
+        r = m4_cmd(&l, FW_OP_PING, FW_MODE_POLL, 0, 0);
+        if (!r)
+            r = m4_result(&l, &res, 5000000000ll);
+        if (qm_check(c, kname[k], r) == 0) {
+            qm_rt_run(c, &l, rt[k], 1, n, QM_MIX);
+            qm_rt_run(c, &l, rt[k] + 1, 1, nd, QM_MIX);
+            up[k] = 1;
+        } else {
+            snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
+        }
+        m4_link_stop(&l);
+        c->broken = broken;
+    }
+    printf("\n== round trip Linux -> RTOS task echo -> Linux, MDCOM FIFO, 12-byte message (us),\n"
+           "   next to the bare-metal rows above ==\n");
+    printf("%-11s %-9s %7s %9s %9s %9s %9s %9s %9s\n", "firmware", "mode", "n", "min", "p50",
+           "mean", "p99", "sd", "p50 / bm");
+    for (int k = -1; k < 2; k++) {
+        for (int m = 0; m < 2; m++) {
+            const qm_rt *r = k < 0 ? (m ? bm_db : bm_poll) : &rt[k][m];
+            const qm_rt *b = m ? bm_db : bm_poll;
+            const bench_stats *st = &r->st;
+            const char *who = k < 0 ? "bare metal" : kname[k];
+            if (k >= 0 && !up[k]) {
+                printf("%-11s %-9s  %s\n", who, QM_MODE(r->mode), why[k]);
+                continue;
+            }
+            if (!r->ok) {
+                printf("%-11s %-9s  ERROR (see above)\n", who, QM_MODE(r->mode));
+                continue;
+            }
+            printf("%-11s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f", who, QM_MODE(r->mode), st->n,
+                   st->min / 1e3, st->p50 / 1e3, st->mean / 1e3, st->p99 / 1e3, st->stddev / 1e3);
+            if (k >= 0 && b->ok)
+                printf(" %8.2fx", qm_ratio(st, &b->st));
+            printf("\n");
+            if (k >= 0 && c->j) {
+                bench_json_obj_begin(c->j, NULL);
+                bench_json_str(c->j, "kind", "round_trip_rtos");
+                bench_json_str(c->j, "firmware", jname[k]);
+                bench_json_str(c->j, "transport", qm_tr[r->tr]);
+                bench_json_str(c->j, "mode", QM_MODE(r->mode));
+                bench_json_u64(c->j, "bytes", r->bytes);
+                bench_json_stats(c->j, "round_trip", st);
+                bench_json_obj_end(c->j);
+            }
+        }
+    }
+    printf("(mdcom-fw-<kernel>-resp: mdcom-fw-resp's responder in a task of its kernel, through\n"
+           " its port; doorbell: the task blocked in the receive, woken by the UART doorbell\n"
+           " interrupt through the port, 1 ms untimed before each request as above. Each\n"
+           " image in a QEMU of its own, after the bare-metal rows, not interleaved with them)\n");
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
@@ -544,6 +642,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     printf("(equal work: the firmware copies each message once into its reply and checks\n"
            " nothing on both transports; this side checks seq + CRC of every reply after\n"
            " taking its time. raw spin: one 4-byte word each way, no library)\n");
+    qm_rtos_latency(c, &rt[0], &rt[3], n, nd);
     qm_oneway(c, l, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
