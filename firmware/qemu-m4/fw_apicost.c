@@ -33,9 +33,9 @@ int main(void)
     memset(&o, 0, sizeof(o));
     o.errbuf = err;
     o.errbuf_len = sizeof(err);
-#ifndef FW_APICOST_COUNTER
-    mdcom_bm_systick_start(mdcom_board_desc.cpu_hz, 0); /* free running, no interrupt */
-#endif
+    /* SysTick free running, no interrupt: the counter of the samples where
+     * the build names no other, and the port's clock (port_now_ns, timeouts) */
+    mdcom_bm_systick_start(mdcom_board_desc.cpu_hz, 0);
     apicost_begin("mdcom-fw-apicost");
 
     o.layout = &mdcom_m4_layout; /* computed on the build host */
