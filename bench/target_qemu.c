@@ -912,7 +912,8 @@ static void qm_port_sizes(qm_ctx *c)
     for (int k = 0; k < QM_NPORT; k++) {
         const char *img = qm_port_apicost(c, k);
         size_t tl = qm_fw_tree(img);
-        const char *lib[3] = {port_src[k], "CMakeFiles/mdcom_port_obj.dir/ports/baremetal/board_hooks.c.obj",
+        const char *lib[3] = {port_src[k],
+                              "CMakeFiles/mdcom_port_obj.dir/ports/baremetal/board_hooks.c.obj",
                               "CMakeFiles/mdcom_port_obj.dir/port_default.c.obj"};
         const char *rt = "libmdcom_bm_runtime.a", *elf = img + (tl ? tl + 1 : 0);
         if (!tl || !qm_exists(img))
@@ -1024,7 +1025,7 @@ static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
     }
     bench_json_arr_end(c->j);
     printf("(port_ring: the platform's doorbell ring, what notify calls when a peer sleeps on the\n"
-           " channel, an uncontended notify rings nothing; an RTOS port first wakes its local\n"
+           " channel, an uncontended notify rings nothing; an RTOS port also wakes its local\n"
            " waiters, none here. port_now_ns: the platform's clock. The RTOS images: one task at\n"
            " a high priority, the scheduler and the 1 kHz tick running; the tick pended during a\n"
            " sample is taken after it)\n");

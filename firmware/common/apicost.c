@@ -202,8 +202,10 @@ void apicost_mdcom_rows(mdcom_fifoch_t *tm, uint32_t tm_index, mdcom_smemch_t *s
     mdcom_fifo_state st;
 
     /* alloc / free */
-    APICOST_MEASURE("alloc", (void)0, mdcom_fifoch_alloc(tm, &id), apicost_check("free", mdcom_fifoch_free(tm, id)));
-    APICOST_MEASURE("free", apicost_check("alloc", mdcom_fifoch_alloc(tm, &id)), mdcom_fifoch_free(tm, id), (void)0);
+    APICOST_MEASURE("alloc", (void)0, mdcom_fifoch_alloc(tm, &id),
+                    apicost_check("free", mdcom_fifoch_free(tm, id)));
+    APICOST_MEASURE("free", apicost_check("alloc", mdcom_fifoch_alloc(tm, &id)),
+                    mdcom_fifoch_free(tm, id), (void)0);
     apicost_check("alloc", mdcom_fifoch_alloc(tm, &id));
     APICOST_MEASURE("get", (void)0, mdcom_fifoch_get(tm, id, &p, 0), (void)0);
     apicost_check("free", mdcom_fifoch_free(tm, id));
@@ -215,7 +217,8 @@ void apicost_mdcom_rows(mdcom_fifoch_t *tm, uint32_t tm_index, mdcom_smemch_t *s
     APICOST_MEASURE("dequeue",
                     (apicost_check("alloc", mdcom_fifoch_alloc(tm, &id)),
                      apicost_check("enqueue", mdcom_fifoch_enqueue(tm, id, 16))),
-                    mdcom_fifoch_dequeue(tm, &id, &len), apicost_check("free", mdcom_fifoch_free(tm, id)));
+                    mdcom_fifoch_dequeue(tm, &id, &len),
+                    apicost_check("free", mdcom_fifoch_free(tm, id)));
     APICOST_MEASURE("notify", (void)0, mdcom_fifoch_notify(tm), (void)0);
     APICOST_MEASURE("wait_poll_rx",
                     (apicost_check("alloc", mdcom_fifoch_alloc(tm, &id)),
@@ -225,7 +228,8 @@ void apicost_mdcom_rows(mdcom_fifoch_t *tm, uint32_t tm_index, mdcom_smemch_t *s
                      apicost_check("free", mdcom_fifoch_free(tm, id))));
     APICOST_MEASURE("send16", (void)0, mdcom_fifoch_send(tm, msg, sizeof(msg), MDCOM_POLL),
                     apicost_check("recv", mdcom_fifoch_recv(tm, msg, sizeof(msg), MDCOM_POLL)));
-    APICOST_MEASURE("recv16", apicost_check("send", mdcom_fifoch_send(tm, msg, sizeof(msg), MDCOM_POLL)),
+    APICOST_MEASURE("recv16",
+                    apicost_check("send", mdcom_fifoch_send(tm, msg, sizeof(msg), MDCOM_POLL)),
                     mdcom_fifoch_recv(tm, msg, sizeof(msg), MDCOM_POLL), (void)0);
     APICOST_MEASURE("smem_get", (void)0, mdcom_smemch_get(sm, &p, 0), (void)0);
     APICOST_MEASURE("smem_trylock", (void)0, mdcom_smemch_trylock(sm),
@@ -236,7 +240,7 @@ void apicost_mdcom_rows(mdcom_fifoch_t *tm, uint32_t tm_index, mdcom_smemch_t *s
     /* The port's own paths under the calls above: its doorbell ring (what
      * notify calls when a peer sleeps on the channel; uncontended notify does
      * not ring) and its clock (timeouts, heartbeats). On an RTOS port the ring
-     * first wakes the local waiters (none here), then rings the board. */
+     * also wakes the local waiters (none here) besides ringing the board. */
     {
         const mdcom_platform *pf = mdcom_platform_default();
         static mdcom_aword word;

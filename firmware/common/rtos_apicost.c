@@ -3,8 +3,8 @@
  * rtos_apicost.c - the body of mdcom-fw-<kernel>-apicost: the calls of
  * mdcom-fw-apicost (firmware/common/apicost.c, the same harness and rows)
  * made from an RTOS task with the scheduler running, through the kernel's
- * port (ports/freertos, ports/threadx: its ring notifies the local waiters,
- * then the board's; its clock is the tick count refined by SysTick). The
+ * port (ports/freertos, ports/threadx: its ring notifies the local waiters
+ * and the board; its clock is the tick count refined by SysTick). The
  * kernel's file (fw_<kernel>_apicost.c) starts the task, which calls
  * apicost_rtos_main.
  *
