@@ -111,8 +111,10 @@ int bench_target_qemu_m4(int argc, char **argv)
 #include "m4_scen.h"
 #include "mdcom_m4_cfg.h"
 
-/* MDCOM_BENCH_M4_FW (the host build's fw-m4/) and MDCOM_BENCH_M4_FW_PRESET (the
- * cortex-m4-qemu preset's image) come from bench/CMakeLists.txt. */
+/* MDCOM_BENCH_M4_FW (the host build's fw-m4/), MDCOM_BENCH_M4_FW_PRESET (the
+ * cortex-m4-qemu preset's image) and MDCOM_BENCH_FRT_APICOST / MDCOM_BENCH_TX_APICOST (the
+ * host build's fw-freertos/ and fw-threadx/ API-cost images), MDCOM_BENCH_FRT_RESP /
+ * MDCOM_BENCH_TX_RESP (their responder images) come from bench/CMakeLists.txt. */
 #define QM_APICOST_NAME "mdcom-fw-apicost.elf"
 #define QM_TARGET_INSTR 40.0   /* goal: <= 40 instructions per zero-copy API call */
 #define QM_TARGET_COPY16 150.0 /* goal: send / recv of 16 bytes <= 150 instructions */
@@ -121,7 +123,8 @@ int bench_target_qemu_m4(int argc, char **argv)
 
 typedef struct qm_ctx {
     /* options */
-    const char *opt_fw, *opt_apicost, *json, *sub;
+    const char *opt_fw, *opt_apicost, *opt_frt_apicost, *opt_tx_apicost, *opt_frt_resp,
+        *opt_tx_resp, *json, *sub;
     int quick, doorbell, strict;
     uint64_t count; /* 0: default per scenario */
     /* state */
@@ -136,16 +139,32 @@ static const bench_opt qm_tab[] = {
     BOPT(qm_ctx, sub, "blocks|latency|api|all", BO_ARG, 0, 0, NULL,
          "latency: round trips (12-byte message; MDCOM FIFO and RPMsg at\n"
          "equal work, polling and doorbell = UART interrupt + WFI on the M4;\n"
-         "raw spin echo), Linux -> firmware one-way (time stamps on both sides,\n"
+         "raw spin echo; MDCOM FIFO to the responder in a FreeRTOS task and a\n"
+         "ThreadX thread, the doorbell waking the blocked task), Linux ->\n"
+         "firmware one-way (time stamps on both sides,\n"
          "and round trip / 2; 16..496 B), one-way stream per message\n"
          "blocks: the seeds' block table 512..32768 B, block-ack transactions\n"
          "api: instructions per API call on the M4 (mdcom-fw-apicost.elf\n"
-         "under -icount shift=0) next to the paper's table 4; code sizes"),
+         "under -icount shift=0) next to the paper's table 4; the same calls\n"
+         "in a FreeRTOS task and a ThreadX thread (bare metal / FreeRTOS /\n"
+         "ThreadX, one run each); code sizes, the ports' included"),
     BOPT(qm_ctx, opt_fw, "fw", BO_STR, 0, 0, "PATH",
          "firmware responder image (mdcom-fw-resp.elf); default $MDCOM_M4_FW,\n"
          "else the host build's fw-m4/ or the cortex-m4-qemu preset's"),
     BOPT(qm_ctx, opt_apicost, "fw-apicost", BO_STR, 0, 0, "PATH",
          "API-cost image (default: " QM_APICOST_NAME " next to --fw)"),
+    BOPT(qm_ctx, opt_frt_apicost, "fw-freertos-apicost", BO_STR, 0, 0, "PATH",
+         "FreeRTOS API-cost image (default: the host build's\n"
+         "fw-freertos/.../mdcom-fw-freertos-apicost.elf; missing: n/a)"),
+    BOPT(qm_ctx, opt_tx_apicost, "fw-threadx-apicost", BO_STR, 0, 0, "PATH",
+         "ThreadX API-cost image (default: the host build's\n"
+         "fw-threadx/.../mdcom-fw-threadx-apicost.elf; missing: n/a)"),
+    BOPT(qm_ctx, opt_frt_resp, "fw-freertos-resp", BO_STR, 0, 0, "PATH",
+         "latency: the responder in a FreeRTOS task (default: the host\n"
+         "build's fw-freertos/.../mdcom-fw-freertos-resp.elf; missing: n/a)"),
+    BOPT(qm_ctx, opt_tx_resp, "fw-threadx-resp", BO_STR, 0, 0, "PATH",
+         "latency: the responder in a ThreadX thread (default: the host\n"
+         "build's fw-threadx/.../mdcom-fw-threadx-resp.elf; missing: n/a)"),
     BOPT(qm_ctx, quick, "quick", BO_FLAG, 1, 0, NULL,
          "fewer repetitions (a smoke run, a few seconds)"),
     BOPT(qm_ctx, count, "count", BO_U64, 1, 1e7, "N",
@@ -495,6 +514,94 @@ static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, cons
     }
 }
 
+
+/* The MDCOM FIFO echo of the round-trip table (12-byte message, polling and doorbell, n and nd
+ * round trips in QM_MIX slices each) to the responder in an RTOS task: mdcom-fw-<kernel>-resp,
+ * one QEMU of its own after the other, next to the bare-metal rows bm[0] (polling) and bm[1]
+ * (doorbell) of this run. In the doorbell rows the task blocks in the port's doorbell wait and
+ * the UART doorbell interrupt wakes it. */
+static void qm_rtos_latency(qm_ctx *c, const qm_rt *bm_poll, const qm_rt *bm_db, uint32_t n,
+                            uint32_t nd)
+{
+    static const char *const kname[2] = {"FreeRTOS", "ThreadX"};
+    static const char *const jname[2] = {"freertos", "threadx"};
+    const char *img[2] = {c->opt_frt_resp ? c->opt_frt_resp : MDCOM_BENCH_FRT_RESP,
+                          c->opt_tx_resp ? c->opt_tx_resp : MDCOM_BENCH_TX_RESP};
+    qm_rt rt[2][2];
+    int up[2] = {0, 0};
+    char why[2][QM_PATH + 48];
+    static m4_link l; /* a big struct: off the stack */
+    for (int k = 0; k < 2; k++) {
+        fw_rsp res;
+        int r, broken = c->broken;
+        rt[k][0] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL};
+        rt[k][1] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL};
+        if (!qm_exists(img[k])) {
+            snprintf(why[k], sizeof(why[k]), "n/a: no %s", img[k]);
+            continue;
+        }
+        if ((r = m4_link_start(&l, img[k])) != 0) {
+            bench_err("qemu-m4: %s: %s (%s)", img[k], l.err, mdcom_strerror(r));
+            snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
+            c->failures++;
+            continue;
+        }
+        l.doorbell_gap_ns = M4_DOORBELL_GAP_NS; /* as the bare-metal rows: the task asleep */
+        c->broken = 0; /* this link's own */
+        r = m4_cmd(&l, FW_OP_PING, FW_MODE_POLL, 0, 0);
+        if (!r)
+            r = m4_result(&l, &res, 5000000000ll);
+        if (qm_check(c, kname[k], r) == 0) {
+            qm_rt_run(c, &l, rt[k], 1, n, QM_MIX);
+            qm_rt_run(c, &l, rt[k] + 1, 1, nd, QM_MIX);
+            up[k] = 1;
+        } else {
+            snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
+        }
+        m4_link_stop(&l);
+        c->broken = broken;
+    }
+    printf("\n== round trip Linux -> RTOS task echo -> Linux, MDCOM FIFO, 12-byte message (us),\n"
+           "   next to the bare-metal rows above ==\n");
+    printf("%-11s %-9s %7s %9s %9s %9s %9s %9s %9s\n", "firmware", "mode", "n", "min", "p50",
+           "mean", "p99", "sd", "p50 / bm");
+    for (int k = -1; k < 2; k++) {
+        for (int m = 0; m < 2; m++) {
+            const qm_rt *r = k < 0 ? (m ? bm_db : bm_poll) : &rt[k][m];
+            const qm_rt *b = m ? bm_db : bm_poll;
+            const bench_stats *st = &r->st;
+            const char *who = k < 0 ? "bare metal" : kname[k];
+            if (k >= 0 && !up[k]) {
+                printf("%-11s %-9s  %s\n", who, QM_MODE(r->mode), why[k]);
+                continue;
+            }
+            if (!r->ok) {
+                printf("%-11s %-9s  ERROR (see above)\n", who, QM_MODE(r->mode));
+                continue;
+            }
+            printf("%-11s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f", who, QM_MODE(r->mode), st->n,
+                   st->min / 1e3, st->p50 / 1e3, st->mean / 1e3, st->p99 / 1e3, st->stddev / 1e3);
+            if (k >= 0 && b->ok)
+                printf(" %8.2fx", qm_ratio(st, &b->st));
+            printf("\n");
+            if (k >= 0 && c->j) {
+                bench_json_obj_begin(c->j, NULL);
+                bench_json_str(c->j, "kind", "round_trip_rtos");
+                bench_json_str(c->j, "firmware", jname[k]);
+                bench_json_str(c->j, "transport", qm_tr[r->tr]);
+                bench_json_str(c->j, "mode", QM_MODE(r->mode));
+                bench_json_u64(c->j, "bytes", r->bytes);
+                bench_json_stats(c->j, "round_trip", st);
+                bench_json_obj_end(c->j);
+            }
+        }
+    }
+    printf("(mdcom-fw-<kernel>-resp: mdcom-fw-resp's responder in a task of its kernel, through\n"
+           " its port; doorbell: the task blocked in the receive, woken by the UART doorbell\n"
+           " interrupt through the port, 1 ms untimed before each request as above. Each\n"
+           " image in a QEMU of its own, after the bare-metal rows, not interleaved with them)\n");
+}
+
 static void qm_latency(qm_ctx *c, m4_link *l)
 {
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
@@ -535,6 +642,7 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     printf("(equal work: the firmware copies each message once into its reply and checks\n"
            " nothing on both transports; this side checks seq + CRC of every reply after\n"
            " taking its time. raw spin: one 4-byte word each way, no library)\n");
+    qm_rtos_latency(c, &rt[0], &rt[3], n, nd);
     qm_oneway(c, l, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
@@ -727,6 +835,202 @@ static void qm_echo_cost(qm_ctx *c)
     m4_link_stop(&l);
 }
 
+
+/* ---- api over the RTOS ports ---------------------------------------------------------------- */
+
+#define QM_NPORT 3 /* bare metal, FreeRTOS, ThreadX */
+static const char *const qm_port_name[QM_NPORT] = {"bare metal", "FreeRTOS", "ThreadX"};
+static const char *const qm_port_key[QM_NPORT] = {"baremetal", "freertos", "threadx"};
+
+/* The API-cost image of port k (0: the bare-metal one of this run). */
+static const char *qm_port_apicost(const qm_ctx *c, int k)
+{
+    if (k == 1)
+        return c->opt_frt_apicost ? c->opt_frt_apicost : MDCOM_BENCH_FRT_APICOST;
+    if (k == 2)
+        return c->opt_tx_apicost ? c->opt_tx_apicost : MDCOM_BENCH_TX_APICOST;
+    return c->fw_apicost;
+}
+
+/* The firmware build tree of an image <tree>/firmware/<dir>/<image>.elf: its length in
+ * path, 0 when path is not that deep. */
+static size_t qm_fw_tree(const char *path)
+{
+    size_t len = strlen(path);
+    int up = 0;
+    while (len > 0 && up < 3)
+        up += path[--len] == '/';
+    return up == 3 ? len : 0;
+}
+
+/* arm-none-eabi-size -t of the files rel[0..n) under tree (length tlen): the total text bytes
+ * in *text; 0, or -1 when a file is missing or the tool failed. */
+static int qm_text_total(const char *tree, size_t tlen, const char *const *rel, int n,
+                         unsigned long *text)
+{
+    char cmd[8 * (QM_PATH + 64)], line[512];
+    size_t at = (size_t)snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t");
+    unsigned long t, d, b;
+    int ok = 0;
+    FILE *p;
+    for (int i = 0; i < n; i++) {
+        char path[QM_PATH + 96];
+        snprintf(path, sizeof(path), "%.*s/%s", (int)tlen, tree, rel[i]);
+        if (!qm_exists(path) || strchr(path, '\'') || at + strlen(path) + 4 >= sizeof(cmd))
+            return -1;
+        at += (size_t)snprintf(cmd + at, sizeof(cmd) - at, " '%s'", path);
+    }
+    snprintf(cmd + at, sizeof(cmd) - at, " 2>/dev/null");
+    if ((p = popen(cmd, "r")) == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), p)) /* the last numeric line: the totals */
+        if (sscanf(line, "%lu %lu %lu", &t, &d, &b) == 3) {
+            *text = t;
+            ok = 1;
+        }
+    pclose(p);
+    return ok ? 0 : -1;
+}
+
+/* Text bytes of each port's code in its firmware build tree (the tree of its API-cost image):
+ * the port's own source, the port library's objects, the runtime, the kernel, the image. */
+static void qm_port_sizes(qm_ctx *c)
+{
+    static const char *const port_src[QM_NPORT] = {
+        "CMakeFiles/mdcom_port_obj.dir/ports/baremetal/port_baremetal.c.obj",
+        "CMakeFiles/mdcom_port_obj.dir/ports/freertos/port_freertos.c.obj",
+        "CMakeFiles/mdcom_port_obj.dir/ports/threadx/port_threadx.c.obj"};
+    static const char *const kernel[QM_NPORT] = {NULL, "freertos_kernel/libfreertos_kernel.a",
+                                                 "threadx/libthreadx.a"};
+    enum { ROWS = 5 };
+    static const char *const what[ROWS] = {
+        "port_<port>.c.obj (the port's source)", "port library (+ board_hooks.c, port_default.c)",
+        "runtime (libmdcom_bm_runtime.a)", "kernel library", "API-cost image (.elf)"};
+    unsigned long t[ROWS][QM_NPORT];
+    int ok[ROWS][QM_NPORT];
+    memset(ok, 0, sizeof(ok));
+    for (int k = 0; k < QM_NPORT; k++) {
+        const char *img = qm_port_apicost(c, k);
+        size_t tl = qm_fw_tree(img);
+        const char *lib[3] = {port_src[k],
+                              "CMakeFiles/mdcom_port_obj.dir/ports/baremetal/board_hooks.c.obj",
+                              "CMakeFiles/mdcom_port_obj.dir/port_default.c.obj"};
+        const char *rt = "libmdcom_bm_runtime.a", *elf = img + (tl ? tl + 1 : 0);
+        if (!tl || !qm_exists(img))
+            continue;
+        ok[0][k] = qm_text_total(img, tl, lib, 1, &t[0][k]) == 0;
+        ok[1][k] = qm_text_total(img, tl, lib, 3, &t[1][k]) == 0;
+        ok[2][k] = qm_text_total(img, tl, &rt, 1, &t[2][k]) == 0;
+        ok[3][k] = kernel[k] && qm_text_total(img, tl, &kernel[k], 1, &t[3][k]) == 0;
+        ok[4][k] = qm_text_total(img, tl, &elf, 1, &t[4][k]) == 0;
+    }
+    printf("\n== code size of each port (arm-none-eabi-size, text bytes, -Os; the firmware build\n"
+           "   tree of each API-cost image) ==\n");
+    printf("%-48s %11s %11s %11s\n", "", qm_port_name[0], qm_port_name[1], qm_port_name[2]);
+    bench_json_arr_begin(c->j, "port_sizes");
+    for (int r = 0; r < ROWS; r++) {
+        printf("%-48s", what[r]);
+        for (int k = 0; k < QM_NPORT; k++) {
+            if (ok[r][k])
+                printf(" %11lu", t[r][k]);
+            else
+                printf(" %11s", r == 3 && k == 0 ? "-" : "n/a");
+        }
+        printf("\n");
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "item", what[r]);
+        for (int k = 0; k < QM_NPORT; k++)
+            if (ok[r][k])
+                bench_json_u64(c->j, qm_port_key[k], t[r][k]);
+        bench_json_obj_end(c->j);
+    }
+    bench_json_arr_end(c->j);
+    printf("(the port library is what each build links as its port: the port's source, the\n"
+           " board hooks of ports/baremetal and the default-platform stub; the runtime is\n"
+           " ports/baremetal's startup, board and Cortex-M code with the port's clock and\n"
+           " doorbell glue: bm_runtime.c, tx_runtime.c)\n");
+}
+
+/* The rows of the bare-metal run (bm, nbm) next to the same calls in a FreeRTOS task and a
+ * ThreadX thread: each RTOS image in a QEMU of its own under -icount shift=0, in this run. */
+static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
+{
+    static qm_api_row rows[QM_NPORT][QM_API_MAX];
+    char banner[QM_NPORT][160];
+    int n[QM_NPORT] = {nbm, 0, 0};
+    memcpy(rows[0], bm, (size_t)nbm * sizeof(*bm));
+    for (int k = 1; k < QM_NPORT; k++) {
+        const char *img = qm_port_apicost(c, k);
+        char *log = NULL;
+        int st;
+        banner[k][0] = 0;
+        if (!qm_exists(img)) {
+            snprintf(banner[k], sizeof(banner[k]), "%s: n/a, no %s", qm_port_name[k], img);
+            continue;
+        }
+        bench_progress("api: %s under -icount shift=0", img);
+        n[k] = qm_apicost(NULL, mdcom_m4_config.region_name, img, 120, rows[k], &log, &st);
+        bench_progress_end();
+        if (n[k] <= 0) {
+            bench_err("qemu-m4: api: %s: exit status %d, no measurements; console:\n%s", img, st,
+                      log ? log : "");
+            snprintf(banner[k], sizeof(banner[k]), "%s: ERROR (see above)", qm_port_name[k]);
+            c->failures++;
+            n[k] = 0;
+        } else if (log && strchr(log, '\n')) {
+            snprintf(banner[k], sizeof(banner[k]), "%.*s", (int)(strchr(log, '\n') - log), log);
+        }
+        free(log);
+    }
+    printf("\n== instructions per API call on each port: bare metal / FreeRTOS task / ThreadX\n"
+           "   thread (mode of 13 cycles of 40 samples, -icount shift=0, the same harness and\n"
+           "   counter, interrupts masked in a sample; this run) ==\n");
+    for (int k = 1; k < QM_NPORT; k++)
+        printf("%s\n", banner[k]);
+    printf("%-14s %11s %11s %11s %13s %13s\n", "call", qm_port_name[0], qm_port_name[1],
+           qm_port_name[2], "FreeRTOS - bm", "ThreadX - bm");
+    bench_json_arr_begin(c->j, "api_ports");
+    for (int i = 0; i < nbm; i++) {
+        const qm_api_row *r[QM_NPORT] = {&rows[0][i], NULL, NULL};
+        if (strncmp(bm[i].call, "floor_", 6) == 0) /* not mdcom: measured on bare metal only */
+            continue;
+        for (int k = 1; k < QM_NPORT; k++)
+            for (int j = 0; j < n[k]; j++)
+                if (!strcmp(rows[k][j].call, bm[i].call))
+                    r[k] = &rows[k][j];
+        printf("%-14s", bm[i].call);
+        for (int k = 0; k < QM_NPORT; k++)
+            qm_cell(r[k] != NULL, 11, 0, r[k] ? r[k]->mode : 0, "", "n/a");
+        for (int k = 1; k < QM_NPORT; k++) {
+            char d[16] = "-";
+            if (r[k])
+                snprintf(d, sizeof(d), "%+ld", (long)r[k]->mode - (long)r[0]->mode);
+            printf(" %13s", d);
+        }
+        printf("\n");
+        bench_json_obj_begin(c->j, NULL);
+        bench_json_str(c->j, "call", bm[i].call);
+        for (int k = 0; k < QM_NPORT; k++) {
+            char key[32];
+            if (!r[k])
+                continue;
+            snprintf(key, sizeof(key), "%s_mode_instr", qm_port_key[k]);
+            bench_json_u64(c->j, key, r[k]->mode);
+            snprintf(key, sizeof(key), "%s_mean_instr", qm_port_key[k]);
+            bench_json_dbl(c->j, key, r[k]->mean);
+            snprintf(key, sizeof(key), "%s_stddev_instr", qm_port_key[k]);
+            bench_json_dbl(c->j, key, r[k]->sd);
+        }
+        bench_json_obj_end(c->j);
+    }
+    bench_json_arr_end(c->j);
+    printf("(port_ring: the platform's doorbell ring, what notify calls when a peer sleeps on the\n"
+           " channel, an uncontended notify rings nothing; an RTOS port also wakes its local\n"
+           " waiters, none here. port_now_ns: the platform's clock. The RTOS images: one task at\n"
+           " a high priority, the scheduler and the 1 kHz tick running; the tick pended during a\n"
+           " sample is taken after it)\n");
+}
+
 static int qm_api(qm_ctx *c)
 {
     qm_api_row rows[QM_API_MAX];
@@ -794,12 +1098,14 @@ static int qm_api(qm_ctx *c)
         bench_json_obj_end(c->j);
     }
     bench_json_arr_end(c->j);
-    printf("(\"empty\" = the two SysTick reads, already subtracted; the paper's column is ns on\n"
+    printf("(\"empty\" = the two counter reads, already subtracted; the paper's column is ns on\n"
            " an i.MX7 M4 under an RTOS, mdcom's is instructions: compare shapes, not units)\n");
     if (floors)
         printf("(floor: the mode of a minimal single-producer/single-consumer pool + ring with\n"
                " the same checks and no recovery, firmware/qemu-m4/lean_floor.c, same harness)\n");
+    qm_api_ports(c, rows, n);
     qm_sizes(c);
+    qm_port_sizes(c);
     qm_echo_cost(c);
     return 0;
 }

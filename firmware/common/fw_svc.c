@@ -618,3 +618,42 @@ int fw_next(fw_svc *s, fw_cmd *c, fw_rsp *o)
         mdcom_bm_puts("fw: rsp lost\n");
     return r;
 }
+
+int fw_resp_op(fw_svc *s, const fw_cmd *c, fw_rsp *o)
+{
+    (void)s;
+    (void)o;
+    return c->op == FW_OP_RESET || c->op == FW_OP_EXIT || c->op == FW_OP_HANG;
+}
+
+void fw_resp_run(fw_svc *s)
+{
+    for (;;) {
+        fw_cmd c;
+        fw_rsp out;
+        int r = fw_next(s, &c, &out);
+        if (c.op == FW_OP_RESET) {
+            /* let the host read the response first (up to 1 s): after the
+             * reset the region is re-formatted and an unread response would
+             * be gone (the host's recv says -ECONNRESET) */
+            uint64_t until = mdcom_bm_now_ns() + MS(1000);
+            mdcom_fifo_state st;
+            while (r == 0 && mdcom_sense_fifoch(s->rsp, &st) == 0 && st.queued != 0 &&
+                   mdcom_bm_now_ns() < until)
+                ;
+            mdcom_bm_puts("fw: reset\n");
+            mdcom_bm_reset();
+        }
+        if (c.op == FW_OP_HANG) {
+            uint32_t id;
+            (void)mdcom_fifoch_alloc(s->rsp, &id); /* held when we hang */
+            mdcom_bm_puts("fw: hang\n");
+            for (;;)
+                ; /* no mdcom call, no heartbeat */
+        }
+        if (c.op == FW_OP_EXIT) {
+            mdcom_term(s->m);
+            mdcom_bm_exit((int)c.arg);
+        }
+    }
+}

@@ -71,3 +71,25 @@ function(mdcom_rtos_kp_image image kernel source)
   target_link_options(${image} PRIVATE -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${image}.map)
   set_target_properties(${image} PROPERTIES SUFFIX .elf)
 endfunction()
+
+# mdcom_rtos_resp_image(<image> <kernel target> <kernel source>)
+#
+# The RTOS responder image <image>.elf for QEMU mps2-an386: the master domain
+# of firmware/qemu-m4/qemu_m4.toml running mdcom-fw-resp's responder
+# (firmware/common/rtos_resp.c over mdcom_fw_common) in the main thread that
+# the kernel's <kernel source> (mdcom_fw/rtos_e2e.h) starts, the same
+# <kernel source> as the e2e image's with FW_IMAGE naming this one.
+function(mdcom_rtos_resp_image image kernel source)
+  set_target_properties(mdcom_core_obj mdcom_rpmsg_obj mdcom_port_obj PROPERTIES
+    POSITION_INDEPENDENT_CODE OFF)
+  mdcom_generate_config(${image}_cfg ${PROJECT_SOURCE_DIR}/firmware/qemu-m4/qemu_m4.toml
+    PREFIX mdcom_m4 LAYOUT)
+  add_executable(${image} ${source} ${PROJECT_SOURCE_DIR}/firmware/common/rtos_resp.c)
+  target_compile_definitions(${image} PRIVATE FW_IMAGE="${image}")
+  # twice: the core, the runtime and the kernel call each other
+  target_link_libraries(${image} PRIVATE ${image}_cfg mdcom_fw_common mdcom_static
+    mdcom_bm_runtime ${kernel} mdcom_static mdcom_bm_runtime ${kernel} gcc)
+  target_compile_options(${image} PRIVATE ${MDCOM_WARNINGS})
+  target_link_options(${image} PRIVATE -Wl,-Map=${CMAKE_CURRENT_BINARY_DIR}/${image}.map)
+  set_target_properties(${image} PROPERTIES SUFFIX .elf)
+endfunction()

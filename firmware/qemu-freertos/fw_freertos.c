@@ -18,7 +18,12 @@
 #include "mdcom_freertos.h"
 #include "mdcom_fw/rtos_e2e.h"
 
-const char e2e_image[] = "mdcom-fw-freertos";
+/* the image's name: FW_IMAGE for the responder image built from this file
+ * too (firmware/common/rtos_resp.c) */
+#ifndef FW_IMAGE
+#define FW_IMAGE "mdcom-fw-freertos"
+#endif
+const char e2e_image[] = FW_IMAGE;
 const char e2e_kernel[] = "FreeRTOS " tskKERNEL_VERSION_NUMBER;
 
 /* ---------------------------------------------------------------- */

@@ -31,7 +31,12 @@
 
 #define FW_STR_(x) #x
 #define FW_STR(x) FW_STR_(x)
-const char e2e_image[] = "mdcom-fw-threadx";
+/* the image's name: FW_IMAGE for the responder image built from this file
+ * too (firmware/common/rtos_resp.c) */
+#ifndef FW_IMAGE
+#define FW_IMAGE "mdcom-fw-threadx"
+#endif
+const char e2e_image[] = FW_IMAGE;
 const char e2e_kernel[] = "ThreadX " FW_STR(THREADX_MAJOR_VERSION) "." FW_STR(THREADX_MINOR_VERSION) "." FW_STR(
     THREADX_PATCH_VERSION);
 

@@ -5,6 +5,13 @@ of qemu_m4.toml in a file that Linux processes map, and is restarted from
 outside at random instants mid-traffic, so that it re-formats the region in
 place with a new generation.
 
+The firmware image is MDCOM_M4_FW: the bare-metal mdcom-fw-resp.elf, or the
+same responder in an RTOS task (mdcom-fw-freertos-resp.elf,
+mdcom-fw-threadx-resp.elf: firmware/common/rtos_resp.c). MDCOM_STORM_KERNEL
+names the kernel the image must run ("FreeRTOS", "ThreadX": the start of
+its banner on the console; empty for bare metal): a storm that ran another
+image than the one it is named for fails.
+
 The stream: a Linux sender (storm_role.py send, domain "linux") sends on
 "echo_in", the firmware echoes every message verbatim on "echo_out" (an ECHO
 command the sender gives on "ctl" after each attach), a Linux receiver
@@ -35,8 +42,10 @@ A), Zenoh on loopback and bridge B to the receiver on a region B, and restarts
 both bridges too; its losses at bridge restarts are checked against bridge
 B's counters, as the storm of test_restart_storm.py does.
 
-Run by ctest (bridge_restart_storm_qemu). Outside CI a missing prerequisite
-skips with the reason; with CI=true it fails.
+Run by ctest (bridge_restart_storm_qemu; with the RTOS images
+bridge_restart_storm_qemu_freertos, bridge_restart_storm_qemu_threadx).
+Outside CI a missing prerequisite skips with the reason; with CI=true it
+fails.
 """
 from __future__ import annotations
 
@@ -83,6 +92,8 @@ BLOCKS = 16                       # block_count of echo_in and of echo_out
 # the header words (mdcom/wire.h: mdcom_wire_hdr)
 HDR = struct.Struct("<IIIII II")  # magic, version, hdr_size, region_size, layout_hash, generation, state
 MAGIC, READY = 0x4D43444D, 0x59444552
+# the kernel of the firmware image (see above); "" for bare metal
+KERNEL = os.environ.get("MDCOM_STORM_KERNEL", "")
 
 
 def missing(reason: str) -> None:
@@ -102,8 +113,9 @@ def prerequisites() -> tuple:
         missing("qemu-system-arm not found (or MDCOM_QEMU)")
     fw, toml = os.environ.get("MDCOM_M4_FW", ""), os.environ.get("MDCOM_M4_TOML", "")
     if not (fw and os.path.exists(fw)):
-        missing(f"no firmware image (MDCOM_M4_FW={fw!r}; CMake target mdcom_fw_m4, "
-                "needs arm-none-eabi-gcc)")
+        what = (f"CMake target mdcom_fw_{KERNEL.lower()}, needs arm-none-eabi-gcc and the "
+                f"{KERNEL} sources" if KERNEL else "CMake target mdcom_fw_m4, needs arm-none-eabi-gcc")
+        missing(f"no firmware image (MDCOM_M4_FW={fw!r}; {what})")
     if not (toml and os.path.exists(toml)):
         missing(f"no region config (MDCOM_M4_TOML={toml!r})")
     if not os.access(S.STAT, os.X_OK):
@@ -323,8 +335,17 @@ class FwStorm:
         js["when"] = when
         self.stats.append(js)
 
+    def check_kernel(self) -> None:
+        """The image runs the kernel the storm is named for: its banner (the
+        console's first line) starts with it; bare metal has no kernel."""
+        first = (self.d / "console.log").read_text().split("\n", 1)[0]
+        want = f"{KERNEL} " if KERNEL else "mdcom-fw-resp "
+        if not first.startswith(want):
+            raise AssertionError(f"MDCOM_STORM_KERNEL={KERNEL!r}: the firmware says {first!r}")
+
     def start(self) -> None:
         self.start_fw()
+        self.check_kernel()
         if self.bridged:
             self.start_keeper_b()
             self.start_bridge("a")
@@ -614,7 +635,10 @@ def fwstorm(tmp_path):
 def test_restart_storm_firmware_master(fwstorm):
     n = int(os.environ.get("MDCOM_STORM_QEMU_RESTARTS", "24"))
     seed = int(os.environ.get("MDCOM_STORM_SEED", str(random.SystemRandom().randrange(1 << 30))))
-    print(f"\nrestart storm, firmware master: {n} restarts, seed {seed} (MDCOM_STORM_SEED)")
+    image = os.path.basename(os.environ.get("MDCOM_M4_FW", ""))
+    print(f"\nrestart storm, firmware master ({KERNEL or 'bare metal'}, {image}): {n} restarts, "
+          f"seed {seed} (MDCOM_STORM_SEED)")
+    t0 = time.monotonic()
     s = fwstorm(seed=seed)
     s.start()
     s.run(n)
@@ -622,6 +646,7 @@ def test_restart_storm_firmware_master(fwstorm):
     r = check_fw(s.journals, s.events, s.stats)
     s.dump(r)
     print(summary(r))
+    print(f"storm duration {time.monotonic() - t0:.1f} s")
     assert sum(r["restarts"].values()) == n
     # every firmware restart formatted a new generation
     assert len(set(s.generations)) == len(s.generations) == 1 + sum(

@@ -67,4 +67,15 @@ void fw_serve(fw_svc *s, const fw_cmd *c, fw_rsp *o);
  * error. */
 int fw_next(fw_svc *s, fw_cmd *c, fw_rsp *o);
 
+/* The own ops of a responder image that is the master domain
+ * (mdcom-fw-resp, the RTOS responders): RESET, EXIT, HANG; as fw_svc.op,
+ * they are served by fw_resp_run. */
+int fw_resp_op(fw_svc *s, const fw_cmd *c, fw_rsp *o);
+
+/* The responder's command loop (fw_next forever, with fw_resp_op's ops):
+ * RESET answers, waits up to 1 s for the host to read the answer, then
+ * resets the core; EXIT ends the instance and the image with c.arg; HANG
+ * holds a block of rsp and stops making mdcom calls. */
+__attribute__((noreturn)) void fw_resp_run(fw_svc *s);
+
 #endif /* MDCOM_FW_SVC_H */
