@@ -4,7 +4,8 @@
  * mps2-an521 (scripts/thread-metric --cross-core): FreeRTOS on CPU0
  * (tm_cross_frt_cpu0.c, the master, the reporter) and ThreadX on CPU1
  * (tm_cross_tx_cpu1.c, the peer), over the region of an521_rtos.toml
- * (FIFOs "a2b", "b2a", SMEM "state"; the "linux" domain stays unused).
+ * (FIFOs "a2b", "b2a", SMEM "state" and "rpmsg"; the "linux" domain stays
+ * unused).
  *
  * As in Thread-Metric, a test task counts and a reporter prints the count
  * of one period: each row runs TMX_WARMUP_MS, then TMX_PERIOD_MS of the
@@ -43,8 +44,18 @@ enum tmx_cmd {
     TMX_CMD_ECHO_BLOCK = 1, /* CPU1 echoes, blocked in recv (the doorbell wakes it) */
     TMX_CMD_ECHO_POLL,      /* CPU1 echoes, polling recv (no sleep, no doorbell) */
     TMX_CMD_LOCK_TURN,      /* CPU1 takes the SMEM lock for a round whenever the turn is its own */
-    TMX_CMD_STOP            /* leave an echo mode */
+    TMX_CMD_STOP,           /* leave an echo mode */
+    TMX_CMD_RPMSG           /* CPU1 starts an RPMsg remote on "rpmsg" and echoes there */
 };
+
+/* the RPMsg instance on SMEM "rpmsg": CPU0 the host, CPU1 the remote
+ * announcing TMX_RPMSG_SERVICE; a 16-byte message is echoed, a TMX_CTL-byte
+ * one ends the row */
+#define TMX_RPMSG_SERVICE "tmx-echo"
+#define TMX_RPMSG_NUM_BUFS 4u
+#define TMX_RPMSG_BUF_SIZE 64u
+#define TMX_RPMSG_ALIGN 64u
+#define TMX_RPMSG_STATE 4096u /* >= mdcom_rpmsg_state_size, checked at init */
 
 #define TMX_W_COUNT 0
 #define TMX_W_MARK 1

@@ -12,6 +12,9 @@
  *                    -> "xc": 16 bytes there and back, each side blocked in
  *                    recv and woken by the other's MHU doorbell
  *   xcore_fifo_poll  the same, both sides polling recv
+ *   xcore_rpmsg_block the same round trip over mdcom's RPMsg on SMEM "rpmsg"
+ *                    (CPU0 the host, CPU1 the remote's announced endpoint),
+ *                    each side blocked in mdcom_rpmsg_poll, woken by the MHU
  *   cpu0_mutex_turn  a FreeRTOS mutex handed over between tasks "ma" and
  *                    "mb": each waits for its turn (yielding while it is the
  *                    other's), takes the mutex, does a round (rr_lock_round),
@@ -34,6 +37,7 @@
 #include "task.h"
 
 #include "an521.h"
+#include "mdcom/rpmsg.h"
 #include "board.h"
 #include "cortexm.h"
 #include "mdcom_an521rtos_layout.h"
@@ -45,9 +49,9 @@
 #define PRIO_TEST 2u
 #define STACK_WORDS 1024u
 
-enum row { ROW_QUEUE, ROW_FIFO_BLOCK, ROW_FIFO_POLL, ROW_MUTEX_TURN, ROW_LOCK_TURN, ROWS };
-static const char *const g_row_name[ROWS] = {"cpu0_queue", "xcore_fifo_block", "xcore_fifo_poll",
-                                              "cpu0_mutex_turn", "xcore_lock_turn"};
+enum row { ROW_QUEUE, ROW_FIFO_BLOCK, ROW_FIFO_POLL, ROW_RPMSG_BLOCK, ROW_MUTEX_TURN, ROW_LOCK_TURN, ROWS };
+static const char *const g_row_name[ROWS] = {"cpu0_queue",        "xcore_fifo_block", "xcore_fifo_poll",
+                                              "xcore_rpmsg_block", "cpu0_mutex_turn",  "xcore_lock_turn"};
 
 static TaskHandle_t g_main, g_xc, g_qa, g_ma, g_mb;
 static QueueHandle_t g_q1, g_q2;
@@ -185,16 +189,82 @@ static int recv_echo(mdcom_fifoch_t *rx, uint8_t *buf, int poll)
     }
 }
 
+static uint8_t g_rp_state[TMX_RPMSG_STATE] __attribute__((aligned(16)));
+
+typedef struct rp_host {
+    uint8_t *in;
+    volatile uint32_t got, len;
+} rp_host;
+
+/* the host's endpoint: the echo */
+static int rp_host_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    rp_host *h = (rp_host *)priv;
+    (void)ept;
+    (void)src;
+    h->len = (uint32_t)len;
+    memcpy(h->in, data, len < RR_MSG_MAX ? len : RR_MSG_MAX);
+    h->got = 1;
+    return 0;
+}
+
+/* xcore_rpmsg_block: the host on "rpmsg" (formatted here, each run), CPU1
+ * the remote; round trips until the stop, then the control message */
+static void rpmsg_row(mdcom_fifoch_t *tx, mdcom_fifoch_t *rx, mdcom_smemch_t *rps, uint32_t *seq)
+{
+    static const uint32_t stop[3] = {TMX_MAGIC, TMX_CMD_STOP, 0};
+    uint8_t out[TMX_MSG], in[RR_MSG_MAX];
+    rp_host h = {in, 0, 0};
+    mdcom_rpmsg_opts ro;
+    mdcom_rpmsg_t *rp;
+    mdcom_rpmsg_ept_t *ept;
+    void *area;
+    uint32_t size, addr;
+    int r;
+    memset(&ro, 0, sizeof(ro));
+    ro.role = MDCOM_RPMSG_HOST;
+    ro.geometry.num_bufs = TMX_RPMSG_NUM_BUFS;
+    ro.geometry.buf_size = TMX_RPMSG_BUF_SIZE;
+    ro.geometry.vring_align = TMX_RPMSG_ALIGN;
+    ro.spin_ns = MDCOM_NO_SPIN;
+    if (mdcom_rpmsg_state_size(&ro) > sizeof(g_rp_state))
+        fw_die("xc", "rpmsg state", -ENOSPC);
+    mdcom_smemch_get(rps, &area, &size);
+    if ((r = mdcom_rpmsg_init(&rp, g_rp_state, sizeof(g_rp_state), area, size, &ro)) != 0)
+        fw_die("xc", "rpmsg init", r);
+    ctl_send(tx, TMX_CMD_RPMSG);
+    (void)ctl_answer(rx, TMX_CMD_RPMSG);
+    if ((r = mdcom_rpmsg_wait_service(rp, TMX_RPMSG_SERVICE, &addr, RR_MS(20000))) != 0 ||
+        (r = mdcom_rpmsg_ept_create(rp, &ept, 0, MDCOM_RPMSG_ADDR_ANY, addr, rp_host_cb, &h, RR_MS(20000))) != 0)
+        fw_die("xc", "rpmsg service", r);
+    while (!g_stop) {
+        tmx_fill(out, (*seq)++);
+        h.got = 0;
+        if ((r = mdcom_rpmsg_send(ept, out, TMX_MSG, RR_MS(5000))) != 0)
+            fw_die("xc", "rpmsg send", r);
+        while (!h.got)
+            if ((r = mdcom_rpmsg_poll(rp, RR_MS(5000))) < 0)
+                fw_die("xc", "rpmsg poll", r);
+        if (h.len != TMX_MSG || memcmp(in, out, TMX_MSG) != 0)
+            g_bad++;
+        g_count++;
+    }
+    if ((r = mdcom_rpmsg_send(ept, stop, sizeof(stop), RR_MS(5000))) != 0)
+        fw_die("xc", "rpmsg stop", r);
+    g_bad += ctl_answer(rx, TMX_CMD_STOP);
+    (void)mdcom_rpmsg_term(rp);
+}
+
 static void xc_task(void *arg)
 {
     mdcom_t *m = rr_attach("xc", MDCOM_AN521RTOS_DOM_CPU0);
     mdcom_fifoch_t *tx = rr_fifo(m, "xc", "a2b"), *rx = rr_fifo(m, "xc", "b2a");
-    mdcom_smemch_t *st;
+    mdcom_smemch_t *st, *rps;
     uint8_t out[TMX_MSG], in[RR_MSG_MAX];
     uint32_t seq = 0;
     int r;
     (void)arg;
-    if ((r = mdcom_smemch_open(m, "state", &st)) != 0)
+    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 || (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
         fw_die("xc", "state", r);
     for (;;) {
         wait_start();
@@ -215,6 +285,8 @@ static void xc_task(void *arg)
             }
             ctl_send(tx, TMX_CMD_STOP);
             g_bad += ctl_answer(rx, TMX_CMD_STOP);
+        } else if (g_row == ROW_RPMSG_BLOCK) {
+            rpmsg_row(tx, rx, rps, &seq);
         } else {
             ctl_send(tx, TMX_CMD_LOCK_TURN);
             (void)ctl_answer(rx, TMX_CMD_LOCK_TURN);
@@ -263,6 +335,7 @@ static uint32_t count(uint32_t row)
 static int run_row(uint32_t row)
 {
     TaskHandle_t t[2] = {0, 0};
+    mdcom_freertos_stats f0, f1;
     uint32_t c0, c1, a0, b0, i, n;
     g_row = row;
     g_stop = 0;
@@ -293,8 +366,10 @@ static int run_row(uint32_t row)
     c0 = count(row);
     a0 = g_a;
     b0 = g_b;
+    mdcom_freertos_get_stats(&f0);
     vTaskDelay(pdMS_TO_TICKS(TMX_PERIOD_MS));
     c1 = count(row);
+    mdcom_freertos_get_stats(&f1);
     a0 = g_a - a0;
     b0 = g_b - b0;
     g_stop = 1;
@@ -309,6 +384,11 @@ static int run_row(uint32_t row)
     mdcom_bm_put_u32(c1 - c0);
     mdcom_bm_put_kv("period_ms", TMX_PERIOD_MS);
     mdcom_bm_put_kv("bad", g_bad);
+    /* CPU0's mdcom waits in the period: blocked in the kernel, ended by the
+     * doorbell, ended by their timeout */
+    mdcom_bm_put_kv("sleeps", f1.sleeps - f0.sleeps);
+    mdcom_bm_put_kv("woken", f1.woken - f0.woken);
+    mdcom_bm_put_kv("timeouts", f1.timeouts - f0.timeouts);
     if (row == ROW_MUTEX_TURN) {
         mdcom_bm_put_kv("ma", a0);
         mdcom_bm_put_kv("mb", b0);

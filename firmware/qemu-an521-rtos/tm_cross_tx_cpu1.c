@@ -18,6 +18,8 @@
 
 #include "tx_api.h"
 
+#include "mdcom/rpmsg.h"
+
 #include "an521.h"
 #include "board.h"
 #include "cortexm.h"
@@ -90,16 +92,64 @@ static uint32_t turn_rounds(mdcom_smemch_t *st, volatile uint32_t *w)
     }
 }
 
+static uint8_t g_rp_state[TMX_RPMSG_STATE] __attribute__((aligned(16)));
+static volatile int g_rp_done;
+
+/* the remote's endpoint: echo a data message to its sender, a control
+ * message ends the row */
+static int rp_echo_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    (void)priv;
+    if (len == TMX_CTL) {
+        g_rp_done = 1;
+        return 0;
+    }
+    return mdcom_rpmsg_sendto(ept, data, len, src, RR_MS(5000));
+}
+
+/* The RPMsg echo: a remote on "rpmsg", blocked in poll (no spin: the MHU
+ * doorbell wakes it), until the host's control message. */
+static void rpmsg_echo(mdcom_smemch_t *area_ch)
+{
+    mdcom_rpmsg_opts ro;
+    mdcom_rpmsg_t *rp;
+    mdcom_rpmsg_ept_t *ept;
+    void *area;
+    uint32_t size;
+    int r;
+    memset(&ro, 0, sizeof(ro));
+    ro.role = MDCOM_RPMSG_REMOTE;
+    ro.geometry.num_bufs = TMX_RPMSG_NUM_BUFS;
+    ro.geometry.buf_size = TMX_RPMSG_BUF_SIZE;
+    ro.geometry.vring_align = TMX_RPMSG_ALIGN;
+    ro.spin_ns = MDCOM_NO_SPIN;
+    ro.attach_timeout_ns = RR_MS(20000);
+    if (mdcom_rpmsg_state_size(&ro) > sizeof(g_rp_state))
+        fw_die("peer", "rpmsg state", -ENOSPC);
+    mdcom_smemch_get(area_ch, &area, &size);
+    if ((r = mdcom_rpmsg_init(&rp, g_rp_state, sizeof(g_rp_state), area, size, &ro)) != 0)
+        fw_die("peer", "rpmsg init", r);
+    g_rp_done = 0;
+    r = mdcom_rpmsg_ept_create(rp, &ept, TMX_RPMSG_SERVICE, MDCOM_RPMSG_ADDR_ANY, MDCOM_RPMSG_ADDR_ANY,
+                               rp_echo_cb, 0, RR_MS(20000));
+    if (r)
+        fw_die("peer", "rpmsg endpoint", r);
+    while (!g_rp_done)
+        if ((r = mdcom_rpmsg_poll(rp, RR_MS(20000))) < 0)
+            fw_die("peer", "rpmsg poll", r);
+    (void)mdcom_rpmsg_term(rp);
+}
+
 static VOID peer_entry(ULONG arg)
 {
     mdcom_t *m = rr_attach("peer", MDCOM_AN521RTOS_DOM_CPU1);
     mdcom_fifoch_t *rx = rr_fifo(m, "peer", "a2b"), *tx = rr_fifo(m, "peer", "b2a");
-    mdcom_smemch_t *st;
+    mdcom_smemch_t *st, *rps;
     void *p;
     uint32_t c[RR_MSG_MAX / 4];
     int r;
     (void)arg;
-    if ((r = mdcom_smemch_open(m, "state", &st)) != 0)
+    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 || (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
         fw_die("peer", "state", r);
     mdcom_smemch_get(st, &p, 0);
     mdcom_bm_puts("cpu1: attached\n");
@@ -117,6 +167,10 @@ static VOID peer_entry(ULONG arg)
             break;
         case TMX_CMD_LOCK_TURN:
             ctl_send(tx, TMX_CMD_STOP, turn_rounds(st, (volatile uint32_t *)p));
+            break;
+        case TMX_CMD_RPMSG:
+            rpmsg_echo(rps);
+            ctl_send(tx, TMX_CMD_STOP, 0);
             break;
         default:
             fw_die("peer", "command", -EINVAL);
