@@ -12,7 +12,11 @@
  * kernel tick on CPU0 (QEMU's virtual clock; under -icount a period of
  * instruction time), and CPU0 prints
  *
- *   SCORE <row> <count> period_ms=<p> bad=<n> [cpu0=<n> cpu1=<n>]
+ *   SCORE <row> <count> period_ms=<p> bad=<n> sleeps=<n> woken=<n> timeouts=<n> [...]
+ *
+ * (sleeps, woken, timeouts: CPU0's mdcom waits of the period that blocked in
+ * the kernel, that the doorbell ended, that timed out; the two sides' counts
+ * of the hand-over rows follow)
  *
  * Messages on a2b (CPU0 -> CPU1) and b2a (CPU1 -> CPU0):
  *   command  {TMX_MAGIC, TMX_CMD_*, 0}: CPU1 enters the mode and
