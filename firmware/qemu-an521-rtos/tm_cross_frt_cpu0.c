@@ -63,34 +63,12 @@ static volatile uint32_t g_a, g_b; /* the two sides' rounds (the lock rows) */
 static volatile uint32_t g_mwords[4]; /* the mutex rows' area, as "state"'s words */
 static volatile uint32_t *g_state; /* the SMEM area of "state" */
 
-void rr_sleep_ms(uint32_t ms) { vTaskDelay(pdMS_TO_TICKS(ms) ? pdMS_TO_TICKS(ms) : 1); }
-
 /* ---------------------------------------------------------------- */
-/* Kernel hooks                                                       */
+/* Kernel hooks (the others: frt_glue.c)                              */
 /* ---------------------------------------------------------------- */
 
 void vApplicationIdleHook(void);
 void vApplicationIdleHook(void) { __asm__ __volatile__("wfi" ::: "memory"); }
-
-void vApplicationStackOverflowHook(TaskHandle_t t, char *name);
-void vApplicationStackOverflowHook(TaskHandle_t t, char *name)
-{
-    (void)t;
-    fw_die(name, "stack overflow", -EFAULT);
-}
-
-void vApplicationMallocFailedHook(void);
-void vApplicationMallocFailedHook(void) { fw_die("FreeRTOS", "heap", -ENOMEM); }
-
-void fw_frt_assert_failed(const char *file, int line)
-{
-    (void)mdcom_bm_irq_save();
-    mdcom_bm_puts("configASSERT ");
-    mdcom_bm_puts(file);
-    mdcom_bm_put_kv("line", (uint32_t)line);
-    mdcom_bm_puts("\n");
-    mdcom_bm_exit(5);
-}
 
 static TaskHandle_t spawn(TaskFunction_t fn, const char *name, void *arg)
 {

@@ -36,14 +36,6 @@ static TX_THREAD g_peer, g_wfi;
 static UCHAR g_peer_stack[STACK_BYTES] __attribute__((aligned(8)));
 static UCHAR g_wfi_stack[1024] __attribute__((aligned(8)));
 
-void rr_sleep_ms(uint32_t ms)
-{
-    ULONG t = ms * TX_TIMER_TICKS_PER_SECOND / 1000u;
-    (void)tx_thread_sleep(t ? t : 1u);
-}
-
-static VOID stack_error(TX_THREAD *t) { fw_die(t->tx_thread_name, "stack overflow", -EFAULT); }
-
 /* a control message {TMX_MAGIC, cmd, bad} */
 static void ctl_send(mdcom_fifoch_t *tx, uint32_t cmd, uint32_t bad)
 {
@@ -189,7 +181,7 @@ static VOID wfi_entry(ULONG arg)
 VOID tx_application_define(VOID *first_unused_memory)
 {
     (void)first_unused_memory;
-    (void)tx_thread_stack_error_notify(stack_error);
+    rr_tx_watch_stacks();
     if (tx_thread_create(&g_peer, (CHAR *)"peer", peer_entry, 0, g_peer_stack, STACK_BYTES, PRIO_PEER,
                          PRIO_PEER, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
         tx_thread_create(&g_wfi, (CHAR *)"wfi", wfi_entry, 0, g_wfi_stack, sizeof(g_wfi_stack), PRIO_WFI,
