@@ -68,34 +68,12 @@ static void timer_start(void)
 
 static uint32_t timer_ticks(void) { return ~TIMER0_VALUE; }
 
-void rr_sleep_ms(uint32_t ms) { vTaskDelay(pdMS_TO_TICKS(ms) ? pdMS_TO_TICKS(ms) : 1); }
-
 /* ---------------------------------------------------------------- */
-/* Kernel hooks                                                       */
+/* Kernel hooks (the others: frt_glue.c)                              */
 /* ---------------------------------------------------------------- */
 
 void vApplicationIdleHook(void);
 void vApplicationIdleHook(void) {}
-
-void vApplicationStackOverflowHook(TaskHandle_t t, char *name);
-void vApplicationStackOverflowHook(TaskHandle_t t, char *name)
-{
-    (void)t;
-    fw_die(name, "stack overflow", -EFAULT);
-}
-
-void vApplicationMallocFailedHook(void);
-void vApplicationMallocFailedHook(void) { fw_die("FreeRTOS", "heap", -ENOMEM); }
-
-void fw_frt_assert_failed(const char *file, int line)
-{
-    (void)mdcom_bm_irq_save();
-    mdcom_bm_puts("configASSERT ");
-    mdcom_bm_puts(file);
-    mdcom_bm_put_kv("line", (uint32_t)line);
-    mdcom_bm_puts("\n");
-    mdcom_bm_exit(5);
-}
 
 static void spawn(TaskFunction_t fn, const char *name, UBaseType_t prio)
 {

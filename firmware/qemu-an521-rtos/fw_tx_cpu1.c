@@ -35,14 +35,6 @@ static UCHAR g_lock_stack[STACK_BYTES] __attribute__((aligned(8)));
 static volatile uint32_t g_lock_done;
 static rr_report g_rep;
 
-void rr_sleep_ms(uint32_t ms)
-{
-    ULONG t = ms * TX_TIMER_TICKS_PER_SECOND / 1000u;
-    (void)tx_thread_sleep(t ? t : 1u);
-}
-
-static VOID stack_error(TX_THREAD *t) { fw_die(t->tx_thread_name, "stack overflow", -EFAULT); }
-
 static VOID echo_entry(ULONG arg)
 {
     mdcom_t *m = rr_attach("echo", MDCOM_AN521RTOS_DOM_CPU1);
@@ -103,7 +95,7 @@ static VOID lock_entry(ULONG arg)
 VOID tx_application_define(VOID *first_unused_memory)
 {
     (void)first_unused_memory;
-    (void)tx_thread_stack_error_notify(stack_error);
+    rr_tx_watch_stacks();
     if (tx_thread_create(&g_echo, (CHAR *)"echo", echo_entry, 0, g_echo_stack, STACK_BYTES, PRIO_ECHO,
                          PRIO_ECHO, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
         tx_thread_create(&g_lock, (CHAR *)"lock", lock_entry, 0, g_lock_stack, STACK_BYTES, PRIO_LOCK,

@@ -3,7 +3,7 @@
  * rr_fw.h - what the two RTOS images of the an521 RTOS <-> RTOS test share
  * (rr_fw.c, kernel-neutral; with firmware/common/fw_boot.c): attaching a
  * task / thread as its own mdcom process, opening its channels, the SMEM lock rounds, console lines. Each
- * image gives rr_sleep_ms (its kernel's delay).
+ * kernel's glue (frt_glue.c, tx_glue.c) gives rr_sleep_ms (its delay).
  */
 #ifndef RR_FW_H
 #define RR_FW_H
@@ -16,8 +16,12 @@
 
 #define RR_MS(x) ((int64_t)(x) * 1000000ll)
 
-/* the image's kernel: block the caller for ms milliseconds */
+/* the image's kernel: block the caller for ms milliseconds (frt_glue.c,
+ * tx_glue.c) */
 void rr_sleep_ms(uint32_t ms);
+/* ThreadX images: a thread's stack overflow ends the run (tx_glue.c; from
+ * tx_application_define) */
+void rr_tx_watch_stacks(void);
 
 /* the caller attaches as its own mdcom process of domain (the first
  * caller in the master domain formats the region); fw_die on failure */
