@@ -10,8 +10,21 @@
 #include "FreeRTOS.h"
 #include "task.h"
 
+#include "an521.h"
+#include "board.h"
 #include "cortexm.h"
+#include "mdcom_freertos.h"
 #include "rr_fw.h"
+
+void rr_boot(const char *image)
+{
+    mdcom_bm_puts(image);
+    mdcom_bm_puts(": FreeRTOS " tskKERNEL_VERSION_NUMBER " on ");
+    mdcom_bm_puts(mdcom_board_desc.name);
+    mdcom_bm_put_kv("cpu", mdcom_an521_cpu());
+    mdcom_bm_puts("\n");
+    mdcom_freertos_set_boot_seed(mdcom_bm_boot_token() + mdcom_an521_cpu());
+}
 
 void rr_sleep_ms(uint32_t ms) { vTaskDelay(pdMS_TO_TICKS(ms) ? pdMS_TO_TICKS(ms) : 1); }
 

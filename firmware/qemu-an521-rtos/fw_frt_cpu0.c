@@ -264,11 +264,7 @@ static void main_task(void *arg)
 
 int main(void)
 {
-    mdcom_bm_puts("mdcom-fw-an521-frt-cpu0: FreeRTOS " tskKERNEL_VERSION_NUMBER " on ");
-    mdcom_bm_puts(mdcom_board_desc.name);
-    mdcom_bm_put_kv("cpu", mdcom_an521_cpu());
-    mdcom_bm_puts("\n");
-    mdcom_freertos_set_boot_seed(mdcom_bm_boot_token());
+    rr_boot("mdcom-fw-an521-frt-cpu0");
     spawn(main_task, "main", PRIO_MAIN);
     vTaskStartScheduler();
     mdcom_bm_puts("vTaskStartScheduler returned\n");

@@ -22,6 +22,10 @@ void rr_sleep_ms(uint32_t ms);
 /* ThreadX images: a thread's stack overflow ends the run (tx_glue.c; from
  * tx_application_define) */
 void rr_tx_watch_stacks(void);
+/* the banner "<image>: <kernel> on <board> cpu=<n>", then the port's boot
+ * seed (the boot token, + 1 on CPU1 so that the cores' tokens differ);
+ * before the kernel starts (frt_glue.c, tx_glue.c) */
+void rr_boot(const char *image);
 
 /* the caller attaches as its own mdcom process of domain (the first
  * caller in the master domain formats the region); fw_die on failure */

@@ -412,11 +412,7 @@ static void main_task(void *arg)
 
 int main(void)
 {
-    mdcom_bm_puts("mdcom-fw-an521-tmx-frt-cpu0: FreeRTOS " tskKERNEL_VERSION_NUMBER " on ");
-    mdcom_bm_puts(mdcom_board_desc.name);
-    mdcom_bm_put_kv("cpu", mdcom_an521_cpu());
-    mdcom_bm_puts("\n");
-    mdcom_freertos_set_boot_seed(mdcom_bm_boot_token());
+    rr_boot("mdcom-fw-an521-tmx-frt-cpu0");
     if (xTaskCreate(main_task, "main", STACK_WORDS, 0, PRIO_MAIN, 0) != pdPASS)
         fw_die("main", "xTaskCreate", -ENOMEM);
     vTaskStartScheduler();

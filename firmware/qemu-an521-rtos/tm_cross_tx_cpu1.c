@@ -191,11 +191,7 @@ VOID tx_application_define(VOID *first_unused_memory)
 
 int main(void)
 {
-    mdcom_bm_puts("mdcom-fw-an521-tmx-tx-cpu1: ThreadX on ");
-    mdcom_bm_puts(mdcom_board_desc.name);
-    mdcom_bm_put_kv("cpu", mdcom_an521_cpu());
-    mdcom_bm_puts("\n");
-    mdcom_threadx_set_boot_seed(mdcom_bm_boot_token() + 1u);
+    rr_boot("mdcom-fw-an521-tmx-tx-cpu1");
     tx_kernel_enter(); /* does not return */
     return 1;
 }

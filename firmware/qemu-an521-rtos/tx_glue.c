@@ -8,7 +8,21 @@
 
 #include "tx_api.h"
 
+#include "an521.h"
+#include "board.h"
+#include "cortexm.h"
+#include "mdcom_threadx.h"
 #include "rr_fw.h"
+
+void rr_boot(const char *image)
+{
+    mdcom_bm_puts(image);
+    mdcom_bm_puts(": ThreadX on ");
+    mdcom_bm_puts(mdcom_board_desc.name);
+    mdcom_bm_put_kv("cpu", mdcom_an521_cpu());
+    mdcom_bm_puts("\n");
+    mdcom_threadx_set_boot_seed(mdcom_bm_boot_token() + mdcom_an521_cpu());
+}
 
 void rr_sleep_ms(uint32_t ms)
 {
