@@ -418,8 +418,10 @@ public:
     explicit operator bool() const noexcept { return ch_ != nullptr; }
 
     /* Copy msg into a block and queue it, waiting up to t for a free block
-     * (mdcom_fifoch_send). EMSGSIZE when msg is larger than a block. */
-    result<sent> send(span<const std::byte> msg, timeout t = forever) const noexcept
+     * (mdcom_fifoch_send). EMSGSIZE when msg is larger than a block. The
+     * calls that may block take their timeout explicitly (no default);
+     * alloc and dequeue default to poll, as their C calls never block. */
+    result<sent> send(span<const std::byte> msg, timeout t) const noexcept
     {
         if (msg.size() > UINT32_MAX)
             return error(EMSGSIZE);
@@ -428,7 +430,7 @@ public:
             return error(r);
         return r == MDCOM_FILTERED ? sent::filtered : sent::queued;
     }
-    result<sent> send(const void *msg, std::size_t len, timeout t = forever) const noexcept
+    result<sent> send(const void *msg, std::size_t len, timeout t) const noexcept
     {
         return send(span<const std::byte>(static_cast<const std::byte *>(msg), len), t);
     }
@@ -437,7 +439,7 @@ public:
      * its length, or ETIMEDOUT (with poll too: it waits like
      * mdcom_fifoch_wait), or EMSGSIZE (buf too small: the message is
      * consumed, its first buf.size() bytes copied). */
-    result<std::size_t> recv(span<std::byte> buf, timeout t = forever) const noexcept
+    result<std::size_t> recv(span<std::byte> buf, timeout t) const noexcept
     {
         uint32_t cap = buf.size() > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(buf.size());
         int r = mdcom_fifoch_recv(ch_, buf.data(), cap, t.ns());
@@ -445,7 +447,7 @@ public:
             return error(r);
         return static_cast<std::size_t>(r);
     }
-    result<std::size_t> recv(void *buf, std::size_t cap, timeout t = forever) const noexcept
+    result<std::size_t> recv(void *buf, std::size_t cap, timeout t) const noexcept
     {
         return recv(span<std::byte>(static_cast<std::byte *>(buf), cap), t);
     }
@@ -576,7 +578,7 @@ public:
 
     /* Take the lock, waiting up to t: the guard, or ETIMEDOUT, EDEADLK
      * (held by this process already), EBUSY (with poll). */
-    result<smem_lock> lock(timeout t = forever) const noexcept
+    result<smem_lock> lock(timeout t) const noexcept
     {
         int r = t.is_poll() ? mdcom_smemch_trylock(ch_) : mdcom_smemch_lock(ch_, t.ns());
         if (r < 0)

@@ -97,6 +97,19 @@ TEST(CppRaii, ReleaseAndAdopt)
 
 class CppRaiiPair : public CppPair {};
 
+TEST_F(CppRaiiPair, ViewsAreTheAttachmentsHandles)
+{
+    /* a view is the C handle: by name or by config index, copies alike */
+    mdcom_fifoch_t *c = nullptr;
+    ASSERT_EQ(0, mdcom_fifoch_open(m_.get(), "ping", &c));
+    EXPECT_EQ(c, ping_tx_.get());
+    EXPECT_EQ(c, m_.fifo_at(0).value().get()) << "ping is channel 0 of the config";
+    mdcom::fifo_channel copy = ping_tx_;
+    EXPECT_EQ(c, copy.get());
+    EXPECT_EQ(m_.smem("shared").value().get(), m_.smem_at(2).value().get());
+    EXPECT_TRUE(m_.heartbeat());
+}
+
 TEST_F(CppRaiiPair, BlockGuardMovesFreeOnce)
 {
     EXPECT_EQ(kBlocks, free_blocks(ping_tx_));
