@@ -103,7 +103,8 @@ template <class T>
 class [[nodiscard]] result {
 public:
     result(T v) : v_(std::move(v)) {}
-    result(mdcom::error e) : e_(e) {}
+    /* error(0) would be neither a value nor an error: it is taken as EINVAL */
+    result(mdcom::error e) : e_(e.code() ? e : mdcom::error(EINVAL)) {}
 
     bool has_value() const noexcept { return v_.has_value(); }
     explicit operator bool() const noexcept { return has_value(); }

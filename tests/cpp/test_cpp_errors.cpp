@@ -87,6 +87,9 @@ TEST(CppResult, ValueOrAndVoid)
     EXPECT_EQ(5, ok.value_or(-1));
     EXPECT_EQ(-1, bad.value_or(-1));
     EXPECT_EQ(0, ok.error().code()) << "no error with a value";
+    mdcom::result<int> odd = mdcom::error(0);
+    EXPECT_FALSE(odd) << "an error without a code is still no value";
+    EXPECT_EQ(EINVAL, odd.error().code());
     mdcom::result<void> v;
     EXPECT_TRUE(v);
     mdcom::result<void> e = mdcom::error(-EBUSY);
