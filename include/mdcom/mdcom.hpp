@@ -16,6 +16,8 @@
  *   mdcom::span<T>       a pointer and a length (the zero-copy views)
  *   mdcom::result<T>     a value or an mdcom::error (the errno)
  *
+ * <mdcom/events.hpp> adds mdcom::wait_set (the wait sets of events.h).
+ *
  * Errors: results, not exceptions. A call returns result<T>: the value, or
  * the error the C call returned (error::code() is the positive errno,
  * error::message() mdcom_strerror's text). Why:

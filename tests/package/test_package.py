@@ -9,7 +9,7 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
   - a project's mdcom_generate_config(... LAYOUT) computes the layout on the
     build host with the installed layout code, and it attaches
   - the installed commands answer --version
-  - the installed C++ header <mdcom/mdcom.hpp> compiles alone (C++17, C++20)
+  - the installed C++ headers (<mdcom/mdcom.hpp>, events.hpp) compile alone (C++17, C++20)
   - a copy of the tree elsewhere still builds the consumer (find_package;
     pkg-config --define-prefix)
   - README.md's CMake and pkg-config blocks, pasted into a project, build a
@@ -128,6 +128,7 @@ def test_installed_files(prefix):
               prefix / "include" / "mdcom" / "export.h",
               prefix / "include" / "mdcom" / "wire.h",
               prefix / "include" / "mdcom" / "mdcom.hpp",
+              prefix / "include" / "mdcom" / "events.hpp",
               prefix / "bin" / "mdcom-cfg", prefix / "bin" / "mdcom-stat",
               prefix / "bin" / "mdcom-bench", prefix / "share" / "mdcom" / "mdcom_cfg.py"]:
         assert f.exists(), f
@@ -143,10 +144,11 @@ def test_installed_files(prefix):
 
 
 def test_cpp_header_alone(prefix, tmp_path):
-    """The installed <mdcom/mdcom.hpp> needs only the installed headers and the
-    standard library, as C++17 and C++20, also without exceptions."""
+    """The installed <mdcom/mdcom.hpp> and <mdcom/events.hpp> need only the
+    installed headers and the standard library, as C++17 and C++20, also
+    without exceptions."""
     f = tmp_path / "use_hpp.cpp"
-    f.write_text("#include <mdcom/mdcom.hpp>\n"
+    f.write_text("#include <mdcom/events.hpp>\n#include <mdcom/mdcom.hpp>\n"
                  "int main() { return mdcom::poll.ns() == 0 && mdcom::forever.is_forever() ? 0 : 1; }\n")
     for std in ("c++17", "c++20"):
         run([CXX, f"-std={std}", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-pedantic",
