@@ -160,7 +160,9 @@ typedef struct mdcom_config {
 /* ------------------------------------------------------------------ */
 /* Opaque handles                                                        */
 /* ------------------------------------------------------------------ */
-typedef struct mdcom mdcom_t;
+/* The tag is not `struct mdcom`: C++ code needs that name for the namespace
+ * of <mdcom/mdcom.hpp> (a tag and a namespace of one name cannot coexist). */
+typedef struct mdcom_instance mdcom_t;
 typedef struct mdcom_fifoch mdcom_fifoch_t;
 typedef struct mdcom_smemch mdcom_smemch_t;
 struct mdcom_platform; /* see mdcom/platform.h */

@@ -20,7 +20,7 @@
 
 #include "internal.h"
 
-static struct mdcom g_pool[MDCOM_MAX_INSTANCES];
+static struct mdcom_instance g_pool[MDCOM_MAX_INSTANCES];
 static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* The process entry each attachment of this process holds (hold_key), 0
@@ -36,7 +36,7 @@ _Static_assert(MDCOM_MAX_PROCS < 255u, "an entry index + 1 fits the low byte of 
 /* Entry i of the region m names: a hash of the region's name (FNV-1a) with
  * i + 1 in the low byte. Attachments with other configs of one region share
  * it; a collision only makes a leftover count as live. */
-static uint32_t hold_key(const struct mdcom *m, uint32_t i)
+static uint32_t hold_key(const struct mdcom_instance *m, uint32_t i)
 {
     const char *s = m->cfg->region_name;
     uint32_t h = 2166136261u;
@@ -76,10 +76,10 @@ int mdcom_domain_role(const mdcom_config *cfg, uint32_t id)
 static _Atomic uint32_t g_pool_owner_pid[MDCOM_MAX_INSTANCES];
 static _Atomic uint32_t g_pool_owner_token[MDCOM_MAX_INSTANCES];
 
-static void pool_put_bare(struct mdcom *m);
-static void pool_put(struct mdcom *m);
+static void pool_put_bare(struct mdcom_instance *m);
+static void pool_put(struct mdcom_instance *m);
 
-static struct mdcom *pool_try(void)
+static struct mdcom_instance *pool_try(void)
 {
     uint32_t i;
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
@@ -117,16 +117,16 @@ static uint32_t pool_reclaim(const mdcom_platform *plat)
     return n;
 }
 
-static struct mdcom *pool_get(const mdcom_platform *plat)
+static struct mdcom_instance *pool_get(const mdcom_platform *plat)
 {
-    struct mdcom *m = pool_try();
+    struct mdcom_instance *m = pool_try();
     if (!m && pool_reclaim(plat))
         m = pool_try();
     return m;
 }
 
 /* The caller is the owner of attachment m from now on (pid 0: unknown). */
-static void pool_own(const struct mdcom *m, uint32_t pid, uint32_t token)
+static void pool_own(const struct mdcom_instance *m, uint32_t pid, uint32_t token)
 {
     uint32_t i = (uint32_t)(m - g_pool);
     atomic_store_explicit(&g_pool_owner_token[i], token, memory_order_relaxed);
@@ -135,13 +135,13 @@ static void pool_own(const struct mdcom *m, uint32_t pid, uint32_t token)
 }
 
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-struct mdcom *mdcom_pool_at(uint32_t i)
+struct mdcom_instance *mdcom_pool_at(uint32_t i)
 {
     return i < MDCOM_MAX_INSTANCES ? &g_pool[i] : 0;
 }
 #endif
 
-static void pool_put_bare(struct mdcom *m)
+static void pool_put_bare(struct mdcom_instance *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
     atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
@@ -151,7 +151,7 @@ static void pool_put_bare(struct mdcom *m)
     atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
 }
 
-static void pool_put(struct mdcom *m)
+static void pool_put(struct mdcom_instance *m)
 {
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     mtx_destroy(&m->rec0_lock);
@@ -159,7 +159,7 @@ static void pool_put(struct mdcom *m)
     pool_put_bare(m);
 }
 
-static int valid_inst(const struct mdcom *m)
+static int valid_inst(const struct mdcom_instance *m)
 {
     return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
 }
@@ -167,7 +167,7 @@ static int valid_inst(const struct mdcom *m)
 /* Take the liveness lock of entry i for our mapping: 0 (also where the
  * platform has none), -EBUSY (another attachment holds it), or another
  * negative errno. */
-static int slot_take(struct mdcom *m, uint32_t i)
+static int slot_take(struct mdcom_instance *m, uint32_t i)
 {
     int r;
     if (!m->plat->slot_lock)
@@ -176,7 +176,7 @@ static int slot_take(struct mdcom *m, uint32_t i)
     return r == -ENOSYS ? 0 : r;
 }
 
-static void slot_give(struct mdcom *m, uint32_t i)
+static void slot_give(struct mdcom_instance *m, uint32_t i)
 {
     if (m->plat->slot_lock)
         (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
@@ -190,7 +190,7 @@ static void slot_give(struct mdcom *m, uint32_t i)
 /* The format lock (MDCOM_SLOT_FORMAT) on the file we map, spinning until
  * deadline: 1 held, 0 the port has none (nothing to order), -ETIMEDOUT.
  * Its holders hold it for a format or an unlink: microseconds to a few ms. */
-static int fmt_lock(struct mdcom *m, uint64_t deadline)
+static int fmt_lock(struct mdcom_instance *m, uint64_t deadline)
 {
     uint32_t i;
     int r;
@@ -207,7 +207,7 @@ static int fmt_lock(struct mdcom *m, uint64_t deadline)
     }
 }
 
-static void fmt_unlock(struct mdcom *m)
+static void fmt_unlock(struct mdcom_instance *m)
 {
     (void)m->plat->slot_lock(m->plat->ctx, &m->map, MDCOM_SLOT_FORMAT, MDCOM_SLOT_GIVE);
 }
@@ -215,7 +215,7 @@ static void fmt_unlock(struct mdcom *m)
 /* Claim a process slot; reclaims slots of dead processes. m->pid and
  * m->token (attach set them: a reaper's claim names us, see
  * mdcom_take_dead_slot) are pid and token. */
-int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
+int mdcom_claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
 {
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     static _Atomic uint32_t serial;
@@ -295,7 +295,7 @@ int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token)
 /* 1 when another attachment of this process holds entry i of our region, or
  * (i = MDCOM_MAX_PROCS) formats a region now. Freestanding (one image per
  * domain, rarely two attachments): when any other attachment exists. */
-static int ours_live(const struct mdcom *m, uint32_t i)
+static int ours_live(const struct mdcom_instance *m, uint32_t i)
 {
     uint32_t j;
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
@@ -320,7 +320,7 @@ static int ours_live(const struct mdcom *m, uint32_t i)
  * from the region at entry i (MDCOM_MAX_PROCS: the formatter). A process of
  * our own domain runs on our kind of platform: one the platform cannot judge
  * is a forged entry, not a process. The token wildcard is never a process'. */
-static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_t token,
+static int named_live(const struct mdcom_instance *m, uint32_t dom, uint32_t pid, uint32_t token,
                       uint32_t i)
 {
     int a;
@@ -342,7 +342,7 @@ static int named_live(const struct mdcom *m, uint32_t dom, uint32_t pid, uint32_
  * the region now, or formats it (state st FORMATTING). A claim is judged by
  * its pid alone (its token is not written yet); a formatter by pid and
  * token. One that formatted and is done (any other state) holds nothing. */
-static int fmt_busy(const struct mdcom *m, uint32_t fp, uint32_t st)
+static int fmt_busy(const struct mdcom_instance *m, uint32_t fp, uint32_t st)
 {
     uint32_t pid = fp & ~MDCOM_FMT_CLAIM;
     if (!pid)
@@ -359,7 +359,7 @@ static int fmt_busy(const struct mdcom *m, uint32_t fp, uint32_t st)
 
 /* 1 when a live process of domain dom is in the process table at proc_off
  * (an offset read from the region: checked against the mapping first). */
-static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
+static int live_proc_of_domain(struct mdcom_instance *m, uint32_t proc_off, uint32_t dom)
 {
     uint32_t i;
     if (proc_off % 4u || proc_off < MDCOM_HDR_SIZE ||
@@ -378,7 +378,7 @@ static int live_proc_of_domain(struct mdcom *m, uint32_t proc_off, uint32_t dom)
     return 0;
 }
 
-void mdcom_bind_channels(struct mdcom *m)
+void mdcom_bind_channels(struct mdcom_instance *m)
 {
     uint32_t i, pfw = mdcom_cpu_prefetchw(); /* asked once (CPUID may trap to a hypervisor) */
     for (i = 0; i < m->cfg->n_channels; i++) {
@@ -390,7 +390,7 @@ void mdcom_bind_channels(struct mdcom *m)
 }
 
 /* Join a READY region that matches our layout. */
-static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err *e)
+static int join_region(struct mdcom_instance *m, uint32_t pid, uint32_t token, mdcom_err *e)
 {
     int r;
     m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
@@ -411,7 +411,7 @@ static int join_region(struct mdcom *m, uint32_t pid, uint32_t token, mdcom_err 
 /* Open and map the region (the master domain creates it), waiting at most
  * timeout_ns for it to exist (remotes). 0, or a negative errno (set in e)
  * with nothing mapped. */
-static int open_region(struct mdcom *m, int64_t timeout_ns, mdcom_err *e)
+static int open_region(struct mdcom_instance *m, int64_t timeout_ns, mdcom_err *e)
 {
     const mdcom_platform *plat = m->plat;
     const mdcom_config *cfg = m->cfg;
@@ -448,7 +448,7 @@ static int open_region(struct mdcom *m, int64_t timeout_ns, mdcom_err *e)
  * now another file's, shrunk), we open the name again, waiting for it
  * until deadline. 0 still the same file (or the port cannot tell), 1
  * opened again (look at it), or a negative errno (nothing mapped, e set). */
-static int follow_region(struct mdcom *m, uint64_t deadline, mdcom_err *e)
+static int follow_region(struct mdcom_instance *m, uint64_t deadline, mdcom_err *e)
 {
     uint64_t now;
     int64_t left;
@@ -466,13 +466,13 @@ static int follow_region(struct mdcom *m, uint64_t deadline, mdcom_err *e)
 }
 
 /* The region against our layout (mdcom_layout_verify). */
-static int verify(struct mdcom *m, mdcom_err *e)
+static int verify(struct mdcom_instance *m, mdcom_err *e)
 {
     return mdcom_layout_verify(m->base, m->map.size, m->cfg, &m->lay, m->cl, e);
 }
 
 /* (inlined: GCC's out-of-line copy cost more than its two inline ones) */
-static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom *m, uint32_t st, int stale,
+static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom_instance *m, uint32_t st, int stale,
                                               mdcom_err *e)
 {
     if (st == MDCOM_ST_FORMATTING)
@@ -492,7 +492,7 @@ static MDCOM_ALWAYS_INLINE int attach_timeout(struct mdcom *m, uint32_t st, int 
  * no table, computed now (validating cfg first: an invalid config is -EINVAL
  * whatever its size). The channel layouts are kept only when they fit this
  * build's capacity (init refuses more channels next). */
-static int layout_of(struct mdcom *m, const mdcom_config *cfg, const mdcom_layout_table *t,
+static int layout_of(struct mdcom_instance *m, const mdcom_config *cfg, const mdcom_layout_table *t,
                      mdcom_err *e)
 {
     if (t) {
@@ -529,7 +529,7 @@ static int layout_of(struct mdcom *m, const mdcom_config *cfg, const mdcom_layou
  * unlinked or replaced) before such a round counts against the timeout. */
 #define MDCOM_REOPEN_FREE 8u
 
-static int attach(struct mdcom *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
+static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
 {
     int stale = 0; /* last verify error of a READY region without a live master */
     int fmt, locked;
@@ -621,7 +621,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
 {
     mdcom_init_opts no_opts; /* all zero: the defaults */
     const mdcom_platform *plat;
-    struct mdcom *m;
+    struct mdcom_instance *m;
     mdcom_err e;
     uint32_t pid = 0, token = 0;
     uint64_t deadline;
@@ -707,14 +707,14 @@ fail_pool:
 }
 
 #if defined(__linux__) /* its only setter: src/linux/events.c (the Linux port) */
-void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+void (*_Atomic mdcom_term_hook)(struct mdcom_instance *m);
 #endif
 
 /* Our entry, blocks and locks are still ours: the region is as we attached
  * it, or (a state or generation that changed without a re-format, e.g.
  * forged) our entry still has our identity. (Out of line: GCC copied it
  * into both branches of term's "ours" test.) */
-static __attribute__((noinline)) int entry_live(struct mdcom *m)
+static __attribute__((noinline)) int entry_live(struct mdcom_instance *m)
 {
     return mdcom_region_check(m) == 0 ||
            (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
@@ -731,7 +731,7 @@ int mdcom_term(mdcom_t *m)
 #if defined(__linux__)
     {
         /* acquire: the hook's setter initialised what the hook uses */
-        void (*hook)(struct mdcom *) = atomic_load_explicit(&mdcom_term_hook,
+        void (*hook)(struct mdcom_instance *) = atomic_load_explicit(&mdcom_term_hook,
                                                             memory_order_acquire);
         if (hook)
             hook(m);
@@ -795,7 +795,7 @@ int mdcom_term(mdcom_t *m)
     return 0;
 }
 
-int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out)
+int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out)
 {
     const mdcom_chan_layout *cl;
     if (!valid_inst(m) || !out)
@@ -820,4 +820,4 @@ int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t 
 
 uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
 
-int mdcom_valid_inst(const struct mdcom *m) { return valid_inst(m); }
+int mdcom_valid_inst(const struct mdcom_instance *m) { return valid_inst(m); }

@@ -241,7 +241,7 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     tx_prefetch_slot(ch);
 }
 
-void mdcom_fifo_bind(struct mdcom *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
+void mdcom_fifo_bind(struct mdcom_instance *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
                      uint32_t pfw)
 {
     uint8_t *a = m->base + cl->off;
@@ -269,7 +269,7 @@ void mdcom_fifo_bind(struct mdcom *m, struct mdcom_fifoch *f, const mdcom_chan_l
  * filter_set orders itself by filter_type, see filter_pass). */
 static void tx_gate(struct mdcom_fifoch *f)
 {
-    struct mdcom *m = f->m;
+    struct mdcom_instance *m = f->m;
     int open = f->can_tx && f->alloc_so && !m->plat->cache_clean &&
                atomic_load_explicit(&f->filter_type, memory_order_relaxed) == MDCOM_FILTER_NONE;
     atomic_store_explicit(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
@@ -277,7 +277,7 @@ static void tx_gate(struct mdcom_fifoch *f)
 
 void mdcom_fifo_own(struct mdcom_fifoch *f)
 {
-    struct mdcom *m = f->m;
+    struct mdcom_instance *m = f->m;
     uint32_t index = f->index;
     f->who = m->who;
     f->alloc_so = MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, m->who);
@@ -399,7 +399,7 @@ void mdcom_fifo_reclaimed(struct mdcom_fifoch *ch, uint32_t n, uint32_t lost, in
         notify_inline(ch);
 }
 
-void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead)
+void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead)
 {
     uint32_t i, id;
     for (i = 0; i < m->cfg->n_channels; i++) {
@@ -655,7 +655,7 @@ static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
     const mdcom_platform *p;
-    struct mdcom *m;
+    struct mdcom_instance *m;
     mdcom_wire_oprec *rec;
     uint32_t s, q;
     int r;
@@ -873,7 +873,7 @@ static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t *id,
                       uint32_t *len)
 {
-    struct mdcom *m = ch->m;
+    struct mdcom_instance *m = ch->m;
     const mdcom_platform *p;
     if (m->hb_ms && mdcom_self(m) <= 0) {
         /* taken for dead (or our entry damaged) while we ran: the message
@@ -903,7 +903,7 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
 
 /* What a consumer that met a newer generation returns: the region's own
  * code (a re-format then a term: -ESHUTDOWN), else -ECONNRESET. */
-static MDCOM_COLD int gen_reset(struct mdcom *m)
+static MDCOM_COLD int gen_reset(struct mdcom_instance *m)
 {
     int r = mdcom_region_check(m);
     return r ? r : -ECONNRESET;
@@ -911,7 +911,7 @@ static MDCOM_COLD int gen_reset(struct mdcom *m)
 
 static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len)
 {
-    struct mdcom *m;
+    struct mdcom_instance *m;
     uint32_t v, l, s, tries;
     int r;
     if (!valid_fifo(ch) || !id)
@@ -1136,7 +1136,7 @@ struct budget {
     uint64_t deadline; /* 0 = not started */
 };
 
-static int64_t remaining(struct mdcom *m, struct budget *b)
+static int64_t remaining(struct mdcom_instance *m, struct budget *b)
 {
     uint64_t now;
     if (b->timeout_ns <= 0)

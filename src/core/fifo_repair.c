@@ -37,7 +37,7 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
  * queue operation op with pos (by_pos) or id equal to x and, when w != 0,
  * state equal to w: the records of threads that may still be running, whose
  * operations in flight are not to be repaired. */
-static int live_record(struct mdcom *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
+static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
                        uint32_t skip)
 {
     uint32_t i, k;
@@ -111,7 +111,7 @@ static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_
         memory_order_release, memory_order_relaxed);
 }
 
-void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
+void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state)
 {
     uint32_t chan = (op & 0xffffu) - 1u, lost = 0, n = 0;
@@ -154,7 +154,7 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
  * its sleepers' count kept and their event word changed so they wake. */
 static void reinit_channel(struct mdcom_fifoch *ch)
 {
-    struct mdcom *m = ch->m;
+    struct mdcom_instance *m = ch->m;
     uint32_t ev = atomic_load_explicit(&ch->ctl->event.word, memory_order_relaxed);
     uint32_t wt = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
     mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
@@ -171,7 +171,7 @@ static void reinit_channel(struct mdcom_fifoch *ch)
  * names no live attachment: a slot out of range, a free entry, or an entry
  * claimed again since (another incarnation). An entry being claimed or
  * reaped is left to its claimer. */
-static int who_gone(struct mdcom *m, uint32_t who)
+static int who_gone(struct mdcom_instance *m, uint32_t who)
 {
     uint32_t o = who >> 4, w;
     if (o == 0 || o > MDCOM_MAX_PROCS)
@@ -186,7 +186,7 @@ static int who_gone(struct mdcom *m, uint32_t who)
 
 uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
 {
-    struct mdcom *m = ch->m;
+    struct mdcom_instance *m = ch->m;
     mdcom_wire_fifo_ctl *ctl = ch->ctl; /* private: loaded once, not after each atomic */
     uint32_t index = ch->index, d, e, p, k, id, checks, fixed = 0, lost = 0;
     uint32_t cand[AUDIT_QUEUED], cand_w[AUDIT_QUEUED], ncand = 0, last = 0;
@@ -294,7 +294,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
 
 int mdcom_fifoch_init(mdcom_fifoch_t *ch)
 {
-    struct mdcom *m;
+    struct mdcom_instance *m;
     if (!valid_fifo(ch))
         return -EINVAL;
     m = ch->m;

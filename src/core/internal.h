@@ -94,14 +94,14 @@ void mdcom_kp(const volatile void *addr);
 #define MDCOM_TAG_FIFO 0x6d644649u
 #define MDCOM_TAG_SMEM 0x6d64534du
 
-struct mdcom;
+struct mdcom_instance;
 
 struct mdcom_fifoch {
     /* Field order: what the message path reads first, within the first 128
      * bytes (Thumb's 16-bit loads and stores reach offsets 0..124) */
     uint32_t tag;
     uint32_t index;
-    struct mdcom *m;
+    struct mdcom_instance *m;
     mdcom_wire_fifo_ctl *ctl;
     mdcom_wire_qslot *q;
     mdcom_aword *bstate; /* block states = the pool            */
@@ -158,7 +158,7 @@ struct mdcom_fifoch {
 struct mdcom_smemch {
     uint32_t tag;
     uint32_t index;
-    struct mdcom *m;
+    struct mdcom_instance *m;
     mdcom_wire_smem_ctl *ctl;
     uint8_t *data;
     uint32_t size;
@@ -172,7 +172,7 @@ union mdcom_chan {
     struct mdcom_smemch s;
 };
 
-struct mdcom {
+struct mdcom_instance {
     /* Field order: the words used most first (Thumb's 16-bit loads and
      * stores reach offsets 0..124), then the channel handles (whose first
      * words are then within reach too), the rest and the tables last */
@@ -243,14 +243,14 @@ struct mdcom {
 #include "mdcom_arch.h"
 
 /* time helpers */
-static inline uint64_t mdcom_now(const struct mdcom *m) { return m->plat->now_ns(m->plat->ctx); }
-static inline void mdcom_relax(const struct mdcom *m)
+static inline uint64_t mdcom_now(const struct mdcom_instance *m) { return m->plat->now_ns(m->plat->ctx); }
+static inline void mdcom_relax(const struct mdcom_instance *m)
 {
     if (m->plat->relax)
         m->plat->relax(m->plat->ctx);
 }
 /* deadline for a timeout; UINT64_MAX for FOREVER */
-static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
+static inline uint64_t mdcom_deadline(const struct mdcom_instance *m, int64_t timeout_ns)
 {
     if (timeout_ns < 0)
         return UINT64_MAX;
@@ -259,24 +259,24 @@ static inline uint64_t mdcom_deadline(const struct mdcom *m, int64_t timeout_ns)
 
 /* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET;
  * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
-int mdcom_region_check(struct mdcom *m);
+int mdcom_region_check(struct mdcom_instance *m);
 /* the same without the sign of life (for observers such as the events
  * helper thread, which must not beat for a hung process; built on Linux) */
-int mdcom_region_state(const struct mdcom *m);
+int mdcom_region_state(const struct mdcom_instance *m);
 /* A sign of life (m->hb_ms != 0): 0, or -ENOTCONN when our entry was reaped. */
-int mdcom_beat(struct mdcom *m);
+int mdcom_beat(struct mdcom_instance *m);
 /* Is our process entry still ours? 1 yes, -1 no: reaped (FREE or another
  * occupant), damaged (another owner or incarnation), or CLAIMING for longer
  * than a reaper's check takes (~200 us: a reaper reaping us, or a claim
  * nobody finishes). Only a process with a heartbeat promise can be reaped
  * while it runs, so only those ask, after a transition a late call must not
  * keep (alloc, dequeue). */
-int mdcom_self(struct mdcom *m);
+int mdcom_self(struct mdcom_instance *m);
 /* At term: our entry reads a claim nobody will finish (plain CLAIMING, or a
  * claimer that no longer exists) for ~20 ms while our identity is still in
  * it: take it back (1), so that term gives back what it names and frees it
  * instead of leaving a claim no reaper takes. 0 otherwise. */
-int mdcom_self_reclaim(struct mdcom *m);
+int mdcom_self_reclaim(struct mdcom_instance *m);
 
 /* Operation records (proc.c). Hosted builds: each thread of an
  * attachment takes a record of its own at its first queue operation (cached
@@ -293,7 +293,7 @@ extern _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
     mdcom_t_rec[MDCOM_MAX_INSTANCES];
 /* The calling thread's record (taken now if it has none; 0 when none of
  * its own is free: the shared one). */
-mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m);
+mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m);
 /* The inline paths' record: the calling thread's own, or NULL (none taken
  * yet, or the shared record 0), and the caller takes its full path. */
 static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fifoch *ch)
@@ -306,13 +306,13 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
 /* Around a full path's queue operation: takes the calling thread's record;
  * 1 when that is the shared one, whose lock it then holds; mdcom_rec_leave
  * (with that answer) ends the operation. */
-int mdcom_rec_enter(struct mdcom *m);
-void mdcom_rec_leave(struct mdcom *m, int shared);
+int mdcom_rec_enter(struct mdcom_instance *m);
+void mdcom_rec_leave(struct mdcom_instance *m, int shared);
 /* Before a sleep, outside any queue operation, when every own record is
  * taken: the calling thread's goes back, to be taken again at its next
  * operation, so that the threads that run find records free while those
  * that sleep hold none. */
-void mdcom_rec_park(struct mdcom *m);
+void mdcom_rec_park(struct mdcom_instance *m);
 /* The record taken by mdcom_rec_enter. */
 static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_rec_held(const struct mdcom_fifoch *ch)
 {
@@ -330,79 +330,79 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
 #endif
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* The instance at place i of the pool (attach.c), for the records' destructor. */
-struct mdcom *mdcom_pool_at(uint32_t i);
+struct mdcom_instance *mdcom_pool_at(uint32_t i);
 #endif
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
 typedef int (*mdcom_cond_fn)(void *arg);
-int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
+int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns);
-void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
+void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
 /* A FIFO notify once its fence is done and it read ev_waiters = w with a
  * count: changes the event word, rings if it cleared ARMED (wait.c). */
-void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w);
+void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w);
 /* A sleeper on a FIFO event word arms it after its snapshot of the word
  * (wait.c's own; exported on Linux, for the events helper thread). */
 void mdcom_event_arm(mdcom_aword *waiters);
 
 /* 1 when the platform says process (pid, token) is gone; 0 when it is
  * alive, or when the platform cannot tell (no proc_alive hook). */
-int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token);
+int mdcom_pid_dead(const struct mdcom_instance *m, uint32_t pid, uint32_t token);
 /* 1 when the platform says that no attachment holds the liveness lock of
  * process entry i, naming pid (platform.h slot_lock); 0 when one does, or
  * when it cannot tell (no lock: firmware, other ports), or when pid is
  * foreign (firmware on another core holds no lock of this port, even where
  * a link to it reports it alive). Never asked about our own entry. */
-int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid);
+int mdcom_slot_unheld(const struct mdcom_instance *m, uint32_t i, uint32_t pid);
 /* 1 when process entry i, naming (pid, token), names no live attachment:
  * the platform says the process is gone, or that it lives but the entry's
  * liveness lock is not held (a forged entry: pid and token are public). 0
  * alive, or unknown (a platform that cannot judge the pid). */
-int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token);
+int mdcom_entry_dead(const struct mdcom_instance *m, uint32_t i, uint32_t pid, uint32_t token);
 /* 1 when m is a live instance of this process' pool. */
-int mdcom_valid_inst(const struct mdcom *m);
+int mdcom_valid_inst(const struct mdcom_instance *m);
 /* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
 int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
 /* Claim a process entry for (pid, token) and make it ours (attach.c), with
  * its liveness lock where the platform has one; 0, -EUSERS, or the
  * platform's error taking a lock. Entries of dead processes are reaped and
  * reused; one whose lock another attachment still holds is skipped. */
-int mdcom_claim_proc(struct mdcom *m, uint32_t pid, uint32_t token);
+int mdcom_claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token);
 /* set up every channel handle from our layout (attach.c) */
-void mdcom_bind_channels(struct mdcom *m);
+void mdcom_bind_channels(struct mdcom_instance *m);
 /* A master-domain process that judged fmt_pid fp (no live claimant or
  * formatter; state st read after it) claims the region, moves it to
  * FORMATTING, formats it and claims its entry (master.c): 0 formatted, 1
  * another candidate won (look again), or a negative errno, set in e. The
  * remote-only profile refuses (-EPERM). */
-int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e);
+int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e);
 /* The master domain's audit of header, directory and every FIFO channel
  * (master.c; nothing in the remote-only profile), each at most once per
  * audit period (period: clock >> MDCOM_AUDIT_SHIFT, | 1), one after the
  * other until the clock reaches until (at least one per call): what is left
  * goes on at the next call (m->audit_more). */
-void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until);
+void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until);
 #define MDCOM_AUDIT_SHIFT 27 /* the audit period: 2^27 ns (~134 ms) */
 /* Take process entry i (owner word o) if its process is dead, or if it is a
  * claim whose claimer no longer exists: 1 taken, ours to reap with
  * mdcom_reap_slot and then to free (reap.c; 0 in the remote-only profile). */
-int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o);
+int mdcom_take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o);
 /* Give back what the dead process of entry i held (we own the entry). */
-void mdcom_reap_slot(struct mdcom *m, uint32_t i);
+void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i);
 
 /* The channel named name (or, name NULL, at index) if it has type tag and
  * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
-int mdcom_chan_open(struct mdcom *m, const char *name, uint32_t index, uint32_t tag, void **out);
+int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out);
 
 /* reclaim every block held by owner on every FIFO channel (term; dead != 0:
  * a dead process, counted in the channel's lost/reclaimed counters). */
-void mdcom_fifo_release_owner(struct mdcom *m, uint32_t owner, int dead);
+void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead);
 /* A dead process' queue operation in flight (its op record): fill the hole
  * of a claimed but unpublished position, free a block it claimed to dequeue
  * or queued into no slot. Called by the reaper before release_owner. */
-void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
+void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
                         uint32_t state);
 /* Scan the process table for dead processes and reclaim what they held
  * (throttled: a scan begins at most once per ~67 ms per attachment), and
@@ -415,15 +415,15 @@ void mdcom_fifo_reap_op(struct mdcom *m, uint32_t owner, uint32_t op, uint32_t p
  * process may run on). Returns how many were reaped now (0 also when
  * throttled).
  * mdcom_reap: the budget of a call that never blocks, MDCOM_REAP_POLL_NS. */
-int mdcom_reap_until(struct mdcom *m, uint64_t until);
-int mdcom_reap(struct mdcom *m);
+int mdcom_reap_until(struct mdcom_instance *m, uint64_t until);
+int mdcom_reap(struct mdcom_instance *m);
 #define MDCOM_REAP_POLL_NS ((uint64_t)MDCOM_REAP_BUDGET_NS) /* mdcom.h */
 /* Take process entry i for reaping: its owner word was o and its process
  * (pid, token) was judged dead. CAS owner o -> CLAIMING, then check that the
  * entry still holds that identity; if not (reaped and re-used meanwhile by a
  * live process of the same domain), the owner word goes back and 0 is
  * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
-int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
+int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
 /* A sleeper's waiter count on channel chan, recorded in its process entry
  * (rec 0: the sleep of mdcom_wait_word, rec 1: an EV_NOTIFY wait's
  * announcement) with our incarnation. wait_end gives the count back only if
@@ -431,22 +431,22 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * already), and never below 0; wait_begin repairs a count that reads
  * negative or beyond what sleepers can hold (forged) by recounting the live
  * records. */
-void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
+void mdcom_wait_begin(struct mdcom_instance *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters);
 /* Take one from a waiter count, never below 0 (nor from a count that reads
  * negative: forged). */
 void mdcom_waiters_down(mdcom_aword *waiters);
-void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters);
+void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters);
 /* The master domain's audit of channel chan's waiter count (wait.c): one
  * that reads negative or more than any sleepers can hold (forged) is
  * recounted from the live waiter records, so that notifies without
  * sleepers write nothing again. */
-void mdcom_waiters_audit(struct mdcom *m, uint32_t chan);
+void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan);
 /* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
  * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
-void mdcom_smem_release_owner(struct mdcom *m, uint32_t lock_owner);
+void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t lock_owner);
 /* 1 when SMEM lock word w names no live attachment: a slot out of range, a
  * free entry, or an entry re-claimed since (another incarnation). */
-int mdcom_lock_orphaned(struct mdcom *m, uint32_t w);
+int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w);
 /* Repair what the shared words of a FIFO channel prove wrong (the
  * master domain's periodic audit): positions further apart than the queue holds
  * (the channel is re-initialised), holes no live producer claims (skipped),
@@ -457,13 +457,13 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch);
 /* Set up the handle f of channel &m->cl[k] (m->ch[k]); pfw: what
  * mdcom_cpu_prefetchw() said. Handles are passed as pointers: GCC would
  * address every field of m->ch[k] from m with 32-bit offsets. */
-void mdcom_fifo_bind(struct mdcom *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
+void mdcom_fifo_bind(struct mdcom_instance *m, struct mdcom_fifoch *f, const mdcom_chan_layout *cl,
                      uint32_t pfw);
 /* our process entry is claimed (m->owner, m->hb_ms final): precompute the
  * words the message path writes and open its inline gates (f bound) */
 void mdcom_fifo_own(struct mdcom_fifoch *f);
 /* as mdcom_fifo_bind, for an SMEM channel */
-void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl);
+void mdcom_smem_bind(struct mdcom_instance *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl);
 
 /* Event-loop hooks (src/linux/events.c). The FIFO events of mask events
  * that hold now, without waiting (the conditions of mdcom_fifoch_wait;
@@ -472,6 +472,6 @@ uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev
 /* Called first by mdcom_term when set (the events machinery stops its
  * helper thread and gives back its waiter counts); NULL where unused.
  * Built on Linux only, as mdcom_fifo_events (their one user is there). */
-extern void (*_Atomic mdcom_term_hook)(struct mdcom *m);
+extern void (*_Atomic mdcom_term_hook)(struct mdcom_instance *m);
 
 #endif /* MDCOM_INTERNAL_H */

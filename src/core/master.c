@@ -11,7 +11,7 @@
 #include "internal.h"
 
 /* Format the region (our claim is in fmt_pid and the state is FORMATTING). */
-static int format_region(struct mdcom *m, mdcom_err *e)
+static int format_region(struct mdcom_instance *m, mdcom_err *e)
 {
     uint32_t gen = 1;
     int r, same;
@@ -44,7 +44,7 @@ static int format_region(struct mdcom *m, mdcom_err *e)
     return 0;
 }
 
-int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
+int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e)
 {
     /* of the candidates that judged fp, one CAS wins; a claim made since
      * makes ours fail. acquire: what a dead formatter wrote. */
@@ -68,7 +68,7 @@ int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
 /* The master domain's mdcom_audit: header and directory, then every FIFO
  * channel, each once per period; the parts not reached before until go on
  * at the next call. */
-void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until)
+void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until)
 {
     uint32_t i, z = 0, done = 0;
     /* any process of the master domain (the one that formatted the region

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-static int region_state(const struct mdcom *m)
+static int region_state(const struct mdcom_instance *m)
 {
     /* acquire: a TERMINATED/READY state orders what the master wrote before it */
     uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
@@ -24,10 +24,10 @@ static int region_state(const struct mdcom *m)
 }
 
 #if defined(__linux__) /* its only other user: src/linux/events.c (the Linux port) */
-int mdcom_region_state(const struct mdcom *m) { return region_state(m); }
+int mdcom_region_state(const struct mdcom_instance *m) { return region_state(m); }
 #endif
 
-int mdcom_region_check(struct mdcom *m)
+int mdcom_region_check(struct mdcom_instance *m)
 {
     int r = region_state(m);
     return r || !m->hb_ms ? r : mdcom_beat(m);
@@ -40,7 +40,7 @@ int mdcom_region_check(struct mdcom *m)
  * reaper ever finishes): either way it is no longer ours. */
 #define SELF_VERDICT_NS 200000u
 
-int mdcom_self(struct mdcom *m)
+int mdcom_self(struct mdcom_instance *m)
 {
     mdcom_wire_proc *me = m->me;
     uint64_t end = 0;
@@ -74,7 +74,7 @@ int mdcom_self(struct mdcom *m)
  * finish is taken. */
 #define SELF_RECLAIM_NS 20000000u
 
-int mdcom_self_reclaim(struct mdcom *m)
+int mdcom_self_reclaim(struct mdcom_instance *m)
 {
     mdcom_wire_proc *me = m->me;
     uint64_t end = mdcom_now(m) + SELF_RECLAIM_NS, now;
@@ -108,7 +108,7 @@ int mdcom_self_reclaim(struct mdcom *m)
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
-int mdcom_beat(struct mdcom *m)
+int mdcom_beat(struct mdcom_instance *m)
 {
     mdcom_wire_proc *me = m->me;
     uint32_t v;
@@ -132,12 +132,12 @@ int mdcom_beat(struct mdcom *m)
     return 0;
 }
 
-int mdcom_pid_dead(const struct mdcom *m, uint32_t pid, uint32_t token)
+int mdcom_pid_dead(const struct mdcom_instance *m, uint32_t pid, uint32_t token)
 {
     return m->plat->proc_alive && m->plat->proc_alive(m->plat->ctx, pid, token) == 0;
 }
 
-int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid)
+int mdcom_slot_unheld(const struct mdcom_instance *m, uint32_t i, uint32_t pid)
 {
     /* a foreign pid (firmware on another core) is no process of this port:
      * it takes none of the port's liveness locks, whatever a link to its
@@ -146,7 +146,7 @@ int mdcom_slot_unheld(const struct mdcom *m, uint32_t i, uint32_t pid)
            m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_HELD) == 0;
 }
 
-int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t token)
+int mdcom_entry_dead(const struct mdcom_instance *m, uint32_t i, uint32_t pid, uint32_t token)
 {
     int a;
     if (!m->plat->proc_alive)
@@ -158,7 +158,7 @@ int mdcom_entry_dead(const struct mdcom *m, uint32_t i, uint32_t pid, uint32_t t
     return a == 0 || (a > 0 && mdcom_slot_unheld(m, i, pid));
 }
 
-int mdcom_lock_orphaned(struct mdcom *m, uint32_t w)
+int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w)
 {
     uint32_t slot = MDCOM_LOCK_SLOT(w), o;
     mdcom_wire_proc *p;
@@ -201,7 +201,7 @@ static void rec_drop(void *unused)
     (void)unused;
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
         uint32_t t = mdcom_t_rec[i];
-        struct mdcom *m = mdcom_pool_at(i);
+        struct mdcom_instance *m = mdcom_pool_at(i);
         mdcom_t_rec[i] = 0;
         /* release: our stores to the record come before those of the
          * thread that takes it next (acquire in mdcom_rec_claim) */
@@ -216,7 +216,7 @@ static void rec_key_make(void)
                           memory_order_release);
 }
 
-mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
+mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m)
 {
     uint32_t k, used;
     int key_ok;
@@ -253,7 +253,7 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom *m)
  * a filter function's own operations): its record is not given back then */
 static _Thread_local uint32_t t_rec_depth;
 
-int mdcom_rec_enter(struct mdcom *m)
+int mdcom_rec_enter(struct mdcom_instance *m)
 {
     uint32_t t = mdcom_t_rec[m->pool_index];
     t_rec_depth++;
@@ -266,7 +266,7 @@ int mdcom_rec_enter(struct mdcom *m)
     return 1;
 }
 
-void mdcom_rec_park(struct mdcom *m)
+void mdcom_rec_park(struct mdcom_instance *m)
 {
     uint32_t t = mdcom_t_rec[m->pool_index];
     /* never inside an operation (a filter function that waits: the
@@ -282,7 +282,7 @@ void mdcom_rec_park(struct mdcom *m)
     }
 }
 
-void mdcom_rec_leave(struct mdcom *m, int shared)
+void mdcom_rec_leave(struct mdcom_instance *m, int shared)
 {
     t_rec_depth--;
     if (shared)

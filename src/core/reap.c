@@ -32,7 +32,7 @@
  * than promised (measured by this attachment). The caller acquired the owner
  * word, so pid/token are complete; *pid_out and *token_out get the identity
  * judged. */
-static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *token_out)
+static int proc_dead(struct mdcom_instance *m, uint32_t i, uint32_t *pid_out, uint32_t *token_out)
 {
     mdcom_wire_proc *p = &m->procs[i];
     struct mdcom_hb_seen *s = &m->hb[i];
@@ -64,7 +64,7 @@ static int proc_dead(struct mdcom *m, uint32_t i, uint32_t *pid_out, uint32_t *t
 }
 
 /* The waiter count of channel chan (from our own layout), or NULL. */
-static mdcom_aword *waiter_word(struct mdcom *m, uint32_t chan)
+static mdcom_aword *waiter_word(struct mdcom_instance *m, uint32_t chan)
 {
     if (chan >= m->cfg->n_channels)
         return 0;
@@ -76,7 +76,7 @@ static mdcom_aword *waiter_word(struct mdcom *m, uint32_t chan)
 
 /* Give back a waiter count a dead process held (rec read from its entry:
  * validated by our own layout). */
-static void drop_wait(struct mdcom *m, uint32_t rec)
+static void drop_wait(struct mdcom_instance *m, uint32_t rec)
 {
     mdcom_aword *w;
     if (!rec || !(w = waiter_word(m, MDCOM_WAITREC_CHAN(rec))))
@@ -90,7 +90,7 @@ static void drop_wait(struct mdcom *m, uint32_t rec)
  * but the first, the clock is checked against until: 1 done, 0 stopped with
  * parts left (those done are done for good: a record is cleared as it is
  * taken, a block or lock given back no longer names the entry). */
-static int reap_parts(struct mdcom *m, uint32_t i, uint64_t until)
+static int reap_parts(struct mdcom_instance *m, uint32_t i, uint64_t until)
 {
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t k, parts = 0;
@@ -118,7 +118,7 @@ static int reap_parts(struct mdcom *m, uint32_t i, uint64_t until)
 }
 
 /* Free the entry of a dead process (we own it: owner == CLAIMING). */
-void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i)
 {
     (void)reap_parts(m, i, UINT64_MAX);
 }
@@ -130,7 +130,7 @@ void mdcom_reap_slot(struct mdcom *m, uint32_t i)
  * the CAS is followed by a check of the identity; a different one is a
  * re-use, and the owner word goes back (history: docs/reliability.md). An
  * entry in a claim (o with bit 31) is taken whole: its claimer is dead. */
-int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
+int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
 {
     mdcom_wire_proc *p = &m->procs[i];
     /* acquire: the dead process' last writes (or the re-user's pid/token,
@@ -159,7 +159,7 @@ int mdcom_take_dead_slot(struct mdcom *m, uint32_t i, uint32_t o, uint32_t pid, 
  * *gone: the platform says its process (or claimer) no longer exists, so
  * the entry may go back to o half reaped and be taken again later (it
  * cannot come back to life; one dead by its heartbeat might). */
-static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o, int *gone)
+static int take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, int *gone)
 {
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t pid = 0, token = 0, inc = 0;
@@ -186,7 +186,7 @@ static int take_if_dead(struct mdcom *m, uint32_t i, uint32_t o, int *gone)
     return 1;
 }
 
-int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+int mdcom_take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o)
 {
     int gone;
     return take_if_dead(m, i, o, &gone);
@@ -198,7 +198,7 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
  * reaper to take again and finish). An entry dead by its heartbeat alone is
  * finished whatever the clock says (its process may still run: it must not
  * find its entry live again). */
-static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o, uint64_t until)
+static int reap_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, uint64_t until)
 {
     int gone = 0;
     if (!take_if_dead(m, i, o, &gone))
@@ -221,7 +221,7 @@ static int reap_if_dead(struct mdcom *m, uint32_t i, uint32_t o, uint64_t until)
  * A slice that reaped or stopped inside an entry goes on ~1 ms later
  * (reap_more); one that only judged living processes at the usual period.
  * The caller holds reap_busy. Returns how many were reaped. */
-static int reap_scan(struct mdcom *m, uint64_t until)
+static int reap_scan(struct mdcom_instance *m, uint64_t until)
 {
     /* relaxed: private to the holder of reap_busy (acquired) */
     uint32_t i = atomic_load_explicit(&m->reap_cursor, memory_order_relaxed), looked = 0;
@@ -254,7 +254,7 @@ static int reap_scan(struct mdcom *m, uint64_t until)
 
 /* reap_scan by one thread of this attachment at a time (another one's scan
  * is as good as ours): -1 when busy */
-static int reap_scan_once(struct mdcom *m, uint64_t until)
+static int reap_scan_once(struct mdcom_instance *m, uint64_t until)
 {
     uint32_t z = 0;
     int n;
@@ -272,7 +272,7 @@ static int reap_scan_once(struct mdcom *m, uint64_t until)
  * attachment (its repairs of holes and orphans count periods: "claimed two
  * audits ago"; a channel costs O(blocks + 8 x depth)); a round cut short by
  * the budget goes on at the next call. */
-static void audit_when_due(struct mdcom *m, uint64_t now, uint64_t until)
+static void audit_when_due(struct mdcom_instance *m, uint64_t now, uint64_t until)
 {
     uint32_t stamp = (uint32_t)(now >> MDCOM_AUDIT_SHIFT) | 1u;
     uint32_t prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
@@ -286,7 +286,7 @@ static void audit_when_due(struct mdcom *m, uint64_t now, uint64_t until)
         mdcom_audit(m, stamp, until);
 }
 
-int mdcom_reap_until(struct mdcom *m, uint64_t until)
+int mdcom_reap_until(struct mdcom_instance *m, uint64_t until)
 {
     uint64_t now = mdcom_now(m);
     uint32_t unit = (uint32_t)(now >> REAP_SHIFT);
@@ -310,7 +310,7 @@ int mdcom_reap_until(struct mdcom *m, uint64_t until)
     return n < 0 ? 0 : n;
 }
 
-int mdcom_reap(struct mdcom *m)
+int mdcom_reap(struct mdcom_instance *m)
 {
     return mdcom_reap_until(m, mdcom_now(m) + MDCOM_REAP_POLL_NS);
 }

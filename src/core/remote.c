@@ -13,7 +13,7 @@
 
 #include "fifo_internal.h"
 
-int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
+int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e)
 {
     (void)fp;
     (void)st;
@@ -22,14 +22,14 @@ int mdcom_format_claim(struct mdcom *m, uint32_t fp, uint32_t st, mdcom_err *e)
                          "the master domain");
 }
 
-void mdcom_audit(struct mdcom *m, uint32_t period, uint64_t until)
+void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until)
 {
     (void)m;
     (void)period;
     (void)until;
 }
 
-int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
+int mdcom_take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o)
 {
     (void)m;
     (void)i;
@@ -37,20 +37,20 @@ int mdcom_take_if_dead(struct mdcom *m, uint32_t i, uint32_t o)
     return 0;
 }
 
-void mdcom_reap_slot(struct mdcom *m, uint32_t i)
+void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i)
 {
     (void)m;
     (void)i;
 }
 
-int mdcom_reap_until(struct mdcom *m, uint64_t until)
+int mdcom_reap_until(struct mdcom_instance *m, uint64_t until)
 {
     (void)m;
     (void)until;
     return 0;
 }
 
-int mdcom_reap(struct mdcom *m)
+int mdcom_reap(struct mdcom_instance *m)
 {
     (void)m;
     return 0;

@@ -17,7 +17,7 @@ static inline int valid_smem(const struct mdcom_smemch *ch)
     return ch && ch->tag == MDCOM_TAG_SMEM;
 }
 
-void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl)
+void mdcom_smem_bind(struct mdcom_instance *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl)
 {
     uint8_t *a = m->base + cl->off;
     memset(s, 0, sizeof(*s));
@@ -35,7 +35,7 @@ void mdcom_smem_bind(struct mdcom *m, struct mdcom_smemch *s, const mdcom_chan_l
  * by CAS: a holder that came meanwhile stays): 1 released. release: the
  * holder's writes are visible to the next holder (whose acquire pairs
  * with it). Out of line: the repairs' (unlock has its own copy). */
-static MDCOM_COLD int lock_free_from(struct mdcom *m, uint32_t index, mdcom_aword *w, uint32_t o)
+static MDCOM_COLD int lock_free_from(struct mdcom_instance *m, uint32_t index, mdcom_aword *w, uint32_t o)
 {
     const mdcom_platform *p = m->plat;
     if (p->lock_release)
@@ -44,7 +44,7 @@ static MDCOM_COLD int lock_free_from(struct mdcom *m, uint32_t index, mdcom_awor
                                                    memory_order_relaxed);
 }
 
-void mdcom_smem_release_owner(struct mdcom *m, uint32_t owner)
+void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t owner)
 {
     /* owner: a lock word value, MDCOM_LOCK_MAKE(slot, incarnation) */
     uint32_t i;

@@ -36,7 +36,7 @@
  * each: a forged count (the field holds up to MDCOM_WAITERS_COUNT). */
 #define WAITERS_MAX (MDCOM_MAX_PROCS * 4096u)
 
-void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
+void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
 {
     /* fence: our publication (queue slot, lock release) must be globally
      * visible before we read the waiter count (pairs with the waiter's fence) */
@@ -45,7 +45,7 @@ void mdcom_ring_word(struct mdcom *m, mdcom_aword *word, mdcom_aword *waiters, u
         m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
 }
 
-void mdcom_event_ring(struct mdcom *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w)
+void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w)
 {
     uint32_t armed = 0;
     if (w & MDCOM_WAITERS_ARMED)
@@ -88,7 +88,7 @@ void mdcom_waiters_down(mdcom_aword *w)
 }
 
 /* Live waiter records naming channel chan (a recount of its waiter word). */
-static uint32_t count_wait_records(struct mdcom *m, uint32_t chan)
+static uint32_t count_wait_records(struct mdcom_instance *m, uint32_t chan)
 {
     uint32_t i, k, n = 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
@@ -106,7 +106,7 @@ static uint32_t count_wait_records(struct mdcom *m, uint32_t chan)
     return n;
 }
 
-void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters)
+void mdcom_wait_begin(struct mdcom_instance *m, uint32_t rec, uint32_t chan, mdcom_aword *waiters)
 {
     uint32_t old;
     /* relaxed: only a reaper reads the record, after it saw us dead. Record
@@ -123,7 +123,7 @@ void mdcom_wait_begin(struct mdcom *m, uint32_t rec, uint32_t chan, mdcom_aword 
                               memory_order_relaxed);
 }
 
-void mdcom_waiters_audit(struct mdcom *m, uint32_t chan)
+void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan)
 {
     const mdcom_chan_layout *cl = &m->cl[chan];
     int fifo = cl->type == MDCOM_CHAN_FIFO;
@@ -142,7 +142,7 @@ void mdcom_waiters_audit(struct mdcom *m, uint32_t chan)
         memory_order_relaxed);
 }
 
-void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
+void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters)
 {
     mdcom_wire_proc *me = m->me;
     /* relaxed: our own entry. Only while the entry is still ours: a reaper
@@ -162,7 +162,7 @@ void mdcom_wait_end(struct mdcom *m, uint32_t rec, mdcom_aword *waiters)
                                                 memory_order_relaxed);
 }
 
-int mdcom_wait_word(struct mdcom *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
+int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
                     void *arg, int64_t timeout_ns)
 {

@@ -74,7 +74,7 @@ struct evring;
 
 struct mdcom_waitset {
     uint32_t tag;
-    struct mdcom *m; /* NULL once the attachment ended (term) */
+    struct mdcom_instance *m; /* NULL once the attachment ended (term) */
     struct evatt *att;
     pthread_mutex_t mu;
     struct member mem[MDCOM_MAX_CHANNELS]; /* by channel index */
@@ -92,7 +92,7 @@ struct mdcom_waitset {
 };
 
 struct evatt {
-    struct mdcom *m;
+    struct mdcom_instance *m;
     pthread_mutex_t mu;
     struct mdcom_waitset *all; /* every set of this attachment */
     struct mdcom_waitset *fds; /* sets with an fd (the helper's) */
@@ -107,7 +107,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct evatt g_att[MDCOM_MAX_INSTANCES];
 static struct mdcom_waitset *g_fds; /* every set with an fd, for fd lookups */
 
-static void ev_term(struct mdcom *m);
+static void ev_term(struct mdcom_instance *m);
 
 /* The no-news re-evaluation period: EV_SLICE_NS, or MDCOM_EV_SLICE_MS from
  * the environment (tests lengthen it to show that wake-ups come from
@@ -132,7 +132,7 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-static int uses_futex(const struct mdcom *m)
+static int uses_futex(const struct mdcom_instance *m)
 {
     return m->plat->doorbell.wait == mdcom_platform_linux()->doorbell.wait;
 }
@@ -155,7 +155,7 @@ static void ctl_waitv(struct futex_waitv *w, _Atomic uint32_t *ctl)
 
 
 /* Attachment record of m (created when create != 0). Under g_mu. */
-static struct evatt *att_of(struct mdcom *m, int create)
+static struct evatt *att_of(struct mdcom_instance *m, int create)
 {
     uint32_t i;
     struct evatt *free_a = NULL;
@@ -687,7 +687,7 @@ static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32
 
 /* Sleep on the control word w[0] alone, at most t ns (the port's doorbell:
  * not a futex, or no futex_waitv). 0 woken, -ETIMEDOUT, -EINTR. */
-static int sleep_control(struct mdcom *m, struct futex_waitv *w, int64_t t)
+static int sleep_control(struct mdcom_instance *m, struct futex_waitv *w, int64_t t)
 {
     int wr;
     if (t <= 0)
@@ -699,7 +699,7 @@ static int sleep_control(struct mdcom *m, struct futex_waitv *w, int64_t t)
 
 /* Sleep on w[0..n-1] (w[0] = a private control word) until one changes or
  * the absolute deadline (CLOCK_MONOTONIC ns). 0 woken, -ETIMEDOUT, -EINTR. */
-static int sleep_words(struct mdcom *m, struct futex_waitv *w, uint32_t n, int64_t deadline)
+static int sleep_words(struct mdcom_instance *m, struct futex_waitv *w, uint32_t n, int64_t deadline)
 {
     int64_t now = mono_ns(), end = deadline;
     struct timespec ts;
@@ -819,7 +819,7 @@ static void ws_changed(struct mdcom_waitset *ws)
 
 static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t events, void *user)
 {
-    struct mdcom *m;
+    struct mdcom_instance *m;
     struct member *e;
     uint32_t idx;
     int r;
@@ -933,7 +933,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
         uint64_t seen[(MDCOM_MAX_CHANNELS + 63) / 64];
         uint32_t nw, spin;
         int r;
-        struct mdcom *m;
+        struct mdcom_instance *m;
         memset(seen, 0, sizeof seen);
         pthread_mutex_lock(&ws->mu);
         m = ws->m;
@@ -1091,7 +1091,7 @@ int mdcom_waitset_destroy(mdcom_waitset_t *ws)
 
 /* Attachment m ends (called first by mdcom_term): stop the helper, give
  * back every count, leave the sets empty and their fds readable. */
-static void ev_term(struct mdcom *m)
+static void ev_term(struct mdcom_instance *m)
 {
     struct evatt *a;
     struct mdcom_waitset *ws;
@@ -1139,7 +1139,7 @@ static struct mdcom_waitset *ws_of_fd(int fd)
     return NULL;
 }
 
-static int single_fd(struct mdcom *m, uint32_t type, void *ch, uint32_t events)
+static int single_fd(struct mdcom_instance *m, uint32_t type, void *ch, uint32_t events)
 {
     mdcom_waitset_t *ws;
     int r = mdcom_waitset_create(m, &ws);

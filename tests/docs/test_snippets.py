@@ -18,6 +18,11 @@ an HTML comment on the line just before the fence (invisible on GitHub):
            SYM_cfg.h from TOML for it. A block that attaches (mdcom_init with
            <sym>_config, <SYM>_DOM_<D>) and opens FIFOs by name may only
            send / receive on channels domain D sends / receives on
+  cpp      a C++ translation unit (<mdcom/mdcom.hpp>): compiled as C++17 and
+           as C++20 (c++ -fsyntax-only -Wall -Wextra -Werror) against
+           include/ and demo_cfg.h; one that attaches (attach(demo_config,
+           DEMO_DOM_<D>)) and opens FIFOs by name (v = m->fifo("name"))
+           may only send / receive on channels D sends / receives on
   python   compile()
   sh       bash -n; every repository path it names (scripts/..., tools/...)
            exists and every `cmake --preset X` names a preset
@@ -36,7 +41,7 @@ an HTML comment on the line just before the fence (invisible on GitHub):
 A fence without a language fails (say `text` for what is not code), and so
 does a language with no check and no marker.
 Environment (tests/docs/CMakeLists.txt): MDCOM_SOURCE_DIR, MDCOM_CC,
-MDCOM_CMAKE, MDCOM_PYTHON (>= 3.11, runs tools/mdcom-cfg).
+MDCOM_CXX, MDCOM_CMAKE, MDCOM_PYTHON (>= 3.11, runs tools/mdcom-cfg).
 """
 import configparser
 import json
@@ -52,6 +57,7 @@ import pytest
 
 SRC = Path(os.environ.get("MDCOM_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 CC = os.environ.get("MDCOM_CC", "cc")
+CXX = os.environ.get("MDCOM_CXX", "c++")
 CMAKE = os.environ.get("MDCOM_CMAKE", "cmake")
 PYTHON = os.environ.get("MDCOM_PYTHON", sys.executable)
 MDCOM_CFG = SRC / "tools" / "mdcom-cfg"
@@ -147,8 +153,43 @@ def compile_c(b: Block, tmp: Path) -> None:
     assert r.returncode == 0, f"{b.where}: the C block does not compile:\n{r.stderr}\n--- as compiled:\n{src}"
 
 
+def compile_cpp(b: Block, tmp: Path) -> None:
+    gen = generate("examples/demo.toml", tmp / "gen")
+    check_directions_cpp(b)
+    f = tmp / "snippet.cpp"
+    f.write_text("#line 1\n" + b.body)
+    for std in ("c++17", "c++20"):
+        r = run([CXX, f"-std={std}", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unused",
+                 f"-I{SRC / 'include'}", f"-I{gen}", f])
+        assert r.returncode == 0, f"{b.where}: the C++ block does not compile as {std}:\n{r.stderr}"
+
+
 SENDS = ("alloc", "enqueue", "send")
 RECEIVES = ("dequeue", "recv")
+
+
+def check_directions_cpp(b: Block) -> None:
+    """check_directions for <mdcom/mdcom.hpp>: attachment::attach(demo_config,
+    DEMO_DOM_<D>), v = m->fifo("name") or m.fifo("name"), v->call / v.call."""
+    init = re.search(r"attach\(\s*demo_config,\s*DEMO_DOM_(\w+)", b.body)
+    if not init:
+        return
+    dom = init.group(1).lower()
+    r = run([PYTHON, MDCOM_CFG, "dump", "--json", SRC / "examples/demo.toml"])
+    assert r.returncode == 0, r.stderr
+    chans = {c["name"]: c for c in json.loads(r.stdout)["channels"]}
+    var = {v: n for v, n in re.findall(r'(\w+)\s*=\s*\w+(?:->|\.)fifo\("(\w+)"\)', b.body)}
+    bad = []
+    for v, call in re.findall(r"\b(\w+)(?:->|\.)(alloc|send|dequeue|recv)\(", b.body):
+        if v not in var:
+            continue
+        c = chans[var[v]]
+        if call in SENDS and dom not in c["senders"]:
+            bad.append(f"{v}.{call} on '{var[v]}': {dom} does not send on it")
+        if call in RECEIVES and dom not in c["receivers"]:
+            bad.append(f"{v}.{call} on '{var[v]}': {dom} does not receive on it: EPERM")
+    assert var, f"{b.where}: attaches but opens no FIFO the check can follow"
+    assert not bad, f"{b.where}: against examples/demo.toml: " + "; ".join(bad)
 
 
 def check_directions(b: Block, gen: Path) -> None:
@@ -295,7 +336,7 @@ def check_json_excerpt_of(b: Block, tmp: Path) -> None:
     assert not d, f"{b.where}: differs from the output of `{b.arg}` at {d}"
 
 
-BY_LANG = {"c": compile_c, "python": None, "sh": check_sh, "toml": check_toml,
+BY_LANG = {"c": compile_c, "cpp": compile_cpp, "python": None, "sh": check_sh, "toml": check_toml,
            "cmake": check_cmake, "json": check_json, "json5": check_json, "ini": check_ini}
 BY_MARKER = {"c-fragment": compile_c, "toml": check_toml, "excerpt-of-generated": check_excerpt_of_generated,
              "json-excerpt-of": check_json_excerpt_of}

@@ -9,6 +9,7 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
   - a project's mdcom_generate_config(... LAYOUT) computes the layout on the
     build host with the installed layout code, and it attaches
   - the installed commands answer --version
+  - the installed C++ headers (<mdcom/mdcom.hpp>, events.hpp) compile alone (C++17, C++20)
   - a copy of the tree elsewhere still builds the consumer (find_package;
     pkg-config --define-prefix)
   - README.md's CMake and pkg-config blocks, pasted into a project, build a
@@ -16,7 +17,7 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
   - cpack builds the .deb; its contents (dpkg -x) hold all of it, and the
     consumer builds from them and runs
 Environment (set by tests/package/CMakeLists.txt): MDCOM_BUILD_DIR,
-MDCOM_SOURCE_DIR, MDCOM_CMAKE, MDCOM_CPACK, MDCOM_VERSION.
+MDCOM_SOURCE_DIR, MDCOM_CMAKE, MDCOM_CPACK, MDCOM_CXX, MDCOM_VERSION.
 """
 import json
 import os
@@ -31,6 +32,7 @@ BUILD = Path(os.environ["MDCOM_BUILD_DIR"])
 SRC = Path(os.environ["MDCOM_SOURCE_DIR"])
 CMAKE = os.environ.get("MDCOM_CMAKE", "cmake")
 CPACK = os.environ.get("MDCOM_CPACK", "cpack")
+CXX = os.environ.get("MDCOM_CXX", "c++")
 VERSION = os.environ["MDCOM_VERSION"]
 CONSUMER = SRC / "examples" / "consumer"
 HEADERS = ["mdcom.h", "platform.h", "rpmsg.h", "events.h", "linux_soc.h", "wire.h"]
@@ -125,6 +127,8 @@ def test_installed_files(prefix):
               ld / "cmake" / "mdcom" / "mdcomConfigVersion.cmake",
               prefix / "include" / "mdcom" / "export.h",
               prefix / "include" / "mdcom" / "wire.h",
+              prefix / "include" / "mdcom" / "mdcom.hpp",
+              prefix / "include" / "mdcom" / "events.hpp",
               prefix / "bin" / "mdcom-cfg", prefix / "bin" / "mdcom-stat",
               prefix / "bin" / "mdcom-bench", prefix / "share" / "mdcom" / "mdcom_cfg.py"]:
         assert f.exists(), f
@@ -137,6 +141,18 @@ def test_installed_files(prefix):
                      "man3/mdcom_linux_soc.3", "man3/mdcom_wire.3", "man1/mdcom-zenoh.1",
                      "man3/mdcom_fifoch_send.3"]:  # the last one a .so link (test_man.py)
             assert (prefix / "share" / "man" / page).exists(), page
+
+
+def test_cpp_header_alone(prefix, tmp_path):
+    """The installed <mdcom/mdcom.hpp> and <mdcom/events.hpp> need only the
+    installed headers and the standard library, as C++17 and C++20, also
+    without exceptions."""
+    f = tmp_path / "use_hpp.cpp"
+    f.write_text("#include <mdcom/events.hpp>\n#include <mdcom/mdcom.hpp>\n"
+                 "int main() { return mdcom::poll.ns() == 0 && mdcom::forever.is_forever() ? 0 : 1; }\n")
+    for std in ("c++17", "c++20"):
+        run([CXX, f"-std={std}", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-pedantic",
+             "-fno-exceptions", f"-I{prefix / 'include'}", f])
 
 
 def test_tools_version(prefix):
