@@ -192,7 +192,7 @@ install(FILES README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/li
         COMPONENT dev)
 
 # .deb packages: `cpack -G DEB` in a hosted build directory makes one package
-# per component, in Debian's shape (tests/package/test_deb.py builds, checks
+# per component, in Debian's shape (tests/package/check_deb.py builds, checks
 # and installs them):
 #   libmdcom0     Section libs, Multi-Arch same (only lib/<multiarch>/ files
 #                 and its copyright); shlibs file, ldconfig in postinst/postrm

@@ -12,8 +12,8 @@ want+=(python3-pytest python3-gi)  # tests/python (pytest) and the GLib event-lo
 # packaging (tests/package, man pages, scripts/abi-check) and the Linux cross
 # builds for armhf/aarch64 run under qemu-user (presets armhf, aarch64)
 want+=(pkg-config scdoc abigail-tools)  # packaging: mdcom.pc check, man pages, ABI check
-# the .deb packages (tests/package test_deb.py): dpkg-shlibdeps (dpkg-dev) and
-# file write their Depends; the wheel (tests/python test_wheel.py): a venv
+# the .deb packages (tests/package check_deb.py): dpkg-shlibdeps (dpkg-dev) and
+# file write their Depends; the wheel (tests/python check_wheel.py): a venv
 want+=(dpkg-dev file python3-venv)
 [[ "${1:-}" == "--cross" ]] && want+=(g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user)
 
@@ -84,7 +84,7 @@ if ! python3 -c 'import iceoryx2' 2>/dev/null; then
     echo "mdcom: could not install $IOX2_PY: the python benchmark runs without its peer" >&2
 fi
 
-# The wheel of bindings/python (tests/python test_wheel.py): PyPI's build and
+# The wheel of bindings/python (tests/python check_wheel.py): PyPI's build and
 # wheel, pinned, for the python3 that CMake finds first; it builds with
 # --no-isolation (that interpreter's setuptools, no network at test time).
 # setuptools only when the interpreter has none, pinned below 77 (pyproject.toml's

@@ -13,7 +13,7 @@ Installs the build tree (cmake --install) into a temporary prefix, then:
     pkg-config --define-variable=prefix=<new place>)
   - README.md's CMake and pkg-config blocks, pasted into a project, build a
     program that runs
-  (the .deb packages: test_deb.py, ctest deb_packages)
+  (the .deb packages: check_deb.py, ctest deb_packages)
 Environment (set by tests/package/CMakeLists.txt): MDCOM_BUILD_DIR,
 MDCOM_SOURCE_DIR, MDCOM_CMAKE, MDCOM_VERSION.
 """
@@ -174,7 +174,7 @@ def consumer_pkgconfig(prefix: Path, tmp: Path, unpacked=False):
     # there --define-variable=prefix=<where it is now> (README.md, the
     # Makefile; --define-prefix, which guesses the prefix from where the .pc
     # is, takes lib/<multiarch>/pkgconfig for lib/pkgconfig and is one level
-    # off). A .deb unpacked into a root: PKG_CONFIG_SYSROOT_DIR (test_deb.py).
+    # off). A .deb unpacked into a root: PKG_CONFIG_SYSROOT_DIR (check_deb.py).
     out = tmp / "pc-build"
     env = dict(os.environ,
                PKG_CONFIG_PATH=str(libdir(prefix) / "pkgconfig"),
