@@ -157,6 +157,20 @@ if(MDCOM_TARGET_HOSTED)
   find_program(MDCOM_SCDOC scdoc)
   file(GLOB _mdcom_man_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.scd)
   if(MDCOM_SCDOC AND _mdcom_man_src)
+    # The pages' date (scdoc writes it into .TH) is SOURCE_DATE_EPOCH, else
+    # the time of the commit configured, not the day of the build: the pages
+    # of libmdcom-dev (Multi-Arch: same) must be the same bytes in the
+    # packages of every architecture, built on any day (reproducible builds).
+    if(DEFINED ENV{SOURCE_DATE_EPOCH})
+      set(_mdcom_man_epoch "$ENV{SOURCE_DATE_EPOCH}")
+    else()
+      execute_process(COMMAND git -C ${PROJECT_SOURCE_DIR} log -1 --format=%ct
+        OUTPUT_VARIABLE _mdcom_man_epoch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    endif()
+    set(_mdcom_man_env "")
+    if(_mdcom_man_epoch MATCHES "^[0-9]+$")
+      set(_mdcom_man_env ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${_mdcom_man_epoch})
+    endif()
     set(_mdcom_man_out "")
     foreach(src ${_mdcom_man_src})
       get_filename_component(page ${src} NAME_WLE)        # mdcom-cfg.1
@@ -164,7 +178,7 @@ if(MDCOM_TARGET_HOSTED)
       set(out ${CMAKE_CURRENT_BINARY_DIR}/man/${page})
       add_custom_command(OUTPUT ${out}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/man
-        COMMAND ${MDCOM_SCDOC} < ${src} > ${out}
+        COMMAND ${_mdcom_man_env} ${MDCOM_SCDOC} < ${src} > ${out}
         DEPENDS ${src}
         COMMENT "scdoc ${page}"
         VERBATIM)
@@ -181,7 +195,14 @@ endif()
 
 # Debian policy: every package has /usr/share/doc/<package>/copyright; the
 # README and the changelog go with the development package.
-foreach(_c runtime:libmdcom0 dev:libmdcom-dev tools:mdcom-tools bench:mdcom-bench zenoh:mdcom-zenoh)
+set(_mdcom_pkgs runtime:libmdcom0 dev:libmdcom-dev tools:mdcom-tools)
+if(TARGET mdcom-bench)
+  list(APPEND _mdcom_pkgs bench:mdcom-bench)
+endif()
+if(MDCOM_ZENOH_BIN)
+  list(APPEND _mdcom_pkgs zenoh:mdcom-zenoh)
+endif()
+foreach(_c ${_mdcom_pkgs})
   string(REPLACE ":" ";" _c ${_c})
   list(GET _c 0 _comp)
   list(GET _c 1 _pkg)
@@ -206,7 +227,8 @@ install(FILES README.md CHANGELOG.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/li
 #   mdcom-zenoh   Section net; only when the bridge was built (MDCOM_ZENOH=ON)
 # One version for all: project(VERSION). The ELF files' library dependencies
 # come from dpkg-shlibdeps (Debian package dpkg-dev; `file` finds the ELF
-# files) when it is there, else "libc6" alone.
+# files) when it is there, else "libc6" alone; also in cross builds, whose
+# target libraries (libc6-armhf-cross, ...) dpkg-shlibdeps does not know.
 set(CPACK_PACKAGE_NAME mdcom)
 set(CPACK_PACKAGE_VENDOR "mdcom")
 set(CPACK_PACKAGE_CONTACT "mdcom maintainers")
@@ -231,16 +253,17 @@ if(MDCOM_ZENOH_BIN)
 endif()
 find_program(MDCOM_DPKG_SHLIBDEPS dpkg-shlibdeps)
 find_program(MDCOM_FILE file)
-if(MDCOM_DPKG_SHLIBDEPS AND MDCOM_FILE)
+if(MDCOM_DPKG_SHLIBDEPS AND MDCOM_FILE AND NOT CMAKE_CROSSCOMPILING)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
   set(_mdcom_libc "")
 else()
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
   set(_mdcom_libc "libc6, ")
 endif()
-# libmdcom0's shlibs (CPack also adds postinst/postrm running ldconfig, as it
-# does for any package with a library in usr/lib). A program linked against this version needs at least it
-# (within one soname a release only adds, CHANGELOG.md "Releases and ABI").
+# libmdcom0's shlibs: a program linked against this version needs at least
+# it (within one soname a release only adds, CHANGELOG.md "Releases and
+# ABI"). CPack also adds a postinst/postrm running ldconfig, as it does for
+# any package with a library under usr/lib.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 
@@ -279,13 +302,14 @@ set(CPACK_DEBIAN_BENCH_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_BENCH_PACKAGE_DEPENDS "${_mdcom_libc}")
 set(CPACK_DEBIAN_BENCH_PACKAGE_RECOMMENDS "python3")
 set(CPACK_DEBIAN_BENCH_DESCRIPTION "mdcom: inter-domain communication over shared memory (benchmark)
- mdcom-bench: latency, throughput and API cost of mdcom against other IPC.")
+ mdcom-bench: latency, throughput and API cost of libmdcom against other
+ transports.")
 
 set(CPACK_DEBIAN_ZENOH_PACKAGE_NAME mdcom-zenoh)
 set(CPACK_DEBIAN_ZENOH_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_ZENOH_PACKAGE_DEPENDS "${_mdcom_libc}")
 set(CPACK_DEBIAN_ZENOH_DESCRIPTION "mdcom: inter-domain communication over shared memory (Zenoh bridge)
- mdcom-zenoh: a region's channels as Zenoh key expressions.")
+ mdcom-zenoh: bridges the FIFO channels of an mdcom region onto Zenoh.")
 # Multi-Arch: written by cmake/debMultiArch.cmake once CPack has built the packages
 set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/debMultiArch.cmake)
 foreach(_c RUNTIME BENCH ZENOH)  # empty when dpkg-shlibdeps writes them

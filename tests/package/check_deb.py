@@ -10,13 +10,18 @@
    package, no runtime library in -dev, no command outside the tools, bench
    and bridge packages, no file in two packages.
 3. libmdcom0 + libmdcom-dev + mdcom-tools installed with a real `dpkg -i`
-   into a private root (dpkg --root=<dir> --force-not-root): not dpkg-deb -x,
-   so that dpkg itself checks what unpacking cannot: the Depends between our
-   packages (libmdcom-dev alone must be refused), file conflicts between them,
-   the control files. The private root's dpkg database holds, besides ours,
-   only the stanzas of the host packages that ours depend on (libc6, python3,
-   copied from the host's database: there they are installed), so those are
-   satisfied as on the host and nothing is forced.
+   into a private root (dpkg --root=<dir> --force-not-root
+   --force-script-chrootless): not dpkg-deb -x, so that dpkg itself checks
+   what unpacking cannot: the Depends between our packages (libmdcom-dev
+   alone must be refused), file conflicts between them, the control files,
+   the maintainer scripts (libmdcom0's postinst runs ldconfig). The private
+   root's dpkg database holds, besides ours, only the stanzas of the host
+   packages that ours depend on (libc6, python3, copied from the host's
+   database: there they are installed), so those are satisfied as on the
+   host and no dependency is forced. Chrootless because the root has no
+   /bin/sh and a non-root dpkg cannot chroot; the scripts then run with a
+   recording ldconfig stub first on PATH, so the host's is never run. Works
+   as root (CI) and as a user alike.
 4. Two small consumer projects, written here (not examples/consumer), built
    against the installed files only and run: CMake find_package(mdcom) +
    mdcom_generate_config, and pkg-config (PKG_CONFIG_SYSROOT_DIR=<root>, as a
