@@ -225,6 +225,11 @@ def install(tmp, debs):
         check(f"{p} {VERSION} install ok installed" in st, f"dpkg: {p} installed in the private root")
     log = (tmp / "stub.log").read_text() if (tmp / "stub.log").exists() else ""
     check(log.strip() == "ldconfig", f"the postinst ran ldconfig once: {log!r}")
+    # stripped as Debian ships them: no .symtab (the dynamic symbols stay)
+    if shutil.which("readelf"):
+        for f in (f"{LIBDIR}/libmdcom.so.{VERSION}", "usr/bin/mdcom-stat", "usr/bin/mdcom-qemu"):
+            sections = run(["readelf", "-S", "-W", root / f]).stdout
+            check(".symtab" not in sections, f"{f} is stripped")
     listed = run(["dpkg", f"--root={root}", "-L", "libmdcom0"]).stdout
     check(f"/{LIBDIR}/libmdcom.so.0" in listed, "dpkg -L libmdcom0 lists the soname link")
     return root
