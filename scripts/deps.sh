@@ -12,6 +12,9 @@ want+=(python3-pytest python3-gi)  # tests/python (pytest) and the GLib event-lo
 # packaging (tests/package, man pages, scripts/abi-check) and the Linux cross
 # builds for armhf/aarch64 run under qemu-user (presets armhf, aarch64)
 want+=(pkg-config scdoc abigail-tools)  # packaging: mdcom.pc check, man pages, ABI check
+# the .deb packages (tests/package check_deb.py): dpkg-shlibdeps (dpkg-dev) and
+# file write their Depends; the wheel (tests/python check_wheel.py): a venv
+want+=(dpkg-dev file python3-venv)
 [[ "${1:-}" == "--cross" ]] && want+=(g++-arm-linux-gnueabihf g++-aarch64-linux-gnu qemu-user)
 
 missing=()
@@ -37,6 +40,9 @@ for p in "${want[@]}"; do
     pkg-config) command -v pkg-config >/dev/null || missing+=("$p") ;;
     scdoc) command -v scdoc >/dev/null || missing+=("$p") ;;
     abigail-tools) command -v abidiff >/dev/null || missing+=("$p") ;;
+    dpkg-dev) command -v dpkg-shlibdeps >/dev/null || missing+=("$p") ;;
+    file) command -v file >/dev/null || missing+=("$p") ;;
+    python3-venv) python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=("$p") ;;
     g++-arm-linux-gnueabihf) command -v arm-linux-gnueabihf-g++ >/dev/null || missing+=("$p") ;;
     g++-aarch64-linux-gnu) command -v aarch64-linux-gnu-g++ >/dev/null || missing+=("$p") ;;
     qemu-user) command -v qemu-arm >/dev/null && command -v qemu-aarch64 >/dev/null || missing+=("$p") ;;
@@ -76,6 +82,20 @@ if ! python3 -c 'import iceoryx2' 2>/dev/null; then
   python3 -m pip install -q "$IOX2_PY" 2>/dev/null ||
     python3 -m pip install -q --break-system-packages "$IOX2_PY" 2>/dev/null ||
     echo "mdcom: could not install $IOX2_PY: the python benchmark runs without its peer" >&2
+fi
+
+# The wheel of bindings/python (tests/python check_wheel.py): PyPI's build and
+# wheel, pinned, for the python3 that CMake finds first; it builds with
+# --no-isolation (that interpreter's setuptools, no network at test time).
+# setuptools only when the interpreter has none, pinned below 77 (pyproject.toml's
+# license table, which later ones deprecate).
+WHEEL_PY=("build==1.2.2.post1" "wheel==0.45.1")
+python3 -c 'import setuptools' 2>/dev/null || WHEEL_PY+=("setuptools==75.8.0")
+if ! python3 -c 'import build, wheel, setuptools' 2>/dev/null; then
+  echo "mdcom: installing ${WHEEL_PY[*]} (pip)" >&2
+  python3 -m pip install -q "${WHEEL_PY[@]}" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "${WHEEL_PY[@]}" ||
+    echo "mdcom: could not install ${WHEEL_PY[*]}: python_wheel skips (fails with CI=true)" >&2
 fi
 
 # The UML kernel of tests/kernel (scripts/uml-kernel builds it from this source
