@@ -56,6 +56,17 @@
 //! # Ok::<(), mdcom::Error>(())
 //! ```
 
+//! A channel handle cannot outlive its attachment (so no call can race the
+//! mdcom_term in Drop):
+//!
+//! ```compile_fail
+//! # use mdcom::{Config, Mdcom, AttachOptions};
+//! let m = Mdcom::attach(&Config::new("x"), 0, &AttachOptions::default()).unwrap();
+//! let f = m.fifo("ctl").unwrap();
+//! drop(m); // error[E0505]: cannot move out of `m` because it is borrowed
+//! f.notify().unwrap();
+//! ```
+
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
 use std::marker::PhantomData;
