@@ -36,26 +36,24 @@
 //! reads from the region; callers should treat the bytes as untrusted input.
 //!
 //! ```no_run
-//! use mdcom::{Config, Domain, FifoSpec, Mdcom, AttachOptions, Timeout};
+//! use mdcom::{AttachOptions, Config, Domain, FifoSpec, Mdcom, Timeout};
 //! use std::time::Duration;
 //!
 //! let cfg = Config::new("demo-rs")
 //!     .domain(Domain::master("linux", 0))
 //!     .domain(Domain::remote("fw", 1))
 //!     .fifo(FifoSpec::new("ctl", 64, 8).senders(1 << 0).receivers(1 << 1));
-//! let m = Mdcom::attach(&cfg, 0, &AttachOptions::default())?;
-//! let ctl = m.fifo("ctl")?;
-//! // copy send, waiting up to 100 ms for a free block
-//! ctl.send(b"hello", Duration::from_millis(100))?;
-//! // zero-copy: fill a block in place, queue it, wake the receiver
-//! let mut b = ctl.alloc()?;
+//! let m = Mdcom::attach(&cfg, 0, &AttachOptions::default())?;  // mdcom_init
+//! let ctl = m.fifo("ctl")?;                                      // Fifo<'_> borrows m
+//! ctl.send(b"hello", Duration::from_millis(100))?;              // copy send
+//! let mut b = ctl.alloc()?;                                      // zero-copy: TxBlock<'_>
 //! b[..3].copy_from_slice(b"abc");
-//! b.enqueue(3)?;
+//! b.enqueue(3)?;                                                 // a dropped TxBlock is freed
 //! ctl.notify()?;
-//! # let _ = Timeout::Forever;
+//! // m dropped: mdcom_term
 //! # Ok::<(), mdcom::Error>(())
 //! ```
-
+//!
 //! A channel handle cannot outlive its attachment (so no call can race the
 //! mdcom_term in Drop):
 //!
@@ -437,7 +435,7 @@ impl Mdcom {
         if r < 0 {
             // SAFETY: errbuf was zeroed; mdcom_init writes a NUL-terminated line.
             let msg = unsafe { CStr::from_ptr(errbuf.as_ptr()) }.to_string_lossy().into_owned();
-            let ctx = if msg.is_empty() { format!("mdcom_init region '{}'", cfg.region) } else { msg };
+            let ctx = if msg.is_empty() { format!("mdcom_init region '{}'", cfg.region) } else { format!("mdcom_init: {msg}") };
             return Err(Error::new(r, ctx));
         }
         let h = NonNull::new(h).ok_or_else(|| Error::new(-libc::EPROTO, "mdcom_init gave no handle"))?;
