@@ -1,125 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
-//! A small hand-written binding of libmdcom's public C API (include/mdcom/mdcom.h):
-//! the configuration structs, init/term and the FIFO channel calls the bridge uses.
+//! The bridge's attachment and channel handles, on the mdcom crate
+//! (bindings/rust): mdcom::Mdcom attaches and terms and turns the region's
+//! configuration into the C structs, mdcom::Error carries the errors. The
+//! channel calls go through mdcom-sys on the raw handle: the bridge keeps its
+//! channel handles beside the attachment in one struct (under a RwLock the
+//! supervisor takes to detach), which the safe crate's borrowing handles
+//! (Fifo<'m>) cannot express; Attachment's field order and that lock keep
+//! every handle within the attachment's life, as before.
 
 #![allow(dead_code)]
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::fmt;
+use mdcom::sys;
+use std::ffi::{c_int, c_void};
 use std::ptr;
 
-pub const MDCOM_ROLE_MASTER: u32 = 1;
-pub const MDCOM_ROLE_REMOTE: u32 = 2;
-pub const MDCOM_CHAN_FIFO: u32 = 1;
-pub const MDCOM_CHAN_SMEM: u32 = 2;
-pub const MDCOM_EV_RX: u32 = 0x1;
-pub const MDCOM_EV_TX: u32 = 0x2;
-pub const MDCOM_FILTERED: c_int = 1;
-pub const MDCOM_FOREVER: i64 = -1;
-pub const MDCOM_NO_SPIN: u32 = 0xffff_ffff;
-
-#[repr(C)]
-pub struct DomainCfg {
-    pub name: *const c_char,
-    pub id: u32,
-    pub role: u32,
-}
-
-#[repr(C)]
-pub struct ChannelCfg {
-    pub name: *const c_char,
-    pub ty: u32,
-    pub block_size: u32,
-    pub block_count: u32,
-    pub queue_depth: u32,
-    pub senders: u32,
-    pub receivers: u32,
-    pub size: u32,
-    pub users: u32,
-}
-
-#[repr(C)]
-pub struct Config {
-    pub region_name: *const c_char,
-    pub region_size: u32,
-    pub mode: u32,
-    pub group: i32,
-    pub domains: *const DomainCfg,
-    pub n_domains: u32,
-    pub channels: *const ChannelCfg,
-    pub n_channels: u32,
-}
-
-#[repr(C)]
-pub struct InitOpts {
-    pub attach_timeout_ns: i64,
-    pub platform: *const c_void,
-    pub errbuf: *mut c_char,
-    pub errbuf_len: usize,
-    pub spin_ns: u32,
-    pub keep_region: u32,
-    pub heartbeat_ms: u32,
-    pub reserved0: u32,
-    pub layout: *const c_void,
-    pub reserved: [u32; 4],
-}
-
-#[repr(C)]
-#[derive(Default)]
-pub struct FifoState {
-    pub block_size: u32,
-    pub block_count: u32,
-    pub queue_depth: u32,
-    pub free_blocks: u32,
-    pub queued: u32,
-    pub filtered: u32,
-    pub errors: u32,
-    pub lost: u32,
-    pub reclaimed: u32,
-    pub discarded: u32,
-    pub reserved: [u32; 6],
-}
-
-#[repr(C)]
-pub struct RawMdcom {
-    _p: [u8; 0],
-}
-#[repr(C)]
-pub struct RawFifo {
-    _p: [u8; 0],
-}
-
-extern "C" {
-    fn mdcom_init(out: *mut *mut RawMdcom, cfg: *const Config, domain: u32, opts: *const InitOpts) -> c_int;
-    fn mdcom_term(m: *mut RawMdcom) -> c_int;
-    fn mdcom_heartbeat(m: *mut RawMdcom) -> c_int;
-    fn mdcom_strerror(err: c_int) -> *const c_char;
-    fn mdcom_fifoch_open(m: *mut RawMdcom, name: *const c_char, out: *mut *mut RawFifo) -> c_int;
-    fn mdcom_sense_fifoch(ch: *mut RawFifo, st: *mut FifoState) -> c_int;
-    fn mdcom_fifoch_free(ch: *mut RawFifo, id: u32) -> c_int;
-    fn mdcom_fifoch_get(ch: *mut RawFifo, id: u32, p: *mut *mut c_void, size: *mut u32) -> c_int;
-    fn mdcom_fifoch_dequeue(ch: *mut RawFifo, id: *mut u32, len: *mut u32) -> c_int;
-    fn mdcom_fifoch_notify(ch: *mut RawFifo) -> c_int;
-    fn mdcom_fifoch_wait(ch: *mut RawFifo, events: u32, timeout_ns: i64) -> c_int;
-    fn mdcom_fifoch_set_spin(ch: *mut RawFifo, spin_ns: u32) -> c_int;
-    fn mdcom_fifoch_send(ch: *mut RawFifo, buf: *const c_void, len: u32, timeout_ns: i64) -> c_int;
-    fn mdcom_fifoch_recv(ch: *mut RawFifo, buf: *mut c_void, cap: u32, timeout_ns: i64) -> c_int;
-}
-
-/// An mdcom error: the negative errno value of a call, with context.
-#[derive(Debug, Clone)]
-pub struct Error {
-    pub code: c_int,
-    pub what: String,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // SAFETY: mdcom_strerror returns a static NUL-terminated string for any value.
-        let s = unsafe { CStr::from_ptr(mdcom_strerror(self.code)) };
-        write!(f, "{}: {}", self.what, s.to_string_lossy())
-    }
-}
+pub use mdcom::Error;
+pub const MDCOM_FOREVER: i64 = sys::MDCOM_FOREVER;
+pub const MDCOM_NO_SPIN: u32 = sys::MDCOM_NO_SPIN;
+pub const MDCOM_EV_RX: u32 = sys::MDCOM_EV_RX;
+pub const MDCOM_EV_TX: u32 = sys::MDCOM_EV_TX;
+const MDCOM_FILTERED: c_int = sys::MDCOM_FILTERED;
 
 /// The codes by which an mdcom call says that this attachment is over and a
 /// new one is needed (mdcom_term + mdcom_init): the master terminated the
@@ -150,8 +50,7 @@ pub fn region_file_state(name: &str) -> Option<u32> {
 }
 
 pub fn strerror(code: c_int) -> String {
-    // SAFETY: as above.
-    unsafe { CStr::from_ptr(mdcom_strerror(code)) }.to_string_lossy().into_owned()
+    mdcom::strerror(code)
 }
 
 /// One FIFO channel of the region (as named in the configuration).
@@ -177,131 +76,68 @@ pub struct SystemSpec {
     pub channels: Vec<ChannelSpec>,
 }
 
-/// An attachment to a region (mdcom_init .. mdcom_term).
+/// An attachment to a region (mdcom_init .. mdcom_term, in mdcom::Mdcom).
 pub struct System {
-    h: *mut RawMdcom,
-    // the C structs point into these; they must outlive the attachment
-    _strings: Vec<CString>,
-    _doms: Vec<DomainCfg>,
-    _chans: Vec<ChannelCfg>,
-    _cfg: Box<Config>,
+    m: mdcom::Mdcom,
 }
-
-// SAFETY: libmdcom's calls are thread-safe on one handle (the library's
-// contract: a process' threads share the attachment).
-unsafe impl Send for System {}
-unsafe impl Sync for System {}
 
 impl System {
     pub fn attach(spec: &SystemSpec, domain: u32, attach_timeout_ns: i64) -> Result<System, Error> {
-        let cs = |s: &str| CString::new(s).expect("names have no NUL (checked by mdcom-cfg)");
-        let mut strings = vec![cs(&spec.region)];
-        let mut doms = Vec::new();
+        let mut cfg = mdcom::Config::new(&spec.region);
+        cfg.region_size = spec.size;
+        cfg.mode = spec.mode;
+        cfg.group = spec.group;
         for (name, id, master) in &spec.domains {
-            strings.push(cs(name));
-            doms.push(DomainCfg {
-                name: strings.last().unwrap().as_ptr(),
-                id: *id,
-                role: if *master { MDCOM_ROLE_MASTER } else { MDCOM_ROLE_REMOTE },
-            });
+            cfg = cfg.domain(mdcom::Domain { name: name.clone(), id: *id, master: *master });
         }
-        let mut chans = Vec::new();
         for c in &spec.channels {
-            strings.push(cs(&c.name));
-            chans.push(ChannelCfg {
-                name: strings.last().unwrap().as_ptr(),
-                ty: if c.fifo { MDCOM_CHAN_FIFO } else { MDCOM_CHAN_SMEM },
-                block_size: c.block_size,
-                block_count: c.block_count,
-                queue_depth: c.queue_depth,
-                senders: c.senders,
-                receivers: c.receivers,
-                size: c.size,
-                users: c.users,
+            cfg.channels.push(if c.fifo {
+                mdcom::ChannelSpec::Fifo(mdcom::FifoSpec {
+                    name: c.name.clone(),
+                    block_size: c.block_size,
+                    block_count: c.block_count,
+                    queue_depth: c.queue_depth,
+                    senders: c.senders,
+                    receivers: c.receivers,
+                })
+            } else {
+                mdcom::ChannelSpec::Smem(mdcom::SmemSpec { name: c.name.clone(), size: c.size, users: c.users })
             });
         }
-        let cfg = Box::new(Config {
-            region_name: strings[0].as_ptr(),
-            region_size: spec.size,
-            mode: spec.mode,
-            group: spec.group,
-            domains: doms.as_ptr(),
-            n_domains: doms.len() as u32,
-            channels: chans.as_ptr(),
-            n_channels: chans.len() as u32,
-        });
-        let mut err = vec![0 as c_char; 256];
-        let opts = InitOpts {
-            attach_timeout_ns,
-            platform: ptr::null(),
-            errbuf: err.as_mut_ptr(),
-            errbuf_len: err.len(),
-            spin_ns: 0,
-            keep_region: 0,
-            heartbeat_ms: 0,
-            reserved0: 0,
-            layout: ptr::null(),
-            reserved: [0; 4],
+        let timeout = match attach_timeout_ns {
+            t if t < 0 => mdcom::Timeout::Forever,
+            0 => mdcom::Timeout::Poll,
+            t => mdcom::Timeout::After(std::time::Duration::from_nanos(t as u64)),
         };
-        let mut h = ptr::null_mut();
-        // SAFETY: cfg, its arrays and strings live in the returned System.
-        let r = unsafe { mdcom_init(&mut h, &*cfg, domain, &opts) };
-        if r < 0 {
-            // SAFETY: errbuf is NUL-terminated by mdcom_init (zeroed before).
-            let msg = unsafe { CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
-            let what = if msg.is_empty() {
-                format!("mdcom_init region '{}'", spec.region)
-            } else {
-                format!("mdcom_init: {msg}")
-            };
-            return Err(Error { code: r, what });
-        }
-        Ok(System { h, _strings: strings, _doms: doms, _chans: chans, _cfg: cfg })
+        let opts = mdcom::AttachOptions { attach_timeout: timeout, ..Default::default() };
+        Ok(System { m: mdcom::Mdcom::attach(&cfg, domain, &opts)? })
     }
 
     /// Whether the attachment still holds (mdcom_heartbeat, which without a
     /// heartbeat promise only checks the region): 0, or a negative errno
     /// (region_ended() tells the ones that end it).
     pub fn check(&self) -> c_int {
-        // SAFETY: h is a live handle.
-        unsafe { mdcom_heartbeat(self.h) }
+        self.m.heartbeat().err().map_or(0, |e| e.code())
     }
 
     pub fn fifo(&self, name: &str) -> Result<Fifo, Error> {
-        let c = CString::new(name).unwrap();
-        let mut out = ptr::null_mut();
-        // SAFETY: h is a live handle; out receives a channel handle owned by it.
-        let r = unsafe { mdcom_fifoch_open(self.h, c.as_ptr(), &mut out) };
-        if r < 0 {
-            return Err(Error { code: r, what: format!("fifo '{name}'") });
-        }
-        let mut st = FifoState::default();
-        // SAFETY: out is a valid channel handle.
-        let r = unsafe { mdcom_sense_fifoch(out, &mut st) };
-        if r < 0 {
-            return Err(Error { code: r, what: format!("fifo '{name}': sense") });
-        }
-        Ok(Fifo { ch: out, block_size: st.block_size, name: name.to_string() })
-    }
-}
-
-impl Drop for System {
-    fn drop(&mut self) {
-        // SAFETY: h is live; no Fifo may be used after this (they borrow the
-        // attachment by convention: the bridge drops its threads first).
-        unsafe { mdcom_term(self.h) };
+        let f = self.m.fifo(name)?;
+        Ok(Fifo { ch: f.as_ptr(), block_size: f.block_size(), name: name.to_string() })
     }
 }
 
 /// A FIFO channel handle (valid while its System is attached).
 #[derive(Clone)]
 pub struct Fifo {
-    ch: *mut RawFifo,
+    ch: *mut sys::mdcom_fifoch_t,
     pub block_size: u32,
     pub name: String,
 }
 
-// SAFETY: as for System: channel calls are thread-safe.
+// SAFETY: libmdcom's channel calls are thread-safe on one handle (the
+// library's contract: a process' threads share the attachment); a Fifo is
+// used only while its System is attached (Attachment drops the handles with
+// it, under the supervisor's write lock).
 unsafe impl Send for Fifo {}
 unsafe impl Sync for Fifo {}
 
@@ -316,7 +152,7 @@ impl Fifo {
     /// Err(-ETIMEDOUT / -ENOBUFS) when no block became free in time.
     pub fn send(&self, data: &[u8], timeout_ns: i64) -> Result<bool, c_int> {
         // SAFETY: data is valid for len bytes.
-        let r = unsafe { mdcom_fifoch_send(self.ch, data.as_ptr().cast(), data.len() as u32, timeout_ns) };
+        let r = unsafe { sys::mdcom_fifoch_send(self.ch, data.as_ptr().cast(), data.len() as u32, timeout_ns) };
         match r {
             0 => Ok(true),
             MDCOM_FILTERED => Ok(false),
@@ -327,7 +163,7 @@ impl Fifo {
     /// Copy receive into buf (>= block_size): the length, or a negative errno.
     pub fn recv(&self, buf: &mut [u8], timeout_ns: i64) -> c_int {
         // SAFETY: buf is valid for its length.
-        unsafe { mdcom_fifoch_recv(self.ch, buf.as_mut_ptr().cast(), buf.len() as u32, timeout_ns) }
+        unsafe { sys::mdcom_fifoch_recv(self.ch, buf.as_mut_ptr().cast(), buf.len() as u32, timeout_ns) }
     }
 
     /// Zero-copy receive without waiting: f gets the message in place, then
@@ -337,7 +173,7 @@ impl Fifo {
         let mut id = 0u32;
         let mut len = 0u32;
         // SAFETY: ch is valid; id/len are out parameters.
-        let r = unsafe { mdcom_fifoch_dequeue(self.ch, &mut id, &mut len) };
+        let r = unsafe { sys::mdcom_fifoch_dequeue(self.ch, &mut id, &mut len) };
         if r == -libc::EAGAIN {
             return Ok(Recv::Empty);
         }
@@ -347,9 +183,9 @@ impl Fifo {
         let mut p: *mut c_void = ptr::null_mut();
         let mut size = 0u32;
         // SAFETY: id was just dequeued by this process.
-        let r = unsafe { mdcom_fifoch_get(self.ch, id, &mut p, &mut size) };
+        let r = unsafe { sys::mdcom_fifoch_get(self.ch, id, &mut p, &mut size) };
         if r < 0 {
-            unsafe { mdcom_fifoch_free(self.ch, id) };
+            unsafe { sys::mdcom_fifoch_free(self.ch, id) };
             return Err(r);
         }
         let n = len.min(size) as usize;
@@ -358,7 +194,7 @@ impl Fifo {
         let msg = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
         f(msg);
         // SAFETY: id is held by this process.
-        let r = unsafe { mdcom_fifoch_free(self.ch, id) };
+        let r = unsafe { sys::mdcom_fifoch_free(self.ch, id) };
         if r < 0 {
             return Err(r);
         }
@@ -367,18 +203,18 @@ impl Fifo {
 
     pub fn notify(&self) {
         // SAFETY: ch is valid.
-        unsafe { mdcom_fifoch_notify(self.ch) };
+        unsafe { sys::mdcom_fifoch_notify(self.ch) };
     }
 
     /// The adaptive spin limit of this process' waits on the channel (ns).
     pub fn set_spin(&self, spin_ns: u32) {
         // SAFETY: ch is valid.
-        unsafe { mdcom_fifoch_set_spin(self.ch, spin_ns) };
+        unsafe { sys::mdcom_fifoch_set_spin(self.ch, spin_ns) };
     }
 
     /// Wait for events (MDCOM_EV_*): the mask that holds, or a negative errno.
     pub fn wait(&self, events: u32, timeout_ns: i64) -> c_int {
         // SAFETY: ch is valid.
-        unsafe { mdcom_fifoch_wait(self.ch, events, timeout_ns) }
+        unsafe { sys::mdcom_fifoch_wait(self.ch, events, timeout_ns) }
     }
 }
