@@ -16,7 +16,7 @@
 //! sent them.
 
 mod cfg;
-mod ffi;
+mod binding;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -123,14 +123,14 @@ fn session(path: &str) -> zenoh::Session {
     zenoh::open(c).wait().expect("zenoh open")
 }
 
-fn system(toml: &str, domain: &str) -> (ffi::System, u32) {
+fn system(toml: &str, domain: &str) -> (binding::System, u32) {
     let c = match cfg::load(toml) {
         Ok(c) => c,
         Err(cfg::CfgError::Invalid(l)) => panic!("{}", l.join("\n")),
         Err(cfg::CfgError::Tool(m)) => panic!("{m}"),
     };
     let id = c.sys.domains.iter().find(|d| d.0 == domain).expect("domain").1;
-    (ffi::System::attach(&c.sys, id, 20_000_000_000).expect("attach"), id)
+    (binding::System::attach(&c.sys, id, 20_000_000_000).expect("attach"), id)
 }
 
 fn main() {
@@ -222,7 +222,7 @@ fn main() {
             let start = now_ns();
             for i in 0..n {
                 fill(&mut buf, i);
-                f.send(&buf, ffi::MDCOM_FOREVER).expect("send");
+                f.send(&buf, binding::MDCOM_FOREVER).expect("send");
                 pace(start, i, period);
             }
             print_sender_cpu(cpu0);

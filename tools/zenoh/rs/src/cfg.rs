@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use crate::ffi::{ChannelSpec, SystemSpec};
+use crate::binding::{ChannelSpec, SystemSpec};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

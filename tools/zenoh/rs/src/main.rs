@@ -18,7 +18,7 @@
 //! Semantics, configuration and deployment: docs/bridge.md.
 
 mod cfg;
-mod ffi;
+mod binding;
 mod seqstore;
 
 use seqstore::SeqStore;
@@ -244,13 +244,13 @@ type StreamMap = HashMap<Vec<u8>, HashMap<String, Stream>>;
 /// One attachment to the region and its channel handles (one per entry, in
 /// entry order), valid together until the attachment is dropped (mdcom_term).
 struct Attachment {
-    fifos: Vec<ffi::Fifo>,
-    system: ffi::System,
+    fifos: Vec<binding::Fifo>,
+    system: binding::System,
 }
 
 /// What is needed to attach (again) and where the attachment stands.
 struct Region {
-    spec: ffi::SystemSpec,
+    spec: binding::SystemSpec,
     domain: u32,
     domain_name: String,
     /// the bridge's domain is the region's master domain: after the region
@@ -277,13 +277,13 @@ impl Region {
     }
 
     /// Attach, open every entry's channel, set the spin limit of "out" ones.
-    fn attach(&self, entries: &[Arc<Entry>], timeout_ns: i64, spin_us: Option<u32>) -> Result<Attachment, ffi::Error> {
-        let system = ffi::System::attach(&self.spec, self.domain, timeout_ns)?;
+    fn attach(&self, entries: &[Arc<Entry>], timeout_ns: i64, spin_us: Option<u32>) -> Result<Attachment, binding::Error> {
+        let system = binding::System::attach(&self.spec, self.domain, timeout_ns)?;
         let mut fifos = Vec::with_capacity(entries.len());
         for e in entries {
             let fifo = system.fifo(&e.cfg.channel)?;
             if let (true, Some(us)) = (e.cfg.out, spin_us) {
-                fifo.set_spin(if us == 0 { ffi::MDCOM_NO_SPIN } else { us * 1000 });
+                fifo.set_spin(if us == 0 { binding::MDCOM_NO_SPIN } else { us * 1000 });
             }
             fifos.push(fifo);
         }
@@ -404,8 +404,8 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
                     bytes += m.len();
                     batch.push(m.to_vec())
                 }) {
-                    Ok(ffi::Recv::Got) => {}
-                    Ok(ffi::Recv::Empty) => break,
+                    Ok(binding::Recv::Got) => {}
+                    Ok(binding::Recv::Empty) => break,
                     Err(r) => {
                         failed = Some(r);
                         break;
@@ -416,11 +416,11 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
                 fifo.notify(); // wakes senders waiting for a free block, once per batch
             }
             if let Some(r) = failed {
-                if ffi::region_ended(r) {
+                if binding::region_ended(r) {
                     sh.region.report_end(r);
                 } else {
                     inc(&e.n.errors);
-                    log(&format!("{}: receive: {}", e.cfg.channel, ffi::strerror(r)));
+                    log(&format!("{}: receive: {}", e.cfg.channel, binding::strerror(r)));
                     if r != -libc::EPROTO && r != -libc::EBADMSG && batch.is_empty() {
                         pause = Duration::from_millis(500);
                     }
@@ -434,12 +434,12 @@ fn out_loop(sh: Arc<Shared>, e: Arc<Entry>, publisher: zenoh::pubsub::Publisher<
                 if !sh.poll.is_zero() {
                     pause = sh.poll;
                 } else {
-                    let r = fifo.wait(ffi::MDCOM_EV_RX, SLICE_NS);
-                    if ffi::region_ended(r) {
+                    let r = fifo.wait(binding::MDCOM_EV_RX, SLICE_NS);
+                    if binding::region_ended(r) {
                         sh.region.report_end(r); // the next round drains what is left
                     } else if r < 0 && r != -libc::ETIMEDOUT && r != -libc::EINTR {
                         inc(&e.n.errors);
-                        log(&format!("{}: wait: {}", e.cfg.channel, ffi::strerror(r)));
+                        log(&format!("{}: wait: {}", e.cfg.channel, binding::strerror(r)));
                         pause = Duration::from_millis(500);
                     }
                 }
@@ -604,7 +604,7 @@ fn on_sample(
             }
             // reported while this attachment is held: a report after the
             // supervisor attached again would end the new one
-            Err(r) if ffi::region_ended(r) => sh.region.report_end(r),
+            Err(r) if binding::region_ended(r) => sh.region.report_end(r),
             _ => {}
         }
         break res;
@@ -615,14 +615,14 @@ fn on_sample(
             e.n.bytes.fetch_add(payload.len() as u64, Relaxed);
         }
         Ok(false) => inc(&e.n.filtered),
-        Err(r) if ffi::region_ended(r) => {
+        Err(r) if binding::region_ended(r) => {
             // the message is gone with the region (the supervisor attaches
             // again); a master's restart is not an error of the bridge
             inc(&e.n.region_dropped);
         }
         Err(r) => {
             inc(&e.n.errors);
-            log(&format!("{}: send: {}", e.cfg.channel, ffi::strerror(r)));
+            log(&format!("{}: send: {}", e.cfg.channel, binding::strerror(r)));
             return;
         }
     }
@@ -847,7 +847,7 @@ fn supervise(sh: Arc<Shared>) {
         if code == 0 {
             if let Some(cur) = rg.att.read().unwrap().as_ref() {
                 let r = cur.system.check();
-                if ffi::region_ended(r) {
+                if binding::region_ended(r) {
                     rg.report_end(r);
                     code = r;
                 }
@@ -875,7 +875,7 @@ fn supervise(sh: Arc<Shared>) {
             rg.ended.store(0, Relaxed);
             rg.attached.store(false, Relaxed);
         }
-        let why = ffi::strerror(code);
+        let why = binding::strerror(code);
         *rg.last_end.lock().unwrap() = why.clone();
         if rg.exit_on_detach {
             log(&format!("region '{name}' ended ({why}): exiting with status 3 (--exit-on-detach)"));
@@ -903,7 +903,7 @@ fn supervise(sh: Arc<Shared>) {
             // where there is none (or where only the terminated one is): it
             // attaches once a master formats the new one
             if rg.master_domain && code == -libc::ESHUTDOWN
-                && !matches!(ffi::region_file_state(name), Some(ffi::ST_FORMATTING | ffi::ST_READY))
+                && !matches!(binding::region_file_state(name), Some(binding::ST_FORMATTING | binding::ST_READY))
             {
                 thread::sleep(FILE_POLL);
                 continue;
@@ -928,7 +928,7 @@ fn supervise(sh: Arc<Shared>) {
                     // timeouts are the wait for the master; other errors are
                     // logged once each (a new master with another layout...)
                     let msg = e.to_string();
-                    if e.code != -libc::ETIMEDOUT && msg != last_err {
+                    if e.code() != -libc::ETIMEDOUT && msg != last_err {
                         log(&format!("region '{name}': attach: {msg} (retrying)"));
                     }
                     last_err = msg;
