@@ -20,7 +20,8 @@
  *             (a real port sleeps in WFI until the interrupt instead)
  *   lock      the core's portable atomic owner-word lock (replace with HSEM/SEMA4)
  *   cache     none (add clean/invalidate for a Cortex-M7/A with caches)
- *   process   one process per image: pid 1, always alive
+ *   process   one process per image: pid TP_PID (a foreign pid, bit 31 set:
+ *             never a Linux pid, as ports/baremetal), token 1, always alive
  *
  * Freestanding: no malloc, nothing from libc beyond mem*.
  */
@@ -29,6 +30,11 @@
 
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
+
+/* This image's pid: foreign (MDCOM_PID_FOREIGN of mdcom/platform.h), so a
+ * Linux process sharing the region never takes it for one of its own pids
+ * (pid 1 would read as init, alive forever). */
+#define TP_PID (MDCOM_PID_FOREIGN | 1u)
 
 void *mdcom_board_region(const char *name, uint32_t *size);
 uint64_t mdcom_board_now_ns(void);
@@ -88,7 +94,7 @@ static void tp_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 static int tp_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
 {
     (void)ctx;
-    *pid = 1;
+    *pid = TP_PID;
     *token = 1;
     return 0;
 }
@@ -98,7 +104,7 @@ static int tp_proc_alive(void *ctx, uint32_t pid, uint32_t token)
     (void)ctx;
     /* this image (one process per domain): alive as itself only; a process
      * of another domain: unknown, counted as alive */
-    if (pid == 1)
+    if (pid == TP_PID)
         return token == 1;
     return -ENOSYS;
 }
