@@ -90,12 +90,16 @@
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
+/* The layout asserts below hold in C11 and in C++ (mdcom_aword is
+ * std::atomic<uint32_t> there), whose keyword is static_assert: C++ has no
+ * _Static_assert, and that name is reserved to the implementation. */
 #ifdef __cplusplus
-/* The same asserts hold in C++ (mdcom_aword is std::atomic<uint32_t> there). */
-#ifndef _Static_assert
-#define _Static_assert static_assert
-#define MDCOM_WIRE_SA_DEFINED
+#define MDCOM_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define MDCOM_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
+
+#ifdef __cplusplus
 extern "C" {
 #endif
 
@@ -316,49 +320,49 @@ typedef struct mdcom_wire_smem_ctl {
 } mdcom_wire_smem_ctl;
 
 /* The wire format is fixed: any change here is a new MDCOM_WIRE_VERSION. */
-_Static_assert(sizeof(mdcom_aword) == 4, "32-bit shared atomics");
-_Static_assert(MDCOM_COLOR_MIN % MDCOM_PAD == 0 && MDCOM_COLOR_MIN / MDCOM_PAD == 32,
+MDCOM_STATIC_ASSERT(sizeof(mdcom_aword) == 4, "32-bit shared atomics");
+MDCOM_STATIC_ASSERT(MDCOM_COLOR_MIN % MDCOM_PAD == 0 && MDCOM_COLOR_MIN / MDCOM_PAD == 32,
                "colouring: odd strides visit the 32 PADs of a 4 KiB page");
-_Static_assert(sizeof(mdcom_wire_hdr) == MDCOM_HDR_SIZE, "header size");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_hdr) == MDCOM_HDR_SIZE, "header size");
 /* field f of mdcom_wire_<T> at byte off */
-#define MDCOM_WIRE_AT(T, f, off) _Static_assert(offsetof(mdcom_wire_##T, f) == (off), #T "." #f)
+#define MDCOM_WIRE_AT(T, f, off) MDCOM_STATIC_ASSERT(offsetof(mdcom_wire_##T, f) == (off), #T "." #f)
 MDCOM_WIRE_AT(hdr, magic, 0); MDCOM_WIRE_AT(hdr, version, 4); MDCOM_WIRE_AT(hdr, hdr_size, 8);
 MDCOM_WIRE_AT(hdr, region_size, 12); MDCOM_WIRE_AT(hdr, layout_hash, 16); MDCOM_WIRE_AT(hdr, generation, 20);
 MDCOM_WIRE_AT(hdr, state, 24); MDCOM_WIRE_AT(hdr, n_domains, 28); MDCOM_WIRE_AT(hdr, n_channels, 32);
 MDCOM_WIRE_AT(hdr, dom_off, 36); MDCOM_WIRE_AT(hdr, proc_off, 40); MDCOM_WIRE_AT(hdr, dir_off, 44);
 MDCOM_WIRE_AT(hdr, n_procs, 48); MDCOM_WIRE_AT(hdr, data_off, 52); MDCOM_WIRE_AT(hdr, master_domain, 56);
 MDCOM_WIRE_AT(hdr, fmt_pid, 60); MDCOM_WIRE_AT(hdr, fmt_token, 64);
-_Static_assert(sizeof(mdcom_wire_domain) == 32, "domain entry");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_domain) == 32, "domain entry");
 MDCOM_WIRE_AT(domain, id, 16); MDCOM_WIRE_AT(domain, role, 20);
-_Static_assert(sizeof(mdcom_wire_proc) == MDCOM_PAD, "process entry: one PAD unit");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_proc) == MDCOM_PAD, "process entry: one PAD unit");
 MDCOM_WIRE_AT(proc, pid, 4); MDCOM_WIRE_AT(proc, token, 8); MDCOM_WIRE_AT(proc, heartbeat, 12);
 MDCOM_WIRE_AT(proc, wait, 16); MDCOM_WIRE_AT(proc, hb_ms, 24); MDCOM_WIRE_AT(proc, incarn, 28);
 MDCOM_WIRE_AT(proc, rec, 32);
-_Static_assert(sizeof(mdcom_wire_oprec) == 16, "operation record");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_oprec) == 16, "operation record");
 MDCOM_WIRE_AT(oprec, pos, 4); MDCOM_WIRE_AT(oprec, id, 8); MDCOM_WIRE_AT(oprec, state, 12);
-_Static_assert(MDCOM_MAX_DIR <= 0xffffu, "a waiter record's channel fits in 16 bits");
-_Static_assert(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
-_Static_assert(MDCOM_BLK_HELD <= 0xfu, "block states fit in 4 bits");
-_Static_assert(sizeof(mdcom_wire_dirent) == 64, "directory entry");
+MDCOM_STATIC_ASSERT(MDCOM_MAX_DIR <= 0xffffu, "a waiter record's channel fits in 16 bits");
+MDCOM_STATIC_ASSERT(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
+MDCOM_STATIC_ASSERT(MDCOM_BLK_HELD <= 0xfu, "block states fit in 4 bits");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_dirent) == 64, "directory entry");
 MDCOM_WIRE_AT(dirent, type, 32); MDCOM_WIRE_AT(dirent, off, 36); MDCOM_WIRE_AT(dirent, size, 40);
 MDCOM_WIRE_AT(dirent, block_size, 44); MDCOM_WIRE_AT(dirent, block_count, 48); MDCOM_WIRE_AT(dirent, queue_depth, 52);
 MDCOM_WIRE_AT(dirent, senders, 56); MDCOM_WIRE_AT(dirent, receivers, 60);
-_Static_assert(MDCOM_PAD % MDCOM_CL == 0, "a PAD unit is whole cache lines");
-_Static_assert(sizeof(mdcom_wire_line) == MDCOM_PAD, "PAD unit");
-_Static_assert(sizeof(mdcom_wire_pos_line) == MDCOM_PAD, "position line");
-_Static_assert(sizeof(mdcom_wire_wait_line) == MDCOM_PAD, "wait line");
+MDCOM_STATIC_ASSERT(MDCOM_PAD % MDCOM_CL == 0, "a PAD unit is whole cache lines");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_line) == MDCOM_PAD, "PAD unit");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_pos_line) == MDCOM_PAD, "position line");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_wait_line) == MDCOM_PAD, "wait line");
 MDCOM_WIRE_AT(fifo_ctl, enq.pos, 0); MDCOM_WIRE_AT(fifo_ctl, deq.pos, 128); MDCOM_WIRE_AT(fifo_ctl, event.word, 256);
 MDCOM_WIRE_AT(fifo_ctl, event.waiters, 260);
 MDCOM_WIRE_AT(smem_ctl, lock.word, 0); MDCOM_WIRE_AT(smem_ctl, lock.waiters, 4);
-_Static_assert(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
 MDCOM_WIRE_AT(fifo_ctl, deq, 128); MDCOM_WIRE_AT(fifo_ctl, event, 256); MDCOM_WIRE_AT(fifo_ctl, stats, 384);
-_Static_assert(sizeof(mdcom_wire_fifo_stats) == MDCOM_PAD, "fifo stats: one PAD unit");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_fifo_stats) == MDCOM_PAD, "fifo stats: one PAD unit");
 MDCOM_WIRE_AT(fifo_stats, errors, 4); MDCOM_WIRE_AT(fifo_stats, lost, 8); MDCOM_WIRE_AT(fifo_stats, reclaimed, 12);
 MDCOM_WIRE_AT(fifo_stats, discarded, 16);
-_Static_assert(sizeof(mdcom_wire_qslot) == 16, "queue slot");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_qslot) == 16, "queue slot");
 MDCOM_WIRE_AT(qslot, id, 4); MDCOM_WIRE_AT(qslot, len, 8); MDCOM_WIRE_AT(qslot, state, 12);
 #undef MDCOM_WIRE_AT
-_Static_assert(sizeof(mdcom_wire_smem_ctl) == MDCOM_PAD, "smem control");
+MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_smem_ctl) == MDCOM_PAD, "smem control");
 
 /* ---- Where things are: the core's layout computation, for inspectors ----
  * Hosted builds (the Linux port) only. An inspector rebuilds an
@@ -421,10 +425,6 @@ MDCOM_API_END
 
 #ifdef __cplusplus
 }
-#ifdef MDCOM_WIRE_SA_DEFINED
-#undef _Static_assert
-#undef MDCOM_WIRE_SA_DEFINED
-#endif
 #endif
 
 #endif /* MDCOM_WIRE_H */
