@@ -39,9 +39,7 @@ _Static_assert(MDCOM_MAX_PROCS < 255u, "an entry index + 1 fits the low byte of 
 static uint32_t hold_key(const struct mdcom_instance *m, uint32_t i)
 {
     const char *s = m->cfg->region_name;
-    uint32_t h = 2166136261u;
-    while (*s)
-        h = (h ^ (uint8_t)*s++) * 16777619u;
+    uint32_t h = mdcom_fnv1a(MDCOM_FNV1A_BASIS, s, mdcom_strnlen(s, MDCOM_NAME_MAX));
     return (h & ~0xffu) | (i + 1u);
 }
 #define HOLD(m, i) atomic_store_explicit(&g_pool_holds[(m) - g_pool], \

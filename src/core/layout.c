@@ -12,16 +12,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-static uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n)
-{
-    const uint8_t *b = (const uint8_t *)p;
-    while (n--) {
-        h ^= *b++;
-        h *= 16777619u;
-    }
-    return h;
-}
-
 /* ---------------------------------------------------------------- */
 /* validation + layout                                                */
 /* ---------------------------------------------------------------- */
@@ -289,7 +279,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     w[0] = MDCOM_WIRE_VERSION;
     w[1] = lay->region_size;
     w[2] = cfg->n_domains;
-    h = hash_words(2166136261u, w, 3);
+    h = hash_words(MDCOM_FNV1A_BASIS, w, 3);
     for (i = 0; i < cfg->n_domains; i++) {
         h = hash_name(h, cfg->domains[i].name, MDCOM_DOMAIN_NAME_MAX);
         h = hash_words(h, &cfg->domains[i].id, 2); /* id, role: adjacent words */

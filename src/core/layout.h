@@ -40,6 +40,19 @@ void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...);
 int mdcom_err_set(mdcom_err *e, int code, const char *region, const char *msg);
 
 size_t mdcom_strnlen(const char *s, size_t max);
+
+/* FNV-1a (32-bit) of n bytes, continuing from h (MDCOM_FNV1A_BASIS to
+ * start): the layout hash and the attach hold keys. */
+#define MDCOM_FNV1A_BASIS 2166136261u
+static inline uint32_t mdcom_fnv1a(uint32_t h, const void *p, size_t n)
+{
+    const uint8_t *b = (const uint8_t *)p;
+    while (n--) {
+        h ^= *b++;
+        h *= 16777619u;
+    }
+    return h;
+}
 int mdcom_streq(const char *a, const char *b, size_t max);
 
 /* Validate cfg and compute the region layout. chans (may be NULL) receives
