@@ -548,10 +548,15 @@ def check(journals, events, bridge_final, stats) -> dict:
         counted = lib + br["lost"] + br["region_dropped"]
         # what no counter can see: an "out" bridge's round when it is
         # killed, and a message a receiver got and was killed before writing
-        # it down (a re-format counts what it discards: nothing for masters)
+        # it down (a re-format counts what it discards: nothing for masters).
+        # Summed over every such restart of the stream, not only over those
+        # the attribution above chose: a message lost in an out bridge's
+        # round is put down to a later restart of the stream when one came
+        # within QUEUED_S, and would then be taken for a loss the counters
+        # should have seen.
         kinds = losses[stream]
         bound = 0
-        for (role, s), k in kinds.items():
+        for role, s in losers(stream):
             if role == "bridge" and s == side:
                 bound += BRIDGE_ROUND * sum(1 for e in events if (e["role"], e["side"]) == (role, s))
             elif role == "receiver":
