@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * attach.c - attach and detach: the instance pool, the attach state machine,
- * claiming a process entry, term, opening channels.
+ * attach.c - attach and detach: the attach state machine, the choice of a
+ * process entry (a free one, else a dead process' one, reaped), term. The
+ * top layer of the core (internal.h): no other file calls it.
  *
  * Attach protocol
  *   master: open(create) -> state = FORMATTING -> write header, tables,
- *           channels -> generation = old + 1 -> state = READY (release) -> ring
- *           (master.c)
+ *           channels -> generation = old + 1 (master.c) -> claim a process
+ *           slot -> state = READY (release) -> ring
  *   remote: open (waits for the file) -> wait for state == READY (acquire)
  *           -> verify every header/directory field against the layout computed
  *           from its own config -> claim a process slot
@@ -20,165 +21,18 @@
 
 #include "internal.h"
 
-static struct mdcom_instance g_pool[MDCOM_MAX_INSTANCES];
-static _Atomic uint32_t g_pool_used[MDCOM_MAX_INSTANCES];
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-/* The process entry each attachment of this process holds (hold_key), 0
- * for none. An entry that names this process is live only while one of
- * these says so; otherwise it is the leftover of an earlier attachment
- * (freed, then rewritten by a scribbler). */
-static _Atomic uint32_t g_pool_holds[MDCOM_MAX_INSTANCES];
 /* How many attachments of this process are formatting a region now: a
  * FORMATTING header naming this process is a leftover when none is. */
 static _Atomic uint32_t g_formatting;
-_Static_assert(MDCOM_MAX_PROCS < 255u, "an entry index + 1 fits the low byte of a hold");
-
-/* Entry i of the region m names: a hash of the region's name (FNV-1a) with
- * i + 1 in the low byte. Attachments with other configs of one region share
- * it; a collision only makes a leftover count as live. */
-static uint32_t hold_key(const struct mdcom_instance *m, uint32_t i)
-{
-    const char *s = m->cfg->region_name;
-    uint32_t h = mdcom_fnv1a(MDCOM_FNV1A_BASIS, s, mdcom_strnlen(s, MDCOM_NAME_MAX));
-    return (h & ~0xffu) | (i + 1u);
-}
-#define HOLD(m, i) atomic_store_explicit(&g_pool_holds[(m) - g_pool], \
-                                         (i) < MDCOM_MAX_PROCS ? hold_key(m, i) : 0u, \
-                                         memory_order_relaxed)
 /* Counted before the CAS that makes us the formatter: a sibling that sees
  * the CAS' FORMATTING (acquire) sees the count too. */
 #define FORMATTING() atomic_fetch_add_explicit(&g_formatting, 1, memory_order_relaxed)
 #define FORMATTED() atomic_fetch_sub_explicit(&g_formatting, 1, memory_order_relaxed)
 #else
-#define HOLD(m, i) ((void)0)
 #define FORMATTING() ((void)0)
 #define FORMATTED() ((void)0)
 #endif
-
-int mdcom_domain_role(const mdcom_config *cfg, uint32_t id)
-{
-    uint32_t i;
-    for (i = 0; i < cfg->n_domains; i++)
-        if (cfg->domains[i].id == id)
-            return (int)cfg->domains[i].role;
-    return 0;
-}
-
-/* The process that took each attachment of the pool (the platform's
- * proc_self when it took it; pid 0: none known). Where every thread of
- * control is its own process (the RTOS ports: one task, one process), a task
- * deleted without mdcom_term leaves its attachment behind for good; the
- * pool takes it back once the platform says that process is dead. On Linux
- * the attachments of this process are all of a live process: none is
- * taken. */
-static _Atomic uint32_t g_pool_owner_pid[MDCOM_MAX_INSTANCES];
-static _Atomic uint32_t g_pool_owner_token[MDCOM_MAX_INSTANCES];
-
-static void pool_put_bare(struct mdcom_instance *m);
-static void pool_put(struct mdcom_instance *m);
-
-static struct mdcom_instance *pool_try(void)
-{
-    uint32_t i;
-    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
-        uint32_t z = 0;
-        /* acq_rel: the slot's previous user finished before we reuse it */
-        if (atomic_compare_exchange_strong_explicit(&g_pool_used[i], &z, 1,
-                                                    memory_order_acq_rel, memory_order_relaxed))
-            return &g_pool[i];
-    }
-    return 0;
-}
-
-/* Free the attachments of dead processes (see g_pool_owner_pid); how many. */
-static uint32_t pool_reclaim(const mdcom_platform *plat)
-{
-    uint32_t i, n = 0;
-    if (!plat->proc_alive)
-        return 0;
-    for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
-        /* acquire: the owner's token was stored before its pid */
-        uint32_t pid = atomic_load_explicit(&g_pool_owner_pid[i], memory_order_acquire), one = 1;
-        uint32_t token = atomic_load_explicit(&g_pool_owner_token[i], memory_order_relaxed);
-        if (!pid || plat->proc_alive(plat->ctx, pid, token) != 0)
-            continue; /* alive, or unknown: never taken */
-        /* 2: being taken back, so that only one of two takers frees it */
-        if (!atomic_compare_exchange_strong_explicit(&g_pool_used[i], &one, 2,
-                                                     memory_order_acq_rel, memory_order_relaxed))
-            continue;
-        if (g_pool[i].plat == plat && g_pool[i].map.base)
-            plat->region_close(plat->ctx, &g_pool[i].map, 0);
-        atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
-        pool_put(&g_pool[i]);
-        n++;
-    }
-    return n;
-}
-
-static struct mdcom_instance *pool_get(const mdcom_platform *plat)
-{
-    struct mdcom_instance *m = pool_try();
-    if (!m && pool_reclaim(plat))
-        m = pool_try();
-    return m;
-}
-
-/* The caller is the owner of attachment m from now on (pid 0: unknown). */
-static void pool_own(const struct mdcom_instance *m, uint32_t pid, uint32_t token)
-{
-    uint32_t i = (uint32_t)(m - g_pool);
-    atomic_store_explicit(&g_pool_owner_token[i], token, memory_order_relaxed);
-    /* release: a taker that reads the pid reads its token */
-    atomic_store_explicit(&g_pool_owner_pid[i], pid, memory_order_release);
-}
-
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
-struct mdcom_instance *mdcom_pool_at(uint32_t i)
-{
-    return i < MDCOM_MAX_INSTANCES ? &g_pool[i] : 0;
-}
-#endif
-
-static void pool_put_bare(struct mdcom_instance *m)
-{
-    uint32_t i = (uint32_t)(m - g_pool);
-    atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
-    HOLD(m, MDCOM_MAX_PROCS);
-    memset(m, 0, sizeof(*m));
-    /* release: our clearing is done before another init takes the slot */
-    atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
-}
-
-static void pool_put(struct mdcom_instance *m)
-{
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
-    mtx_destroy(&m->rec0_lock);
-#endif
-    pool_put_bare(m);
-}
-
-static int valid_inst(const struct mdcom_instance *m)
-{
-    return m && m >= g_pool && m < g_pool + MDCOM_MAX_INSTANCES && m->tag == MDCOM_TAG_INST;
-}
-
-/* Take the liveness lock of entry i for our mapping: 0 (also where the
- * platform has none), -EBUSY (another attachment holds it), or another
- * negative errno. */
-static int slot_take(struct mdcom_instance *m, uint32_t i)
-{
-    int r;
-    if (!m->plat->slot_lock)
-        return 0;
-    r = m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_TAKE);
-    return r == -ENOSYS ? 0 : r;
-}
-
-static void slot_give(struct mdcom_instance *m, uint32_t i)
-{
-    if (m->plat->slot_lock)
-        (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
-}
 
 /* How long a master's attach and the formatter's term wait for the format
  * lock (its holders hold it for microseconds to a few ms); term then leaves
@@ -210,77 +64,29 @@ static void fmt_unlock(struct mdcom_instance *m)
     (void)m->plat->slot_lock(m->plat->ctx, &m->map, MDCOM_SLOT_FORMAT, MDCOM_SLOT_GIVE);
 }
 
-/* Claim a process slot; reclaims slots of dead processes. m->pid and
- * m->token (attach set them: a reaper's claim names us, see
- * mdcom_take_dead_slot) are pid and token. */
-int mdcom_claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
+/* Claim a process entry: a free one, or, on a second pass, one whose
+ * process (or claimer) is dead, taken and reaped first (reap.c) so that no
+ * one else reuses its owner token meanwhile; then what our FIFO handles
+ * write is precomputed (fifo.c). 0, -EUSERS, or the platform's error taking
+ * a liveness lock. m->pid and m->token (attach set them: a reaper's claim
+ * names us, see mdcom_take_dead_slot) are pid and token. */
+static int claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
 {
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
-    static _Atomic uint32_t serial;
-#endif
-    uint32_t pass, i, k;
-    int lr;
+    uint32_t pass, i;
+    int r;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-            mdcom_wire_proc *p = &m->procs[i];
-            uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
-            if (pass == 1 && mdcom_take_if_dead(m, i, o)) {
-                /* a dead owner (or claimer): the slot is taken first (so no
-                 * one else reuses its owner token meanwhile), then what it
-                 * held goes back */
+            uint32_t o = atomic_load_explicit(&m->procs[i].owner, memory_order_acquire);
+            int reaped = pass == 1 && mdcom_take_if_dead(m, i, o);
+            if (reaped)
                 mdcom_reap_slot(m, i);
-            } else if (o != MDCOM_PROC_FREE ||
-                       !atomic_compare_exchange_strong_explicit(&p->owner, &o,
-                                                                MDCOM_PROC_CLAIMING_BY(pid),
-                                                                memory_order_acquire,
-                                                                memory_order_relaxed)) {
+            else if (o != MDCOM_PROC_FREE)
                 continue;
-            }
-            /* the entry's liveness lock, before the entry reads live (a
-             * judge that sees it live finds the lock held) */
-            if ((lr = slot_take(m, i)) != 0) {
-                /* release: nothing of ours in the entry to publish */
-                atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
-                if (lr == -EBUSY)
-                    continue; /* a process reaped while it runs holds it still */
-                return lr;
-            }
-            MDCOM_KP(&p->pid);
-            p->pid = pid;
-            MDCOM_KP(&p->token);
-            p->token = token;
-            MDCOM_KP(&p->hb_ms);
-            p->hb_ms = m->hb_ms;
-            m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
-            if (!m->incarn)
-                m->incarn = 1;
-            MDCOM_KP(&p->incarn);
-            p->incarn = m->incarn;
-            atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
-            atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
-            for (k = 0; k < MDCOM_PROC_RECS; k++)
-                atomic_store_explicit(&p->rec[k].op, 0, memory_order_relaxed);
-            atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
-            /* relaxed: published by the owner store below */
-            HOLD(m, i);
-            /* release: pid/token (and our hold) are visible before the slot
-             * reads as live */
-            atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain,
-                                  memory_order_release);
-            m->proc_slot = i;
-            m->owner = i + 1;
-            m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
-            m->who = MDCOM_BLK_WHO_OF(m->owner, m->incarn);
-            m->me = p;
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
-            /* our threads' records start again (relaxed: a counter that
-             * only has to differ from the last attachments' values); one
-             * thread (freestanding) has record 0 and none of this */
-            m->pool_index = (uint32_t)(m - g_pool);
-            m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) &
-                             0x0fffffffu) + 1u;
-            atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
-#endif
+            r = mdcom_proc_claim(m, i, reaped, pid, token);
+            if (r > 0)
+                continue; /* taken meanwhile, or its lock is another's */
+            if (r < 0)
+                return r;
             for (i = 0; i < m->cfg->n_channels; i++)
                 if (m->ch[i].tag == MDCOM_TAG_FIFO)
                     mdcom_fifo_own(&m->ch[i].f);
@@ -295,23 +101,11 @@ int mdcom_claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
  * domain, rarely two attachments): when any other attachment exists. */
 static int ours_live(const struct mdcom_instance *m, uint32_t i)
 {
-    uint32_t j;
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-    uint32_t want;
     if (i == MDCOM_MAX_PROCS)
         return atomic_load_explicit(&g_formatting, memory_order_relaxed) != 0;
-    want = hold_key(m, i);
-    for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
-        if (&g_pool[j] != m &&
-            atomic_load_explicit(&g_pool_holds[j], memory_order_relaxed) == want)
-            return 1;
-#else
-    (void)i;
-    for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
-        if (&g_pool[j] != m && atomic_load_explicit(&g_pool_used[j], memory_order_relaxed))
-            return 1;
 #endif
-    return 0;
+    return mdcom_pool_held(m, i);
 }
 
 /* 1 when a live process of domain dom stands behind pid/token, read once
@@ -365,7 +159,7 @@ static int live_proc_of_domain(struct mdcom_instance *m, uint32_t proc_off, uint
         return 0;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = (mdcom_wire_proc *)(m->base + proc_off) + i;
-        /* acquire: pairs with mdcom_claim_proc's release, so pid/token (and
+        /* acquire: pairs with mdcom_proc_claim's release, so pid/token (and
          * the claimer's hold, when it is a thread of ours) are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
@@ -376,7 +170,8 @@ static int live_proc_of_domain(struct mdcom_instance *m, uint32_t proc_off, uint
     return 0;
 }
 
-void mdcom_bind_channels(struct mdcom_instance *m)
+/* set up every channel handle from our layout */
+static void bind_channels(struct mdcom_instance *m)
 {
     uint32_t i, pfw = mdcom_cpu_prefetchw(); /* asked once (CPUID may trap to a hypervisor) */
     for (i = 0; i < m->cfg->n_channels; i++) {
@@ -392,17 +187,35 @@ static int join_region(struct mdcom_instance *m, uint32_t pid, uint32_t token, m
 {
     int r;
     m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
-    mdcom_bind_channels(m);
-    r = mdcom_claim_proc(m, pid, token);
+    bind_channels(m);
+    r = claim_proc(m, pid, token);
     if (r)
         return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     /* the region may have been re-formatted while we bound it */
     if (mdcom_region_check(m) != 0) {
         atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
                               memory_order_release);
-        slot_give(m, m->proc_slot); /* after the FREE: never live without it */
+        mdcom_slot_give(m, m->proc_slot); /* after the FREE: never live without it */
         return 1; /* look again */
     }
+    return 0;
+}
+
+/* Join the region we have just formatted (mdcom_format_claim: 0, the state
+ * still FORMATTING): our channels, our entry, then READY for all. 0, or a
+ * negative errno (set in e) with the state back at EMPTY. */
+static int join_formatted(struct mdcom_instance *m, mdcom_err *e)
+{
+    int r;
+    bind_channels(m);
+    r = claim_proc(m, m->pid, m->token);
+    if (r) {
+        atomic_store_explicit(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
+        return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
+    }
+    /* release: every formatted byte is visible before anyone sees READY */
+    atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
+    m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
     return 0;
 }
 
@@ -533,7 +346,7 @@ static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64
     int fmt, locked;
     uint32_t rounds = 0, reopened = 0;
     /* who we are: to know our own entries (named_live), and what
-     * mdcom_claim_proc writes in ours */
+     * claim_proc writes in ours */
     m->pid = pid;
     m->token = token;
     for (;;) {
@@ -596,6 +409,8 @@ static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64
         if (fmt) {
             FORMATTING(); /* first: a sibling thread takes our claim for live */
             r = mdcom_format_claim(m, fp, st, e);
+            if (r == 0)
+                r = join_formatted(m, e);
             FORMATTED();
             if (locked > 0)
                 fmt_unlock(m);
@@ -641,14 +456,14 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     if (!plat || !plat->region_open || !plat->region_close || !plat->now_ns ||
         !plat->doorbell.wait || !plat->doorbell.ring)
         return mdcom_err_set(&e, -EINVAL, 0, "platform lacks a required hook");
-    m = pool_get(plat);
+    m = mdcom_pool_get(plat);
     if (!m)
         return mdcom_err_set(&e, -ENOSPC, 0, "MDCOM_MAX_INSTANCES attachments in use");
     memset(m, 0, sizeof(*m));
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     /* after the memset: a zeroed mutex would be a plain one */
     if (mtx_init(&m->rec0_lock, mtx_plain | mtx_recursive) != thrd_success) {
-        pool_put_bare(m);
+        mdcom_pool_put_bare(m);
         return mdcom_err_set(&e, -ENOMEM, 0, "cannot make a mutex");
     }
 #endif
@@ -683,7 +498,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
         mdcom_err_set(&e, r, cfg->region_name, "platform cannot identify this process");
         goto fail_pool;
     }
-    pool_own(m, plat->proc_self ? pid : 0u, token);
+    mdcom_pool_own(m, plat->proc_self ? pid : 0u, token);
     deadline = mdcom_deadline(m, opts->attach_timeout_ns);
 
     r = open_region(m, opts->attach_timeout_ns, &e);
@@ -700,7 +515,7 @@ fail_map:
     if (m->map.base) /* attach may have given it up (follow_region) */
         plat->region_close(plat->ctx, &m->map, 0);
 fail_pool:
-    pool_put(m);
+    mdcom_pool_put(m);
     return r;
 }
 
@@ -724,7 +539,7 @@ int mdcom_term(mdcom_t *m)
 {
     uint32_t i, st, gen;
     int live, ours, remove;
-    if (!valid_inst(m))
+    if (!mdcom_valid_inst(m))
         return -EINVAL;
 #if defined(__linux__)
     {
@@ -789,33 +604,6 @@ int mdcom_term(mdcom_t *m)
             fmt_unlock(m);
     }
     m->plat->region_close(m->plat->ctx, &m->map, remove);
-    pool_put(m);
+    mdcom_pool_put(m);
     return 0;
 }
-
-int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out)
-{
-    const mdcom_chan_layout *cl;
-    if (!valid_inst(m) || !out)
-        return -EINVAL;
-    if (name) {
-        for (index = 0; index < m->cfg->n_channels; index++)
-            if (mdcom_streq(m->cfg->channels[index].name, name, MDCOM_NAME_MAX))
-                break;
-        if (index == m->cfg->n_channels)
-            return -ENOENT;
-    } else if (index >= m->cfg->n_channels) {
-        return -EINVAL;
-    }
-    if (m->ch[index].tag != tag)
-        return -ENOENT;
-    cl = &m->cl[index];
-    if (!(((cl->senders | cl->receivers) >> m->domain) & 1u))
-        return -EPERM;
-    *out = &m->ch[index];
-    return 0;
-}
-
-uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
-
-int mdcom_valid_inst(const struct mdcom_instance *m) { return valid_inst(m); }

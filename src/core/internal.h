@@ -5,6 +5,44 @@
  * Everything here lives in this process' memory and is derived from our own
  * configuration (never from the region), so a peer cannot change it: these are
  * the "private copies" of geometry that every shared access is checked against.
+ * The declarations below are grouped by the file that defines them, bottom
+ * layer first (msg.c, layout.c, verify.c and format.c declare theirs in
+ * layout.h).
+ *
+ * Layers of the core. Each file calls only files of lower layers (files of
+ * one layer do not call each other), so each can be read, tested and left
+ * out (the remote-only profile) knowing only what lies below it:
+ *
+ *   layer 1: msg errors
+ *   layer 2: inst layout verify
+ *   layer 3: format
+ *   layer 4: proc
+ *   layer 5: wait
+ *   layer 6: fifo smem
+ *   layer 7: fifo_repair
+ *   layer 8: master
+ *   layer 9: reap remote
+ *   layer 10: attach
+ *
+ * remote.c replaces master.c, reap.c and fifo_repair.c in the remote-only
+ * profile (MDCOM_PROFILE=remote); format.c is left out there too. The one
+ * exception is the reaper: the message path calls it when it has a reason
+ * to look for dead processes (a wait's sleep slice, a dry pool, a busy lock,
+ * mdcom_sense_fifoch), and it gives back what they held on the channels
+ * through the files that own them (fifo.c, smem.c, wait.c). These are the
+ * up-calls, every call to a higher layer there is:
+ *
+ *   up-call: wait -> reap: mdcom_reap_until
+ *   up-call: fifo -> reap: mdcom_reap mdcom_sense_process
+ *   up-call: smem -> reap: mdcom_reap
+ *   up-call: wait -> remote: mdcom_reap_until
+ *   up-call: fifo -> remote: mdcom_reap mdcom_sense_process
+ *   up-call: smem -> remote: mdcom_reap
+ *
+ * scripts/core-layers reads the two lists above and checks them against nm
+ * of the built objects (ctest core_layers; in the cortex-m4 build, target
+ * core-layers): a call that goes up without its line, a two-way pair that
+ * is not an up-call, or a line no build needs any more fails it.
  */
 #ifndef MDCOM_INTERNAL_H
 #define MDCOM_INTERNAL_H
@@ -257,6 +295,41 @@ static inline uint64_t mdcom_deadline(const struct mdcom_instance *m, int64_t ti
     return mdcom_now(m) + (uint64_t)timeout_ns;
 }
 
+/* ==== inst.c: the instance pool and the lookups (layer 2) ================ */
+
+/* 1 when m is a live instance of this process' pool. */
+int mdcom_valid_inst(const struct mdcom_instance *m);
+/* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
+int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
+/* The channel named name (or, name NULL, at index) if it has type tag and
+ * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
+int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out);
+/* A free place of the pool (taking back those of dead processes when none
+ * is free: see mdcom_pool_own), or NULL. */
+struct mdcom_instance *mdcom_pool_get(const mdcom_platform *plat);
+/* The caller is the owner of attachment m from now on (pid 0: unknown);
+ * the pool takes m back once the platform says that process is dead. */
+void mdcom_pool_own(const struct mdcom_instance *m, uint32_t pid, uint32_t token);
+/* Give place m back (cleared); _bare: before its rec0_lock was made. */
+void mdcom_pool_put(struct mdcom_instance *m);
+void mdcom_pool_put_bare(struct mdcom_instance *m);
+/* 1 when another attachment of this process holds entry i of m's region
+ * (its hold). Freestanding (one image per domain, rarely two attachments,
+ * no holds): when any other attachment exists. */
+int mdcom_pool_held(const struct mdcom_instance *m, uint32_t i);
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+/* m holds entry i of its region from now on (i = MDCOM_MAX_PROCS: none). */
+void mdcom_pool_hold(const struct mdcom_instance *m, uint32_t i);
+/* m's place in the pool; the instance at place i (NULL past the end), for
+ * the operation records' destructor (proc.c). */
+uint32_t mdcom_pool_index(const struct mdcom_instance *m);
+struct mdcom_instance *mdcom_pool_at(uint32_t i);
+#else
+#define mdcom_pool_hold(m, i) ((void)(m), (void)(i))
+#endif
+
+/* ==== proc.c: our process entry, the region's liveness (layer 4) ========= */
+
 /* region liveness: 0 READY with our generation, or -ESHUTDOWN / -ECONNRESET;
  * with a heartbeat promise also a sign of life (or -ENOTCONN: reaped). */
 int mdcom_region_check(struct mdcom_instance *m);
@@ -277,6 +350,34 @@ int mdcom_self(struct mdcom_instance *m);
  * it: take it back (1), so that term gives back what it names and frees it
  * instead of leaving a claim no reaper takes. 0 otherwise. */
 int mdcom_self_reclaim(struct mdcom_instance *m);
+/* Claim process entry i for (pid, token) and make it ours: reaped 0, the
+ * entry read FREE and is claimed here by CAS; reaped 1, it is ours already
+ * (CLAIMING: a dead process' entry, taken and reaped). Then its liveness
+ * lock where the platform has one, our identity, a new incarnation, and the
+ * owner word that makes it live (release). 0 ours; 1 not ours (the CAS
+ * failed, or another attachment holds the lock: a process reaped while it
+ * runs; the entry is FREE again); or the platform's error taking the lock. */
+int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t pid,
+                     uint32_t token);
+/* Give back the liveness lock of entry i (after its owner word reads FREE). */
+void mdcom_slot_give(struct mdcom_instance *m, uint32_t i);
+/* 1 when the platform says process (pid, token) is gone; 0 when it is
+ * alive, or when the platform cannot tell (no proc_alive hook). */
+int mdcom_pid_dead(const struct mdcom_instance *m, uint32_t pid, uint32_t token);
+/* 1 when the platform says that no attachment holds the liveness lock of
+ * process entry i, naming pid (platform.h slot_lock); 0 when one does, or
+ * when it cannot tell (no lock: firmware, other ports), or when pid is
+ * foreign (firmware on another core holds no lock of this port, even where
+ * a link to it reports it alive). Never asked about our own entry. */
+int mdcom_slot_unheld(const struct mdcom_instance *m, uint32_t i, uint32_t pid);
+/* 1 when process entry i, naming (pid, token), names no live attachment:
+ * the platform says the process is gone, or that it lives but the entry's
+ * liveness lock is not held (a forged entry: pid and token are public). 0
+ * alive, or unknown (a platform that cannot judge the pid). */
+int mdcom_entry_dead(const struct mdcom_instance *m, uint32_t i, uint32_t pid, uint32_t token);
+/* 1 when SMEM lock word w names no live attachment: a slot out of range, a
+ * free entry, or an entry re-claimed since (another incarnation). */
+int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w);
 
 /* Operation records (proc.c). Hosted builds: each thread of an
  * attachment takes a record of its own at its first queue operation (cached
@@ -328,13 +429,12 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
 #define mdcom_rec_park(m) ((void)(m))
 #define MDCOM_REC_SHARED 0
 #endif
-#if defined(MDCOM_THREADS) && MDCOM_THREADS
-/* The instance at place i of the pool (attach.c), for the records' destructor. */
-struct mdcom_instance *mdcom_pool_at(uint32_t i);
-#endif
+
+/* ==== wait.c: the wait/wake protocol, waiter counts (layer 5) ============ */
 
 /* wait on a shared word of channel chan until cond(arg) > 0 or deadline;
- * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error. */
+ * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error.
+ * Before each sleep slice it calls the reaper (mdcom_reap_until: an up-call). */
 typedef int (*mdcom_cond_fn)(void *arg);
 int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
                     _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
@@ -346,84 +446,6 @@ void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32
 /* A sleeper on a FIFO event word arms it after its snapshot of the word
  * (wait.c's own; exported on Linux, for the events helper thread). */
 void mdcom_event_arm(mdcom_aword *waiters);
-
-/* 1 when the platform says process (pid, token) is gone; 0 when it is
- * alive, or when the platform cannot tell (no proc_alive hook). */
-int mdcom_pid_dead(const struct mdcom_instance *m, uint32_t pid, uint32_t token);
-/* 1 when the platform says that no attachment holds the liveness lock of
- * process entry i, naming pid (platform.h slot_lock); 0 when one does, or
- * when it cannot tell (no lock: firmware, other ports), or when pid is
- * foreign (firmware on another core holds no lock of this port, even where
- * a link to it reports it alive). Never asked about our own entry. */
-int mdcom_slot_unheld(const struct mdcom_instance *m, uint32_t i, uint32_t pid);
-/* 1 when process entry i, naming (pid, token), names no live attachment:
- * the platform says the process is gone, or that it lives but the entry's
- * liveness lock is not held (a forged entry: pid and token are public). 0
- * alive, or unknown (a platform that cannot judge the pid). */
-int mdcom_entry_dead(const struct mdcom_instance *m, uint32_t i, uint32_t pid, uint32_t token);
-/* 1 when m is a live instance of this process' pool. */
-int mdcom_valid_inst(const struct mdcom_instance *m);
-/* the role of domain id in cfg (MDCOM_ROLE_*), 0 when it is not there */
-int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
-/* Claim a process entry for (pid, token) and make it ours (attach.c), with
- * its liveness lock where the platform has one; 0, -EUSERS, or the
- * platform's error taking a lock. Entries of dead processes are reaped and
- * reused; one whose lock another attachment still holds is skipped. */
-int mdcom_claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token);
-/* set up every channel handle from our layout (attach.c) */
-void mdcom_bind_channels(struct mdcom_instance *m);
-/* A master-domain process that judged fmt_pid fp (no live claimant or
- * formatter; state st read after it) claims the region, moves it to
- * FORMATTING, formats it and claims its entry (master.c): 0 formatted, 1
- * another candidate won (look again), or a negative errno, set in e. The
- * remote-only profile refuses (-EPERM). */
-int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e);
-/* The master domain's audit of header, directory and every FIFO channel
- * (master.c; nothing in the remote-only profile), each at most once per
- * audit period (period: clock >> MDCOM_AUDIT_SHIFT, | 1), one after the
- * other until the clock reaches until (at least one per call): what is left
- * goes on at the next call (m->audit_more). */
-void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until);
-#define MDCOM_AUDIT_SHIFT 27 /* the audit period: 2^27 ns (~134 ms) */
-/* Take process entry i (owner word o) if its process is dead, or if it is a
- * claim whose claimer no longer exists: 1 taken, ours to reap with
- * mdcom_reap_slot and then to free (reap.c; 0 in the remote-only profile). */
-int mdcom_take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o);
-/* Give back what the dead process of entry i held (we own the entry). */
-void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i);
-
-/* The channel named name (or, name NULL, at index) if it has type tag and
- * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
-int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out);
-
-/* reclaim every block held by owner on every FIFO channel (term; dead != 0:
- * a dead process, counted in the channel's lost/reclaimed counters). */
-void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead);
-/* A dead process' queue operation in flight (its op record): fill the hole
- * of a claimed but unpublished position, free a block it claimed to dequeue
- * or queued into no slot. Called by the reaper before release_owner. */
-void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
-                        uint32_t state);
-/* Scan the process table for dead processes and reclaim what they held
- * (throttled: a scan begins at most once per ~67 ms per attachment), and
- * in the master domain audit when due, until the clock reaches until: the
- * part in hand is finished (one operation record of a dead entry, O(queue
- * depth), or its pass over the pools, O(blocks)), the rest goes on at a
- * later call, ~1 ms later at the earliest, or is done by another reaper: an
- * entry stopped half way goes back to the owner word it had, the state any
- * reaper takes (one dead by its heartbeat alone is finished at once: its
- * process may run on). Returns how many were reaped now (0 also when
- * throttled).
- * mdcom_reap: the budget of a call that never blocks, MDCOM_REAP_POLL_NS. */
-int mdcom_reap_until(struct mdcom_instance *m, uint64_t until);
-int mdcom_reap(struct mdcom_instance *m);
-#define MDCOM_REAP_POLL_NS ((uint64_t)MDCOM_REAP_BUDGET_NS) /* mdcom.h */
-/* Take process entry i for reaping: its owner word was o and its process
- * (pid, token) was judged dead. CAS owner o -> CLAIMING, then check that the
- * entry still holds that identity; if not (reaped and re-used meanwhile by a
- * live process of the same domain), the owner word goes back and 0 is
- * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
-int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
 /* A sleeper's waiter count on channel chan, recorded in its process entry
  * (rec 0: the sleep of mdcom_wait_word, rec 1: an EV_NOTIFY wait's
  * announcement) with our incarnation. wait_end gives the count back only if
@@ -441,19 +463,9 @@ void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters
  * recounted from the live waiter records, so that notifies without
  * sleepers write nothing again. */
 void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan);
-/* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
- * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
-void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t lock_owner);
-/* 1 when SMEM lock word w names no live attachment: a slot out of range, a
- * free entry, or an entry re-claimed since (another incarnation). */
-int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w);
-/* Repair what the shared words of a FIFO channel prove wrong (the
- * master domain's periodic audit): positions further apart than the queue holds
- * (the channel is re-initialised), holes no live producer claims (skipped),
- * blocks owned by no live process, QUEUED blocks in no entry and no live
- * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).
- * Returns the number of repairs; 0 for a handle that is not a FIFO's. */
-uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch);
+
+/* ==== fifo.c: FIFO channels, the message path (layer 6) ================== */
+
 /* Set up the handle f of channel &m->cl[k] (m->ch[k]); pfw: what
  * mdcom_cpu_prefetchw() said. Handles are passed as pointers: GCC would
  * address every field of m->ch[k] from m with 32-bit offsets. */
@@ -462,13 +474,87 @@ void mdcom_fifo_bind(struct mdcom_instance *m, struct mdcom_fifoch *f, const mdc
 /* our process entry is claimed (m->owner, m->hb_ms final): precompute the
  * words the message path writes and open its inline gates (f bound) */
 void mdcom_fifo_own(struct mdcom_fifoch *f);
-/* as mdcom_fifo_bind, for an SMEM channel */
-void mdcom_smem_bind(struct mdcom_instance *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl);
-
+/* reclaim every block held by owner on every FIFO channel (term; dead != 0:
+ * a dead process, counted in the channel's lost/reclaimed counters). */
+void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead);
 /* Event-loop hooks (src/linux/events.c). The FIFO events of mask events
  * that hold now, without waiting (the conditions of mdcom_fifoch_wait;
  * NOTIFY: the event word differs from ev_snap). */
 uint32_t mdcom_fifo_events(struct mdcom_fifoch *ch, uint32_t events, uint32_t ev_snap);
+
+/* ==== smem.c: SMEM channels and their lock (layer 6) ===================== */
+
+/* as mdcom_fifo_bind, for an SMEM channel */
+void mdcom_smem_bind(struct mdcom_instance *m, struct mdcom_smemch *s, const mdcom_chan_layout *cl);
+/* release every SMEM lock whose word is lock_owner (term: ours; reaper: the
+ * dead entry's MDCOM_LOCK_MAKE(slot, incarn)). */
+void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t lock_owner);
+
+/* ==== fifo_repair.c: FIFO repairs (layer 7; full profile) ================ */
+
+/* A dead process' queue operation in flight (its op record): fill the hole
+ * of a claimed but unpublished position, free a block it claimed to dequeue
+ * or queued into no slot. Called by the reaper before release_owner. */
+void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
+                        uint32_t state);
+/* Repair what the shared words of a FIFO channel prove wrong (the
+ * master domain's periodic audit): positions further apart than the queue holds
+ * (the channel is re-initialised), holes no live producer claims (skipped),
+ * blocks owned by no live process, QUEUED blocks in no entry and no live
+ * record, invalid state words (freed). Bounded: O(blocks + 8 x depth).
+ * Returns the number of repairs; 0 for a handle that is not a FIFO's. */
+uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch);
+
+/* ==== master.c: formatting, the audit (layer 8; remote.c in the
+ * remote-only profile) ==================================================== */
+
+/* A master-domain process that judged fmt_pid fp (no live claimant or
+ * formatter; state st read after it) claims the region, moves it to
+ * FORMATTING and formats it (master.c): 0 formatted, the state still
+ * FORMATTING (the caller claims its entry, then publishes READY, or EMPTY
+ * when it cannot); 1 another candidate won (look again), or a negative
+ * errno, set in e. The remote-only profile refuses (-EPERM). */
+int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e);
+/* The master domain's audit of header, directory and every FIFO channel
+ * (master.c; nothing in the remote-only profile), each at most once per
+ * audit period (period: clock >> MDCOM_AUDIT_SHIFT, | 1), one after the
+ * other until the clock reaches until (at least one per call): what is left
+ * goes on at the next call (m->audit_more). */
+void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until);
+#define MDCOM_AUDIT_SHIFT 27 /* the audit period: 2^27 ns (~134 ms) */
+
+/* ==== reap.c: the reaper (layer 9; remote.c in the remote-only profile) == */
+
+/* Take process entry i (owner word o) if its process is dead, or if it is a
+ * claim whose claimer no longer exists: 1 taken, ours to reap with
+ * mdcom_reap_slot and then to free (reap.c; 0 in the remote-only profile). */
+int mdcom_take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o);
+/* Give back what the dead process of entry i held (we own the entry). */
+void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i);
+/* Scan the process table for dead processes and reclaim what they held
+ * (throttled: a scan begins at most once per ~67 ms per attachment), and
+ * in the master domain audit when due, until the clock reaches until: the
+ * part in hand is finished (one operation record of a dead entry, O(queue
+ * depth), or its pass over the pools, O(blocks)), the rest goes on at a
+ * later call, ~1 ms later at the earliest, or is done by another reaper: an
+ * entry stopped half way goes back to the owner word it had, the state any
+ * reaper takes (one dead by its heartbeat alone is finished at once: its
+ * process may run on). Returns how many were reaped now (0 also when
+ * throttled).
+ * mdcom_reap: the budget of a call that never blocks, MDCOM_REAP_POLL_NS.
+ * The up-calls of the core (above): wait.c, fifo.c and smem.c call these. */
+int mdcom_reap_until(struct mdcom_instance *m, uint64_t until);
+int mdcom_reap(struct mdcom_instance *m);
+#define MDCOM_REAP_POLL_NS ((uint64_t)MDCOM_REAP_BUDGET_NS) /* mdcom.h */
+/* Take process entry i for reaping: its owner word was o and its process
+ * (pid, token) was judged dead. CAS owner o -> CLAIMING, then check that the
+ * entry still holds that identity; if not (reaped and re-used meanwhile by a
+ * live process of the same domain), the owner word goes back and 0 is
+ * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
+int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
+
+/* ==== attach.c: attach and term (layer 10) =============================== */
+
 /* Called first by mdcom_term when set (the events machinery stops its
  * helper thread and gives back its waiter counts); NULL where unused.
  * Built on Linux only, as mdcom_fifo_events (their one user is there). */

@@ -10,11 +10,12 @@
 
 #include "internal.h"
 
-/* Format the region (our claim is in fmt_pid and the state is FORMATTING). */
-static int format_region(struct mdcom_instance *m, mdcom_err *e)
+/* Format the region (our claim is in fmt_pid and the state is FORMATTING);
+ * the state stays FORMATTING (mdcom_format_claim). */
+static void format_region(struct mdcom_instance *m)
 {
     uint32_t gen = 1;
-    int r, same;
+    int same;
     /* our claim in fmt_pid keeps every other candidate off these words */
     MDCOM_KP(&m->hdr->fmt_token);
     m->hdr->fmt_token = m->token;
@@ -32,16 +33,6 @@ static int format_region(struct mdcom_instance *m, mdcom_err *e)
     mdcom_layout_format(m->base, m->cfg, &m->lay, m->cl, gen, same);
     m->generation = gen;
     m->owns_region = 1;
-    mdcom_bind_channels(m);
-    r = mdcom_claim_proc(m, m->pid, m->token);
-    if (r) {
-        atomic_store_explicit(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
-        return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
-    }
-    /* release: every formatted byte is visible before anyone sees READY */
-    atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
-    m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
-    return 0;
 }
 
 int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom_err *e)
@@ -49,6 +40,7 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
     /* of the candidates that judged fp, one CAS wins; a claim made since
      * makes ours fail. acquire: what a dead formatter wrote. */
     uint32_t claim = m->pid | MDCOM_FMT_CLAIM, seen = fp;
+    (void)e; /* for the remote-only profile's refusal: formatting cannot fail */
     if (!atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &seen, claim,
                                                  memory_order_acquire, memory_order_relaxed))
         return 1;
@@ -56,8 +48,10 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
      * exclusive ownership of the header */
     if (st == MDCOM_ST_FORMATTING ||
         atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
-                                                memory_order_acq_rel, memory_order_relaxed))
-        return format_region(m, e);
+                                                memory_order_acq_rel, memory_order_relaxed)) {
+        format_region(m);
+        return 0;
+    }
     /* the state moved meanwhile (a term): give the claim back (relaxed:
      * nothing rides on it) */
     atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed,

@@ -4,7 +4,9 @@
  * path checks them: is the region still READY in the generation we
  * attached to, is our entry still ours (a heartbeat promise lets the others
  * reap a process that stops), which attachment a SMEM lock word names.
- * The reaper that acts on the answers is reap.c.
+ * Claiming an entry (its liveness lock, our identity and incarnation), and
+ * the operation records of our threads in it. The reaper that acts on the
+ * answers is reap.c; which entry to claim, attach.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -174,6 +176,85 @@ int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w)
     if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
         return 0; /* being claimed or reaped: the reaper releases its locks */
     return (((volatile mdcom_wire_proc *)p)->incarn & 0xffffu) != MDCOM_LOCK_INCARN(w);
+}
+
+/* ---- claiming an entry ------------------------------------------------- */
+
+/* Take the liveness lock of entry i for our mapping: 0 (also where the
+ * platform has none), -EBUSY (another attachment holds it), or another
+ * negative errno. */
+static int slot_take(struct mdcom_instance *m, uint32_t i)
+{
+    int r;
+    if (!m->plat->slot_lock)
+        return 0;
+    r = m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_TAKE);
+    return r == -ENOSYS ? 0 : r;
+}
+
+void mdcom_slot_give(struct mdcom_instance *m, uint32_t i)
+{
+    if (m->plat->slot_lock)
+        (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
+}
+
+int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t pid,
+                     uint32_t token)
+{
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    static _Atomic uint32_t serial;
+#endif
+    mdcom_wire_proc *p = &m->procs[i];
+    uint32_t o = MDCOM_PROC_FREE, k;
+    int lr;
+    if (!reaped && !atomic_compare_exchange_strong_explicit(&p->owner, &o,
+                                                            MDCOM_PROC_CLAIMING_BY(pid),
+                                                            memory_order_acquire,
+                                                            memory_order_relaxed))
+        return 1;
+    /* the entry's liveness lock, before the entry reads live (a judge that
+     * sees it live finds the lock held) */
+    if ((lr = slot_take(m, i)) != 0) {
+        /* release: nothing of ours in the entry to publish */
+        atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+        return lr == -EBUSY ? 1 : lr; /* a process reaped while it runs holds it still */
+    }
+    MDCOM_KP(&p->pid);
+    p->pid = pid;
+    MDCOM_KP(&p->token);
+    p->token = token;
+    MDCOM_KP(&p->hb_ms);
+    p->hb_ms = m->hb_ms;
+    m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
+    if (!m->incarn)
+        m->incarn = 1;
+    MDCOM_KP(&p->incarn);
+    p->incarn = m->incarn;
+    atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
+    atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
+    for (k = 0; k < MDCOM_PROC_RECS; k++)
+        atomic_store_explicit(&p->rec[k].op, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
+    /* relaxed: published by the owner store below */
+    mdcom_pool_hold(m, i);
+    /* release: pid/token (and our hold) are visible before the slot reads
+     * as live */
+    atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain, memory_order_release);
+    m->proc_slot = i;
+    m->owner = i + 1;
+    m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
+    m->who = MDCOM_BLK_WHO_OF(m->owner, m->incarn);
+    m->me = p;
+#if defined(MDCOM_THREADS) && MDCOM_THREADS
+    /* our threads' records start again (relaxed: a counter that only has
+     * to differ from the last attachments' values); one thread
+     * (freestanding) has record 0 and none of this */
+    m->pool_index = mdcom_pool_index(m);
+    m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) & 0x0fffffffu) +
+                    1u;
+    atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
+#endif
+    return 0;
 }
 
 int mdcom_heartbeat(mdcom_t *m)

@@ -28,7 +28,7 @@ if [ -z "$bin" ]; then
       -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
       -I"$src/include" -I"$src/ports/arch/$arch" -DMDCOM_MAX_INSTANCES=4 -DMDCOM_MAX_CHANNELS=64 \
       "$src/tests/fuzz/fuzz_region.c" "$src/src/core/layout.c" "$src/src/core/msg.c" \
-      "$src/src/core/verify.c" "$src/src/core/errors.c" \
+      "$src/src/core/verify.c" "$src/src/core/errors.c" "$src/src/core/inst.c" \
       "$src/src/core/attach.c" "$src/src/core/proc.c" "$src/src/core/wait.c" \
       "$src/src/core/master.c" "$src/src/core/reap.c" "$src/src/core/fifo_repair.c" \
       "$src/src/core/format.c" "$src/src/core/fifo.c" "$src/src/core/smem.c" \
