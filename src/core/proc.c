@@ -104,7 +104,7 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
             return 0; /* someone decided: not ours to take */
     }
     /* by CAS from the claim judged: a reaper that decides meanwhile wins.
-     * acquire: as a claim (mdcom_claim_proc) */
+     * acquire: as a claim (mdcom_proc_claim) */
     return atomic_compare_exchange_strong_explicit(&me->owner, &o,
                                                    MDCOM_PROC_DOMAIN_BASE + m->domain,
                                                    memory_order_acquire, memory_order_relaxed);
@@ -169,7 +169,7 @@ int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w)
     if (slot >= MDCOM_MAX_PROCS)
         return 1;
     p = &m->procs[slot];
-    /* acquire: pairs with claim_proc's release, so incarn is the occupant's */
+    /* acquire: pairs with mdcom_proc_claim's release, so incarn is the occupant's */
     o = atomic_load_explicit(&p->owner, memory_order_acquire);
     if (o == MDCOM_PROC_FREE)
         return 1;

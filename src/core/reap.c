@@ -237,7 +237,7 @@ static int reap_scan(struct mdcom_instance *m, uint64_t until)
             atomic_store_explicit(&m->reap_more, n > 0, memory_order_relaxed);
             return n;
         }
-        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        /* acquire: pairs with mdcom_proc_claim's release, so pid/token are complete */
         r = reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire),
                          until);
         if (r < 0) { /* stopped half way: this entry first, next time */
@@ -330,7 +330,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     audit_when_due(m, mdcom_now(m), until);
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
-        /* acquire: pairs with claim_proc's release, so pid/token are complete */
+        /* acquire: pairs with mdcom_proc_claim's release, so pid/token are complete */
         uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire), pid, token;
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
