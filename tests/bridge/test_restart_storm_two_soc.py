@@ -52,14 +52,11 @@ from __future__ import annotations
 
 import collections
 import json
-import mmap
 import os
 import pathlib
 import random
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import time
@@ -68,20 +65,14 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-TOOLS_ZENOH = REPO / "tools" / "zenoh"   # topology.py (the keeper, Zenoh configs)
 FW_DIR = REPO / "firmware" / "qemu-m4"   # the two regions' TOML
-sys.path.insert(0, str(TOOLS_ZENOH))
 sys.path.insert(0, str(HERE))
-import topology as T  # noqa: E402
-import test_restart_storm as S  # noqa: E402  (journal reader, counters, limits)
+import storm_check as C  # noqa: E402  (the limits, journals, counters, QEMU)
+from storm_check import T, missing  # noqa: E402
 
-ROLE = HERE / "storm_role.py"
 ROLES = ("fw_master", "fw_remote", "sender", "receiver", "master", "bridge_a", "bridge_b")
 FW_ROLES = ("fw_master", "fw_remote")
 STREAMS = (("a", 0), ("b", 0), ("b", 1))
-REGION_SIZE = 16 << 20          # what QEMU maps (tools/qemu-m4/qemu_m4.h)
-HDR = struct.Struct("<IIIII II")  # mdcom_wire_hdr: magic .. generation, state
-MAGIC, READY = 0x4D43444D, 0x59444552
 NAMES = {"a": "mdcom-m4", "b": "mdcom-m4r"}   # [region].name of the two TOML
 BRIDGES = {
     "a": """
@@ -121,12 +112,6 @@ BRIDGE_IN = "echo_in"
 DELAY_S = 0.01   # between two rounds of a sender
 
 
-def missing(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def prerequisites() -> dict:
     qemu = os.environ.get("MDCOM_QEMU") or shutil.which("qemu-system-arm") or ""
     if not qemu:
@@ -138,82 +123,14 @@ def prerequisites() -> dict:
                     f"needs arm-none-eabi-gcc)")
     if not os.access(T.DAEMON, os.X_OK):
         missing(f"{T.DAEMON} not built (CMake target mdcom_zenoh; needs cargo)")
-    if not os.access(S.STAT, os.X_OK):
-        missing(f"{S.STAT} not built (CMake target mdcom-stat)")
+    if not os.access(C.STAT, os.X_OK):
+        missing(f"{C.STAT} not built (CMake target mdcom-stat)")
     try:
         import mdcom
         mdcom.load_library()
     except Exception as e:
         missing(f"the Python binding cannot load libmdcom: {e}")
     return {"qemu": qemu, "fw": fw}
-
-
-class Qemu:
-    """One Cortex-M4 under QEMU on a region file that outlives it (as a SoC's
-    shared memory outlives its remote processor's restarts)."""
-
-    def __init__(self, d: pathlib.Path, tag: str, qemu: str, image: str, region: pathlib.Path):
-        self.d, self.tag, self.qemu, self.image, self.region = d, tag, qemu, image, region
-        self.monitor = d / f"monitor-{tag}.sock"
-        self.proc = None
-        self.starts = 0
-        self.console = None
-
-    def start(self) -> None:
-        if self.monitor.exists():
-            self.monitor.unlink()
-        self.starts += 1
-        self.console = self.d / f"console-{self.tag}-{self.starts}.log"
-        log = open(self.d / f"qemu-{self.tag}-{self.starts}.log", "wb")
-        # the arguments of mdcom_qemu_launch (tools/qemu-m4), with a monitor
-        self.proc = subprocess.Popen(
-            [self.qemu, "-machine", "mps2-an386,memory-backend=m",
-             "-object", f"memory-backend-file,id=m,size={REGION_SIZE},mem-path={self.region},"
-                        f"share=on",
-             "-kernel", self.image, "-nographic",
-             "-monitor", f"unix:{self.monitor},server=on,wait=off",
-             "-serial", f"file:{self.console}",
-             "-semihosting-config", "enable=on,target=native", "-accel", "tcg,thread=multi"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        log.close()
-
-    def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def reset(self) -> float:
-        """system_reset through the monitor (HMP); the time it was sent."""
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(5)
-            end = time.monotonic() + 5
-            while True:
-                try:
-                    s.connect(str(self.monitor))
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    if time.monotonic() > end:
-                        raise
-                    time.sleep(0.01)
-            buf = b""
-            while b"(qemu)" not in buf:
-                buf += s.recv(4096)
-            t = time.monotonic()
-            s.sendall(b"system_reset\n")
-            buf = b""
-            while b"(qemu)" not in buf:
-                buf += s.recv(4096)
-        return t
-
-    def text(self) -> str:
-        try:
-            return self.console.read_text(errors="replace")
-        except (OSError, AttributeError):
-            return ""
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.kill()
 
 
 class TwoSoc:
@@ -228,18 +145,14 @@ class TwoSoc:
             self.toml[side] = d / f"{side}.toml"
             self.toml[side].write_text((FW_DIR / src).read_text()
                                        + BRIDGES[side].format(prefix=self.prefix))
-            # the region file of each SoC, 16 MiB (QEMU's RAM), in a private
-            # directory (0700 / 0600: the Linux port refuses others' files)
+            # the region file of each SoC (QEMU's RAM), in a private directory
             self.shm[side] = d / f"shm-{side}"
-            self.shm[side].mkdir(mode=0o700)
             self.region[side] = self.shm[side] / NAMES[side]
-            fd = os.open(self.region[side], os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-            os.ftruncate(fd, REGION_SIZE)
-            os.close(fd)
+            C.region_file(self.region[side])
             self.env[side] = T.env()
             self.env[side]["MDCOM_SHM_DIR"] = str(self.shm[side])
-        self.fw = {"a": Qemu(d, "a", qemu, fw["a"], self.region["a"]),
-                   "b": Qemu(d, "b", qemu, fw["b"], self.region["b"])}
+        self.fw = {"a": C.Qemu(d, "-a", qemu, fw["a"], self.region["a"]),
+                   "b": C.Qemu(d, "-b", qemu, fw["b"], self.region["b"])}
         port_a, port_b = T.free_port(), T.free_port()
         self.zcfg, self.status = {}, {}
         # each bridge listens and dials the other, retrying every 50-200 ms
@@ -264,19 +177,13 @@ class TwoSoc:
 
     # ---- the regions and the firmware
     def header(self, side: str) -> tuple:
-        with open(self.region[side], "rb") as f:
-            m = mmap.mmap(f.fileno(), HDR.size, prot=mmap.PROT_READ)
-            try:
-                h = HDR.unpack(m[:HDR.size])
-            finally:
-                m.close()
-        return h[0], h[5], h[6]
+        return C.region_header(self.region[side])
 
     def wait_formatted(self, side: str, after_gen: int, timeout: float = 30.0) -> float:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             magic, gen, st = self.header(side)
-            if magic == MAGIC and st == READY and gen != after_gen:
+            if magic == C.MAGIC and st == C.READY and gen != after_gen:
                 self.generations[side].append(gen)
                 return time.monotonic()
             time.sleep(0.0005)
@@ -293,10 +200,10 @@ class TwoSoc:
 
     def gen(self, side: str) -> int:
         magic, gen, _ = self.header(side)
-        return gen if magic == MAGIC else -1
+        return gen if magic == C.MAGIC else -1
 
     def start_keeper(self) -> float:
-        p = subprocess.Popen([sys.executable, str(TOOLS_ZENOH / "topology.py"), "keeper",
+        p = subprocess.Popen([sys.executable, str(C.TOOLS_ZENOH / "topology.py"), "keeper",
                               "--report", "--domain", "ctl", str(self.toml["b"])],
                              env=self.env["b"], stdout=subprocess.PIPE, text=True)
         self.all.append(p)
@@ -308,14 +215,7 @@ class TwoSoc:
         return json.loads(line)["ready"]
 
     def stat(self, side: str, when: str) -> None:
-        r = subprocess.run([str(S.STAT), "--json", NAMES[side]], capture_output=True, text=True,
-                           timeout=10, env=self.env[side])
-        try:
-            js = json.loads(r.stdout)
-        except ValueError:
-            js = {"ok": False, "error": r.stderr}
-        js["when"] = when
-        self.stats[side].append(js)
+        self.stats[side].append(C.mdcom_stat(NAMES[side], when, self.env[side]))
 
     # ---- the bridges
     def start_bridge(self, side: str) -> None:
@@ -364,7 +264,7 @@ class TwoSoc:
             args = ["recv", toml, "linux", str(path), "echo_out,loc", "--poll"]
         if role == "sender":
             args += ["--delay", str(DELAY_S), *self.sender_args.get(side, [])]
-        p = subprocess.Popen([sys.executable, str(ROLE), *args, "--timeout", str(S.TIMEOUT_S)],
+        p = subprocess.Popen([sys.executable, str(C.ROLE), *args, "--timeout", str(C.TIMEOUT_S)],
                              env=self.env[side], stdout=subprocess.PIPE, text=True)
         self.all.append(p)
         self.procs[(role, side)] = p
@@ -395,7 +295,7 @@ class TwoSoc:
         for role, side, path in self.journals:
             if role != "receiver":
                 continue
-            for ln in S.new_lines(self.offsets, path):
+            for ln in C.new_lines(self.offsets, path):
                 f = ln.split()
                 if f[0] != "D":
                     continue
@@ -505,7 +405,7 @@ class TwoSoc:
             p = self.procs[("sender", side)]
             p.send_signal(signal.SIGTERM)
             p.wait(timeout=10)
-        S.wait_drained(self.poll)
+        C.wait_drained(self.poll)
         time.sleep(0.5)  # the bridges' status files (4 per second)
         for side in "ab":
             self.bridge_final[side].append(self.bridge_status(side))
@@ -542,7 +442,7 @@ def losers(stream: tuple) -> set:
 
 def check_two_soc(journals, events, bridge_final, stats) -> dict:
     sends, attempts, owner, deliveries, calls, controls, attaches, corrupt = \
-        S.read_journals(journals, stream_of=lambda side, ch: ch)
+        C.read_journals(journals, stream_of=lambda side, ch: ch)
     v = collections.defaultdict(list)
     for _, ln in corrupt:
         v["corrupt"].append(ln)
@@ -570,8 +470,7 @@ def check_two_soc(journals, events, bridge_final, stats) -> dict:
             # from the generation that master formatted (as test_restart_storm)
             sent = sends.get((inc, st), {}).get(seq)
             for e in masters:
-                after = att_t0 > e["t_up"] or (att_after is not None and att_after > e["t_spawn"])
-                if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and after:
+                if C.received_stale(sent, att_t0, att_after, e):
                     v["stale"].append(f"{key} sent {e['t_spawn'] - sent[1]:.3f} s before the new "
                                       f"master started, received {t0 - e['t_up']:+.3f} s after "
                                       f"it had formatted")
@@ -600,7 +499,7 @@ def check_two_soc(journals, events, bridge_final, stats) -> dict:
     accounts = {}
     # the in-region stream: loc's counters alone
     lost_l = sum(losses[("b", 1)].values())
-    lib_l = S.stat_lost(stats["b"], "loc")
+    lib_l = C.stat_lost(stats["b"], "loc")
     accounts["b1"] = {"lost": lost_l, "library_lost": lib_l,
                       "by_restart": dict(losses[("b", 1)])}
     if lib_l > lost_l:
@@ -610,13 +509,13 @@ def check_two_soc(journals, events, bridge_final, stats) -> dict:
                            f"{n_of['receiver']} no counter can see")
     # the bridged streams share their channels: their losses together
     lost = sum(losses[("a", 0)].values()) + sum(losses[("b", 0)].values())
-    lib = sum(S.stat_lost(stats[side], ch) for side, chs in LIB_CHANNELS.items() for ch in chs)
-    br = {side: S.bridge_counts(bridge_final[side], BRIDGE_IN) for side in "ab"}
+    lib = sum(C.stat_lost(stats[side], ch) for side, chs in LIB_CHANNELS.items() for ch in chs)
+    br = {side: C.bridge_counts(bridge_final[side], BRIDGE_IN) for side in "ab"}
     counted = lib + sum(br[s]["lost"] + br[s]["region_dropped"] for s in "ab")
     # what no counter sees: a killed "out" bridge's round (copied out, not
     # published), the message a firmware or a re-formatted region's remote
     # held between its dequeue and its enqueue, a killed receiver's message
-    unseen = (S.BRIDGE_ROUND * (n_of["bridge_a"] + n_of["bridge_b"]) + n_of["fw_master"]
+    unseen = (C.BRIDGE_ROUND * (n_of["bridge_a"] + n_of["bridge_b"]) + n_of["fw_master"]
               + n_of["fw_remote"] + n_of["master"] + n_of["receiver"])
     # a bridge killed between delivering a message and recording its number
     # counts it lost although it was delivered (docs/bridge.md)
@@ -644,14 +543,11 @@ def check_two_soc(journals, events, bridge_final, stats) -> dict:
             continue
         w = max(gaps.values())
         longest[e["role"]] = max(longest[e["role"]], w)
-        if w > S.RESUME_S:
+        if w > C.RESUME_S:
             v["slow recovery"].append(f"{e['role']} {e.get('how', e['side'])}: {w:.3f} s {gaps}")
-    worst_ctl = max(controls, default=0.0)
-    for c in calls:
-        if c[0] > worst_ctl + S.OVERRUN_S:
-            v["overrun"].append(f"{c[1]} on {c[2]} ({c[3]}): {c[0] * 1000:.1f} ms over its "
-                                f"timeout, control sleep {worst_ctl * 1000:.1f} ms")
-    worst_call = max(calls, default=(0.0, "", "", ""))
+    bad, worst_ctl, worst_call = C.overruns(calls, controls)
+    if bad:
+        v["overrun"] = bad
     return {"violations": dict(v), "restarts": dict(n_of),
             "restarts_how": dict(collections.Counter(f"{e['role']}-{e['how']}" for e in events
                                                      if "how" in e)),
