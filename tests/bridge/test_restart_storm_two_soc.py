@@ -32,7 +32,7 @@ MDCOM_STORM_TWO_SOC_RESTARTS (default 70: 10 per role) and MDCOM_STORM_SEED
 set the count and the seed.
 
 The checker (check_two_soc, over storm_role.py's journals, with the journal
-reader and counters of test_restart_storm.py): traffic resumed on every
+reader and counters of storm_check.py): traffic resumed on every
 stream within 1 s of the restarted role being back (a firmware master: it had
 formatted again; a firmware remote: its console says ATTACHED again; a
 bridge: its status says attached with a peer; a process: it said ready); no
