@@ -21,20 +21,25 @@ void fw_die(const char *who, const char *what, int r)
     mdcom_bm_exit(2);
 }
 
+int fw_try_attach(mdcom_t **m, const mdcom_layout_table *layout, uint32_t domain,
+                  int64_t attach_timeout_ns, uint32_t heartbeat_ms, char *err, uint32_t err_len)
+{
+    mdcom_init_opts o;
+    memset(&o, 0, sizeof(o));
+    o.errbuf = err;
+    o.errbuf_len = err_len;
+    o.attach_timeout_ns = attach_timeout_ns;
+    o.heartbeat_ms = heartbeat_ms; /* waits and mdcom calls beat */
+    o.layout = layout;
+    return mdcom_init(m, layout->cfg, domain, &o);
+}
+
 mdcom_t *fw_attach(const char *who, const mdcom_layout_table *layout, uint32_t domain,
                    int64_t attach_timeout_ns, uint32_t heartbeat_ms)
 {
     char err[128];
-    mdcom_init_opts o;
     mdcom_t *m;
-    int r;
-    memset(&o, 0, sizeof(o));
-    o.errbuf = err;
-    o.errbuf_len = sizeof(err);
-    o.attach_timeout_ns = attach_timeout_ns;
-    o.heartbeat_ms = heartbeat_ms; /* waits and mdcom calls beat */
-    o.layout = layout;
-    r = mdcom_init(&m, layout->cfg, domain, &o);
+    int r = fw_try_attach(&m, layout, domain, attach_timeout_ns, heartbeat_ms, err, sizeof(err));
     if (r) {
         mdcom_bm_puts(err);
         mdcom_bm_puts("\n");
@@ -43,8 +48,7 @@ mdcom_t *fw_attach(const char *who, const mdcom_layout_table *layout, uint32_t d
     return m;
 }
 
-mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
-                 uint32_t domain, int64_t attach_timeout_ns)
+void fw_banner(const char *banner)
 {
     mdcom_bm_puts(banner);
     mdcom_bm_puts(" on ");
@@ -52,5 +56,11 @@ mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *
     mdcom_bm_puts(", boot ");
     mdcom_bm_put_u32(mdcom_bm_boot_token());
     mdcom_bm_puts("\n");
+}
+
+mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
+                 uint32_t domain, int64_t attach_timeout_ns)
+{
+    fw_banner(banner);
     return fw_attach(who, layout, domain, attach_timeout_ns, FW_HEARTBEAT_MS);
 }

@@ -86,6 +86,8 @@ void fw_open(fw_svc *s)
     open_fifo(s, "bulk", &s->bulk, 1);
     open_fifo(s, "ack", &s->ack, 1);
     open_fifo(s, "tm", &s->tm, 0);
+    open_fifo(s, "fwd_in", &s->fin, 0);
+    open_fifo(s, "fwd_out", &s->fout, 0);
     open_smem(s, "state", &s->state);
     open_smem(s, "tm_sync", &s->tmsync);
     open_smem(s, "rpmsg", &s->rpmsg);
@@ -272,6 +274,83 @@ static int svc_echo(fw_svc *s, const fw_cmd *c, fw_rsp *o)
         o->count++;
     }
     return 0;
+}
+
+/* ---- relay: two echo pairs, neither holding the other up ---- */
+
+/* One pair of the relay: the output block taken ahead (UINT32_MAX: none
+ * yet), so that a message is dequeued only when it can be echoed at once. */
+typedef struct relay_pair {
+    mdcom_fifoch_t *in, *out;
+    uint32_t held;
+} relay_pair;
+
+/* 1 when a message was copied, 0 when there was none or no free output
+ * block, else the error. */
+static int relay_step(relay_pair *p)
+{
+    uint32_t in, len;
+    void *pi, *po;
+    int r;
+    if (p->held == UINT32_MAX) {
+        r = mdcom_fifoch_alloc(p->out, &p->held);
+        if (r) {
+            p->held = UINT32_MAX;
+            return r == -ENOBUFS ? 0 : r;
+        }
+    }
+    r = mdcom_fifoch_dequeue(p->in, &in, &len);
+    if (r)
+        return r == -EAGAIN ? 0 : r;
+    pi = po = 0;
+    mdcom_fifoch_get(p->in, in, &pi, 0);
+    mdcom_fifoch_get(p->out, p->held, &po, 0);
+    if (pi && po)
+        memcpy(po, pi, len);
+    /* the copy first, then the request's block back (as the echo) */
+    r = mdcom_fifoch_enqueue(p->out, p->held, len);
+    if (r)
+        mdcom_fifoch_free(p->out, p->held);
+    p->held = UINT32_MAX;
+    mdcom_fifoch_notify(p->out);
+    mdcom_fifoch_free(p->in, in);
+    mdcom_fifoch_notify(p->in);
+    return r ? r : 1;
+}
+
+static int svc_relay(fw_svc *s, const fw_cmd *c, fw_rsp *o)
+{
+    relay_pair p[2] = {{s->ein, s->eout, UINT32_MAX}, {s->fin, s->fout, UINT32_MAX}};
+    uint64_t end = 0;
+    uint32_t spins = 0, k;
+    int r = 0;
+    if (!s->fin || !s->fout)
+        return -ENOSYS;
+    while (r >= 0 && o->count < c->count) {
+        int moved = 0;
+        for (k = 0; k < 2 && r >= 0; k++) {
+            r = relay_step(&p[k]);
+            if (r > 0) {
+                o->count++;
+                moved = 1;
+            }
+        }
+        if (moved) {
+            end = 0;
+            spins = 0;
+        } else if (r >= 0 && (spins & 1023u) == 1023u && (r = mdcom_heartbeat(s->m)) < 0) {
+            /* idle: an empty dequeue neither beats nor says that the region
+             * was terminated (what is queued can still be drained), so the
+             * region's own check, once every 1024 empty polls, keeps the
+             * heartbeat promise and sees the end */
+        } else if (r >= 0 && idle_over(&spins, &end)) {
+            r = -ETIMEDOUT;
+        }
+    }
+    for (k = 0; k < 2; k++)
+        if (p[k].held != UINT32_MAX)
+            mdcom_fifoch_free(p[k].out, p[k].held);
+    return r < 0 ? r : 0;
 }
 
 static int send_ack(fw_svc *s, uint32_t mode, uint32_t v)
@@ -580,6 +659,7 @@ void fw_serve(fw_svc *s, const fw_cmd *c, fw_rsp *o)
     case FW_OP_TM_SYNC: o->status = svc_tm_sync(s, c, o); break;
     case FW_OP_RPMSG_ECHO: o->status = svc_rpmsg(s, c, o); break;
     case FW_OP_RAW_ECHO: o->status = svc_raw(s, c, o); break;
+    case FW_OP_RELAY: o->status = svc_relay(s, c, o); break;
     default: o->status = -ENOSYS; break;
     }
 }
@@ -655,5 +735,59 @@ void fw_resp_run(fw_svc *s)
             mdcom_term(s->m);
             mdcom_bm_exit((int)c.arg);
         }
+    }
+}
+
+/* the codes with which a call says the region ended (see fw_remote_run) */
+static int region_ended(int r) { return r == -ESHUTDOWN || r == -ECONNRESET || r == -ENOTCONN; }
+
+void fw_remote_run(fw_svc *s, const char *who, const char *banner,
+                   const mdcom_layout_table *layout, uint32_t domain, const fw_cmd *c)
+{
+    uint64_t pause = MS(1);
+    int last = 0;
+    memset(s, 0, sizeof(*s));
+    s->who = who;
+    fw_banner(banner);
+    for (;;) {
+        char err[128];
+        fw_rsp o;
+        int r = fw_try_attach(&s->m, layout, domain, MS(100), FW_HEARTBEAT_MS, err, sizeof(err));
+        if (r) {
+            /* not formatted yet (or being formatted): a bounded backoff; a
+             * new kind of failure is said once */
+            uint64_t until = mdcom_bm_now_ns() + pause;
+            if (r != last && r != -ETIMEDOUT) {
+                mdcom_bm_puts(who);
+                mdcom_bm_puts(": attach: ");
+                mdcom_bm_puts(err);
+                mdcom_bm_puts("\n");
+            }
+            last = r;
+            while (mdcom_bm_now_ns() < until)
+                ;
+            if (pause < MS(50))
+                pause *= 2;
+            continue;
+        }
+        pause = MS(1);
+        last = 0;
+        fw_open(s);
+        mdcom_bm_puts("ATTACHED\n");
+        do {
+            memset(&o, 0, sizeof(o));
+            fw_set_mode(s, c->mode);
+            fw_serve(s, c, &o);
+            /* an idle spell ends the service; the region's own check then
+             * tells an idle region from one that ended */
+            if (o.status == 0 || o.status == -ETIMEDOUT)
+                o.status = mdcom_heartbeat(s->m);
+        } while (!region_ended(o.status) && (o.status == 0 || o.status == -ETIMEDOUT));
+        mdcom_bm_puts(who);
+        mdcom_bm_puts(": service ended (");
+        mdcom_bm_puts(mdcom_strerror(o.status));
+        mdcom_bm_puts("): attaching again\n");
+        mdcom_term(s->m);
+        s->m = 0;
     }
 }

@@ -45,24 +45,16 @@ import time
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
-import topology as T  # noqa: E402
+sys.path.insert(0, str(HERE))
+# the limits, the journal reader, the counters: shared by the storms
+from storm_check import (BRIDGE_ROUND, QUEUED_S, RESUME_S, ROLE, STAT, TIMEOUT_S,  # noqa: E402
+                         T, bridge_counts, missing, new_lines, overruns,
+                         read_journals, received_stale, stat_lost, wait_drained)
+import storm_check as C  # noqa: E402
 
-ROLE = HERE / "storm_role.py"
-STAT = pathlib.Path(os.environ.get("MDCOM_STAT") or T.DAEMON.parent.parent / "mdcom-stat")
 ROLES = ("sender", "receiver", "master", "bridge")
-RESUME_S = 1.0      # traffic resumes within this after a restart
-OVERRUN_S = 0.050   # beyond the control sleep's worst overrun
-TIMEOUT_S = 0.1     # of every send and recv, and the control sleep
 BLOCKS = 16         # block_count of every FIFO
-# what an "out" bridge holds at most when killed: one round (docs/bridge.md,
-# "The hot path"), copied out of the FIFO and not yet published
-BRIDGE_ROUND = 64
-# how long before a restart a message it lost may have been sent (it was
-# queued meanwhile)
-QUEUED_S = 0.5
 
 REGION = """\
 # SPDX-License-Identifier: BSD-3-Clause
@@ -126,13 +118,6 @@ congestion = "block"
 """
 
 
-def missing(reason: str) -> None:
-    """A prerequisite is missing: fail in CI, skip elsewhere."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def prerequisites() -> None:
     if not os.access(T.DAEMON, os.X_OK):
         missing(f"{T.DAEMON} not built (CMake target mdcom_zenoh; needs cargo)")
@@ -155,32 +140,6 @@ def other(side: str) -> str:
 
 # a stream: (sender's side, stream number); 0 = "out" (bridged), 1 = "loc"
 STREAMS = (("a", 0), ("b", 0), ("a", 1), ("b", 1))
-
-
-def new_lines(offsets: dict, path) -> list[str]:
-    """The complete lines written to the journal at path since the last call
-    (offsets keeps each file's read position; a line still being written
-    waits for the next call)."""
-    off = offsets.get(path, 0)
-    try:
-        with open(path, "rb") as f:
-            f.seek(off)
-            data = f.read()
-    except FileNotFoundError:
-        return []
-    end = data.rfind(b"\n") + 1
-    offsets[path] = off + end
-    return data[:end].decode().splitlines()
-
-
-def wait_drained(poll) -> None:
-    """Returns once poll(0.0) (the receivers' new deliveries) has read none
-    for 1.5 s: what was queued has been delivered."""
-    quiet = time.monotonic()
-    while time.monotonic() - quiet < 1.5:
-        time.sleep(0.1)
-        if poll(0.0):
-            quiet = time.monotonic()
 
 
 def stream_of(rside: str, ch: str) -> tuple:
@@ -386,56 +345,8 @@ class Storm:
 # --------------------------------------------------------------------------
 
 def read_journals(journals, stream_of=stream_of):
-    """Sends, attempts, deliveries (in the order of each receiver's
-    incarnations), call times. stream_of(receiver's side, channel): the
-    stream a delivery belongs to (another storm maps its own channels)."""
-    sends = {}        # (inc, stream) -> {seq: (t0, t1, rc)}
-    attempts = set()  # (inc, stream, seq)
-    owner = {}        # inc -> side of its sender
-    deliveries = collections.defaultdict(list)  # stream -> [(inc, seq, ts, t0, t1)]
-    calls, controls, attaches, corrupt = [], [], [], []
-    for role, side, path in journals:
-        if not path.exists():
-            continue
-        inc = None
-        # per channel of a receiver: when its current attachment began, and
-        # when it last saw its region end (before that attachment)
-        att, ended, seen_end = {}, {}, {}
-        for ln in path.read_text().splitlines():
-            f = ln.split()
-            if not f:
-                continue
-            k = f[0]
-            if k == "I":
-                inc = int(f[1])
-                owner[inc] = side
-            elif k == "A":
-                attempts.add((inc, int(f[1]), int(f[2])))
-            elif k == "S" and len(f) == 6:
-                t0, t1 = float(f[3]), float(f[4])
-                sends.setdefault((inc, int(f[1])), {})[int(f[2])] = (t0, t1, f[5])
-                calls.append((t1 - t0 - TIMEOUT_S, "send", side, f[5]))
-            elif k == "D" and len(f) == 8:
-                t0, t1 = float(f[6]), float(f[7])
-                deliveries[stream_of(side, f[1])].append(
-                    (int(f[2]), int(f[3]), int(f[4]), float(f[5]), t0, t1,
-                     att.get(f[1], 0.0), ended.get(f[1])))
-                calls.append((t1 - t0 - TIMEOUT_S, "recv", side, "ok"))
-            elif k == "W" and len(f) == 5:
-                t0, t1 = float(f[2]), float(f[3])
-                calls.append((t1 - t0 - TIMEOUT_S, "recv", side, f[4]))
-                if f[4] in ("ESHUTDOWN", "ECONNRESET", "ENOTCONN"):
-                    seen_end[f[1]] = t1
-            elif k == "T" and len(f) == 5:
-                attaches.append(float(f[3]) - float(f[2]))
-                if f[4] == "ok":
-                    att[f[1]] = float(f[2])
-                    ended[f[1]] = seen_end.get(f[1])
-            elif k == "Z" and len(f) == 3:
-                controls.append(float(f[2]) - float(f[1]) - TIMEOUT_S)
-            elif k == "C":
-                corrupt.append((side, ln))
-    return sends, attempts, owner, deliveries, calls, controls, attaches, corrupt
+    """storm_check.read_journals with this storm's channels."""
+    return C.read_journals(journals, stream_of)
 
 
 # the restarts that can lose a message of a stream sent from `side`:
@@ -446,32 +357,6 @@ def losers(stream: tuple) -> set:
         return {("master", side), ("receiver", side)}
     return {("master", side), ("bridge", side), ("bridge", other(side)),
             ("master", other(side)), ("receiver", other(side))}
-
-
-def stat_lost(stats: list, channel: str) -> int:
-    """What the library counted lost on a channel, summed over the region's
-    generations (the last snapshot of each generation): 'lost' (with a
-    receiver that died holding it) and 'discarded' (queued when the
-    re-format that began the generation came)."""
-    last = {}
-    for js in stats:
-        if not js.get("ok"):
-            continue
-        g = js["header"]["generation"]
-        for c in js.get("channels", []):
-            if c["name"] == channel:
-                last[g] = c["lost"] + c["discarded"]
-    return sum(last.values())
-
-
-def bridge_counts(finals: list, channel: str) -> dict:
-    out = collections.Counter()
-    for st in finals:
-        for e in st.get("entries", []):
-            if e["channel"] == channel:
-                for k in ("lost", "region_dropped", "duplicates", "errors"):
-                    out[k] += e.get(k, 0)
-    return out
 
 
 def check(journals, events, bridge_final, stats) -> dict:
@@ -503,9 +388,7 @@ def check(journals, events, bridge_final, stats) -> dict:
                 # generation end once the new master had started (the only
                 # end it can have seen then is that re-format)
                 for e in masters[stream[0]]:
-                    after = att_t0 > e["t_up"] or (att_after is not None
-                                                   and att_after > e["t_spawn"])
-                    if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and after:
+                    if received_stale(sent, att_t0, att_after, e):
                         v["stale"].append(
                             f"stream {stream}: {key} sent {e['t_spawn'] - sent[1]:.3f} s before "
                             f"the new master started, received from the new generation "
@@ -590,12 +473,9 @@ def check(journals, events, bridge_final, stats) -> dict:
         if worst > RESUME_S:
             v["slow recovery"].append(f"{e['role']} {e['side']}: {worst:.3f} s {gaps}")
     # overruns against the control sleep
-    worst_call = max(calls, default=(0.0, "", "", ""))
-    worst_ctl = max(controls, default=0.0)
-    for c in calls:
-        if c[0] > worst_ctl + OVERRUN_S:
-            v["overrun"].append(f"{c[1]} on {c[2]} ({c[3]}): {c[0] * 1000:.1f} ms over its "
-                                f"timeout, control sleep {worst_ctl * 1000:.1f} ms")
+    bad, worst_ctl, worst_call = overruns(calls, controls)
+    if bad:
+        v["overrun"] = bad
     restarts = collections.Counter(e["role"] for e in events)
     return {"violations": {k: x for k, x in v.items()}, "restarts": dict(restarts),
             "longest_recovery_s": longest, "worst_call_overrun_s": worst_call[0],

@@ -51,14 +51,11 @@ from __future__ import annotations
 
 import collections
 import json
-import mmap
 import os
 import pathlib
 import random
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import time
@@ -66,13 +63,11 @@ import time
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
 sys.path.insert(0, str(HERE))
-import topology as T  # noqa: E402
-import test_restart_storm as S  # noqa: E402  (its journal reader and limits)
+import storm_check as C  # noqa: E402  (the limits, journals, counters, QEMU)
+from storm_check import T, missing  # noqa: E402
 
-ROLE = HERE / "storm_role.py"
+ROLE = C.ROLE
 ROLES = ("firmware", "sender", "reset", "receiver")
 FW_ROLES = ("firmware", "reset")
 BRIDGE_ROLES = ("bridge_a", "bridge_b")
@@ -87,20 +82,9 @@ domain = "linux"
 congestion = "block"
 """
 REGION = "mdcom-m4"               # the region name of qemu_m4.toml
-REGION_SIZE = 16 << 20            # the launcher's region file (qemu_m4.h)
 BLOCKS = 16                       # block_count of echo_in and of echo_out
-# the header words (mdcom/wire.h: mdcom_wire_hdr)
-HDR = struct.Struct("<IIIII II")  # magic, version, hdr_size, region_size, layout_hash, generation, state
-MAGIC, READY = 0x4D43444D, 0x59444552
 # the kernel of the firmware image (see above); "" for bare metal
 KERNEL = os.environ.get("MDCOM_STORM_KERNEL", "")
-
-
-def missing(reason: str) -> None:
-    """A prerequisite is missing: fail in CI, skip elsewhere."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 def qemu_bin() -> str:
@@ -118,8 +102,8 @@ def prerequisites() -> tuple:
         missing(f"no firmware image (MDCOM_M4_FW={fw!r}; {what})")
     if not (toml and os.path.exists(toml)):
         missing(f"no region config (MDCOM_M4_TOML={toml!r})")
-    if not os.access(S.STAT, os.X_OK):
-        missing(f"{S.STAT} not built (CMake target mdcom-stat)")
+    if not os.access(C.STAT, os.X_OK):
+        missing(f"{C.STAT} not built (CMake target mdcom-stat)")
     try:
         import mdcom
         mdcom.load_library()
@@ -167,18 +151,11 @@ class FwStorm:
         # shared memory does): each new QEMU maps the same file, and the
         # firmware finds the old generation there
         self.shm = d / "shm"
-        # (mode 0700 / 0600, as the launcher makes them: the Linux port
-        # refuses a region file that others can open)
-        self.shm.mkdir(mode=0o700)
         self.region = self.shm / REGION
-        fd = os.open(self.region, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        os.ftruncate(fd, REGION_SIZE)
-        os.close(fd)
-        self.monitor = d / "monitor.sock"
+        C.region_file(self.region)
+        self.q = C.Qemu(d, "", qemu, fw, self.region, console=d / "console.log")
         self.env = T.env()
         self.env["MDCOM_SHM_DIR"] = str(self.shm)
-        self.qemu_proc = None
-        self.qemu_starts = 0
         self.procs = {}
         self.all = []
         self.journals = []
@@ -191,13 +168,7 @@ class FwStorm:
 
     # the firmware
     def header(self) -> tuple:
-        with open(self.region, "rb") as f:
-            m = mmap.mmap(f.fileno(), HDR.size, prot=mmap.PROT_READ)
-            try:
-                h = HDR.unpack(m[:HDR.size])
-            finally:
-                m.close()
-        return h[0], h[5], h[6]   # magic, generation, state
+        return C.region_header(self.region)   # magic, generation, state
 
     def wait_formatted(self, after_gen: int, timeout: float = 30.0) -> float:
         """Until the header says READY with a generation after `after_gen`;
@@ -205,11 +176,11 @@ class FwStorm:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             magic, gen, st = self.header()
-            if magic == MAGIC and st == READY and gen != after_gen:
+            if magic == C.MAGIC and st == C.READY and gen != after_gen:
                 self.generations.append(gen)
                 return time.monotonic()
-            if self.qemu_proc.poll() is not None:
-                raise RuntimeError(f"QEMU exited ({self.qemu_proc.returncode}): {self.console()}")
+            if self.q.proc.poll() is not None:
+                raise RuntimeError(f"QEMU exited ({self.q.proc.returncode}): {self.console()}")
             time.sleep(0.0005)
         raise TimeoutError(f"the firmware did not format the region again: {self.console()}")
 
@@ -220,47 +191,18 @@ class FwStorm:
             return ""
 
     def start_fw(self) -> float:
-        """A new QEMU on the region file (the arguments of mdcom_qemu_launch,
-        tools/qemu-m4/qemu_m4.c, with a monitor socket); the time the
-        firmware had formatted."""
-        gen = self.header()[1] if self.header()[0] == MAGIC else -1
-        if self.monitor.exists():
-            self.monitor.unlink()
-        self.qemu_starts += 1
-        log = open(self.d / f"qemu-{self.qemu_starts}.log", "wb")
-        args = [self.qemu, "-machine", "mps2-an386,memory-backend=m",
-                "-object", f"memory-backend-file,id=m,size={REGION_SIZE},"
-                           f"mem-path={self.region},share=on",
-                "-kernel", self.fw, "-nographic",
-                "-monitor", f"unix:{self.monitor},server=on,wait=off",
-                "-serial", f"file:{self.d / 'console.log'}",
-                "-semihosting-config", "enable=on,target=native",
-                "-accel", "tcg,thread=multi"]
-        # its own process group: SIGKILL of the group is the kill of the tree
-        self.qemu_proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        self.all.append(self.qemu_proc)
+        """A new QEMU on the region file; the time the firmware had
+        formatted."""
+        gen = self.header()[1] if self.header()[0] == C.MAGIC else -1
+        self.all.append(self.q.start())
         return self.wait_formatted(gen)
 
     def kill_fw(self) -> None:
-        os.killpg(self.qemu_proc.pid, signal.SIGKILL)
-        self.qemu_proc.wait()
+        self.q.kill()
 
     def reset_fw(self) -> float:
-        """QEMU's system_reset through the monitor (HMP); the time it was sent."""
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(5)
-            s.connect(str(self.monitor))
-            buf = b""
-            while b"(qemu)" not in buf:
-                buf += s.recv(4096)
-            t = time.monotonic()
-            s.sendall(b"system_reset\n")
-            buf = b""
-            while b"(qemu)" not in buf:   # the command's echo and the next prompt
-                buf += s.recv(4096)
-        return t
+        """QEMU's system_reset through the monitor; the time it was sent."""
+        return self.q.reset()
 
     # the bridges (bridged mode)
     def start_keeper_b(self) -> None:
@@ -317,7 +259,7 @@ class FwStorm:
         else:
             args = ["recv", self.toml, "linux", str(path), "echo_out", "--poll"]
         env = T.env() if role == "receiver" and self.bridged else self.env
-        p = subprocess.Popen([sys.executable, str(ROLE), *args, "--timeout", str(S.TIMEOUT_S)],
+        p = subprocess.Popen([sys.executable, str(ROLE), *args, "--timeout", str(C.TIMEOUT_S)],
                              env=env, stdout=subprocess.PIPE, text=True)
         self.all.append(p)
         self.procs[role] = p
@@ -326,14 +268,7 @@ class FwStorm:
         return time.monotonic()
 
     def stat(self, when: str) -> None:
-        r = subprocess.run([str(S.STAT), "--json", REGION], capture_output=True, text=True,
-                           timeout=10, env=self.env)
-        try:
-            js = json.loads(r.stdout)
-        except ValueError:
-            js = {"ok": False, "error": r.stderr}
-        js["when"] = when
-        self.stats.append(js)
+        self.stats.append(C.mdcom_stat(REGION, when, self.env))
 
     def check_kernel(self) -> None:
         """The image runs the kernel the storm is named for: its banner (the
@@ -362,7 +297,7 @@ class FwStorm:
         for role, _, path in self.journals:
             if role != "receiver":
                 continue
-            for ln in S.new_lines(self.offsets, path):
+            for ln in C.new_lines(self.offsets, path):
                 f_ = ln.split()
                 if f_[0] != "D":
                     continue
@@ -433,7 +368,7 @@ class FwStorm:
         p = self.procs["sender"]
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=10)
-        S.wait_drained(self.poll)
+        C.wait_drained(self.poll)
         self.stat("end")
         if self.bridged:
             time.sleep(0.5)  # the bridges' status files (4 per second)
@@ -445,7 +380,7 @@ class FwStorm:
 
     def close(self) -> None:
         for p in reversed(self.all):
-            T.end_process(p, group=p is self.qemu_proc)
+            T.end_process(p, group=p is self.q.proc)
         if self.bridged:
             try:
                 os.unlink(f"/dev/shm/{self.name_b}")
@@ -460,7 +395,7 @@ class FwStorm:
 
 
 def stat_lost(stats: list, channel: str) -> int:
-    return S.stat_lost(stats, channel)
+    return C.stat_lost(stats, channel)
 
 
 def check_fw(journals, events, stats, bridge_final=None) -> dict:
@@ -470,7 +405,7 @@ def check_fw(journals, events, stats, bridge_final=None) -> dict:
     -> Zenoh -> bridge B -> rx on region B -> receiver."""
     bridged = bridge_final is not None
     sends, attempts, owner, deliveries, calls, controls, attaches, corrupt = \
-        S.read_journals(journals, stream_of=lambda side, ch: ("a", 0))
+        C.read_journals(journals, stream_of=lambda side, ch: ("a", 0))
     v = collections.defaultdict(list)
     for _, ln in corrupt:
         v["corrupt"].append(ln)
@@ -498,8 +433,7 @@ def check_fw(journals, events, stats, bridge_final=None) -> dict:
         # attachment began after the new format, or it had seen the old
         # generation end after the restart)
         for e in fws:
-            after = att_t0 > e["t_up"] or (att_after is not None and att_after > e["t_spawn"])
-            if sent and sent[2] == "ok" and sent[1] < e["t_spawn"] and after:
+            if C.received_stale(sent, att_t0, att_after, e):
                 v["stale"].append(f"{key} sent {e['t_spawn'] - sent[1]:.3f} s before the "
                                   f"firmware's {e['role']}, received {t0 - e['t_up']:+.3f} s "
                                   f"after it had formatted again")
@@ -554,7 +488,7 @@ def check_fw(journals, events, stats, bridge_final=None) -> dict:
             v["counts"].append(f"{e['role']} at {e['t_kill']:.3f}: {k} lost, more than {bound}")
     lost = sum(losses.values())
     lib = stat_lost(stats, "echo_in") + stat_lost(stats, "echo_out")
-    br = S.bridge_counts(bridge_final["b"], "rx") if bridged else collections.Counter()
+    br = C.bridge_counts(bridge_final["b"], "rx") if bridged else collections.Counter()
     counted = lib + br["lost"] + br["region_dropped"]
     n_of = collections.Counter(e["role"] for e in events)
     # a bridge B killed between delivering a message and recording its
@@ -567,7 +501,7 @@ def check_fw(journals, events, stats, bridge_final=None) -> dict:
     # killed bridge A's round (copied out, not published), a killed
     # receiver's message
     unseen = (sum(n_of[r] for r in FW_ROLES) + n_of["receiver"]
-              + S.BRIDGE_ROUND * n_of["bridge_a"])
+              + C.BRIDGE_ROUND * n_of["bridge_a"])
     if lost - counted > unseen:
         v["counts"].append(f"{lost} lost, {counted} counted: more than the {unseen} no counter "
                            f"can see")
@@ -581,14 +515,11 @@ def check_fw(journals, events, stats, bridge_final=None) -> dict:
             v["no recovery"].append(f"{e['role']} at {e['t_kill']:.3f}")
             continue
         longest[e["role"]] = max(longest[e["role"]], g)
-        if g > S.RESUME_S:
+        if g > C.RESUME_S:
             v["slow recovery"].append(f"{e['role']}: {g:.3f} s")
-    worst_ctl = max(controls, default=0.0)
-    for c in calls:
-        if c[0] > worst_ctl + S.OVERRUN_S:
-            v["overrun"].append(f"{c[1]} ({c[3]}): {c[0] * 1000:.1f} ms over its timeout, "
-                                f"control sleep {worst_ctl * 1000:.1f} ms")
-    worst_call = max(calls, default=(0.0, "", "", ""))
+    bad, worst_ctl, worst_call = C.overruns(calls, controls)
+    if bad:
+        v["overrun"] = bad
     boot = [e["t_up"] - e["t_spawn"] for e in fws]
     return {"violations": dict(v), "restarts": dict(collections.Counter(e["role"] for e in events)),
             "longest_recovery_s": dict(longest), "lost": lost, "lost_by_restart": dict(by_role),

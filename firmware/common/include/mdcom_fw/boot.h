@@ -23,6 +23,14 @@ __attribute__((noreturn)) void fw_die(const char *who, const char *what, int r);
 mdcom_t *fw_attach(const char *who, const mdcom_layout_table *layout, uint32_t domain,
                    int64_t attach_timeout_ns, uint32_t heartbeat_ms);
 
+/* fw_attach without the exit: 0 and *m, or mdcom_init's error (the text in
+ * err, err_len bytes). */
+int fw_try_attach(mdcom_t **m, const mdcom_layout_table *layout, uint32_t domain,
+                  int64_t attach_timeout_ns, uint32_t heartbeat_ms, char *err, uint32_t err_len);
+
+/* "<banner> on <board>, boot <token>" on the console. */
+void fw_banner(const char *banner);
+
 /* Print the banner, then fw_attach with FW_HEARTBEAT_MS (mdcom_fw/proto.h). */
 mdcom_t *fw_boot(const char *who, const char *banner, const mdcom_layout_table *layout,
                  uint32_t domain, int64_t attach_timeout_ns);

@@ -44,6 +44,11 @@
  *             library call per round): the driver writes a new sequence to
  *             word 0, the firmware copies it to word 1 (FW_ARG_STAMP: its
  *             clock at arrival to words 2..3 first). The link's own limit.
+ *   RELAY     count messages, each copied verbatim from echo_in to echo_out
+ *             or from fwd_in to fwd_out (both pairs served in turns, poll
+ *             mode; a pair whose output is full waits without holding the
+ *             other up); -ENOSYS without fwd_in/fwd_out. The standing
+ *             service of the remote responder (mdcom-fw-remote).
  *   PING      answers at once; rsp.value = boot token, value2 = doorbells.
  *   The images' own ops (not the library's):
  *   RESET     answers, then resets the core (SYSRESETREQ).
@@ -71,7 +76,8 @@ enum fw_op {
     FW_OP_RESET = 9,
     FW_OP_EXIT = 10,
     FW_OP_HANG = 11,
-    FW_OP_RAW_ECHO = 12
+    FW_OP_RAW_ECHO = 12,
+    FW_OP_RELAY = 13
 };
 
 /* fw_cmd.arg bits of ECHO and RPMSG_ECHO (see above) */

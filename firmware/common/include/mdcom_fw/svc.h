@@ -28,7 +28,7 @@ struct fw_svc {
     mdcom_t *m;
     /* required: ctl, rsp, ein, eout, bulk, ack; the others NULL when the
      * configuration has no such channel (the op then answers -ENOSYS) */
-    mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack, *tm;
+    mdcom_fifoch_t *ctl, *rsp, *ein, *eout, *bulk, *ack, *tm, *fin, *fout;
     mdcom_smemch_t *state, *tmsync, *rpmsg, *raw;
     /* the block addresses of ein / eout (mdcom_fifoch_get once per block at
      * open: they do not change while attached), so that the echo's
@@ -77,5 +77,17 @@ int fw_resp_op(fw_svc *s, const fw_cmd *c, fw_rsp *o);
  * resets the core; EXIT ends the instance and the image with c.arg; HANG
  * holds a block of rsp and stops making mdcom calls. */
 __attribute__((noreturn)) void fw_resp_run(fw_svc *s);
+
+/* The remote responder (a domain whose region another, Linux, master
+ * formats): prints the banner, then for ever: attach (mdcom_init with
+ * FW_HEARTBEAT_MS, attempts of 100 ms, pauses of 1 ms doubling up to 50 ms
+ * while the region is not formatted), fw_open, serve c over and over
+ * (FW_OP_RELAY, say) until a call says the region ended (-ESHUTDOWN,
+ * -ECONNRESET, -ENOTCONN: the master terminated or re-formatted it, or
+ * took this image for dead), then mdcom_term and attach again. Prints
+ * "ATTACHED" on the console at each attach. */
+__attribute__((noreturn)) void fw_remote_run(fw_svc *s, const char *who, const char *banner,
+                                             const mdcom_layout_table *layout, uint32_t domain,
+                                             const fw_cmd *c);
 
 #endif /* MDCOM_FW_SVC_H */
