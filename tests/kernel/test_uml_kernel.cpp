@@ -269,7 +269,31 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
     EXPECT_TRUE(contains(glog, "OK device loss")) << glog;
     EXPECT_TRUE(contains(dev1log, "ns create rpmsg-raw addr 0x500")) << dev1log;
     EXPECT_TRUE(contains(dev1log, "ns destroy rpmsg-raw addr 0x500")) << dev1log;
-    expect_clean_log(slurp(out1 + "/dmesg-run.txt"), "kernel log while the device was alive");
+    /* endpoints made with RPMSG_CREATE_EPT_IOCTL are never announced */
+    EXPECT_FALSE(contains(dev1log, "ns create mdcom-")) << dev1log;
+    EXPECT_TRUE(contains(glog, "OK the device echoed by copy")) << glog;
+    EXPECT_TRUE(contains(glog, "OK 4 streams at once")) << glog;
+    EXPECT_TRUE(contains(glog, "OK TX ring full")) << glog;
+    EXPECT_TRUE(contains(glog, "OK malformed from the kernel")) << glog;
+    EXPECT_TRUE(contains(glog, "OK malformed from mdcom")) << glog;
+    /* the kernel log of every step without malformed input is clean ... */
+    for (const char *part : {"start", "streams", "before-bad", "end"})
+        expect_clean_log(slurp(out1 + "/dmesg-" + part + ".txt"),
+                         ("kernel log while the device was alive (" + std::string(part) + ")").c_str());
+    /* ... and with it, the kernel complains as its source says and no more */
+    std::string badk = slurp(out1 + "/dmesg-badk.txt"), bad = slurp(out1 + "/dmesg-bad.txt");
+    EXPECT_TRUE(contains(badk, "message is too big (497)")) << badk;
+    for (const std::string &l : {badk, bad})
+        for (const char *worse : {"WARNING:", "BUG:", "Oops", "Kernel panic", "virtqueue_add", "no used buffer"})
+            EXPECT_FALSE(contains(l, worse)) << "'" << worse << "' in the kernel log of a malformed step:\n" << l;
+    EXPECT_TRUE(contains(bad, "malformed ns msg (10)")) << bad;
+    EXPECT_TRUE(contains(bad, "msg received with no recipient")) << bad;
+    size_t big = 0;
+    for (size_t at = bad.find("inbound msg too big"); at != std::string::npos;
+         at = bad.find("inbound msg too big", at + 1))
+        big++;
+    EXPECT_EQ(2u, big) << bad;
+    printf("kernel log of mdcom's malformed input:\n%s", bad.c_str());
     EXPECT_TRUE(contains(slurp(out1 + "/dmesg-run.txt"), "virtio_uml: virtqueue callbacks in process context"))
         << "kernel built without tests/kernel/uml_virtio_edit.py?";
     /* after the kill, virtio_uml warns (its call pipes reach EOF: "read
