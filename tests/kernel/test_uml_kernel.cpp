@@ -276,6 +276,11 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
     EXPECT_TRUE(contains(glog, "OK TX ring full")) << glog;
     EXPECT_TRUE(contains(glog, "OK malformed from the kernel")) << glog;
     EXPECT_TRUE(contains(glog, "OK malformed from mdcom")) << glog;
+    EXPECT_TRUE(contains(glog, "OK same-name binding")) << glog;
+    EXPECT_TRUE(contains(glog, "OK two channels named rpmsg-raw both answered")) << glog;
+    /* the kernel's destroy announcement unbound the endpoint again */
+    EXPECT_TRUE(contains(dev1log, "same-name endpoint 0x440: bound to 0x500")) << dev1log;
+    EXPECT_TRUE(contains(dev1log, "same-name endpoint 0x440: unbound")) << dev1log;
     /* the kernel log of every step without malformed input is clean ... */
     for (const char *part : {"start", "streams", "before-bad", "end"})
         expect_clean_log(slurp(out1 + "/dmesg-" + part + ".txt"),

@@ -50,6 +50,7 @@
 #define ECHO_ADDR_ENV "mdcom_echo_addr"
 #define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
 #define KSVC_ADDR 0x500u    /* the service this side announces */
+#define SAME_ADDR 0x440u    /* vhost-rpmsg's second rpmsg-raw endpoint ("A") */
 #define MAX_PAYLOAD 496u
 
 static FILE *glog;
@@ -849,7 +850,24 @@ int main(void)
     }
 
     /* 3. name service kernel -> remote: a local rpmsg-raw channel with a
-     *    fixed address is announced; the remote answers "hello rpmsg-raw" */
+     *    fixed address is announced; the remote answers "hello rpmsg-raw".
+     *    Full mode first asks the remote for a second endpoint named
+     *    rpmsg-raw (two of one name, the kernel makes a channel for each):
+     *    the announcement binds it, it says "bound" */
+    int full = !strcmp(mode, "full"), sfd = -1;
+    if (full) {
+        if (ctl_request(ctl, "A", buf, sizeof(buf)) != 0 || strcmp(buf, "ADONE 0") != 0) {
+            FAIL("second endpoint: '%s'", buf);
+            goto out;
+        }
+        char sdev[300];
+        if (wait_eptdev(-1, SAME_ADDR, sdev, sizeof(sdev), 5000) != 0 || (sfd = open(sdev, O_RDWR)) < 0) {
+            FAIL("no /dev/rpmsgN for the remote's second rpmsg-raw endpoint");
+            goto out;
+        }
+        say("OK name service remote->kernel: a second rpmsg-raw endpoint at 0x%x, its own channel %s", SAME_ADDR,
+            sdev);
+    }
     if (ctrl_request(ctrl, RPMSG_CREATE_DEV_IOCTL, "RPMSG_CREATE_DEV_IOCTL", "rpmsg-raw", KSVC_ADDR,
                     RPMSG_ADDR_ANY) != 0)
         goto out;
@@ -871,6 +889,18 @@ int main(void)
         goto out;
     }
     say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'", KSVC_ADDR, buf);
+    if (full) {
+        char want[32];
+        snprintf(want, sizeof(want), "bound 0x%x", SAME_ADDR);
+        hn = read_msg(kfd, buf, sizeof(buf) - 1, 5000);
+        buf[hn > 0 ? hn : 0] = 0;
+        if (strcmp(buf, want) != 0) {
+            FAIL("same-name binding: '%s' on 0x%x, expected '%s'", buf, KSVC_ADDR, want);
+            goto out;
+        }
+        say("OK same-name binding: the kernel's announcement bound the remote's unbound rpmsg-raw endpoint, "
+            "which sent '%s' to 0x%x", buf, KSVC_ADDR);
+    }
     close(kfd);
     if (ctrl_request(ctrl, RPMSG_RELEASE_DEV_IOCTL, "RPMSG_RELEASE_DEV_IOCTL", "rpmsg-raw",
                     KSVC_ADDR, RPMSG_ADDR_ANY) != 0)
@@ -880,6 +910,40 @@ int main(void)
     if (ctl_request(ctl, "S", buf, sizeof(buf)) != 0) {
         FAIL("control after release");
         goto out;
+    }
+    if (full) {
+        /* both channels named rpmsg-raw answer, each its own way */
+        char edev[300], got[64];
+        int efd = wait_eptdev(-1, echo_addr, edev, sizeof(edev), 1000) == 0 ? open(edev, O_RDWR) : -1;
+        ssize_t e1 = efd >= 0 && write(efd, "y", 1) == 1 ? read_msg(efd, got, sizeof(got) - 1, 5000) : -1;
+        int echo_ok = e1 == 1 && got[0] == 'y';
+        ssize_t s1 = write(sfd, "x", 1) == 1 ? read_msg(sfd, got, sizeof(got) - 1, 5000) : -1;
+        got[s1 > 0 ? s1 : 0] = 0;
+        if (efd >= 0)
+            close(efd);
+        if (!echo_ok || strcmp(got, "same:x") != 0) {
+            FAIL("two channels named rpmsg-raw: echo %d, the second answered '%s'", echo_ok, got);
+            goto out;
+        }
+        /* name service remote -> kernel, destroy: the channel goes, its reader gets EPIPE */
+        if (ctl_request(ctl, "D", buf, sizeof(buf)) != 0 || strcmp(buf, "DDONE 0") != 0) {
+            FAIL("destroy the second endpoint: '%s'", buf);
+            goto out;
+        }
+        char p2[64];
+        snprintf(p2, sizeof(p2), ".rpmsg-raw.-1.%u", SAME_ADDR);
+        int gone = 0;
+        for (int t = 0; t < 500 && !gone; t++, usleep(10000))
+            gone = !sysfs_has(p2);
+        ssize_t sr = read(sfd, got, sizeof(got));
+        int serr = errno;
+        close(sfd);
+        if (!gone || sr != -1 || serr != EPIPE) {
+            FAIL("the remote's destroy announcement: channel gone %d, read %zd (%s)", gone, sr, strerror(serr));
+            goto out;
+        }
+        say("OK two channels named rpmsg-raw both answered; the remote's destroy announcement removed the "
+            "second one (its reader: EPIPE)");
     }
     /* the whole log, and (full mode) the part since the malformed input */
     save_dmesg_part("dmesg-end.txt", 1);

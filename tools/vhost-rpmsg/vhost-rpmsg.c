@@ -130,6 +130,7 @@ static struct dev {
     /* RPMsg side */
     mdcom_rpmsg_t *rp;
     mdcom_rpmsg_ept_t *echo, *ctl;
+    mdcom_rpmsg_ept_t *same; /* "A": a second endpoint named like the echo */
     uint64_t count;
     uint32_t crc;
     /* echo modes and what the tests ask about */
@@ -727,7 +728,7 @@ static int ctl_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, 
         int n = snprintf(out, sizeof(out), "%u", posted_rx());
         return mdcom_rpmsg_sendto(ept, out, (size_t)n, src, 5000000000LL);
     }
-    if (len >= 1 && len < sizeof(D.pending) && *(char *)data && strchr("FMC", *(char *)data) && !D.pending[0]) {
+    if (len >= 1 && len < sizeof(D.pending) && *(char *)data && strchr("FMCAD", *(char *)data) && !D.pending[0]) {
         memcpy(D.pending, data, len); /* run from the main loop, not a callback */
         D.pending[len] = 0;
         D.pending_src = src;
@@ -747,6 +748,39 @@ static void do_cleanup(uint32_t to)
         logf_("cleanup failed");
 }
 
+/* the endpoint of "A": answers "same:<message>" to its source */
+static int same_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    (void)priv;
+    char out[MDCOM_RPMSG_DEFAULT_BUF_SIZE];
+    if (len > sizeof(out) - 16 - 5)
+        return -EMSGSIZE;
+    memcpy(out, "same:", 5);
+    memcpy(out + 5, data, len);
+    return mdcom_rpmsg_sendto(ept, out, len + 5, src, 5000000000LL);
+}
+
+#define SAME_ADDR 0x440u
+
+/* "A": a second endpoint named "rpmsg-raw" (announced, unbound) at
+ * SAME_ADDR; "D": destroy it (announced). Answer "ADONE rc" / "DDONE rc". */
+static void do_same(int create, uint32_t to)
+{
+    int rc;
+    char out[32];
+    if (create)
+        rc = D.same ? -EEXIST
+                    : mdcom_rpmsg_ept_create(D.rp, &D.same, "rpmsg-raw", SAME_ADDR, MDCOM_RPMSG_ADDR_ANY, same_cb,
+                                             NULL, 5000000000LL);
+    else {
+        rc = D.same ? mdcom_rpmsg_ept_destroy(D.same) : -ENOENT;
+        D.same = NULL;
+    }
+    int n = snprintf(out, sizeof(out), "%s %d", create ? "ADONE" : "DDONE", rc);
+    if (mdcom_rpmsg_sendto(D.ctl, out, (size_t)n, to, 5000000000LL) != 0)
+        logf_("same: answer failed");
+}
+
 static void run_pending(void)
 {
     char cmd[sizeof(D.pending)], file[sizeof(D.pending)];
@@ -761,6 +795,8 @@ static void run_pending(void)
         do_malformed(addr, D.pending_src);
     else if (cmd[0] == 'C')
         do_cleanup(D.pending_src);
+    else if (cmd[0] == 'A' || cmd[0] == 'D')
+        do_same(cmd[0] == 'A', D.pending_src);
     else
         logf_("bad request '%s'", cmd);
 }
@@ -776,6 +812,20 @@ static void ns_cb(mdcom_rpmsg_t *r, const char *name, uint32_t addr, uint32_t fl
         int rc = mdcom_rpmsg_sendto(D.ctl, msg, (size_t)n, addr, 5000000000LL);
         if (rc)
             logf_("hello to 0x%x failed: %d", addr, rc);
+    }
+    /* an announcement of its name binds the unbound "A" endpoint (mdcom
+     * does it before this callback; its withdrawal unbinds it): it says so
+     * with a send to its destination */
+    if (D.same) {
+        uint32_t dst = mdcom_rpmsg_ept_dst(D.same);
+        logf_("same-name endpoint 0x%x: %s 0x%x", SAME_ADDR, dst == MDCOM_RPMSG_ADDR_ANY ? "unbound" : "bound to",
+              dst);
+        if (flags == MDCOM_RPMSG_NS_CREATE && dst == addr) {
+            char msg[48];
+            int n = snprintf(msg, sizeof(msg), "bound 0x%x", SAME_ADDR);
+            if (mdcom_rpmsg_send(D.same, msg, (size_t)n, 5000000000LL) != 0)
+                logf_("bound: send failed");
+        }
     }
 }
 
