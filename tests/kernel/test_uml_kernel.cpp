@@ -5,8 +5,13 @@
  * mdcom's RPMsg remote behind vhost-user (tools/vhost-rpmsg).
  *
  * Boot 1: uml_guest (init) echoes random-length messages with CRC through
- * /dev/rpmsgN, checks the name service both ways, then the device process is
- * killed (SIGKILL) and restarted; the guest reports what the kernel did.
+ * /dev/rpmsgN (the device answering by copy, zero copy and held RX buffers),
+ * runs four streams both ways at once from guest threads, fills mdcom's TX
+ * ring while the kernel's RX processing is held back, sends malformed input
+ * from the kernel's side and has the device send some to the kernel, checks
+ * the name service both ways and same-name binding (docs/rpmsg.md lists the
+ * steps), then the device process is killed (SIGKILL) and restarted; the
+ * guest reports what the kernel did.
  * Boot 2: a fresh boot against the restarted device works again.
  * In both boots the guest first checks that vector registers (ymm, or zmm
  * with AVX-512) survive context switches between its threads: the kernel is
