@@ -188,7 +188,7 @@ struct Uml : ::testing::Test {
     }
     pid_t device(const std::string &log)
     {
-        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock"}, dir + "/" + log);
+        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock", "--mixed-echo"}, dir + "/" + log);
         children.push_back(p);
         return p;
     }
