@@ -366,6 +366,24 @@ static int open_ept(int ctrl, const char *name, uint32_t src, uint32_t dst)
     return fd;
 }
 
+/* the device's counters ("X"); 0 or -1 */
+struct xstats {
+    unsigned bad[5], ns, unknown, cb, src;
+    unsigned long long copy, zc, held, changed, unordered;
+};
+static int xstats(int ctl, struct xstats *x)
+{
+    char rep[300];
+    if (ctl_request(ctl, "X", rep, sizeof(rep)) != 0 ||
+        sscanf(rep, "bad %u %u %u %u %u ns %u unknown %u cb %u copy %llu zc %llu held %llu changed %llu src %u unordered %llu",
+               &x->bad[0], &x->bad[1], &x->bad[2], &x->bad[3], &x->bad[4], &x->ns, &x->unknown, &x->cb,
+               &x->copy, &x->zc, &x->held, &x->changed, &x->src, &x->unordered) != 14) {
+        FAIL("device counters: '%s'", rep);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- several guest threads, both directions at once ---------------------- */
 #define STREAMS 4
 struct stream {
@@ -459,31 +477,18 @@ static int streams_run(int ctrl, int ctl, uint32_t echo_addr, long n)
         return -1;
     unsigned long long cnt = 0;
     unsigned crc = 0;
+    struct xstats x;
     if (ctl_request(ctl, "S", rep, sizeof(rep)) != 0 || sscanf(rep, "%llu %x", &cnt, &crc) != 2 ||
         cnt != (unsigned long long)(STREAMS * n)) {
         FAIL("streams: the device counted '%s', expected %ld", rep, STREAMS * n);
         return -1;
     }
-    say("OK %d streams at once (a writer and a reader thread each), %ld messages each way per stream, "
-        "in order and unchanged, %.2f s", STREAMS, n, dt);
-    return 0;
-}
-
-/* the device's counters ("X"); 0 or -1 */
-struct xstats {
-    unsigned bad[5], ns, unknown, cb, src;
-    unsigned long long copy, zc, held, changed, unordered;
-};
-static int xstats(int ctl, struct xstats *x)
-{
-    char rep[300];
-    if (ctl_request(ctl, "X", rep, sizeof(rep)) != 0 ||
-        sscanf(rep, "bad %u %u %u %u %u ns %u unknown %u cb %u copy %llu zc %llu held %llu changed %llu src %u unordered %llu",
-               &x->bad[0], &x->bad[1], &x->bad[2], &x->bad[3], &x->bad[4], &x->ns, &x->unknown, &x->cb,
-               &x->copy, &x->zc, &x->held, &x->changed, &x->src, &x->unordered) != 14) {
-        FAIL("device counters: '%s'", rep);
+    if (xstats(ctl, &x) != 0 || x.changed != 0 || x.unordered != 0) {
+        FAIL("streams: held buffers changed %llu, echoes out of order %llu", x.changed, x.unordered);
         return -1;
     }
+    say("OK %d streams at once (a writer and a reader thread each), %ld messages each way per stream, "
+        "in order and unchanged, %.2f s", STREAMS, n, dt);
     return 0;
 }
 
@@ -829,9 +834,9 @@ int main(void)
         struct xstats x;
         if (xstats(ctl, &x) != 0)
             goto out;
-        if (x.copy == 0 || x.zc == 0 || x.held == 0 || x.changed != 0) {
-            FAIL("echo modes: copy %llu zero-copy %llu held %llu (held changed %llu)", x.copy, x.zc, x.held,
-                 x.changed);
+        if (x.copy == 0 || x.zc == 0 || x.held == 0 || x.changed != 0 || x.unordered != 0) {
+            FAIL("echo modes: copy %llu zero-copy %llu held %llu (held changed %llu, not held in order %llu)",
+                 x.copy, x.zc, x.held, x.changed, x.unordered);
             goto out;
         }
         say("OK the device echoed by copy %llu, zero copy %llu, held RX buffer %llu times (none changed "

@@ -24,11 +24,12 @@
  * checked before the echo). More control requests drive tests/kernel's
  * steps from the guest: "X" counters, "P" RX buffers the kernel has posted,
  * "F addr n file" fill the TX ring (below), "M addr" send malformed input,
- * "C" withdraw what "M" made the kernel create.
+ * "C" withdraw what "M" made the kernel create, "A" / "D" create / destroy
+ * a second endpoint named "rpmsg-raw" (same-name binding).
  *
  * Usage: vhost-rpmsg --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req] [--mixed-echo]
  * (--mixed-echo: the echo by copy, zero copy and held buffers in turn;
- * without it, copy only, as tools/vhost-rpmsg/bench-uml measures it)
+ * without it, copy only, as bench-uml next to this file measures it)
  * Log lines on stderr ("vhost-rpmsg: ..."); exits 0 when the front-end closes
  * the connection, 1 on an error.
  */
