@@ -5,8 +5,13 @@
  * mdcom's RPMsg remote behind vhost-user (tools/vhost-rpmsg).
  *
  * Boot 1: uml_guest (init) echoes random-length messages with CRC through
- * /dev/rpmsgN, checks the name service both ways, then the device process is
- * killed (SIGKILL) and restarted; the guest reports what the kernel did.
+ * /dev/rpmsgN (the device answering by copy, zero copy and held RX buffers),
+ * runs four streams both ways at once from guest threads, fills mdcom's TX
+ * ring while the kernel's RX processing is held back, sends malformed input
+ * from the kernel's side and has the device send some to the kernel, checks
+ * the name service both ways and same-name binding (docs/rpmsg.md lists the
+ * steps), then the device process is killed (SIGKILL) and restarted; the
+ * guest reports what the kernel did.
  * Boot 2: a fresh boot against the restarted device works again.
  * In both boots the guest first checks that vector registers (ymm, or zmm
  * with AVX-512) survive context switches between its threads: the kernel is
@@ -183,7 +188,7 @@ struct Uml : ::testing::Test {
     }
     pid_t device(const std::string &log)
     {
-        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock"}, dir + "/" + log);
+        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock", "--mixed-echo"}, dir + "/" + log);
         children.push_back(p);
         return p;
     }
@@ -269,7 +274,36 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
     EXPECT_TRUE(contains(glog, "OK device loss")) << glog;
     EXPECT_TRUE(contains(dev1log, "ns create rpmsg-raw addr 0x500")) << dev1log;
     EXPECT_TRUE(contains(dev1log, "ns destroy rpmsg-raw addr 0x500")) << dev1log;
-    expect_clean_log(slurp(out1 + "/dmesg-run.txt"), "kernel log while the device was alive");
+    /* endpoints made with RPMSG_CREATE_EPT_IOCTL are never announced */
+    EXPECT_FALSE(contains(dev1log, "ns create mdcom-")) << dev1log;
+    EXPECT_TRUE(contains(glog, "OK the device echoed by copy")) << glog;
+    EXPECT_TRUE(contains(glog, "OK 4 streams at once")) << glog;
+    EXPECT_TRUE(contains(glog, "OK TX ring full")) << glog;
+    EXPECT_TRUE(contains(glog, "OK malformed from the kernel")) << glog;
+    EXPECT_TRUE(contains(glog, "OK malformed from mdcom")) << glog;
+    EXPECT_TRUE(contains(glog, "OK same-name binding")) << glog;
+    EXPECT_TRUE(contains(glog, "OK two channels named rpmsg-raw both answered")) << glog;
+    /* the kernel's destroy announcement unbound the endpoint again */
+    EXPECT_TRUE(contains(dev1log, "same-name endpoint 0x440: bound to 0x500")) << dev1log;
+    EXPECT_TRUE(contains(dev1log, "same-name endpoint 0x440: unbound")) << dev1log;
+    /* the kernel log of every step without malformed input is clean ... */
+    for (const char *part : {"start", "streams", "before-bad", "end"})
+        expect_clean_log(slurp(out1 + "/dmesg-" + part + ".txt"),
+                         ("kernel log while the device was alive (" + std::string(part) + ")").c_str());
+    /* ... and with it, the kernel complains as its source says and no more */
+    std::string badk = slurp(out1 + "/dmesg-badk.txt"), bad = slurp(out1 + "/dmesg-bad.txt");
+    EXPECT_TRUE(contains(badk, "message is too big (497)")) << badk;
+    for (const std::string &l : {badk, bad})
+        for (const char *worse : {"WARNING:", "BUG:", "Oops", "Kernel panic", "virtqueue_add", "no used buffer"})
+            EXPECT_FALSE(contains(l, worse)) << "'" << worse << "' in the kernel log of a malformed step:\n" << l;
+    EXPECT_TRUE(contains(bad, "malformed ns msg (10)")) << bad;
+    EXPECT_TRUE(contains(bad, "msg received with no recipient")) << bad;
+    size_t big = 0;
+    for (size_t at = bad.find("inbound msg too big"); at != std::string::npos;
+         at = bad.find("inbound msg too big", at + 1))
+        big++;
+    EXPECT_EQ(2u, big) << bad;
+    printf("kernel log of mdcom's malformed input:\n%s", bad.c_str());
     EXPECT_TRUE(contains(slurp(out1 + "/dmesg-run.txt"), "virtio_uml: virtqueue callbacks in process context"))
         << "kernel built without tests/kernel/uml_virtio_edit.py?";
     /* after the kill, virtio_uml warns (its call pipes reach EOF: "read

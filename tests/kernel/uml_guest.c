@@ -13,7 +13,11 @@
  *   mdcom_n=N         echoes (full/quick), round trips per size (bench)
  *   mdcom_seed=S      seed of the random lengths
  * First it checks that vector registers survive context switches
- * (uml_vecregs.c), then the RPMsg steps.
+ * (uml_vecregs.c), then the RPMsg steps; full mode adds, after the echo:
+ * four guest threads' streams both ways at once, mdcom's TX ring filled
+ * while the kernel's RX processing is held back, malformed input from the
+ * kernel's side and from mdcom's (each step's kernel log in its own
+ * dmesg-<step>.txt).
  * Every step writes one line to guest.log ("OK ...", "FAIL ...", "INFO ...",
  * "BENCH ...", "READY_FOR_KILL", "DONE"); the host test reads it.
  * Ends with a power-off (init must not exit).
@@ -24,6 +28,8 @@
 #include <fcntl.h>
 #include <linux/rpmsg.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +50,7 @@
 #define ECHO_ADDR_ENV "mdcom_echo_addr"
 #define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
 #define KSVC_ADDR 0x500u    /* the service this side announces */
+#define SAME_ADDR 0x440u    /* vhost-rpmsg's second rpmsg-raw endpoint ("A") */
 #define MAX_PAYLOAD 496u
 
 static FILE *glog;
@@ -190,15 +197,22 @@ static ssize_t read_msg(int fd, void *buf, size_t cap, int ms)
     return r < 0 ? -errno : r;
 }
 
-static void save_dmesg(const char *name)
+/* The kernel log into outdir/name: all of it, or with since_last only what
+ * was logged after the previous save (the buffer, 128 KiB, does not wrap in
+ * this test). */
+static void save_dmesg_part(const char *name, int since_last)
 {
     static char buf[1 << 20];
+    static int seen;
     char p[512];
     int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf));
+    int from = since_last && seen <= n ? seen : 0;
+    if (n > 0)
+        seen = n;
     snprintf(p, sizeof(p), "%s/%s", outdir, name);
     FILE *f = fopen(p, "w");
-    if (f && n > 0)
-        fwrite(buf, 1, (size_t)n, f);
+    if (f && n > from)
+        fwrite(buf + from, 1, (size_t)(n - from), f);
     if (f) {
         fflush(f);
         fsync(fileno(f));
@@ -239,6 +253,8 @@ static int open_echo_ept(int ctrl, uint32_t echo_addr, uint32_t src, char *dev, 
         FAIL("open %s: %s", dev, strerror(errno));
     return fd;
 }
+
+static void save_dmesg(const char *name) { save_dmesg_part(name, 0); }
 
 static int ctl_request(int fd, const char *req, char *out, size_t cap)
 {
@@ -332,6 +348,390 @@ static void bench_run(int fd, long n)
             (unsigned long long)t[n / 2], (unsigned long long)t[(n * 99) / 100],
             (unsigned long long)(sum / (uint64_t)n));
     }
+}
+
+/* an endpoint device through RPMSG_CREATE_EPT_IOCTL, opened: fd or -1 */
+static int open_ept(int ctrl, const char *name, uint32_t src, uint32_t dst)
+{
+    char dev[300];
+    if (ctrl_request(ctrl, RPMSG_CREATE_EPT_IOCTL, "RPMSG_CREATE_EPT_IOCTL", name, src, dst) != 0)
+        return -1;
+    if (wait_eptdev(src, dst, dev, sizeof(dev), 5000) != 0) {
+        FAIL("no /dev/rpmsgN for endpoint 0x%x -> 0x%x", src, dst);
+        return -1;
+    }
+    int fd = open(dev, O_RDWR);
+    if (fd < 0)
+        FAIL("open %s: %s", dev, strerror(errno));
+    return fd;
+}
+
+/* the device's counters ("X"); 0 or -1 */
+struct xstats {
+    unsigned bad[5], ns, unknown, cb, src;
+    unsigned long long copy, zc, held, changed, unordered;
+};
+static int xstats(int ctl, struct xstats *x)
+{
+    char rep[300];
+    if (ctl_request(ctl, "X", rep, sizeof(rep)) != 0 ||
+        sscanf(rep, "bad %u %u %u %u %u ns %u unknown %u cb %u copy %llu zc %llu held %llu changed %llu src %u unordered %llu",
+               &x->bad[0], &x->bad[1], &x->bad[2], &x->bad[3], &x->bad[4], &x->ns, &x->unknown, &x->cb,
+               &x->copy, &x->zc, &x->held, &x->changed, &x->src, &x->unordered) != 14) {
+        FAIL("device counters: '%s'", rep);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- several guest threads, both directions at once ---------------------- */
+#define STREAMS 4
+struct stream {
+    int fd, id;
+    long n, bad;
+    pthread_t w, r;
+    char why[160];
+};
+
+/* message k of stream id: 8..496 bytes, id, k and a pattern */
+static size_t stream_msg(uint8_t *p, int id, uint32_t k)
+{
+    uint32_t h = (uint32_t)id * 2654435761u ^ k * 40503u;
+    size_t len = 8 + h % (MAX_PAYLOAD - 7);
+    memcpy(p, &id, 4);
+    memcpy(p + 4, &k, 4);
+    for (size_t i = 8; i < len; i++)
+        p[i] = (uint8_t)(h + i * 7u);
+    return len;
+}
+
+static void *stream_writer(void *arg)
+{
+    struct stream *st = arg;
+    uint8_t m[MAX_PAYLOAD];
+    for (uint32_t k = 0; k < (uint32_t)st->n; k++) {
+        size_t len = stream_msg(m, st->id, k);
+        if (write(st->fd, m, len) != (ssize_t)len) {
+            snprintf(st->why, sizeof(st->why), "write %u: %s", k, strerror(errno));
+            st->bad++;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void *stream_reader(void *arg)
+{
+    struct stream *st = arg;
+    uint8_t m[MAX_PAYLOAD], got[MAX_PAYLOAD + 16];
+    for (uint32_t k = 0; k < (uint32_t)st->n; k++) {
+        size_t len = stream_msg(m, st->id, k);
+        ssize_t r = read_msg(st->fd, got, sizeof(got), 20000);
+        if (r != (ssize_t)len || memcmp(got, m, len) != 0) {
+            uint32_t gk = 0;
+            if (r >= 8)
+                memcpy(&gk, got + 4, 4);
+            snprintf(st->why, sizeof(st->why), "message %u: got %zd bytes (index %u), expected %zu", k, r, gk, len);
+            st->bad++;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static int streams_run(int ctrl, int ctl, uint32_t echo_addr, long n)
+{
+    struct stream st[STREAMS];
+    char rep[300];
+    if (ctl_request(ctl, "R", rep, sizeof(rep)) != 0) {
+        FAIL("control reset");
+        return -1;
+    }
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < STREAMS; i++) {
+        memset(&st[i], 0, sizeof(st[i]));
+        st[i].id = i;
+        st[i].n = n;
+        char name[32];
+        snprintf(name, sizeof(name), "mdcom-stream%d", i);
+        st[i].fd = open_ept(ctrl, name, 0x610u + (uint32_t)i, echo_addr);
+        if (st[i].fd < 0)
+            return -1;
+    }
+    for (int i = 0; i < STREAMS; i++) {
+        pthread_create(&st[i].r, NULL, stream_reader, &st[i]);
+        pthread_create(&st[i].w, NULL, stream_writer, &st[i]);
+    }
+    long bad = 0;
+    for (int i = 0; i < STREAMS; i++) {
+        pthread_join(st[i].w, NULL);
+        pthread_join(st[i].r, NULL);
+        if (st[i].bad) {
+            FAIL("stream %d: %s", i, st[i].why);
+            bad++;
+        }
+        close(st[i].fd);
+    }
+    double dt = (double)(now_ns() - t0) / 1e9;
+    if (bad)
+        return -1;
+    unsigned long long cnt = 0;
+    unsigned crc = 0;
+    struct xstats x;
+    if (ctl_request(ctl, "S", rep, sizeof(rep)) != 0 || sscanf(rep, "%llu %x", &cnt, &crc) != 2 ||
+        cnt != (unsigned long long)(STREAMS * n)) {
+        FAIL("streams: the device counted '%s', expected %ld", rep, STREAMS * n);
+        return -1;
+    }
+    if (xstats(ctl, &x) != 0 || x.changed != 0 || x.unordered != 0) {
+        FAIL("streams: held buffers changed %llu, echoes out of order %llu", x.changed, x.unordered);
+        return -1;
+    }
+    say("OK %d streams at once (a writer and a reader thread each), %ld messages each way per stream, "
+        "in order and unchanged, %.2f s", STREAMS, n, dt);
+    return 0;
+}
+
+/* ---- mdcom's TX ring full ---------------------------------------------------
+ * rpmsg_char queues what arrives without limit, so a reader that stops does
+ * not stop the kernel taking messages: the ring fills only while the kernel's
+ * RX processing (virtio callbacks, a work item) cannot run. This thread makes
+ * it so on UML's one CPU: SCHED_FIFO, RT throttling off, spinning until the
+ * device reports its ring full and its timed send failed. */
+static int fill_run(int ctrl, int ctl, long n)
+{
+    char path[400], rep[300], req[500];
+    int ffd = open_ept(ctrl, "mdcom-fill", 0x630, CTL_ADDR);
+    if (ffd < 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/fill.txt", outdir);
+    unlink(path);
+    int rt = open("/proc/sys/kernel/sched_rt_runtime_us", O_WRONLY);
+    if (rt < 0 || write(rt, "-1", 2) != 2) {
+        FAIL("RT throttling: %s", strerror(errno));
+        return -1;
+    }
+    close(rt);
+    struct sched_param sp = {.sched_priority = 50}, sp0 = {.sched_priority = 0};
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0) {
+        FAIL("SCHED_FIFO: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(req, sizeof(req), "F 0x630 %ld %s", n, path);
+    ssize_t w = write(ctl, req, strlen(req));
+    uint64_t t0 = now_ns();
+    int seen = 0;
+    while (w == (ssize_t)strlen(req) && now_ns() - t0 < 20000000000ull)
+        if (access(path, F_OK) == 0) {
+            seen = 1;
+            break;
+        }
+    double held_ms = (double)(now_ns() - t0) / 1e6;
+    sched_setscheduler(0, SCHED_OTHER, &sp0);
+    if (!seen) {
+        FAIL("fill: the device did not report a full ring within 20 s (write %zd)", w);
+        return -1;
+    }
+    /* the reader drains: everything, in order, unchanged */
+    uint8_t got[MAX_PAYLOAD + 16], want[MAX_PAYLOAD];
+    for (uint32_t k = 0; k < (uint32_t)n; k++) {
+        size_t len = 8 + (k * 37u) % 489u;
+        memcpy(want, &k, 4);
+        memcpy(want + 4, "FLD1", 4);
+        for (size_t i = 8; i < len; i++)
+            want[i] = (uint8_t)(k * 31u + i);
+        ssize_t r = read_msg(ffd, got, sizeof(got), 20000);
+        if (r != (ssize_t)len || memcmp(got, want, len) != 0) {
+            FAIL("fill: message %u: got %zd bytes, expected %zu", k, r, len);
+            return -1;
+        }
+    }
+    ssize_t rn = read_msg(ctl, rep, sizeof(rep) - 1, 20000);
+    if (rn <= 0) {
+        FAIL("fill: no answer");
+        return -1;
+    }
+    rep[rn] = 0;
+    unsigned posted = 0, full = 0, sent = 0, failed = 0;
+    int rc = 0, trc = 0;
+    long long waited = 0;
+    if (sscanf(rep, "FILL %u %u %d %d %lld %u %u", &posted, &full, &rc, &trc, &waited, &sent, &failed) != 7) {
+        FAIL("fill: answer '%s'", rep);
+        return -1;
+    }
+    say("INFO fill: %s; kernel RX held back for %.0f ms", rep, held_ms);
+    if (posted != 256 || full != posted || rc != -ETIMEDOUT || trc != -ETIMEDOUT || waited < 200000 ||
+        waited > 5000000 || sent != (unsigned)n || failed != 0) {
+        FAIL("fill: expected 256 posted, the ring full after all of them, -ETIMEDOUT twice after "
+             "a 200 ms wait, %ld sent, none failed: '%s'", n, rep);
+        return -1;
+    }
+    close(ffd);
+    say("OK TX ring full: %u messages filled the kernel's %u RX buffers, the next send waited %.0f ms "
+        "and failed with -ETIMEDOUT, then all %ld arrived in order once the kernel went on",
+        full, posted, (double)waited / 1000.0, n);
+    return 0;
+}
+
+/* ---- malformed input, from the kernel's side --------------------------------
+ * What the guest can make its kernel send: bad name service messages, a
+ * message to nobody, a reserved source address (7), a zero-length message;
+ * a message past the buffer the kernel refuses itself (EMSGSIZE). */
+static int bad_from_kernel(int ctrl, int ctl, int fd, uint32_t echo_addr)
+{
+    struct xstats a, b;
+    uint8_t m[600], got[600];
+    if (xstats(ctl, &a) != 0)
+        return -1;
+    int nsfd = open_ept(ctrl, "mdcom-badns", 0x650, 53);
+    int nofd = open_ept(ctrl, "mdcom-nobody", 0x651, 0x7777);
+    int oddfd = open_ept(ctrl, "mdcom-odd", 7, echo_addr);
+    if (nsfd < 0 || nofd < 0 || oddfd < 0)
+        return -1;
+    /* short; name without NUL; address ANY; flags 7 */
+    memset(m, 0, sizeof(m));
+    strcpy((char *)m, "md-bad");
+    int ok = write(nsfd, m, 10) == 10;
+    memset(m, 'n', 32);
+    uint32_t addr = 0x460, flags = 0, any = RPMSG_ADDR_ANY, seven = 7;
+    memcpy(m + 32, &addr, 4);
+    memcpy(m + 36, &flags, 4);
+    ok &= write(nsfd, m, 40) == 40;
+    memset(m, 0, 32);
+    strcpy((char *)m, "md-bad-any");
+    memcpy(m + 32, &any, 4);
+    ok &= write(nsfd, m, 40) == 40;
+    strcpy((char *)m, "md-bad-flags");
+    memcpy(m + 32, &addr, 4);
+    memcpy(m + 36, &seven, 4);
+    ok &= write(nsfd, m, 40) == 40;
+    ok &= write(nofd, "nobody", 6) == 6;
+    ok &= write(oddfd, "odd", 3) == 3;
+    ssize_t r = read_msg(oddfd, got, sizeof(got), 5000);
+    if (!ok || r != 3 || memcmp(got, "odd", 3) != 0) {
+        FAIL("malformed from the kernel: writes %d, echo to source 7: %zd", ok, r);
+        return -1;
+    }
+    if (xstats(ctl, &b) != 0)
+        return -1;
+    unsigned dbad = 0;
+    for (int i = 0; i < 5; i++)
+        dbad += b.bad[i] - a.bad[i];
+    if (b.ns - a.ns != 4 || b.unknown - a.unknown != 1 || dbad != 0 || b.cb != a.cb || b.src != 7) {
+        FAIL("malformed from the kernel: the device counted bad_ns +%u (4), unknown_dst +%u (1), "
+             "other bad_* +%u (0), cb_errors +%u (0), last source %u (7)",
+             b.ns - a.ns, b.unknown - a.unknown, dbad, b.cb - a.cb, b.src);
+        return -1;
+    }
+    /* past the buffer: refused by the kernel itself */
+    memset(m, 'x', sizeof(m));
+    errno = 0;
+    ssize_t big = write(fd, m, MAX_PAYLOAD + 1);
+    int big_err = errno;
+    /* zero length: a message of its own, echoed as one */
+    ssize_t z = write(fd, m, 0);
+    struct pollfd pf = {fd, POLLIN, 0};
+    int pr = poll(&pf, 1, 5000);
+    ssize_t zr = pr > 0 ? read(fd, got, sizeof(got)) : -2;
+    if (big != -1 || big_err != EMSGSIZE || z != 0 || zr != 0) {
+        FAIL("malformed from the kernel: write of %u bytes %zd (%s), zero-length write %zd, its echo %zd",
+             MAX_PAYLOAD + 1, big, strerror(big_err), z, zr);
+        return -1;
+    }
+    close(nsfd);
+    close(nofd);
+    close(oddfd);
+    say("OK malformed from the kernel: 4 bad name service messages counted bad_ns, one to nobody "
+        "unknown_dst, source 7 delivered and answered, nothing else rejected; %u bytes refused by "
+        "the kernel (EMSGSIZE); zero length echoed", MAX_PAYLOAD + 1);
+    return 0;
+}
+
+static int sysfs_has(const char *part)
+{
+    DIR *d = opendir("/sys/bus/rpmsg/devices");
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, part))
+            found = 1;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* ---- malformed input, from mdcom's side (the device sends it, "M") --------- */
+static int bad_from_mdcom(int ctrl, int ctl, int fd)
+{
+    char rep[300];
+    uint8_t got[600];
+    int mfd = open_ept(ctrl, "mdcom-bad", 0x640, CTL_ADDR);
+    if (mfd < 0)
+        return -1;
+    save_dmesg_part("dmesg-before-bad.txt", 1);
+    if (write(ctl, "M 0x640", 7) != 7) {
+        FAIL("request M");
+        return -1;
+    }
+    /* of everything sent to 0x640 only these arrive: source 7, source ANY,
+     * and the messages after the two too long for their buffers */
+    const char *want[4] = {"src7", "srcany", "after1", "after2"};
+    for (int i = 0; i < 4; i++) {
+        ssize_t r = read_msg(mfd, got, sizeof(got) - 1, 5000);
+        if (r != (ssize_t)strlen(want[i]) || memcmp(got, want[i], (size_t)r) != 0) {
+            got[r > 0 ? r : 0] = 0;
+            FAIL("malformed from mdcom: message %d: '%s' (%zd), expected '%s'", i, (char *)got, r, want[i]);
+            return -1;
+        }
+    }
+    ssize_t rn = read_msg(ctl, rep, sizeof(rep) - 1, 5000);
+    unsigned before = 0, kicks = 0;
+    int err = 1;
+    if (rn > 0)
+        rep[rn] = 0;
+    if (rn <= 0 || sscanf(rep, "MDONE %u %d %u", &before, &err, &kicks) != 3 || err != 0) {
+        FAIL("malformed from mdcom: answer '%s'", rn > 0 ? rep : "");
+        return -1;
+    }
+    unsigned after = 0;
+    if (ctl_request(ctl, "P", rep, sizeof(rep)) != 0 || sscanf(rep, "%u", &after) != 1) {
+        FAIL("posted count");
+        return -1;
+    }
+    /* what the name service made of it */
+    int trunc = sysfs_has(".qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq.-1.1104"); /* 31 of the 32 */
+    int anyc = sysfs_has(".md-any.-1.-1");
+    int flagc = sysfs_has(".md-flags.");
+    int shortc = sysfs_has(".md-short.");
+    say("INFO malformed from mdcom: RX buffers posted by the kernel %u before, %u after; the device "
+        "notified %u more times to get the messages behind the rejected ones taken; channels: "
+        "32-byte name %s, address ANY %s, flags 7 %s, short %s",
+        before, after, kicks, trunc ? "created with 31 bytes" : "none", anyc ? "created" : "none",
+        flagc ? "created" : "none (taken as destroy)", shortc ? "created" : "none");
+    if (ctl_request(ctl, "C", rep, sizeof(rep)) != 0 || strcmp(rep, "CDONE") != 0) {
+        FAIL("cleanup: '%s'", rep);
+        return -1;
+    }
+    int gone = 0;
+    for (int t = 0; t < 200 && !gone; t++, usleep(10000))
+        gone = !sysfs_has(".qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq.") && !sysfs_has(".md-any.");
+    /* the kernel lives on: an echo still works */
+    ssize_t w = write(fd, "still", 5);
+    ssize_t r = read_msg(fd, got, sizeof(got), 5000);
+    save_dmesg_part("dmesg-bad.txt", 1);
+    if (after != before - 2 || !trunc || !anyc || flagc || shortc || !gone || w != 5 || r != 5 ||
+        memcmp(got, "still", 5) != 0) {
+        FAIL("malformed from mdcom: posted %u -> %u (expected 2 fewer), truncated %d any %d flags7 %d "
+             "short %d (expected 1 1 0 0), withdrawn %d, echo after %zd/%zd",
+             before, after, trunc, anyc, flagc, shortc, gone, w, r);
+        return -1;
+    }
+    close(mfd);
+    say("OK malformed from mdcom: the kernel survived; source 7 and ANY delivered; the two messages past "
+        "their buffers dropped and their 2 RX buffers not posted again (%u -> %u); short and flags-7 "
+        "name service messages created nothing, a 32-byte name was cut to 31, address ANY made a "
+        "channel; both withdrawn again", before, after);
+    return 0;
 }
 
 int main(void)
@@ -430,9 +830,49 @@ int main(void)
     }
     if (echo_run(fd, ctl, n) != 0)
         goto out;
+    if (!strcmp(mode, "full")) {
+        struct xstats x;
+        if (xstats(ctl, &x) != 0)
+            goto out;
+        if (x.copy == 0 || x.zc == 0 || x.held == 0 || x.changed != 0 || x.unordered != 0) {
+            FAIL("echo modes: copy %llu zero-copy %llu held %llu (held changed %llu, not held in order %llu)",
+                 x.copy, x.zc, x.held, x.changed, x.unordered);
+            goto out;
+        }
+        say("OK the device echoed by copy %llu, zero copy %llu, held RX buffer %llu times (none changed "
+            "while held)", x.copy, x.zc, x.held);
+        save_dmesg_part("dmesg-start.txt", 1);
+        if (streams_run(ctrl, ctl, (uint32_t)echo_addr, n / 4) != 0)
+            goto out;
+        if (fill_run(ctrl, ctl, 768) != 0)
+            goto out;
+        save_dmesg_part("dmesg-streams.txt", 1);
+        if (bad_from_kernel(ctrl, ctl, fd, (uint32_t)echo_addr) != 0)
+            goto out;
+        save_dmesg_part("dmesg-badk.txt", 1);
+        if (bad_from_mdcom(ctrl, ctl, fd) != 0)
+            goto out;
+    }
 
     /* 3. name service kernel -> remote: a local rpmsg-raw channel with a
-     *    fixed address is announced; the remote answers "hello rpmsg-raw" */
+     *    fixed address is announced; the remote answers "hello rpmsg-raw".
+     *    Full mode first asks the remote for a second endpoint named
+     *    rpmsg-raw (two of one name, the kernel makes a channel for each):
+     *    the announcement binds it, it says "bound" */
+    int full = !strcmp(mode, "full"), sfd = -1;
+    if (full) {
+        if (ctl_request(ctl, "A", buf, sizeof(buf)) != 0 || strcmp(buf, "ADONE 0") != 0) {
+            FAIL("second endpoint: '%s'", buf);
+            goto out;
+        }
+        char sdev[300];
+        if (wait_eptdev(-1, SAME_ADDR, sdev, sizeof(sdev), 5000) != 0 || (sfd = open(sdev, O_RDWR)) < 0) {
+            FAIL("no /dev/rpmsgN for the remote's second rpmsg-raw endpoint");
+            goto out;
+        }
+        say("OK name service remote->kernel: a second rpmsg-raw endpoint at 0x%x, its own channel %s", SAME_ADDR,
+            sdev);
+    }
     if (ctrl_request(ctrl, RPMSG_CREATE_DEV_IOCTL, "RPMSG_CREATE_DEV_IOCTL", "rpmsg-raw", KSVC_ADDR,
                     RPMSG_ADDR_ANY) != 0)
         goto out;
@@ -454,6 +894,18 @@ int main(void)
         goto out;
     }
     say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'", KSVC_ADDR, buf);
+    if (full) {
+        char want[32];
+        snprintf(want, sizeof(want), "bound 0x%x", SAME_ADDR);
+        hn = read_msg(kfd, buf, sizeof(buf) - 1, 5000);
+        buf[hn > 0 ? hn : 0] = 0;
+        if (strcmp(buf, want) != 0) {
+            FAIL("same-name binding: '%s' on 0x%x, expected '%s'", buf, KSVC_ADDR, want);
+            goto out;
+        }
+        say("OK same-name binding: the kernel's announcement bound the remote's unbound rpmsg-raw endpoint, "
+            "which sent '%s' to 0x%x", buf, KSVC_ADDR);
+    }
     close(kfd);
     if (ctrl_request(ctrl, RPMSG_RELEASE_DEV_IOCTL, "RPMSG_RELEASE_DEV_IOCTL", "rpmsg-raw",
                     KSVC_ADDR, RPMSG_ADDR_ANY) != 0)
@@ -464,6 +916,42 @@ int main(void)
         FAIL("control after release");
         goto out;
     }
+    if (full) {
+        /* both channels named rpmsg-raw answer, each its own way */
+        char edev[300], got[64];
+        int efd = wait_eptdev(-1, echo_addr, edev, sizeof(edev), 1000) == 0 ? open(edev, O_RDWR) : -1;
+        ssize_t e1 = efd >= 0 && write(efd, "y", 1) == 1 ? read_msg(efd, got, sizeof(got) - 1, 5000) : -1;
+        int echo_ok = e1 == 1 && got[0] == 'y';
+        ssize_t s1 = write(sfd, "x", 1) == 1 ? read_msg(sfd, got, sizeof(got) - 1, 5000) : -1;
+        got[s1 > 0 ? s1 : 0] = 0;
+        if (efd >= 0)
+            close(efd);
+        if (!echo_ok || strcmp(got, "same:x") != 0) {
+            FAIL("two channels named rpmsg-raw: echo %d, the second answered '%s'", echo_ok, got);
+            goto out;
+        }
+        /* name service remote -> kernel, destroy: the channel goes, its reader gets EPIPE */
+        if (ctl_request(ctl, "D", buf, sizeof(buf)) != 0 || strcmp(buf, "DDONE 0") != 0) {
+            FAIL("destroy the second endpoint: '%s'", buf);
+            goto out;
+        }
+        char p2[64];
+        snprintf(p2, sizeof(p2), ".rpmsg-raw.-1.%u", SAME_ADDR);
+        int gone = 0;
+        for (int t = 0; t < 500 && !gone; t++, usleep(10000))
+            gone = !sysfs_has(p2);
+        ssize_t sr = read(sfd, got, sizeof(got));
+        int serr = errno;
+        close(sfd);
+        if (!gone || sr != -1 || serr != EPIPE) {
+            FAIL("the remote's destroy announcement: channel gone %d, read %zd (%s)", gone, sr, strerror(serr));
+            goto out;
+        }
+        say("OK two channels named rpmsg-raw both answered; the remote's destroy announcement removed the "
+            "second one (its reader: EPIPE)");
+    }
+    /* the whole log, and (full mode) the part since the malformed input */
+    save_dmesg_part("dmesg-end.txt", 1);
     save_dmesg("dmesg-run.txt");
     if (!strcmp(mode, "quick"))
         goto out;

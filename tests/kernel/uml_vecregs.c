@@ -140,7 +140,7 @@ static void run_threads(int base_id, struct worker *t)
         t->switched += w[i].switched;
         t->mismatches += w[i].mismatches;
         if (w[i].mismatches && !t->first_bad[0])
-            snprintf(t->first_bad, sizeof(t->first_bad), "thread %d %s", w[i].id, w[i].first_bad);
+            snprintf(t->first_bad, sizeof(t->first_bad), "thread %d %.140s", w[i].id, w[i].first_bad);
     }
 }
 

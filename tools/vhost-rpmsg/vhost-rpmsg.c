@@ -19,8 +19,17 @@
  * payload bytes; a control endpoint at a fixed address answering "S" with
  * "count crc" and "R" by resetting both; announcements from the kernel are
  * logged and answered with a "hello <name>" message to the announced address.
+ * With --mixed-echo the echo answers in turn with a copy, a zero-copy send and by holding the
+ * RX buffer and echoing it later from the main loop (order kept, contents
+ * checked before the echo). More control requests drive tests/kernel's
+ * steps from the guest: "X" counters, "P" RX buffers the kernel has posted,
+ * "F addr n file" fill the TX ring (below), "M addr" send malformed input,
+ * "C" withdraw what "M" made the kernel create, "A" / "D" create / destroy
+ * a second endpoint named "rpmsg-raw" (same-name binding).
  *
- * Usage: vhost-rpmsg --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req]
+ * Usage: vhost-rpmsg --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req] [--mixed-echo]
+ * (--mixed-echo: the echo by copy, zero copy and held buffers in turn;
+ * without it, copy only, as bench-uml next to this file measures it)
  * Log lines on stderr ("vhost-rpmsg: ..."); exits 0 when the front-end closes
  * the connection, 1 on an error.
  */
@@ -37,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdcom/rpmsg.h"
@@ -123,9 +133,29 @@ static struct dev {
     /* RPMsg side */
     mdcom_rpmsg_t *rp;
     mdcom_rpmsg_ept_t *echo, *ctl;
+    mdcom_rpmsg_ept_t *same; /* "A": a second endpoint named like the echo */
     uint64_t count;
     uint32_t crc;
+    /* echo modes and what the tests ask about */
+    int mixed; /* --mixed-echo */
+    uint64_t echo_seq, n_copy, n_zc, n_held, held_changed, unordered;
+    uint32_t last_src;
+    void *used0; /* vring 0's used ring (what mdcom publishes to the kernel) */
+    void *avail0;
+    uint32_t num;
+    int hold_call, call_pending; /* "M": the kernel's call withheld while a message is edited */
+    char pending[300];           /* a control request run from the main loop */
+    uint32_t pending_src;
 } D = {.sock = -1, .backend_req = -1};
+
+/* RX buffers held by the echo, echoed in arrival order from the main loop */
+#define HELD_MAX 512 /* more than the kernel's TX buffers: a hold never fails */
+static struct held {
+    void *data;
+    size_t len;
+    uint32_t src, crc;
+} H[HELD_MAX];
+static unsigned h_head, h_tail, h_flushing, e_sending;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
@@ -390,6 +420,10 @@ static void dev_notify(void *ctx, uint32_t vq)
 {
     (void)ctx;
     const uint64_t one = 1;
+    if (vq == 0 && D.hold_call) {
+        D.call_pending = 1;
+        return;
+    }
     if (vq < 2 && D.vq[vq].call >= 0)
         /* EAGAIN (pipe full) means a notification is already pending */
         (void)!write(D.vq[vq].call, &one, sizeof(one));
@@ -420,15 +454,253 @@ static int dev_wait(void *ctx, int64_t timeout_ns)
 }
 
 /* ---- RPMsg application ---------------------------------------------------- */
+/* Echo the held RX buffers in arrival order, checking that the kernel left
+ * them alone, and give them back; from the main loop only. Messages
+ * arriving meanwhile (a blocked send dispatches) are held behind them. */
+static void flush_held(void)
+{
+    if (h_flushing)
+        return;
+    h_flushing = 1;
+    while (h_head != h_tail) {
+        struct held h = H[h_head % HELD_MAX];
+        if (mdcom_crc32(0, h.data, h.len) != h.crc)
+            D.held_changed++;
+        e_sending++;
+        int rc = mdcom_rpmsg_sendto(D.echo, h.data, h.len, h.src, 5000000000LL);
+        e_sending--;
+        if (rc)
+            logf_("held echo to 0x%x failed: %d", h.src, rc);
+        h_head++;
+        rc = mdcom_rpmsg_release_rx_buffer(D.echo, h.data);
+        if (rc)
+            logf_("release_rx_buffer: %d", rc);
+    }
+    h_flushing = 0;
+}
+
 static int echo_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
 {
     (void)priv;
+    int rc;
     D.count++;
     D.crc = mdcom_crc32(D.crc, data, len);
-    int rc = mdcom_rpmsg_sendto(ept, data, len, src, 5000000000LL);
+    D.last_src = src;
+    uint64_t k = D.mixed ? D.echo_seq++ : 0; /* 0: copy */
+    /* every third message, and, to keep the order, every one behind a held
+     * one or arriving while an echo waits for a TX buffer (a blocked send
+     * dispatches) */
+    if (k % 3 == 2 || h_head != h_tail || e_sending) {
+        if (h_tail - h_head < HELD_MAX && mdcom_rpmsg_hold_rx_buffer(ept, data) == 0) {
+            H[h_tail++ % HELD_MAX] = (struct held){data, len, src, mdcom_crc32(0, data, len)};
+            D.n_held++;
+            return 0;
+        }
+    }
+    D.unordered += h_head != h_tail || e_sending; /* could not hold it */
+    e_sending++;
+    if (k % 3 == 1) {
+        void *tb = NULL;
+        uint32_t cap = 0;
+        rc = mdcom_rpmsg_get_tx_buffer(ept, &tb, &cap, 5000000000LL);
+        if (rc == 0) {
+            memcpy(tb, data, len);
+            rc = mdcom_rpmsg_sendto_nocopy(ept, tb, len, src);
+        }
+        D.n_zc++;
+    } else {
+        rc = mdcom_rpmsg_sendto(ept, data, len, src, 5000000000LL);
+        D.n_copy++;
+    }
+    e_sending--;
     if (rc)
         logf_("echo to 0x%x failed: %d", src, rc);
     return rc;
+}
+
+/* RX buffers the kernel has posted and mdcom not yet used: vring 0's
+ * avail.idx - used.idx (exact while the kernel is idle) */
+static unsigned posted_rx(void)
+{
+    uint16_t a = __atomic_load_n((uint16_t *)D.avail0 + 1, __ATOMIC_ACQUIRE);
+    uint16_t u = __atomic_load_n((uint16_t *)D.used0 + 1, __ATOMIC_ACQUIRE);
+    return (uint16_t)(a - u);
+}
+
+/* Payload k of the "F" stream: 8..496 bytes, index and a pattern. */
+static size_t fill_payload(uint8_t *p, uint32_t k)
+{
+    size_t len = 8 + (k * 37u) % 489u;
+    memcpy(p, &k, 4);
+    memcpy(p + 4, "FLD1", 4);
+    for (size_t i = 8; i < len; i++)
+        p[i] = (uint8_t)(k * 31u + i);
+    return len;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* "F addr n file": the guest holds its kernel's RX processing back; send the
+ * n-message stream to addr zero-copy until no TX buffer is left (MDCOM_POLL
+ * says -ETIMEDOUT), then one copy send with a 200 ms timeout, which must
+ * wait and fail with -ETIMEDOUT; write "posted full rc timed_rc waited_us"
+ * to file (the guest, spinning, lets its kernel go on when it appears),
+ * then send the rest with blocking sends, copy and zero copy in turn, and
+ * answer "FILL posted full rc timed_rc waited_us sent failed". */
+static void do_fill(uint32_t addr, uint32_t n, const char *file, uint32_t to)
+{
+    uint8_t p[MDCOM_RPMSG_DEFAULT_BUF_SIZE];
+    unsigned posted = posted_rx();
+    uint32_t k = 0, failed = 0;
+    int rc = 0, trc = 0;
+    while (k < n) {
+        void *tb = NULL;
+        uint32_t cap = 0;
+        if ((rc = mdcom_rpmsg_get_tx_buffer(D.ctl, &tb, &cap, MDCOM_POLL)) != 0)
+            break;
+        size_t len = fill_payload(tb, k);
+        if (mdcom_rpmsg_sendto_nocopy(D.ctl, tb, len, addr) != 0)
+            failed++;
+        k++;
+    }
+    uint32_t full = k;
+    int64_t t0 = mono_us();
+    size_t len = fill_payload(p, k);
+    trc = mdcom_rpmsg_sendto(D.ctl, p, len, addr, 200000000LL);
+    int64_t waited = mono_us() - t0;
+    if (trc == 0)
+        k++;
+    char tmp[320], line[160];
+    int ln = snprintf(line, sizeof(line), "%u %u %d %d %lld", posted, full, rc, trc, (long long)waited);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f) != 0 || rename(tmp, file) != 0)
+        logf_("fill: cannot write %s", file);
+    logf_("fill: %s", line);
+    for (; k < n; k++) {
+        len = fill_payload(p, k);
+        if (k % 2) {
+            if (mdcom_rpmsg_sendto(D.ctl, p, len, addr, 10000000000LL) != 0)
+                failed++;
+        } else {
+            void *tb = NULL;
+            uint32_t cap = 0;
+            if (mdcom_rpmsg_get_tx_buffer(D.ctl, &tb, &cap, 10000000000LL) != 0 ||
+                (memcpy(tb, p, len), mdcom_rpmsg_sendto_nocopy(D.ctl, tb, len, addr)) != 0)
+                failed++;
+        }
+    }
+    char out[200];
+    ln = snprintf(out, sizeof(out), "FILL %s %u %u", line, k, failed);
+    if (mdcom_rpmsg_sendto(D.ctl, out, (size_t)ln, to, 5000000000LL) != 0)
+        logf_("fill: answer failed");
+}
+
+enum edit { EDIT_SRC_ANY, EDIT_USED_LEN, EDIT_HDR_LEN };
+
+/* Send msg from the control endpoint to dst, then edit what the kernel will
+ * read, before it is told (its call withheld): the header's source address
+ * to ANY, used.len past the buffer (600), or the header's length one past
+ * used.len - 16. mdcom's own API cannot produce these; the kernel reads a
+ * message only when called, and the guest is idle, waiting. */
+static int send_edited(uint32_t dst, const char *msg, enum edit e)
+{
+    void *tb = NULL;
+    uint32_t cap = 0;
+    size_t len = strlen(msg);
+    int rc = mdcom_rpmsg_get_tx_buffer(D.ctl, &tb, &cap, 1000000000LL);
+    if (rc)
+        return rc;
+    memcpy(tb, msg, len);
+    D.hold_call = 1;
+    D.call_pending = 0;
+    rc = mdcom_rpmsg_sendto_nocopy(D.ctl, tb, len, dst);
+    uint8_t *hdr = (uint8_t *)tb - MDCOM_RPMSG_HDR_SIZE;
+    uint16_t idx = __atomic_load_n((uint16_t *)D.used0 + 1, __ATOMIC_RELAXED);
+    uint8_t *ent = (uint8_t *)D.used0 + 4 + 8u * ((uint16_t)(idx - 1) & (D.num - 1));
+    uint32_t any = MDCOM_RPMSG_ADDR_ANY, big = 600;
+    uint16_t hlen = (uint16_t)(len + 1);
+    if (e == EDIT_SRC_ANY)
+        memcpy(hdr, &any, 4);
+    else if (e == EDIT_USED_LEN)
+        memcpy(ent + 4, &big, 4);
+    else
+        memcpy(hdr + 12, &hlen, 2);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    D.hold_call = 0;
+    if (D.call_pending)
+        dev_notify(NULL, 0);
+    return rc;
+}
+
+/* a name service message {name[32], addr, flags}, or len bytes of one */
+static int send_ns(const char *name, size_t nlen, uint32_t addr, uint32_t flags, size_t len)
+{
+    uint8_t m[40];
+    memset(m, 0, sizeof(m));
+    memcpy(m, name, nlen);
+    memcpy(m + 32, &addr, 4);
+    memcpy(m + 36, &flags, 4);
+    return mdcom_rpmsg_sendto(D.ctl, m, len, MDCOM_RPMSG_NS_ADDR, 1000000000LL);
+}
+
+#define LONG_NAME "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq" /* 32 bytes, no NUL */
+
+/* Wait until the kernel has posted target RX buffers (it posts a buffer
+ * again once it took its message; not one it rejected), notifying it again
+ * every 50 ms: virtio_rpmsg_bus stops draining the ring at a message it
+ * rejects and takes the rest only at its next notification, which never
+ * comes when it was the last. 0 or -1 (not within 10 s). */
+static int settle(unsigned target, unsigned *kicks)
+{
+    for (int i = 1; i <= 1000; i++) {
+        if (posted_rx() == target)
+            return 0;
+        usleep(10000);
+        if (i % 5 == 0) {
+            dev_notify(NULL, 0);
+            (*kicks)++;
+        }
+    }
+    logf_("settle: %u RX buffers posted after 10 s, expected %u", posted_rx(), target);
+    return -1;
+}
+
+/* "M addr": malformed input for the kernel; to addr, of what is sent, only
+ * "src7", "srcany", "after1" and "after2" can arrive; answers "MDONE
+ * posted_before errors notifications_added". */
+static void do_malformed(uint32_t addr, uint32_t to)
+{
+    unsigned before = posted_rx(), kicks = 0;
+    int err = 0;
+    /* name service: short, name without NUL, address ANY, flags 7 */
+    err |= send_ns("md-short", 8, 0x450, 0, 10);
+    err |= send_ns(LONG_NAME, 32, 0x450, 0, 40);
+    err |= send_ns("md-any", 6, MDCOM_RPMSG_ADDR_ANY, 0, 40);
+    err |= send_ns("md-flags", 8, 0x451, 7, 40);
+    /* odd source addresses: reserved 7 and ANY */
+    err |= mdcom_rpmsg_send_offchannel(D.ctl, 7, addr, "src7", 4, 1000000000LL);
+    err |= send_edited(addr, "srcany", EDIT_SRC_ANY);
+    /* nobody at the destination */
+    err |= mdcom_rpmsg_sendto(D.ctl, "nobody", 6, 0x7777, 1000000000LL);
+    err |= settle(before, &kicks);
+    /* lengths past the buffer, each alone, then a message behind it */
+    err |= send_edited(addr, "toobig-used", EDIT_USED_LEN);
+    err |= mdcom_rpmsg_sendto(D.ctl, "after1", 6, addr, 1000000000LL);
+    err |= settle(before - 1, &kicks);
+    err |= send_edited(addr, "toobig-hdr", EDIT_HDR_LEN);
+    err |= mdcom_rpmsg_sendto(D.ctl, "after2", 6, addr, 1000000000LL);
+    err |= settle(before - 2, &kicks);
+    char out[100];
+    int n = snprintf(out, sizeof(out), "MDONE %u %d %u", before, err != 0, kicks);
+    if (mdcom_rpmsg_sendto(D.ctl, out, (size_t)n, to, 5000000000LL) != 0)
+        logf_("malformed: answer failed");
+    logf_("malformed input sent (%s)", out);
 }
 
 static int ctl_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
@@ -444,7 +716,93 @@ static int ctl_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, 
         int n = snprintf(out, sizeof(out), "%" PRIu64 " %08x", D.count, D.crc);
         return mdcom_rpmsg_sendto(ept, out, (size_t)n, src, 5000000000LL);
     }
+    if (len == 1 && *(char *)data == 'X') {
+        char x[240];
+        mdcom_rpmsg_stats st;
+        mdcom_rpmsg_stats_get(D.rp, &st);
+        int n = snprintf(x, sizeof(x),
+                         "bad %u %u %u %u %u ns %u unknown %u cb %u copy %" PRIu64 " zc %" PRIu64
+                         " held %" PRIu64 " changed %" PRIu64 " src %u unordered %" PRIu64,
+                         st.bad_idx, st.bad_head, st.bad_desc, st.bad_addr, st.bad_len, st.bad_ns,
+                         st.unknown_dst, st.cb_errors, D.n_copy, D.n_zc, D.n_held, D.held_changed,
+                         D.last_src, D.unordered);
+        return mdcom_rpmsg_sendto(ept, x, (size_t)n, src, 5000000000LL);
+    }
+    if (len == 1 && *(char *)data == 'P') {
+        int n = snprintf(out, sizeof(out), "%u", posted_rx());
+        return mdcom_rpmsg_sendto(ept, out, (size_t)n, src, 5000000000LL);
+    }
+    if (len >= 1 && len < sizeof(D.pending) && *(char *)data && strchr("FMCAD", *(char *)data) && !D.pending[0]) {
+        memcpy(D.pending, data, len); /* run from the main loop, not a callback */
+        D.pending[len] = 0;
+        D.pending_src = src;
+        return 0;
+    }
     return -EINVAL;
+}
+
+/* "C": withdraw the channels "M" made the kernel create (the truncated long
+ * name, address ANY); answers "CDONE". */
+static void do_cleanup(uint32_t to)
+{
+    int err = send_ns(LONG_NAME, 31, 0x450, 1, 40);
+    err |= send_ns("md-any", 6, MDCOM_RPMSG_ADDR_ANY, 1, 40);
+    err |= mdcom_rpmsg_sendto(D.ctl, err ? "CFAIL" : "CDONE", 5, to, 5000000000LL);
+    if (err)
+        logf_("cleanup failed");
+}
+
+/* the endpoint of "A": answers "same:<message>" to its source */
+static int same_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, void *priv)
+{
+    (void)priv;
+    char out[MDCOM_RPMSG_DEFAULT_BUF_SIZE];
+    if (len > sizeof(out) - 16 - 5)
+        return -EMSGSIZE;
+    memcpy(out, "same:", 5);
+    memcpy(out + 5, data, len);
+    return mdcom_rpmsg_sendto(ept, out, len + 5, src, 5000000000LL);
+}
+
+#define SAME_ADDR 0x440u
+
+/* "A": a second endpoint named "rpmsg-raw" (announced, unbound) at
+ * SAME_ADDR; "D": destroy it (announced). Answer "ADONE rc" / "DDONE rc". */
+static void do_same(int create, uint32_t to)
+{
+    int rc;
+    char out[32];
+    if (create)
+        rc = D.same ? -EEXIST
+                    : mdcom_rpmsg_ept_create(D.rp, &D.same, "rpmsg-raw", SAME_ADDR, MDCOM_RPMSG_ADDR_ANY, same_cb,
+                                             NULL, 5000000000LL);
+    else {
+        rc = D.same ? mdcom_rpmsg_ept_destroy(D.same) : -ENOENT;
+        D.same = NULL;
+    }
+    int n = snprintf(out, sizeof(out), "%s %d", create ? "ADONE" : "DDONE", rc);
+    if (mdcom_rpmsg_sendto(D.ctl, out, (size_t)n, to, 5000000000LL) != 0)
+        logf_("same: answer failed");
+}
+
+static void run_pending(void)
+{
+    char cmd[sizeof(D.pending)], file[sizeof(D.pending)];
+    unsigned addr = 0, n = 0;
+    if (!D.pending[0])
+        return;
+    memcpy(cmd, D.pending, sizeof(cmd));
+    D.pending[0] = 0;
+    if (cmd[0] == 'F' && sscanf(cmd, "F %i %u %255s", &addr, &n, file) == 3)
+        do_fill(addr, n, file, D.pending_src);
+    else if (cmd[0] == 'M' && sscanf(cmd, "M %i", &addr) == 1)
+        do_malformed(addr, D.pending_src);
+    else if (cmd[0] == 'C')
+        do_cleanup(D.pending_src);
+    else if (cmd[0] == 'A' || cmd[0] == 'D')
+        do_same(cmd[0] == 'A', D.pending_src);
+    else
+        logf_("bad request '%s'", cmd);
 }
 
 static void ns_cb(mdcom_rpmsg_t *r, const char *name, uint32_t addr, uint32_t flags, void *priv)
@@ -458,6 +816,20 @@ static void ns_cb(mdcom_rpmsg_t *r, const char *name, uint32_t addr, uint32_t fl
         int rc = mdcom_rpmsg_sendto(D.ctl, msg, (size_t)n, addr, 5000000000LL);
         if (rc)
             logf_("hello to 0x%x failed: %d", addr, rc);
+    }
+    /* an announcement of its name binds the unbound "A" endpoint (mdcom
+     * does it before this callback; its withdrawal unbinds it): it says so
+     * with a send to its destination */
+    if (D.same) {
+        uint32_t dst = mdcom_rpmsg_ept_dst(D.same);
+        logf_("same-name endpoint 0x%x: %s 0x%x", SAME_ADDR, dst == MDCOM_RPMSG_ADDR_ANY ? "unbound" : "bound to",
+              dst);
+        if (flags == MDCOM_RPMSG_NS_CREATE && dst == addr) {
+            char msg[48];
+            int n = snprintf(msg, sizeof(msg), "bound 0x%x", SAME_ADDR);
+            if (mdcom_rpmsg_send(D.same, msg, (size_t)n, 5000000000LL) != 0)
+                logf_("bound: send failed");
+        }
     }
 }
 
@@ -485,6 +857,9 @@ static int start_rpmsg(void)
     }
     b.num = num;
     b.buf_size = MDCOM_RPMSG_DEFAULT_BUF_SIZE;
+    D.used0 = b.vring[0].used;
+    D.avail0 = b.vring[0].avail;
+    D.num = num;
     /* the kernel posted its RX buffers before this first kick: they give
      * the pool's guest-physical address */
     if ((rc = mdcom_rpmsg_bind_find_pool(&b)) != 0) {
@@ -531,10 +906,12 @@ int main(int argc, char **argv)
             echo_addr = (uint32_t)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--no-backend-req"))
             D.no_backend_req = 1;
+        else if (!strcmp(argv[i], "--mixed-echo"))
+            D.mixed = 1;
         else if (!strcmp(argv[i], "--ctl-addr") && i + 1 < argc)
             ctl_addr = (uint32_t)strtoul(argv[++i], NULL, 0);
         else {
-            fprintf(stderr, "usage: %s --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req]\n", argv[0]);
+            fprintf(stderr, "usage: %s --socket PATH [--echo-addr N] [--ctl-addr N] [--no-backend-req] [--mixed-echo]\n", argv[0]);
             return 2;
         }
     }
@@ -606,6 +983,10 @@ int main(int argc, char **argv)
         rc = mdcom_rpmsg_poll(D.rp, 1000000000LL);
         if (rc == -ESHUTDOWN || D.gone)
             break;
+        if (rc >= 0) {
+            flush_held();
+            run_pending();
+        }
         if (rc < 0 && rc != -EINTR) {
             logf_("mdcom_rpmsg_poll: %d", rc);
             break;
@@ -617,8 +998,9 @@ int main(int argc, char **argv)
     mdcom_rpmsg_stats st;
     mdcom_rpmsg_stats_get(D.rp, &st);
     logf_("stopped: rx %" PRIu64 " tx %" PRIu64 " bad idx/head/desc/addr/len/ns %u/%u/%u/%u/%u/%u "
-          "unknown_dst %u cb_errors %u",
+          "unknown_dst %u cb_errors %u; echo copy/zero-copy/held %" PRIu64 "/%" PRIu64 "/%" PRIu64
+          " (held changed %" PRIu64 ")",
           st.rx_msgs, st.tx_msgs, st.bad_idx, st.bad_head, st.bad_desc, st.bad_addr, st.bad_len,
-          st.bad_ns, st.unknown_dst, st.cb_errors);
+          st.bad_ns, st.unknown_dst, st.cb_errors, D.n_copy, D.n_zc, D.n_held, D.held_changed);
     return rc < 0 && rc != -ESHUTDOWN ? 1 : 0;
 }
