@@ -312,6 +312,9 @@ typedef struct bench_row {
 /* A number: JSON member key (when not NULL; an integer when integral) and,
  * when metric is not NULL, a CSV line (metric, v, unit). */
 void bench_row_num(bench_row *w, const char *key, const char *metric, double v, const char *unit);
+/* Statistics of samples in ns: the JSON object key (bench_json_stats) and
+ * the CSV lines min, p50, p90, p99, p99.9, max, mean, stddev (unit ns). */
+void bench_row_stats(bench_row *w, const char *key, const bench_stats *s);
 
 /* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
  * what every scenario writes the same way. The scenario fills in cmd, json,

@@ -280,6 +280,20 @@ void bench_row_num(bench_row *w, const char *key, const char *metric, double v, 
         bench_csv_row(w->csv, &w->k, metric, v, unit);
 }
 
+void bench_row_stats(bench_row *w, const char *key, const bench_stats *s)
+{
+    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+    const uint64_t v[] = {s->min, s->p50, s->p90, s->p99, s->p999, s->max};
+    if (w->j)
+        bench_json_stats(w->j, key, s);
+    for (unsigned i = 0; w->csv && i < 6; i++)
+        bench_csv_row(w->csv, &w->k, name[i], (double)v[i], "ns");
+    if (w->csv) {
+        bench_csv_row(w->csv, &w->k, "mean", s->mean, "ns");
+        bench_csv_row(w->csv, &w->k, "stddev", s->stddev, "ns");
+    }
+}
+
 FILE *bench_open_out(const char *path, const char *cmd)
 {
     if (!path)
