@@ -174,7 +174,8 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
     BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                      \
          "a wait longer than this is an error (default 5)")
 #define BENCH_COMMON_OPTS(type)                                                                    \
-    BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST", "comma separated, or 'all'"),            \
+    BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST",                                          \
+             "comma separated; 'all': every one, '-NAME' leaves one out"),                         \
         BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
              "at most S seconds per cell (0 = no limit)"),                                         \
         BENCH_TIMEOUT_OPT(type), BENCH_OUT_OPTS(type)
@@ -273,13 +274,6 @@ int bench_retry(void (*attempt)(void *arg, double timeout_s, bench_try *t), void
  * (once per kind and process), else 0. */
 int bench_inject(const char *kind, const char *transport, uint64_t size);
 
-/* What a scenario's run ended with, for the suite that forked it (it points
- * bench_tally_out at shared memory; NULL otherwise). */
-typedef struct bench_tally {
-    unsigned cells, timeouts, integrity, failures;
-    double load_end;
-} bench_tally;
-extern bench_tally *bench_tally_out;
 void bench_host_json(bench_json *j, const char *key, const bench_host *h);
 
 /* A progress line on stderr ("\r...") when stderr is a terminal, else one
@@ -318,6 +312,9 @@ typedef struct bench_row {
 /* A number: JSON member key (when not NULL; an integer when integral) and,
  * when metric is not NULL, a CSV line (metric, v, unit). */
 void bench_row_num(bench_row *w, const char *key, const char *metric, double v, const char *unit);
+/* Statistics of samples in ns: the JSON object key (bench_json_stats) and
+ * the CSV lines min, p50, p90, p99, p99.9, max, mean, stddev (unit ns). */
+void bench_row_stats(bench_row *w, const char *key, const bench_stats *s);
 
 /* One run of a scenario subcommand, from bench_run_begin to bench_run_end:
  * what every scenario writes the same way. The scenario fills in cmd, json,

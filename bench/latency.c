@@ -477,15 +477,9 @@ static void lt_out_row(bench_row *w, const lt_opts *o, unsigned t, int s, int ow
         bench_json_str(w->j, "why", k->why);
         bench_json_u64(w->j, "integrity_errors", k->integrity);
         bench_json_u64(w->j, "failures", k->failures);
-        bench_json_stats(w->j, "stats", st);
+        bench_row_stats(w, "stats", st);
         bench_json_str(w->j, "baseline", tr->baseline);
         bench_json_str(w->j, "mdcom_ref", bench_mdcom_ref(tr));
-        static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
-        const uint64_t v[] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
-        for (unsigned i = 0; i < 6; i++)
-            bench_row_num(w, NULL, name[i], (double)v[i], "ns");
-        bench_row_num(w, NULL, "mean", st->mean, "ns");
-        bench_row_num(w, NULL, "stddev", st->stddev, "ns");
         bench_row_num(w, "p50_ratio_to_baseline", tr->baseline ? "p50_ratio_to_baseline" : NULL,
                       lt_vs(o, t, s, ow, tr->baseline), "x");
         bench_row_num(w, "p50_ratio_to_mdcom", "p50_ratio_to_mdcom",

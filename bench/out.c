@@ -24,7 +24,6 @@
 #endif
 
 volatile sig_atomic_t bench_interrupted;
-bench_tally *bench_tally_out;
 
 static void on_signal(int sig)
 {
@@ -281,6 +280,20 @@ void bench_row_num(bench_row *w, const char *key, const char *metric, double v, 
         bench_csv_row(w->csv, &w->k, metric, v, unit);
 }
 
+void bench_row_stats(bench_row *w, const char *key, const bench_stats *s)
+{
+    static const char *const name[] = {"min", "p50", "p90", "p99", "p99.9", "max"};
+    const uint64_t v[] = {s->min, s->p50, s->p90, s->p99, s->p999, s->max};
+    if (w->j)
+        bench_json_stats(w->j, key, s);
+    for (unsigned i = 0; w->csv && i < 6; i++)
+        bench_csv_row(w->csv, &w->k, name[i], (double)v[i], "ns");
+    if (w->csv) {
+        bench_csv_row(w->csv, &w->k, "mean", s->mean, "ns");
+        bench_csv_row(w->csv, &w->k, "stddev", s->stddev, "ns");
+    }
+}
+
 FILE *bench_open_out(const char *path, const char *cmd)
 {
     if (!path)
@@ -366,10 +379,6 @@ int bench_run_end(bench_run *r, int rc, const bench_target *tg, unsigned ntg, in
             r->rows(&w, r->arg);
         bench_close_out(r->cf, r->csv, &r->failures);
     }
-    if (bench_tally_out)
-        *bench_tally_out = (bench_tally){.cells = r->cells, .timeouts = r->timeouts,
-                                         .integrity = r->integrity, .failures = r->failures,
-                                         .load_end = load_end};
     if (rc)
         return rc;
     if (bench_interrupted)
@@ -419,14 +428,9 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
 {
     unsigned n = 0;
     *np = 0;
-    if (!list || strcmp(list, "all") == 0) {
-        for (unsigned i = 0; i < bench_n_transports && n < max; i++)
-            if (tr_fits(bench_transports[i], need_msg) && !bench_transports[i]->hidden)
-                out[n++] = bench_transports[i];
-        *np = n;
-        return 0;
-    }
     char tmp[512];
+    if (!list)
+        list = "all";
     if (strlen(list) >= sizeof(tmp)) {
         bench_err("%s: transport list too long", cmd);
         return -1;
@@ -434,6 +438,21 @@ int bench_parse_transports(const char *list, const bench_transport **out, unsign
     strcpy(tmp, list);
     char *save = NULL;
     for (char *tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "all") == 0) { /* every one that fits and is not in the list yet */
+            for (unsigned i = 0; i < bench_n_transports && n < max; i++)
+                if (tr_fits(bench_transports[i], need_msg) && !bench_transports[i]->hidden &&
+                    bench_tr_index(out, n, bench_transports[i]->name) < 0)
+                    out[n++] = bench_transports[i];
+            continue;
+        }
+        if (tok[0] == '-') { /* leave one out; a name not built here is not in the list */
+            int k = bench_tr_index(out, n, tok + 1);
+            if (k >= 0) {
+                memmove(&out[k], &out[k + 1], (n - (unsigned)k - 1) * sizeof(*out));
+                n--;
+            }
+            continue;
+        }
         const bench_transport *t = bench_transport_find(tok);
         if (!t) {
             bench_err("%s: unknown transport '%s' (see --help)", cmd, tok);

@@ -188,7 +188,8 @@ typedef struct bench_ext_stream_res {
 int bench_ext_stream(const bench_transport *t, uint32_t size, uint64_t msgs, uint32_t window,
                      uint64_t budget_ns, int cpu_a, int cpu_b, bench_ext_stream_res *res);
 
-/* Parse "a,b,c" (or "all" / NULL: every transport; with need_msg only those
+/* Parse "a,b,c" ("all" / NULL: every transport, "-x" leaves x out of what the
+ * list has so far (nothing when x is not built here); with need_msg only those
  * that carry whole messages (bench_tr_carries); need_msg 2: or an external
  * program) into out[0..*np), at most max. 0, or -1 (printed). */
 int bench_parse_transports(const char *list, const bench_transport **out, unsigned *np,

@@ -75,7 +75,7 @@ if ! python3 -c 'import zenoh' 2>/dev/null; then
     python3 -m pip install -q --break-system-packages "$ZENOH_PY" ||
     echo "mdcom: could not install $ZENOH_PY: the bridge tests (tests/bridge) will skip" >&2
 fi
-# the Python benchmark's peer (bench/py_bench.py: iceoryx2's Python package from
+# the Python benchmark's peer (bindings/python/bench/py_bench.py: iceoryx2's Python package from
 # PyPI, pinned); without it the suite's python step has no peer rows
 IOX2_PY="iceoryx2==0.10.0"
 if ! python3 -c 'import iceoryx2' 2>/dev/null; then

@@ -904,7 +904,7 @@ def main():
                  "it was reaped (same run, same full queue).\n")
     py = res.get("python")
     if py:
-        L.append(f"\n## Python package (bench/py_bench.py, Python {py.get('python', '?')}, "
+        L.append(f"\n## Python package (bindings/python/bench/py_bench.py, Python {py.get('python', '?')}, "
                  f"{py.get('iters')} round trips, {py.get('blocks')} blocks)\n")
         rows = [[r["name"], f"p50 {r['p50_us']:.2f} us, p99 {r['p99_us']:.2f} us" if r["kind"] == "rtt"
                  else f"{r['gb_per_s']:.1f} GB/s"] for r in py.get("rows", [])]

@@ -133,6 +133,15 @@ TEST(BenchParse, Transports)
     ASSERT_GT(n, 0u);
     for (unsigned i = 0; i < n; i++)
         EXPECT_TRUE(bench_tr_carries(t[i]));
+    // 'all' among names and '-NAME' leaving one out (a name not built here: nothing)
+    unsigned n_all = n;
+    ASSERT_EQ(bench_parse_transports("all,-pipe,-not-built-here", t, &n, 32, 1, "test"), 0);
+    EXPECT_EQ(n, n_all - 1);
+    EXPECT_EQ(bench_tr_index(t, n, "pipe"), -1);
+    EXPECT_GE(bench_tr_index(t, n, "mq"), 0);
+    ASSERT_EQ(bench_parse_transports("pipe,all", t, &n, 32, 1, "test"), 0);
+    EXPECT_EQ(n, n_all); // pipe first, not twice
+    EXPECT_STREQ(t[0]->name, "pipe");
     // every transport but an external program implements the message interface
     for (unsigned i = 0; i < bench_n_transports; i++)
         EXPECT_TRUE(bench_transports[i]->msg != nullptr || bench_transports[i]->ext != nullptr);

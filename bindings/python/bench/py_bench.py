@@ -12,7 +12,7 @@ PyPI iceoryx2's Python package (same run) when it is importable:
 
 Targets: mdcom poll 64 B p50 <= iceoryx2's; mdcom 1 MiB >= 5 GB/s. Usage:
   MDCOM_LIB=build/default/libmdcom.so PYTHONPATH=bindings/python \\
-  python3 bench/py_bench.py [--iters N] [--blocks N] [--quick] [--json FILE]
+  python3 bindings/python/bench/py_bench.py [--iters N] [--blocks N] [--quick] [--json FILE]
 `mdcom-bench suite` runs it (--json DIR/python.json) and reports its rows.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[3]  # the repository (bindings/python/bench/)
 MiB = 1 << 20
 
 
