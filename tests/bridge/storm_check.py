@@ -8,6 +8,7 @@ sleep), and the Cortex-M4 under QEMU on a region file that outlives it.
 from __future__ import annotations
 
 import collections
+import json
 import mmap
 import os
 import pathlib
@@ -186,6 +187,30 @@ def stat_lost(stats: list, channel: str) -> int:
             if c["name"] == channel:
                 last[g] = c["lost"] + c["discarded"]
     return sum(last.values())
+
+
+def bridge_status(path: pathlib.Path) -> dict:
+    """A bridge's status file (mdcom-zenoh -s), or {} while it is absent
+    or half written."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def bridge_up(path: pathlib.Path, proc: subprocess.Popen, side: str, timeout: float = 20.0,
+              step: float = 0.01) -> float:
+    """When the bridge of status file `path` is attached to its region and
+    has a Zenoh peer (time.monotonic()); raises if it exits or times out."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        st = bridge_status(path)
+        if st.get("region", {}).get("attached") and st.get("zenoh", {}).get("peers", 0) > 0:
+            return time.monotonic()
+        if proc.poll() is not None:
+            raise RuntimeError(f"bridge {side} exited with {proc.returncode}")
+        time.sleep(step)
+    raise TimeoutError(f"bridge {side} did not come up")
 
 
 def bridge_counts(finals: list, channel: str) -> dict:

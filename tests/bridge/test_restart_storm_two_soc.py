@@ -234,21 +234,10 @@ class TwoSoc:
         self.bridges[side] = p
 
     def bridge_status(self, side: str) -> dict:
-        try:
-            return json.loads(self.status[side].read_text())
-        except (OSError, ValueError):
-            return {}
+        return C.bridge_status(self.status[side])
 
     def bridge_up(self, side: str, timeout: float = 20.0) -> float:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            st = self.bridge_status(side)
-            if st.get("region", {}).get("attached") and st.get("zenoh", {}).get("peers", 0) > 0:
-                return time.monotonic()
-            if self.bridges[side].poll() is not None:
-                raise RuntimeError(f"bridge {side} exited with {self.bridges[side].returncode}")
-            time.sleep(0.005)
-        raise TimeoutError(f"bridge {side} did not come up")
+        return C.bridge_up(self.status[side], self.bridges[side], side, timeout, 0.005)
 
     # ---- the Linux processes
     def start_role(self, role: str, side: str) -> float:
