@@ -189,6 +189,16 @@ def stat_lost(stats: list, channel: str) -> int:
     return sum(last.values())
 
 
+def report_tail(r: dict) -> list[str]:
+    """The end of a storm's report: each stream's loss account, the count of
+    violations per kind and the first ten of each."""
+    out = [f"stream {k}: {a}" for k, a in r["accounts"].items()]
+    out.append(f"violations: { {k: len(x) for k, x in r['violations'].items()} }")
+    for k, x in r["violations"].items():
+        out.extend(f"  {k}: {d}" for d in x[:10])
+    return out
+
+
 def bridge_status(path: pathlib.Path) -> dict:
     """A bridge's status file (mdcom-zenoh -s), or {} while it is absent
     or half written."""

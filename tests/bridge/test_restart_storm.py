@@ -503,11 +503,7 @@ def summary(r: dict, events: list) -> str:
     br = [e["t_connected"] - e["t_spawn"] for e in events if "t_connected" in e]
     if br:
         out.append(f"bridge start to connected: max {max(br) * 1000:.0f} ms")
-    for k, a in r["accounts"].items():
-        out.append(f"stream {k}: {a}")
-    out.append(f"violations: { {k: len(x) for k, x in r['violations'].items()} }")
-    for k, x in r["violations"].items():
-        out.extend(f"  {k}: {d}" for d in x[:10])
+    out.extend(C.report_tail(r))
     return "\n".join(out)
 
 

@@ -562,11 +562,7 @@ def summary(r: dict, events: list) -> str:
     fw = [e["t_up"] - e["t_spawn"] for e in events if e["role"] in FW_ROLES]
     if fw:
         out.append(f"firmware restart to formatted / attached: max {max(fw) * 1000:.0f} ms")
-    for k, a in r["accounts"].items():
-        out.append(f"stream {k}: {a}")
-    out.append(f"violations: { {k: len(x) for k, x in r['violations'].items()} }")
-    for k, x in r["violations"].items():
-        out.extend(f"  {k}: {d}" for d in x[:10])
+    out.extend(C.report_tail(r))
     return "\n".join(out)
 
 
