@@ -52,6 +52,7 @@ typedef struct qm_ctx {
     bench_json *j; /* NULL without --json (the bench_json_* calls do nothing) */
     FILE *csv;     /* NULL without --csv */
     char csv_scen[48];
+    int mixed;     /* 1 while the rows go to an array of several kinds (latency) */
     unsigned integrity, failures, missed;
     int broken;    /* a link error: the rest of this link's scenarios are skipped */
     bench_qemu *q; /* the link of the latency and block cells */
@@ -97,10 +98,11 @@ static const bench_opt qm_tab[] = {
     BOPT(qm_ctx, strict, "strict", BO_FLAG, 1, 0, NULL,
          "api: exit 3 when a call's mean is above 40 instructions (send/recv of 16 B: 150)"),
     BOPT(qm_ctx, json, "json", BO_STR, 0, 0, "FILE",
-         "also write the results as JSON ('-' = stdout)"),
+         "also write the results as JSON ('-' = stdout, text to stderr)"),
     BOPT(qm_ctx, csv_path, "csv", BO_STR, 0, 0, "FILE",
          "also write the result rows as CSV (the columns of every\n"
-         "scenario; scenario = \"qemu-m4 <kind>\"; '-' = stdout)"),
+         "scenario; scenario = \"qemu-m4 <kind>\"; '-' = stdout,\n"
+         "text to stderr)"),
     {0},
 };
 
@@ -277,7 +279,8 @@ static void qm_run(qm_ctx *c, qm_row *rows, unsigned nr, uint32_t n, unsigned mi
 }
 
 /* The rows' writer (bench_row: a JSON object of the open array and CSV lines), the CSV key's
- * scenario "qemu-m4 <kind>"; the JSON member "kind" in the arrays of several kinds (latency). */
+ * scenario "qemu-m4 <kind>", the JSON member "kind" in an array of several kinds (c->mixed);
+ * doorbell < 0: no mode. */
 static bench_row qm_row_begin(qm_ctx *c, const char *kind, const char *transport, int doorbell,
                               uint64_t bytes)
 {
@@ -286,7 +289,7 @@ static bench_row qm_row_begin(qm_ctx *c, const char *kind, const char *transport
                    .k = {.scenario = c->csv_scen, .transport = transport,
                          .mode = doorbell < 0 ? NULL : qm_mode(doorbell), .size = bytes}};
     bench_json_obj_begin(w.j, NULL);
-    if (strcmp(kind, "blocks") != 0 && strcmp(kind, "echo_cost") != 0)
+    if (c->mixed)
         bench_json_str(w.j, "kind", kind);
     return w;
 }
@@ -496,6 +499,7 @@ static void qm_latency(qm_ctx *c)
                     qm_key(&bench_qemu_raw, 4, 0), qm_key(&bench_qemu_fifo, 12, 1),
                     qm_key(&bench_qemu_rpmsg, 12, 1)};
     bench_json_arr_begin(c->j, "latency");
+    c->mixed = 1;
     qm_run(c, rt, 3, n, QM_MIX);
     qm_run(c, rt + 3, 2, nd, QM_MIX);
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
@@ -557,6 +561,7 @@ static void qm_latency(qm_ctx *c)
         bench_row_num(&w, "ns_per_message", "ns_per_message", ns / nst, "ns");
         bench_json_obj_end(w.j);
     }
+    c->mixed = 0;
     bench_json_arr_end(c->j);
 }
 
@@ -659,12 +664,12 @@ static void qm_sizes(qm_ctx *c)
         printf("\n");
         if (items[k].target && t > items[k].target && c->strict)
             c->missed++;
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "item", items[k].rel);
-        bench_json_u64(c->j, "text", t);
-        bench_json_u64(c->j, "data", d);
-        bench_json_u64(c->j, "bss", b);
-        bench_json_obj_end(c->j);
+        bench_row w = qm_row_begin(c, "sizes", items[k].rel, -1, 0);
+        bench_json_str(w.j, "item", items[k].rel);
+        bench_row_num(&w, "text", "text", (double)t, "B");
+        bench_row_num(&w, "data", "data", (double)d, "B");
+        bench_row_num(&w, "bss", "bss", (double)b, "B");
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
 }
@@ -793,6 +798,9 @@ static void qm_port_sizes(qm_ctx *c)
     static const char *const what[ROWS] = {
         "port_<port>.c.obj (the port's source)", "port library (+ board_hooks.c, port_default.c)",
         "runtime (libmdcom_bm_runtime.a)", "kernel library", "API-cost image (.elf)"};
+    /* the rows in CSV (a field without commas) */
+    static const char *const csv_what[ROWS] = {"port source", "port library", "runtime",
+                                               "kernel library", "API-cost image"};
     unsigned long t[ROWS][QM_NPORT];
     int ok[ROWS][QM_NPORT];
     memset(ok, 0, sizeof(ok));
@@ -824,12 +832,16 @@ static void qm_port_sizes(qm_ctx *c)
                 printf(" %11s", r == 3 && k == 0 ? "-" : "n/a");
         }
         printf("\n");
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "item", what[r]);
+        bench_row w = qm_row_begin(c, "port_sizes", NULL, -1, 0);
+        bench_json_str(w.j, "item", what[r]);
         for (int k = 0; k < QM_NPORT; k++)
-            if (ok[r][k])
-                bench_json_u64(c->j, qm_port_key[k], t[r][k]);
-        bench_json_obj_end(c->j);
+            if (ok[r][k]) {
+                char metric[64];
+                snprintf(metric, sizeof(metric), "%s text", qm_port_key[k]);
+                w.k.transport = csv_what[r];
+                bench_row_num(&w, qm_port_key[k], metric, (double)t[r][k], "B");
+            }
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(the port library is what each build links as its port: the port's source, the\n"
@@ -895,20 +907,23 @@ static void qm_api_ports(qm_ctx *c, const bench_qemu_api_row *bm, int nbm)
             printf(" %13s", d);
         }
         printf("\n");
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", bm[i].call);
+        bench_row w = qm_row_begin(c, "api_ports", bm[i].call, -1, 0);
+        bench_json_str(w.j, "call", bm[i].call);
         for (int k = 0; k < QM_NPORT; k++) {
-            char key[32];
+            char key[32], metric[32];
             if (!r[k])
                 continue;
             snprintf(key, sizeof(key), "%s_mode_instr", qm_port_key[k]);
-            bench_json_u64(c->j, key, r[k]->mode);
+            snprintf(metric, sizeof(metric), "%s mode", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->mode, "instr");
             snprintf(key, sizeof(key), "%s_mean_instr", qm_port_key[k]);
-            bench_json_dbl(c->j, key, r[k]->mean);
+            snprintf(metric, sizeof(metric), "%s mean", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->mean, "instr");
             snprintf(key, sizeof(key), "%s_stddev_instr", qm_port_key[k]);
-            bench_json_dbl(c->j, key, r[k]->sd);
+            snprintf(metric, sizeof(metric), "%s stddev", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->sd, "instr");
         }
-        bench_json_obj_end(c->j);
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(port_ring: the platform's doorbell ring, what notify calls when a peer sleeps on the\n"
@@ -970,17 +985,18 @@ static int qm_api(qm_ctx *c)
         }
         printf("%-14s %6u %8.1f %7.1f %6u %6u %6s   %-22s %s\n", a->call, a->mode, a->mean, a->sd,
                a->min, a->max, fl, paper, tg);
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", a->call);
-        bench_json_u64(c->j, "mode_instr", a->mode);
-        bench_json_dbl(c->j, "mean_instr", a->mean);
-        bench_json_dbl(c->j, "stddev_instr", a->sd);
-        bench_json_u64(c->j, "min_instr", a->min);
-        bench_json_u64(c->j, "max_instr", a->max);
-        bench_json_u64(c->j, "n", a->n);
+        bench_row w = qm_row_begin(c, "api", a->call, -1, 0);
+        w.k.n = a->n;
+        bench_json_str(w.j, "call", a->call);
+        bench_row_num(&w, "mode_instr", "mode", a->mode, "instr");
+        bench_row_num(&w, "mean_instr", "mean", a->mean, "instr");
+        bench_row_num(&w, "stddev_instr", "stddev", a->sd, "instr");
+        bench_row_num(&w, "min_instr", "min", a->min, "instr");
+        bench_row_num(&w, "max_instr", "max", a->max, "instr");
+        bench_row_num(&w, "n", NULL, a->n, NULL);
         if (f)
-            bench_json_u64(c->j, "floor_instructions", f->mode);
-        bench_json_obj_end(c->j);
+            bench_row_num(&w, "floor_instructions", "floor", f->mode, "instr");
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(\"empty\" = the two counter reads, already subtracted; the paper's column is ns on\n"
@@ -1026,8 +1042,23 @@ int bench_target_qemu_m4(int argc, char **argv)
         return rc;
     if (do_api && (rc = qm_need("API-cost firmware image", c.fw_apicost)) != 0)
         return rc;
+    /* '-': the JSON or the CSV on stdout, and the text then on stderr (as in every scenario) */
+    int json_out = c.json && !strcmp(c.json, "-"), csv_out = c.csv_path && !strcmp(c.csv_path, "-");
+    FILE *data = NULL;
+    if (json_out && csv_out) {
+        bench_err("qemu-m4: --json - and --csv -: only one of them on stdout");
+        return BENCH_EXIT_USAGE;
+    }
+    if (json_out || csv_out) {
+        int fd = dup(1);
+        fflush(stdout);
+        if (fd < 0 || !(data = fdopen(fd, "w")) || dup2(2, 1) < 0) {
+            bench_err("qemu-m4: stdout: %s", strerror(errno));
+            return BENCH_EXIT_USAGE;
+        }
+    }
     if (c.json) {
-        if (!(jf = bench_open_out(c.json, "qemu-m4")))
+        if (!(jf = json_out ? data : bench_open_out(c.json, "qemu-m4")))
             return BENCH_EXIT_USAGE;
         bench_json_init(&j, jf);
         c.j = &j;
@@ -1038,7 +1069,7 @@ int bench_target_qemu_m4(int argc, char **argv)
         bench_json_str(c.j, "firmware", c.fw);
     }
     if (c.csv_path) {
-        if (!(c.csv = bench_open_out(c.csv_path, "qemu-m4"))) {
+        if (!(c.csv = csv_out ? data : bench_open_out(c.csv_path, "qemu-m4"))) {
             bench_close_out(jf, c.json, &c.failures);
             return BENCH_EXIT_USAGE;
         }

@@ -16,7 +16,9 @@
  * mdcom error code (the transport printed what failed).
  *
  * Adding a transport: one file defining its bench_msg_ops
- * (`bench_ops_<x>`) and a row in the table of transports.c.
+ * (`bench_ops_<x>`) and a row in the table of transports.c. A link's
+ * transports are rows of its own file (tr_qemu.c), named by the scenarios
+ * of that link.
  */
 #ifndef MDCOM_BENCH_TRANSPORT_H
 #define MDCOM_BENCH_TRANSPORT_H
