@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * blocks.c - `mdcom-bench blocks`: the block-transfer protocol of the
- * published STM32MP1 figures (/dev/ttyRPMSG0 and a netlink module; a 16-byte header, then n sub-blocks; the receiver checks every byte
- * and answers the byte count), time per transaction and KB/s, on every
- * message transport. Method: docs/benchmarks.md, `blocks`.
+ * published STM32MP1 figures (/dev/ttyRPMSG0 and a netlink module): a
+ * 16-byte header, then n sub-blocks; the receiver checks every byte and
+ * answers the byte count. Time per transaction and KB/s, on every message
+ * transport. Method: docs/benchmarks.md, `blocks`.
  */
 #include <errno.h>
 #include <math.h>
