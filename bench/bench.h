@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <time.h>
 
-/* The firmware targets (target_qemu.c): argv[0] is the target's name, then
- * its options. The exit status. */
+/* The firmware targets (target_qemu.c, over the QEMU link of tr_qemu.c):
+ * argv[0] is the target's name, then its options. The exit status. */
 int bench_target_qemu_m4(int argc, char **argv);
 int bench_target_qemu_an521(int argc, char **argv);
 

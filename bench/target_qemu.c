@@ -5,7 +5,10 @@
  *     Cortex-M4 (mps2-an386), the region in a file both sides map;
  *   --target qemu-an521: the two Cortex-M33 of mps2-an521, round trips under
  *     multi-threaded TCG and instructions per API call next to the M4's.
- * Method and equal work: docs/benchmarks.md, "Linux <-> Cortex-M4 under QEMU".
+ * The link (QEMU, the doorbell, the firmware's commands) is tr_qemu.c's: its transports are
+ * cells of the one transport interface (transport.h), their samples the driver's statistics and
+ * their rows bench_row's (JSON and CSV alike). Method and equal work: docs/benchmarks.md,
+ * "Linux <-> Cortex-M4 under QEMU".
  */
 #include <errno.h>
 #include <math.h>
@@ -15,87 +18,8 @@
 
 #include "api.h"
 #include "bench.h"
-
-#if defined(MDCOM_BENCH_QEMU_M4) || defined(MDCOM_BENCH_QEMU_AN521)
-#include "qemu_m4.h"
-
-#define QM_PATH 512
-
-/* Run fw0 (and fw1 on CPU 1 of the two-core mps2-an521, the only machine given) until
- * it exits by itself, at most timeout_s: its console text (malloc'ed; *status = its exit
- * status, -1 when it had to be stopped), or NULL (printed). */
-static char *qemu_console(const char *machine, const char *region, const char *fw0,
-                          const char *fw1, int icount, int timeout_s, int *status)
-{
-    mdcom_qemu q;
-    mdcom_qemu_opts o = {.firmware = fw0, .region_name = region, .machine = machine,
-                         .icount_shift = icount, .ready_timeout_ns = -1};
-    char err[256], loader[QM_PATH + 40], log1[QM_PATH + 16];
-    const char *extra[] = {"-smp", "2", "-device", loader, "-serial", log1, NULL};
-    int r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
-    *status = -1;
-    if (!r) {
-        snprintf(loader, sizeof(loader), "loader,file=%s,cpu-num=1", fw1 ? fw1 : "");
-        snprintf(log1, sizeof(log1), "file:%s/cpu1.log", q.dir);
-    }
-    if (!fw1)
-        extra[2] = NULL;
-    o.extra = machine ? extra : extra + 2;
-    if (r || (r = mdcom_qemu_launch(&q, &o, err, sizeof(err))) != 0) {
-        bench_err("%s: %s", fw0, err);
-        mdcom_qemu_stop(&q);
-        return NULL;
-    }
-    if (mdcom_qemu_wait_exit(&q, timeout_s * 1000000000ll) == 0)
-        *status = q.exit_status;
-    else
-        bench_err("%s still running after %d s", fw0, timeout_s);
-    char *log = bench_read_file(q.console_path);
-    unlink(log1 + 5); /* without "file:" */
-    mdcom_qemu_stop(&q);
-    return log;
-}
-
-typedef struct qm_api_row {
-    char call[32];
-    unsigned mode, min, max, n;
-    double mean, sd;
-} qm_api_row;
-#define QM_API_MAX 32
-
-/* Run the API-cost image fw under -icount shift=0 (machine NULL: mps2-an386) and parse its
- * "apicost <call> mode M mean X sd S min A max B n N" lines into rows: their count, 0 when it
- * failed, -1 when it reported an error ("apicost: ..."). Its console text goes to *log (or is
- * freed when log is NULL). */
-static int qm_apicost(const char *machine, const char *region, const char *fw, int timeout_s,
-                      qm_api_row *rows, char **log, int *status)
-{
-    char *text = qemu_console(machine, region, fw, NULL, 0, timeout_s, status);
-    int n = 0;
-    for (const char *l = *status ? NULL : text; l && *l;
-         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        qm_api_row *r = &rows[n];
-        if (strncmp(l, "apicost: ", 9) == 0) {
-            n = -1;
-            break;
-        }
-        if (n < QM_API_MAX && sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u",
-                                     r->call, &r->mode, &r->mean, &r->sd, &r->min, &r->max,
-                                     &r->n) == 7)
-            n++;
-    }
-    if (log)
-        *log = text;
-    else
-        free(text);
-    return n;
-}
-
-static int qm_exists(const char *p)
-{
-    return p && *p && access(p, R_OK) == 0;
-}
-#endif
+#include "mdcom/mdcom.h"
+#include "tr_qemu.h"
 
 #ifndef MDCOM_BENCH_QEMU_M4
 int bench_target_qemu_m4(int argc, char **argv)
@@ -108,9 +32,6 @@ int bench_target_qemu_m4(int argc, char **argv)
 }
 #else /* MDCOM_BENCH_QEMU_M4 */
 
-#include "m4_scen.h"
-#include "mdcom_m4_cfg.h"
-
 /* MDCOM_BENCH_M4_FW (the host build's fw-m4/), MDCOM_BENCH_M4_FW_PRESET (the
  * cortex-m4-qemu preset's image) and MDCOM_BENCH_FRT_APICOST / MDCOM_BENCH_TX_APICOST (the
  * host build's fw-freertos/ and fw-threadx/ API-cost images), MDCOM_BENCH_FRT_RESP /
@@ -119,20 +40,22 @@ int bench_target_qemu_m4(int argc, char **argv)
 #define QM_TARGET_INSTR 40.0   /* goal: <= 40 instructions per zero-copy API call */
 #define QM_TARGET_COPY16 150.0 /* goal: send / recv of 16 bytes <= 150 instructions */
 #define QM_MIX 4               /* slices per transport in the size tables */
-#define QM_MODE(m) ((m) == FW_MODE_DOORBELL ? "doorbell" : "poll")
 
 typedef struct qm_ctx {
     /* options */
     const char *opt_fw, *opt_apicost, *opt_frt_apicost, *opt_tx_apicost, *opt_frt_resp,
-        *opt_tx_resp, *json, *sub;
+        *opt_tx_resp, *json, *csv_path, *sub;
     int quick, doorbell, strict;
     uint64_t count; /* 0: default per scenario */
     /* state */
-    char fw[QM_PATH], fw_apicost[QM_PATH];
+    char fw[BENCH_QEMU_PATH], fw_apicost[BENCH_QEMU_PATH];
     bench_json *j; /* NULL without --json (the bench_json_* calls do nothing) */
+    FILE *csv;     /* NULL without --csv */
+    char csv_scen[48];
+    int mixed;     /* 1 while the rows go to an array of several kinds (latency) */
     unsigned integrity, failures, missed;
-    int broken; /* a link error: the rest of this link's scenarios are skipped */
-    m4_oa *oa;  /* OpenAMP's RPMsg as the firmware (its own QEMU), or NULL */
+    int broken;    /* a link error: the rest of this link's scenarios are skipped */
+    bench_qemu *q; /* the link of the latency and block cells */
 } qm_ctx;
 
 static const bench_opt qm_tab[] = {
@@ -143,9 +66,10 @@ static const bench_opt qm_tab[] = {
          "ThreadX thread, the doorbell waking the blocked task), Linux ->\n"
          "firmware one-way (time stamps on both sides,\n"
          "and round trip / 2; 16..496 B), one-way stream per message\n"
-         "blocks: the seeds' block table 512..32768 B, block-ack transactions\n"
+         "blocks: the block table of the published STM32MP1 figures,\n"
+         "512..32768 B, block-ack transactions\n"
          "api: instructions per API call on the M4 (mdcom-fw-apicost.elf\n"
-         "under -icount shift=0) next to the paper's table 4; the same calls\n"
+         "under -icount shift=0) next to the MDCOM paper's table 4; the same calls\n"
          "in a FreeRTOS task and a ThreadX thread (bare metal / FreeRTOS /\n"
          "ThreadX, one run each); code sizes, the ports' included"),
     BOPT(qm_ctx, opt_fw, "fw", BO_STR, 0, 0, "PATH",
@@ -174,7 +98,11 @@ static const bench_opt qm_tab[] = {
     BOPT(qm_ctx, strict, "strict", BO_FLAG, 1, 0, NULL,
          "api: exit 3 when a call's mean is above 40 instructions (send/recv of 16 B: 150)"),
     BOPT(qm_ctx, json, "json", BO_STR, 0, 0, "FILE",
-         "also write the results as JSON ('-' = stdout)"),
+         "also write the results as JSON ('-' = stdout, text to stderr)"),
+    BOPT(qm_ctx, csv_path, "csv", BO_STR, 0, 0, "FILE",
+         "also write the result rows as CSV (the columns of every\n"
+         "scenario; scenario = \"qemu-m4 <kind>\"; '-' = stdout,\n"
+         "text to stderr)"),
     {0},
 };
 
@@ -192,21 +120,14 @@ static const bench_cmd qm_cmd = {
             "77 skipped (qemu-system-arm or a firmware image missing).\n"
             "The M4 is emulated (TCG): times are this host's, instruction counts are exact.\n"};
 
-/* path = the file `name` in fw's directory. */
-static void qm_beside(char *path, size_t len, const char *fw, const char *name)
-{
-    const char *slash = strrchr(fw, '/');
-    snprintf(path, len, "%.*s%s", slash ? (int)(slash - fw + 1) : 0, fw, name);
-}
-
 /* --fw, $MDCOM_M4_FW, then the build locations. 0 or BENCH_EXIT_SKIPPED. */
 static int qm_find_fw(qm_ctx *c)
 {
     const char *env = getenv("MDCOM_M4_FW");
     const char *fw = c->opt_fw                              ? c->opt_fw
                      : env && *env                          ? env
-                     : qm_exists(MDCOM_BENCH_M4_FW)         ? MDCOM_BENCH_M4_FW
-                     : qm_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
+                     : bench_qemu_exists(MDCOM_BENCH_M4_FW)         ? MDCOM_BENCH_M4_FW
+                     : bench_qemu_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
                                                             : NULL;
     if (!fw) {
         bench_err("qemu-m4: no firmware image: give --fw PATH/mdcom-fw-resp.elf or $MDCOM_M4_FW; "
@@ -222,23 +143,16 @@ static int qm_find_fw(qm_ctx *c)
     if (c->opt_apicost)
         snprintf(c->fw_apicost, sizeof(c->fw_apicost), "%s", c->opt_apicost);
     else
-        qm_beside(c->fw_apicost, sizeof(c->fw_apicost), c->fw, QM_APICOST_NAME);
+        bench_qemu_beside(c->fw_apicost, sizeof(c->fw_apicost), c->fw, QM_APICOST_NAME);
     return 0;
 }
 
 static int qm_need(const char *what, const char *path)
 {
-    if (qm_exists(path))
+    if (bench_qemu_exists(path))
         return 0;
     bench_err("qemu-m4: %s %s: %s", what, path, strerror(errno ? errno : ENOENT));
     return BENCH_EXIT_SKIPPED;
-}
-
-static m4_times qm_times(uint32_t cap)
-{
-    m4_times t = {calloc(cap ? cap : 1, sizeof(double)), 0, 0};
-    t.cap = t.v ? cap : 0;
-    return t;
 }
 
 /* r > 0: bad replies (integrity); r < 0: API / link error (the link is considered
@@ -272,128 +186,129 @@ static void qm_cell(int ok, int w, int prec, double v, const char *sfx, const ch
         printf(" %*s", w, na);
 }
 
-static int qm_link_up(qm_ctx *c, m4_link *l)
+/* QEMU with fw up and this process attached, the boot handshake answered: 0, else the exit
+ * status (BENCH_EXIT_SKIPPED when QEMU or the image is missing). */
+static int qm_link_up(qm_ctx *c, bench_qemu **q, const char *fw)
 {
-    double t0 = m4_now_ns();
-    fw_rsp res;
-    int r = m4_link_start(l, c->fw);
+    double t0 = (double)bench_now_ns();
+    char err[640];
+    int r = bench_qemu_up(q, fw, -1, err, sizeof(err));
     if (r) {
-        bench_err("qemu-m4: %s (%s)", l->err, mdcom_strerror(r));
+        bench_err("qemu-m4: %s", err);
         if (r == -ENOENT)
             return BENCH_EXIT_SKIPPED;
         c->failures++;
         return BENCH_EXIT_ERROR;
     }
-    l->doorbell_gap_ns = M4_DOORBELL_GAP_NS; /* doorbell rows: the wake-up, every time */
-    printf("QEMU mps2-an386 up, firmware %s READY and attached in %.1f ms (region %s)\n", c->fw,
-           (m4_now_ns() - t0) / 1e6, l->q.region_path);
-    r = m4_cmd(l, FW_OP_PING, FW_MODE_POLL, 0, 0);
-    if (!r)
-        r = m4_result(l, &res, 5000000000ll);
-    if (qm_check(c, "boot handshake (ping)", r)) {
-        m4_link_stop(l);
+    printf("QEMU mps2-an386 up, firmware %s READY and attached in %.1f ms (region %s)\n", fw,
+           ((double)bench_now_ns() - t0) / 1e6, bench_qemu_region(*q));
+    if (qm_check(c, "boot handshake (ping)", bench_qemu_ping(*q))) {
+        bench_qemu_down(*q);
+        *q = NULL;
         return BENCH_EXIT_ERROR;
     }
     return 0;
 }
 
-/* ---- round trips, block-ack transactions ---------------------------------------------------- */
+/* ---- cells of the link's transports --------------------------------------------------------- */
 
-/* The echoes (12-byte header + payload, the same on both transports; equal work: the firmware
- * copies each message once into its reply and checks nothing, this side checks seq + CRC of
- * each reply after taking its time; the raw spin echo: one word each way, polling only), then
- * the block-ack transactions of the block table. */
-enum { QM_FIFO, QM_RPMSG, QM_OA, QM_RAW, QM_BLK32K, QM_BLK512, QM_RPMSG_BLK };
-static const char *const qm_tr[] = {"MDCOM FIFO",     "RPMsg",          "OpenAMP RPMsg",
-                                    "raw spin",       "FIFO 32K block", "FIFO 512 B msgs",
-                                    "RPMsg 496 B"};
+/* A cell: its key and its result (the driver's: statistics of the samples, ok, n/a). */
+typedef struct qm_row {
+    bench_link_cell k;
+    bench_rt_result r;
+} qm_row;
 
-typedef struct qm_rt {
-    int tr;
-    uint32_t mode, bytes;
-    int ok;
-    bench_stats st;
-} qm_rt;
-
-/* n operations of row with the firmware's work arg (0: one copy, FW_ARG_STAMP, FW_ARG_COST):
- * their times to t, one-way samples to ow (either may be NULL). As m4_echo_arg; -ENOENT
- * without the OpenAMP image. */
-static int qm_op(qm_ctx *c, m4_link *l, const qm_rt *row, uint32_t n, uint32_t arg, m4_times *t,
-                 m4_ow *ow)
+static qm_row qm_key(const bench_transport *t, uint32_t bytes, int doorbell)
 {
-    int tr = row->tr;
-    uint32_t mode = row->mode, bytes = row->bytes;
-    if (tr == QM_OA)
-        return c->oa ? m4_oa_echo(c->oa, n, mode, bytes, t) : -ENOENT;
-    if (tr == QM_RAW)
-        return m4_raw_echo(l, n, arg, t, ow);
-    if (tr == QM_RPMSG)
-        return m4_rpmsg_echo_arg(l, n, mode, bytes, arg, t, ow);
-    if (tr == QM_FIFO)
-        return m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), arg, t, ow, NULL);
-    if (tr == QM_RPMSG_BLK)
-        return m4_rpmsg_blockack(l, n, bytes, mode, t);
-    return m4_blockack(l, n, bytes, tr == QM_BLK32K ? 32768u : 512u, mode, t);
+    return (qm_row){.k = {.t = t, .bytes = bytes, .doorbell = doorbell}};
 }
 
-/* n operations of row, their times appended to t. 0, or what qm_check counted (-ENOENT
- * without the OpenAMP image: its column says n/a). */
-static int qm_rt_go(qm_ctx *c, m4_link *l, const qm_rt *row, uint32_t n, m4_times *t)
+static const char *qm_mode(int doorbell)
 {
+    return doorbell ? "doorbell" : "poll";
+}
+
+/* n operations of row, their samples appended to buf[*np...]. 0, or what qm_check counted
+ * (-ENOENT: the OpenAMP firmware is missing, the cell says n/a). */
+static int qm_go(qm_ctx *c, qm_row *row, uint32_t n, uint64_t *buf, size_t *np)
+{
+    const bench_transport *t = row->k.t;
     char what[80];
-    int r, tr = row->tr;
+    int r;
     if (c->broken)
         return -ESHUTDOWN;
-    if (tr >= QM_BLK32K)
-        snprintf(what, sizeof(what), "block-ack %s, %u B", qm_tr[tr], row->bytes);
+    if (t == &bench_qemu_fifo_blk32k || t == &bench_qemu_fifo_blk512 || t == &bench_qemu_rpmsg_blk)
+        snprintf(what, sizeof(what), "block-ack %s, %u B", t->name, row->k.bytes);
     else
-        snprintf(what, sizeof(what), "%s echo, %s, %u B", qm_tr[tr], QM_MODE(row->mode),
-                 row->bytes);
+        snprintf(what, sizeof(what), "%s echo, %s, %u B", t->name, qm_mode(row->k.doorbell),
+                 row->k.bytes);
     bench_progress("%s x %u", what, n);
-    r = qm_op(c, l, row, n, 0, t, NULL);
+    r = bench_link_run(c->q, &row->k, n, buf, np);
     bench_progress_end();
-    return tr == QM_OA && r == -ENOENT ? r : qm_check(c, what, r);
+    if (t == &bench_qemu_openamp && r == -ENOENT) {
+        row->r.na = 1;
+        return r;
+    }
+    return qm_check(c, what, r);
 }
 
 /* n operations of each of rows[0..nr) (nr <= 3) in `mix` alternating slices of n / mix (the
- * first row rotating), so that a change of the host's load falls on all alike; sets ok, st. */
-static void qm_rt_run(qm_ctx *c, m4_link *l, qm_rt *rows, unsigned nr, uint32_t n, unsigned mix)
+ * first row rotating), so that a change of the host's load falls on all alike; sets r.ok and
+ * r.st. */
+static void qm_run(qm_ctx *c, qm_row *rows, unsigned nr, uint32_t n, unsigned mix)
 {
-    m4_times tm[3];
+    uint64_t *buf[3];
+    size_t nb[3] = {0, 0, 0};
     unsigned t, sl;
     for (t = 0; t < nr; t++) {
-        tm[t] = qm_times(n);
-        rows[t].ok = tm[t].v != NULL;
+        rows[t].r = (bench_rt_result){0};
+        buf[t] = malloc((n ? n : 1) * sizeof(uint64_t));
+        rows[t].r.ok = buf[t] != NULL;
     }
     for (sl = 0; sl < mix; sl++)
         for (t = 0; t < nr; t++) {
             unsigned u = (t + sl) % nr;
-            if (rows[u].ok)
-                rows[u].ok = qm_rt_go(c, l, &rows[u], n / mix, &tm[u]) == 0;
+            if (rows[u].r.ok)
+                rows[u].r.ok = qm_go(c, &rows[u], n / mix, buf[u], &nb[u]) == 0;
         }
     for (t = 0; t < nr; t++) {
-        uint64_t *v = rows[t].ok ? malloc((tm[t].n ? tm[t].n : 1) * sizeof(uint64_t)) : NULL;
-        memset(&rows[t].st, 0, sizeof(rows[t].st));
-        for (uint32_t i = 0; v && i < tm[t].n; i++)
-            v[i] = (uint64_t)llround(tm[t].v[i]);
-        if (v)
-            bench_stats_compute(v, tm[t].n, &rows[t].st);
-        free(v);
-        free(tm[t].v);
+        if (rows[t].r.ok)
+            bench_stats_compute(buf[t], nb[t], &rows[t].r.st);
+        free(buf[t]);
     }
 }
 
-static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
+/* The rows' writer (bench_row: a JSON object of the open array and CSV lines), the CSV key's
+ * scenario "qemu-m4 <kind>", the JSON member "kind" in an array of several kinds (c->mixed);
+ * doorbell < 0: no mode. */
+static bench_row qm_row_begin(qm_ctx *c, const char *kind, const char *transport, int doorbell,
+                              uint64_t bytes)
 {
-    if (!c->j || !row->ok)
+    snprintf(c->csv_scen, sizeof(c->csv_scen), "qemu-m4 %s", kind);
+    bench_row w = {.j = c->j, .csv = c->csv,
+                   .k = {.scenario = c->csv_scen, .transport = transport,
+                         .mode = doorbell < 0 ? NULL : qm_mode(doorbell), .size = bytes}};
+    bench_json_obj_begin(w.j, NULL);
+    if (c->mixed)
+        bench_json_str(w.j, "kind", kind);
+    return w;
+}
+
+/* A cell measured: kind, transport, mode, bytes, its statistics "round_trip" (ns); extra
+ * members before the statistics (firmware: the RTOS responder's). */
+static void qm_row_out(qm_ctx *c, const qm_row *row, const char *kind, const char *firmware)
+{
+    if (!row->r.ok)
         return;
-    bench_json_obj_begin(c->j, NULL);
-    bench_json_str(c->j, "kind", kind);
-    bench_json_str(c->j, "transport", qm_tr[row->tr]);
-    bench_json_str(c->j, "mode", QM_MODE(row->mode));
-    bench_json_u64(c->j, "bytes", row->bytes);
-    bench_json_stats(c->j, "round_trip", &row->st);
-    bench_json_obj_end(c->j);
+    bench_row w = qm_row_begin(c, kind, row->k.t->name, row->k.doorbell, row->k.bytes);
+    w.k.n = row->r.st.n;
+    if (firmware)
+        bench_json_str(w.j, "firmware", firmware);
+    bench_json_str(w.j, "transport", row->k.t->name);
+    bench_json_str(w.j, "mode", qm_mode(row->k.doorbell));
+    bench_row_num(&w, "bytes", NULL, row->k.bytes, NULL);
+    bench_row_stats(&w, "round_trip", &row->r.st);
+    bench_json_obj_end(w.j);
 }
 
 /* ---- latency -------------------------------------------------------------------------------- */
@@ -401,164 +316,140 @@ static void qm_rt_json(qm_ctx *c, const qm_rt *row, const char *kind)
 /* One-way Linux -> firmware with time stamps on both sides: the firmware stamps each
  * message's arrival with its SysTick clock. Without -icount QEMU's virtual clock (SysTick's
  * source) is this host's CLOCK_MONOTONIC minus a constant, so the two sides read one clock up
- * to an offset theta, bounded from causality over all samples of the run (m4_ow_offset); each
- * one-way time is tf - t0 - theta, +- the bound. Equal work, but the reply is the 16-byte stamp. */
-static void qm_oneway(qm_ctx *c, m4_link *l, uint32_t n)
+ * to an offset theta, bounded from causality over all samples of the run; each one-way time
+ * is tf - t0 - theta, +- the bound. Equal work, but the reply is the 16-byte stamp. */
+static void qm_oneway(qm_ctx *c, uint32_t n)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496};
-    /* MDCOM FIFO, RPMsg of each size, then the raw spin echo; all samples in one pool (a and b
-     * in pairs), run k's from ks[k] */
+    /* MDCOM FIFO, RPMsg of each size, then the raw spin echo */
     enum { NS = sizeof(sizes) / sizeof(sizes[0]), NK = 2 * NS + 1 };
-    m4_ow all = {qm_times(NK * n), qm_times(NK * n)};
-    double theta = 0, hw = 0, p50[NK], back[NK];
-    uint32_t k, ks[NK + 1] = {0};
-    int r = 0;
-    for (k = 0; k < NK && r == 0 && !c->broken; k++) {
-        qm_rt row = {.tr = k == 2 * NS ? QM_RAW : k % 2 ? QM_RPMSG : QM_FIFO,
-                     .mode = FW_MODE_POLL, .bytes = sizes[k / 2 % NS]};
-        bench_progress("one-way with time stamps %u/%u", k + 1, NK);
-        r = qm_op(c, l, &row, n, FW_ARG_STAMP, NULL, &all);
-        bench_progress_end();
-        qm_check(c, "one-way with time stamps", r);
-        ks[k + 1] = all.a.n;
+    const bench_transport *tr[NK];
+    uint32_t bytes[NK];
+    double p50[NK], back[NK], hw = 0;
+    unsigned k, all = 0;
+    int r = -ESHUTDOWN;
+    for (k = 0; k < NK; k++) {
+        tr[k] = k == 2 * NS ? &bench_qemu_raw : k % 2 ? &bench_qemu_rpmsg : &bench_qemu_fifo;
+        bytes[k] = sizes[k / 2 % NS];
+    }
+    if (!c->broken) { /* -ERANGE: no error of the link, the clocks are not one */
+        r = bench_qemu_stamped(c->q, NK, tr, bytes, n, p50, back, &hw, &all);
+        if (r != -ERANGE)
+            qm_check(c, "one-way with time stamps", r);
     }
     printf("\n== Linux -> firmware one-way, time stamps on both sides, polling (us, p50) ==\n");
-    if (r == 0 && !c->broken)
-        r = m4_ow_offset(&all, &theta, &hw);
     if (r || c->broken) {
         printf("  ERROR (%s)\n", r == -ERANGE ? "no common clock: the two sides' clocks disagree"
                                               : "see above");
-    } else {
-        for (k = 0; k < NK; k++) {
-            m4_times a = {all.a.v + ks[k], ks[k + 1] - ks[k], 0};
-            m4_times b = {all.b.v + ks[k], ks[k + 1] - ks[k], 0};
-            p50[k] = (m4_times_pct(&a, 50) - theta) / 1e3;
-            /* the way back: firmware's work on the message + its reply to here */
-            back[k] = (theta - m4_times_pct(&b, 50)) / 1e3;
-        }
-        printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
-               " offset bounded by causality over %u samples: each figure +- %.3f us)\n",
-               all.a.n, hw / 1e3);
-        printf("%8s %12s %12s %12s %14s %12s\n", "bytes", "raw spin", "MDCOM FIFO", "RPMsg",
-               "RPMsg / MDCOM", "MDCOM / raw");
-        for (k = 0; k < NS; k++) {
-            printf("%8u %12.3f %12.3f %12.3f %13.2fx %11.2fx\n", sizes[k], p50[2 * NS], p50[2 * k],
-                   p50[2 * k + 1], p50[2 * k + 1] / p50[2 * k], p50[2 * k] / p50[2 * NS]);
-            bench_json_obj_begin(c->j, NULL);
-            bench_json_str(c->j, "kind", "one_way_stamped");
-            bench_json_u64(c->j, "bytes", sizes[k]);
-            bench_json_dbl(c->j, "raw_us", p50[2 * NS]);
-            bench_json_dbl(c->j, "mdcom_fifo_us", p50[2 * k]);
-            bench_json_dbl(c->j, "rpmsg_us", p50[2 * k + 1]);
-            bench_json_dbl(c->j, "bound_us", hw / 1e3);
-            bench_json_obj_end(c->j);
-        }
-        printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
-        for (k = 0; k < NS; k++)
-            printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
-                   back[2 * k + 1]);
+        return;
     }
-    free(all.a.v);
-    free(all.b.v);
+    printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
+           " offset bounded by causality over %u samples: each figure +- %.3f us)\n",
+           all, hw);
+    printf("%8s %12s %12s %12s %14s %12s\n", "bytes", "raw spin", "MDCOM FIFO", "RPMsg",
+           "RPMsg / MDCOM", "MDCOM / raw");
+    for (k = 0; k < NS; k++) {
+        printf("%8u %12.3f %12.3f %12.3f %13.2fx %11.2fx\n", sizes[k], p50[2 * NS], p50[2 * k],
+               p50[2 * k + 1], p50[2 * k + 1] / p50[2 * k], p50[2 * k] / p50[2 * NS]);
+        bench_row w = qm_row_begin(c, "one_way_stamped", NULL, 0, sizes[k]);
+        bench_row_num(&w, "bytes", NULL, sizes[k], NULL);
+        w.k.transport = bench_qemu_raw.name;
+        bench_row_num(&w, "raw_us", "one_way_p50", p50[2 * NS], "us");
+        w.k.transport = bench_qemu_fifo.name;
+        bench_row_num(&w, "mdcom_fifo_us", "one_way_p50", p50[2 * k], "us");
+        w.k.transport = bench_qemu_rpmsg.name;
+        bench_row_num(&w, "rpmsg_us", "one_way_p50", p50[2 * k + 1], "us");
+        w.k.transport = NULL;
+        bench_row_num(&w, "bound_us", "bound", hw, "us");
+        bench_json_obj_end(w.j);
+    }
+    printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
+    for (k = 0; k < NS; k++)
+        printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
+               back[2 * k + 1]);
 }
 
 /* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the firmware (n/a without) */
 static void qm_oa_begin(qm_ctx *c, int icount_shift)
 {
-    static m4_oa oa;
-    char path[QM_PATH];
-    int r;
-    qm_beside(path, sizeof(path), c->fw, "mdcom-fw-openamp.elf");
-    c->oa = NULL;
-    if (access(path, R_OK) != 0)
-        printf("(OpenAMP RPMsg rows: n/a, no %s)\n", path);
-    else if ((r = m4_oa_start_icount(&oa, path, icount_shift)) != 0)
-        printf("(OpenAMP RPMsg rows: n/a, %s: %s)\n", oa.err, mdcom_strerror(r));
-    else
-        c->oa = &oa;
-    oa.doorbell_gap_ns = M4_DOORBELL_GAP_NS;
-}
-
-static void qm_oa_end(qm_ctx *c)
-{
-    if (c->oa)
-        m4_oa_stop(c->oa);
-    c->oa = NULL;
+    char path[BENCH_QEMU_PATH], why[BENCH_QEMU_PATH + 600];
+    bench_qemu_beside(path, sizeof(path), c->fw, "mdcom-fw-openamp.elf");
+    if (bench_qemu_oa_begin(c->q, path, icount_shift, why, sizeof(why)) != 0)
+        printf("(OpenAMP RPMsg rows: n/a, %s)\n", why);
 }
 
 /* MDCOM FIFO, RPMsg and OpenAMP's RPMsg at 16..496 B in one mode, n round trips each, side
  * by side per size: p50 (polling: / 2, the one-way) and the ratios to MDCOM FIFO. */
-static void qm_size_table(qm_ctx *c, m4_link *l, uint32_t mode, uint32_t n, const char *kind)
+static void qm_size_table(qm_ctx *c, int doorbell, uint32_t n, const char *kind)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
-    double div = mode == FW_MODE_POLL ? 2e3 : 1e3;       /* us; polling: the one-way */
-    qm_rt rt[3];
+    const bench_transport *const tr[3] = {&bench_qemu_fifo, &bench_qemu_rpmsg,
+                                          &bench_qemu_openamp};
+    double div = doorbell ? 1e3 : 2e3; /* us; polling: the one-way */
+    qm_row rt[3];
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
            "OpenAMP RPMsg", "OpenAMP / MDCOM");
     for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-        for (unsigned t = 0; t < 3; t++) /* QM_FIFO, QM_RPMSG, QM_OA */
-            rt[t] = (qm_rt){.tr = (int)t, .mode = mode, .bytes = sizes[k]};
-        qm_rt_run(c, l, rt, 3, n, QM_MIX);
         for (unsigned t = 0; t < 3; t++)
-            qm_rt_json(c, &rt[t], kind);
-        if (!rt[0].ok || !rt[1].ok) {
+            rt[t] = qm_key(tr[t], sizes[k], doorbell);
+        qm_run(c, rt, 3, n, QM_MIX);
+        for (unsigned t = 0; t < 3; t++)
+            qm_row_out(c, &rt[t], kind, NULL);
+        if (!rt[0].r.ok || !rt[1].r.ok) {
             printf("%8u  ERROR (see above)\n", sizes[k]);
             continue;
         }
-        printf("%8u %12.2f %12.2f %13.2fx", sizes[k], rt[0].st.p50 / div, rt[1].st.p50 / div,
-               qm_ratio(&rt[1].st, &rt[0].st));
-        qm_cell(rt[2].ok, 14, 2, rt[2].st.p50 / div, "", "n/a");
-        if (rt[2].ok)
-            printf(" %15.2fx", qm_ratio(&rt[2].st, &rt[0].st));
+        printf("%8u %12.2f %12.2f %13.2fx", sizes[k], rt[0].r.st.p50 / div,
+               rt[1].r.st.p50 / div, qm_ratio(&rt[1].r.st, &rt[0].r.st));
+        qm_cell(rt[2].r.ok, 14, 2, rt[2].r.st.p50 / div, "", "n/a");
+        if (rt[2].r.ok)
+            printf(" %15.2fx", qm_ratio(&rt[2].r.st, &rt[0].r.st));
         printf("\n");
     }
 }
 
-
 /* The MDCOM FIFO echo of the round-trip table (12-byte message, polling and doorbell, n and nd
  * round trips in QM_MIX slices each) to the responder in an RTOS task: mdcom-fw-<kernel>-resp,
- * one QEMU of its own after the other, next to the bare-metal rows bm[0] (polling) and bm[1]
- * (doorbell) of this run. In the doorbell rows the task blocks in the port's doorbell wait and
- * the UART doorbell interrupt wakes it. */
-static void qm_rtos_latency(qm_ctx *c, const qm_rt *bm_poll, const qm_rt *bm_db, uint32_t n,
+ * one QEMU of its own after the other, next to the bare-metal rows bm_poll and bm_db of this
+ * run. In the doorbell rows the task blocks in the port's doorbell wait and the UART doorbell
+ * interrupt wakes it. */
+static void qm_rtos_latency(qm_ctx *c, const qm_row *bm_poll, const qm_row *bm_db, uint32_t n,
                             uint32_t nd)
 {
     static const char *const kname[2] = {"FreeRTOS", "ThreadX"};
     static const char *const jname[2] = {"freertos", "threadx"};
     const char *img[2] = {c->opt_frt_resp ? c->opt_frt_resp : MDCOM_BENCH_FRT_RESP,
                           c->opt_tx_resp ? c->opt_tx_resp : MDCOM_BENCH_TX_RESP};
-    qm_rt rt[2][2];
+    qm_row rt[2][2];
     int up[2] = {0, 0};
-    char why[2][QM_PATH + 48];
-    static m4_link l; /* a big struct: off the stack */
+    char why[2][BENCH_QEMU_PATH + 48];
+    bench_qemu *main_q = c->q;
     for (int k = 0; k < 2; k++) {
-        fw_rsp res;
+        char err[640];
         int r, broken = c->broken;
-        rt[k][0] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL};
-        rt[k][1] = (qm_rt){.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL};
-        if (!qm_exists(img[k])) {
+        rt[k][0] = qm_key(&bench_qemu_fifo, 12, 0);
+        rt[k][1] = qm_key(&bench_qemu_fifo, 12, 1);
+        if (!bench_qemu_exists(img[k])) {
             snprintf(why[k], sizeof(why[k]), "n/a: no %s", img[k]);
             continue;
         }
-        if ((r = m4_link_start(&l, img[k])) != 0) {
-            bench_err("qemu-m4: %s: %s (%s)", img[k], l.err, mdcom_strerror(r));
+        if ((r = bench_qemu_up(&c->q, img[k], -1, err, sizeof(err))) != 0) {
+            bench_err("qemu-m4: %s: %s", img[k], err);
             snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
             c->failures++;
+            c->q = main_q;
             continue;
         }
-        l.doorbell_gap_ns = M4_DOORBELL_GAP_NS; /* as the bare-metal rows: the task asleep */
         c->broken = 0; /* this link's own */
-        r = m4_cmd(&l, FW_OP_PING, FW_MODE_POLL, 0, 0);
-        if (!r)
-            r = m4_result(&l, &res, 5000000000ll);
-        if (qm_check(c, kname[k], r) == 0) {
-            qm_rt_run(c, &l, rt[k], 1, n, QM_MIX);
-            qm_rt_run(c, &l, rt[k] + 1, 1, nd, QM_MIX);
+        if (qm_check(c, kname[k], bench_qemu_ping(c->q)) == 0) {
+            qm_run(c, rt[k], 1, n, QM_MIX);
+            qm_run(c, rt[k] + 1, 1, nd, QM_MIX);
             up[k] = 1;
         } else {
             snprintf(why[k], sizeof(why[k]), "ERROR (see above)");
         }
-        m4_link_stop(&l);
+        bench_qemu_down(c->q);
+        c->q = main_q;
         c->broken = broken;
     }
     printf("\n== round trip Linux -> RTOS task echo -> Linux, MDCOM FIFO, 12-byte message (us),\n"
@@ -567,33 +458,26 @@ static void qm_rtos_latency(qm_ctx *c, const qm_rt *bm_poll, const qm_rt *bm_db,
            "mean", "p99", "sd", "p50 / bm");
     for (int k = -1; k < 2; k++) {
         for (int m = 0; m < 2; m++) {
-            const qm_rt *r = k < 0 ? (m ? bm_db : bm_poll) : &rt[k][m];
-            const qm_rt *b = m ? bm_db : bm_poll;
-            const bench_stats *st = &r->st;
+            const qm_row *r = k < 0 ? (m ? bm_db : bm_poll) : &rt[k][m];
+            const qm_row *b = m ? bm_db : bm_poll;
+            const bench_stats *st = &r->r.st;
             const char *who = k < 0 ? "bare metal" : kname[k];
             if (k >= 0 && !up[k]) {
-                printf("%-11s %-9s  %s\n", who, QM_MODE(r->mode), why[k]);
+                printf("%-11s %-9s  %s\n", who, qm_mode(r->k.doorbell), why[k]);
                 continue;
             }
-            if (!r->ok) {
-                printf("%-11s %-9s  ERROR (see above)\n", who, QM_MODE(r->mode));
+            if (!r->r.ok) {
+                printf("%-11s %-9s  ERROR (see above)\n", who, qm_mode(r->k.doorbell));
                 continue;
             }
-            printf("%-11s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f", who, QM_MODE(r->mode), st->n,
-                   st->min / 1e3, st->p50 / 1e3, st->mean / 1e3, st->p99 / 1e3, st->stddev / 1e3);
-            if (k >= 0 && b->ok)
-                printf(" %8.2fx", qm_ratio(st, &b->st));
+            printf("%-11s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f", who, qm_mode(r->k.doorbell),
+                   st->n, st->min / 1e3, st->p50 / 1e3, st->mean / 1e3, st->p99 / 1e3,
+                   st->stddev / 1e3);
+            if (k >= 0 && b->r.ok)
+                printf(" %8.2fx", qm_ratio(st, &b->r.st));
             printf("\n");
-            if (k >= 0 && c->j) {
-                bench_json_obj_begin(c->j, NULL);
-                bench_json_str(c->j, "kind", "round_trip_rtos");
-                bench_json_str(c->j, "firmware", jname[k]);
-                bench_json_str(c->j, "transport", qm_tr[r->tr]);
-                bench_json_str(c->j, "mode", QM_MODE(r->mode));
-                bench_json_u64(c->j, "bytes", r->bytes);
-                bench_json_stats(c->j, "round_trip", st);
-                bench_json_obj_end(c->j);
-            }
+            if (k >= 0)
+                qm_row_out(c, r, "round_trip_rtos", jname[k]);
         }
     }
     printf("(mdcom-fw-<kernel>-resp: mdcom-fw-resp's responder in a task of its kernel, through\n"
@@ -602,7 +486,7 @@ static void qm_rtos_latency(qm_ctx *c, const qm_rt *bm_poll, const qm_rt *bm_db,
            " image in a QEMU of its own, after the bare-metal rows, not interleaved with them)\n");
 }
 
-static void qm_latency(qm_ctx *c, m4_link *l)
+static void qm_latency(qm_ctx *c)
 {
     static const uint32_t st_sizes[] = {64, 512, 4096, 32768};
     static const unsigned order[5] = {0, 3, 1, 4, 2}; /* the rows of rt as printed */
@@ -612,51 +496,50 @@ static void qm_latency(qm_ctx *c, m4_link *l)
     /* MDCOM FIFO, RPMsg and the raw spin echo polling, then MDCOM FIFO and RPMsg with the
      * doorbell. Each mode's rows alternate in slices (the first row measured right after boot
      * would also pay for the emulator's warm-up). */
-    qm_rt rt[5] = {{.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_POLL},
-                   {.tr = QM_RPMSG, .bytes = 12, .mode = FW_MODE_POLL},
-                   {.tr = QM_RAW, .bytes = 4, .mode = FW_MODE_POLL},
-                   {.tr = QM_FIFO, .bytes = 12, .mode = FW_MODE_DOORBELL},
-                   {.tr = QM_RPMSG, .bytes = 12, .mode = FW_MODE_DOORBELL}};
+    qm_row rt[5] = {qm_key(&bench_qemu_fifo, 12, 0), qm_key(&bench_qemu_rpmsg, 12, 0),
+                    qm_key(&bench_qemu_raw, 4, 0), qm_key(&bench_qemu_fifo, 12, 1),
+                    qm_key(&bench_qemu_rpmsg, 12, 1)};
     bench_json_arr_begin(c->j, "latency");
-    qm_rt_run(c, l, rt, 3, n, QM_MIX);
-    qm_rt_run(c, l, rt + 3, 2, nd, QM_MIX);
+    c->mixed = 1;
+    qm_run(c, rt, 3, n, QM_MIX);
+    qm_run(c, rt + 3, 2, nd, QM_MIX);
     printf("\n== round trip Linux -> firmware echo -> Linux, 12-byte message (us) ==\n");
     printf("%-12s %-9s %7s %9s %9s %9s %9s %9s\n", "transport", "mode", "n", "min", "p50", "mean",
            "p99", "sd");
     for (unsigned k = 0; k < 5; k++) {
-        const qm_rt *r = &rt[order[k]];
-        const bench_stats *s = &r->st;
-        if (r->ok)
-            printf("%-12s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f\n", qm_tr[r->tr],
-                   QM_MODE(r->mode), s->n, s->min / 1e3, s->p50 / 1e3, s->mean / 1e3,
+        const qm_row *r = &rt[order[k]];
+        const bench_stats *s = &r->r.st;
+        if (r->r.ok)
+            printf("%-12s %-9s %7zu %9.2f %9.2f %9.2f %9.2f %9.2f\n", r->k.t->name,
+                   qm_mode(r->k.doorbell), s->n, s->min / 1e3, s->p50 / 1e3, s->mean / 1e3,
                    s->p99 / 1e3, s->stddev / 1e3);
         else
-            printf("%-12s %-9s  ERROR (see above)\n", qm_tr[r->tr], QM_MODE(r->mode));
-        qm_rt_json(c, r, "round_trip"); /* when measured */
+            printf("%-12s %-9s  ERROR (see above)\n", r->k.t->name, qm_mode(r->k.doorbell));
+        qm_row_out(c, r, "round_trip", NULL); /* when measured */
     }
-    if (rt[0].ok && rt[3].ok)
-        printf("doorbell / polling (MDCOM, p50): %.1fx\n", qm_ratio(&rt[3].st, &rt[0].st));
-    if (rt[0].ok && rt[2].ok)
+    if (rt[0].r.ok && rt[3].r.ok)
+        printf("doorbell / polling (MDCOM, p50): %.1fx\n", qm_ratio(&rt[3].r.st, &rt[0].r.st));
+    if (rt[0].r.ok && rt[2].r.ok)
         printf("MDCOM FIFO / raw spin echo (polling, p50): %.2fx\n",
-               qm_ratio(&rt[0].st, &rt[2].st));
+               qm_ratio(&rt[0].r.st, &rt[2].r.st));
     printf("(equal work: the firmware copies each message once into its reply and checks\n"
            " nothing on both transports; this side checks seq + CRC of every reply after\n"
            " taking its time. raw spin: one 4-byte word each way, no library)\n");
     qm_rtos_latency(c, &rt[0], &rt[3], n, nd);
-    qm_oneway(c, l, now);
+    qm_oneway(c, now);
 
     printf("\n== Linux -> firmware one-way = round trip / 2, polling, equal work (us, p50) ==\n");
     qm_oa_begin(c, -1);
-    qm_size_table(c, l, FW_MODE_POLL, now, "one_way_rt");
-    printf("(paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
+    qm_size_table(c, 0, now, "one_way_rt");
+    printf("(MDCOM paper, i.MX7 Linux -> RTOS: MDCOM about 3.6x faster than RPMsg; here the M4\n"
            " side is emulated by QEMU on this host and the path is assumed symmetric)\n");
     printf("\n== round trip with the doorbell (UART IRQ + WFI on the M4, Linux asleep in the\n"
            "   UART socket), equal work (us, p50) ==\n");
-    qm_size_table(c, l, FW_MODE_DOORBELL, nd, "round_trip_doorbell");
+    qm_size_table(c, 1, nd, "round_trip_doorbell");
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf, OpenAMP's own RPMsg remote built from\n"
            " ../shared/third_party, in its own QEMU with the same doorbell, idle in WFI while\n"
            " the other rows run; this side mdcom's RPMsg host. Same messages, one copy)\n");
-    qm_oa_end(c);
+    bench_qemu_oa_end(c->q);
 
     printf("\n== Linux -> firmware one-way stream (n messages, one ack at the end), polling ==\n");
     printf("%8s %7s %14s %10s\n", "bytes", "n", "us/message", "MB/s");
@@ -664,64 +547,69 @@ static void qm_latency(qm_ctx *c, m4_link *l)
         double ns = 0;
         char what[48];
         snprintf(what, sizeof(what), "sink stream, %u B", st_sizes[k]);
-        if (qm_check(c, what, m4_sink(l, nst, st_sizes[k], FW_MODE_POLL, &ns))) {
+        if (qm_check(c, what, bench_qemu_sink(c->q, nst, st_sizes[k], &ns))) {
             printf("%8u  ERROR (see above)\n", st_sizes[k]);
             continue;
         }
         printf("%8u %7u %14.3f %10.1f\n", st_sizes[k], nst, ns / nst / 1e3,
                (double)nst * st_sizes[k] / (ns / 1e3));
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "kind", "stream");
-        bench_json_str(c->j, "transport", "MDCOM FIFO");
-        bench_json_str(c->j, "mode", "poll");
-        bench_json_u64(c->j, "bytes", st_sizes[k]);
-        bench_json_u64(c->j, "n", nst);
-        bench_json_dbl(c->j, "ns_per_message", ns / nst);
-        bench_json_obj_end(c->j);
+        bench_row w = qm_row_begin(c, "stream", bench_qemu_fifo.name, 0, st_sizes[k]);
+        w.k.n = nst;
+        bench_json_str(w.j, "transport", bench_qemu_fifo.name);
+        bench_json_str(w.j, "mode", "poll");
+        bench_row_num(&w, "bytes", NULL, st_sizes[k], NULL);
+        bench_row_num(&w, "n", NULL, nst, NULL);
+        bench_row_num(&w, "ns_per_message", "ns_per_message", ns / nst, "ns");
+        bench_json_obj_end(w.j);
     }
+    c->mixed = 0;
     bench_json_arr_end(c->j);
 }
 
 /* ---- blocks --------------------------------------------------------------------------------- */
 
-static void qm_blocks(qm_ctx *c, m4_link *l)
+static void qm_blocks(qm_ctx *c)
 {
     static const char *const jcol[3] = {"mdcom_fifo_32k", "mdcom_fifo_512", "rpmsg_496"};
+    const bench_transport *const tr[3] = {&bench_qemu_fifo_blk32k, &bench_qemu_fifo_blk512,
+                                          &bench_qemu_rpmsg_blk};
     uint32_t reps = c->count ? (uint32_t)c->count : (c->quick ? 20u : 200u);
-    uint32_t mode = c->doorbell ? FW_MODE_DOORBELL : FW_MODE_POLL;
     bench_json_arr_begin(c->j, "blocks");
-    printf("\n== block table (seeds 000/001): 8-byte header + N bytes, answered with the byte "
-           "count; %s, %u transactions per cell ==\n",
+    printf("\n== block table (STM32MP1 /dev/ttyRPMSG0 and netlink module, published): 8-byte "
+           "header + N bytes, answered with the byte count; %s, %u transactions per cell ==\n",
            c->doorbell ? "doorbell" : "polling", reps);
     printf("time per transaction p50 (us) and KiB/s at p50:\n");
-    printf("%8s %16s %16s %16s %11s %11s %8s\n", "bytes", qm_tr[QM_BLK32K], qm_tr[QM_BLK512],
-           qm_tr[QM_RPMSG_BLK], "KiB/s 32K", "KiB/s RPMsg", "RPMsg/32K");
+    printf("%8s %16s %16s %16s %11s %11s %8s\n", "bytes", tr[0]->name, tr[1]->name, tr[2]->name,
+           "KiB/s 32K", "KiB/s RPMsg", "RPMsg/32K");
     for (uint32_t b = 512; b <= 32768; b *= 2) {
-        qm_rt rt[3];
+        qm_row rt[3];
         int k;
         for (k = 0; k < 3; k++) {
-            rt[k] = (qm_rt){.tr = QM_BLK32K + k, .mode = mode, .bytes = b};
-            qm_rt_run(c, l, &rt[k], 1, reps, 1);
+            rt[k] = qm_key(tr[k], b, c->doorbell);
+            qm_run(c, &rt[k], 1, reps, 1);
         }
         printf("%8u", b);
         for (k = 0; k < 3; k++)
-            qm_cell(rt[k].ok, 16, 2, rt[k].st.p50 / 1e3, "", "ERROR");
+            qm_cell(rt[k].r.ok, 16, 2, rt[k].r.st.p50 / 1e3, "", "ERROR");
         for (k = 0; k < 3; k += 2)
-            qm_cell(rt[k].ok, 11, 0, b / 1024.0 / (rt[k].st.p50 / 1e9), "", "-");
-        qm_cell(rt[0].ok && rt[2].ok, 8, 2, qm_ratio(&rt[2].st, &rt[0].st), "x", "-");
+            qm_cell(rt[k].r.ok, 11, 0, b / 1024.0 / (rt[k].r.st.p50 / 1e9), "", "-");
+        qm_cell(rt[0].r.ok && rt[2].r.ok, 8, 2, qm_ratio(&rt[2].r.st, &rt[0].r.st), "x", "-");
         printf("\n");
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_u64(c->j, "bytes", b);
-        bench_json_str(c->j, "mode", QM_MODE(mode));
+        bench_row w = qm_row_begin(c, "blocks", NULL, c->doorbell, b);
+        bench_json_u64(w.j, "bytes", b);
+        bench_json_str(w.j, "mode", qm_mode(c->doorbell));
         for (k = 0; k < 3; k++)
-            if (rt[k].ok)
-                bench_json_stats(c->j, jcol[k], &rt[k].st);
-        bench_json_obj_end(c->j);
+            if (rt[k].r.ok) {
+                w.k.transport = tr[k]->name;
+                w.k.n = rt[k].r.st.n;
+                bench_row_stats(&w, jcol[k], &rt[k].r.st);
+            }
+        bench_json_obj_end(w.j);
     }
     printf("(equal work: on both transports the firmware parses the header, counts the bytes\n"
            " without copying them and answers the 4-byte count)\n");
     printf("(published, STM32MP1 Linux -> M4 over OpenAMP: see `mdcom-bench blocks`, "
-           "seeds 000/001)\n");
+           "STM32MP1 /dev/ttyRPMSG0 and netlink module)\n");
     bench_json_arr_end(c->j);
 }
 
@@ -742,7 +630,7 @@ static void qm_sizes(qm_ctx *c)
                  {"RPMsg transport (libmdcom_rpmsg.a)", "libmdcom_rpmsg.a", 0},
                  {"mdcom-fw-resp.elf", "firmware/qemu-m4/mdcom-fw-resp.elf", 0},
                  {"mdcom-fw-apicost.elf", "firmware/qemu-m4/mdcom-fw-apicost.elf", 0}};
-    char path[QM_PATH + 32], cmd[QM_PATH + 96], line[512];
+    char path[BENCH_QEMU_PATH + 32], cmd[BENCH_QEMU_PATH + 96], line[512];
     size_t len = strlen(c->fw);
     int up = 0;
     /* <fwbuild>/firmware/qemu-m4/mdcom-fw-resp.elf -> <fwbuild>/libmdcom_core.a */
@@ -761,7 +649,7 @@ static void qm_sizes(qm_ctx *c)
         FILE *p = NULL;
         snprintf(path, sizeof(path), "%.*s/%s", (int)len, c->fw, items[k].rel);
         snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t '%s' 2>/dev/null", path);
-        if (qm_exists(path) && !strchr(path, '\'') && (p = popen(cmd, "r")) != NULL) {
+        if (bench_qemu_exists(path) && !strchr(path, '\'') && (p = popen(cmd, "r")) != NULL) {
             while (fgets(line, sizeof(line), p)) /* the last numeric line: the totals */
                 ok |= sscanf(line, "%lu %lu %lu", &t, &d, &b) == 3;
             pclose(p);
@@ -777,12 +665,12 @@ static void qm_sizes(qm_ctx *c)
         printf("\n");
         if (items[k].target && t > items[k].target && c->strict)
             c->missed++;
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "item", items[k].rel);
-        bench_json_u64(c->j, "text", t);
-        bench_json_u64(c->j, "data", d);
-        bench_json_u64(c->j, "bss", b);
-        bench_json_obj_end(c->j);
+        bench_row w = qm_row_begin(c, "sizes", items[k].rel, -1, 0);
+        bench_json_str(w.j, "item", items[k].rel);
+        bench_row_num(&w, "text", "text", (double)t, "B");
+        bench_row_num(&w, "data", "data", (double)d, "B");
+        bench_row_num(&w, "bss", "bss", (double)b, "B");
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
 }
@@ -794,11 +682,12 @@ static void qm_echo_cost(qm_ctx *c)
 {
     static const uint32_t sizes[] = {16, 496};
     uint32_t n = c->quick ? 200u : 2000u;
-    m4_link l;
-    int r = m4_link_start_icount(&l, c->fw, 0);
-    if (r) {
-        bench_err("qemu-m4: echo cost: %s (%s)", l.err, mdcom_strerror(r));
+    bench_qemu *main_q = c->q;
+    char err[640];
+    if (bench_qemu_up(&c->q, c->fw, 0, err, sizeof(err)) != 0) {
+        bench_err("qemu-m4: echo cost: %s", err);
         c->failures++;
+        c->q = main_q;
         return;
     }
     printf("\n== firmware instructions per echoed message (-icount shift=0; receive call that\n"
@@ -809,30 +698,34 @@ static void qm_echo_cost(qm_ctx *c)
     bench_json_arr_begin(c->j, "echo_cost");
     for (unsigned k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
         double f = -1, rp = -1, oa = -1;
-        r = m4_echo_arg(&l, n, FW_MODE_POLL, (int)(sizes[k] - sizeof(fw_echo_hdr)), FW_ARG_COST,
-                        NULL, NULL, NULL);
-        if (qm_check(c, "echo cost, MDCOM FIFO", r) == 0 && l.last.count)
-            f = (double)l.last.value2 / l.last.count;
-        r = m4_rpmsg_echo_arg(&l, n, FW_MODE_POLL, sizes[k], FW_ARG_COST, NULL, NULL);
-        if (qm_check(c, "echo cost, RPMsg", r) == 0 && l.last.count)
-            rp = (double)l.last.value2 / l.last.count;
-        if (c->oa && qm_check(c, "echo cost, OpenAMP", m4_oa_cost(c->oa, n, sizes[k], &oa)))
+        int r;
+        if (qm_check(c, "echo cost, MDCOM FIFO",
+                     bench_qemu_cost(c->q, &bench_qemu_fifo, n, sizes[k], &f)))
+            f = -1;
+        if (qm_check(c, "echo cost, RPMsg",
+                     bench_qemu_cost(c->q, &bench_qemu_rpmsg, n, sizes[k], &rp)))
+            rp = -1;
+        r = bench_qemu_cost(c->q, &bench_qemu_openamp, n, sizes[k], &oa);
+        if (r != -ENOENT && qm_check(c, "echo cost, OpenAMP", r))
             oa = -1;
         printf("%8u %12.0f %12.0f %13.2fx %14.0f %15.2fx\n", sizes[k], f, rp, f > 0 ? rp / f : 0,
                oa, f > 0 && oa > 0 ? oa / f : 0);
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", "echo_per_message");
-        bench_json_u64(c->j, "bytes", sizes[k]);
-        bench_json_dbl(c->j, "mdcom_fifo_instr", f);
-        bench_json_dbl(c->j, "rpmsg_instr", rp);
-        bench_json_dbl(c->j, "openamp_instr", oa);
-        bench_json_obj_end(c->j);
+        bench_row w = qm_row_begin(c, "echo_cost", NULL, 0, sizes[k]);
+        bench_json_str(w.j, "call", "echo_per_message");
+        bench_row_num(&w, "bytes", NULL, sizes[k], NULL);
+        w.k.transport = bench_qemu_fifo.name;
+        bench_row_num(&w, "mdcom_fifo_instr", "instructions", f, "instr");
+        w.k.transport = bench_qemu_rpmsg.name;
+        bench_row_num(&w, "rpmsg_instr", "instructions", rp, "instr");
+        w.k.transport = bench_qemu_openamp.name;
+        bench_row_num(&w, "openamp_instr", "instructions", oa, "instr");
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(OpenAMP RPMsg: mdcom-fw-openamp.elf under -icount shift=0, its poll call that\n"
            " echoed the message, as the RPMsg column's span)\n");
-    qm_oa_end(c);
-    m4_link_stop(&l);
+    bench_qemu_down(c->q); /* and its OpenAMP instance */
+    c->q = main_q;
 }
 
 
@@ -868,15 +761,15 @@ static size_t qm_fw_tree(const char *path)
 static int qm_text_total(const char *tree, size_t tlen, const char *const *rel, int n,
                          unsigned long *text)
 {
-    char cmd[8 * (QM_PATH + 64)], line[512];
+    char cmd[8 * (BENCH_QEMU_PATH + 64)], line[512];
     size_t at = (size_t)snprintf(cmd, sizeof(cmd), "arm-none-eabi-size -t");
     unsigned long t, d, b;
     int ok = 0;
     FILE *p;
     for (int i = 0; i < n; i++) {
-        char path[QM_PATH + 96];
+        char path[BENCH_QEMU_PATH + 96];
         snprintf(path, sizeof(path), "%.*s/%s", (int)tlen, tree, rel[i]);
-        if (!qm_exists(path) || strchr(path, '\'') || at + strlen(path) + 4 >= sizeof(cmd))
+        if (!bench_qemu_exists(path) || strchr(path, '\'') || at + strlen(path) + 4 >= sizeof(cmd))
             return -1;
         at += (size_t)snprintf(cmd + at, sizeof(cmd) - at, " '%s'", path);
     }
@@ -906,6 +799,9 @@ static void qm_port_sizes(qm_ctx *c)
     static const char *const what[ROWS] = {
         "port_<port>.c.obj (the port's source)", "port library (+ board_hooks.c, port_default.c)",
         "runtime (libmdcom_bm_runtime.a)", "kernel library", "API-cost image (.elf)"};
+    /* the rows in CSV (a field without commas) */
+    static const char *const csv_what[ROWS] = {"port source", "port library", "runtime",
+                                               "kernel library", "API-cost image"};
     unsigned long t[ROWS][QM_NPORT];
     int ok[ROWS][QM_NPORT];
     memset(ok, 0, sizeof(ok));
@@ -916,7 +812,7 @@ static void qm_port_sizes(qm_ctx *c)
                               "CMakeFiles/mdcom_port_obj.dir/ports/baremetal/board_hooks.c.obj",
                               "CMakeFiles/mdcom_port_obj.dir/port_default.c.obj"};
         const char *rt = "libmdcom_bm_runtime.a", *elf = img + (tl ? tl + 1 : 0);
-        if (!tl || !qm_exists(img))
+        if (!tl || !bench_qemu_exists(img))
             continue;
         ok[0][k] = qm_text_total(img, tl, lib, 1, &t[0][k]) == 0;
         ok[1][k] = qm_text_total(img, tl, lib, 3, &t[1][k]) == 0;
@@ -937,12 +833,16 @@ static void qm_port_sizes(qm_ctx *c)
                 printf(" %11s", r == 3 && k == 0 ? "-" : "n/a");
         }
         printf("\n");
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "item", what[r]);
+        bench_row w = qm_row_begin(c, "port_sizes", NULL, -1, 0);
+        bench_json_str(w.j, "item", what[r]);
         for (int k = 0; k < QM_NPORT; k++)
-            if (ok[r][k])
-                bench_json_u64(c->j, qm_port_key[k], t[r][k]);
-        bench_json_obj_end(c->j);
+            if (ok[r][k]) {
+                char metric[64];
+                snprintf(metric, sizeof(metric), "%s text", qm_port_key[k]);
+                w.k.transport = csv_what[r];
+                bench_row_num(&w, qm_port_key[k], metric, (double)t[r][k], "B");
+            }
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(the port library is what each build links as its port: the port's source, the\n"
@@ -953,9 +853,9 @@ static void qm_port_sizes(qm_ctx *c)
 
 /* The rows of the bare-metal run (bm, nbm) next to the same calls in a FreeRTOS task and a
  * ThreadX thread: each RTOS image in a QEMU of its own under -icount shift=0, in this run. */
-static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
+static void qm_api_ports(qm_ctx *c, const bench_qemu_api_row *bm, int nbm)
 {
-    static qm_api_row rows[QM_NPORT][QM_API_MAX];
+    static bench_qemu_api_row rows[QM_NPORT][BENCH_QEMU_API_MAX];
     char banner[QM_NPORT][160];
     int n[QM_NPORT] = {nbm, 0, 0};
     memcpy(rows[0], bm, (size_t)nbm * sizeof(*bm));
@@ -964,12 +864,12 @@ static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
         char *log = NULL;
         int st;
         banner[k][0] = 0;
-        if (!qm_exists(img)) {
+        if (!bench_qemu_exists(img)) {
             snprintf(banner[k], sizeof(banner[k]), "%s: n/a, no %s", qm_port_name[k], img);
             continue;
         }
         bench_progress("api: %s under -icount shift=0", img);
-        n[k] = qm_apicost(NULL, mdcom_m4_config.region_name, img, 120, rows[k], &log, &st);
+        n[k] = bench_qemu_apicost(NULL, NULL, img, 120, rows[k], &log, &st);
         bench_progress_end();
         if (n[k] <= 0) {
             bench_err("qemu-m4: api: %s: exit status %d, no measurements; console:\n%s", img, st,
@@ -991,7 +891,7 @@ static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
            qm_port_name[2], "FreeRTOS - bm", "ThreadX - bm");
     bench_json_arr_begin(c->j, "api_ports");
     for (int i = 0; i < nbm; i++) {
-        const qm_api_row *r[QM_NPORT] = {&rows[0][i], NULL, NULL};
+        const bench_qemu_api_row *r[QM_NPORT] = {&rows[0][i], NULL, NULL};
         if (strncmp(bm[i].call, "floor_", 6) == 0) /* not mdcom: measured on bare metal only */
             continue;
         for (int k = 1; k < QM_NPORT; k++)
@@ -1008,20 +908,23 @@ static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
             printf(" %13s", d);
         }
         printf("\n");
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", bm[i].call);
+        bench_row w = qm_row_begin(c, "api_ports", bm[i].call, -1, 0);
+        bench_json_str(w.j, "call", bm[i].call);
         for (int k = 0; k < QM_NPORT; k++) {
-            char key[32];
+            char key[32], metric[32];
             if (!r[k])
                 continue;
             snprintf(key, sizeof(key), "%s_mode_instr", qm_port_key[k]);
-            bench_json_u64(c->j, key, r[k]->mode);
+            snprintf(metric, sizeof(metric), "%s mode", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->mode, "instr");
             snprintf(key, sizeof(key), "%s_mean_instr", qm_port_key[k]);
-            bench_json_dbl(c->j, key, r[k]->mean);
+            snprintf(metric, sizeof(metric), "%s mean", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->mean, "instr");
             snprintf(key, sizeof(key), "%s_stddev_instr", qm_port_key[k]);
-            bench_json_dbl(c->j, key, r[k]->sd);
+            snprintf(metric, sizeof(metric), "%s stddev", qm_port_key[k]);
+            bench_row_num(&w, key, metric, r[k]->sd, "instr");
         }
-        bench_json_obj_end(c->j);
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(port_ring: the platform's doorbell ring, what notify calls when a peer sleeps on the\n"
@@ -1033,14 +936,12 @@ static void qm_api_ports(qm_ctx *c, const qm_api_row *bm, int nbm)
 
 static int qm_api(qm_ctx *c)
 {
-    qm_api_row rows[QM_API_MAX];
+    bench_qemu_api_row rows[BENCH_QEMU_API_MAX];
     int n, status;
-    double t0 = m4_now_ns();
-    /* -icount shift=0: 1 ns of virtual time per instruction, so SysTick counts instructions;
-     * the image measures, prints and exits by itself */
+    double t0 = (double)bench_now_ns();
     bench_progress("api: %s under -icount shift=0", c->fw_apicost);
     char *log;
-    n = qm_apicost(NULL, mdcom_m4_config.region_name, c->fw_apicost, 120, rows, &log, &status);
+    n = bench_qemu_apicost(NULL, NULL, c->fw_apicost, 120, rows, &log, &status);
     bench_progress_end();
     if (n <= 0) {
         bench_err("qemu-m4: api: exit status %d, no measurements; console:\n%s", status,
@@ -1050,7 +951,7 @@ static int qm_api(qm_ctx *c)
         return BENCH_EXIT_ERROR;
     }
     printf("\n== instructions per API call on the Cortex-M4 (%s, %.1f s) ==\n", c->fw_apicost,
-           (m4_now_ns() - t0) / 1e9);
+           ((double)bench_now_ns() - t0) / 1e9);
     if (strncmp(log, "mdcom-fw-apicost", 16) == 0 && strchr(log, '\n'))
         printf("%.*s\n", (int)(strchr(log, '\n') - log), log);
     free(log);
@@ -1061,7 +962,7 @@ static int qm_api(qm_ctx *c)
     bench_json_arr_begin(c->j, "api");
     int floors = 0;
     for (int i = 0; i < n; i++) {
-        const qm_api_row *a = &rows[i], *f = NULL;
+        const bench_qemu_api_row *a = &rows[i], *f = NULL;
         if (strncmp(a->call, "floor_", 6) == 0) { /* the floor's rows: a column of their own */
             floors++;
             continue;
@@ -1085,17 +986,18 @@ static int qm_api(qm_ctx *c)
         }
         printf("%-14s %6u %8.1f %7.1f %6u %6u %6s   %-22s %s\n", a->call, a->mode, a->mean, a->sd,
                a->min, a->max, fl, paper, tg);
-        bench_json_obj_begin(c->j, NULL);
-        bench_json_str(c->j, "call", a->call);
-        bench_json_u64(c->j, "mode_instr", a->mode);
-        bench_json_dbl(c->j, "mean_instr", a->mean);
-        bench_json_dbl(c->j, "stddev_instr", a->sd);
-        bench_json_u64(c->j, "min_instr", a->min);
-        bench_json_u64(c->j, "max_instr", a->max);
-        bench_json_u64(c->j, "n", a->n);
+        bench_row w = qm_row_begin(c, "api", a->call, -1, 0);
+        w.k.n = a->n;
+        bench_json_str(w.j, "call", a->call);
+        bench_row_num(&w, "mode_instr", "mode", a->mode, "instr");
+        bench_row_num(&w, "mean_instr", "mean", a->mean, "instr");
+        bench_row_num(&w, "stddev_instr", "stddev", a->sd, "instr");
+        bench_row_num(&w, "min_instr", "min", a->min, "instr");
+        bench_row_num(&w, "max_instr", "max", a->max, "instr");
+        bench_row_num(&w, "n", NULL, a->n, NULL);
         if (f)
-            bench_json_u64(c->j, "floor_instructions", f->mode);
-        bench_json_obj_end(c->j);
+            bench_row_num(&w, "floor_instructions", "floor", f->mode, "instr");
+        bench_json_obj_end(w.j);
     }
     bench_json_arr_end(c->j);
     printf("(\"empty\" = the two counter reads, already subtracted; the paper's column is ns on\n"
@@ -1115,7 +1017,6 @@ static int qm_api(qm_ctx *c)
 int bench_target_qemu_m4(int argc, char **argv)
 {
     static qm_ctx c; /* paths: keep them off the stack */
-    static m4_link l;
     bench_json j;
     FILE *jf = NULL;
     int rc;
@@ -1133,7 +1034,7 @@ int bench_target_qemu_m4(int argc, char **argv)
     }
     if ((rc = qm_find_fw(&c)) != 0)
         return rc;
-    if (!mdcom_qemu_available()) {
+    if (!bench_qemu_available()) {
         bench_err("qemu-m4: qemu-system-arm not found (install it: scripts/deps.sh --cross; or "
                   "set $MDCOM_QEMU)");
         return BENCH_EXIT_SKIPPED;
@@ -1142,8 +1043,23 @@ int bench_target_qemu_m4(int argc, char **argv)
         return rc;
     if (do_api && (rc = qm_need("API-cost firmware image", c.fw_apicost)) != 0)
         return rc;
+    /* '-': the JSON or the CSV on stdout, and the text then on stderr (as in every scenario) */
+    int json_out = c.json && !strcmp(c.json, "-"), csv_out = c.csv_path && !strcmp(c.csv_path, "-");
+    FILE *data = NULL;
+    if (json_out && csv_out) {
+        bench_err("qemu-m4: --json - and --csv -: only one of them on stdout");
+        return BENCH_EXIT_USAGE;
+    }
+    if (json_out || csv_out) {
+        int fd = dup(1);
+        fflush(stdout);
+        if (fd < 0 || !(data = fdopen(fd, "w")) || dup2(2, 1) < 0) {
+            bench_err("qemu-m4: stdout: %s", strerror(errno));
+            return BENCH_EXIT_USAGE;
+        }
+    }
     if (c.json) {
-        if (!(jf = bench_open_out(c.json, "qemu-m4")))
+        if (!(jf = json_out ? data : bench_open_out(c.json, "qemu-m4")))
             return BENCH_EXIT_USAGE;
         bench_json_init(&j, jf);
         c.j = &j;
@@ -1153,19 +1069,27 @@ int bench_target_qemu_m4(int argc, char **argv)
         bench_json_bool(c.j, "quick", c.quick);
         bench_json_str(c.j, "firmware", c.fw);
     }
+    if (c.csv_path) {
+        if (!(c.csv = csv_out ? data : bench_open_out(c.csv_path, "qemu-m4"))) {
+            bench_close_out(jf, c.json, &c.failures);
+            return BENCH_EXIT_USAGE;
+        }
+        bench_csv_header(c.csv);
+    }
     /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT and exit() */
-    mdcom_qemu_cleanup_on_signals();
-    double t0 = m4_now_ns();
+    bench_qemu_cleanup_on_signals();
+    double t0 = (double)bench_now_ns();
     printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub,
            MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
     printf("M4 side: QEMU mps2-an386 (Cortex-M4, TCG emulation on this host); Linux side: this "
            "process, unpinned\n");
-    if ((do_lat || do_blk) && (rc = qm_link_up(&c, &l)) == 0) {
+    if ((do_lat || do_blk) && (rc = qm_link_up(&c, &c.q, c.fw)) == 0) {
         if (do_lat)
-            qm_latency(&c, &l);
+            qm_latency(&c);
         if (do_blk)
-            qm_blocks(&c, &l);
-        m4_link_stop(&l);
+            qm_blocks(&c);
+        bench_qemu_down(c.q);
+        c.q = NULL;
     }
     if (do_api && (rc == 0 || rc == BENCH_EXIT_ERROR)) {
         int r2 = qm_api(&c);
@@ -1179,8 +1103,9 @@ int bench_target_qemu_m4(int argc, char **argv)
         fputc('\n', jf);
         bench_close_out(jf, c.json, &c.failures);
     }
+    bench_close_out(c.csv, c.csv_path, &c.failures);
     printf("\nerrors: %u integrity, %u other; %.1f s total\n", c.integrity, c.failures,
-           (m4_now_ns() - t0) / 1e9);
+           ((double)bench_now_ns() - t0) / 1e9);
     if (rc == BENCH_EXIT_SKIPPED)
         return rc;
     if (c.integrity || c.failures)
@@ -1242,8 +1167,8 @@ int bench_target_qemu_an521(int argc, char **argv)
     static const char *const rn[4] = {"polling", "MHU irq+WFI", "RPMsg poll", "RPMsg MHU"};
     const char *env = getenv("MDCOM_AN521_FW_DIR");
     an_opts o = {2, env && *env ? env : MDCOM_BENCH_AN521_FW_DIR, MDCOM_BENCH_M4_APICOST};
-    char fw0[QM_PATH], fw1[QM_PATH], fwapi[QM_PATH];
-    qm_api_row m33[QM_API_MAX], m4[QM_API_MAX];
+    char fw0[BENCH_QEMU_PATH], fw1[BENCH_QEMU_PATH], fwapi[BENCH_QEMU_PATH];
+    bench_qemu_api_row m33[BENCH_QEMU_API_MAX], m4[BENCH_QEMU_API_MAX];
     int failures = 0, st, n33 = 0, n4 = 0;
     int prc = bench_parsed(bench_opts_parse("qemu-an521", an_tab, &o, argc, argv), &an_cmd);
     if (prc >= 0)
@@ -1251,7 +1176,7 @@ int bench_target_qemu_an521(int argc, char **argv)
     snprintf(fw0, sizeof(fw0), "%s/mdcom-fw-an521-cpu0.elf", o.dir);
     snprintf(fw1, sizeof(fw1), "%s/mdcom-fw-an521-cpu1.elf", o.dir);
     snprintf(fwapi, sizeof(fwapi), "%s/mdcom-fw-an521-apicost.elf", o.dir);
-    if (!mdcom_qemu_available() || !qm_exists(fw0) || !qm_exists(fw1)) {
+    if (!bench_qemu_available() || !bench_qemu_exists(fw0) || !bench_qemu_exists(fw1)) {
         bench_err("qemu-an521: needs qemu-system-arm and %s, %s (cmake --preset cortex-m33-an521 "
                   "&& cmake --build --preset cortex-m33-an521, then --fw-dir)",
                   fw0, fw1);
@@ -1262,7 +1187,7 @@ int bench_target_qemu_an521(int argc, char **argv)
     printf("%-4s %-12s %12s %14s %14s\n", "run", "doorbell", "ns/rt mean", "lock2 us",
            "lock2 busy");
     for (uint32_t k = 0; k < o.runs; k++) {
-        char *log = qemu_console("mps2-an521", "mdcom-an521", fw0, fw1, -1, 300, &st);
+        char *log = bench_qemu_console("mps2-an521", "mdcom-an521", fw0, fw1, -1, 300, &st);
         if (!log || st != 0 || !strstr(log, "DONE PASS")) {
             bench_err("qemu-an521: run %u failed (exit %d)%s%s", k + 1, st,
                       log ? "; console:\n" : "", log ? log : "");
@@ -1278,13 +1203,13 @@ int bench_target_qemu_an521(int argc, char **argv)
                    an_field(log, rs[m], "ns_per_rt"), us, busy);
         free(log);
     }
-    if (!qm_exists(fwapi)) {
+    if (!bench_qemu_exists(fwapi)) {
         printf("\n(no %s: API costs skipped)\n", fwapi);
         return failures ? BENCH_EXIT_ERROR : BENCH_EXIT_OK;
     }
-    n33 = qm_apicost("mps2-an521", "mdcom-an521", fwapi, 300, m33, NULL, &st);
-    if (qm_exists(o.m4api))
-        n4 = qm_apicost(NULL, "mdcom-m4", o.m4api, 120, m4, NULL, &st);
+    n33 = bench_qemu_apicost("mps2-an521", "mdcom-an521", fwapi, 300, m33, NULL, &st);
+    if (bench_qemu_exists(o.m4api))
+        n4 = bench_qemu_apicost(NULL, "mdcom-m4", o.m4api, 120, m4, NULL, &st);
     if (n33 <= 0) {
         bench_err("qemu-an521: api: no measurements from %s", fwapi);
         return BENCH_EXIT_ERROR;

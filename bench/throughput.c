@@ -85,7 +85,7 @@ static const bench_opt tp_opts_tab[] = {
          "packet sizes (default 1,16,64,256,496,4K,64K;\n--quick 64,496,4K)"),
     BOPT(tp_opts, totals_s, "totals", BO_STR, 0, 0, "LIST",
          "bytes per channel, decimal (default 1M, --quick 100k;\n"
-         "the seed used 100,10K,100K,1M,10M)"),
+         "the published ADI SC598 RPMsg figures used 100,10K,100K,1M,10M)"),
     BOPT(tp_opts, mode_s, "mode", BO_STR, 0, 0, "M", "pingpong, stream or both (default both)"),
     BOPT(tp_opts, window, "window", BO_U32, 1, 4096, "N",
          "stream: packets in flight per channel (default 64)"),
@@ -606,7 +606,7 @@ static void tp_print(FILE *out, const tp_opts *o, tp_key k)
         }
         for (unsigned p = 0; p < TP_NPUB && k.m == TP_PINGPONG && nch == 1; p++)
             if (tp_published[p].size == o->sizes[k.si])
-                fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg, seed 002)\n", "",
+                fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg)\n", "",
                         sz, "", tp_fmt_rate(b1, sizeof(b1), tp_published[p].bps));
     }
     if (tp_total(o, k.m, k.bi))
@@ -722,7 +722,7 @@ static void tp_json(bench_json *j, void *arg)
     bench_json_arr_begin(j, "published");
     for (unsigned p = 0; p < TP_NPUB; p++) {
         bench_json_obj_begin(j, NULL);
-        bench_json_str(j, "source", "seed 002 ADI SC598 RPMsg, 1 channel, 1e6 bytes");
+        bench_json_str(j, "source", "ADI SC598 RPMsg, published, 1 channel, 1e6 bytes");
         bench_json_u64(j, "size", tp_published[p].size);
         bench_json_dbl(j, "bytes_per_s", tp_published[p].bps);
         bench_json_obj_end(j);

@@ -6,14 +6,19 @@
  * (the measuring parent) and side B (a forked child) send and receive
  * messages on bidirectional channels. Round trips and two-process sessions
  * over it are written once (roundtrip.c, below). Peers measured by an
- * external program (tr_ext.c) have no ops: they report samples.
+ * external program (tr_ext.c) have no ops: they report samples. A link to a
+ * peer on another machine that this process drives itself (tr_qemu.c: the
+ * firmware under QEMU) has link ops instead: cells of n operations, their
+ * times the same samples.
  *
  * Return values: 0 ok, BENCH_RT_MISMATCH when a message arrived but carried
  * the wrong seq/length/payload (an integrity error), or a negative errno /
  * mdcom error code (the transport printed what failed).
  *
  * Adding a transport: one file defining its bench_msg_ops
- * (`bench_ops_<x>`) and a row in the table of transports.c.
+ * (`bench_ops_<x>`) and a row in the table of transports.c. A link's
+ * transports are rows of its own file (tr_qemu.c), named by the scenarios
+ * of that link.
  */
 #ifndef MDCOM_BENCH_TRANSPORT_H
 #define MDCOM_BENCH_TRANSPORT_H
@@ -82,6 +87,22 @@ typedef struct bench_msg_ops {
     int round_trips_only;
 } bench_msg_ops;
 
+/* A cell of a link transport: its transport, the size of a message (or
+ * transaction) and how both sides wait. */
+typedef struct bench_link_cell {
+    const struct bench_transport *t;
+    uint32_t bytes;
+    int doorbell; /* 1: the peer sleeps until the doorbell wakes it; 0: both poll */
+} bench_link_cell;
+
+typedef struct bench_link_ops {
+    /* n operations of cell c on link (the link's own context): the time of each
+     * (ns) appended to samples[*np...] (room for n more). 0, > 0 bad replies
+     * (integrity), -ENOENT when the peer of this transport is missing (the
+     * cell is n/a), other < 0 an API or link error. */
+    int (*run)(void *link, const bench_link_cell *c, uint32_t n, uint64_t *samples, size_t *np);
+} bench_link_ops;
+
 typedef struct bench_transport {
     const char *name;     /* "raw-spin"                                     */
     const char *desc;     /* one line for --help                            */
@@ -98,7 +119,17 @@ typedef struct bench_transport {
      * to build it. */
     const char *ext, *ext_build;
     int hidden; /* chosen by name only, not by 'all' (the wait paths of `events`) */
+    /* A link transport (msg NULL): not in the table of transports.c, the
+     * scenarios of its link name it. */
+    const bench_link_ops *link;
 } bench_transport;
+
+/* n operations of cell c on link (c->t->link->run): 0, > 0, < 0 as run. */
+static inline int bench_link_run(void *link, const bench_link_cell *c, uint32_t n,
+                                 uint64_t *samples, size_t *np)
+{
+    return c->t->link->run(link, c, n, samples, np);
+}
 
 /* Ops of a transport file whose functions are <p>_setup, <p>_attach,
  * <p>_send, <p>_detach and <p>_teardown; the optional members follow. */
