@@ -46,7 +46,7 @@ static bk_cell bk_cells[BK_MAX_TR][BK_MAX_B][BK_MAX_N];
 
 /* Published numbers: STM32MP1, Linux user space -> Cortex-M4 through
  * OpenAMP's /dev/ttyRPMSG0 and through a netlink kernel module; ms per
- * transaction. The source names are the report's (tools/bench-report.py). */
+ * transaction. The source names are the report's (bench/bench-report.py). */
 #define BK_TTY "STM32MP1 /dev/ttyRPMSG (OpenAMP TTY), published"
 #define BK_NETLINK "STM32MP1 netlink kernel module, published"
 static const struct {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * suite.c - `mdcom-bench suite`: runs tools/bench-suite.py, the suite's driver
+ * suite.c - `mdcom-bench suite`: runs bench/bench-suite.py, the suite's driver
  * (one mdcom-bench per scenario, their output to bench-results/<timestamp>/,
- * then tools/bench-report.py), with this executable and its build's
+ * then bench/bench-report.py), with this executable and its build's
  * libmdcom.so. Every option goes to the script (`mdcom-bench suite --help`).
  * bench/CMakeLists.txt defines MDCOM_BENCH_SUITE_SCRIPT and MDCOM_BENCH_LIB.
  */
@@ -49,8 +49,8 @@ static int su_main(int argc, char **argv)
 BENCH_CMD(suite, "suite",
           "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
           su_main, .opts = su_tab,
-          .about = "Runs tools/bench-suite.py (every option is its own; --help lists them):\n"
+          .about = "Runs bench/bench-suite.py (every option is its own; --help lists them):\n"
                    "latency, blocks, throughput, api, thread-metric, reap and the Python\n"
                    "package's benchmark, each its own mdcom-bench (or python3) process, then\n"
-                   "tools/bench-report.py: DIR/<timestamp>/ with <step>.txt, .json, .csv,\n"
+                   "bench/bench-report.py: DIR/<timestamp>/ with <step>.txt, .json, .csv,\n"
                    "report.md, results.json, results.csv and plots/ (needs python3-matplotlib).\n");

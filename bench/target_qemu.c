@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * target_qemu.c - the firmware targets under QEMU (launcher and scenarios: tools/qemu-m4):
+ * target_qemu.c - the firmware targets under QEMU (launcher and scenarios: harness/qemu-m4):
  *   --target qemu-m4 <latency|blocks|api|all>: Linux <-> the mdcom firmware on a
  *     Cortex-M4 (mps2-an386), the region in a file both sides map;
  *   --target qemu-an521: the two Cortex-M33 of mps2-an521, round trips under
@@ -27,7 +27,7 @@ int bench_target_qemu_m4(int argc, char **argv)
     (void)argc;
     (void)argv;
     bench_err("this mdcom-bench was built without the qemu-m4 target (it needs the Linux port "
-              "and python3 >= 3.11 for tools/qemu-m4)");
+              "and python3 >= 3.11 for harness/qemu-m4)");
     return BENCH_EXIT_SKIPPED;
 }
 #else /* MDCOM_BENCH_QEMU_M4 */
@@ -111,7 +111,7 @@ static const bench_cmd qm_cmd = {
     .opts = qm_tab,
     .about = "Linux <-> Cortex-M4: the mdcom firmware runs under QEMU (mps2-an386) as the\n"
              "master; this process attaches as the remote domain \"linux\" of\n"
-             "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: tools/qemu-m4).\n",
+             "firmware/qemu-m4/qemu_m4.toml (launcher and scenarios: harness/qemu-m4).\n",
     .more = "QEMU: $MDCOM_QEMU or qemu-system-arm; files in $MDCOM_QEMU_SHM or /dev/shm.\n"
             "Build the firmware: scripts/deps.sh --cross && cmake --preset cortex-m4-qemu &&\n"
             "cmake --build --preset cortex-m4-qemu (or a host build with tests and\n"
@@ -1120,7 +1120,7 @@ int bench_target_qemu_an521(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    bench_err("this mdcom-bench was built without the qemu-an521 target (needs tools/qemu-m4)");
+    bench_err("this mdcom-bench was built without the qemu-an521 target (needs harness/qemu-m4)");
     return BENCH_EXIT_SKIPPED;
 }
 #else

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tr_qemu.c - the QEMU link (tr_qemu.h): the mdcom firmware on a Cortex-M4
- * under QEMU, driven through tools/qemu-m4's launcher and scenarios
+ * under QEMU, driven through harness/qemu-m4's launcher and scenarios
  * (library mdcom_m4_scen); its transports as link ops of the one transport
  * interface. Without that library (no Linux port or python3) the transports
  * exist and every link says -ENOENT.
@@ -59,7 +59,7 @@ static int qemu_run(void *link, const bench_link_cell *c, uint32_t n, uint64_t *
     (void)link, (void)c, (void)n, (void)samples, (void)np;
     return -ENOENT;
 }
-#else /* the launcher and scenarios of tools/qemu-m4 */
+#else /* the launcher and scenarios of harness/qemu-m4 */
 
 #include "m4_scen.h"
 

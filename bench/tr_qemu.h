@@ -2,7 +2,7 @@
 /*
  * tr_qemu.h - the QEMU link as transports of mdcom-bench: the mdcom firmware
  * on a Cortex-M4 under qemu-system-arm (mps2-an386, launcher and firmware
- * protocol: tools/qemu-m4) with this process attached as the remote domain.
+ * protocol: harness/qemu-m4) with this process attached as the remote domain.
  *
  * What is QEMU's stays behind this header: starting QEMU, the boot
  * handshake, the UART doorbell, the firmware's commands. The transports of

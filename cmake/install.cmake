@@ -78,7 +78,8 @@ install(FILES src/wire.c DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src COM
 install(FILES src/core/layout.c src/core/msg.c src/core/verify.c src/core/layout.h
         DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src/core COMPONENT dev)
 
-# Tools built in other directories (tools/ installs mdcom-stat itself).
+# Tools built in other directories (tools/ installs mdcom-stat itself,
+# harness/qemu-m4 mdcom-qemu, bridge/zenoh mdcom-zenoh).
 if(TARGET mdcom-bench)
   install(TARGETS mdcom-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bench)
 endif()

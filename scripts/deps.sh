@@ -56,7 +56,7 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# mdcom-zenoh (tools/zenoh/rs) is Rust on crates.io's zenoh: it needs cargo and
+# mdcom-zenoh (bridge/zenoh/rs) is Rust on crates.io's zenoh: it needs cargo and
 # rustc >= 1.75 (Debian 12's cargo is older: use rustup). Without it the build
 # leaves the bridge out and tests/bridge skips. Its crates are fetched by cargo.
 if ! { PATH="$HOME/.cargo/bin:$PATH" cargo --version >/dev/null 2>&1; }; then

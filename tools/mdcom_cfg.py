@@ -89,7 +89,7 @@ _FIFO_KEYS = ("name", "block_size", "block_count", "queue_depth", "senders", "re
 _SMEM_KEYS = ("name", "size", "users")
 _ROLES = ("master", "remote")
 # [[bridge]]: a FIFO channel mapped onto a Zenoh key expression by mdcom-zenoh
-# (tools/zenoh, docs/bridge.md)
+# (bridge/zenoh, docs/bridge.md)
 _BRIDGE_KEYS = ("channel", "direction", "key", "domain", "reliability", "congestion",
                 "priority", "rate_limit", "express")
 _DIRECTIONS = ("out", "in")  # out: channel -> Zenoh; in: Zenoh -> channel

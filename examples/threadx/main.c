@@ -10,7 +10,7 @@
  *           requests answered, timeouts seen
  *
  * On mps2-an386 under QEMU the doorbell is UART1 (ports/baremetal/boards/
- * mps2-an386): run it with tools/qemu-m4's launcher, e.g.
+ * mps2-an386): run it with harness/qemu-m4's launcher, e.g.
  *   mdcom-qemu --firmware mdcom-threadx-example.elf --region mdcom-app \
  *              --doorbell-mux -- <your Linux program>
  * On a real SoC the board file rings the IPCC / MU and its interrupt handler

@@ -5,7 +5,7 @@
  * -icount shift=N: the virtual clock then advances 2^N ns per instruction
  * and a counter of f Hz counts instructions * 2^N * f / 1e9, so the image
  * prints instructions = ticks * (1e9 / f) / 2^N (the shift is given on the
- * semihosting command line or defaults to 0; see tools/qemu-m4). The empty
+ * semihosting command line or defaults to 0; see harness/qemu-m4). The empty
  * measurement (two counter reads) is subtracted.
  *
  * One tick is 40 instructions at shift 0 for a 25 MHz counter (no clock of

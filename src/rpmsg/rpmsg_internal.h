@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rpmsg_internal.h - the RPMsg area (wire format owned by this file) and the
- * private instance state.
+ * rpmsg_internal.h - the RPMsg area (wire format owned by this file), the
+ * private instance state, and what the parts of the transport (rpmsg.c,
+ * rpmsg_virtio.c, rpmsg_ns.c, rpmsg_ept.c, rpmsg_rsc.c) share.
  *
  * The area (base aligned to >= 64; to vring_align when a Linux peer maps it),
  * all offsets from its base, computed only by mdcom_rpmsg_layout_compute():
@@ -196,5 +197,72 @@ struct mdcom_rpmsg {
     mdcom_rpmsg_ns_cb ns_cb;
     void *ns_priv;
 };
+
+/* ------------------------------------------------------------------ */
+/* what the parts share                                                  */
+/* ------------------------------------------------------------------ */
+/* small helpers (no libc) */
+static inline int is_pow2(uint32_t v) { return v != 0 && (v & (v - 1u)) == 0; }
+
+/* length of s if it has a NUL within max bytes, else max */
+static inline uint32_t rp_strnlen(const char *s, uint32_t max)
+{
+    uint32_t n = 0;
+    while (n < max && s[n] != '\0')
+        n++;
+    return n;
+}
+
+static inline uint64_t rp_now(const struct mdcom_rpmsg *r) { return r->plat->now_ns(r->plat->ctx); }
+
+static inline void rp_relax(const struct mdcom_rpmsg *r)
+{
+    if (r->plat->relax)
+        r->plat->relax(r->plat->ctx);
+}
+
+static inline uint64_t rp_deadline(const struct mdcom_rpmsg *r, int64_t timeout_ns)
+{
+    uint64_t now;
+    if (timeout_ns < 0)
+        return UINT64_MAX;
+    now = rp_now(r);
+    return now + (uint64_t)timeout_ns < now ? UINT64_MAX : now + (uint64_t)timeout_ns;
+}
+
+static inline uint8_t *rp_buf(const struct mdcom_rpmsg *r, uint32_t b)
+{
+    return r->pool + (size_t)b * r->bsize;
+}
+
+static inline uint64_t rp_buf_addr(const struct mdcom_rpmsg *r, uint32_t b)
+{
+    return r->addr_base + (uint64_t)b * r->bsize;
+}
+
+static inline int rp_ok(const struct mdcom_rpmsg *r)
+{
+    return r && r->magic == MDCOM_RP_INST_MAGIC;
+}
+
+/* rpmsg_virtio.c: notification, and the buffer flows */
+void mdcom_rp_suppress(struct mdcom_rpmsg *r, int on);
+void mdcom_rp_notify(struct mdcom_rpmsg *r, uint32_t idx);
+void mdcom_rp_return_rx(struct mdcom_rpmsg *r, uint32_t b);
+void mdcom_rp_flush_rx(struct mdcom_rpmsg *r);
+int mdcom_rp_get_tx(struct mdcom_rpmsg *r, uint32_t *b, int64_t timeout_ns);
+void mdcom_rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t dst,
+                      uint32_t len);
+void mdcom_rp_free_tx(struct mdcom_rpmsg *r, uint32_t b);
+int mdcom_rp_send_raw(struct mdcom_rpmsg *r, uint32_t src, uint32_t dst, const void *data,
+                      size_t len, int64_t timeout_ns);
+
+/* rpmsg_ns.c: the name service (a received message, an announcement) */
+int mdcom_rp_ns_rx(struct mdcom_rpmsg *r, const uint8_t *p, uint32_t plen);
+int mdcom_rp_send_ns(struct mdcom_rpmsg *r, const struct mdcom_rpmsg_ept *e, uint32_t flags,
+                     int64_t timeout_ns);
+
+/* rpmsg_ept.c: the endpoint of a local address, NULL if none */
+struct mdcom_rpmsg_ept *mdcom_rp_find_ept(struct mdcom_rpmsg *r, uint32_t addr);
 
 #endif /* MDCOM_RPMSG_INTERNAL_H */

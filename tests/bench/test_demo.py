@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The demo's verdict: tools/bench-report.py's status classification (unit
+"""The demo's verdict: bench/bench-report.py's status classification (unit
 tests, no build needed) and short forms of `mdcom-bench suite` (what
 scripts/demo runs) that must end as the demo would: exit 1 and a loud
 INTEGRITY ERROR for one damaged message, exit 0 and the cell named for a
@@ -20,7 +20,7 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_spec = importlib.util.spec_from_file_location("bench_report", os.path.join(ROOT, "tools", "bench-report.py"))
+_spec = importlib.util.spec_from_file_location("bench_report", os.path.join(ROOT, "bench", "bench-report.py"))
 br = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(br)
 

@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "zenoh"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bridge" / "zenoh"))
 import topology as T  # noqa: E402
 
 
 @pytest.fixture
 def topo(tmp_path):
-    """topo(**kw): a two-region topology (tools/zenoh/topology.py) with both
+    """topo(**kw): a two-region topology (bridge/zenoh/topology.py) with both
     keepers and both bridges running and connected; closed at the end."""
     made = []
 

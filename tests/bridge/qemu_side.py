@@ -28,7 +28,7 @@ import zlib
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
+sys.path.insert(0, str(REPO / "bridge" / "zenoh"))
 import topology as T  # noqa: E402
 
 import mdcom  # noqa: E402

@@ -23,7 +23,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-TOOLS_ZENOH = REPO / "tools" / "zenoh"   # topology.py: the daemon's path, Zenoh configs, keepers
+TOOLS_ZENOH = REPO / "bridge" / "zenoh"   # topology.py: the daemon's path, Zenoh configs, keepers
 sys.path.insert(0, str(TOOLS_ZENOH))
 import topology as T  # noqa: E402
 
@@ -239,7 +239,7 @@ def bridge_counts(finals: list, channel: str) -> dict:
 # The Cortex-M4 under QEMU
 # --------------------------------------------------------------------------
 
-REGION_SIZE = 16 << 20            # the launcher's region file (tools/qemu-m4/qemu_m4.h)
+REGION_SIZE = 16 << 20            # the launcher's region file (harness/qemu-m4/qemu_m4.h)
 # the header words (mdcom/wire.h: mdcom_wire_hdr)
 HDR = struct.Struct("<IIIII II")  # magic, version, hdr_size, region_size, layout_hash, generation, state
 MAGIC, READY = 0x4D43444D, 0x59444552
@@ -282,7 +282,7 @@ class Qemu:
         self.starts = 0
 
     def start(self) -> subprocess.Popen:
-        """A new QEMU (the arguments of mdcom_qemu_launch, tools/qemu-m4,
+        """A new QEMU (the arguments of mdcom_qemu_launch, harness/qemu-m4,
         with a monitor socket), in its own process group."""
         if self.monitor.exists():
             self.monitor.unlink()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""mdcom-zenoh (tools/zenoh, the Rust daemon): two regions on one machine standing for two
+"""mdcom-zenoh (bridge/zenoh, the Rust daemon): two regions on one machine standing for two
 SoCs, one bridge each, Zenoh peer to peer over TCP on 127.0.0.1 (explicit
 endpoints, scouting off). Real processes, real shared memory.
 
@@ -19,7 +19,7 @@ import time
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
+sys.path.insert(0, str(REPO / "bridge" / "zenoh"))
 import topology as T  # noqa: E402
 
 if not os.access(T.DAEMON, os.X_OK):

@@ -21,7 +21,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
+sys.path.insert(0, str(REPO / "bridge" / "zenoh"))
 import topology as T  # noqa: E402
 
 N = int(os.environ.get("MDCOM_BRIDGE_QEMU_MESSAGES", "2000"))
@@ -61,7 +61,7 @@ def test_b_qemu_firmware_to_linux_process(tmp_path):
     zb.write_text(T.zenoh_config(port_b, connect=port_a))
     procs: list[subprocess.Popen] = []
     try:
-        keeper = subprocess.Popen([sys.executable, str(REPO / "tools" / "zenoh" / "topology.py"),
+        keeper = subprocess.Popen([sys.executable, str(REPO / "bridge" / "zenoh" / "topology.py"),
                                    "keeper", str(toml_b)], env=T.env())
         procs.append(keeper)
         bridge_b = subprocess.Popen([str(T.DAEMON), str(toml_b), "-z", str(zb), "--id",

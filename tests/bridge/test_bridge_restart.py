@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """mdcom-zenoh when its region ends: region A's master (the keeper process of
-tools/zenoh/topology.py, the process that formatted the region) exits
+bridge/zenoh/topology.py, the process that formatted the region) exits
 normally and starts again while traffic flows both ways. Bridge A must
 attach to the new region by itself and carry traffic again within 1 s of the
 new master's format, or, with --exit-on-detach, exit with status 3.
@@ -22,7 +22,7 @@ import time
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools" / "zenoh"))
+sys.path.insert(0, str(REPO / "bridge" / "zenoh"))
 import topology as T  # noqa: E402
 
 if not os.access(T.DAEMON, os.X_OK):

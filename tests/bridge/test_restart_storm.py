@@ -4,7 +4,7 @@ outside) and started again, in turn, at random instants while traffic flows
 both ways, and a checker reads what every process wrote.
 
 Two regions A and B, each: domain "ctl" (the master: a keeper process of
-tools/zenoh/topology.py, the only process of its domain, so that a new one
+bridge/zenoh/topology.py, the only process of its domain, so that a new one
 re-formats the region: generation + 1), "linux" (the bridge, mdcom-zenoh),
 "snd" (a sender of tests/bridge/storm_role.py) and "rcv" (a receiver).
 FIFOs: "out" snd -> linux, bridged out to the other region's "in" (linux ->

@@ -72,7 +72,7 @@ ROLES = ("firmware", "sender", "reset", "receiver")
 FW_ROLES = ("firmware", "reset")
 BRIDGE_ROLES = ("bridge_a", "bridge_b")
 # bridged mode: region A's echo_out is bridged out (as test_bridge_qemu.py
-# does) to region B's "rx" (tools/zenoh/topology.py's region B)
+# does) to region B's "rx" (bridge/zenoh/topology.py's region B)
 BRIDGE_A = """
 [[bridge]]
 channel = "echo_out"
@@ -206,7 +206,7 @@ class FwStorm:
 
     # the bridges (bridged mode)
     def start_keeper_b(self) -> None:
-        p = subprocess.Popen([sys.executable, str(C.REPO / "tools" / "zenoh" / "topology.py"),
+        p = subprocess.Popen([sys.executable, str(C.REPO / "bridge" / "zenoh" / "topology.py"),
                               "keeper", "--report", "--domain", "linux", str(self.toml_b)],
                              env=T.env(), stdout=subprocess.PIPE, text=True)
         self.all.append(p)

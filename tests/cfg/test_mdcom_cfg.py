@@ -346,7 +346,7 @@ class TestModel(unittest.TestCase):
 
 
 class TestBridge(unittest.TestCase):
-    """The [[bridge]] table read by mdcom-zenoh (tools/zenoh, docs/bridge.md)."""
+    """The [[bridge]] table read by mdcom-zenoh (bridge/zenoh, docs/bridge.md)."""
 
     def test_values_and_defaults(self):
         cfg = mdcom_cfg.load_config(str(HERE / "good" / "bridge.toml"))

@@ -24,7 +24,7 @@ an HTML comment on the line just before the fence (invisible on GitHub):
            DEMO_DOM_<D>)) and opens FIFOs by name (v = m->fifo("name"))
            may only send / receive on channels D sends / receives on
   python   compile()
-  sh       bash -n; every repository path it names (scripts/..., tools/...)
+  sh       bash -n; every repository path it names (scripts/..., tools/..., harness/...)
            exists and every `cmake --preset X` names a preset
   toml     tomllib; a whole system ([region] and [[domain]]) also passes
            `tools/mdcom-cfg check`; marker "toml | with: FILE" appends FILE
@@ -221,7 +221,7 @@ def check_directions(b: Block, gen: Path) -> None:
     assert not bad, f"{b.where}: against {tomls[sym]}: " + "; ".join(bad)
 
 
-REPO_PATH = re.compile(r"(?<![\w/.-])((?:scripts|tools|examples|bench|bindings|docs|cmake|tests)"
+REPO_PATH = re.compile(r"(?<![\w/.-])((?:scripts|tools|bridge|harness|examples|bench|bindings|docs|cmake|tests)"
                        r"/[\w./-]*[\w-])")
 
 

@@ -123,7 +123,7 @@ static inline uint32_t iop_reply(char out[IOP_BUF], const void *data, size_t len
 /* Write the resource table (one rpmsg vdev, 2 vrings, F_NS offered). */
 void iop_write_table(uint8_t *mem);
 
-/* CRC-32 (IEEE) update: mdcom_crc32() of tools/common/mdcom_crc32.h. */
+/* CRC-32 (IEEE) update: mdcom_crc32() of harness/common/mdcom_crc32.h. */
 
 /* How the peer process runs: role 1 host (virtio driver, RPMsg-Lite's
  * master), 2 remote (device), on the shared memory file path, sleeping on

@@ -49,7 +49,7 @@ function(mdcom_rpmsg_lite_peer target)
   # the port's headers first (rpmsg_config.h, rpmsg_platform.h,
   # rpmsg_env_specific.h), then RPMsg-Lite's own, as a port is meant to
   target_include_directories(${target} PUBLIC ${_here}/rl_port
-                             ${PROJECT_SOURCE_DIR}/tools/common) # rl_platform_api.h
+                             ${PROJECT_SOURCE_DIR}/harness/common) # rl_platform_api.h
   target_include_directories(${target} SYSTEM PUBLIC ${_rl}/include)
   target_compile_definitions(${target} PUBLIC IOP_RL_COUNT=${L_COUNT}u IOP_RL_PAYLOAD=${L_PAYLOAD}u
                              IOP_RL_ALIGN=${L_ALIGN}u IOP_RL_VRING_SIZE=${L_VRING_SIZE}u)

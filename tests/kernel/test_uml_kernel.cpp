@@ -2,7 +2,7 @@
 /*
  * The Linux kernel's own RPMsg host (virtio_rpmsg_bus + rpmsg_ctrl +
  * rpmsg_char, Debian linux-source-6.1 built for User-Mode Linux) against
- * mdcom's RPMsg remote behind vhost-user (tools/vhost-rpmsg).
+ * mdcom's RPMsg remote behind vhost-user (harness/vhost-rpmsg).
  *
  * Boot 1: uml_guest (init) echoes random-length messages with CRC through
  * /dev/rpmsgN (the device answering by copy, zero copy and held RX buffers),

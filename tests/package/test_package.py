@@ -130,7 +130,7 @@ def test_installed_files(prefix):
               prefix / "bin" / "mdcom-cfg", prefix / "bin" / "mdcom-stat",
               prefix / "bin" / "mdcom-bench", prefix / "share" / "mdcom" / "mdcom_cfg.py"]:
         assert f.exists(), f
-    # the QEMU UART doorbell is a test harness of tools/qemu-m4, not the library's
+    # the QEMU UART doorbell is a test harness of harness/qemu-m4, not the library's
     assert not (prefix / "include" / "mdcom" / "doorbell_uart.h").exists()
     if shutil.which("scdoc"):
         for page in ["man1/mdcom-cfg.1", "man1/mdcom-stat.1", "man1/mdcom-bench.1",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 // an521_qemu.h - QEMU mps2-an521 with one image per Cortex-M33 for the tests
 // of this directory (test_qemu_an521.cpp, test_qemu_an521_rtos.cpp): CPU0's
-// image is the firmware of the launcher (tools/qemu-m4, its console UART0),
+// image is the firmware of the launcher (harness/qemu-m4, its console UART0),
 // CPU1's is loaded with -device loader,cpu-num=1 (its console UART1, a file),
 // -smp 2 (multi-threaded TCG: the vCPUs run in parallel host threads). The
 // region is the PSRAM at 0x80000000, mapped from the launcher's file, so this

@@ -6,7 +6,7 @@
 // attachment) send to the receiver task, receive from the sender task and
 // take the SMEM lock, every message checked (seq + CRC) on both sides. All of
 // them share the UART doorbell through the launcher's multiplexer
-// (tools/qemu-m4/doorbell_mux.h). Two start orders:
+// (harness/qemu-m4/doorbell_mux.h). Two start orders:
 //
 //   LinuxFirst     both peers start (and wait to attach) before QEMU runs
 //   FirmwareFirst  QEMU first, the region formatted, then one peer, and the

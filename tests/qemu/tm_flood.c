@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tm_flood.c - the Linux side of scripts/thread-metric --interference: runs
- * under tools/qemu-m4's mdcom-qemu next to a Thread-Metric traffic image
+ * under harness/qemu-m4's mdcom-qemu next to a Thread-Metric traffic image
  * (firmware/thread-metric, tm_traffic.h) until QEMU ends.
  *
  *   tm_flood          attach as domain "linux" of tm_traffic.toml through
@@ -106,7 +106,7 @@ int main(int argc, char **argv)
      * below; docs/reliability.md), a lost count leaves the sender to its 50-ms
      * re-check slices, and the flood would be the slices' rate. That is
      * under -icount: single-threaded TCG, which the multi-threaded
-     * translation that makes STREX atomic (tools/qemu-m4/qemu_m4.c)
+     * translation that makes STREX atomic (harness/qemu-m4/qemu_m4.c)
      * excludes */
     for (;;) {
         msg[0] = (uint32_t)sent;

@@ -4,7 +4,7 @@
  * OpenAMP's own RPMsg (open-amp + libmetal, remote = virtio device role) on
  * the Cortex-M4 under QEMU, against mdcom's RPMsg host on Linux
  * (mdcom_rpmsg_init_bound over the resource table). Shared by the image and
- * the Linux side (tools/qemu-m4); not installed.
+ * the Linux side (harness/qemu-m4); not installed.
  *
  * Offsets from the start of the QEMU region (the whole 16 MiB file is this
  * image's shared memory; no mdcom region is formatted in it). The image sees

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """bench-report.py - turn one `mdcom-bench suite` directory into a report.
 
-usage: tools/bench-report.py DIR
+usage: bench/bench-report.py DIR
 
 Reads DIR/{suite,latency,blocks,throughput,api,thread-metric}.json and .csv
 (whatever is there) and writes

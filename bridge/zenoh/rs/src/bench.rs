@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 //! mdcom-zenoh-bench: the native ends of the bridge benchmark
-//! (tools/zenoh/bench_bridge.py drives them).
+//! (bridge/zenoh/bench_bridge.py drives them).
 //!
 //!   zsub ZCFG KEY N               plain Zenoh subscriber
 //!   zpub ZCFG KEY SIZE N PERIOD_US plain Zenoh publisher (waits for a subscriber)

@@ -2,7 +2,7 @@
 /*
  * doorbell_uart.h - a Linux-side doorbell over a byte stream socket: the
  * unix socket of a UART of a core emulated by QEMU
- * (-serial unix:PATH,server=on,wait=off). A test harness of tools/qemu-m4
+ * (-serial unix:PATH,server=on,wait=off). A test harness of harness/qemu-m4
  * (library mdcom_qemu_m4, not installed), built on the public port API.
  *
  *   ring  writes one byte to the socket: the UART's RX interrupt wakes the

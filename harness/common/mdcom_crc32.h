@@ -2,7 +2,7 @@
 /*
  * mdcom_crc32.h - CRC-32 (IEEE 802.3: reflected, polynomial 0xEDB88320, init
  * and final xor 0xFFFFFFFF) of the end-to-end message checks, for the C
- * programs around the library (tools/vhost-rpmsg and the test peers that
+ * programs around the library (harness/vhost-rpmsg and the test peers that
  * talk to it or to OpenAMP). Header only, bitwise (small, no table).
  * Chainable: mdcom_crc32(mdcom_crc32(0, a, m), b, n) == CRC-32 of a || b.
  */

@@ -35,10 +35,10 @@ from typing import Optional
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-# the bridge daemon (Rust, tools/zenoh/rs): as ctest passes it, else the
+# the bridge daemon (Rust, bridge/zenoh/rs): as ctest passes it, else the
 # default preset's build
 DAEMON = pathlib.Path(os.environ.get("MDCOM_ZENOH")
-                      or REPO / "build" / "default" / "tools" / "zenoh" / "mdcom-zenoh")
+                      or REPO / "build" / "default" / "bridge" / "zenoh" / "mdcom-zenoh")
 # the benchmark's native ends (built beside the daemon)
 BENCH = DAEMON.with_name("mdcom-zenoh-bench")
 

@@ -12,9 +12,9 @@ machine, one clock; first 10 % left out) and throughput of a burst (first
 send to last receive), then the ratios bridge / plain Zenoh. Congestion
 control "block", reliable, on both paths.
 
-    python3 tools/zenoh/bench_bridge.py [--quick] [--json FILE] [--bridge-arg ARG ...]
+    python3 bridge/zenoh/bench_bridge.py [--quick] [--json FILE] [--bridge-arg ARG ...]
 
-(MDCOM_ZENOH: the daemon, default build/default/tools/zenoh/mdcom-zenoh;
+(MDCOM_ZENOH: the daemon, default build/default/bridge/zenoh/mdcom-zenoh;
 MDCOM_LIB/PYTHONPATH as for the tests: the keepers use the Python binding.)
 Targets (bridge <= 1.2 x Zenoh's latency, >= 0.8 x its throughput) and
 results: docs/bridge.md.

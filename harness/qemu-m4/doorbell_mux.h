@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * doorbell_mux.h - one UART doorbell of a core under QEMU shared by any
- * number of Linux processes (tools/qemu-m4, not installed).
+ * number of Linux processes (harness/qemu-m4, not installed).
  *
  * QEMU's chardev server (-serial unix:PATH,server=on,wait=off) takes one
  * client at a time, so without this only one Linux process could ring the

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """bench-suite.py - the benchmark suite: every scenario of mdcom-bench, then the report.
 
-usage: tools/bench-suite.py [--bench PATH] [--out DIR] [--quick] [--scenarios LIST]
+usage: bench/bench-suite.py [--bench PATH] [--out DIR] [--quick] [--scenarios LIST]
                             [--timeout S] [--period S] [--no-report] [--report-script PATH]
 
 Makes DIR/<timestamp>/ (DIR default bench-results) and runs each step in a process of
@@ -10,7 +10,7 @@ its own, one scenario per mdcom-bench invocation: latency, blocks, throughput, a
 thread-metric, reap, then the Python package (bindings/python/bench/py_bench.py). A
 step's stdout goes to the terminal and to <step>.txt, its results to <step>.json and
 <step>.csv. suite.json says what ran, how long, at what load and how it ended (counts
-read from each scenario's JSON); then tools/bench-report.py DIR writes report.md,
+read from each scenario's JSON); then bench/bench-report.py DIR writes report.md,
 results.json, results.csv and plots/. `mdcom-bench suite` runs this script.
 
 Only the cells to run are chosen here (sizes, transports, channel counts); how a cell
@@ -29,7 +29,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REPORT = os.path.join(ROOT, "tools", "bench-report.py")
+REPORT = os.path.join(ROOT, "bench", "bench-report.py")
 PY_BENCH = os.path.join(ROOT, "bindings", "python", "bench", "py_bench.py")
 STEPS = ["latency", "blocks", "throughput", "api", "thread-metric", "reap", "python"]
 # mdcom-bench's exit statuses (bench/bench.h)

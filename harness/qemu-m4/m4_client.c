@@ -4,7 +4,7 @@
  *
  *   mdcom-m4-client --fw mdcom-fw-resp.elf [demo|bench] [--quick]
  *
- * Starts QEMU with the firmware (tools/qemu-m4 launcher), attaches as the
+ * Starts QEMU with the firmware (harness/qemu-m4 launcher), attaches as the
  * remote domain "linux" of qemu_m4.toml and runs:
  *   demo   boot handshake, checked echo (polling and doorbell), block-ack,
  *          SMEM lock, RPMsg echo; prints what it did
