@@ -37,6 +37,12 @@ an HTML comment on the line just before the fence (invisible on GitHub):
            appear in order in FILE as `mdcom-cfg generate TOML` writes it
   marker json-excerpt-of: COMMAND   the block (with "..." elisions) is a
            part of the JSON that COMMAND prints
+  marker copy-of: FILE   the block is FILE's diagram, copied: the lines of
+           FILE's first comment after the SPDX line (" * " taken off), from the
+           one equal to the block's first line to the comment's end
+  marker map-of-tree   a map of the repository: every top-level folder and
+           every folder one level below src/, ports/, firmware/, tests/,
+           bindings/ is named in it (as NAME/)
   marker skip: REASON   not checked, for the reason given
 A fence without a language fails (say `text` for what is not code), and so
 does a language with no check and no marker.
@@ -336,10 +342,77 @@ def check_json_excerpt_of(b: Block, tmp: Path) -> None:
     assert not d, f"{b.where}: differs from the output of `{b.arg}` at {d}"
 
 
+def comment_lines(path: Path) -> list[str]:
+    """The first /* ... */ comment of path after its SPDX line, without the
+    leading " * " (or " *") of each line, right-stripped."""
+    text = path.read_text()
+    start = text.index("/*", text.index("*/") + 2)
+    body = text[start:text.index("*/", start)].split("\n")[1:]
+    lines = [re.sub(r"^ \* ?", "", ln).rstrip() for ln in body]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def check_copy_of(b: Block, tmp: Path) -> None:
+    src = comment_lines(SRC / b.arg)
+    mine = [ln.rstrip() for ln in b.body.rstrip("\n").split("\n")]
+    starts = [i for i, ln in enumerate(src) if ln == mine[0]]
+    assert starts, f"{b.where}: its first line {mine[0]!r} is not a line of {b.arg}'s comment"
+    want = src[starts[0]:]
+    if mine != want:
+        import difflib
+        diff = "\n".join(difflib.unified_diff(want, mine, b.arg, b.where, lineterm=""))
+        pytest.fail(f"{b.where}: not the diagram of {b.arg} as it is now (copy it again):\n{diff}")
+
+
+MAPPED_PARENTS = ("src", "ports", "firmware", "tests", "bindings")
+NOT_MAPPED = {"build", "bench-results", "__pycache__"}
+
+
+def folders(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and p.name not in NOT_MAPPED)
+
+
+def check_map_of_tree(b: Block, tmp: Path) -> None:
+    missing = [f"{top}/" for top in folders(SRC) if not re.search(
+        rf"(^|\s){re.escape(top)}/", b.body, re.M)]
+    for parent in MAPPED_PARENTS:
+        for sub in folders(SRC / parent) if (SRC / parent).is_dir() else []:
+            if not re.search(rf"(^|[\s(,]|{parent}/){re.escape(sub)}/", b.body, re.M):
+                missing.append(f"{parent}/{sub}/")
+    assert not missing, f"{b.where}: the map does not name " + ", ".join(missing)
+
+
+def test_readme_region_heading_names_the_wire_version():
+    m = re.search(r"#define MDCOM_WIRE_VERSION (\d+)u", (SRC / "include/mdcom/mdcom.h").read_text())
+    assert m, "MDCOM_WIRE_VERSION not found in include/mdcom/mdcom.h"
+    h = re.search(r"^## Layout of the shared region \(wire version (\d+)\)$",
+                  (SRC / "README.md").read_text(), re.M)
+    assert h, "README.md has no heading '## Layout of the shared region (wire version N)'"
+    assert h.group(1) == m.group(1), \
+        f"README.md's region diagram says wire version {h.group(1)}, the code is at {m.group(1)}"
+
+
+def test_diagram_checks_can_fail(tmp_path: Path):
+    """copy-of and map-of-tree find a changed line and a folder left out."""
+    readme = next(b for b in BLOCKS if b.kind == "copy-of")
+    bad = Block(readme.path, readme.line, "text", readme.body.replace("magic", "magik", 1),
+                "copy-of", readme.arg)
+    with pytest.raises(pytest.fail.Exception):
+        check_copy_of(bad, tmp_path)
+    tree = next(b for b in BLOCKS if b.kind == "map-of-tree")
+    bad = Block(tree.path, tree.line, "text", re.sub(r"\bfirmware/", "fw/", tree.body), "map-of-tree")
+    with pytest.raises(AssertionError):
+        check_map_of_tree(bad, tmp_path)
+
+
 BY_LANG = {"c": compile_c, "cpp": compile_cpp, "python": None, "sh": check_sh, "toml": check_toml,
            "cmake": check_cmake, "json": check_json, "json5": check_json, "ini": check_ini}
 BY_MARKER = {"c-fragment": compile_c, "toml": check_toml, "excerpt-of-generated": check_excerpt_of_generated,
-             "json-excerpt-of": check_json_excerpt_of}
+             "json-excerpt-of": check_json_excerpt_of, "copy-of": check_copy_of,
+             "map-of-tree": check_map_of_tree}
 
 
 def check_python(b: Block, tmp: Path) -> None:
