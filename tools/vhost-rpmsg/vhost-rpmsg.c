@@ -788,15 +788,16 @@ static void do_same(int create, uint32_t to)
 static void run_pending(void)
 {
     char cmd[sizeof(D.pending)], file[sizeof(D.pending)];
-    unsigned addr = 0, n = 0;
+    long addr = 0; /* %li: decimal or 0x... */
+    unsigned n = 0;
     if (!D.pending[0])
         return;
     memcpy(cmd, D.pending, sizeof(cmd));
     D.pending[0] = 0;
-    if (cmd[0] == 'F' && sscanf(cmd, "F %i %u %255s", &addr, &n, file) == 3)
-        do_fill(addr, n, file, D.pending_src);
-    else if (cmd[0] == 'M' && sscanf(cmd, "M %i", &addr) == 1)
-        do_malformed(addr, D.pending_src);
+    if (cmd[0] == 'F' && sscanf(cmd, "F %li %u %255s", &addr, &n, file) == 3)
+        do_fill((uint32_t)addr, n, file, D.pending_src);
+    else if (cmd[0] == 'M' && sscanf(cmd, "M %li", &addr) == 1)
+        do_malformed((uint32_t)addr, D.pending_src);
     else if (cmd[0] == 'C')
         do_cleanup(D.pending_src);
     else if (cmd[0] == 'A' || cmd[0] == 'D')
