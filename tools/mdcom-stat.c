@@ -209,7 +209,7 @@ static void copy_name(char *dst, const volatile char *src, size_t max)
     size_t i;
     for (i = 0; i < max; i++) {
         char ch = src[i];
-        dst[i] = (ch == '\0' || (ch >= 0x20 && ch < 0x7f)) ? ch : '?';
+        dst[i] = (char)((ch == '\0' || (ch >= 0x20 && ch < 0x7f)) ? ch : '?');
     }
     dst[max - 1] = '\0';
 }
@@ -955,7 +955,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'n':
-            count = strtol(arg, &end, 10);
+            count = strtol(arg, &end, 10); /* NOLINT(clang-analyzer-core.NonNullParamChecker): getopt gives a required_argument */
             if (*end || count < 1) {
                 fprintf(stderr, "mdcom-stat: --count: must be a positive number\n");
                 return EX_USAGE;

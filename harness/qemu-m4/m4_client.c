@@ -162,9 +162,9 @@ int main(int argc, char **argv)
             }
         }
         printf("Thread-Metric loops on the M4 (QEMU TCG, not a real 80 MHz part), 1 s each:\n");
-        if (!(r = m4_cmd(&l, FW_OP_TM_MSG, FW_MODE_POLL, 0, 1000)) && !(r = m4_result(&l, &res, 5000000000ll)))
+        if (!m4_cmd(&l, FW_OP_TM_MSG, FW_MODE_POLL, 0, 1000) && !m4_result(&l, &res, 5000000000ll))
             printf("  message processing (send+recv 16 B): %u per s\n", res.count);
-        if (!(r = m4_cmd(&l, FW_OP_TM_SYNC, FW_MODE_POLL, 0, 1000)) && !(r = m4_result(&l, &res, 5000000000ll)))
+        if (!m4_cmd(&l, FW_OP_TM_SYNC, FW_MODE_POLL, 0, 1000) && !m4_result(&l, &res, 5000000000ll))
             printf("  synchronization (trylock+unlock):     %u per s\n", res.count);
     }
     m4_link_stop(&l);

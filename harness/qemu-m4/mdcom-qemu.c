@@ -134,7 +134,7 @@ int main(int argc, char **argv)
                 break;
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+            if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
                 fprintf(stderr, "mdcom-qemu: %s timed out after %.0f s\n", argv[cmd], timeout_s);
                 kill(g_child, SIGKILL);
                 waitpid(g_child, NULL, 0);

@@ -532,7 +532,7 @@ static size_t fill_payload(uint8_t *p, uint32_t k)
 {
     size_t len = 8 + (k * 37u) % 489u;
     memcpy(p, &k, 4);
-    memcpy(p + 4, "FLD1", 4);
+    memcpy(p + 4, "FLD1", 4); /* NOLINT(bugprone-not-null-terminated-result): a binary payload's tag, not a string */
     for (size_t i = 8; i < len; i++)
         p[i] = (uint8_t)(k * 31u + i);
     return len;
@@ -576,7 +576,7 @@ static void do_fill(uint32_t addr, uint32_t n, const char *file, uint32_t to)
     if (trc == 0)
         k++;
     char tmp[320], line[160];
-    int ln = snprintf(line, sizeof(line), "%u %u %d %d %lld", posted, full, rc, trc, (long long)waited);
+    (void)snprintf(line, sizeof(line), "%u %u %d %d %lld", posted, full, rc, trc, (long long)waited);
     snprintf(tmp, sizeof(tmp), "%s.tmp", file);
     FILE *f = fopen(tmp, "w");
     if (!f || fprintf(f, "%s\n", line) < 0 || fclose(f) != 0 || rename(tmp, file) != 0)
@@ -596,7 +596,7 @@ static void do_fill(uint32_t addr, uint32_t n, const char *file, uint32_t to)
         }
     }
     char out[200];
-    ln = snprintf(out, sizeof(out), "FILL %s %u %u", line, k, failed);
+    int ln = snprintf(out, sizeof(out), "FILL %s %u %u", line, k, failed);
     if (mdcom_rpmsg_sendto(D.ctl, out, (size_t)ln, to, 5000000000LL) != 0)
         logf_("fill: answer failed");
 }
@@ -759,7 +759,7 @@ static int same_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src,
     char out[MDCOM_RPMSG_DEFAULT_BUF_SIZE];
     if (len > sizeof(out) - 16 - 5)
         return -EMSGSIZE;
-    memcpy(out, "same:", 5);
+    memcpy(out, "same:", 5); /* NOLINT(bugprone-not-null-terminated-result): a binary payload's tag, not a string */
     memcpy(out + 5, data, len);
     return mdcom_rpmsg_sendto(ept, out, len + 5, src, 5000000000LL);
 }
@@ -788,15 +788,16 @@ static void do_same(int create, uint32_t to)
 static void run_pending(void)
 {
     char cmd[sizeof(D.pending)], file[sizeof(D.pending)];
-    unsigned addr = 0, n = 0;
+    long addr = 0; /* %li: decimal or 0x... */
+    unsigned n = 0;
     if (!D.pending[0])
         return;
     memcpy(cmd, D.pending, sizeof(cmd));
     D.pending[0] = 0;
-    if (cmd[0] == 'F' && sscanf(cmd, "F %i %u %255s", &addr, &n, file) == 3)
-        do_fill(addr, n, file, D.pending_src);
-    else if (cmd[0] == 'M' && sscanf(cmd, "M %i", &addr) == 1)
-        do_malformed(addr, D.pending_src);
+    if (cmd[0] == 'F' && sscanf(cmd, "F %li %u %255s", &addr, &n, file) == 3)
+        do_fill((uint32_t)addr, n, file, D.pending_src);
+    else if (cmd[0] == 'M' && sscanf(cmd, "M %li", &addr) == 1)
+        do_malformed((uint32_t)addr, D.pending_src);
     else if (cmd[0] == 'C')
         do_cleanup(D.pending_src);
     else if (cmd[0] == 'A' || cmd[0] == 'D')
@@ -927,7 +928,7 @@ int main(int argc, char **argv)
         logf_("socket path too long or socket(): %s", strerror(errno));
         return 1;
     }
-    strcpy(sa.sun_path, path);
+    strcpy(sa.sun_path, path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
     unlink(path);
     if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(ls, 1) != 0) {
         logf_("bind/listen %s: %s", path, strerror(errno));

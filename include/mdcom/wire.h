@@ -267,11 +267,6 @@ typedef struct mdcom_wire_dirent {
     uint32_t receivers;
 } mdcom_wire_dirent;
 
-/* One PAD unit of control words (one party writes it on the hot path). */
-typedef struct mdcom_wire_line {
-    mdcom_aword w[MDCOM_PAD / 4];
-} mdcom_wire_line;
-
 /* The channel's counters (one PAD unit, written rarely). */
 typedef struct mdcom_wire_fifo_stats {
     mdcom_aword filtered;  /* enqueues a filter dropped               */
@@ -348,7 +343,6 @@ MDCOM_WIRE_AT(dirent, type, 32); MDCOM_WIRE_AT(dirent, off, 36); MDCOM_WIRE_AT(d
 MDCOM_WIRE_AT(dirent, block_size, 44); MDCOM_WIRE_AT(dirent, block_count, 48); MDCOM_WIRE_AT(dirent, queue_depth, 52);
 MDCOM_WIRE_AT(dirent, senders, 56); MDCOM_WIRE_AT(dirent, receivers, 60);
 MDCOM_STATIC_ASSERT(MDCOM_PAD % MDCOM_CL == 0, "a PAD unit is whole cache lines");
-MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_line) == MDCOM_PAD, "PAD unit");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_pos_line) == MDCOM_PAD, "position line");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_wait_line) == MDCOM_PAD, "wait line");
 MDCOM_WIRE_AT(fifo_ctl, enq.pos, 0); MDCOM_WIRE_AT(fifo_ctl, deq.pos, 128); MDCOM_WIRE_AT(fifo_ctl, event.word, 256);

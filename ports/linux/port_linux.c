@@ -555,7 +555,7 @@ static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
         return 0;
     if (read_stat(pid, &st, &start) != 0)
         return kill((pid_t)pid, 0) == 0 || errno == EPERM ? 1 : 0;
-    if (st == 'Z' || st == 'X')
+    if (st == 'Z' || st == 'X') /* NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult): read_stat set it (0 after a failed open() would need errno 0) */
         return 0; /* exited, not yet reaped */
     return token == MDCOM_TOKEN_ANY || lx_token(start) == token;
 }

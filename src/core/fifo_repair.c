@@ -265,7 +265,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
                 cand[ncand] = id;
                 cand_w[ncand++] = w;
             }
-            orphan &= seen;
+            orphan = orphan && seen;
         } else {
             orphan = 1; /* no such state */
         }

@@ -145,7 +145,7 @@ int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns)
         return -EINVAL;
     r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.word, &ch->ctl->lock.waiters, &ch->spin_cur,
                         ch->m->spin_ns, lock_cond, ch, timeout_ns);
-    if (r == -ETIMEDOUT || r < 0)
+    if (r < 0)
         return r;
     return 0;
 }

@@ -145,7 +145,7 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
 
     if (mapped_size < MDCOM_HDR_SIZE)
         return mdcom_err_set(e, -EBADMSG, c.region, "region smaller than its header");
-    if ((v = h[MDCOM_HW(magic)]) != MDCOM_MAGIC)
+    if (h[MDCOM_HW(magic)] != MDCOM_MAGIC)
         return mdcom_err_set(e, -EBADMSG, c.region, "bad magic: not an mdcom region");
     if ((v = h[MDCOM_HW(version)]) != MDCOM_WIRE_VERSION) {
         mdcom_err_set(e, -EPROTONOSUPPORT, c.region, 0);

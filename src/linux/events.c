@@ -937,7 +937,7 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
         memset(seen, 0, sizeof seen);
         pthread_mutex_lock(&ws->mu);
         m = ws->m;
-        if (m && (r = ws_check(ws)) != 0) {
+        if ((r = ws_check(ws)) != 0) { /* -ESHUTDOWN without an instance */
             pthread_mutex_unlock(&ws->mu);
             return r;
         }

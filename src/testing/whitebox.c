@@ -101,7 +101,7 @@ int ut_vring_layout_compute(uint32_t num, uint32_t align, ut_vring_layout *out)
 {
     struct mdcom_vring_layout l;
     int rc = mdcom_vring_layout_compute(num, align, out ? &l : NULL);
-    if (rc == 0) {
+    if (rc == 0 && out) {
 #define UT_COPY(f) out->f = l.f;
         UT_VRING_FIELDS(UT_COPY)
 #undef UT_COPY

@@ -387,7 +387,7 @@ static void hostile(struct in *s, uint32_t kind)
                   4u * (u8(s) % 11);
             break;
         case 2: /* ctl words */
-            off = cl->off + (uint32_t)sizeof(mdcom_wire_line) * (u8(s) % 4) + 4u * (u8(s) % 2);
+            off = cl->off + MDCOM_PAD * (u8(s) % 4) + 4u * (u8(s) % 2);
             break;
         case 3: /* a queue slot word */
             off = cl->type == MDCOM_CHAN_FIFO

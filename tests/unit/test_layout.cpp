@@ -121,7 +121,7 @@ TEST(LayoutWire, StructSizesAndOffsets)
     EXPECT_EQ(sizeof(D), 64u);
     expect_at({AT(D, type, 32), AT(D, off, 36), AT(D, size, 40), AT(D, block_size, 44),
                AT(D, block_count, 48), AT(D, queue_depth, 52), AT(D, senders, 56), AT(D, receivers, 60)});
-    EXPECT_EQ(sizeof(mdcom_wire_line), 128u);
+    EXPECT_EQ(MDCOM_PAD, 128u);
     EXPECT_EQ(sizeof(F), 512u);
     expect_at({AT(F, enq, 0), AT(F, deq, 128), AT(F, event, 256), AT(F, stats, 384)});
     EXPECT_EQ(sizeof(Q), 16u);
