@@ -3,8 +3,9 @@
  * fifo.c - FIFO channels: a pool of blocks (one state word per block) and a
  * FIFO of block IDs (a bounded MPMC ring); see the diagram in layout.h.
  *
- * Block life cycle (state word = state | owner << 8 | gen << 16, owner =
- * process slot + 1, gen counted up by each alloc: see layout.h)
+ * Block life cycle (state word, include/mdcom/wire.h: state (bits 0-3) |
+ * the owner's incarnation, low 4 bits (4-7) | owner = process slot + 1
+ * (8-15, 0 when free) | generation, counted up by each alloc (16-31))
  *
  *     FREE --alloc--> ALLOC --enqueue--> QUEUED --dequeue--> HELD
  *       ^               |                                      |
@@ -164,21 +165,21 @@ static MDCOM_ALWAYS_INLINE void enq_name(mdcom_wire_oprec *rec, uint32_t id, uin
     mdcom_store(&rec->op, op, memory_order_relaxed);
 }
 
-/* Enqueue: our ALLOC word s of block bs becomes QUEUED (q). Ours: a store,
- * as in block_release, or by CAS from s when we can be taken for dead (hb).
- * relaxed: the queue slot's release store publishes the new state with the
- * entry. 1 done; 0 the word was not s any more (a reaper's). */
-static MDCOM_ALWAYS_INLINE int blk_queue(mdcom_aword *bs, uint32_t s, uint32_t q, uint32_t hb)
+/* Enqueue: our word s of block bs becomes q (ALLOC -> QUEUED, and back when
+ * the inline path loses its claim). Ours: a store, as in blk_free, or by CAS
+ * from s when we can be taken for dead (hb). relaxed: the queue slot's
+ * release store publishes the new state with the entry. 1 done; 0 the word
+ * was not s any more (a reaper's). */
+static MDCOM_ALWAYS_INLINE int blk_move(mdcom_aword *bs, uint32_t s, uint32_t q, uint32_t hb)
 {
     if (!hb) {
         mdcom_store(bs, q, memory_order_relaxed);
         return 1;
     }
-    return mdcom_cas(bs, &s, q, memory_order_relaxed,
-                                                   memory_order_relaxed);
+    return mdcom_cas(bs, &s, q, memory_order_relaxed, memory_order_relaxed);
 }
 
-/* Enqueue failed after blk_queue: QUEUED word q goes back to ALLOC word a,
+/* Enqueue failed after blk_move: QUEUED word q goes back to ALLOC word a,
  * by CAS (only a reaper that took us for dead could have changed it; an
  * error path, where a locked instruction costs nothing that matters).
  * relaxed: nothing was published. 1 done. */
@@ -263,7 +264,7 @@ static inline int gen_moved(const mdcom_aword *genw, uint32_t gen)
 
 /* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the block's
  * state word as the producer published it); rec: our thread's op record,
- * op: what it says we do (as in ring_push); genw, gen: the header's
+ * op: what it says we do (pop_claim); genw, gen: the header's
  * generation word and ours (gen_moved). The first line of the block
  * (blocks, stride, nblocks) is prefetched before the claim.
  * 0, -EAGAIN (empty), -ECONNRESET (the region was re-formatted: nothing
@@ -462,22 +463,13 @@ static MDCOM_ALWAYS_INLINE int block_release(struct mdcom_fifoch *ch, uint32_t i
     if (MDCOM_BLK_WHO(s) != who || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return -EALREADY;
     if (!ch->hb) {
-        /* A plain store, not a CAS: the block is ours, and nobody takes a
-         * process without a heartbeat promise for dead while it runs; a
-         * locked instruction here would stall on the store buffer in every
-         * message's path. A peer racing us on this word can only confuse
-         * its own channel.
-         * release: our use of the block's data is done before the next owner's alloc */
-        mdcom_store(bs, f, memory_order_release);
+        blk_free(bs, f);
         return 0;
     }
     /* A heartbeat promise: a reaper may take us for dead between the check
      * and the store, free the block and someone reuse it; the CAS from the
-     * word we checked changes nothing then. release: as above */
-    return mdcom_cas(bs, &s, f, memory_order_release,
-                                                   memory_order_relaxed)
-               ? 0
-               : -EALREADY;
+     * word we checked changes nothing then */
+    return blk_free_from(bs, &s, f) ? 0 : -EALREADY;
 }
 
 int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
@@ -496,10 +488,7 @@ int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint
     if ((MDCOM_BLK_WHO(s) & mask) != (who & mask) ||
         (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return 0;
-    /* release: as in block_release */
-    return mdcom_cas(
-        bs, &s, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)), memory_order_release,
-        memory_order_relaxed);
+    return blk_free_from(bs, &s, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)));
 }
 
 /* Number of free blocks (a racy snapshot). */
@@ -639,7 +628,6 @@ static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t
 
 static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 {
-    const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     uint32_t n, k, v;
     int r;
     if (!valid_fifo(ch) || !id)
@@ -659,15 +647,10 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
     for (k = 0; k < 2 * n; k++) {
         if (k == n && mdcom_reap(ch->m) <= 0)
             break; /* none free: unless a dead process held some, the pool is dry */
-        /* relaxed: a look before the CAS, which decides */
-        uint32_t s = mdcom_load(&ch->bstate[v], memory_order_relaxed);
-        /* acquire: the previous owner's use of the data (its release in
-         * free) happens before we hand the block out. The new use gets the
-         * next generation (FREE + alloc_delta, as on the inline path). */
-        if (MDCOM_BLK_SO(s) == free_word &&
-            mdcom_cas(&ch->bstate[v], &s, s + ch->alloc_delta,
-                                                    memory_order_acquire, memory_order_relaxed)) {
-            mdcom_store(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+        uint32_t s;
+        /* the new use gets the next generation (FREE + alloc_delta) */
+        if (blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 0)) {
+            alloc_hint_after(ch, v, n);
             if (ch->m->hb_ms)
                 return alloc_judged(ch, v, id);
             *id = v;
@@ -718,16 +701,11 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
         goto full;
     /* relaxed: a private hint, always < block_count (stored wrapped) */
     v = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
-    /* relaxed: a look before the CAS, which decides */
-    s = mdcom_load(&ch->bstate[v], memory_order_relaxed);
-    /* acquire: as in alloc_full (the previous owner's release in free);
-     * FREE + alloc_delta: our ALLOC word of the next generation */
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
-        !mdcom_cas_weak(&ch->bstate[v], &s, s + ch->alloc_delta,
-                                               memory_order_acquire, memory_order_relaxed))
+    /* FREE + alloc_delta: our ALLOC word of the next generation; one
+     * attempt (weak), anything else is alloc_full's */
+    if (!blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 1))
         goto full;
-    mdcom_store(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
-                          memory_order_relaxed);
+    alloc_hint_after(ch, v, ch->block_count);
     /* A heartbeat promise: our entry checked once, after the CAS (taken for
      * dead before or while we ran: alloc_judged gives the block back and
      * says so, as alloc_full), then the sign of life */
@@ -830,24 +808,9 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     }
     q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* our QUEUED word of this generation */
     rec = mdcom_rec_held(ch);
-    /* The op record names the block before it reads QUEUED: a QUEUED block
-     * in no slot exists only inside an enqueue, so a reaper finds every such
-     * block of a dead process in its records, without scanning the pool.
-     * relaxed: read only by a reaper once we are dead (a dead process'
-     * stores are all in memory); our own line: no miss */
-    mdcom_store(&rec->id, id, memory_order_relaxed);
-    mdcom_store(&rec->op, ch->op_enq, memory_order_relaxed);
-    /* ours (checked above): a store, as in block_release (by CAS from the
-     * word checked when we can be taken for dead). relaxed: the queue
-     * ring's release store publishes the new state with the slot */
-    if (!ch->hb) {
-        mdcom_store(&ch->bstate[id], q, memory_order_relaxed);
-    } else {
-        uint32_t a = s;
-        if (!mdcom_cas(&ch->bstate[id], &a, q,
-                                                     memory_order_relaxed, memory_order_relaxed))
-            return not_ours(ch, -EALREADY);
-    }
+    enq_name(rec, id, ch->op_enq);
+    if (!blk_move(&ch->bstate[id], s, q, ch->hb))
+        return not_ours(ch, -EALREADY);
     mdcom_shm_clean(m->plat, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id,
                   len, q, rec);
@@ -857,10 +820,8 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
         if (mdcom_load(&ch->filter_type, memory_order_relaxed) ==
             MDCOM_FILTER_EVERY_NTH)
             mdcom_fetch_sub(&ch->filter_count, 1, memory_order_relaxed);
-        /* not queued: give the block back to the caller (by CAS: only a
-         * reaper that took us for dead could have changed it) */
-        if (!mdcom_cas(&ch->bstate[id], &q, s, memory_order_relaxed,
-                                                     memory_order_relaxed))
+        /* not queued: give the block back to the caller */
+        if (!blk_unqueue(&ch->bstate[id], q, s))
             r = -EPROTO;
         if (r == -EPROTO)
             count_error(ch);
@@ -898,70 +859,40 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
 /* The inline path of a block whose state word s, our ALLOC word, the
  * caller knows: no filter or cache hook, room by our copy of the consumers'
  * position, the first position CAS wins. Every other case is
- * enqueue_full's, entered before anything shared was written. The stores
- * and their order are enqueue_full's (and ring_push's). */
+ * enqueue_full's, entered before anything shared was written. The steps
+ * and their order are enqueue_body's and ring_push's, one attempt. */
 static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id, uint32_t len,
                                              uint32_t s)
 {
     mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
     mdcom_aword *bs, *posw;
-    uint32_t pos, d, qmask;
+    uint32_t pos, d, qmask, q;
     /* private words into locals: the shared stores below could alias them */
     bs = &ch->bstate[id];
     posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
     sl = ch->q;
-    /* relaxed: hints; the CAS below decides */
+    /* relaxed: hints; the CAS in push_claim decides */
     pos = mdcom_load(posw, memory_order_relaxed);
     d = mdcom_load(&ch->deq_cache, memory_order_relaxed);
-    if (pos - d > qmask) {
-        /* full by our private copy: read the consumers' progress, as in
-         * ring_push (acquire: their reads of the slot we reuse are done) */
-        d = mdcom_load(&ch->ctl->deq.pos, memory_order_acquire);
-        mdcom_store(&ch->deq_cache, d, memory_order_relaxed);
-        if (pos - d > qmask)
-            return enqueue_full(ch, id, len);
-    }
+    if (!push_room(&ch->ctl->deq.pos, &ch->deq_cache, qmask, pos, &d))
+        return enqueue_full(ch, id, len);
     rec = mdcom_ch_rec(ch);
     if (MDCOM_REC_SHARED && !rec) /* none of our own yet, or the shared one */
         return enqueue_full(ch, id, len);
-    /* relaxed: the op record, as in enqueue_full (it names the block before
-     * the block reads QUEUED; read by a reaper only once we are dead) */
-    mdcom_store(&rec->id, id, memory_order_relaxed);
-    mdcom_store(&rec->op, ch->op_enq, memory_order_relaxed);
-    /* relaxed: ours; the slot's release store publishes it (by CAS from
-     * the word checked when we can be taken for dead, as in enqueue_full) */
-    if (!ch->hb) {
-        mdcom_store(bs, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
-    } else if (!mdcom_cas(
-                   bs, &s, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed,
-                   memory_order_relaxed)) {
+    enq_name(rec, id, ch->op_enq);
+    q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* the QUEUED word of this generation */
+    if (!blk_move(bs, s, q, ch->hb))
         return enqueue_full(ch, id, len);
-    }
-    s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
-    /* relaxed: the position this attempt claims, for a reaper */
-    mdcom_store(&rec->pos, pos, memory_order_relaxed);
-    /* relaxed: claiming the position; publication is the seq store */
-    if (!mdcom_cas_weak(posw, &pos, pos + 1, memory_order_relaxed,
-                                               memory_order_relaxed)) {
+    if (!push_claim(posw, &pos, rec)) {
         /* another producer took it (or a spurious failure): back to ALLOC
-         * (ours: a reaper takes only the dead; by CAS when we can be taken
-         * for dead) and the full path */
-        uint32_t a = s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC);
-        if (!ch->hb)
-            mdcom_store(bs, a, memory_order_relaxed);
-        else if (!mdcom_cas(bs, &s, a, memory_order_relaxed,
-                                                          memory_order_relaxed))
+         * (ours: a reaper takes only the dead) and the full path */
+        if (!blk_move(bs, q, s, ch->hb))
             return not_ours(ch, -EALREADY);
         return enqueue_full(ch, id, len);
     }
-    sl += pos & qmask; /* masked: always in bounds */
-    mdcom_store(&sl->id, id, memory_order_relaxed);
-    mdcom_store(&sl->len, len, memory_order_relaxed);
-    mdcom_store(&sl->state, s, memory_order_relaxed);
-    /* release: id/len/state and the block's data are visible before the slot reads full */
-    mdcom_store(&sl->seq, SEQ_FULL(pos), memory_order_release);
+    push_publish(sl + (pos & qmask), pos, id, len, q); /* masked: always in bounds */
     return 0;
 }
 
@@ -999,16 +930,11 @@ static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
     }
-    /* The queue slot made it ours. A CAS, not a store: a reaper frees a
-     * queued block that is in no slot and in no live consumer's op record,
-     * and the CAS makes one of the two win (with our op record published by
-     * the deq_pos CAS, the reaper never should). Expected s with its
+    /* The queue slot made it ours (blk_hold; with our op record published
+     * by the deq_pos CAS, a reaper never should free it). Expected s with its
      * generation (s: the block's state word as its producer published it in
-     * the slot; untrusted: a wrong one makes the CAS fail). The deq_pos CAS
-     * just drained the store buffer: this one costs no drain. */
-    if (mdcom_cas(&ch->bstate[v], &cur,
-                                                (s & 0xffff0000u) | ch->held_so,
-                                                memory_order_relaxed, memory_order_relaxed))
+     * the slot; untrusted: a wrong one makes the CAS fail). */
+    if (blk_hold(&ch->bstate[v], &cur, (s & 0xffff0000u) | ch->held_so, 0))
         return 0;
     count_error(ch);
     /* the block moved on since this entry was written (freed, maybe reused):
@@ -1112,8 +1038,8 @@ static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint3
 }
 
 /* The inline path: the entry at our position is full (or the queue empty),
- * the first claim wins and the entry is a plain one. The loads, stores and
- * their order are ring_pop's and dequeue_full's. */
+ * the first claim wins and the entry is a plain one. The steps and their
+ * order are ring_pop's and dequeue_body's, one attempt. */
 /* dequeue's inline path; *held: the HELD word it wrote when it returns 0
  * from that path, else 0 (the full paths do not say) */
 static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id,
@@ -1134,11 +1060,10 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         return dequeue_full(ch, id, len);
     if (MDCOM_HAVE_PREFETCH)
         rx_prefetch(ch);
-    /* relaxed: a hint; the CAS below decides */
+    /* relaxed: a hint; the CAS in pop_claim decides */
     pos = mdcom_load(posw, memory_order_relaxed);
     sl = &ch->q[pos & ch->qmask]; /* masked: always in bounds */
-    /* acquire: pairs with the producer's release; id/len/data are complete */
-    seq = mdcom_load(&sl->seq, memory_order_acquire);
+    seq = pop_seq(sl);
     if (seq != SEQ_FULL(pos)) {
         /* empty unless our position is stale or the entry is a skip */
         if (seq != SEQ_SKIP(pos) && mdcom_load(posw, memory_order_relaxed) == pos)
@@ -1148,21 +1073,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     /* an entry of a newer generation: the full path says so (gen_moved) */
     if (gen_moved(&ch->hdr->generation, ch->gen))
         return dequeue_full(ch, id, len);
-    /* read before claiming, as in ring_pop */
-    v = mdcom_load(&sl->id, memory_order_relaxed);
-    l = mdcom_load(&sl->len, memory_order_relaxed);
-    s = mdcom_load(&sl->state, memory_order_relaxed);
-    if (MDCOM_HAVE_PREFETCH && v < n)
-        MDCOM_PREFETCH(block_ptr(ch, v));
-    /* the block we are taking, for a reaper (relaxed: made visible by the
-     * release CAS below), as in ring_pop */
-    mdcom_store(&rec->id, v, memory_order_relaxed);
-    mdcom_store(&rec->state, s, memory_order_relaxed);
-    mdcom_store(&rec->op, ch->op_deq, memory_order_relaxed);
-    /* release: our reads of the slot (and our op record) are done before a
-     * producer or reaper that sees the new deq_pos acts */
-    if (!mdcom_cas_weak(posw, &pos, pos + 1, memory_order_release,
-                                               memory_order_relaxed))
+    pop_read(sl, ch->blocks, ch->stride, n, &v, &l, &s);
+    if (!pop_claim(posw, &pos, rec, v, s, ch->op_deq))
         return dequeue_full(ch, id, len);
     /* (No second look after the claim, as ring_pop makes: a re-format
      * between the look above and the claim also reset the block words, so
@@ -1174,10 +1086,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         return dequeue_claimed(ch, v, l, s, id, len);
     {
         uint32_t cur = s, h = (s & 0xffff0000u) | ch->held_so;
-        /* relaxed: as in deq_take_block (the deq_pos CAS drained the store
-         * buffer); weak: a spurious failure is retried by dequeue_claimed */
-        if (!mdcom_cas_weak(&ch->bstate[v], &cur, h, memory_order_relaxed,
-                                                   memory_order_relaxed))
+        /* weak: a spurious failure is retried by dequeue_claimed */
+        if (!blk_hold(&ch->bstate[v], &cur, h, 1))
             return dequeue_claimed(ch, v, l, s, id, len);
         /* taken for dead while we ran (a heartbeat promise only): deq_finish
          * judges, as on the full path */

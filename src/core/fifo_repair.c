@@ -105,7 +105,7 @@ static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_
         return 0;
     if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
         return 0;
-    /* release: as in block_release */
+    /* release: as in blk_free (fifo.c) */
     return mdcom_cas(
         &ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
         memory_order_release, memory_order_relaxed);
@@ -270,7 +270,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
             orphan = 1; /* no such state */
         }
         /* by CAS on the word judged: a change since (a live owner) wins.
-         * release: as in block_release */
+         * release: as in blk_free (fifo.c) */
         if (orphan && mdcom_cas(
                           bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
                           memory_order_release, memory_order_relaxed)) {

@@ -2,8 +2,10 @@
 /*
  * smem.c - SMEM channels: a shared area guarded by an inter-domain lock.
  *
- * The lock word holds 0 (free) or the owner token of the holding process
- * (process slot + 1), so a dead owner can be identified. Ports with a hardware
+ * The lock word holds 0 (free) or the holder (MDCOM_LOCK_MAKE,
+ * include/mdcom/wire.h): its process slot + 1 in bits 0-7 and its
+ * incarnation in bits 8-23, so a dead owner, and a slot claimed again since,
+ * can be identified. Ports with a hardware
  * semaphore (STM32 HSEM, i.MX SEMA4) replace lock_try/lock_release; the word
  * is still what waiters sleep on.
  */
