@@ -193,8 +193,7 @@ static int join_region(struct mdcom_instance *m, uint32_t pid, uint32_t token, m
         return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     /* the region may have been re-formatted while we bound it */
     if (mdcom_region_check(m) != 0) {
-        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                              memory_order_release);
+        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE, memory_order_release);
         mdcom_slot_give(m, m->proc_slot); /* after the FREE: never live without it */
         return 1; /* look again */
     }
@@ -544,8 +543,7 @@ int mdcom_term(mdcom_t *m)
 #if defined(__linux__)
     {
         /* acquire: the hook's setter initialised what the hook uses */
-        void (*hook)(struct mdcom_instance *) = mdcom_load(&mdcom_term_hook,
-                                                            memory_order_acquire);
+        void (*hook)(struct mdcom_instance *) = mdcom_load(&mdcom_term_hook, memory_order_acquire);
         if (hook)
             hook(m);
     }
@@ -582,8 +580,7 @@ int mdcom_term(mdcom_t *m)
     }
     /* release: our last uses of the region happen before the slot is free */
     if (live)
-        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                              memory_order_release);
+        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE, memory_order_release);
     /* remove the file only if it is still ours: a region another process of
      * the master domain re-formatted (generation + 1) is theirs now. Looked
      * at again under the format lock, which a master holds while it

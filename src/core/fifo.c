@@ -65,8 +65,7 @@ static MDCOM_ALWAYS_INLINE int push_claim(mdcom_aword *posw, uint32_t *pos,
      * our record only once we are dead) */
     mdcom_store(&rec->pos, *pos, memory_order_relaxed);
     /* relaxed: claiming the position; publication is the seq store */
-    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_relaxed,
-                                                 memory_order_relaxed);
+    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Push, step 3: publish (id, len, state) in slot s of claimed position pos. */
@@ -112,8 +111,7 @@ static MDCOM_ALWAYS_INLINE void pop_read(const mdcom_wire_qslot *s, const uint8_
  * acts. 1 claimed. */
 static MDCOM_ALWAYS_INLINE int pop_advance(mdcom_aword *posw, uint32_t *pos)
 {
-    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_release,
-                                                 memory_order_relaxed);
+    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_release, memory_order_relaxed);
 }
 
 /* Pop, step 3: claim position *pos for the entry (v, w) read from it, our op
@@ -142,10 +140,8 @@ static MDCOM_ALWAYS_INLINE int blk_alloc(mdcom_aword *bs, uint32_t delta, uint32
         return 0;
     /* acquire: the previous owner's use of the data (its release in free)
      * happens before we hand the block out */
-    return weak ? mdcom_cas_weak(bs, s, *s + delta, memory_order_acquire,
-                                                        memory_order_relaxed)
-                : mdcom_cas(bs, s, *s + delta, memory_order_acquire,
-                                                          memory_order_relaxed);
+    return weak ? mdcom_cas_weak(bs, s, *s + delta, memory_order_acquire, memory_order_relaxed)
+                : mdcom_cas(bs, s, *s + delta, memory_order_acquire, memory_order_relaxed);
 }
 
 /* Where the next alloc scan starts: after block v of n. relaxed: a private hint */
@@ -185,8 +181,7 @@ static MDCOM_ALWAYS_INLINE int blk_move(mdcom_aword *bs, uint32_t s, uint32_t q,
  * relaxed: nothing was published. 1 done. */
 static MDCOM_ALWAYS_INLINE int blk_unqueue(mdcom_aword *bs, uint32_t q, uint32_t a)
 {
-    return mdcom_cas(bs, &q, a, memory_order_relaxed,
-                                                   memory_order_relaxed);
+    return mdcom_cas(bs, &q, a, memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Dequeue: the block bs of the entry we claimed, its word *cur (the
@@ -198,10 +193,8 @@ static MDCOM_ALWAYS_INLINE int blk_unqueue(mdcom_aword *bs, uint32_t q, uint32_t
  * failure *cur is the word found. 1 taken. */
 static MDCOM_ALWAYS_INLINE int blk_hold(mdcom_aword *bs, uint32_t *cur, uint32_t h, int weak)
 {
-    return weak ? mdcom_cas_weak(bs, cur, h, memory_order_relaxed,
-                                                        memory_order_relaxed)
-                : mdcom_cas(bs, cur, h, memory_order_relaxed,
-                                                          memory_order_relaxed);
+    return weak ? mdcom_cas_weak(bs, cur, h, memory_order_relaxed, memory_order_relaxed)
+                : mdcom_cas(bs, cur, h, memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Free: our block bs (ALLOC or HELD) becomes FREE word f. A plain store: the
@@ -219,8 +212,7 @@ static MDCOM_ALWAYS_INLINE void blk_free(mdcom_aword *bs, uint32_t f)
  * longer own): a racing change wins. release: as in blk_free. 1 freed. */
 static MDCOM_ALWAYS_INLINE int blk_free_from(mdcom_aword *bs, uint32_t *s, uint32_t f)
 {
-    return mdcom_cas(bs, s, f, memory_order_release,
-                                                   memory_order_relaxed);
+    return mdcom_cas(bs, s, f, memory_order_release, memory_order_relaxed);
 }
 
 /* Push (id, len); rec: our thread's op record, which (op, id: the caller
@@ -965,8 +957,7 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
     }
     mdcom_shm_invalidate(m->plat, block_ptr(ch, v), l);
     if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
-        mdcom_store(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
-                              memory_order_relaxed);
+        mdcom_store(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1, memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
@@ -1178,8 +1169,7 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
         a.ev_snap = mdcom_load(&ch->ctl->event.word, memory_order_relaxed);
     }
     r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->event.word, waiters, &ch->spin_cur,
-                        mdcom_load(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
-                        timeout_ns);
+                        mdcom_load(&ch->spin_max, memory_order_relaxed), fifo_cond, &a, timeout_ns);
     if (events & MDCOM_EV_NOTIFY)
         mdcom_wait_end(ch->m, 1, waiters);
     return r;
@@ -1314,8 +1304,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
-        mdcom_store(&ch->bstate[id],
-                              (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+        mdcom_store(&ch->bstate[id], (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                               memory_order_release);
     else if ((r = mdcom_block_release(ch, id, ch->who)) != 0)
         r = not_ours(ch, r);
@@ -1396,7 +1385,6 @@ int mdcom_fifoch_set_spin(mdcom_fifoch_t *ch, uint32_t spin_ns)
     if (!valid_fifo(ch))
         return -EINVAL;
     mdcom_store(&ch->spin_max, spin_ns, memory_order_relaxed);
-    mdcom_store(&ch->spin_cur, spin_ns == MDCOM_NO_SPIN ? 0 : spin_ns,
-                          memory_order_relaxed);
+    mdcom_store(&ch->spin_cur, spin_ns == MDCOM_NO_SPIN ? 0 : spin_ns, memory_order_relaxed);
     return 0;
 }

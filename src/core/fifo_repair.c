@@ -89,8 +89,7 @@ static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32
         return 0;
     /* by CAS from the value judged: a producer that publishes meanwhile
      * wins. relaxed: a skip carries no data to publish */
-    return mdcom_cas(&s->seq, &seq, SEQ_SKIP(pos),
-                                                   memory_order_relaxed, memory_order_relaxed);
+    return mdcom_cas(&s->seq, &seq, SEQ_SKIP(pos), memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Free block id if its state word is still w, a QUEUED one, but the block
@@ -126,8 +125,7 @@ void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, u
             uint32_t e = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
             if (pos - d < e - d && e - d <= ch->qmask + 1)
-                (void)fill_skip(ch, pos, mdcom_load(&s->seq, memory_order_relaxed),
-                                owner);
+                (void)fill_skip(ch, pos, mdcom_load(&s->seq, memory_order_relaxed), owner);
             /* the block it marked QUEUED, if it never made it into a slot:
              * QUEUED by it (its owner byte; the record names the block, not
              * its word, and a later use of the block by it would have

@@ -34,8 +34,7 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
          * by what follows the formatting (READY's release store, or the
          * repair's fence and ring) */
         for (i = 0; i < cl->block_count; i++)
-            mdcom_store(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                                  memory_order_relaxed);
+            mdcom_store(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_relaxed);
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
@@ -91,8 +90,7 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     uint32_t i;
     mdcom_layout_write_tables(base, cfg, lay, chans);
     /* relaxed: published by the formatter's release store of READY */
-    mdcom_store(&((mdcom_wire_hdr *)base)->generation, generation,
-                          memory_order_relaxed);
+    mdcom_store(&((mdcom_wire_hdr *)base)->generation, generation, memory_order_relaxed);
     memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     for (i = 0; i < cfg->n_channels; i++) {
         uint32_t n = same && chans[i].type == MDCOM_CHAN_FIFO ? count_queued(base, &chans[i]) : 0;

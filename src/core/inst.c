@@ -66,8 +66,7 @@ static struct mdcom_instance *pool_try(void)
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
         uint32_t z = 0;
         /* acq_rel: the slot's previous user finished before we reuse it */
-        if (mdcom_cas(&g_pool_used[i], &z, 1,
-                                                    memory_order_acq_rel, memory_order_relaxed))
+        if (mdcom_cas(&g_pool_used[i], &z, 1, memory_order_acq_rel, memory_order_relaxed))
             return &g_pool[i];
     }
     return 0;
@@ -86,8 +85,7 @@ static uint32_t pool_reclaim(const mdcom_platform *plat)
         if (!pid || plat->proc_alive(plat->ctx, pid, token) != 0)
             continue; /* alive, or unknown: never taken */
         /* 2: being taken back, so that only one of two takers frees it */
-        if (!mdcom_cas(&g_pool_used[i], &one, 2,
-                                                     memory_order_acq_rel, memory_order_relaxed))
+        if (!mdcom_cas(&g_pool_used[i], &one, 2, memory_order_acq_rel, memory_order_relaxed))
             continue;
         if (g_pool[i].plat == plat && g_pool[i].map.base)
             plat->region_close(plat->ctx, &g_pool[i].map, 0);

@@ -41,8 +41,7 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
      * makes ours fail. acquire: what a dead formatter wrote. */
     uint32_t claim = m->pid | MDCOM_FMT_CLAIM, seen = fp;
     (void)e; /* for the remote-only profile's refusal: formatting cannot fail */
-    if (!mdcom_cas(&m->hdr->fmt_pid, &seen, claim,
-                                                 memory_order_acquire, memory_order_relaxed))
+    if (!mdcom_cas(&m->hdr->fmt_pid, &seen, claim, memory_order_acquire, memory_order_relaxed))
         return 1;
     /* then the state (FORMATTING already when its formatter died). acq_rel:
      * exclusive ownership of the header */
@@ -54,8 +53,7 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
     }
     /* the state moved meanwhile (a term): give the claim back (relaxed:
      * nothing rides on it) */
-    mdcom_cas(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed,
-                                            memory_order_relaxed);
+    mdcom_cas(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed, memory_order_relaxed);
     return 1;
 }
 
@@ -78,8 +76,7 @@ void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until)
     /* one thread of this attachment at a time (the channels' mdcom_audit state is
      * private and plain); a busy mdcom_audit is as good as ours. acquire: the
      * previous auditor's writes of that state */
-    if (!mdcom_cas(&m->audit_busy, &z, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&m->audit_busy, &z, 1, memory_order_acquire, memory_order_relaxed))
         return;
     /* Header, domain table and directory: what a remote verifies before it
      * joins. Attached processes never read them again (they keep private

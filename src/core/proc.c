@@ -105,8 +105,7 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
     }
     /* by CAS from the claim judged: a reaper that decides meanwhile wins.
      * acquire: as a claim (mdcom_proc_claim) */
-    return mdcom_cas(&me->owner, &o,
-                                                   MDCOM_PROC_DOMAIN_BASE + m->domain,
+    return mdcom_cas(&me->owner, &o, MDCOM_PROC_DOMAIN_BASE + m->domain,
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
@@ -207,8 +206,7 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t o = MDCOM_PROC_FREE, k;
     int lr;
-    if (!reaped && !mdcom_cas(&p->owner, &o,
-                                                            MDCOM_PROC_CLAIMING_BY(pid),
+    if (!reaped && !mdcom_cas(&p->owner, &o, MDCOM_PROC_CLAIMING_BY(pid),
                                                             memory_order_acquire,
                                                             memory_order_relaxed))
         return 1;
@@ -314,8 +312,7 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m)
             continue;
         /* acquire: the stores of the thread that gave the record back
          * (rec_drop, mdcom_rec_park) come before ours */
-        if (mdcom_cas(&m->rec_used, &used, used | (1u << k),
-                                                    memory_order_acquire,
+        if (mdcom_cas(&m->rec_used, &used, used | (1u << k), memory_order_acquire,
                                                     memory_order_relaxed)) {
             /* a record another thread of ours used before: nothing in flight */
             mdcom_store(&m->me->rec[k].op, 0, memory_order_relaxed);

@@ -136,8 +136,7 @@ int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint3
     /* acquire: the dead process' last writes (or the re-user's pid/token,
      * published by its release store of o) are visible to what follows */
     uint32_t mine = MDCOM_PROC_CLAIMING_BY(m->pid);
-    if (!mdcom_cas(&p->owner, &o, mine, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&p->owner, &o, mine, memory_order_acquire, memory_order_relaxed))
         return 0; /* another reaper was first, or the entry changed owner */
     if (MDCOM_PROC_IS_CLAIMING(o))
         return 1; /* a dead claimer's claim: ours to finish (reap, free) */
@@ -147,8 +146,7 @@ int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint3
          * (mdcom_term stores FREE), and then FREE stays. relaxed: we wrote
          * nothing in the entry that the owner word would publish */
         uint32_t c = mine;
-        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed,
-                                                      memory_order_relaxed);
+        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed, memory_order_relaxed);
         return 0;
     }
     return 1;
@@ -179,8 +177,7 @@ static int take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, int *g
      * token) since: the incarnation tells. relaxed: as in take_dead_slot */
     if (!MDCOM_PROC_IS_CLAIMING(o) && mdcom_read_once(p->incarn) != inc) {
         uint32_t c = MDCOM_PROC_CLAIMING_BY(m->pid);
-        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed,
-                                                      memory_order_relaxed);
+        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed, memory_order_relaxed);
         return 0;
     }
     return 1;
@@ -238,8 +235,7 @@ static int reap_scan(struct mdcom_instance *m, uint64_t until)
             return n;
         }
         /* acquire: pairs with mdcom_proc_claim's release, so pid/token are complete */
-        r = reap_if_dead(m, i, mdcom_load(&m->procs[i].owner, memory_order_acquire),
-                         until);
+        r = reap_if_dead(m, i, mdcom_load(&m->procs[i].owner, memory_order_acquire), until);
         if (r < 0) { /* stopped half way: this entry first, next time */
             mdcom_store(&m->reap_cursor, i, memory_order_relaxed);
             mdcom_store(&m->reap_more, 1, memory_order_relaxed);
@@ -259,8 +255,7 @@ static int reap_scan_once(struct mdcom_instance *m, uint64_t until)
     uint32_t z = 0;
     int n;
     /* acquire: the previous scanner's cursor */
-    if (!mdcom_cas(&m->reap_busy, &z, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&m->reap_busy, &z, 1, memory_order_acquire, memory_order_relaxed))
         return -1;
     n = reap_scan(m, until);
     /* release: our cursor, for the next scanner */
@@ -279,8 +274,7 @@ static void audit_when_due(struct mdcom_instance *m, uint64_t now, uint64_t unti
     if (!m->is_master)
         return;
     /* relaxed: a throttle only, as reap_stamp */
-    if ((prev != stamp && mdcom_cas(&m->audit_stamp, &prev, stamp,
-                                                                  memory_order_relaxed,
+    if ((prev != stamp && mdcom_cas(&m->audit_stamp, &prev, stamp, memory_order_relaxed,
                                                                   memory_order_relaxed)) ||
         mdcom_load(&m->audit_more, memory_order_relaxed))
         mdcom_audit(m, stamp, until);

@@ -42,8 +42,7 @@ static MDCOM_COLD int lock_free_from(struct mdcom_instance *m, uint32_t index, m
     const mdcom_platform *p = m->plat;
     if (p->lock_release)
         return p->lock_release(p->ctx, index, w, o) == 0;
-    return mdcom_cas(w, &o, 0, memory_order_release,
-                                                   memory_order_relaxed);
+    return mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed);
 }
 
 void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t owner)
@@ -90,8 +89,7 @@ static int lock_try(struct mdcom_smemch *ch)
     } else {
         uint32_t z = 0;
         /* acquire: see everything the previous holder wrote before unlocking */
-        r = mdcom_cas(w, &z, owner, memory_order_acquire,
-                                                    memory_order_relaxed)
+        r = mdcom_cas(w, &z, owner, memory_order_acquire, memory_order_relaxed)
                 ? 0
                 : -EBUSY;
     }
@@ -169,8 +167,7 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     } else {
         uint32_t o = owner;
         /* release: our writes to the area are visible before the lock reads free */
-        r = mdcom_cas(w, &o, 0, memory_order_release,
-                                                    memory_order_relaxed)
+        r = mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed)
                 ? 0
                 : -EPERM;
     }

@@ -51,8 +51,7 @@ void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32
     if (w & MDCOM_WAITERS_ARMED)
         /* acquire: reads the sleeper's release arming, so its snapshot of the
          * event word precedes our change of the word below */
-        armed = mdcom_fetch_and(&ctl->event.waiters, ~MDCOM_WAITERS_ARMED,
-                                          memory_order_acquire) &
+        armed = mdcom_fetch_and(&ctl->event.waiters, ~MDCOM_WAITERS_ARMED, memory_order_acquire) &
                 MDCOM_WAITERS_ARMED;
     /* relaxed: ordered after what we published by the caller's fence; only
      * sleepers (their futex compare, EV_NOTIFY) look at the word */
@@ -113,8 +112,7 @@ void mdcom_wait_begin(struct mdcom_instance *m, uint32_t rec, uint32_t chan, mdc
      * first: dying between the two leaves a record without a count, and the
      * reaper never takes a count below 0 (one sleeper then wakes late, at
      * the end of its slice, instead of a count leaking for ever) */
-    mdcom_store(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
-                          memory_order_relaxed);
+    mdcom_store(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn), memory_order_relaxed);
     old = mdcom_fetch_add(waiters, 1, memory_order_relaxed);
     /* "negative" or beyond what sleepers can hold: forged or corrupted;
      * recount (armed: one spare ring at worst, never a sleeper left unrung) */
@@ -158,8 +156,7 @@ void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters
         return;
     mdcom_waiters_down(waiters);
     if (r != 0 && (r >> 16) == m->incarn) /* relaxed: bookkeeping for a reaper */
-        mdcom_cas(&me->wait[rec], &r, 0, memory_order_relaxed,
-                                                memory_order_relaxed);
+        mdcom_cas(&me->wait[rec], &r, 0, memory_order_relaxed, memory_order_relaxed);
 }
 
 int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
