@@ -47,7 +47,7 @@ endfunction()
 # firmware/common/rtos_kp.c over the kernel's <kernel source> (the same
 # image glue as the e2e image), linked with a build of the core made with
 # -DMDCOM_KILLPOINTS (every store to shared memory calls the image's
-# mdcom_kp() first: src/core/internal.h) and the port's objects unchanged.
+# mdcom_kp() first: src/core/shm_access.h) and the port's objects unchanged.
 # Only this image links that core; the library is never built this way.
 function(mdcom_rtos_kp_image image kernel source)
   set(_c ${PROJECT_SOURCE_DIR}/firmware/common)

@@ -9,7 +9,7 @@
  * qemu_threadx_killpoints (tests/qemu/test_qemu_rtos_kp.cpp).
  *
  * The image links a build of the core made with -DMDCOM_KILLPOINTS
- * (src/core/internal.h): every atomic store, CAS, fetch-op and exchange, and
+ * (src/core/shm_access.h): every atomic store, CAS, fetch-add/sub and exchange, and
  * each plain store marked MDCOM_KP, calls mdcom_kp(address) first. The
  * mdcom_kp() below counts the calls of the victim task (its process
  * identity, the port's proc_self) that touch the region; at the n-th it

@@ -27,8 +27,8 @@
 static _Atomic uint32_t g_formatting;
 /* Counted before the CAS that makes us the formatter: a sibling that sees
  * the CAS' FORMATTING (acquire) sees the count too. */
-#define FORMATTING() atomic_fetch_add_explicit(&g_formatting, 1, memory_order_relaxed)
-#define FORMATTED() atomic_fetch_sub_explicit(&g_formatting, 1, memory_order_relaxed)
+#define FORMATTING() mdcom_fetch_add(&g_formatting, 1, memory_order_relaxed)
+#define FORMATTED() mdcom_fetch_sub(&g_formatting, 1, memory_order_relaxed)
 #else
 #define FORMATTING() ((void)0)
 #define FORMATTED() ((void)0)
@@ -76,7 +76,7 @@ static int claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
     int r;
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < MDCOM_MAX_PROCS; i++) {
-            uint32_t o = atomic_load_explicit(&m->procs[i].owner, memory_order_acquire);
+            uint32_t o = mdcom_load(&m->procs[i].owner, memory_order_acquire);
             int reaped = pass == 1 && mdcom_take_if_dead(m, i, o);
             if (reaped)
                 mdcom_reap_slot(m, i);
@@ -103,7 +103,7 @@ static int ours_live(const struct mdcom_instance *m, uint32_t i)
 {
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     if (i == MDCOM_MAX_PROCS)
-        return atomic_load_explicit(&g_formatting, memory_order_relaxed) != 0;
+        return mdcom_load(&g_formatting, memory_order_relaxed) != 0;
 #endif
     return mdcom_pool_held(m, i);
 }
@@ -141,7 +141,7 @@ static int fmt_busy(const struct mdcom_instance *m, uint32_t fp, uint32_t st)
         return 0;
     if (!(fp & MDCOM_FMT_CLAIM))
         return st == MDCOM_ST_FORMATTING &&
-               named_live(m, m->domain, pid, ((volatile mdcom_wire_hdr *)m->hdr)->fmt_token,
+               named_live(m, m->domain, pid, mdcom_read_once(m->hdr->fmt_token),
                           MDCOM_MAX_PROCS);
     if (pid == m->pid)
         return ours_live(m, MDCOM_MAX_PROCS);
@@ -161,10 +161,10 @@ static int live_proc_of_domain(struct mdcom_instance *m, uint32_t proc_off, uint
         mdcom_wire_proc *p = (mdcom_wire_proc *)(m->base + proc_off) + i;
         /* acquire: pairs with mdcom_proc_claim's release, so pid/token (and
          * the claimer's hold, when it is a thread of ours) are complete */
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire);
+        uint32_t o = mdcom_load(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
-            named_live(m, dom, ((volatile mdcom_wire_proc *)p)->pid,
-                       ((volatile mdcom_wire_proc *)p)->token, i))
+            named_live(m, dom, mdcom_read_once(p->pid),
+                       mdcom_read_once(p->token), i))
             return 1;
     }
     return 0;
@@ -186,15 +186,14 @@ static void bind_channels(struct mdcom_instance *m)
 static int join_region(struct mdcom_instance *m, uint32_t pid, uint32_t token, mdcom_err *e)
 {
     int r;
-    m->generation = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    m->generation = mdcom_load(&m->hdr->generation, memory_order_relaxed);
     bind_channels(m);
     r = claim_proc(m, pid, token);
     if (r)
         return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     /* the region may have been re-formatted while we bound it */
     if (mdcom_region_check(m) != 0) {
-        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                              memory_order_release);
+        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE, memory_order_release);
         mdcom_slot_give(m, m->proc_slot); /* after the FREE: never live without it */
         return 1; /* look again */
     }
@@ -210,11 +209,11 @@ static int join_formatted(struct mdcom_instance *m, mdcom_err *e)
     bind_channels(m);
     r = claim_proc(m, m->pid, m->token);
     if (r) {
-        atomic_store_explicit(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
+        mdcom_store(&m->hdr->state, MDCOM_ST_EMPTY, memory_order_relaxed);
         return mdcom_err_set(e, r, m->cfg->region_name, "no free process slot");
     }
     /* release: every formatted byte is visible before anyone sees READY */
-    atomic_store_explicit(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
+    mdcom_store(&m->hdr->state, MDCOM_ST_READY, memory_order_release);
     m->plat->doorbell.ring(m->plat->doorbell.ctx, &m->hdr->state, UINT32_MAX);
     return 0;
 }
@@ -352,9 +351,9 @@ static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64
     for (;;) {
         /* acquire: a formatter's fmt_pid without the claim (release) orders
          * its token and its state CAS before it; read before the state */
-        uint32_t fp = atomic_load_explicit(&m->hdr->fmt_pid, memory_order_acquire);
+        uint32_t fp = mdcom_load(&m->hdr->fmt_pid, memory_order_acquire);
         /* acquire: a READY state orders everything its formatter wrote before it */
-        uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
+        uint32_t st = mdcom_load(&m->hdr->state, memory_order_acquire);
         uint64_t now;
         int r;
         /* a state that keeps changing under us must not extend the timeout */
@@ -363,7 +362,7 @@ static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64
         stale = 0;
         if (st == MDCOM_ST_READY) {
             mdcom_err scratch = {0, 0, 0};
-            uint32_t proc_off = ((volatile mdcom_wire_hdr *)m->hdr)->proc_off;
+            uint32_t proc_off = mdcom_read_once(m->hdr->proc_off);
             r = verify(m, m->is_master ? &scratch : e);
             if (r == 0 && (!m->is_master || live_proc_of_domain(m, m->lay.proc_off, m->domain))) {
                 r = join_region(m, pid, token, e);
@@ -530,8 +529,8 @@ void (*_Atomic mdcom_term_hook)(struct mdcom_instance *m);
 static __attribute__((noinline)) int entry_live(struct mdcom_instance *m)
 {
     return mdcom_region_check(m) == 0 ||
-           (mdcom_self(m) > 0 && ((volatile mdcom_wire_proc *)m->me)->pid == m->pid &&
-            ((volatile mdcom_wire_proc *)m->me)->token == m->token) ||
+           (mdcom_self(m) > 0 && mdcom_read_once(m->me->pid) == m->pid &&
+            mdcom_read_once(m->me->token) == m->token) ||
            mdcom_self_reclaim(m) > 0; /* a claim on it nobody finishes */
 }
 
@@ -544,15 +543,14 @@ int mdcom_term(mdcom_t *m)
 #if defined(__linux__)
     {
         /* acquire: the hook's setter initialised what the hook uses */
-        void (*hook)(struct mdcom_instance *) = atomic_load_explicit(&mdcom_term_hook,
-                                                            memory_order_acquire);
+        void (*hook)(struct mdcom_instance *) = mdcom_load(&mdcom_term_hook, memory_order_acquire);
         if (hook)
             hook(m);
     }
 #endif
     /* acquire: as in mdcom_region_check */
-    st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
-    gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    st = mdcom_load(&m->hdr->state, memory_order_acquire);
+    gen = mdcom_load(&m->hdr->generation, memory_order_relaxed);
     /* the region we formatted, still in the generation we formatted: ours to
      * end, even when the others took us for dead (-ENOTCONN) - otherwise
      * its remotes would stay on a deleted file while we format a new one */
@@ -561,7 +559,7 @@ int mdcom_term(mdcom_t *m)
      * a live process of ours for ever */
     live = entry_live(m);
     if (ours) /* release: all before is visible to whoever sees TERMINATED */
-        atomic_store_explicit(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
+        mdcom_store(&m->hdr->state, MDCOM_ST_TERMINATED, memory_order_release);
     if (live) {
         mdcom_fifo_release_owner(m, m->owner, 0);
         mdcom_smem_release_owner(m, m->lock_owner);
@@ -572,7 +570,7 @@ int mdcom_term(mdcom_t *m)
             mdcom_aword *w;
             if (c->tag == MDCOM_TAG_FIFO) {
                 w = &c->f.ctl->event.word;
-                atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
+                mdcom_fetch_add(w, 1, memory_order_relaxed);
             } else {
                 w = &c->s.ctl->lock.word;
             }
@@ -582,8 +580,7 @@ int mdcom_term(mdcom_t *m)
     }
     /* release: our last uses of the region happen before the slot is free */
     if (live)
-        atomic_store_explicit(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE,
-                              memory_order_release);
+        mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE, memory_order_release);
     /* remove the file only if it is still ours: a region another process of
      * the master domain re-formatted (generation + 1) is theirs now. Looked
      * at again under the format lock, which a master holds while it
@@ -596,9 +593,9 @@ int mdcom_term(mdcom_t *m)
         int lk = fmt_lock(m, mdcom_now(m) + MDCOM_FMT_LOCK_NS);
         /* acquire: a new formatter's claim (state CAS) and generation */
         remove = lk >= 0 &&
-                 atomic_load_explicit(&m->hdr->state, memory_order_acquire) ==
+                 mdcom_load(&m->hdr->state, memory_order_acquire) ==
                      MDCOM_ST_TERMINATED &&
-                 atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) ==
+                 mdcom_load(&m->hdr->generation, memory_order_relaxed) ==
                      m->generation;
         if (lk > 0 && !remove)
             fmt_unlock(m);

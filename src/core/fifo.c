@@ -3,8 +3,9 @@
  * fifo.c - FIFO channels: a pool of blocks (one state word per block) and a
  * FIFO of block IDs (a bounded MPMC ring); see the diagram in layout.h.
  *
- * Block life cycle (state word = state | owner << 8 | gen << 16, owner =
- * process slot + 1, gen counted up by each alloc: see layout.h)
+ * Block life cycle (state word, include/mdcom/wire.h: state (bits 0-3) |
+ * the owner's incarnation, low 4 bits (4-7) | owner = process slot + 1
+ * (8-15, 0 when free) | generation, counted up by each alloc (16-31))
  *
  *     FREE --alloc--> ALLOC --enqueue--> QUEUED --dequeue--> HELD
  *       ^               |                                      |
@@ -34,6 +35,185 @@
 /* the queue: bounded MPMC ring (free-running u32 positions, a seq per slot) */
 /* ---------------------------------------------------------------- */
 
+/* The protocol's steps. Every load, store and CAS of the ring and of the
+ * block state words is written once, in these always-inline steps; the
+ * inline paths (one attempt, anything unusual goes to the full path) and
+ * the full paths (ring_push, ring_pop and their callers: retries, checks,
+ * error codes) are both built from them, so the two cannot drift apart. */
+
+/* Push, step 1: room at position pos by our copy *d of the consumers'
+ * position, read again from the ring when that copy says full. 1 room. */
+static MDCOM_ALWAYS_INLINE int push_room(mdcom_aword *deqw, _Atomic uint32_t *deq_cache,
+                                         uint32_t mask, uint32_t pos, uint32_t *d)
+{
+    if (pos - *d <= mask)
+        return 1;
+    /* full by our private copy: read the consumers' progress.
+     * acquire: their reads of the slot we reuse are done (their CAS on
+     * deq_pos is a release) */
+    *d = mdcom_load(deqw, memory_order_acquire);
+    mdcom_store(deq_cache, *d, memory_order_relaxed);
+    return pos - *d <= mask;
+}
+
+/* Push, step 2: claim position *pos (a failed CAS leaves the current
+ * position in *pos) for the block our op record names. 1 claimed. */
+static MDCOM_ALWAYS_INLINE int push_claim(mdcom_aword *posw, uint32_t *pos,
+                                          mdcom_wire_oprec *rec)
+{
+    /* relaxed: the position this attempt claims, for a reaper (which reads
+     * our record only once we are dead) */
+    mdcom_store(&rec->pos, *pos, memory_order_relaxed);
+    /* relaxed: claiming the position; publication is the seq store */
+    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_relaxed, memory_order_relaxed);
+}
+
+/* Push, step 3: publish (id, len, state) in slot s of claimed position pos. */
+static MDCOM_ALWAYS_INLINE void push_publish(mdcom_wire_qslot *s, uint32_t pos, uint32_t id,
+                                             uint32_t len, uint32_t state)
+{
+    mdcom_store(&s->id, id, memory_order_relaxed);
+    mdcom_store(&s->len, len, memory_order_relaxed);
+    mdcom_store(&s->state, state, memory_order_relaxed);
+    /* release: id/len/state and the block's data are visible before the slot reads full */
+    mdcom_store(&s->seq, SEQ_FULL(pos), memory_order_release);
+}
+
+/* Pop, step 1: the seq word of slot s. acquire: pairs with the producer's
+ * release; id/len/state/data are complete once it reads full */
+static MDCOM_ALWAYS_INLINE uint32_t pop_seq(const mdcom_wire_qslot *s)
+{
+    return mdcom_load(&s->seq, memory_order_acquire);
+}
+
+/* Pop, step 2: a full slot's entry, read before claiming it: once deq_pos
+ * passes the position a producer may overwrite the slot; a failed claim
+ * discards what was read. The block's first line (blocks, stride, nblocks)
+ * starts moving now, not after the claim (a locked CAS waits for earlier
+ * loads, not for prefetches). */
+static MDCOM_ALWAYS_INLINE void pop_read(const mdcom_wire_qslot *s, const uint8_t *blocks,
+                                         uint32_t stride, uint32_t nblocks, uint32_t *v,
+                                         uint32_t *l, uint32_t *w)
+{
+    /* relaxed: ordered by the seq acquire (pop_seq) */
+    *v = mdcom_load(&s->id, memory_order_relaxed);
+    *l = mdcom_load(&s->len, memory_order_relaxed);
+    /* the producer's QUEUED word (with the generation of this use of the
+     * block), ordered by the seq acquire like id and len */
+    *w = mdcom_load(&s->state, memory_order_relaxed);
+    if (MDCOM_HAVE_PREFETCH && *v < nblocks)
+        MDCOM_PREFETCH(blocks + (size_t)*v * stride);
+}
+
+/* Pop, step 3 of a hole (and the end of step 3 of an entry): move the
+ * consumers' position past *pos. release: our reads of the slot (and our op
+ * record) are done before a producer or reaper that sees the new deq_pos
+ * acts. 1 claimed. */
+static MDCOM_ALWAYS_INLINE int pop_advance(mdcom_aword *posw, uint32_t *pos)
+{
+    return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_release, memory_order_relaxed);
+}
+
+/* Pop, step 3: claim position *pos for the entry (v, w) read from it, our op
+ * record (op: what it says we do) naming the block we take. 1 claimed. */
+static MDCOM_ALWAYS_INLINE int pop_claim(mdcom_aword *posw, uint32_t *pos,
+                                         mdcom_wire_oprec *rec, uint32_t v, uint32_t w,
+                                         uint32_t op)
+{
+    /* the block we are taking, for a reaper (ours or, if we die now, to be
+     * freed). relaxed: made visible by pop_advance's release */
+    mdcom_store(&rec->id, v, memory_order_relaxed);
+    mdcom_store(&rec->state, w, memory_order_relaxed);
+    mdcom_store(&rec->op, op, memory_order_relaxed);
+    return pop_advance(posw, pos);
+}
+
+/* Block word steps. Alloc: the block at bs (its word loaded into *s) is
+ * FREE and our CAS makes it our ALLOC word of the next generation, *s +
+ * delta. weak: one attempt whose spurious failure the caller's full path
+ * retries. 1 taken. */
+static MDCOM_ALWAYS_INLINE int blk_alloc(mdcom_aword *bs, uint32_t delta, uint32_t *s, int weak)
+{
+    /* relaxed: a look before the CAS, which decides */
+    *s = mdcom_load(bs, memory_order_relaxed);
+    if (MDCOM_BLK_SO(*s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
+        return 0;
+    /* acquire: the previous owner's use of the data (its release in free)
+     * happens before we hand the block out */
+    return weak ? mdcom_cas_weak(bs, s, *s + delta, memory_order_acquire, memory_order_relaxed)
+                : mdcom_cas(bs, s, *s + delta, memory_order_acquire, memory_order_relaxed);
+}
+
+/* Where the next alloc scan starts: after block v of n. relaxed: a private hint */
+static MDCOM_ALWAYS_INLINE void alloc_hint_after(struct mdcom_fifoch *ch, uint32_t v, uint32_t n)
+{
+    mdcom_store(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+}
+
+/* Enqueue: our op record names block id before the block reads QUEUED: a
+ * QUEUED block in no slot exists only inside an enqueue, so a reaper finds
+ * every such block of a dead process in its records, without scanning the
+ * pool. relaxed: read only by a reaper once we are dead (a dead process'
+ * stores are all in memory); our own line: no miss */
+static MDCOM_ALWAYS_INLINE void enq_name(mdcom_wire_oprec *rec, uint32_t id, uint32_t op)
+{
+    mdcom_store(&rec->id, id, memory_order_relaxed);
+    mdcom_store(&rec->op, op, memory_order_relaxed);
+}
+
+/* Enqueue: our word s of block bs becomes q (ALLOC -> QUEUED, and back when
+ * the inline path loses its claim). Ours: a store, as in blk_free, or by CAS
+ * from s when we can be taken for dead (hb). relaxed: the queue slot's
+ * release store publishes the new state with the entry. 1 done; 0 the word
+ * was not s any more (a reaper's). */
+static MDCOM_ALWAYS_INLINE int blk_move(mdcom_aword *bs, uint32_t s, uint32_t q, uint32_t hb)
+{
+    if (!hb) {
+        mdcom_store(bs, q, memory_order_relaxed);
+        return 1;
+    }
+    return mdcom_cas(bs, &s, q, memory_order_relaxed, memory_order_relaxed);
+}
+
+/* Enqueue failed after blk_move: QUEUED word q goes back to ALLOC word a,
+ * by CAS (only a reaper that took us for dead could have changed it; an
+ * error path, where a locked instruction costs nothing that matters).
+ * relaxed: nothing was published. 1 done. */
+static MDCOM_ALWAYS_INLINE int blk_unqueue(mdcom_aword *bs, uint32_t q, uint32_t a)
+{
+    return mdcom_cas(bs, &q, a, memory_order_relaxed, memory_order_relaxed);
+}
+
+/* Dequeue: the block bs of the entry we claimed, its word *cur (the
+ * producer's QUEUED word s, as published in the slot) becomes our HELD word
+ * h. A CAS, not a store: a reaper frees a queued block that is in no slot
+ * and in no live consumer's op record, and the CAS makes one of the two
+ * win. relaxed: the deq_pos CAS (pop_advance) just drained the store buffer
+ * and the data was ordered by the seq acquire. weak: as in blk_alloc. On
+ * failure *cur is the word found. 1 taken. */
+static MDCOM_ALWAYS_INLINE int blk_hold(mdcom_aword *bs, uint32_t *cur, uint32_t h, int weak)
+{
+    return weak ? mdcom_cas_weak(bs, cur, h, memory_order_relaxed, memory_order_relaxed)
+                : mdcom_cas(bs, cur, h, memory_order_relaxed, memory_order_relaxed);
+}
+
+/* Free: our block bs (ALLOC or HELD) becomes FREE word f. A plain store: the
+ * block is ours, and nobody takes a process without a heartbeat promise for
+ * dead while it runs; a locked instruction here would stall on the store
+ * buffer in every message's path. A peer racing us on this word can only
+ * confuse its own channel.
+ * release: our use of the block's data is done before the next owner's alloc */
+static MDCOM_ALWAYS_INLINE void blk_free(mdcom_aword *bs, uint32_t f)
+{
+    mdcom_store(bs, f, memory_order_release);
+}
+
+/* Free by CAS from word *s (a heartbeat promise, a reaper, a block we may no
+ * longer own): a racing change wins. release: as in blk_free. 1 freed. */
+static MDCOM_ALWAYS_INLINE int blk_free_from(mdcom_aword *bs, uint32_t *s, uint32_t f)
+{
+    return mdcom_cas(bs, s, f, memory_order_release, memory_order_relaxed);
+}
 
 /* Push (id, len); rec: our thread's op record, which (op, id: the caller
  * set them) names the block; each attempt records its position in rec->pos.
@@ -42,36 +222,20 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
                             mdcom_wire_qslot *slots, uint32_t mask, uint32_t id, uint32_t len,
                             uint32_t state, mdcom_wire_oprec *rec)
 {
-    /* relaxed: the position is only a hint; the CAS below decides */
-    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed);
-    uint32_t d = atomic_load_explicit(deq_cache, memory_order_relaxed);
+    /* relaxed: the position is only a hint; the CAS in push_claim decides */
+    uint32_t pos = mdcom_load(posw, memory_order_relaxed);
+    uint32_t d = mdcom_load(deq_cache, memory_order_relaxed);
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
-        if (pos - d > mask) {
-            /* full by our private copy: read the consumers' progress.
-             * acquire: their reads of the slot we reuse are done (their CAS
-             * on deq_pos is a release) */
-            d = atomic_load_explicit(deqw, memory_order_acquire);
-            atomic_store_explicit(deq_cache, d, memory_order_relaxed);
-            if (pos - d > mask) {
-                uint32_t p2 = atomic_load_explicit(posw, memory_order_relaxed);
-                if (p2 == pos)
-                    return pos - d == mask + 1 ? -EAGAIN : -EPROTO; /* > capacity: corrupt */
-                pos = p2; /* stale: other producers moved on */
-                continue;
-            }
+        if (!push_room(deqw, deq_cache, mask, pos, &d)) {
+            uint32_t p2 = mdcom_load(posw, memory_order_relaxed);
+            if (p2 == pos)
+                return pos - d == mask + 1 ? -EAGAIN : -EPROTO; /* > capacity: corrupt */
+            pos = p2; /* stale: other producers moved on */
+            continue;
         }
-        /* relaxed: as the op record above; the position this attempt claims */
-        atomic_store_explicit(&rec->pos, pos, memory_order_relaxed);
-        /* relaxed: claiming the position; publication is the seq store */
-        if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            mdcom_wire_qslot *s = &slots[pos & mask]; /* masked: always in bounds */
-            atomic_store_explicit(&s->id, id, memory_order_relaxed);
-            atomic_store_explicit(&s->len, len, memory_order_relaxed);
-            atomic_store_explicit(&s->state, state, memory_order_relaxed);
-            /* release: id/len/state and the block's data are visible before the slot reads full */
-            atomic_store_explicit(&s->seq, SEQ_FULL(pos), memory_order_release);
+        if (push_claim(posw, &pos, rec)) {
+            push_publish(&slots[pos & mask], pos, id, len, state); /* masked: in bounds */
             return 0;
         }
     }
@@ -87,12 +251,12 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
  * in steady state (no transfer). */
 static inline int gen_moved(const mdcom_aword *genw, uint32_t gen)
 {
-    return atomic_load_explicit(genw, memory_order_relaxed) != gen;
+    return mdcom_load(genw, memory_order_relaxed) != gen;
 }
 
 /* Pop into *id, *len (a MDCOM_QID_SKIP entry too) and *state (the block's
  * state word as the producer published it); rec: our thread's op record,
- * op: what it says we do (as in ring_push); genw, gen: the header's
+ * op: what it says we do (pop_claim); genw, gen: the header's
  * generation word and ours (gen_moved). The first line of the block
  * (blocks, stride, nblocks) is prefetched before the claim.
  * 0, -EAGAIN (empty), -ECONNRESET (the region was re-formatted: nothing
@@ -103,35 +267,17 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
                            uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_oprec *rec,
                            uint32_t op, const mdcom_aword *genw, uint32_t gen)
 {
-    uint32_t pos = atomic_load_explicit(posw, memory_order_relaxed); /* hint, as above */
+    uint32_t pos = mdcom_load(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
         mdcom_wire_qslot *s = &slots[pos & mask];
-        /* acquire: pairs with the producer's release; id/len/data are complete */
-        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        uint32_t seq = pop_seq(s);
         if ((seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos)) && gen_moved(genw, gen))
             return -ECONNRESET; /* an entry of a newer generation: not ours to take */
         if (seq == SEQ_FULL(pos)) {
-            /* read before claiming: once deq_pos passes pos a producer may
-             * overwrite the slot; a failed CAS discards what we read */
-            uint32_t v = atomic_load_explicit(&s->id, memory_order_relaxed);
-            uint32_t l = atomic_load_explicit(&s->len, memory_order_relaxed);
-            /* the producer's QUEUED word (with the generation of this use of
-             * v), ordered by the seq acquire like id and len */
-            uint32_t w = atomic_load_explicit(&s->state, memory_order_relaxed);
-            /* the data's first line starts moving now, not after the claim
-             * (a locked CAS waits for earlier loads, not for prefetches) */
-            if (v < nblocks)
-                MDCOM_PREFETCH(blocks + (size_t)v * stride);
-            /* the block we are taking, for a reaper (ours or, if we die now,
-             * to be freed): made visible by the release CAS below */
-            atomic_store_explicit(&rec->id, v, memory_order_relaxed);
-            atomic_store_explicit(&rec->state, w, memory_order_relaxed);
-            atomic_store_explicit(&rec->op, op, memory_order_relaxed);
-            /* release: our reads of the slot (and our op record) are done
-             * before a producer or reaper that sees the new deq_pos acts */
-            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
-                                                      memory_order_relaxed)) {
+            uint32_t v, l, w;
+            pop_read(s, blocks, stride, nblocks, &v, &l, &w);
+            if (pop_claim(posw, &pos, rec, v, w, op)) {
                 /* re-formatted between the check above and the claim (we
                  * were preempted): the position is the new generation's;
                  * its block, queued in no slot, is the audit's to reclaim
@@ -144,17 +290,16 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
                 return 0;
             }
         } else if (seq == SEQ_SKIP(pos)) {
-            /* a hole a reaper or the audit closed: claim it and say so.
-             * release: as above (nothing was read but the seq) */
-            if (atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
-                                                      memory_order_relaxed)) {
+            /* a hole a reaper or the audit closed: claim it and say so
+             * (nothing was read but the seq) */
+            if (pop_advance(posw, &pos)) {
                 *id = MDCOM_QID_SKIP;
                 return 0;
             }
         } else {
             /* an older lap's entry (or nothing yet): empty unless our
              * position is stale */
-            uint32_t p2 = atomic_load_explicit(posw, memory_order_relaxed);
+            uint32_t p2 = mdcom_load(posw, memory_order_relaxed);
             if (p2 == pos)
                 return -EAGAIN;
             pos = p2;
@@ -169,14 +314,14 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
 {
     uint32_t d;
     if (full) {
-        d = atomic_load_explicit(&ctl->deq.pos, memory_order_relaxed); /* hint */
+        d = mdcom_load(&ctl->deq.pos, memory_order_relaxed); /* hint */
         /* acquire: a positive answer must let the caller see the entry */
-        uint32_t seq = atomic_load_explicit(&slots[d & mask].seq, memory_order_acquire);
+        uint32_t seq = mdcom_load(&slots[d & mask].seq, memory_order_acquire);
         return seq == SEQ_FULL(d) || seq == SEQ_SKIP(d); /* a skip: dequeue goes past it */
     }
-    /* acquire: as in ring_push */
-    d = atomic_load_explicit(&ctl->deq.pos, memory_order_acquire);
-    return atomic_load_explicit(&ctl->enq.pos, memory_order_relaxed) - d <= mask;
+    /* acquire: as in push_room */
+    d = mdcom_load(&ctl->deq.pos, memory_order_acquire);
+    return mdcom_load(&ctl->enq.pos, memory_order_relaxed) - d <= mask;
 }
 
 /* ---------------------------------------------------------------- */
@@ -201,7 +346,7 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
     if (!MDCOM_HAVE_PREFETCH) /* no hint to give: not even the load */
         return;
     /* relaxed: a private guess, no ordering */
-    id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
+    id = mdcom_load(&ch->rx_next, memory_order_relaxed);
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
         MDCOM_PREFETCH(&ch->bstate[id]);
@@ -223,7 +368,7 @@ static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
     if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
         return;
     /* relaxed: a hint; masked, so always in bounds */
-    pos = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+    pos = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
     mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
 }
 
@@ -233,7 +378,7 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     if (!MDCOM_HAVE_PREFETCH) /* as in rx_prefetch */
         return;
     /* relaxed: a private hint (the block alloc will try first) */
-    id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    id = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
         mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
@@ -271,8 +416,8 @@ static void tx_gate(struct mdcom_fifoch *f)
 {
     struct mdcom_instance *m = f->m;
     int open = f->can_tx && f->alloc_so && !m->plat->cache_clean &&
-               atomic_load_explicit(&f->filter_type, memory_order_relaxed) == MDCOM_FILTER_NONE;
-    atomic_store_explicit(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
+               mdcom_load(&f->filter_type, memory_order_relaxed) == MDCOM_FILTER_NONE;
+    mdcom_store(&f->tx_fast, open ? (uintptr_t)f : 0u, memory_order_relaxed);
 }
 
 void mdcom_fifo_own(struct mdcom_fifoch *f)
@@ -304,28 +449,19 @@ void mdcom_fifo_own(struct mdcom_fifoch *f)
 static MDCOM_ALWAYS_INLINE int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
 {
     mdcom_aword *bs = &ch->bstate[id];
-    uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
+    uint32_t s = mdcom_load(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
     uint32_t f = MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s));
     if (MDCOM_BLK_WHO(s) != who || (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return -EALREADY;
     if (!ch->hb) {
-        /* A plain store, not a CAS: the block is ours, and nobody takes a
-         * process without a heartbeat promise for dead while it runs; a
-         * locked instruction here would stall on the store buffer in every
-         * message's path. A peer racing us on this word can only confuse
-         * its own channel.
-         * release: our use of the block's data is done before the next owner's alloc */
-        atomic_store_explicit(bs, f, memory_order_release);
+        blk_free(bs, f);
         return 0;
     }
     /* A heartbeat promise: a reaper may take us for dead between the check
      * and the store, free the block and someone reuse it; the CAS from the
-     * word we checked changes nothing then. release: as above */
-    return atomic_compare_exchange_strong_explicit(bs, &s, f, memory_order_release,
-                                                   memory_order_relaxed)
-               ? 0
-               : -EALREADY;
+     * word we checked changes nothing then */
+    return blk_free_from(bs, &s, f) ? 0 : -EALREADY;
 }
 
 int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
@@ -339,15 +475,12 @@ int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
 int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint32_t mask)
 {
     mdcom_aword *bs = &ch->bstate[id];
-    uint32_t s = atomic_load_explicit(bs, memory_order_relaxed);
+    uint32_t s = mdcom_load(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
     if ((MDCOM_BLK_WHO(s) & mask) != (who & mask) ||
         (st != MDCOM_BLK_ALLOC && st != MDCOM_BLK_HELD))
         return 0;
-    /* release: as in block_release */
-    return atomic_compare_exchange_strong_explicit(
-        bs, &s, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)), memory_order_release,
-        memory_order_relaxed);
+    return blk_free_from(bs, &s, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s)));
 }
 
 /* Number of free blocks (a racy snapshot). */
@@ -355,7 +488,7 @@ static uint32_t count_free(struct mdcom_fifoch *ch)
 {
     uint32_t id, n = 0;
     for (id = 0; id < ch->block_count; id++)
-        n += MDCOM_BLK_SO(atomic_load_explicit(&ch->bstate[id], memory_order_relaxed)) ==
+        n += MDCOM_BLK_SO(mdcom_load(&ch->bstate[id], memory_order_relaxed)) ==
              MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     return n;
 }
@@ -364,11 +497,11 @@ static uint32_t count_free(struct mdcom_fifoch *ch)
 static int any_free(struct mdcom_fifoch *ch)
 {
     uint32_t n = ch->block_count, k;
-    uint32_t id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    uint32_t id = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     if (id >= n)
         id = 0;
     for (k = 0; k < n; k++) {
-        if (MDCOM_BLK_SO(atomic_load_explicit(&ch->bstate[id], memory_order_relaxed)) ==
+        if (MDCOM_BLK_SO(mdcom_load(&ch->bstate[id], memory_order_relaxed)) ==
             MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
             return 1;
         if (++id == n)
@@ -383,8 +516,8 @@ static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
     uint32_t w;
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
-    atomic_thread_fence(memory_order_seq_cst);
-    w = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
+    mdcom_fence(memory_order_seq_cst);
+    w = mdcom_load(&ch->ctl->event.waiters, memory_order_relaxed);
     /* only sleepers look at the event word: no write at all when nobody waits */
     if (w & MDCOM_WAITERS_COUNT)
         mdcom_event_ring(ch->m, ch->ctl, ch->index, w);
@@ -393,8 +526,8 @@ static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
 void mdcom_fifo_reclaimed(struct mdcom_fifoch *ch, uint32_t n, uint32_t lost, int wake)
 {
     /* relaxed: counters */
-    atomic_fetch_add_explicit(&ch->ctl->stats.lost, lost, memory_order_relaxed);
-    atomic_fetch_add_explicit(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
+    mdcom_fetch_add(&ch->ctl->stats.lost, lost, memory_order_relaxed);
+    mdcom_fetch_add(&ch->ctl->stats.reclaimed, n, memory_order_relaxed);
     if (wake) /* blocks are free again: wake senders waiting for one */
         notify_inline(ch);
 }
@@ -409,7 +542,7 @@ void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead
             continue;
         for (id = 0; id < ch->block_count; id++) {
             /* relaxed: only to tell a dequeued message from an unsent block */
-            uint32_t s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+            uint32_t s = mdcom_load(&ch->bstate[id], memory_order_relaxed);
             /* a dead owner's blocks by CAS: its late stores (a process
              * reaped while paused) and ours must not both win */
             if (dead ? mdcom_block_reclaim(ch, id, MDCOM_BLK_WHO_OF(owner, 0), MDCOM_BLK_WHO_SLOT)
@@ -451,18 +584,18 @@ int mdcom_sense_fifoch(mdcom_fifoch_t *ch, mdcom_fifo_state *st)
     /* blocks of dead processes are counted free, not held; the master domain
      * repairs what the words prove wrong first */
     (void)mdcom_sense_process(ch->m, ch->m->domain);
-    e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
-    d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_relaxed);
+    e = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
+    d = mdcom_load(&ch->ctl->deq.pos, memory_order_relaxed);
     st->block_size = ch->block_size;
     st->block_count = ch->block_count;
     st->queue_depth = ch->qmask + 1;
     st->queued = e - d;
     st->free_blocks = count_free(ch);
-    st->filtered = atomic_load_explicit(&ch->ctl->stats.filtered, memory_order_relaxed);
-    st->errors = atomic_load_explicit(&ch->ctl->stats.errors, memory_order_relaxed);
-    st->lost = atomic_load_explicit(&ch->ctl->stats.lost, memory_order_relaxed);
-    st->reclaimed = atomic_load_explicit(&ch->ctl->stats.reclaimed, memory_order_relaxed);
-    st->discarded = atomic_load_explicit(&ch->ctl->stats.discarded, memory_order_relaxed);
+    st->filtered = mdcom_load(&ch->ctl->stats.filtered, memory_order_relaxed);
+    st->errors = mdcom_load(&ch->ctl->stats.errors, memory_order_relaxed);
+    st->lost = mdcom_load(&ch->ctl->stats.lost, memory_order_relaxed);
+    st->reclaimed = mdcom_load(&ch->ctl->stats.reclaimed, memory_order_relaxed);
+    st->discarded = mdcom_load(&ch->ctl->stats.discarded, memory_order_relaxed);
     /* a snapshot of racing counters may be off by the in-flight ops; beyond
      * capacity (or "negative") it is corrupted */
     if (st->queued > st->queue_depth) {
@@ -487,7 +620,6 @@ static MDCOM_COLD int alloc_judged(struct mdcom_fifoch *ch, uint32_t v, uint32_t
 
 static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
 {
-    const uint32_t free_word = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     uint32_t n, k, v;
     int r;
     if (!valid_fifo(ch) || !id)
@@ -501,21 +633,16 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
         return r;
     n = ch->block_count;
     /* relaxed: a private hint; blocks are usually freed in the order sent */
-    v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
+    v = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     if (v >= n)
         v = 0;
     for (k = 0; k < 2 * n; k++) {
         if (k == n && mdcom_reap(ch->m) <= 0)
             break; /* none free: unless a dead process held some, the pool is dry */
-        /* relaxed: a look before the CAS, which decides */
-        uint32_t s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
-        /* acquire: the previous owner's use of the data (its release in
-         * free) happens before we hand the block out. The new use gets the
-         * next generation (FREE + alloc_delta, as on the inline path). */
-        if (MDCOM_BLK_SO(s) == free_word &&
-            atomic_compare_exchange_strong_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
-                                                    memory_order_acquire, memory_order_relaxed)) {
-            atomic_store_explicit(&ch->alloc_hint, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+        uint32_t s;
+        /* the new use gets the next generation (FREE + alloc_delta) */
+        if (blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 0)) {
+            alloc_hint_after(ch, v, n);
             if (ch->m->hb_ms)
                 return alloc_judged(ch, v, id);
             *id = v;
@@ -535,8 +662,8 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
  * own entry, as in mdcom_self */
 static MDCOM_ALWAYS_INLINE int self_ok(const struct mdcom_fifoch *ch)
 {
-    return atomic_load_explicit(&ch->me->owner, memory_order_relaxed) == ch->self_owner &&
-           ((volatile mdcom_wire_proc *)ch->me)->incarn == ch->incarn;
+    return mdcom_load(&ch->me->owner, memory_order_relaxed) == ch->self_owner &&
+           mdcom_read_once(ch->me->incarn) == ch->incarn;
 }
 
 /* A heartbeat promise's sign of life on the inline paths (mdcom_beat's
@@ -547,8 +674,8 @@ static MDCOM_ALWAYS_INLINE int beat_inline(struct mdcom_fifoch *ch)
     uint32_t v;
     if (!self_ok(ch))
         return 1;
-    v = atomic_load_explicit(&ch->me->heartbeat, memory_order_relaxed);
-    atomic_store_explicit(&ch->me->heartbeat, v + 1u, memory_order_relaxed);
+    v = mdcom_load(&ch->me->heartbeat, memory_order_relaxed);
+    mdcom_store(&ch->me->heartbeat, v + 1u, memory_order_relaxed);
     return 0;
 }
 
@@ -561,21 +688,16 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
     uint32_t v, s;
     /* relaxed: READY of our generation was acquired at attach; all this
      * looks for is a later change (a shutdown or re-format) */
-    if (atomic_load_explicit(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
-        atomic_load_explicit(&ch->hdr->generation, memory_order_relaxed) != ch->gen)
+    if (mdcom_load(&ch->hdr->state, memory_order_relaxed) != MDCOM_ST_READY ||
+        mdcom_load(&ch->hdr->generation, memory_order_relaxed) != ch->gen)
         goto full;
     /* relaxed: a private hint, always < block_count (stored wrapped) */
-    v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
-    /* relaxed: a look before the CAS, which decides */
-    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
-    /* acquire: as in alloc_full (the previous owner's release in free);
-     * FREE + alloc_delta: our ALLOC word of the next generation */
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
-        !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
-                                               memory_order_acquire, memory_order_relaxed))
+    v = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
+    /* FREE + alloc_delta: our ALLOC word of the next generation; one
+     * attempt (weak), anything else is alloc_full's */
+    if (!blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 1))
         goto full;
-    atomic_store_explicit(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
-                          memory_order_relaxed);
+    alloc_hint_after(ch, v, ch->block_count);
     /* A heartbeat promise: our entry checked once, after the CAS (taken for
      * dead before or while we ran: alloc_judged gives the block back and
      * says so, as alloc_full), then the sign of life */
@@ -595,7 +717,7 @@ full:
 static MDCOM_ALWAYS_INLINE int tx_open(const struct mdcom_fifoch *ch)
 {
     /* relaxed: a private gate word */
-    return ch && atomic_load_explicit(&ch->tx_fast, memory_order_relaxed) == (uintptr_t)ch;
+    return ch && mdcom_load(&ch->tx_fast, memory_order_relaxed) == (uintptr_t)ch;
 }
 
 int mdcom_fifoch_alloc(mdcom_fifoch_t *ch, uint32_t *id)
@@ -637,24 +759,23 @@ int mdcom_fifoch_get(mdcom_fifoch_t *ch, uint32_t id, void **ptr, uint32_t *size
 static int filter_pass(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
     /* acquire: pairs with mdcom_filter_set's release so fn/arg/n are complete */
-    uint32_t type = atomic_load_explicit(&ch->filter_type, memory_order_acquire);
+    uint32_t type = mdcom_load(&ch->filter_type, memory_order_acquire);
     if (type == MDCOM_FILTER_NONE)
         return 1;
     if (type == MDCOM_FILTER_EVERY_NTH) {
-        uint32_t n = atomic_load_explicit(&ch->filter_n, memory_order_relaxed);
-        uint32_t c = atomic_fetch_add_explicit(&ch->filter_count, 1, memory_order_relaxed) + 1;
+        uint32_t n = mdcom_load(&ch->filter_n, memory_order_relaxed);
+        uint32_t c = mdcom_fetch_add(&ch->filter_count, 1, memory_order_relaxed) + 1;
         return n <= 1 || c % n == 0;
     }
     {
-        mdcom_filter_fn fn = atomic_load_explicit(&ch->filter_fn, memory_order_relaxed);
-        void *arg = atomic_load_explicit(&ch->filter_arg, memory_order_relaxed);
+        mdcom_filter_fn fn = mdcom_load(&ch->filter_fn, memory_order_relaxed);
+        void *arg = mdcom_load(&ch->filter_arg, memory_order_relaxed);
         return !fn || fn(arg, block_ptr(ch, id), len) != 0;
     }
 }
 
 static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
-    const mdcom_platform *p;
     struct mdcom_instance *m;
     mdcom_wire_oprec *rec;
     uint32_t s, q;
@@ -667,51 +788,32 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
-    s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+    s = mdcom_load(&ch->bstate[id], memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
         r = mdcom_block_release(ch, id, ch->who);
         if (r)
             return not_ours(ch, r);
-        atomic_fetch_add_explicit(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
+        mdcom_fetch_add(&ch->ctl->stats.filtered, 1, memory_order_relaxed);
         return MDCOM_FILTERED;
     }
     q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* our QUEUED word of this generation */
     rec = mdcom_rec_held(ch);
-    /* The op record names the block before it reads QUEUED: a QUEUED block
-     * in no slot exists only inside an enqueue, so a reaper finds every such
-     * block of a dead process in its records, without scanning the pool.
-     * relaxed: read only by a reaper once we are dead (a dead process'
-     * stores are all in memory); our own line: no miss */
-    atomic_store_explicit(&rec->id, id, memory_order_relaxed);
-    atomic_store_explicit(&rec->op, ch->op_enq, memory_order_relaxed);
-    /* ours (checked above): a store, as in block_release (by CAS from the
-     * word checked when we can be taken for dead). relaxed: the queue
-     * ring's release store publishes the new state with the slot */
-    if (!ch->hb) {
-        atomic_store_explicit(&ch->bstate[id], q, memory_order_relaxed);
-    } else {
-        uint32_t a = s;
-        if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &a, q,
-                                                     memory_order_relaxed, memory_order_relaxed))
-            return not_ours(ch, -EALREADY);
-    }
-    p = m->plat;
-    if (p->cache_clean)
-        p->cache_clean(p->ctx, block_ptr(ch, id), len);
+    enq_name(rec, id, ch->op_enq);
+    if (!blk_move(&ch->bstate[id], s, q, ch->hb))
+        return not_ours(ch, -EALREADY);
+    mdcom_shm_clean(m->plat, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id,
                   len, q, rec);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
-        if (atomic_load_explicit(&ch->filter_type, memory_order_relaxed) ==
+        if (mdcom_load(&ch->filter_type, memory_order_relaxed) ==
             MDCOM_FILTER_EVERY_NTH)
-            atomic_fetch_sub_explicit(&ch->filter_count, 1, memory_order_relaxed);
-        /* not queued: give the block back to the caller (by CAS: only a
-         * reaper that took us for dead could have changed it) */
-        if (!atomic_compare_exchange_strong_explicit(&ch->bstate[id], &q, s, memory_order_relaxed,
-                                                     memory_order_relaxed))
+            mdcom_fetch_sub(&ch->filter_count, 1, memory_order_relaxed);
+        /* not queued: give the block back to the caller */
+        if (!blk_unqueue(&ch->bstate[id], q, s))
             r = -EPROTO;
         if (r == -EPROTO)
             count_error(ch);
@@ -749,70 +851,40 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
 /* The inline path of a block whose state word s, our ALLOC word, the
  * caller knows: no filter or cache hook, room by our copy of the consumers'
  * position, the first position CAS wins. Every other case is
- * enqueue_full's, entered before anything shared was written. The stores
- * and their order are enqueue_full's (and ring_push's). */
+ * enqueue_full's, entered before anything shared was written. The steps
+ * and their order are enqueue_body's and ring_push's, one attempt. */
 static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id, uint32_t len,
                                              uint32_t s)
 {
     mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
     mdcom_aword *bs, *posw;
-    uint32_t pos, d, qmask;
+    uint32_t pos, d, qmask, q;
     /* private words into locals: the shared stores below could alias them */
     bs = &ch->bstate[id];
     posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
     sl = ch->q;
-    /* relaxed: hints; the CAS below decides */
-    pos = atomic_load_explicit(posw, memory_order_relaxed);
-    d = atomic_load_explicit(&ch->deq_cache, memory_order_relaxed);
-    if (pos - d > qmask) {
-        /* full by our private copy: read the consumers' progress, as in
-         * ring_push (acquire: their reads of the slot we reuse are done) */
-        d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
-        atomic_store_explicit(&ch->deq_cache, d, memory_order_relaxed);
-        if (pos - d > qmask)
-            return enqueue_full(ch, id, len);
-    }
+    /* relaxed: hints; the CAS in push_claim decides */
+    pos = mdcom_load(posw, memory_order_relaxed);
+    d = mdcom_load(&ch->deq_cache, memory_order_relaxed);
+    if (!push_room(&ch->ctl->deq.pos, &ch->deq_cache, qmask, pos, &d))
+        return enqueue_full(ch, id, len);
     rec = mdcom_ch_rec(ch);
     if (MDCOM_REC_SHARED && !rec) /* none of our own yet, or the shared one */
         return enqueue_full(ch, id, len);
-    /* relaxed: the op record, as in enqueue_full (it names the block before
-     * the block reads QUEUED; read by a reaper only once we are dead) */
-    atomic_store_explicit(&rec->id, id, memory_order_relaxed);
-    atomic_store_explicit(&rec->op, ch->op_enq, memory_order_relaxed);
-    /* relaxed: ours; the slot's release store publishes it (by CAS from
-     * the word checked when we can be taken for dead, as in enqueue_full) */
-    if (!ch->hb) {
-        atomic_store_explicit(bs, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
-    } else if (!atomic_compare_exchange_strong_explicit(
-                   bs, &s, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed,
-                   memory_order_relaxed)) {
+    enq_name(rec, id, ch->op_enq);
+    q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* the QUEUED word of this generation */
+    if (!blk_move(bs, s, q, ch->hb))
         return enqueue_full(ch, id, len);
-    }
-    s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
-    /* relaxed: the position this attempt claims, for a reaper */
-    atomic_store_explicit(&rec->pos, pos, memory_order_relaxed);
-    /* relaxed: claiming the position; publication is the seq store */
-    if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
-                                               memory_order_relaxed)) {
+    if (!push_claim(posw, &pos, rec)) {
         /* another producer took it (or a spurious failure): back to ALLOC
-         * (ours: a reaper takes only the dead; by CAS when we can be taken
-         * for dead) and the full path */
-        uint32_t a = s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC);
-        if (!ch->hb)
-            atomic_store_explicit(bs, a, memory_order_relaxed);
-        else if (!atomic_compare_exchange_strong_explicit(bs, &s, a, memory_order_relaxed,
-                                                          memory_order_relaxed))
+         * (ours: a reaper takes only the dead) and the full path */
+        if (!blk_move(bs, q, s, ch->hb))
             return not_ours(ch, -EALREADY);
         return enqueue_full(ch, id, len);
     }
-    sl += pos & qmask; /* masked: always in bounds */
-    atomic_store_explicit(&sl->id, id, memory_order_relaxed);
-    atomic_store_explicit(&sl->len, len, memory_order_relaxed);
-    atomic_store_explicit(&sl->state, s, memory_order_relaxed);
-    /* release: id/len/state and the block's data are visible before the slot reads full */
-    atomic_store_explicit(&sl->seq, SEQ_FULL(pos), memory_order_release);
+    push_publish(sl + (pos & qmask), pos, id, len, q); /* masked: always in bounds */
     return 0;
 }
 
@@ -827,7 +899,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
         mdcom_prefetchw(ch->pfw, bs);
     }
     /* relaxed: our own block's word */
-    s = atomic_load_explicit(bs, memory_order_relaxed);
+    s = mdcom_load(bs, memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so)
         return enqueue_full(ch, id, len);
     return enqueue_word(ch, id, len, s);
@@ -850,16 +922,11 @@ static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
     }
-    /* The queue slot made it ours. A CAS, not a store: a reaper frees a
-     * queued block that is in no slot and in no live consumer's op record,
-     * and the CAS makes one of the two win (with our op record published by
-     * the deq_pos CAS, the reaper never should). Expected s with its
+    /* The queue slot made it ours (blk_hold; with our op record published
+     * by the deq_pos CAS, a reaper never should free it). Expected s with its
      * generation (s: the block's state word as its producer published it in
-     * the slot; untrusted: a wrong one makes the CAS fail). The deq_pos CAS
-     * just drained the store buffer: this one costs no drain. */
-    if (atomic_compare_exchange_strong_explicit(&ch->bstate[v], &cur,
-                                                (s & 0xffff0000u) | ch->held_so,
-                                                memory_order_relaxed, memory_order_relaxed))
+     * the slot; untrusted: a wrong one makes the CAS fail). */
+    if (blk_hold(&ch->bstate[v], &cur, (s & 0xffff0000u) | ch->held_so, 0))
         return 0;
     count_error(ch);
     /* the block moved on since this entry was written (freed, maybe reused):
@@ -874,7 +941,6 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
                       uint32_t *len)
 {
     struct mdcom_instance *m = ch->m;
-    const mdcom_platform *p;
     if (m->hb_ms && mdcom_self(m) <= 0) {
         /* taken for dead (or our entry damaged) while we ran: the message
          * is lost with us (as if we had died holding it), and counted so.
@@ -889,12 +955,9 @@ static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t 
         (void)mdcom_block_release(ch, v, m->who);
         return -EBADMSG;
     }
-    p = m->plat;
-    if (p->cache_invalidate)
-        p->cache_invalidate(p->ctx, block_ptr(ch, v), l);
+    mdcom_shm_invalidate(m->plat, block_ptr(ch, v), l);
     if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
-        atomic_store_explicit(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1,
-                              memory_order_relaxed);
+        mdcom_store(&ch->rx_next, v + 1 == ch->block_count ? 0 : v + 1, memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
@@ -966,8 +1029,8 @@ static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint3
 }
 
 /* The inline path: the entry at our position is full (or the queue empty),
- * the first claim wins and the entry is a plain one. The loads, stores and
- * their order are ring_pop's and dequeue_full's. */
+ * the first claim wins and the entry is a plain one. The steps and their
+ * order are ring_pop's and dequeue_body's, one attempt. */
 /* dequeue's inline path; *held: the HELD word it wrote when it returns 0
  * from that path, else 0 (the full paths do not say) */
 static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id,
@@ -988,35 +1051,21 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         return dequeue_full(ch, id, len);
     if (MDCOM_HAVE_PREFETCH)
         rx_prefetch(ch);
-    /* relaxed: a hint; the CAS below decides */
-    pos = atomic_load_explicit(posw, memory_order_relaxed);
+    /* relaxed: a hint; the CAS in pop_claim decides */
+    pos = mdcom_load(posw, memory_order_relaxed);
     sl = &ch->q[pos & ch->qmask]; /* masked: always in bounds */
-    /* acquire: pairs with the producer's release; id/len/data are complete */
-    seq = atomic_load_explicit(&sl->seq, memory_order_acquire);
+    seq = pop_seq(sl);
     if (seq != SEQ_FULL(pos)) {
         /* empty unless our position is stale or the entry is a skip */
-        if (seq != SEQ_SKIP(pos) && atomic_load_explicit(posw, memory_order_relaxed) == pos)
+        if (seq != SEQ_SKIP(pos) && mdcom_load(posw, memory_order_relaxed) == pos)
             return -EAGAIN;
         return dequeue_full(ch, id, len);
     }
     /* an entry of a newer generation: the full path says so (gen_moved) */
     if (gen_moved(&ch->hdr->generation, ch->gen))
         return dequeue_full(ch, id, len);
-    /* read before claiming, as in ring_pop */
-    v = atomic_load_explicit(&sl->id, memory_order_relaxed);
-    l = atomic_load_explicit(&sl->len, memory_order_relaxed);
-    s = atomic_load_explicit(&sl->state, memory_order_relaxed);
-    if (MDCOM_HAVE_PREFETCH && v < n)
-        MDCOM_PREFETCH(block_ptr(ch, v));
-    /* the block we are taking, for a reaper (relaxed: made visible by the
-     * release CAS below), as in ring_pop */
-    atomic_store_explicit(&rec->id, v, memory_order_relaxed);
-    atomic_store_explicit(&rec->state, s, memory_order_relaxed);
-    atomic_store_explicit(&rec->op, ch->op_deq, memory_order_relaxed);
-    /* release: our reads of the slot (and our op record) are done before a
-     * producer or reaper that sees the new deq_pos acts */
-    if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
-                                               memory_order_relaxed))
+    pop_read(sl, ch->blocks, ch->stride, n, &v, &l, &s);
+    if (!pop_claim(posw, &pos, rec, v, s, ch->op_deq))
         return dequeue_full(ch, id, len);
     /* (No second look after the claim, as ring_pop makes: a re-format
      * between the look above and the claim also reset the block words, so
@@ -1028,10 +1077,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         return dequeue_claimed(ch, v, l, s, id, len);
     {
         uint32_t cur = s, h = (s & 0xffff0000u) | ch->held_so;
-        /* relaxed: as in deq_take_block (the deq_pos CAS drained the store
-         * buffer); weak: a spurious failure is retried by dequeue_claimed */
-        if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur, h, memory_order_relaxed,
-                                                   memory_order_relaxed))
+        /* weak: a spurious failure is retried by dequeue_claimed */
+        if (!blk_hold(&ch->bstate[v], &cur, h, 1))
             return dequeue_claimed(ch, v, l, s, id, len);
         /* taken for dead while we ran (a heartbeat promise only): deq_finish
          * judges, as on the full path */
@@ -1040,7 +1087,7 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         *held = h;
     }
     if (MDCOM_HAVE_PREFETCH) /* relaxed: a private guess (see rx_prefetch) */
-        atomic_store_explicit(&ch->rx_next, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
+        mdcom_store(&ch->rx_next, v + 1 == n ? 0 : v + 1, memory_order_relaxed);
     *id = v;
     if (len)
         *len = l;
@@ -1085,7 +1132,7 @@ static int fifo_cond(void *p)
         got |= MDCOM_EV_SPACE;
     /* acquire: what the notifier published before notify() is visible */
     if ((a->events & MDCOM_EV_NOTIFY) &&
-        atomic_load_explicit(&ch->ctl->event.word, memory_order_acquire) != a->ev_snap)
+        mdcom_load(&ch->ctl->event.word, memory_order_acquire) != a->ev_snap)
         got |= MDCOM_EV_NOTIFY;
     return got;
 }
@@ -1118,12 +1165,11 @@ int mdcom_fifoch_wait(mdcom_fifoch_t *ch, uint32_t events, int64_t timeout_ns)
          * for the whole wait so that every later notify() is seen */
         mdcom_wait_begin(ch->m, 1, ch->index, waiters);
         /* fence: the announcement is visible before we take the snapshot */
-        atomic_thread_fence(memory_order_seq_cst);
-        a.ev_snap = atomic_load_explicit(&ch->ctl->event.word, memory_order_relaxed);
+        mdcom_fence(memory_order_seq_cst);
+        a.ev_snap = mdcom_load(&ch->ctl->event.word, memory_order_relaxed);
     }
     r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->event.word, waiters, &ch->spin_cur,
-                        atomic_load_explicit(&ch->spin_max, memory_order_relaxed), fifo_cond, &a,
-                        timeout_ns);
+                        mdcom_load(&ch->spin_max, memory_order_relaxed), fifo_cond, &a, timeout_ns);
     if (events & MDCOM_EV_NOTIFY)
         mdcom_wait_end(ch->m, 1, waiters);
     return r;
@@ -1258,8 +1304,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
-        atomic_store_explicit(&ch->bstate[id],
-                              (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+        mdcom_store(&ch->bstate[id], (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                               memory_order_release);
     else if ((r = mdcom_block_release(ch, id, ch->who)) != 0)
         r = not_ours(ch, r);
@@ -1320,16 +1365,16 @@ int mdcom_filter_set(mdcom_fifoch_t *ch, const mdcom_filter *f)
     if (!ch->can_tx)
         return -EPERM;
     if (!f || f->type == MDCOM_FILTER_NONE) {
-        atomic_store_explicit(&ch->filter_type, MDCOM_FILTER_NONE, memory_order_release);
+        mdcom_store(&ch->filter_type, MDCOM_FILTER_NONE, memory_order_release);
         tx_gate(ch);
         return 0;
     }
-    atomic_store_explicit(&ch->filter_n, f->n, memory_order_relaxed);
-    atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
-    atomic_store_explicit(&ch->filter_fn, f->fn, memory_order_relaxed);
-    atomic_store_explicit(&ch->filter_arg, f->arg, memory_order_relaxed);
+    mdcom_store(&ch->filter_n, f->n, memory_order_relaxed);
+    mdcom_store(&ch->filter_count, 0, memory_order_relaxed);
+    mdcom_store(&ch->filter_fn, f->fn, memory_order_relaxed);
+    mdcom_store(&ch->filter_arg, f->arg, memory_order_relaxed);
     /* release: n/fn/arg are visible to enqueuers that see the new type */
-    atomic_store_explicit(&ch->filter_type, f->type, memory_order_release);
+    mdcom_store(&ch->filter_type, f->type, memory_order_release);
     tx_gate(ch);
     return 0;
 }
@@ -1339,8 +1384,7 @@ int mdcom_fifoch_set_spin(mdcom_fifoch_t *ch, uint32_t spin_ns)
 {
     if (!valid_fifo(ch))
         return -EINVAL;
-    atomic_store_explicit(&ch->spin_max, spin_ns, memory_order_relaxed);
-    atomic_store_explicit(&ch->spin_cur, spin_ns == MDCOM_NO_SPIN ? 0 : spin_ns,
-                          memory_order_relaxed);
+    mdcom_store(&ch->spin_max, spin_ns, memory_order_relaxed);
+    mdcom_store(&ch->spin_cur, spin_ns == MDCOM_NO_SPIN ? 0 : spin_ns, memory_order_relaxed);
     return 0;
 }

@@ -32,7 +32,7 @@ static inline int valid_fifo(const struct mdcom_fifoch *ch)
 /* out of line: an error path's, one copy per file */
 static __attribute__((noinline, unused)) void count_error(struct mdcom_fifoch *ch)
 {
-    atomic_fetch_add_explicit(&ch->ctl->stats.errors, 1, memory_order_relaxed);
+    mdcom_fetch_add(&ch->ctl->stats.errors, 1, memory_order_relaxed);
 }
 
 static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)

@@ -19,15 +19,15 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
 {
     /* acquire: pairs with consumers' release CAS, so their op records are
      * visible to live_deq_claim once we see them past an entry */
-    uint32_t d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
-    uint32_t e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+    uint32_t d = mdcom_load(&ch->ctl->deq.pos, memory_order_acquire);
+    uint32_t e = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
     uint32_t p;
     if (e - d > ch->qmask + 1)
         return 1;
     for (p = d; p != e; p++) {
         mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-        if (atomic_load_explicit(&s->seq, memory_order_acquire) == SEQ_FULL(p) &&
-            atomic_load_explicit(&s->id, memory_order_relaxed) == id)
+        if (mdcom_load(&s->seq, memory_order_acquire) == SEQ_FULL(p) &&
+            mdcom_load(&s->id, memory_order_relaxed) == id)
             return 1;
     }
     return 0;
@@ -44,13 +44,13 @@ static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, u
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         if (i + 1 == skip ||
-            atomic_load_explicit(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
+            mdcom_load(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
             continue;
         for (k = 0; k < MDCOM_PROC_RECS; k++) {
             mdcom_wire_oprec *r = &p->rec[k];
-            if (atomic_load_explicit(&r->op, memory_order_relaxed) == op &&
-                atomic_load_explicit(by_pos ? &r->pos : &r->id, memory_order_relaxed) == x &&
-                (!w || atomic_load_explicit(&r->state, memory_order_relaxed) == w))
+            if (mdcom_load(&r->op, memory_order_relaxed) == op &&
+                mdcom_load(by_pos ? &r->pos : &r->id, memory_order_relaxed) == x &&
+                (!w || mdcom_load(&r->state, memory_order_relaxed) == w))
                 return 1;
         }
     }
@@ -83,14 +83,13 @@ static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32
      * slot (that needs the consumers past pos): seq is what pos left
      * unpublished, or garbage, never a later lap's entry. The caller's view
      * of the positions may be old. acquire: as in queued_in_ring */
-    if (pos - atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire) >= 0x80000000u)
+    if (pos - mdcom_load(&ch->ctl->deq.pos, memory_order_acquire) >= 0x80000000u)
         return 0;
     if (live_enq_claim(ch->m, ch->index, pos, skip_owner))
         return 0;
     /* by CAS from the value judged: a producer that publishes meanwhile
      * wins. relaxed: a skip carries no data to publish */
-    return atomic_compare_exchange_strong_explicit(&s->seq, &seq, SEQ_SKIP(pos),
-                                                   memory_order_relaxed, memory_order_relaxed);
+    return mdcom_cas(&s->seq, &seq, SEQ_SKIP(pos), memory_order_relaxed, memory_order_relaxed);
 }
 
 /* Free block id if its state word is still w, a QUEUED one, but the block
@@ -101,12 +100,12 @@ static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32
 static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_t dead)
 {
     if (MDCOM_BLK_STATE(w) != MDCOM_BLK_QUEUED ||
-        atomic_load_explicit(&ch->bstate[id], memory_order_relaxed) != w)
+        mdcom_load(&ch->bstate[id], memory_order_relaxed) != w)
         return 0;
     if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
         return 0;
-    /* release: as in block_release */
-    return atomic_compare_exchange_strong_explicit(
+    /* release: as in blk_free (fifo.c) */
+    return mdcom_cas(
         &ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
         memory_order_release, memory_order_relaxed);
 }
@@ -122,18 +121,17 @@ void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, u
             /* a claimed position it never published: publish "skip" there so
              * that consumers go past it, unless a live producer claims it.
              * acquire: as in queued_in_ring */
-            uint32_t d = atomic_load_explicit(&ch->ctl->deq.pos, memory_order_acquire);
-            uint32_t e = atomic_load_explicit(&ch->ctl->enq.pos, memory_order_relaxed);
+            uint32_t d = mdcom_load(&ch->ctl->deq.pos, memory_order_acquire);
+            uint32_t e = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
             mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
             if (pos - d < e - d && e - d <= ch->qmask + 1)
-                (void)fill_skip(ch, pos, atomic_load_explicit(&s->seq, memory_order_relaxed),
-                                owner);
+                (void)fill_skip(ch, pos, mdcom_load(&s->seq, memory_order_relaxed), owner);
             /* the block it marked QUEUED, if it never made it into a slot:
              * QUEUED by it (its owner byte; the record names the block, not
              * its word, and a later use of the block by it would have
              * rewritten the record) and in no queue entry */
             if (id < ch->block_count) {
-                uint32_t w = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+                uint32_t w = mdcom_load(&ch->bstate[id], memory_order_relaxed);
                 if (MDCOM_BLK_OWNER(w) == owner && free_orphan(ch, id, w, owner))
                     n++;
             }
@@ -155,13 +153,13 @@ void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, u
 static void reinit_channel(struct mdcom_fifoch *ch)
 {
     struct mdcom_instance *m = ch->m;
-    uint32_t ev = atomic_load_explicit(&ch->ctl->event.word, memory_order_relaxed);
-    uint32_t wt = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
+    uint32_t ev = mdcom_load(&ch->ctl->event.word, memory_order_relaxed);
+    uint32_t wt = mdcom_load(&ch->ctl->event.waiters, memory_order_relaxed);
     mdcom_layout_format_channel(m->base, &m->cl[ch->index]);
-    atomic_store_explicit(&ch->ctl->event.waiters, wt, memory_order_relaxed);
-    atomic_store_explicit(&ch->ctl->event.word, ev + 1, memory_order_relaxed);
+    mdcom_store(&ch->ctl->event.waiters, wt, memory_order_relaxed);
+    mdcom_store(&ch->ctl->event.word, ev + 1, memory_order_relaxed);
     /* fence: the re-initialised channel is visible before sleepers wake */
-    atomic_thread_fence(memory_order_seq_cst);
+    mdcom_fence(memory_order_seq_cst);
     m->plat->doorbell.ring(m->plat->doorbell.ctx, &ch->ctl->event.word, ch->index);
 }
 
@@ -177,11 +175,11 @@ static int who_gone(struct mdcom_instance *m, uint32_t who)
     if (o == 0 || o > MDCOM_MAX_PROCS)
         return 1;
     /* acquire: pairs with claim_proc's release, so incarn is the occupant's */
-    w = atomic_load_explicit(&m->procs[o - 1].owner, memory_order_acquire);
+    w = mdcom_load(&m->procs[o - 1].owner, memory_order_acquire);
     if (MDCOM_PROC_IS_CLAIMING(w))
         return 0;
     return w == MDCOM_PROC_FREE || w >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-           (((volatile mdcom_wire_proc *)&m->procs[o - 1])->incarn & 0xfu) != (who & 0xfu);
+           (mdcom_read_once(m->procs[o - 1].incarn) & 0xfu) != (who & 0xfu);
 }
 
 uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
@@ -198,9 +196,9 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
      * instants can differ by more than the capacity under live traffic, and
      * must not be taken for corruption. acquire: as in queued_in_ring */
     for (k = 0;; k++) {
-        d = atomic_load_explicit(&ctl->deq.pos, memory_order_acquire);
-        e = atomic_load_explicit(&ctl->enq.pos, memory_order_acquire);
-        if (atomic_load_explicit(&ctl->deq.pos, memory_order_relaxed) == d)
+        d = mdcom_load(&ctl->deq.pos, memory_order_acquire);
+        e = mdcom_load(&ctl->enq.pos, memory_order_acquire);
+        if (mdcom_load(&ctl->deq.pos, memory_order_relaxed) == d)
             break;
         if (k == 16)
             return 0; /* busy: nothing to repair in a queue that moves */
@@ -225,7 +223,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
     if (ch->audit_e2 - d <= e - d) {
         for (p = d; p != ch->audit_e2; p++) {
             mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
-            if (!fill_skip(ch, p, atomic_load_explicit(&s->seq, memory_order_acquire), 0))
+            if (!fill_skip(ch, p, mdcom_load(&s->seq, memory_order_acquire), 0))
                 continue;
             count_error(ch);
             fixed++;
@@ -244,7 +242,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
         if (++id >= ch->block_count)
             id = 0;
         bs = &ch->bstate[id];
-        w = atomic_load_explicit(bs, memory_order_relaxed);
+        w = mdcom_load(bs, memory_order_relaxed);
         st = MDCOM_BLK_STATE(w);
         if (st == MDCOM_BLK_FREE) {
             orphan = MDCOM_BLK_WHO(w) != 0; /* FREE names nobody */
@@ -270,8 +268,8 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
             orphan = 1; /* no such state */
         }
         /* by CAS on the word judged: a change since (a live owner) wins.
-         * release: as in block_release */
-        if (orphan && atomic_compare_exchange_strong_explicit(
+         * release: as in blk_free (fifo.c) */
+        if (orphan && mdcom_cas(
                           bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
                           memory_order_release, memory_order_relaxed)) {
             fixed++;
@@ -300,7 +298,7 @@ int mdcom_fifoch_init(mdcom_fifoch_t *ch)
     m = ch->m;
     if (!m->is_master)
         return -EPERM;
-    atomic_store_explicit(&ch->filter_count, 0, memory_order_relaxed);
+    mdcom_store(&ch->filter_count, 0, memory_order_relaxed);
     reinit_channel(ch);
     return 0;
 }

@@ -6,10 +6,13 @@
  * control words, slots and block states. The master domain's job: not built
  * into the remote-only profile (MDCOM_PROFILE=remote).
  */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "layout.h"
+/* a region nobody uses yet (or one the caller owns through FORMATTING):
+ * its stores are not kill points */
+#define MDCOM_SHM_NO_KILLPOINTS
+#include "shm_access.h"
 
 static __attribute__((noinline)) void put_name(char *dst, const char *src, size_t max)
 {
@@ -31,8 +34,7 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
          * by what follows the formatting (READY's release store, or the
          * repair's fence and ring) */
         for (i = 0; i < cl->block_count; i++)
-            atomic_store_explicit(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                                  memory_order_relaxed);
+            mdcom_store(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_relaxed);
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
@@ -77,7 +79,7 @@ static uint32_t count_queued(void *base, const mdcom_chan_layout *cl)
         (const mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
     uint32_t i, n = 0;
     for (i = 0; i < cl->block_count; i++)
-        n += MDCOM_BLK_STATE(atomic_load_explicit(&bs[i], memory_order_relaxed)) ==
+        n += MDCOM_BLK_STATE(mdcom_load(&bs[i], memory_order_relaxed)) ==
              MDCOM_BLK_QUEUED;
     return n;
 }
@@ -88,15 +90,14 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
     uint32_t i;
     mdcom_layout_write_tables(base, cfg, lay, chans);
     /* relaxed: published by the formatter's release store of READY */
-    atomic_store_explicit(&((mdcom_wire_hdr *)base)->generation, generation,
-                          memory_order_relaxed);
+    mdcom_store(&((mdcom_wire_hdr *)base)->generation, generation, memory_order_relaxed);
     memset((uint8_t *)base + lay->proc_off, 0, MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     for (i = 0; i < cfg->n_channels; i++) {
         uint32_t n = same && chans[i].type == MDCOM_CHAN_FIFO ? count_queued(base, &chans[i]) : 0;
         mdcom_layout_format_channel(base, &chans[i]);
         if (n) { /* relaxed: published by READY's release store, as the formatting */
             mdcom_wire_fifo_ctl *c = (mdcom_wire_fifo_ctl *)((uint8_t *)base + chans[i].off);
-            atomic_store_explicit(&c->stats.discarded, n, memory_order_relaxed);
+            mdcom_store(&c->stats.discarded, n, memory_order_relaxed);
         }
     }
 }

@@ -34,7 +34,7 @@ static uint32_t hold_key(const struct mdcom_instance *m, uint32_t i)
 
 void mdcom_pool_hold(const struct mdcom_instance *m, uint32_t i)
 {
-    atomic_store_explicit(&g_pool_holds[m - g_pool], i < MDCOM_MAX_PROCS ? hold_key(m, i) : 0u,
+    mdcom_store(&g_pool_holds[m - g_pool], i < MDCOM_MAX_PROCS ? hold_key(m, i) : 0u,
                           memory_order_relaxed);
 }
 
@@ -66,8 +66,7 @@ static struct mdcom_instance *pool_try(void)
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
         uint32_t z = 0;
         /* acq_rel: the slot's previous user finished before we reuse it */
-        if (atomic_compare_exchange_strong_explicit(&g_pool_used[i], &z, 1,
-                                                    memory_order_acq_rel, memory_order_relaxed))
+        if (mdcom_cas(&g_pool_used[i], &z, 1, memory_order_acq_rel, memory_order_relaxed))
             return &g_pool[i];
     }
     return 0;
@@ -81,17 +80,16 @@ static uint32_t pool_reclaim(const mdcom_platform *plat)
         return 0;
     for (i = 0; i < MDCOM_MAX_INSTANCES; i++) {
         /* acquire: the owner's token was stored before its pid */
-        uint32_t pid = atomic_load_explicit(&g_pool_owner_pid[i], memory_order_acquire), one = 1;
-        uint32_t token = atomic_load_explicit(&g_pool_owner_token[i], memory_order_relaxed);
+        uint32_t pid = mdcom_load(&g_pool_owner_pid[i], memory_order_acquire), one = 1;
+        uint32_t token = mdcom_load(&g_pool_owner_token[i], memory_order_relaxed);
         if (!pid || plat->proc_alive(plat->ctx, pid, token) != 0)
             continue; /* alive, or unknown: never taken */
         /* 2: being taken back, so that only one of two takers frees it */
-        if (!atomic_compare_exchange_strong_explicit(&g_pool_used[i], &one, 2,
-                                                     memory_order_acq_rel, memory_order_relaxed))
+        if (!mdcom_cas(&g_pool_used[i], &one, 2, memory_order_acq_rel, memory_order_relaxed))
             continue;
         if (g_pool[i].plat == plat && g_pool[i].map.base)
             plat->region_close(plat->ctx, &g_pool[i].map, 0);
-        atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
+        mdcom_store(&g_pool_owner_pid[i], 0, memory_order_relaxed);
         mdcom_pool_put(&g_pool[i]);
         n++;
     }
@@ -109,9 +107,9 @@ struct mdcom_instance *mdcom_pool_get(const mdcom_platform *plat)
 void mdcom_pool_own(const struct mdcom_instance *m, uint32_t pid, uint32_t token)
 {
     uint32_t i = (uint32_t)(m - g_pool);
-    atomic_store_explicit(&g_pool_owner_token[i], token, memory_order_relaxed);
+    mdcom_store(&g_pool_owner_token[i], token, memory_order_relaxed);
     /* release: a taker that reads the pid reads its token */
-    atomic_store_explicit(&g_pool_owner_pid[i], pid, memory_order_release);
+    mdcom_store(&g_pool_owner_pid[i], pid, memory_order_release);
 }
 
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
@@ -124,11 +122,11 @@ struct mdcom_instance *mdcom_pool_at(uint32_t i)
 void mdcom_pool_put_bare(struct mdcom_instance *m)
 {
     uint32_t i = (uint32_t)(m - g_pool);
-    atomic_store_explicit(&g_pool_owner_pid[i], 0, memory_order_relaxed);
+    mdcom_store(&g_pool_owner_pid[i], 0, memory_order_relaxed);
     mdcom_pool_hold(m, MDCOM_MAX_PROCS);
     memset(m, 0, sizeof(*m));
     /* release: our clearing is done before another init takes the slot */
-    atomic_store_explicit(&g_pool_used[i], 0, memory_order_release);
+    mdcom_store(&g_pool_used[i], 0, memory_order_release);
 }
 
 void mdcom_pool_put(struct mdcom_instance *m)
@@ -146,12 +144,12 @@ int mdcom_pool_held(const struct mdcom_instance *m, uint32_t i)
     uint32_t want = hold_key(m, i);
     for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
         if (&g_pool[j] != m &&
-            atomic_load_explicit(&g_pool_holds[j], memory_order_relaxed) == want)
+            mdcom_load(&g_pool_holds[j], memory_order_relaxed) == want)
             return 1;
 #else
     (void)i;
     for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
-        if (&g_pool[j] != m && atomic_load_explicit(&g_pool_used[j], memory_order_relaxed))
+        if (&g_pool[j] != m && mdcom_load(&g_pool_used[j], memory_order_relaxed))
             return 1;
 #endif
     return 0;

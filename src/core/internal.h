@@ -47,10 +47,10 @@
 #ifndef MDCOM_INTERNAL_H
 #define MDCOM_INTERNAL_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "layout.h"
+#include "shm_access.h"
 #include "mdcom/mdcom.h"
 #include "mdcom/platform.h"
 
@@ -61,77 +61,6 @@
 #endif
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 #include <threads.h>
-#endif
-
-/* Kill points (a test build only: -DMDCOM_KILLPOINTS). Every atomic store,
- * CAS, fetch-add/sub and exchange of the core calls mdcom_kp(address) first,
- * and so does MDCOM_KP() before a plain store to shared memory; the test's
- * mdcom_kp() counts those inside the region and kills (or stops) the process
- * at the n-th one. The same operations as <stdatomic.h>'s, on the
- * compiler's builtins; the library itself is never built this way. */
-#if defined(MDCOM_KILLPOINTS)
-void mdcom_kp(const volatile void *addr);
-/* GCC's generic __atomic builtins take a pointer to the plain type; clang's
- * reject _Atomic objects there and take them in its __c11_atomic builtins */
-#if defined(__clang__)
-#define MDCOM_KP_STORE(P, V, MO) __c11_atomic_store((P), (V), (MO))
-#define MDCOM_KP_XCHG(P, V, MO) __c11_atomic_exchange((P), (V), (MO))
-#define MDCOM_KP_CAS_OP(P, E, D, WEAK, S, F)                                                \
-    ((WEAK) ? __c11_atomic_compare_exchange_weak((P), (E), (D), (S), (F))                   \
-            : __c11_atomic_compare_exchange_strong((P), (E), (D), (S), (F)))
-#define MDCOM_KP_FETCH_OP(OP, P, V, MO) __c11_atomic_fetch_##OP((P), (V), (MO))
-#else
-#define MDCOM_KP_STORE(P, V, MO) __atomic_store((P), &(V), (MO))
-#define MDCOM_KP_XCHG(P, V, MO)                                                             \
-    __extension__({                                                                         \
-        __typeof__(V) kp_r_;                                                                \
-        __atomic_exchange((P), &(V), &kp_r_, (MO));                                         \
-        kp_r_;                                                                              \
-    })
-#define MDCOM_KP_CAS_OP(P, E, D, WEAK, S, F) __atomic_compare_exchange((P), (E), &(D), (WEAK), (S), (F))
-#define MDCOM_KP_FETCH_OP(OP, P, V, MO) __atomic_fetch_##OP((P), (V), (MO))
-#endif
-#define MDCOM_KP(addr) mdcom_kp(addr)
-#undef atomic_store_explicit
-#define atomic_store_explicit(P, V, MO)                                                     \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_v_ = (V);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        MDCOM_KP_STORE(kp_p_, kp_v_, (MO));                                                 \
-    })
-#undef atomic_exchange_explicit
-#define atomic_exchange_explicit(P, V, MO)                                                  \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_v_ = (V);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        MDCOM_KP_XCHG(kp_p_, kp_v_, (MO));                                                  \
-    })
-/* a CAS (weak 0 strong, 1 weak) and a fetch-op (op: add, sub) behind a kill point */
-#define MDCOM_KP_CAS(P, E, D, WEAK, S, F)                                                   \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_d_ = (D);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        MDCOM_KP_CAS_OP(kp_p_, (E), kp_d_, (WEAK), (S), (F));                               \
-    })
-#define MDCOM_KP_FETCH(OP, P, V, MO)                                                        \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        MDCOM_KP_FETCH_OP(OP, kp_p_, (V), (MO));                                            \
-    })
-#undef atomic_compare_exchange_strong_explicit
-#define atomic_compare_exchange_strong_explicit(P, E, D, S, F) MDCOM_KP_CAS(P, E, D, 0, S, F)
-#undef atomic_compare_exchange_weak_explicit
-#define atomic_compare_exchange_weak_explicit(P, E, D, S, F) MDCOM_KP_CAS(P, E, D, 1, S, F)
-#undef atomic_fetch_add_explicit
-#define atomic_fetch_add_explicit(P, V, MO) MDCOM_KP_FETCH(add, P, V, MO)
-#undef atomic_fetch_sub_explicit
-#define atomic_fetch_sub_explicit(P, V, MO) MDCOM_KP_FETCH(sub, P, V, MO)
-#else
-#define MDCOM_KP(addr) ((void)0)
 #endif
 
 #ifndef MDCOM_MAX_INSTANCES

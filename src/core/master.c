@@ -21,9 +21,9 @@ static void format_region(struct mdcom_instance *m)
     m->hdr->fmt_token = m->token;
     /* release: the token is visible before fmt_pid names us with it (a
      * judge reads fmt_pid with acquire, then the token) */
-    atomic_store_explicit(&m->hdr->fmt_pid, m->pid, memory_order_release);
+    mdcom_store(&m->hdr->fmt_pid, m->pid, memory_order_release);
     if (m->hdr->magic == MDCOM_MAGIC)
-        gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed) + 1;
+        gen = mdcom_load(&m->hdr->generation, memory_order_relaxed) + 1;
     if (gen == 0)
         gen = 1;
     /* the region held our very layout before (a master restarted or reset):
@@ -41,21 +41,19 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
      * makes ours fail. acquire: what a dead formatter wrote. */
     uint32_t claim = m->pid | MDCOM_FMT_CLAIM, seen = fp;
     (void)e; /* for the remote-only profile's refusal: formatting cannot fail */
-    if (!atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &seen, claim,
-                                                 memory_order_acquire, memory_order_relaxed))
+    if (!mdcom_cas(&m->hdr->fmt_pid, &seen, claim, memory_order_acquire, memory_order_relaxed))
         return 1;
     /* then the state (FORMATTING already when its formatter died). acq_rel:
      * exclusive ownership of the header */
     if (st == MDCOM_ST_FORMATTING ||
-        atomic_compare_exchange_strong_explicit(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
+        mdcom_cas(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
                                                 memory_order_acq_rel, memory_order_relaxed)) {
         format_region(m);
         return 0;
     }
     /* the state moved meanwhile (a term): give the claim back (relaxed:
      * nothing rides on it) */
-    atomic_compare_exchange_strong_explicit(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed,
-                                            memory_order_relaxed);
+    mdcom_cas(&m->hdr->fmt_pid, &claim, fp, memory_order_relaxed, memory_order_relaxed);
     return 1;
 }
 
@@ -72,14 +70,13 @@ void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until)
     if (!m->is_master)
         return;
     if (mdcom_region_check(m) != 0) {
-        atomic_store_explicit(&m->audit_more, 0, memory_order_relaxed);
+        mdcom_store(&m->audit_more, 0, memory_order_relaxed);
         return;
     }
     /* one thread of this attachment at a time (the channels' mdcom_audit state is
      * private and plain); a busy mdcom_audit is as good as ours. acquire: the
      * previous auditor's writes of that state */
-    if (!atomic_compare_exchange_strong_explicit(&m->audit_busy, &z, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&m->audit_busy, &z, 1, memory_order_acquire, memory_order_relaxed))
         return;
     /* Header, domain table and directory: what a remote verifies before it
      * joins. Attached processes never read them again (they keep private
@@ -108,7 +105,7 @@ void mdcom_audit(struct mdcom_instance *m, uint32_t period, uint64_t until)
         ch->audit_period = period;
     }
     /* relaxed: read by this attachment's reaper as a hint */
-    atomic_store_explicit(&m->audit_more, i < m->cfg->n_channels, memory_order_relaxed);
+    mdcom_store(&m->audit_more, i < m->cfg->n_channels, memory_order_relaxed);
     /* release: our writes of the mdcom_audit state, for the next auditor */
-    atomic_store_explicit(&m->audit_busy, 0, memory_order_release);
+    mdcom_store(&m->audit_busy, 0, memory_order_release);
 }

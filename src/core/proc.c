@@ -16,8 +16,8 @@
 static int region_state(const struct mdcom_instance *m)
 {
     /* acquire: a TERMINATED/READY state orders what the master wrote before it */
-    uint32_t st = atomic_load_explicit(&m->hdr->state, memory_order_acquire);
-    uint32_t gen = atomic_load_explicit(&m->hdr->generation, memory_order_relaxed);
+    uint32_t st = mdcom_load(&m->hdr->state, memory_order_acquire);
+    uint32_t gen = mdcom_load(&m->hdr->generation, memory_order_relaxed);
     if (st == MDCOM_ST_TERMINATED)
         return -ESHUTDOWN;
     if (st != MDCOM_ST_READY || gen != m->generation)
@@ -50,7 +50,7 @@ int mdcom_self(struct mdcom_instance *m)
     for (i = 0;; i++) {
         /* relaxed: our own entry; a reaper that took it wrote FREE (or the
          * next occupant's values) there, which is all we need to see */
-        o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+        o = mdcom_load(&me->owner, memory_order_relaxed);
         if (!MDCOM_PROC_IS_CLAIMING(o))
             break;
         /* a reaper holds it: wait for its verdict, SELF_VERDICT_NS at most
@@ -65,7 +65,7 @@ int mdcom_self(struct mdcom_instance *m)
         mdcom_relax(m);
     }
     return o == MDCOM_PROC_DOMAIN_BASE + m->domain &&
-                   ((volatile mdcom_wire_proc *)me)->incarn == m->incarn
+                   mdcom_read_once(me->incarn) == m->incarn
                ? 1
                : -1;
 }
@@ -81,7 +81,7 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
     mdcom_wire_proc *me = m->me;
     uint64_t end = mdcom_now(m) + SELF_RECLAIM_NS, now;
     /* relaxed: our own entry, as in mdcom_self */
-    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    uint32_t o = mdcom_load(&me->owner, memory_order_relaxed);
     /* Only a plain claim (no claimer named: firmware's, or forged) or one
      * by a process that no longer exists (which reapers take over too): a
      * claim by a live process is a reaper's, and its FREE ends it */
@@ -90,9 +90,9 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
           mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY)))
         return 0;
     /* our identity still in it: it names our blocks and locks */
-    if (((volatile mdcom_wire_proc *)me)->pid != m->pid ||
-        ((volatile mdcom_wire_proc *)me)->token != m->token ||
-        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+    if (mdcom_read_once(me->pid) != m->pid ||
+        mdcom_read_once(me->token) != m->token ||
+        mdcom_read_once(me->incarn) != m->incarn)
         return 0;
     /* the claim stands for SELF_RECLAIM_NS (sleeping in 1 ms slices on the
      * owner word: nobody rings it, a change is seen at the next slice) */
@@ -100,13 +100,12 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
         uint64_t rem = end - now;
         m->plat->doorbell.wait(m->plat->doorbell.ctx, &me->owner, o,
                                rem > 1000000u ? 1000000 : (int64_t)rem);
-        if (atomic_load_explicit(&me->owner, memory_order_relaxed) != o)
+        if (mdcom_load(&me->owner, memory_order_relaxed) != o)
             return 0; /* someone decided: not ours to take */
     }
     /* by CAS from the claim judged: a reaper that decides meanwhile wins.
      * acquire: as a claim (mdcom_proc_claim) */
-    return atomic_compare_exchange_strong_explicit(&me->owner, &o,
-                                                   MDCOM_PROC_DOMAIN_BASE + m->domain,
+    return mdcom_cas(&me->owner, &o, MDCOM_PROC_DOMAIN_BASE + m->domain,
                                                    memory_order_acquire, memory_order_relaxed);
 }
 
@@ -120,17 +119,17 @@ int mdcom_beat(struct mdcom_instance *m)
      * else's blocks (or on blocks nobody accounts for), so it is refused.
      * CLAIMING is a reaper's: mdcom_self waits briefly for its verdict (one
      * that judged our entry's previous process gives it back at once). */
-    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
+    uint32_t o = mdcom_load(&me->owner, memory_order_relaxed);
     if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain &&
          (!MDCOM_PROC_IS_CLAIMING(o) || mdcom_self(m) <= 0)) ||
-        ((volatile mdcom_wire_proc *)me)->pid != m->pid ||
-        ((volatile mdcom_wire_proc *)me)->token != m->token ||
-        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+        mdcom_read_once(me->pid) != m->pid ||
+        mdcom_read_once(me->token) != m->token ||
+        mdcom_read_once(me->incarn) != m->incarn)
         return -ENOTCONN;
     /* relaxed: a counter only observers compare with what they saw before;
      * we are its only writer */
-    v = atomic_load_explicit(&me->heartbeat, memory_order_relaxed);
-    atomic_store_explicit(&me->heartbeat, v + 1u, memory_order_relaxed);
+    v = mdcom_load(&me->heartbeat, memory_order_relaxed);
+    mdcom_store(&me->heartbeat, v + 1u, memory_order_relaxed);
     return 0;
 }
 
@@ -170,12 +169,12 @@ int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w)
         return 1;
     p = &m->procs[slot];
     /* acquire: pairs with mdcom_proc_claim's release, so incarn is the occupant's */
-    o = atomic_load_explicit(&p->owner, memory_order_acquire);
+    o = mdcom_load(&p->owner, memory_order_acquire);
     if (o == MDCOM_PROC_FREE)
         return 1;
     if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
         return 0; /* being claimed or reaped: the reaper releases its locks */
-    return (((volatile mdcom_wire_proc *)p)->incarn & 0xffffu) != MDCOM_LOCK_INCARN(w);
+    return (mdcom_read_once(p->incarn) & 0xffffu) != MDCOM_LOCK_INCARN(w);
 }
 
 /* ---- claiming an entry ------------------------------------------------- */
@@ -207,8 +206,7 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t o = MDCOM_PROC_FREE, k;
     int lr;
-    if (!reaped && !atomic_compare_exchange_strong_explicit(&p->owner, &o,
-                                                            MDCOM_PROC_CLAIMING_BY(pid),
+    if (!reaped && !mdcom_cas(&p->owner, &o, MDCOM_PROC_CLAIMING_BY(pid),
                                                             memory_order_acquire,
                                                             memory_order_relaxed))
         return 1;
@@ -216,7 +214,7 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
      * sees it live finds the lock held) */
     if ((lr = slot_take(m, i)) != 0) {
         /* release: nothing of ours in the entry to publish */
-        atomic_store_explicit(&p->owner, MDCOM_PROC_FREE, memory_order_release);
+        mdcom_store(&p->owner, MDCOM_PROC_FREE, memory_order_release);
         return lr == -EBUSY ? 1 : lr; /* a process reaped while it runs holds it still */
     }
     MDCOM_KP(&p->pid);
@@ -225,21 +223,21 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
     p->token = token;
     MDCOM_KP(&p->hb_ms);
     p->hb_ms = m->hb_ms;
-    m->incarn = (((volatile mdcom_wire_proc *)p)->incarn + 1u) & 0xffffu;
+    m->incarn = (mdcom_read_once(p->incarn) + 1u) & 0xffffu;
     if (!m->incarn)
         m->incarn = 1;
     MDCOM_KP(&p->incarn);
     p->incarn = m->incarn;
-    atomic_store_explicit(&p->wait[0], 0, memory_order_relaxed);
-    atomic_store_explicit(&p->wait[1], 0, memory_order_relaxed);
+    mdcom_store(&p->wait[0], 0, memory_order_relaxed);
+    mdcom_store(&p->wait[1], 0, memory_order_relaxed);
     for (k = 0; k < MDCOM_PROC_RECS; k++)
-        atomic_store_explicit(&p->rec[k].op, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->heartbeat, 0, memory_order_relaxed);
+        mdcom_store(&p->rec[k].op, 0, memory_order_relaxed);
+    mdcom_store(&p->heartbeat, 0, memory_order_relaxed);
     /* relaxed: published by the owner store below */
     mdcom_pool_hold(m, i);
     /* release: pid/token (and our hold) are visible before the slot reads
      * as live */
-    atomic_store_explicit(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain, memory_order_release);
+    mdcom_store(&p->owner, MDCOM_PROC_DOMAIN_BASE + m->domain, memory_order_release);
     m->proc_slot = i;
     m->owner = i + 1;
     m->lock_owner = MDCOM_LOCK_MAKE(i, m->incarn);
@@ -250,9 +248,9 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
      * to differ from the last attachments' values); one thread
      * (freestanding) has record 0 and none of this */
     m->pool_index = mdcom_pool_index(m);
-    m->rec_serial = (atomic_fetch_add_explicit(&serial, 1, memory_order_relaxed) & 0x0fffffffu) +
+    m->rec_serial = (mdcom_fetch_add(&serial, 1, memory_order_relaxed) & 0x0fffffffu) +
                     1u;
-    atomic_store_explicit(&m->rec_used, 0, memory_order_relaxed);
+    mdcom_store(&m->rec_used, 0, memory_order_relaxed);
 #endif
     return 0;
 }
@@ -287,13 +285,13 @@ static void rec_drop(void *unused)
         /* release: our stores to the record come before those of the
          * thread that takes it next (acquire in mdcom_rec_claim) */
         if (t && m && (t & 7u) && t >> 3 == m->rec_serial)
-            atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
+            mdcom_fetch_and(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
     }
 }
 
 static void rec_key_make(void)
 {
-    atomic_store_explicit(&g_rec_key_ok, tss_create(&g_rec_key, rec_drop) == thrd_success,
+    mdcom_store(&g_rec_key_ok, tss_create(&g_rec_key, rec_drop) == thrd_success,
                           memory_order_release);
 }
 
@@ -304,21 +302,20 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m)
     call_once(&g_rec_once, rec_key_make);
     /* acquire: pairs with rec_key_make's release (call_once orders it too,
      * in a way the thread sanitizer does not see) */
-    key_ok = atomic_load_explicit(&g_rec_key_ok, memory_order_acquire);
+    key_ok = mdcom_load(&g_rec_key_ok, memory_order_acquire);
     /* Record 0 is the shared one (threads beyond the others); a thread that
      * cannot be told when it ends (no tss key) takes it too. relaxed: a
      * private bitmap, each bit owned by the thread that set it */
-    used = atomic_load_explicit(&m->rec_used, memory_order_relaxed);
+    used = mdcom_load(&m->rec_used, memory_order_relaxed);
     for (k = 1; key_ok && k < MDCOM_PROC_RECS; k++) {
         if (used & (1u << k))
             continue;
         /* acquire: the stores of the thread that gave the record back
          * (rec_drop, mdcom_rec_park) come before ours */
-        if (atomic_compare_exchange_strong_explicit(&m->rec_used, &used, used | (1u << k),
-                                                    memory_order_acquire,
+        if (mdcom_cas(&m->rec_used, &used, used | (1u << k), memory_order_acquire,
                                                     memory_order_relaxed)) {
             /* a record another thread of ours used before: nothing in flight */
-            atomic_store_explicit(&m->me->rec[k].op, 0, memory_order_relaxed);
+            mdcom_store(&m->me->rec[k].op, 0, memory_order_relaxed);
             (void)tss_set(g_rec_key, (void *)1); /* non-NULL: the destructor runs */
             break;
         }
@@ -355,11 +352,11 @@ void mdcom_rec_park(struct mdcom_instance *m)
      * is taken (others may be sharing record 0): taking one again costs the
      * next operation its inline path. relaxed: a hint */
     if (!t_rec_depth && t >> 3 == m->rec_serial && (t & 7u) &&
-        (atomic_load_explicit(&m->rec_used, memory_order_relaxed) | 1u) ==
+        (mdcom_load(&m->rec_used, memory_order_relaxed) | 1u) ==
             (1u << MDCOM_PROC_RECS) - 1u) {
         mdcom_t_rec[m->pool_index] = 0;
         /* release: as in rec_drop */
-        atomic_fetch_and_explicit(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
+        mdcom_fetch_and(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);
     }
 }
 

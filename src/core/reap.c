@@ -36,31 +36,31 @@ static int proc_dead(struct mdcom_instance *m, uint32_t i, uint32_t *pid_out, ui
 {
     mdcom_wire_proc *p = &m->procs[i];
     struct mdcom_hb_seen *s = &m->hb[i];
-    uint32_t pid = ((volatile mdcom_wire_proc *)p)->pid; /* read once */
-    uint32_t token = ((volatile mdcom_wire_proc *)p)->token;
+    uint32_t pid = mdcom_read_once(p->pid); /* read once */
+    uint32_t token = mdcom_read_once(p->token);
     uint32_t hb, val, now, key;
     *pid_out = pid;
     *token_out = token;
     if (mdcom_entry_dead(m, i, pid, token))
         return 1;
-    hb = ((volatile mdcom_wire_proc *)p)->hb_ms; /* read once */
+    hb = mdcom_read_once(p->hb_ms); /* read once */
     if (hb == 0)
         return 0;
     if (hb > MDCOM_HEARTBEAT_MAX_MS)
         hb = MDCOM_HEARTBEAT_MAX_MS; /* a corrupted promise cannot overflow below */
     /* relaxed: the word's value is all that matters, not what it orders */
-    val = atomic_load_explicit(&p->heartbeat, memory_order_relaxed);
+    val = mdcom_load(&p->heartbeat, memory_order_relaxed);
     now = (uint32_t)(mdcom_now(m) >> 10); /* ~1.02 us units, wraps after 73 min */
     key = (pid ^ (token * 0x9e3779b9u)) | 1u;
-    if (atomic_load_explicit(&s->key, memory_order_relaxed) != key ||
-        atomic_load_explicit(&s->val, memory_order_relaxed) != val) {
-        atomic_store_explicit(&s->key, key, memory_order_relaxed);
-        atomic_store_explicit(&s->val, val, memory_order_relaxed);
-        atomic_store_explicit(&s->since, now, memory_order_relaxed);
+    if (mdcom_load(&s->key, memory_order_relaxed) != key ||
+        mdcom_load(&s->val, memory_order_relaxed) != val) {
+        mdcom_store(&s->key, key, memory_order_relaxed);
+        mdcom_store(&s->val, val, memory_order_relaxed);
+        mdcom_store(&s->since, now, memory_order_relaxed);
         return 0; /* a new process, or a sign of life since we last looked */
     }
     /* 1 ms = 976.6 units; hb <= 3.6e6 keeps the product below 2^32 */
-    return now - atomic_load_explicit(&s->since, memory_order_relaxed) > hb * 977u ? 2 : 0;
+    return now - mdcom_load(&s->since, memory_order_relaxed) > hb * 977u ? 2 : 0;
 }
 
 /* The waiter count of channel chan (from our own layout), or NULL. */
@@ -99,21 +99,21 @@ static int reap_parts(struct mdcom_instance *m, uint32_t i, uint64_t until)
     for (k = 0; k < MDCOM_PROC_RECS; k++) {
         mdcom_wire_oprec *r = &p->rec[k];
         uint32_t op;
-        if (!atomic_load_explicit(&r->op, memory_order_relaxed))
+        if (!mdcom_load(&r->op, memory_order_relaxed))
             continue;
         if (parts++ && mdcom_now(m) >= until)
             return 0;
-        op = atomic_exchange_explicit(&r->op, 0, memory_order_relaxed);
-        mdcom_fifo_reap_op(m, i + 1, op, atomic_load_explicit(&r->pos, memory_order_relaxed),
-                           atomic_load_explicit(&r->id, memory_order_relaxed),
-                           atomic_load_explicit(&r->state, memory_order_relaxed));
+        op = mdcom_xchg(&r->op, 0, memory_order_relaxed);
+        mdcom_fifo_reap_op(m, i + 1, op, mdcom_load(&r->pos, memory_order_relaxed),
+                           mdcom_load(&r->id, memory_order_relaxed),
+                           mdcom_load(&r->state, memory_order_relaxed));
     }
     if (parts && mdcom_now(m) >= until)
         return 0;
     mdcom_fifo_release_owner(m, i + 1, 1);
-    mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, ((volatile mdcom_wire_proc *)p)->incarn));
-    drop_wait(m, atomic_exchange_explicit(&p->wait[0], 0, memory_order_relaxed));
-    drop_wait(m, atomic_exchange_explicit(&p->wait[1], 0, memory_order_relaxed));
+    mdcom_smem_release_owner(m, MDCOM_LOCK_MAKE(i, mdcom_read_once(p->incarn)));
+    drop_wait(m, mdcom_xchg(&p->wait[0], 0, memory_order_relaxed));
+    drop_wait(m, mdcom_xchg(&p->wait[1], 0, memory_order_relaxed));
     return 1;
 }
 
@@ -136,19 +136,17 @@ int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint3
     /* acquire: the dead process' last writes (or the re-user's pid/token,
      * published by its release store of o) are visible to what follows */
     uint32_t mine = MDCOM_PROC_CLAIMING_BY(m->pid);
-    if (!atomic_compare_exchange_strong_explicit(&p->owner, &o, mine, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&p->owner, &o, mine, memory_order_acquire, memory_order_relaxed))
         return 0; /* another reaper was first, or the entry changed owner */
     if (MDCOM_PROC_IS_CLAIMING(o))
         return 1; /* a dead claimer's claim: ours to finish (reap, free) */
-    if (((volatile mdcom_wire_proc *)p)->pid != pid ||
-        ((volatile mdcom_wire_proc *)p)->token != token) {
+    if (mdcom_read_once(p->pid) != pid ||
+        mdcom_read_once(p->token) != token) {
         /* CLAIMING -> o by CAS: the live owner may have left meanwhile
          * (mdcom_term stores FREE), and then FREE stays. relaxed: we wrote
          * nothing in the entry that the owner word would publish */
         uint32_t c = mine;
-        (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
-                                                      memory_order_relaxed);
+        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed, memory_order_relaxed);
         return 0;
     }
     return 1;
@@ -168,7 +166,7 @@ static int take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, int *g
         if (!mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY))
             return 0;
     } else if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS ||
-               (inc = ((volatile mdcom_wire_proc *)p)->incarn, !(d = proc_dead(m, i, &pid, &token)))) {
+               (inc = mdcom_read_once(p->incarn), !(d = proc_dead(m, i, &pid, &token)))) {
         return 0;
     }
     *gone = d == 1;
@@ -177,10 +175,9 @@ static int take_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, int *g
     /* A live entry judged by its lock may have been left (term: FREE, its
      * lock dropped) and claimed again by the same process (same pid and
      * token) since: the incarnation tells. relaxed: as in take_dead_slot */
-    if (!MDCOM_PROC_IS_CLAIMING(o) && ((volatile mdcom_wire_proc *)p)->incarn != inc) {
+    if (!MDCOM_PROC_IS_CLAIMING(o) && mdcom_read_once(p->incarn) != inc) {
         uint32_t c = MDCOM_PROC_CLAIMING_BY(m->pid);
-        (void)atomic_compare_exchange_strong_explicit(&p->owner, &c, o, memory_order_relaxed,
-                                                      memory_order_relaxed);
+        (void)mdcom_cas(&p->owner, &c, o, memory_order_relaxed, memory_order_relaxed);
         return 0;
     }
     return 1;
@@ -206,11 +203,11 @@ static int reap_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, uint64
     if (!reap_parts(m, i, gone ? until : UINT64_MAX)) {
         /* release: what we gave back is visible to the next reaper, whose
          * CAS on the owner word acquires it */
-        atomic_store_explicit(&m->procs[i].owner, o, memory_order_release);
+        mdcom_store(&m->procs[i].owner, o, memory_order_release);
         return -1;
     }
     /* release: the reclaim is complete before the entry can be reused */
-    atomic_store_explicit(&m->procs[i].owner, MDCOM_PROC_FREE, memory_order_release);
+    mdcom_store(&m->procs[i].owner, MDCOM_PROC_FREE, memory_order_release);
     return 1;
 }
 
@@ -224,7 +221,7 @@ static int reap_if_dead(struct mdcom_instance *m, uint32_t i, uint32_t o, uint64
 static int reap_scan(struct mdcom_instance *m, uint64_t until)
 {
     /* relaxed: private to the holder of reap_busy (acquired) */
-    uint32_t i = atomic_load_explicit(&m->reap_cursor, memory_order_relaxed), looked = 0;
+    uint32_t i = mdcom_load(&m->reap_cursor, memory_order_relaxed), looked = 0;
     int n = 0, r;
     for (; i < MDCOM_MAX_PROCS; i++) {
         if (i == m->proc_slot)
@@ -233,22 +230,21 @@ static int reap_scan(struct mdcom_instance *m, uint64_t until)
             /* the rest of the table next time; soon (reap_more) only when
              * this slice found the dead: judging the living (a system call
              * each on Linux) is left at the scan's usual period */
-            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
-            atomic_store_explicit(&m->reap_more, n > 0, memory_order_relaxed);
+            mdcom_store(&m->reap_cursor, i, memory_order_relaxed);
+            mdcom_store(&m->reap_more, n > 0, memory_order_relaxed);
             return n;
         }
         /* acquire: pairs with mdcom_proc_claim's release, so pid/token are complete */
-        r = reap_if_dead(m, i, atomic_load_explicit(&m->procs[i].owner, memory_order_acquire),
-                         until);
+        r = reap_if_dead(m, i, mdcom_load(&m->procs[i].owner, memory_order_acquire), until);
         if (r < 0) { /* stopped half way: this entry first, next time */
-            atomic_store_explicit(&m->reap_cursor, i, memory_order_relaxed);
-            atomic_store_explicit(&m->reap_more, 1, memory_order_relaxed);
+            mdcom_store(&m->reap_cursor, i, memory_order_relaxed);
+            mdcom_store(&m->reap_more, 1, memory_order_relaxed);
             return n;
         }
         n += r;
     }
-    atomic_store_explicit(&m->reap_cursor, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->reap_more, 0, memory_order_relaxed);
+    mdcom_store(&m->reap_cursor, 0, memory_order_relaxed);
+    mdcom_store(&m->reap_more, 0, memory_order_relaxed);
     return n;
 }
 
@@ -259,12 +255,11 @@ static int reap_scan_once(struct mdcom_instance *m, uint64_t until)
     uint32_t z = 0;
     int n;
     /* acquire: the previous scanner's cursor */
-    if (!atomic_compare_exchange_strong_explicit(&m->reap_busy, &z, 1, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!mdcom_cas(&m->reap_busy, &z, 1, memory_order_acquire, memory_order_relaxed))
         return -1;
     n = reap_scan(m, until);
     /* release: our cursor, for the next scanner */
-    atomic_store_explicit(&m->reap_busy, 0, memory_order_release);
+    mdcom_store(&m->reap_busy, 0, memory_order_release);
     return n;
 }
 
@@ -275,14 +270,13 @@ static int reap_scan_once(struct mdcom_instance *m, uint64_t until)
 static void audit_when_due(struct mdcom_instance *m, uint64_t now, uint64_t until)
 {
     uint32_t stamp = (uint32_t)(now >> MDCOM_AUDIT_SHIFT) | 1u;
-    uint32_t prev = atomic_load_explicit(&m->audit_stamp, memory_order_relaxed);
+    uint32_t prev = mdcom_load(&m->audit_stamp, memory_order_relaxed);
     if (!m->is_master)
         return;
     /* relaxed: a throttle only, as reap_stamp */
-    if ((prev != stamp && atomic_compare_exchange_strong_explicit(&m->audit_stamp, &prev, stamp,
-                                                                  memory_order_relaxed,
+    if ((prev != stamp && mdcom_cas(&m->audit_stamp, &prev, stamp, memory_order_relaxed,
                                                                   memory_order_relaxed)) ||
-        atomic_load_explicit(&m->audit_more, memory_order_relaxed))
+        mdcom_load(&m->audit_more, memory_order_relaxed))
         mdcom_audit(m, stamp, until);
 }
 
@@ -290,10 +284,10 @@ int mdcom_reap_until(struct mdcom_instance *m, uint64_t until)
 {
     uint64_t now = mdcom_now(m);
     uint32_t unit = (uint32_t)(now >> REAP_SHIFT);
-    uint32_t prev = atomic_load_explicit(&m->reap_stamp, memory_order_relaxed);
+    uint32_t prev = mdcom_load(&m->reap_stamp, memory_order_relaxed);
     /* relaxed: hints; the throttle's CAS and reap_busy decide */
-    uint32_t more = atomic_load_explicit(&m->reap_more, memory_order_relaxed) |
-                    atomic_load_explicit(&m->audit_more, memory_order_relaxed);
+    uint32_t more = mdcom_load(&m->reap_more, memory_order_relaxed) |
+                    mdcom_load(&m->audit_more, memory_order_relaxed);
     int n;
     /* a new scan a period after the last one began; one cut short goes on
      * at the next unit (so a thread that loops on a poll shares the CPU
@@ -302,7 +296,7 @@ int mdcom_reap_until(struct mdcom_instance *m, uint64_t until)
      * claims each unit */
     if (prev && unit - prev < (more ? 1u : REAP_PERIOD))
         return 0;
-    if (!atomic_compare_exchange_strong_explicit(&m->reap_stamp, &prev, unit ? unit : 1u,
+    if (!mdcom_cas(&m->reap_stamp, &prev, unit ? unit : 1u,
                                                  memory_order_relaxed, memory_order_relaxed))
         return 0;
     n = reap_scan_once(m, until);
@@ -331,7 +325,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
         /* acquire: pairs with mdcom_proc_claim's release, so pid/token are complete */
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_acquire), pid, token;
+        uint32_t o = mdcom_load(&p->owner, memory_order_acquire), pid, token;
         if (o != MDCOM_PROC_DOMAIN_BASE + domain_id)
             continue;
         /* one judged dead only now (a heartbeat that ran out since the scan
@@ -342,7 +336,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
             n++;
         else if (mdcom_now(m) < until)
             n += !reap_if_dead(m, i, o, until) &&
-                 atomic_load_explicit(&p->owner, memory_order_acquire) == o;
+                 mdcom_load(&p->owner, memory_order_acquire) == o;
         else
             n += !proc_dead(m, i, &pid, &token);
     }

@@ -2,8 +2,10 @@
 /*
  * smem.c - SMEM channels: a shared area guarded by an inter-domain lock.
  *
- * The lock word holds 0 (free) or the owner token of the holding process
- * (process slot + 1), so a dead owner can be identified. Ports with a hardware
+ * The lock word holds 0 (free) or the holder (MDCOM_LOCK_MAKE,
+ * include/mdcom/wire.h): its process slot + 1 in bits 0-7 and its
+ * incarnation in bits 8-23, so a dead owner, and a slot claimed again since,
+ * can be identified. Ports with a hardware
  * semaphore (STM32 HSEM, i.MX SEMA4) replace lock_try/lock_release; the word
  * is still what waiters sleep on.
  */
@@ -40,8 +42,7 @@ static MDCOM_COLD int lock_free_from(struct mdcom_instance *m, uint32_t index, m
     const mdcom_platform *p = m->plat;
     if (p->lock_release)
         return p->lock_release(p->ctx, index, w, o) == 0;
-    return atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
-                                                   memory_order_relaxed);
+    return mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed);
 }
 
 void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t owner)
@@ -88,15 +89,14 @@ static int lock_try(struct mdcom_smemch *ch)
     } else {
         uint32_t z = 0;
         /* acquire: see everything the previous holder wrote before unlocking */
-        r = atomic_compare_exchange_strong_explicit(w, &z, owner, memory_order_acquire,
-                                                    memory_order_relaxed)
+        r = mdcom_cas(w, &z, owner, memory_order_acquire, memory_order_relaxed)
                 ? 0
                 : -EBUSY;
     }
-    if (r == -EBUSY && atomic_load_explicit(w, memory_order_relaxed) == owner)
+    if (r == -EBUSY && mdcom_load(w, memory_order_relaxed) == owner)
         return -EDEADLK;
-    if (r == 0 && p->cache_invalidate)
-        p->cache_invalidate(p->ctx, ch->data, ch->size);
+    if (r == 0)
+        mdcom_shm_invalidate(p, ch->data, ch->size);
     return r;
 }
 
@@ -111,7 +111,7 @@ static int lock_try_reap(struct mdcom_smemch *ch)
         r = lock_try(ch);
     if (r == -EBUSY) {
         mdcom_aword *w = &ch->ctl->lock.word;
-        uint32_t o = atomic_load_explicit(w, memory_order_relaxed);
+        uint32_t o = mdcom_load(w, memory_order_relaxed);
         /* from the value judged: a holder that came meanwhile stays (a
          * release as an unlock: nobody's writes to order, but the next
          * holder's acquire pairs with one) */
@@ -161,15 +161,13 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     p = ch->m->plat;
     w = &ch->ctl->lock.word;
     owner = ch->m->lock_owner;
-    if (p->cache_clean)
-        p->cache_clean(p->ctx, ch->data, ch->size);
+    mdcom_shm_clean(p, ch->data, ch->size);
     if (p->lock_release) {
         r = p->lock_release(p->ctx, ch->index, w, owner);
     } else {
         uint32_t o = owner;
         /* release: our writes to the area are visible before the lock reads free */
-        r = atomic_compare_exchange_strong_explicit(w, &o, 0, memory_order_release,
-                                                    memory_order_relaxed)
+        r = mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed)
                 ? 0
                 : -EPERM;
     }

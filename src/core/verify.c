@@ -5,6 +5,7 @@
  * a process makes at attach before it reads any live word).
  */
 #include "layout.h"
+#include "shm_access.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -106,12 +107,12 @@ static inline __attribute__((always_inline)) int mismatch(const struct vc *c, co
 
 /* The words ord[0..n) of the region's r against want (each read once):
  * 0, or -ESTALE naming the first that differs. */
-static int words_match(const struct vc *c, const volatile uint32_t *r, const uint32_t *want,
+static int words_match(const struct vc *c, const uint32_t *r, const uint32_t *want,
                        const uint8_t *ord, uint32_t n, const char *names)
 {
     uint32_t k, v;
     for (k = 0; k < n; k++)
-        if ((v = r[ord[k]]) != want[ord[k]])
+        if ((v = mdcom_read_once(r[ord[k]])) != want[ord[k]])
             return mismatch(c, mdcom_nth_str(names, ord[k]), v, want[ord[k]]);
     return 0;
 }
@@ -119,13 +120,13 @@ static int words_match(const struct vc *c, const volatile uint32_t *r, const uin
 /* A table entry: its name (max bytes, read once) against c->name, then its
  * words after the name (r) as words_match. */
 static inline __attribute__((always_inline)) int
-entry_match(const struct vc *c, const volatile char *rname, size_t max, const volatile uint32_t *r,
+entry_match(const struct vc *c, const char *rname, size_t max, const uint32_t *r,
             const uint32_t *want, const uint8_t *ord, uint32_t n, const char *names)
 {
     char name[MDCOM_NAME_MAX];
     size_t k;
     for (k = 0; k < max; k++)
-        name[k] = rname[k];
+        name[k] = mdcom_read_once(rname[k]);
     name[max - 1] = '\0';
     if (mdcom_streq(name, c->name, max))
         return words_match(c, r, want, ord, n, names);
@@ -137,7 +138,7 @@ entry_match(const struct vc *c, const volatile char *rname, size_t max, const vo
 int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_config *cfg,
                         const mdcom_layout *lay, const mdcom_chan_layout *chans, mdcom_err *e)
 {
-    const volatile uint32_t *h = (const volatile uint32_t *)base;
+    const uint32_t *h = (const uint32_t *)base;
     const uint8_t *b = (const uint8_t *)base;
     uint32_t want[MDCOM_HDR_WORDS], w[MDCOM_DIRENT_WORDS], v, i;
     struct vc c = {e, cfg->region_name, "header", 0xffffffffu, 0};
@@ -145,9 +146,9 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
 
     if (mapped_size < MDCOM_HDR_SIZE)
         return mdcom_err_set(e, -EBADMSG, c.region, "region smaller than its header");
-    if (h[MDCOM_HW(magic)] != MDCOM_MAGIC)
+    if (mdcom_read_once(h[MDCOM_HW(magic)]) != MDCOM_MAGIC)
         return mdcom_err_set(e, -EBADMSG, c.region, "bad magic: not an mdcom region");
-    if ((v = h[MDCOM_HW(version)]) != MDCOM_WIRE_VERSION) {
+    if ((v = mdcom_read_once(h[MDCOM_HW(version)])) != MDCOM_WIRE_VERSION) {
         mdcom_err_set(e, -EPROTONOSUPPORT, c.region, 0);
         mdcom_err_fmt(e, "wire version %u in the region, this library speaks %u", v,
                       MDCOM_WIRE_VERSION);
@@ -163,8 +164,7 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
     /* Offsets below come from our own layout, which fits in region_size. */
     c.what = "domains";
     for (i = 0; i < cfg->n_domains; i++) {
-        const volatile mdcom_wire_domain *d =
-            (const volatile mdcom_wire_domain *)(b + lay->dom_off) + i;
+        const mdcom_wire_domain *d = (const mdcom_wire_domain *)(b + lay->dom_off) + i;
         const mdcom_domain_cfg *dc = &cfg->domains[i];
         w[0] = dc->id;
         w[1] = dc->role;
@@ -176,8 +176,7 @@ int mdcom_layout_verify(const void *base, uint32_t mapped_size, const mdcom_conf
     }
     c.what = "channels";
     for (i = 0; i < cfg->n_channels; i++) {
-        const volatile mdcom_wire_dirent *d =
-            (const volatile mdcom_wire_dirent *)(b + lay->dir_off) + i;
+        const mdcom_wire_dirent *d = (const mdcom_wire_dirent *)(b + lay->dir_off) + i;
         mdcom_layout_dirent_words(&chans[i], w);
         c.idx = i;
         c.name = cfg->channels[i].name;

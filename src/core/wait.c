@@ -40,8 +40,8 @@ void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *w
 {
     /* fence: our publication (queue slot, lock release) must be globally
      * visible before we read the waiter count (pairs with the waiter's fence) */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(waiters, memory_order_relaxed) != 0)
+    mdcom_fence(memory_order_seq_cst);
+    if (mdcom_load(waiters, memory_order_relaxed) != 0)
         m->plat->doorbell.ring(m->plat->doorbell.ctx, word, chan);
 }
 
@@ -51,12 +51,11 @@ void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32
     if (w & MDCOM_WAITERS_ARMED)
         /* acquire: reads the sleeper's release arming, so its snapshot of the
          * event word precedes our change of the word below */
-        armed = atomic_fetch_and_explicit(&ctl->event.waiters, ~MDCOM_WAITERS_ARMED,
-                                          memory_order_acquire) &
+        armed = mdcom_fetch_and(&ctl->event.waiters, ~MDCOM_WAITERS_ARMED, memory_order_acquire) &
                 MDCOM_WAITERS_ARMED;
     /* relaxed: ordered after what we published by the caller's fence; only
      * sleepers (their futex compare, EV_NOTIFY) look at the word */
-    atomic_fetch_add_explicit(&ctl->event.word, 1, memory_order_relaxed);
+    mdcom_fetch_add(&ctl->event.word, 1, memory_order_relaxed);
     if (armed)
         m->plat->doorbell.ring(m->plat->doorbell.ctx, &ctl->event.word, chan);
 }
@@ -65,7 +64,7 @@ static void event_arm(mdcom_aword *waiters)
 {
     /* release: our snapshot of the event word (taken before) precedes this,
      * for the waker whose acquire clear reads it (mdcom_event_ring) */
-    atomic_fetch_or_explicit(waiters, MDCOM_WAITERS_ARMED, memory_order_release);
+    mdcom_fetch_or(waiters, MDCOM_WAITERS_ARMED, memory_order_release);
 }
 
 #if defined(__linux__) /* its only other user: src/linux/events.c (the Linux port) */
@@ -77,11 +76,11 @@ void mdcom_event_arm(mdcom_aword *waiters) { event_arm(waiters); }
  * last one out drops ARMED too (no sleeper left to wake). */
 void mdcom_waiters_down(mdcom_aword *w)
 {
-    uint32_t v = atomic_load_explicit(w, memory_order_relaxed), tries;
+    uint32_t v = mdcom_load(w, memory_order_relaxed), tries;
     /* relaxed: a counter; the sleeper's fence orders it against the check */
     for (tries = 0; (v & MDCOM_WAITERS_COUNT) != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX;
          tries++)
-        if (atomic_compare_exchange_weak_explicit(
+        if (mdcom_cas_weak(
                 w, &v, (v & MDCOM_WAITERS_COUNT) == 1 ? 0 : v - 1, memory_order_relaxed,
                 memory_order_relaxed))
             break;
@@ -95,11 +94,11 @@ static uint32_t count_wait_records(struct mdcom_instance *m, uint32_t chan)
         mdcom_wire_proc *p = &m->procs[i];
         /* relaxed: a recount of a corrupted word; in-flight changes of it
          * make it off by those, which the sleepers' slices absorb */
-        uint32_t o = atomic_load_explicit(&p->owner, memory_order_relaxed);
+        uint32_t o = mdcom_load(&p->owner, memory_order_relaxed);
         if (o < MDCOM_PROC_DOMAIN_BASE || o >= MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS)
             continue;
         for (k = 0; k < 2; k++) {
-            uint32_t r = atomic_load_explicit(&p->wait[k], memory_order_relaxed);
+            uint32_t r = mdcom_load(&p->wait[k], memory_order_relaxed);
             n += r != 0 && MDCOM_WAITREC_CHAN(r) == chan;
         }
     }
@@ -113,13 +112,12 @@ void mdcom_wait_begin(struct mdcom_instance *m, uint32_t rec, uint32_t chan, mdc
      * first: dying between the two leaves a record without a count, and the
      * reaper never takes a count below 0 (one sleeper then wakes late, at
      * the end of its slice, instead of a count leaking for ever) */
-    atomic_store_explicit(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn),
-                          memory_order_relaxed);
-    old = atomic_fetch_add_explicit(waiters, 1, memory_order_relaxed);
+    mdcom_store(&m->me->wait[rec], MDCOM_WAITREC_MAKE(chan, m->incarn), memory_order_relaxed);
+    old = mdcom_fetch_add(waiters, 1, memory_order_relaxed);
     /* "negative" or beyond what sleepers can hold: forged or corrupted;
      * recount (armed: one spare ring at worst, never a sleeper left unrung) */
     if (old >= 0x80000000u || (old & MDCOM_WAITERS_COUNT) >= WAITERS_MAX)
-        atomic_store_explicit(waiters, count_wait_records(m, chan) | MDCOM_WAITERS_ARMED,
+        mdcom_store(waiters, count_wait_records(m, chan) | MDCOM_WAITERS_ARMED,
                               memory_order_relaxed);
 }
 
@@ -131,13 +129,13 @@ void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan)
                                      (fifo ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
                                            : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
     /* relaxed: a counter; the sleepers' fences order it against their checks */
-    uint32_t v = atomic_load_explicit(w, memory_order_relaxed), n;
+    uint32_t v = mdcom_load(w, memory_order_relaxed), n;
     if (v < 0x80000000u && (v & MDCOM_WAITERS_COUNT) < WAITERS_MAX)
         return;
     n = count_wait_records(m, chan);
     /* from the value judged: a sleeper that came or left since keeps its
      * count (the next audit looks again); armed when anyone sleeps */
-    (void)atomic_compare_exchange_strong_explicit(
+    (void)mdcom_cas(
         w, &v, fifo && n ? n | MDCOM_WAITERS_ARMED : n, memory_order_relaxed,
         memory_order_relaxed);
 }
@@ -151,15 +149,14 @@ void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters
      * attachment, counts per sleeping thread: the record is cleared by
      * whichever thread ends first, and a reaper gives back one count per
      * record; see docs/reliability.md.) */
-    uint32_t o = atomic_load_explicit(&me->owner, memory_order_relaxed);
-    uint32_t r = atomic_load_explicit(&me->wait[rec], memory_order_relaxed);
+    uint32_t o = mdcom_load(&me->owner, memory_order_relaxed);
+    uint32_t r = mdcom_load(&me->wait[rec], memory_order_relaxed);
     if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain && !MDCOM_PROC_IS_CLAIMING(o)) ||
-        ((volatile mdcom_wire_proc *)me)->incarn != m->incarn)
+        mdcom_read_once(me->incarn) != m->incarn)
         return;
     mdcom_waiters_down(waiters);
     if (r != 0 && (r >> 16) == m->incarn) /* relaxed: bookkeeping for a reaper */
-        atomic_compare_exchange_strong_explicit(&me->wait[rec], &r, 0, memory_order_relaxed,
-                                                memory_order_relaxed);
+        mdcom_cas(&me->wait[rec], &r, 0, memory_order_relaxed, memory_order_relaxed);
 }
 
 int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
@@ -179,7 +176,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
 
     /* adaptive spin: grow the limit when spinning pays off, shrink when not */
     if (spin_max != MDCOM_NO_SPIN && spin_max != 0) {
-        uint32_t lim = atomic_load_explicit(spin_cur, memory_order_relaxed);
+        uint32_t lim = mdcom_load(spin_cur, memory_order_relaxed);
         uint64_t end = now + lim;
         uint32_t n = 0, every = 31u;
         if (end > deadline)
@@ -189,7 +186,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             r = cond(arg);
             if (r != 0) {
                 if (r > 0 && lim < spin_max)
-                    atomic_store_explicit(spin_cur, lim * 2 > spin_max ? spin_max : lim * 2,
+                    mdcom_store(spin_cur, lim * 2 > spin_max ? spin_max : lim * 2,
                                           memory_order_relaxed);
                 return r;
             }
@@ -210,7 +207,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             }
         }
         if (lim / 2 >= MDCOM_SPIN_MIN_NS)
-            atomic_store_explicit(spin_cur, lim / 2, memory_order_relaxed);
+            mdcom_store(spin_cur, lim / 2, memory_order_relaxed);
     }
 
     mdcom_rec_park(m);
@@ -223,7 +220,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             return r;
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the cond() below will see it */
-        snap = atomic_load_explicit(word, memory_order_acquire);
+        snap = mdcom_load(word, memory_order_acquire);
         /* about to sleep: is a peer dead holding something? (throttled;
          * within our deadline, and a slice at most) */
         now = mdcom_now(m);
@@ -235,7 +232,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             event_arm(waiters);
         /* fence: announce the waiter before the final check (pairs with the
          * waker's fence in mdcom_ring_word / notify) */
-        atomic_thread_fence(memory_order_seq_cst);
+        mdcom_fence(memory_order_seq_cst);
         r = cond(arg);
         if (r != 0) {
             mdcom_wait_end(m, 0, waiters);

@@ -115,12 +115,12 @@ static void ev_term(struct mdcom_instance *m);
 static int64_t slice_ns(void)
 {
     static _Atomic int64_t v;
-    int64_t s = atomic_load_explicit(&v, memory_order_relaxed);
+    int64_t s = mdcom_load(&v, memory_order_relaxed);
     if (!s) {
         const char *e = getenv("MDCOM_EV_SLICE_MS");
         long ms = e ? strtol(e, NULL, 10) : 0;
         s = ms > 0 && ms <= 3600000 ? (int64_t)ms * 1000000ll : EV_SLICE_NS;
-        atomic_store_explicit(&v, s, memory_order_relaxed); /* relaxed: same value every time */
+        mdcom_store(&v, s, memory_order_relaxed); /* relaxed: same value every time */
     }
     return s;
 }
@@ -139,7 +139,7 @@ static int uses_futex(const struct mdcom_instance *m)
 
 static void wake_private(_Atomic uint32_t *w)
 {
-    atomic_fetch_add_explicit(w, 1, memory_order_release);
+    mdcom_fetch_add(w, 1, memory_order_release);
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
@@ -148,7 +148,7 @@ static void wake_private(_Atomic uint32_t *w)
 static void ctl_waitv(struct futex_waitv *w, _Atomic uint32_t *ctl)
 {
     w->uaddr = (uint64_t)(uintptr_t)ctl;
-    w->val = atomic_load_explicit(ctl, memory_order_acquire);
+    w->val = mdcom_load(ctl, memory_order_acquire);
     w->flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
     w->__reserved = 0;
 }
@@ -171,7 +171,7 @@ static struct evatt *att_of(struct mdcom_instance *m, int create)
     pthread_mutex_init(&free_a->mu, NULL);
     free_a->m = m;
     /* release: ev_term is complete code before mdcom_term can call it */
-    atomic_store_explicit(&mdcom_term_hook, ev_term, memory_order_release);
+    mdcom_store(&mdcom_term_hook, ev_term, memory_order_release);
     return free_a;
 }
 
@@ -182,11 +182,11 @@ static uint32_t member_eval(struct member *e, int consume)
     if (e->type == MDCOM_CHAN_FIFO) {
         uint32_t got = mdcom_fifo_events((struct mdcom_fifoch *)e->ch, e->events, e->ev_snap);
         if ((got & MDCOM_EV_NOTIFY) && consume) /* acquire: as in fifo_cond */
-            e->ev_snap = atomic_load_explicit(e->word, memory_order_acquire);
+            e->ev_snap = mdcom_load(e->word, memory_order_acquire);
         return got;
     }
     /* acquire: the previous holder's writes are visible once we see it free */
-    return atomic_load_explicit(e->word, memory_order_acquire) == 0 ? MDCOM_EV_UNLOCKED : 0;
+    return mdcom_load(e->word, memory_order_acquire) == 0 ? MDCOM_EV_UNLOCKED : 0;
 }
 
 static void fd_signal(struct mdcom_waitset *ws)
@@ -369,8 +369,8 @@ static struct io_uring_sqe *ur_sqe(struct evring *u)
 {
     /* relaxed: only this thread writes the tail; acquire on the head: the
      * kernel has read the entries before it advanced it */
-    uint32_t t = atomic_load_explicit(u->sq_tail, memory_order_relaxed);
-    uint32_t h = atomic_load_explicit(u->sq_head, memory_order_acquire);
+    uint32_t t = mdcom_load(u->sq_tail, memory_order_relaxed);
+    uint32_t h = mdcom_load(u->sq_head, memory_order_acquire);
     struct io_uring_sqe *q;
     if (t - h > u->sq_mask)
         return NULL;
@@ -382,9 +382,9 @@ static struct io_uring_sqe *ur_sqe(struct evring *u)
 
 static void ur_push(struct evring *u)
 {
-    uint32_t t = atomic_load_explicit(u->sq_tail, memory_order_relaxed);
+    uint32_t t = mdcom_load(u->sq_tail, memory_order_relaxed);
     /* release: the entry is written before the kernel sees the tail */
-    atomic_store_explicit(u->sq_tail, t + 1, memory_order_release);
+    mdcom_store(u->sq_tail, t + 1, memory_order_release);
     u->inflight++;
     u->queued++;
 }
@@ -403,9 +403,9 @@ static int ur_enter(struct evring *u, uint32_t min)
         return -errno;
     if (r > 0)
         u->queued -= (uint32_t)r < u->queued ? (uint32_t)r : u->queued;
-    h = atomic_load_explicit(u->cq_head, memory_order_relaxed);
+    h = mdcom_load(u->cq_head, memory_order_relaxed);
     /* acquire: the CQEs are written before the kernel advanced the tail */
-    t = atomic_load_explicit(u->cq_tail, memory_order_acquire);
+    t = mdcom_load(u->cq_tail, memory_order_acquire);
     for (; h != t; h++) {
         const struct io_uring_cqe *c = &u->cqes[h & u->cq_mask];
         if (u->inflight)
@@ -420,7 +420,7 @@ static int ur_enter(struct evring *u, uint32_t min)
         }
     }
     /* release: we are done reading the entries we hand back */
-    atomic_store_explicit(u->cq_head, h, memory_order_release);
+    mdcom_store(u->cq_head, h, memory_order_release);
     return 0;
 }
 
@@ -525,7 +525,7 @@ static void ur_rearm(struct mdcom_waitset *ws)
     memset(seen, 0, sizeof seen);
     n = ws_words(ws, u->w, 0, seen);
     /* fence: the snapshots precede the evaluation (as in the helper) */
-    atomic_thread_fence(memory_order_seq_cst);
+    mdcom_fence(memory_order_seq_cst);
     if (ws_count(ws) != 0) {
         fd_signal(ws);
         if (ur_enter(u, 0) < 0) /* submit a pending cancel */
@@ -675,7 +675,7 @@ static uint32_t ws_words(struct mdcom_waitset *ws, struct futex_waitv *w, uint32
         w[nw + k].uaddr = (uint64_t)(uintptr_t)e->word;
         /* acquire: a waker that changed the word before our snapshot also
          * published its data before it, so the evaluation after sees it */
-        w[nw + k].val = atomic_load_explicit(e->word, memory_order_acquire);
+        w[nw + k].val = mdcom_load(e->word, memory_order_acquire);
         if (e->type == MDCOM_CHAN_FIFO) /* a notify after this one rings */
             mdcom_event_arm(e->waiters);
         w[nw + k].flags = FUTEX_32; /* shared: the region is a shared mapping */
@@ -750,16 +750,16 @@ static void *helper(void *arg)
         }
         /* fence: our snapshots precede the evaluation (the counts were
          * announced and fenced at add) */
-        atomic_thread_fence(memory_order_seq_cst);
+        mdcom_fence(memory_order_seq_cst);
         for (ws = a->fds; ws; ws = ws->next_fd) {
             pthread_mutex_lock(&ws->mu);
             (void)ws_eval(ws, NULL, 0, NULL, 1);
             pthread_mutex_unlock(&ws->mu);
         }
-        atomic_fetch_add_explicit(&a->evals, 1, memory_order_relaxed);
+        mdcom_fetch_add(&a->evals, 1, memory_order_relaxed);
         pthread_mutex_unlock(&a->mu);
         r = sleep_words(a->m, w, n, INT64_MAX);
-        atomic_fetch_add_explicit(&a->wakes, 1, memory_order_relaxed);
+        mdcom_fetch_add(&a->wakes, 1, memory_order_relaxed);
         if (r == -ETIMEDOUT)
             (void)mdcom_reap(a->m); /* a quiet slice: is a peer dead holding something? */
     }
@@ -869,9 +869,9 @@ static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t ev
     }
     /* relaxed + fence: announce the waiter before any snapshot or
      * evaluation (pairs with the waker's fence in notify / ring_word) */
-    atomic_fetch_add_explicit(e->waiters, 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_seq_cst);
-    e->ev_snap = atomic_load_explicit(e->word, memory_order_relaxed);
+    mdcom_fetch_add(e->waiters, 1, memory_order_relaxed);
+    mdcom_fence(memory_order_seq_cst);
+    e->ev_snap = mdcom_load(e->word, memory_order_relaxed);
     e->used = 1;
     ws->n++;
     ws_changed(ws);
@@ -944,14 +944,14 @@ int mdcom_waitset_wait(mdcom_waitset_t *ws, mdcom_event *out, uint32_t n, int64_
         ctl_waitv(&w[0], &ws->ctl);
         nw = 1 + ws_words(ws, w, 1, seen);
         /* fence: the snapshots precede the evaluation */
-        atomic_thread_fence(memory_order_seq_cst);
+        mdcom_fence(memory_order_seq_cst);
         r = ws_eval(ws, out, n, NULL, 0);
         pthread_mutex_unlock(&ws->mu);
         if (r != 0)
             return r < 0 ? r : (int)(r > (int)n ? (int)n : r);
         if (timeout_ns == 0 || mono_ns() >= deadline)
             return -ETIMEDOUT;
-        spin = atomic_load_explicit(&ws->spin_ns, memory_order_relaxed);
+        spin = mdcom_load(&ws->spin_ns, memory_order_relaxed);
         if (!slept && m && spin != MDCOM_NO_SPIN) {
             /* spin first, as mdcom_fifoch_wait does: a reply due within
              * microseconds costs no sleep and no wake-up */
@@ -985,7 +985,7 @@ int mdcom_waitset_set_spin(mdcom_waitset_t *ws, uint32_t spin_ns)
     if (!valid_ws(ws))
         return -EINVAL;
     /* relaxed: a tuning value read at the next wait */
-    atomic_store_explicit(&ws->spin_ns, spin_ns, memory_order_relaxed);
+    mdcom_store(&ws->spin_ns, spin_ns, memory_order_relaxed);
     return 0;
 }
 
