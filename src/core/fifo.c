@@ -204,7 +204,8 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
     id = atomic_load_explicit(&ch->rx_next, memory_order_relaxed);
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
-        MDCOM_PREFETCH(&ch->bstate[id]);
+        if (!MDCOM_CUT_BSTATE)
+            MDCOM_PREFETCH(&ch->bstate[id]);
     }
 }
 
@@ -235,7 +236,8 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     /* relaxed: a private hint (the block alloc will try first) */
     id = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
-        mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
+        if (!MDCOM_CUT_BSTATE)
+            mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
     }
     tx_prefetch_slot(ch);
@@ -383,7 +385,9 @@ static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
     uint32_t w;
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
+#if !MDCOM_CUT_FENCE
     atomic_thread_fence(memory_order_seq_cst);
+#endif
     w = atomic_load_explicit(&ch->ctl->event.waiters, memory_order_relaxed);
     /* only sleepers look at the event word: no write at all when nobody waits */
     if (w & MDCOM_WAITERS_COUNT)
@@ -567,12 +571,14 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
     /* relaxed: a private hint, always < block_count (stored wrapped) */
     v = atomic_load_explicit(&ch->alloc_hint, memory_order_relaxed);
     /* relaxed: a look before the CAS, which decides */
-    s = atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
+    s = MDCOM_CUT_BSTATE ? MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0)
+                         : atomic_load_explicit(&ch->bstate[v], memory_order_relaxed);
     /* acquire: as in alloc_full (the previous owner's release in free);
      * FREE + alloc_delta: our ALLOC word of the next generation */
-    if (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
-        !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
-                                               memory_order_acquire, memory_order_relaxed))
+    if (!MDCOM_CUT_BSTATE &&
+        (MDCOM_BLK_SO(s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0) ||
+         !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &s, s + ch->alloc_delta,
+                                                memory_order_acquire, memory_order_relaxed)))
         goto full;
     atomic_store_explicit(&ch->alloc_hint, v + 1 == ch->block_count ? 0 : v + 1,
                           memory_order_relaxed);
@@ -620,6 +626,8 @@ int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
     /* valid_fifo, spelled out: one call less on the message path */
     if (!ch || ch->tag != MDCOM_TAG_FIFO || id >= ch->block_count)
         return -EINVAL;
+    if (MDCOM_CUT_BSTATE)
+        return 0;
     r = block_release(ch, id, ch->who);
     return r ? not_ours(ch, r) : 0;
 }
@@ -779,11 +787,14 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
         return enqueue_full(ch, id, len);
     /* relaxed: the op record, as in enqueue_full (it names the block before
      * the block reads QUEUED; read by a reaper only once we are dead) */
+#if !MDCOM_CUT_OPREC
     atomic_store_explicit(&rec->id, id, memory_order_relaxed);
     atomic_store_explicit(&rec->op, ch->op_enq, memory_order_relaxed);
+#endif
     /* relaxed: ours; the slot's release store publishes it (by CAS from
      * the word checked when we can be taken for dead, as in enqueue_full) */
-    if (!ch->hb) {
+    if (MDCOM_CUT_BSTATE) {
+    } else if (!ch->hb) {
         atomic_store_explicit(bs, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed);
     } else if (!atomic_compare_exchange_strong_explicit(
                    bs, &s, s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC), memory_order_relaxed,
@@ -792,7 +803,9 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
     }
     s += MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC; /* the QUEUED word of this generation */
     /* relaxed: the position this attempt claims, for a reaper */
+#if !MDCOM_CUT_OPREC
     atomic_store_explicit(&rec->pos, pos, memory_order_relaxed);
+#endif
     /* relaxed: claiming the position; publication is the seq store */
     if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_relaxed,
                                                memory_order_relaxed)) {
@@ -824,10 +837,11 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     uint32_t s;
     if (MDCOM_HAVE_PREFETCH) {
         tx_prefetch_slot(ch);
-        mdcom_prefetchw(ch->pfw, bs);
+        if (!MDCOM_CUT_BSTATE)
+            mdcom_prefetchw(ch->pfw, bs);
     }
     /* relaxed: our own block's word */
-    s = atomic_load_explicit(bs, memory_order_relaxed);
+    s = MDCOM_CUT_BSTATE ? ch->alloc_so : atomic_load_explicit(bs, memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so)
         return enqueue_full(ch, id, len);
     return enqueue_word(ch, id, len, s);
@@ -1010,9 +1024,11 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         MDCOM_PREFETCH(block_ptr(ch, v));
     /* the block we are taking, for a reaper (relaxed: made visible by the
      * release CAS below), as in ring_pop */
+#if !MDCOM_CUT_OPREC
     atomic_store_explicit(&rec->id, v, memory_order_relaxed);
     atomic_store_explicit(&rec->state, s, memory_order_relaxed);
     atomic_store_explicit(&rec->op, ch->op_deq, memory_order_relaxed);
+#endif
     /* release: our reads of the slot (and our op record) are done before a
      * producer or reaper that sees the new deq_pos acts */
     if (!atomic_compare_exchange_weak_explicit(posw, &pos, pos + 1, memory_order_release,
@@ -1030,7 +1046,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         uint32_t cur = s, h = (s & 0xffff0000u) | ch->held_so;
         /* relaxed: as in deq_take_block (the deq_pos CAS drained the store
          * buffer); weak: a spurious failure is retried by dequeue_claimed */
-        if (!atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur, h, memory_order_relaxed,
+        if (!MDCOM_CUT_BSTATE &&
+            !atomic_compare_exchange_weak_explicit(&ch->bstate[v], &cur, h, memory_order_relaxed,
                                                    memory_order_relaxed))
             return dequeue_claimed(ch, v, l, s, id, len);
         /* taken for dead while we ran (a heartbeat promise only): deq_finish
@@ -1255,6 +1272,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
         /* re-formatted in place since our dequeue: the message was ours
          * (taken before), the block word is the new generation's, not ours
          * to free; the next call says -ECONNRESET */
+    } else if (MDCOM_CUT_BSTATE) {
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
