@@ -675,7 +675,8 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
-    s = atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
+    s = MDCOM_CUT_BSTATE ? ch->alloc_so
+                         : atomic_load_explicit(&ch->bstate[id], memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
@@ -860,6 +861,8 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 {
     uint32_t cur = s;
+    if (MDCOM_CUT_BSTATE)
+        return v < ch->block_count ? 0 : -EPROTO;
     if (v >= ch->block_count || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
