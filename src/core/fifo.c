@@ -861,8 +861,9 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 {
     uint32_t cur = s;
-    if (MDCOM_CUT_BSTATE)
-        return v < ch->block_count ? 0 : -EPROTO;
+#if MDCOM_CUT_BSTATE
+    return v < ch->block_count ? 0 : -EPROTO;
+#endif
     if (v >= ch->block_count || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
