@@ -4,7 +4,8 @@
  * mdcom. Per channel and direction a ring of up to RAW_SLOTS contiguous slots,
  * the sender's word `posted` (count and length in one store) and the
  * receiver's word `taken`, each alone on its cache line: one copy per hop,
- * the reply sent from where the message arrived. raw-futex sleeps in
+ * the reply sent from where the message arrived (raw-spin-2copy: copied out
+ * first, two copies per hop). raw-futex sleeps in
  * FUTEX_WAIT (shared futexes: two processes). Method: docs/benchmarks.md,
  * "Transports".
  */
@@ -206,3 +207,23 @@ static void raw_teardown(void *ctx)
 }
 
 const bench_msg_ops bench_ops_raw = BENCH_MSG_OPS(raw, .peek = raw_peek, .release = raw_release);
+
+/* raw-spin-2copy: the receiver copies the message out of the slot into its
+ * own buffer and frees the slot before it looks at it, and a round trip's
+ * reply is sent from that buffer: two copies per hop (sender in, receiver
+ * out), as mdcom-copy-poll makes with send and recv. raw-spin makes one (the
+ * reply goes from the slot where the message arrived into the next slot). */
+static int raw_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
+{
+    const void *m;
+    int n = raw_peek(ctx, side, ch, &m);
+    if (n < 0)
+        return n;
+    if ((uint32_t)n > cap)
+        n = -EMSGSIZE;
+    else
+        memcpy(buf, m, (size_t)n);
+    raw_release(ctx, side, ch);
+    return n;
+}
+const bench_msg_ops bench_ops_raw_copy2 = BENCH_MSG_OPS(raw, .recv = raw_recv);

@@ -141,7 +141,7 @@ static inline int bench_link_run(void *link, const bench_link_cell *c, uint32_t 
 
 /* The message ops of the transport files (transports.c names the
  * transports built on them); the variants of the kernel IPC ops. */
-extern const bench_msg_ops bench_ops_raw, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
+extern const bench_msg_ops bench_ops_raw, bench_ops_raw_copy2, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
     bench_ops_smem, bench_ops_kernel, bench_ops_rpmsg, bench_ops_iceoryx, bench_ops_openamp;
 enum { BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET, BENCH_K_MQ };
 

@@ -34,6 +34,8 @@
 const bench_transport *const bench_transports[] = {
     TR("raw-spin", POLL, NULL, bench_ops_raw, 0, 0,
        "baseline: shared ring + memcpy, both sides spin (no mdcom)"),
+    TR("raw-spin-2copy", POLL, NULL, bench_ops_raw_copy2, 0, 0,
+       "baseline: raw-spin whose receiver copies out (two copies per hop, as mdcom-copy)"),
     TR("raw-futex", BLOCK, NULL, bench_ops_raw, 1, 0,
        "baseline: shared ring + memcpy, waiters sleep in FUTEX_WAIT (no mdcom)"),
     TR("mdcom-copy-poll", POLL, "raw-spin", bench_ops_mdcom_copy, 0, 0,

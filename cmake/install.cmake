@@ -19,6 +19,13 @@
 #                           mdcom-stat, mdcom-bench, mdcom.pc, man pages
 #   freestanding build:     mdcom::mdcom_static (core + rpmsg + the port),
 #                           mdcom::core, mdcom::rpmsg, headers, mdcom-cfg
+
+# A benchmark-only attribution build (MDCOM_BENCH_CUT) is never installed
+# or packaged: its core breaks guarantees on purpose.
+if(MDCOM_BENCH_CUT)
+  return() # the top CMakeLists' first install rule fails; before include(CPack): no package
+endif()
+
 include(GNUInstallDirs)
 
 # One version: project(VERSION) must match mdcom.h, tools/mdcom-cfg and the

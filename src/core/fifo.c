@@ -63,7 +63,8 @@ static MDCOM_ALWAYS_INLINE int push_claim(mdcom_aword *posw, uint32_t *pos,
 {
     /* relaxed: the position this attempt claims, for a reaper (which reads
      * our record only once we are dead) */
-    mdcom_store(&rec->pos, *pos, memory_order_relaxed);
+    if (!MDCOM_CUT_OPREC)
+        mdcom_store(&rec->pos, *pos, memory_order_relaxed);
     /* relaxed: claiming the position; publication is the seq store */
     return mdcom_cas_weak(posw, pos, *pos + 1, memory_order_relaxed, memory_order_relaxed);
 }
@@ -122,9 +123,11 @@ static MDCOM_ALWAYS_INLINE int pop_claim(mdcom_aword *posw, uint32_t *pos,
 {
     /* the block we are taking, for a reaper (ours or, if we die now, to be
      * freed). relaxed: made visible by pop_advance's release */
-    mdcom_store(&rec->id, v, memory_order_relaxed);
-    mdcom_store(&rec->state, w, memory_order_relaxed);
-    mdcom_store(&rec->op, op, memory_order_relaxed);
+    if (!MDCOM_CUT_OPREC) {
+        mdcom_store(&rec->id, v, memory_order_relaxed);
+        mdcom_store(&rec->state, w, memory_order_relaxed);
+        mdcom_store(&rec->op, op, memory_order_relaxed);
+    }
     return pop_advance(posw, pos);
 }
 
@@ -134,6 +137,10 @@ static MDCOM_ALWAYS_INLINE int pop_claim(mdcom_aword *posw, uint32_t *pos,
  * retries. 1 taken. */
 static MDCOM_ALWAYS_INLINE int blk_alloc(mdcom_aword *bs, uint32_t delta, uint32_t *s, int weak)
 {
+    if (MDCOM_CUT_BSTATE) {
+        *s = MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
+        return 1;
+    }
     /* relaxed: a look before the CAS, which decides */
     *s = mdcom_load(bs, memory_order_relaxed);
     if (MDCOM_BLK_SO(*s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
@@ -157,6 +164,8 @@ static MDCOM_ALWAYS_INLINE void alloc_hint_after(struct mdcom_fifoch *ch, uint32
  * stores are all in memory); our own line: no miss */
 static MDCOM_ALWAYS_INLINE void enq_name(mdcom_wire_oprec *rec, uint32_t id, uint32_t op)
 {
+    if (MDCOM_CUT_OPREC)
+        return;
     mdcom_store(&rec->id, id, memory_order_relaxed);
     mdcom_store(&rec->op, op, memory_order_relaxed);
 }
@@ -168,6 +177,8 @@ static MDCOM_ALWAYS_INLINE void enq_name(mdcom_wire_oprec *rec, uint32_t id, uin
  * was not s any more (a reaper's). */
 static MDCOM_ALWAYS_INLINE int blk_move(mdcom_aword *bs, uint32_t s, uint32_t q, uint32_t hb)
 {
+    if (MDCOM_CUT_BSTATE)
+        return 1;
     if (!hb) {
         mdcom_store(bs, q, memory_order_relaxed);
         return 1;
@@ -193,6 +204,8 @@ static MDCOM_ALWAYS_INLINE int blk_unqueue(mdcom_aword *bs, uint32_t q, uint32_t
  * failure *cur is the word found. 1 taken. */
 static MDCOM_ALWAYS_INLINE int blk_hold(mdcom_aword *bs, uint32_t *cur, uint32_t h, int weak)
 {
+    if (MDCOM_CUT_BSTATE)
+        return 1;
     return weak ? mdcom_cas_weak(bs, cur, h, memory_order_relaxed, memory_order_relaxed)
                 : mdcom_cas(bs, cur, h, memory_order_relaxed, memory_order_relaxed);
 }
@@ -205,7 +218,8 @@ static MDCOM_ALWAYS_INLINE int blk_hold(mdcom_aword *bs, uint32_t *cur, uint32_t
  * release: our use of the block's data is done before the next owner's alloc */
 static MDCOM_ALWAYS_INLINE void blk_free(mdcom_aword *bs, uint32_t f)
 {
-    mdcom_store(bs, f, memory_order_release);
+    if (!MDCOM_CUT_BSTATE)
+        mdcom_store(bs, f, memory_order_release);
 }
 
 /* Free by CAS from word *s (a heartbeat promise, a reaper, a block we may no
@@ -349,7 +363,8 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
     id = mdcom_load(&ch->rx_next, memory_order_relaxed);
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
-        MDCOM_PREFETCH(&ch->bstate[id]);
+        if (!MDCOM_CUT_BSTATE)
+            MDCOM_PREFETCH(&ch->bstate[id]);
     }
 }
 
@@ -380,7 +395,8 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     /* relaxed: a private hint (the block alloc will try first) */
     id = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
-        mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
+        if (!MDCOM_CUT_BSTATE)
+            mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
     }
     tx_prefetch_slot(ch);
@@ -516,7 +532,8 @@ static MDCOM_ALWAYS_INLINE void notify_inline(struct mdcom_fifoch *ch)
     uint32_t w;
     /* fence: what we published (queue slots, block states) is visible before we read
      * the waiter count; pairs with the waiter's fence (store-buffering) */
-    mdcom_fence(memory_order_seq_cst);
+    if (!MDCOM_CUT_FENCE)
+        mdcom_fence(memory_order_seq_cst);
     w = mdcom_load(&ch->ctl->event.waiters, memory_order_relaxed);
     /* only sleepers look at the event word: no write at all when nobody waits */
     if (w & MDCOM_WAITERS_COUNT)
@@ -742,6 +759,8 @@ int mdcom_fifoch_free(mdcom_fifoch_t *ch, uint32_t id)
     /* valid_fifo, spelled out: one call less on the message path */
     if (!ch || ch->tag != MDCOM_TAG_FIFO || id >= ch->block_count)
         return -EINVAL;
+    if (MDCOM_CUT_BSTATE)
+        return 0;
     r = block_release(ch, id, ch->who);
     return r ? not_ours(ch, r) : 0;
 }
@@ -788,7 +807,7 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
     mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
-    s = mdcom_load(&ch->bstate[id], memory_order_relaxed);
+    s = MDCOM_CUT_BSTATE ? ch->alloc_so : mdcom_load(&ch->bstate[id], memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
@@ -896,10 +915,11 @@ static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t 
     uint32_t s;
     if (MDCOM_HAVE_PREFETCH) {
         tx_prefetch_slot(ch);
-        mdcom_prefetchw(ch->pfw, bs);
+        if (!MDCOM_CUT_BSTATE)
+            mdcom_prefetchw(ch->pfw, bs);
     }
     /* relaxed: our own block's word */
-    s = mdcom_load(bs, memory_order_relaxed);
+    s = MDCOM_CUT_BSTATE ? ch->alloc_so : mdcom_load(bs, memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so)
         return enqueue_full(ch, id, len);
     return enqueue_word(ch, id, len, s);
@@ -918,6 +938,9 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
 static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 {
     uint32_t cur = s;
+#if MDCOM_CUT_BSTATE
+    return v < ch->block_count ? 0 : -EPROTO;
+#endif
     if (v >= ch->block_count || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED) {
         count_error(ch); /* a queued ID whose block is not queued: forged/duplicated */
         return -EPROTO;
@@ -1301,6 +1324,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
         /* re-formatted in place since our dequeue: the message was ours
          * (taken before), the block word is the new generation's, not ours
          * to free; the next call says -ECONNRESET */
+    } else if (MDCOM_CUT_BSTATE) {
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */

@@ -7,6 +7,7 @@
 #ifndef MDCOM_FIFO_INTERNAL_H
 #define MDCOM_FIFO_INTERNAL_H
 
+#include "bench_cut.h" /* all 0 outside a benchmark-only build */
 #include "internal.h"
 
 /* Slot sequence values. Only producers write slots: the entry for position p
