@@ -63,10 +63,7 @@ static int api_fail(const char *call, uint32_t i, int rc)
     } while (0)
 
 /* mdcom_fifoch_wait's result: 0 when it says EV_RX. */
-static int api_rx(int r)
-{
-    return r > 0 && (r & MDCOM_EV_RX) ? 0 : r < 0 ? r : -EPROTO;
-}
+static int api_rx(int r) { return r > 0 && (r & MDCOM_EV_RX) ? 0 : r < 0 ? r : -EPROTO; }
 
 static int api_send(mdcom_fifoch_t *f, unsigned char *msg, uint32_t i)
 {
@@ -102,12 +99,20 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
     char region[32], errbuf[200] = "";
     bench_unique_name(region, sizeof(region), "mdb-api");
     mdcom_domain_cfg dom = {.name = "a", .id = 0, .role = MDCOM_ROLE_MASTER};
-    mdcom_channel_cfg chs[2] = {
-        {.name = "api", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = B,
-         .senders = 1u, .receivers = 1u},
-        {.name = "apis", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 1u}};
-    mdcom_config cfg = {.region_name = region, .mode = 0600, .group = -1, .domains = &dom,
-                        .n_domains = 1, .channels = chs, .n_channels = 2};
+    mdcom_channel_cfg chs[2] = {{.name = "api",
+                                 .type = MDCOM_CHAN_FIFO,
+                                 .block_size = 64,
+                                 .block_count = B,
+                                 .senders = 1u,
+                                 .receivers = 1u},
+                                {.name = "apis", .type = MDCOM_CHAN_SMEM, .size = 64, .users = 1u}};
+    mdcom_config cfg = {.region_name = region,
+                        .mode = 0600,
+                        .group = -1,
+                        .domains = &dom,
+                        .n_domains = 1,
+                        .channels = chs,
+                        .n_channels = 2};
     mdcom_init_opts o = {.errbuf = errbuf, .errbuf_len = sizeof(errbuf)};
 
     uint64_t nb = min_calls ? (min_calls + B - 1) / B : 1;
@@ -170,9 +175,12 @@ int bench_api_run(uint64_t min_calls, bench_api_result res[BENCH_API_NX], unsign
         uint64_t *v = &bt[(uint64_t)a * nb];
         bench_stats st;
         bench_stats_compute(v, nb, &st);
-        res[a] = (bench_api_result){.calls = nb * B, .mean_ns = st.mean / B,
-                                    .best_ns = (double)st.min / B, .p50_ns = (double)st.p50 / B,
-                                    .stddev_ns = st.stddev / B, .instr = NAN};
+        res[a] = (bench_api_result){.calls = nb * B,
+                                    .mean_ns = st.mean / B,
+                                    .best_ns = (double)st.min / B,
+                                    .p50_ns = (double)st.p50 / B,
+                                    .stddev_ns = st.stddev / B,
+                                    .instr = NAN};
         /* mode: the most frequent batch average, in 0.1 ns bins (v is sorted) */
         uint64_t best_bin = 0, best_cnt = 0;
         for (uint64_t i = 0; i < nb;) {
@@ -265,8 +273,9 @@ static int api_callgrind(bench_api_result *res, uint64_t calls)
     uint64_t made = ((calls + BENCH_API_BATCH - 1) / BENCH_API_BATCH + 1) * BENCH_API_BATCH;
     for (int a = 0; a < BENCH_API_NX; a++) {
         const char *t = text[a == BENCH_API_SEND64 || a == BENCH_API_RECV64];
-        double v = a != BENCH_API_SMEM_PAIR ? api_ir_of(t, api_calls[a].fn)
-                   : api_ir_of(t, "mdcom_smemch_trylock") + api_ir_of(t, "mdcom_smemch_unlock");
+        double v = a != BENCH_API_SMEM_PAIR
+                       ? api_ir_of(t, api_calls[a].fn)
+                       : api_ir_of(t, "mdcom_smemch_trylock") + api_ir_of(t, "mdcom_smemch_unlock");
         res[a].instr = v / (double)made;
     }
     free(text[0]);
@@ -356,8 +365,13 @@ static int api_main(int argc, char **argv)
     if (!o.calls)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
     static bench_api_result r[BENCH_API_NX];
-    bench_run rn = {.cmd = "api", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .rows = api_rows, .rows_key = "api", .arg = r};
+    bench_run rn = {.cmd = "api",
+                    .json = o.json,
+                    .csv = o.csv,
+                    .quick = o.quick,
+                    .rows = api_rows,
+                    .rows_key = "api",
+                    .arg = r};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     if (o.quiet && !(rn.out = fopen("/dev/null", "w")))
@@ -388,8 +402,7 @@ static int api_main(int argc, char **argv)
     return rc;
 }
 
-BENCH_CMD(api, "api",
-          "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
+BENCH_CMD(api, "api", "cost of each API call: mode/mean/stddev ns, instructions (callgrind)",
           api_main, .opts = api_opts_tab,
           .about = "Cost of one call of each API in a single process, timed in batches of 1024\n"
                    "calls: alloc, get, enqueue, dequeue, free (zero-copy path), notify (nobody\n"

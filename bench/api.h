@@ -11,10 +11,18 @@
 #include "bench.h"
 
 enum {
-    BENCH_API_ALLOC, BENCH_API_GET, BENCH_API_ENQUEUE, BENCH_API_DEQUEUE, BENCH_API_FREE,
+    BENCH_API_ALLOC,
+    BENCH_API_GET,
+    BENCH_API_ENQUEUE,
+    BENCH_API_DEQUEUE,
+    BENCH_API_FREE,
     BENCH_API_N, /* the zero-copy message path above; latency --api reports these */
-    BENCH_API_NOTIFY = BENCH_API_N, BENCH_API_WAIT_POLL, BENCH_API_SEND64, BENCH_API_RECV64,
-    BENCH_API_SMEM_PAIR, BENCH_API_NX
+    BENCH_API_NOTIFY = BENCH_API_N,
+    BENCH_API_WAIT_POLL,
+    BENCH_API_SEND64,
+    BENCH_API_RECV64,
+    BENCH_API_SMEM_PAIR,
+    BENCH_API_NX
 };
 
 #define BENCH_API_BATCH 1024u    /* calls per timed batch = block_count */

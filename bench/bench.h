@@ -158,7 +158,9 @@ typedef struct bench_opt {
 #define BENCH_MAX_OPTS 40
 /* One table row: BOPT(options type, field, "name", kind, lo, hi, arg, help) */
 #define BOPT(type, field, nm, kind, lo, hi, arg, help)                                             \
-    {nm, kind, offsetof(type, field), lo, hi, arg, help}
+    {                                                                                              \
+        nm, kind, offsetof(type, field), lo, hi, arg, help                                         \
+    }
 /* Parse argv[1..] into o by the table (ended by a row with name NULL).
  * 0 ok, 1 --help asked, -1 usage error (printed). */
 int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, char **argv);
@@ -168,14 +170,14 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
 #define BENCH_OUT_OPTS(type)                                                                       \
     BOPT(type, quick, "quick", BO_FLAG, 1, 0, NULL, "CI smoke run: a few seconds"),                \
         BOPT(type, json, "json", BO_STR, 0, 0, "FILE",                                             \
-             "results as JSON ('-' = stdout, text to stderr)"),                                   \
+             "results as JSON ('-' = stdout, text to stderr)"),                                    \
         BOPT(type, csv, "csv", BO_STR, 0, 0, "FILE", "results as CSV rows ('-' = stdout)")
 #define BENCH_TIMEOUT_OPT(type)                                                                    \
     BOPT(type, timeout_s, "timeout", BO_DBL, 1e-3, 3600, "S",                                      \
          "a wait longer than this is an error (default 5)")
 #define BENCH_COMMON_OPTS(type)                                                                    \
     BOPT(type, trs_s, "transports", BO_STR, 0, 0, "LIST",                                          \
-             "comma separated; 'all': every one, '-NAME' leaves one out"),                         \
+         "comma separated; 'all': every one, '-NAME' leaves one out"),                             \
         BOPT(type, cell_time, "cell-time", BO_DBL, 0, 1e6, "S",                                    \
              "at most S seconds per cell (0 = no limit)"),                                         \
         BENCH_TIMEOUT_OPT(type), BENCH_OUT_OPTS(type)
@@ -221,8 +223,8 @@ typedef struct bench_target {
  * value >= limit, else when value <= limit. */
 void bench_target_eval(bench_target *t, double value, int at_least);
 /* t zeroed, with limit, unit (NULL: a ratio) and the name from fmt. */
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
-                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt,
+                               ...) __attribute__((format(printf, 4, 5)));
 /* Print the targets and their counts; returns met, sets *missed. */
 unsigned bench_targets_print(FILE *out, const bench_target *tg, unsigned n, unsigned *missed);
 void bench_targets_json(bench_json *j, const bench_target *tg, unsigned n);

@@ -54,15 +54,12 @@ static const struct {
     uint32_t block, n;
     double ms;
 } bk_published[] = {
-    {BK_TTY, 512, 1, 11.97},       {BK_TTY, 512, 2, 18.77},
-    {BK_TTY, 512, 4, 31.02},       {BK_TTY, 512, 8, 56.25},
-    {BK_TTY, 1024, 1, 15.32},      {BK_TTY, 1024, 2, 24.82},
-    {BK_TTY, 1024, 4, 43.83},      {BK_TTY, 2048, 1, 21.74},
-    {BK_TTY, 2048, 2, 37.63},      {BK_TTY, 4096, 1, 37.64},
-    {BK_NETLINK, 512, 1, 21.38},   {BK_NETLINK, 1024, 1, 27.19},
-    {BK_NETLINK, 2048, 1, 27.43},  {BK_NETLINK, 4096, 1, 31.33},
-    {BK_NETLINK, 8192, 1, 55.59},  {BK_NETLINK, 16384, 1, 88.09},
-    {BK_NETLINK, 32768, 1, 162.54},
+    {BK_TTY, 512, 1, 11.97},       {BK_TTY, 512, 2, 18.77},        {BK_TTY, 512, 4, 31.02},
+    {BK_TTY, 512, 8, 56.25},       {BK_TTY, 1024, 1, 15.32},       {BK_TTY, 1024, 2, 24.82},
+    {BK_TTY, 1024, 4, 43.83},      {BK_TTY, 2048, 1, 21.74},       {BK_TTY, 2048, 2, 37.63},
+    {BK_TTY, 4096, 1, 37.64},      {BK_NETLINK, 512, 1, 21.38},    {BK_NETLINK, 1024, 1, 27.19},
+    {BK_NETLINK, 2048, 1, 27.43},  {BK_NETLINK, 4096, 1, 31.33},   {BK_NETLINK, 8192, 1, 55.59},
+    {BK_NETLINK, 16384, 1, 88.09}, {BK_NETLINK, 32768, 1, 162.54},
 };
 #define BK_N_PUB (sizeof(bk_published) / sizeof(bk_published[0]))
 
@@ -177,7 +174,8 @@ static int bk_side_b(const bench_msg_ops *ops, void *ctx, int side, void *arg)
         if (n != 16 || hdr[0] != BK_PREAMBLE || hdr[1] != sh->length || hdr[2] != sh->crc ||
             hdr[3] != expect) {
             bench_err("blocks: transaction %u: bad header (%d bytes, preamble %08x, length %u, "
-                      "seq %u)", expect, n, hdr[0], hdr[1], hdr[3]);
+                      "seq %u)",
+                      expect, n, hdr[0], hdr[1], hdr[3]);
             rc = BENCH_RT_MISMATCH;
             break;
         }
@@ -234,8 +232,13 @@ static void bk_attempt(void *arg, double timeout_s, bench_try *tr)
         return;
     }
     /* sh is read-only in the child: a copy is enough */
-    bk_shared sh = {.block = block, .n = n, .length = (uint32_t)length, .data = malloc(length),
-                    .warm = 10, .iters = o->iters, .budget_ns = (uint64_t)(o->cell_time * 1e9),
+    bk_shared sh = {.block = block,
+                    .n = n,
+                    .length = (uint32_t)length,
+                    .data = malloc(length),
+                    .warm = 10,
+                    .iters = o->iters,
+                    .budget_ns = (uint64_t)(o->cell_time * 1e9),
                     .samples = malloc(o->iters * sizeof(uint64_t))};
     if (!sh.data || !sh.samples) {
         c->failures++;
@@ -348,8 +351,11 @@ static void bk_row(bench_row *w, const bk_opts *o, unsigned t, int bi, int ni)
     uint32_t len = o->blocks[bi] * o->counts[ni];
     if (!c->run || (!w->j && (c->na || !c->ok)))
         return;
-    w->k = (bench_csv_key){.scenario = "blocks", .transport = tr->name, .size = o->blocks[bi],
-                           .n = o->counts[ni], .total = len};
+    w->k = (bench_csv_key){.scenario = "blocks",
+                           .transport = tr->name,
+                           .size = o->blocks[bi],
+                           .n = o->counts[ni],
+                           .total = len};
     bench_json_obj_begin(w->j, NULL);
     bench_json_str(w->j, "transport", tr->name);
     bench_json_u64(w->j, "block", o->blocks[bi]);
@@ -405,8 +411,14 @@ static int bk_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(bk_cells, 0, sizeof(bk_cells));
-    bench_run r = {.cmd = "blocks", .json = o.json, .csv = o.csv, .quick = o.quick,
-                   .json_config = bk_json_config, .rows = bk_rows, .json_body = bk_json, .arg = &o};
+    bench_run r = {.cmd = "blocks",
+                   .json = o.json,
+                   .csv = o.csv,
+                   .quick = o.quick,
+                   .json_config = bk_json_config,
+                   .rows = bk_rows,
+                   .json_body = bk_json,
+                   .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     fprintf(r.out,

@@ -37,8 +37,12 @@ int bench_opts_parse(const char *cmd, const bench_opt *tab, void *o, int argc, c
         double d = 0;
         int bad = 0;
         switch (t->kind) {
-        case BO_FLAG: *(int *)field = (int)t->lo; break;
-        case BO_STR: *(const char **)field = optarg; break;
+        case BO_FLAG:
+            *(int *)field = (int)t->lo;
+            break;
+        case BO_STR:
+            *(const char **)field = optarg;
+            break;
         case BO_DBL:
             errno = 0;
             d = strtod(optarg, &end);
@@ -105,8 +109,9 @@ static void usage_tail(FILE *f, int need_msg)
 {
     fprintf(f, "\nTransports:\n");
     bench_list_transports(f, need_msg);
-    fprintf(f, "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
-               "(--strict). See docs/benchmarks.md.\n",
+    fprintf(f,
+            "\nExit status: 0 ok, %d integrity or API error, %d usage, %d target missed "
+            "(--strict). See docs/benchmarks.md.\n",
             BENCH_EXIT_ERROR, BENCH_EXIT_USAGE, BENCH_EXIT_MISSED);
 }
 
@@ -128,13 +133,13 @@ void bench_target_eval(bench_target *t, double value, int at_least)
 {
     t->value = value;
     t->at_least = at_least;
-    t->state = isnan(value) ? BT_SKIPPED
+    t->state = isnan(value)                                         ? BT_SKIPPED
                : (at_least ? value >= t->limit : value <= t->limit) ? BT_MET
                                                                     : BT_MISSED;
 }
 
-bench_target *bench_target_new(bench_target *t, double limit, const char *unit,
-                               const char *fmt, ...)
+bench_target *bench_target_new(bench_target *t, double limit, const char *unit, const char *fmt,
+                               ...)
 {
     va_list ap;
     memset(t, 0, sizeof(*t));

@@ -25,8 +25,8 @@
 /* The round trips' wait paths and the transports that measure them; the
  * names of the two 32-channel servers follow. */
 enum { M_RAW, M_FUTEX, M_SPIN, M_WS, M_FD, N_MODES };
-static const char *const mode_name[N_MODES + 2] = {"raw-futex", "futex", "futex+spin", "waitset",
-                                                   "fd-epoll", "32-threads", "waitset-1"};
+static const char *const mode_name[N_MODES + 2] = {
+    "raw-futex", "futex", "futex+spin", "waitset", "fd-epoll", "32-threads", "waitset-1"};
 static const char *const mode_tr[N_MODES] = {"raw-futex", "mdcom-copy-block", "mdcom-copy-adaptive",
                                              "mdcom-copy-waitset", "mdcom-copy-fd"};
 
@@ -38,7 +38,7 @@ static bench_mdcfg g_mc;
 static struct {
     _Atomic uint32_t stop;  /* the clients end their loops */
     _Atomic uint32_t ready; /* odd: the servers are up; even: the clients are done */
-} *g_sh;
+} * g_sh;
 static _Atomic uint64_t g_count; /* round trips the server threads answered */
 
 static void open_pairs(void)
@@ -208,7 +208,9 @@ static void ev_rows(bench_row *w, void *arg)
 {
     const ev_opts *o = arg;
     for (int md = 0; md < N_MODES + 2; md++) {
-        w->k = (bench_csv_key){.scenario = "events", .transport = mode_name[md], .size = MSG,
+        w->k = (bench_csv_key){.scenario = "events",
+                               .transport = mode_name[md],
+                               .size = MSG,
                                .mode = md < N_MODES ? "rtt" : "throughput"};
         bench_json_obj_begin(w->j, NULL);
         bench_json_str(w->j, "path", mode_name[md]);
@@ -226,14 +228,18 @@ static int events_main(int argc, char **argv)
 {
     ev_opts eo = {0};
     int st = 0;
-    int prc = bench_parsed(bench_opts_parse("events", ev_opts_tab, &eo, argc, argv),
-                           &bench_cmd_events);
+    int prc =
+        bench_parsed(bench_opts_parse("events", ev_opts_tab, &eo, argc, argv), &bench_cmd_events);
     if (prc >= 0)
         return prc;
     uint64_t iters = eo.iters ? eo.iters : eo.quick ? 2000 : 20000;
     double secs = eo.secs ? eo.secs : eo.quick ? 0.2 : 1.0;
-    bench_run rn = {.cmd = "events", .json = eo.json, .csv = eo.csv, .quick = eo.quick,
-                    .rows = ev_rows, .arg = &eo};
+    bench_run rn = {.cmd = "events",
+                    .json = eo.json,
+                    .csv = eo.csv,
+                    .quick = eo.quick,
+                    .rows = ev_rows,
+                    .arg = &eo};
     uint64_t *lat = calloc(iters, sizeof *lat);
     if (!lat || bench_run_begin(&rn)) {
         free(lat);
@@ -242,8 +248,12 @@ static int events_main(int argc, char **argv)
     /* the round trips: the shared loop over each wait path's transport */
     fprintf(rn.out, "64 B blocking round trip, %llu samples\n", (unsigned long long)iters);
     for (int md = 0; md < N_MODES && !bench_interrupted; md++) {
-        bench_rt_opts ro = {.size = MSG, .max_size = MSG, .samples = iters, .warmup = iters / 10,
-                            .timeout_ns = 5000000000ll, .cpu_ping = rn.h.cpus.cpu[0],
+        bench_rt_opts ro = {.size = MSG,
+                            .max_size = MSG,
+                            .samples = iters,
+                            .warmup = iters / 10,
+                            .timeout_ns = 5000000000ll,
+                            .cpu_ping = rn.h.cpus.cpu[0],
                             .cpu_pong = rn.h.cpus.cpu[1]};
         bench_rt_result r = {0};
         size_t n = 0;

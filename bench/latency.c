@@ -18,8 +18,8 @@
 #define LT_MAX_TARGETS 48
 
 /* CDF points: these percentiles of the samples (the report's 64 B CDF) */
-static const double lt_cdf_p[] = {0.1, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90,
-                                  95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
+static const double lt_cdf_p[] = {0.1, 1,  5,  10, 20, 30,   40,   50,    60,    70,
+                                  80,  90, 95, 98, 99, 99.5, 99.9, 99.95, 99.99, 100};
 #define LT_NCDF (sizeof(lt_cdf_p) / sizeof(lt_cdf_p[0]))
 
 typedef struct lt_cell {
@@ -90,8 +90,8 @@ static uint64_t lt_default_samples(uint32_t size, int quick)
  * value of an option wins) */
 static int lt_parse(int argc, char **argv, lt_opts *o)
 {
-    static char *preset[] = {"pingpong", "--sizes", PINGPONG_SIZES, "--transports", PINGPONG_TRS,
-                             "--no-oneway", "--api"};
+    static char *preset[] = {"pingpong",   "--sizes",     PINGPONG_SIZES, "--transports",
+                             PINGPONG_TRS, "--no-oneway", "--api"};
     int rc = 0;
     if (strcmp(o->cmd, "pingpong") == 0)
         rc = bench_opts_parse(o->cmd, lt_opts_tab, o, sizeof(preset) / sizeof(*preset), preset);
@@ -178,7 +178,8 @@ static void lt_chunk_try(void *arg, double timeout_s, bench_try *t)
     *a->r = a->r0;
     a->ro.timeout_ns = (int64_t)(timeout_s * 1e9);
     a->failed = bench_rt_chunk(a->t, &a->ro, a->buf, a->n, a->r) != 0;
-    *t = (bench_try){.timeouts = a->r->timeouts - a->r0.timeouts, .load = a->r->load,
+    *t = (bench_try){.timeouts = a->r->timeouts - a->r0.timeouts,
+                     .load = a->r->load,
                      .worse = a->r->na || a->r->integrity != a->r0.integrity ||
                               a->r->failures != a->r0.failures};
     snprintf(t->why, sizeof(t->why), "%.100s", a->r->why);
@@ -186,8 +187,8 @@ static void lt_chunk_try(void *arg, double timeout_s, bench_try *t)
 
 /* bench_rt_chunk, retried once after a timeout (bench_retry); label names
  * the cell. 0 when the chunk kept was clean, else -1. */
-static int lt_chunk_run(const bench_transport *t, const bench_rt_opts *ro, uint64_t *buf,
-                        size_t *n, bench_rt_result *r, const char *label)
+static int lt_chunk_run(const bench_transport *t, const bench_rt_opts *ro, uint64_t *buf, size_t *n,
+                        bench_rt_result *r, const char *label)
 {
     lt_chunk a = {.t = t, .ro = *ro, .buf = buf, .n = n, .n0 = *n, .r = r, .r0 = *r};
     char why[sizeof(r->why)];
@@ -235,8 +236,11 @@ static int lt_measure_size(const lt_opts *o, const bench_host *h, int s)
     uint32_t size = o->sizes[s];
     char b1[24];
     const char *sz = bench_fmt_size(b1, sizeof(b1), size);
-    bench_rt_opts ro = {.size = size, .max_size = size, .timeout_ns = (int64_t)(o->timeout_s * 1e9),
-                        .cpu_ping = h->cpus.cpu[0], .cpu_pong = h->cpus.cpu[1]};
+    bench_rt_opts ro = {.size = size,
+                        .max_size = size,
+                        .timeout_ns = (int64_t)(o->timeout_s * 1e9),
+                        .cpu_ping = h->cpus.cpu[0],
+                        .cpu_pong = h->cpus.cpu[1]};
     for (unsigned t = 0; t < o->n_tr; t++) {
         lt_cell *c = &lt_cells[t][s];
         *c = (lt_cell){.run = 1};
@@ -318,8 +322,8 @@ static void lt_row(FILE *out, const lt_opts *o, unsigned t, int s, int ow)
     else if ((!c->k[ow].ok || st->n == 0) && !strcmp(lt_status(c, ow), "TIMEOUT"))
         fprintf(out, "%-17s %8zu  TIMEOUT: %s\n", tr->name, st->n, c->k[ow].why);
     else if (!c->k[ow].ok || st->n == 0)
-        fprintf(out, "%-17s %8zu  %s: %u integrity, %u other (messages above)\n", tr->name,
-                st->n, lt_status(c, ow), c->k[ow].integrity, c->k[ow].failures);
+        fprintf(out, "%-17s %8zu  %s: %u integrity, %u other (messages above)\n", tr->name, st->n,
+                lt_status(c, ow), c->k[ow].integrity, c->k[ow].failures);
     if (c->na || !c->k[ow].ok || st->n == 0)
         return;
     const uint64_t v[6] = {st->min, st->p50, st->p90, st->p99, st->p999, st->max};
@@ -432,8 +436,8 @@ static unsigned lt_targets(const lt_opts *o, bench_target *tg)
     /* mdcom FIFO >= 10x the RPMsg transport */
     for (unsigned p = 0; p < o->n_tr && n < LT_MAX_TARGETS; p++)
         if (strstr(o->tr[p]->name, "rpmsg"))
-            lt_ratio_target(o, &tg[n++], o->tr[p]->name, 64, bench_mdcom_ref(o->tr[p]), 64,
-                            10.0, 1);
+            lt_ratio_target(o, &tg[n++], o->tr[p]->name, 64, bench_mdcom_ref(o->tr[p]), 64, 10.0,
+                            1);
     return n;
 }
 
@@ -461,8 +465,11 @@ static void lt_out_row(bench_row *w, const lt_opts *o, unsigned t, int s, int ow
     const bench_stats *st = &k->st;
     if (!w->j && (c->na || !k->ok))
         return;
-    w->k = (bench_csv_key){.scenario = "latency", .transport = tr->name,
-                           .mode = ow ? "oneway" : "rtt", .size = o->sizes[s], .n = st->n};
+    w->k = (bench_csv_key){.scenario = "latency",
+                           .transport = tr->name,
+                           .mode = ow ? "oneway" : "rtt",
+                           .size = o->sizes[s],
+                           .n = st->n};
     bench_json_obj_begin(w->j, NULL);
     bench_json_str(w->j, "transport", tr->name);
     bench_json_str(w->j, "kind", ow ? "oneway" : "rtt");
@@ -518,8 +525,13 @@ static int lt_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(lt_cells, 0, sizeof(lt_cells));
-    bench_run r = {.cmd = o.cmd, .json = o.json, .csv = o.csv, .quick = o.quick,
-                   .json_config = lt_json_config, .rows = lt_rows, .arg = &o};
+    bench_run r = {.cmd = o.cmd,
+                   .json = o.json,
+                   .csv = o.csv,
+                   .quick = o.quick,
+                   .json_config = lt_json_config,
+                   .rows = lt_rows,
+                   .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;
@@ -572,8 +584,8 @@ static int lt_main(int argc, char **argv)
 }
 
 #define LT_ABOUT                                                                                   \
-    "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"                \
-    "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"                     \
+    "Round-trip (and one-way) latency between two processes pinned to two CPUs,\n"                 \
+    "for every transport and payload size: min/p50/p90/p99/p99.9/max after\n"                      \
     "warm-up, CDF points, the ratio to the raw baseline and to mdcom.\n"
 #define LT_MORE                                                                                    \
     "`mdcom-bench pingpong` is latency with the preset\n  " PINGPONG_PRESET_TEXT "\n"              \
@@ -583,6 +595,5 @@ BENCH_CMD(pingpong, "pingpong",
           "preset of latency: 64 B .. 1 MiB round trips of mdcom and the baselines, api, targets",
           lt_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);
 
-BENCH_CMD(latency, "latency",
-          "round-trip and one-way latency, 1 B .. 16 MiB, every transport, CDF",
+BENCH_CMD(latency, "latency", "round-trip and one-way latency, 1 B .. 16 MiB, every transport, CDF",
           lt_main, .about = LT_ABOUT, .opts = lt_opts_tab, .more = LT_MORE, .tail = 1);

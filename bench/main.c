@@ -17,15 +17,9 @@
 #include "mdcom/mdcom.h"
 
 static const bench_cmd *const commands[] = {
-    &bench_cmd_pingpong,
-    &bench_cmd_api,
-    &bench_cmd_latency,
-    &bench_cmd_blocks,
-    &bench_cmd_throughput,
-    &bench_cmd_thread_metric,
-    &bench_cmd_suite,
-    &bench_cmd_events,
-    &bench_cmd_reap,
+    &bench_cmd_pingpong, &bench_cmd_api,        &bench_cmd_latency,
+    &bench_cmd_blocks,   &bench_cmd_throughput, &bench_cmd_thread_metric,
+    &bench_cmd_suite,    &bench_cmd_events,     &bench_cmd_reap,
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -122,8 +122,9 @@ static void host_print(FILE *out, const bench_host *h, const char *cmd, int quic
                 h->cpus.cpu[0], h->cpus.cpu[1]);
     else
         fprintf(out, "pinned: NO (fewer than 2 cpus allowed: both sides share a cpu)\n");
-    fprintf(out, "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read; load average %.2f at "
-                 "start (%s)\n",
+    fprintf(out,
+            "timer: clock_gettime(CLOCK_MONOTONIC), %.0f ns per read; load average %.2f at "
+            "start (%s)\n",
             h->timer_ns, h->loadavg, h->date);
 }
 

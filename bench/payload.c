@@ -23,7 +23,7 @@ __attribute__((constructor)) static void crc_init(void)
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
-                                                          size_t n)
+                                                         size_t n)
 {
     uint64_t c = crc;
     while (n >= 8) {

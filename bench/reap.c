@@ -199,8 +199,12 @@ static void rp_rows(bench_row *w, void *arg)
         const rp_cell *c = &rp_cells[d];
         if (!w->j && !c->ok)
             continue;
-        w->k = (bench_csv_key){.scenario = "reap", .transport = "mdcom", .mode = "sense_process",
-                               .size = RP_MSG, .channels = 1, .n = c->depth};
+        w->k = (bench_csv_key){.scenario = "reap",
+                               .transport = "mdcom",
+                               .mode = "sense_process",
+                               .size = RP_MSG,
+                               .channels = 1,
+                               .n = c->depth};
         bench_json_obj_begin(w->j, NULL);
         bench_json_u64(w->j, "queued", c->depth);
         bench_json_bool(w->j, "ok", c->ok);
@@ -237,8 +241,13 @@ static int rp_main(int argc, char **argv)
         o.reps = o.quick ? 1 : 3;
     if (!o.calls)
         o.calls = o.quick ? 100 : 1000;
-    bench_run rn = {.cmd = "reap", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_config = rp_json_config, .rows = rp_rows, .arg = &o};
+    bench_run rn = {.cmd = "reap",
+                    .json = o.json,
+                    .csv = o.csv,
+                    .quick = o.quick,
+                    .json_config = rp_json_config,
+                    .rows = rp_rows,
+                    .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     bench_progress_plan((uint64_t)o.n_depths * o.reps);
@@ -284,8 +293,7 @@ static int rp_main(int argc, char **argv)
     return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
-BENCH_CMD(reap, "reap",
-          "the cost of reaping a dead sender with 1 Ki / 64 Ki messages queued",
+BENCH_CMD(reap, "reap", "the cost of reaping a dead sender with 1 Ki / 64 Ki messages queued",
           rp_main, .opts = rp_tab,
           .about = "The cost of reaping a dead sender: a child fills a channel of N blocks (N\n"
                    "messages queued) and is killed with SIGKILL; the parent times its next\n"

@@ -210,10 +210,13 @@ bench_msg_job bench_job(const bench_transport *t, int cpu_a, int cpu_b, uint32_t
                         uint32_t max_size, uint32_t depth, double timeout_s, bench_side_fn fn_a,
                         bench_side_fn fn_b, void *arg)
 {
-    bench_msg_params p = {.n_chan = n_chan, .max_size = max_size, .depth = depth,
-                          .threads = n_chan, .timeout_ns = (int64_t)(timeout_s * 1e9)};
-    return (bench_msg_job){.t = t, .p = p, .cpu_a = cpu_a, .cpu_b = cpu_b, .fn_a = fn_a,
-                           .fn_b = fn_b, .arg = arg};
+    bench_msg_params p = {.n_chan = n_chan,
+                          .max_size = max_size,
+                          .depth = depth,
+                          .threads = n_chan,
+                          .timeout_ns = (int64_t)(timeout_s * 1e9)};
+    return (bench_msg_job){
+        .t = t, .p = p, .cpu_a = cpu_a, .cpu_b = cpu_b, .fn_a = fn_a, .fn_b = fn_b, .arg = arg};
 }
 
 int bench_recv(const bench_msg_ops *ops, void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)

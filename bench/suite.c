@@ -24,8 +24,8 @@ static int su_main(int argc, char **argv)
     const char *args[SU_MAX_ARGS + 8];
     int k = 0;
     if (n <= 0 || argc > SU_MAX_ARGS) {
-        bench_err("suite: %s", n <= 0 ? "cannot find this executable (/proc/self/exe)"
-                                      : "too many arguments");
+        bench_err("suite: %s",
+                  n <= 0 ? "cannot find this executable (/proc/self/exe)" : "too many arguments");
         return BENCH_EXIT_USAGE;
     }
     self[n] = '\0';
@@ -47,8 +47,8 @@ static int su_main(int argc, char **argv)
 }
 
 BENCH_CMD(suite, "suite",
-          "all scenarios, quickly; writes bench-results/<time>/ with report and plots",
-          su_main, .opts = su_tab,
+          "all scenarios, quickly; writes bench-results/<time>/ with report and plots", su_main,
+          .opts = su_tab,
           .about = "Runs bench/bench-suite.py (every option is its own; --help lists them):\n"
                    "latency, blocks, throughput, api, thread-metric, reap and the Python\n"
                    "package's benchmark, each its own mdcom-bench (or python3) process, then\n"

@@ -52,7 +52,7 @@ typedef struct qm_ctx {
     bench_json *j; /* NULL without --json (the bench_json_* calls do nothing) */
     FILE *csv;     /* NULL without --csv */
     char csv_scen[48];
-    int mixed;     /* 1 while the rows go to an array of several kinds (latency) */
+    int mixed; /* 1 while the rows go to an array of several kinds (latency) */
     unsigned integrity, failures, missed;
     int broken;    /* a link error: the rest of this link's scenarios are skipped */
     bench_qemu *q; /* the link of the latency and block cells */
@@ -124,11 +124,11 @@ static const bench_cmd qm_cmd = {
 static int qm_find_fw(qm_ctx *c)
 {
     const char *env = getenv("MDCOM_M4_FW");
-    const char *fw = c->opt_fw                              ? c->opt_fw
-                     : env && *env                          ? env
-                     : bench_qemu_exists(MDCOM_BENCH_M4_FW)         ? MDCOM_BENCH_M4_FW
+    const char *fw = c->opt_fw                                     ? c->opt_fw
+                     : env && *env                                 ? env
+                     : bench_qemu_exists(MDCOM_BENCH_M4_FW)        ? MDCOM_BENCH_M4_FW
                      : bench_qemu_exists(MDCOM_BENCH_M4_FW_PRESET) ? MDCOM_BENCH_M4_FW_PRESET
-                                                            : NULL;
+                                                                   : NULL;
     if (!fw) {
         bench_err("qemu-m4: no firmware image: give --fw PATH/mdcom-fw-resp.elf or $MDCOM_M4_FW; "
                   "looked in %s and %s. Build it with: scripts/deps.sh --cross && cmake --preset "
@@ -223,10 +223,7 @@ static qm_row qm_key(const bench_transport *t, uint32_t bytes, int doorbell)
     return (qm_row){.k = {.t = t, .bytes = bytes, .doorbell = doorbell}};
 }
 
-static const char *qm_mode(int doorbell)
-{
-    return doorbell ? "doorbell" : "poll";
-}
+static const char *qm_mode(int doorbell) { return doorbell ? "doorbell" : "poll"; }
 
 /* n operations of row, their samples appended to buf[*np...]. 0, or what qm_check counted
  * (-ENOENT: the OpenAMP firmware is missing, the cell says n/a). */
@@ -285,9 +282,12 @@ static bench_row qm_row_begin(qm_ctx *c, const char *kind, const char *transport
                               uint64_t bytes)
 {
     snprintf(c->csv_scen, sizeof(c->csv_scen), "qemu-m4 %s", kind);
-    bench_row w = {.j = c->j, .csv = c->csv,
-                   .k = {.scenario = c->csv_scen, .transport = transport,
-                         .mode = doorbell < 0 ? NULL : qm_mode(doorbell), .size = bytes}};
+    bench_row w = {.j = c->j,
+                   .csv = c->csv,
+                   .k = {.scenario = c->csv_scen,
+                         .transport = transport,
+                         .mode = doorbell < 0 ? NULL : qm_mode(doorbell),
+                         .size = bytes}};
     bench_json_obj_begin(w.j, NULL);
     if (c->mixed)
         bench_json_str(w.j, "kind", kind);
@@ -339,8 +339,8 @@ static void qm_oneway(qm_ctx *c, uint32_t n)
     }
     printf("\n== Linux -> firmware one-way, time stamps on both sides, polling (us, p50) ==\n");
     if (r || c->broken) {
-        printf("  ERROR (%s)\n", r == -ERANGE ? "no common clock: the two sides' clocks disagree"
-                                              : "see above");
+        printf("  ERROR (%s)\n",
+               r == -ERANGE ? "no common clock: the two sides' clocks disagree" : "see above");
         return;
     }
     printf("(one clock: QEMU's virtual clock = CLOCK_MONOTONIC - offset without -icount;\n"
@@ -365,8 +365,7 @@ static void qm_oneway(qm_ctx *c, uint32_t n)
     }
     printf("the way back (firmware's work + its 16-byte stamp reply to Linux), p50 us:\n");
     for (k = 0; k < NS; k++)
-        printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k],
-               back[2 * k + 1]);
+        printf("%8u %12.3f %12.3f %12.3f\n", sizes[k], back[2 * NS], back[2 * k], back[2 * k + 1]);
 }
 
 /* OpenAMP's RPMsg as the firmware: mdcom-fw-openamp.elf beside the firmware (n/a without) */
@@ -383,8 +382,7 @@ static void qm_oa_begin(qm_ctx *c, int icount_shift)
 static void qm_size_table(qm_ctx *c, int doorbell, uint32_t n, const char *kind)
 {
     static const uint32_t sizes[] = {16, 64, 256, 496}; /* 496: RPMsg's largest payload */
-    const bench_transport *const tr[3] = {&bench_qemu_fifo, &bench_qemu_rpmsg,
-                                          &bench_qemu_openamp};
+    const bench_transport *const tr[3] = {&bench_qemu_fifo, &bench_qemu_rpmsg, &bench_qemu_openamp};
     double div = doorbell ? 1e3 : 2e3; /* us; polling: the one-way */
     qm_row rt[3];
     printf("%8s %12s %12s %14s %14s %16s\n", "bytes", "MDCOM FIFO", "RPMsg", "RPMsg / MDCOM",
@@ -399,8 +397,8 @@ static void qm_size_table(qm_ctx *c, int doorbell, uint32_t n, const char *kind)
             printf("%8u  ERROR (see above)\n", sizes[k]);
             continue;
         }
-        printf("%8u %12.2f %12.2f %13.2fx", sizes[k], rt[0].r.st.p50 / div,
-               rt[1].r.st.p50 / div, qm_ratio(&rt[1].r.st, &rt[0].r.st));
+        printf("%8u %12.2f %12.2f %13.2fx", sizes[k], rt[0].r.st.p50 / div, rt[1].r.st.p50 / div,
+               qm_ratio(&rt[1].r.st, &rt[0].r.st));
         qm_cell(rt[2].r.ok, 14, 2, rt[2].r.st.p50 / div, "", "n/a");
         if (rt[2].r.ok)
             printf(" %15.2fx", qm_ratio(&rt[2].r.st, &rt[0].r.st));
@@ -956,7 +954,8 @@ static int qm_api(qm_ctx *c)
         printf("%.*s\n", (int)(strchr(log, '\n') - log), log);
     free(log);
     printf("one call per sample, %u samples, measurement overhead subtracted; uncontended, "
-           "from the master (M4) side\n", rows[0].n);
+           "from the master (M4) side\n",
+           rows[0].n);
     printf("%-14s %6s %8s %7s %6s %6s %6s   %-22s %s\n", "call", "mode", "mean", "sd", "min", "max",
            "floor", "paper ns mode/mean/sd", "target");
     bench_json_arr_begin(c->j, "api");
@@ -1196,8 +1195,8 @@ int bench_target_qemu_an521(int argc, char **argv)
             continue;
         }
         long us = an_field(log, "smem_lock", "us");
-        long busy = an_field(log, "smem_lock", "busy_cpu0") +
-                    an_field(log, "smem_lock", "busy_cpu1");
+        long busy =
+            an_field(log, "smem_lock", "busy_cpu0") + an_field(log, "smem_lock", "busy_cpu1");
         for (int m = 0; m < 4; m++)
             printf("%-4u %-12s %12ld %14ld %14ld\n", k + 1, rn[m],
                    an_field(log, rs[m], "ns_per_rt"), us, busy);

@@ -219,8 +219,8 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
         bench_pin_self(h->cpus.cpu[1]);
-        int rc = kind == 0 ? bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)")
-                           : 0;
+        int rc =
+            kind == 0 ? bench_mdreg_attach(&reg, BENCH_SIDE_B, tmo, "thread-metric (side B)") : 0;
         if (rc == 0)
             rc = tm_lock_open(&l, kind, sh, tmo, reg.remote);
         /* release: attached (A may start) */
@@ -271,7 +271,8 @@ static void tm_sync(const tm_opts *o, const bench_host *h, int kind, int contend
     }
     if (rc == 0 && code == 0 && c != total_a + sh->b_iters) {
         bench_err("thread-metric: %s: counter %llu, but %llu + %llu increments: mutual exclusion "
-                  "violated", r->name, (unsigned long long)c, (unsigned long long)total_a,
+                  "violated",
+                  r->name, (unsigned long long)c, (unsigned long long)total_a,
                   (unsigned long long)sh->b_iters);
         r->integrity++;
     }
@@ -324,8 +325,8 @@ static void tm_rows(bench_row *w, void *arg)
         const tm_res *r = &tm_res_v[i];
         if (!w->j && !r->ok)
             continue;
-        w->k = (bench_csv_key){.scenario = "thread-metric", .transport = r->name, .mode = r->test,
-                               .n = r->n};
+        w->k = (bench_csv_key){
+            .scenario = "thread-metric", .transport = r->name, .mode = r->test, .n = r->n};
         bench_json_obj_begin(w->j, NULL);
         bench_json_str(w->j, "test", r->test);
         bench_json_str(w->j, "transport", r->name);
@@ -349,7 +350,9 @@ static void tm_rows(bench_row *w, void *arg)
 
 static int tm_main(int argc, char **argv)
 {
-    tm_opts o = {.period = -1, .periods = 1, .timeout_s = 5,
+    tm_opts o = {.period = -1,
+                 .periods = 1,
+                 .timeout_s = 5,
                  .trs_s = "mdcom-zc-poll,mdcom-copy-poll,mdcom-zc-block,mdcom-copy-block,raw-spin,"
                           "raw-futex,pipe,unix-seqpacket,mq"};
     int prc = bench_opts_parse("thread-metric", tm_opts_tab, &o, argc, argv);
@@ -363,8 +366,13 @@ static int tm_main(int argc, char **argv)
         return prc;
     if (o.period < 0)
         o.period = o.quick ? 0.5 : 30.0;
-    bench_run rn = {.cmd = "thread-metric", .json = o.json, .csv = o.csv, .quick = o.quick,
-                    .json_config = tm_json_config, .rows = tm_rows, .arg = &o};
+    bench_run rn = {.cmd = "thread-metric",
+                    .json = o.json,
+                    .csv = o.csv,
+                    .quick = o.quick,
+                    .json_config = tm_json_config,
+                    .rows = tm_rows,
+                    .arg = &o};
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = rn.out;
@@ -395,15 +403,16 @@ static int tm_main(int argc, char **argv)
         rn.integrity += r->integrity;
         rn.failures += r->failures;
     }
-    fprintf(out, "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
-                 "%.0f, synchronization %.0f\n",
+    fprintf(out,
+            "\npublished (FreeRTOS 10.3.1, STM32L432 @ 80 MHz, per 30 s): message processing "
+            "%.0f, synchronization %.0f\n",
             TM_PUB_MSG, TM_PUB_SYNC);
     return bench_run_end(&rn, 0, NULL, 0, 0);
 }
 
 BENCH_CMD(thread_metric, "thread-metric",
-          "Thread-Metric style: message-processing and synchronization scores per period",
-          tm_main, .opts = tm_opts_tab,
+          "Thread-Metric style: message-processing and synchronization scores per period", tm_main,
+          .opts = tm_opts_tab,
           .about = "Thread-Metric: iterations per reporting period across two domains.\n"
                    "  message processing  16-byte message to the peer and back, words checked\n"
                    "  synchronization     SMEM lock/unlock, solo and contended by both domains\n",

@@ -114,7 +114,9 @@ static int tp_parse(int argc, char **argv, tp_opts *o)
         bench_err("throughput: bad --mode '%s' (pingpong, stream, both)", mode);
         return -1;
     }
-    o->n_chans = bench_parse_size_list(o->chans_s ? o->chans_s : o->quick ? "1,8" : "1,8,32",
+    o->n_chans = bench_parse_size_list(o->chans_s ? o->chans_s
+                                       : o->quick ? "1,8"
+                                                  : "1,8,32",
                                        o->chans, TP_MAX_CH, 1, BENCH_MAX_CHAN, "--channels entry");
     if (o->n_chans < 0)
         return -1;
@@ -168,8 +170,8 @@ typedef struct tp_chres {
 typedef struct tp_shared {
     uint32_t size, nch, window, mode, crc, ctl_len;
     uint32_t inject_corrupt, inject_loss;
-    uint32_t inject_one;       /* damage this seq of channel 0 (0: none)      */
-    uint64_t stall_ns;         /* channel 0's side B sleeps this long, then
+    uint32_t inject_one;                      /* damage this seq of channel 0 (0: none)      */
+    uint64_t stall_ns;                        /* channel 0's side B sleeps this long, then
                                   reports a timeout (MDCOM_BENCH_INJECT)      */
     uint64_t per_ch_msgs, budget_ns, warm_ns; /* warm_ns > 0: a time-based cell */
     _Atomic uint32_t b_ready, go;
@@ -272,8 +274,8 @@ static int tp_send_loop(tp_thr *a)
     }
     r->sent = seq - 1;
     /* end: our count; the final ack (after any others) carries what B received */
-    rc = a->ops->send(a->ctx, a->side, a->ch, (uint32_t[4]){TP_END, (uint32_t)r->sent},
-                      sh->ctl_len);
+    rc =
+        a->ops->send(a->ctx, a->side, a->ch, (uint32_t[4]){TP_END, (uint32_t)r->sent}, sh->ctl_len);
     while (rc == 0 && (rc = tp_ack(a, ack)) == 0 && !ack[2])
         continue;
     if (rc == 0 && ack[1] != (uint32_t)r->sent) {
@@ -397,9 +399,14 @@ static void tp_cell_ext(const tp_opts *o, const bench_host *h, tp_key k, tp_cell
         c->na = 1;
         return;
     }
-    *c = (tp_cell){.run = 1, .attempts = 1, .load = c->load, .msgs = x.msgs, .bytes = x.bytes,
+    *c = (tp_cell){.run = 1,
+                   .attempts = 1,
+                   .load = c->load,
+                   .msgs = x.msgs,
+                   .bytes = x.bytes,
                    .loss = x.lost,
-                   .corrupt = x.corrupt, .capped = o->stream_time <= 0 && x.msgs < want,
+                   .corrupt = x.corrupt,
+                   .capped = o->stream_time <= 0 && x.msgs < want,
                    .wall_s = (double)x.wall_ns / 1e9};
     c->agg_bps = x.wall_ns ? (double)x.bytes / c->wall_s : NAN;
     c->msgs_ps = x.wall_ns ? (double)x.msgs / c->wall_s : NAN;
@@ -426,9 +433,13 @@ static void tp_cell_once(const tp_opts *o, const bench_host *h, tp_key k, double
         c->failures += !c->na; /* n/a, or out of memory */
         return;
     }
-    *sh = (tp_shared){.size = size, .nch = nch, .window = k.m == TP_STREAM ? o->window : 1,
-                      .mode = (uint32_t)k.m, .crc = (uint32_t)o->crc,
-                      .inject_corrupt = o->inject_corrupt, .inject_loss = o->inject_loss,
+    *sh = (tp_shared){.size = size,
+                      .nch = nch,
+                      .window = k.m == TP_STREAM ? o->window : 1,
+                      .mode = (uint32_t)k.m,
+                      .crc = (uint32_t)o->crc,
+                      .inject_corrupt = o->inject_corrupt,
+                      .inject_loss = o->inject_loss,
                       .inject_one = inj == 'c' ? 3 : 0,
                       .stall_ns = inj == 's' ? (uint64_t)(timeout_s * 1.2e9) : 0,
                       .ctl_len = size == 12 ? 16 : 12, /* never a packet's size */
@@ -498,8 +509,8 @@ static void tp_attempt(void *arg, double timeout_s, bench_try *t)
     const tp_try *a = arg;
     const tp_cell *c = TP_CELL(a->k);
     tp_cell_once(a->o, a->h, a->k, timeout_s, a->inj);
-    *t = (bench_try){.timeouts = c->timeouts, .load = c->load,
-                     .worse = c->na || c->integrity || c->failures};
+    *t = (bench_try){
+        .timeouts = c->timeouts, .load = c->load, .worse = c->na || c->integrity || c->failures};
     snprintf(t->why, sizeof(t->why), "%.100s", c->why);
 }
 
@@ -509,10 +520,12 @@ static void tp_cell_run(const tp_opts *o, const bench_host *h, tp_key k)
 {
     tp_cell *c = TP_CELL(k);
     const char *name = o->tr[k.t]->name;
-    tp_try a = {.o = o, .h = h, .k = k,
-                .inj = bench_inject("corrupt", name, o->sizes[k.si])  ? 'c'
+    tp_try a = {.o = o,
+                .h = h,
+                .k = k,
+                .inj = bench_inject("corrupt", name, o->sizes[k.si]) ? 'c'
                        : bench_inject("stall", name, o->sizes[k.si]) ? 's'
-                                                                      : 0};
+                                                                     : 0};
     char label[96], why[sizeof(c->why)];
     snprintf(label, sizeof(label), "throughput %s %u ch %u B %s", name, o->chans[k.ci],
              o->sizes[k.si], tp_mode_name[k.m]);
@@ -568,8 +581,8 @@ static void tp_print(FILE *out, const tp_opts *o, tp_key k)
     else
         fprintf(out, "%.2f s per cell after %.2f s of warm-up ==\n", o->stream_time,
                 o->stream_time / 4);
-    fprintf(out, "%-17s %7s %11s %12s %11s %23s %5s %5s  %-16s %s\n", "transport", "packet",
-            "msgs", "aggregate", "msgs/s", "per channel min..max", "loss", "corr", "vs baseline",
+    fprintf(out, "%-17s %7s %11s %12s %11s %23s %5s %5s  %-16s %s\n", "transport", "packet", "msgs",
+            "aggregate", "msgs/s", "per channel min..max", "loss", "corr", "vs baseline",
             "vs mdcom-copy");
     for (k.si = 0; k.si < o->n_sizes; k.si++) {
         char sz[32], b1[32], b2[32], b3[32], per[72], rb[32], rm[16];
@@ -583,9 +596,9 @@ static void tp_print(FILE *out, const tp_opts *o, tp_key k)
             if (c->na && o->sizes[k.si] > bench_tr_max_size(tr) && !tr->ext) {
                 fprintf(out, " n/a (packets above %u B)\n", bench_tr_max_size(tr));
             } else if (c->na) {
-                fprintf(out, " n/a (%s)\n", tr->ext
-                                                ? "one-channel streams of >= 4 B only, or not built"
-                                                : "this channel count or a limit of this machine");
+                fprintf(out, " n/a (%s)\n",
+                        tr->ext ? "one-channel streams of >= 4 B only, or not built"
+                                : "this channel count or a limit of this machine");
             } else if (!c->ok && !c->loss && !c->corrupt) {
                 if (c->integrity || c->failures)
                     fprintf(out, " %s: %u integrity, %u other (the messages above say what)\n",
@@ -606,8 +619,8 @@ static void tp_print(FILE *out, const tp_opts *o, tp_key k)
         }
         for (unsigned p = 0; p < TP_NPUB && k.m == TP_PINGPONG && nch == 1; p++)
             if (tp_published[p].size == o->sizes[k.si])
-                fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg)\n", "",
-                        sz, "", tp_fmt_rate(b1, sizeof(b1), tp_published[p].bps));
+                fprintf(out, "%-17s %7s %11s %12s  (published: ADI SC598 RPMsg)\n", "", sz, "",
+                        tp_fmt_rate(b1, sizeof(b1), tp_published[p].bps));
     }
     if (tp_total(o, k.m, k.bi))
         fprintf(out, "(* = stopped by --cell-time; rates use the bytes actually moved)\n");
@@ -624,8 +637,8 @@ static unsigned tp_targets(const tp_opts *o, bench_target *tg)
     const char *mt = "mdcom-copy-poll";
     /* streaming 64 B >= 20 M msgs/s, 4 KiB >= 10 GB/s */
     const tp_cell *c = tp_find(o, (tp_key){TP_STREAM, c1, bi, s64, 0}, mt);
-    bench_target *t = bench_target_new(&tg[n++], 20e6, "msgs/s",
-                                       "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
+    bench_target *t =
+        bench_target_new(&tg[n++], 20e6, "msgs/s", "%s stream 1 ch 64 B: msgs/s >= 20 M", mt);
     bench_target_eval(t, c ? c->msgs_ps : NAN, 1);
     snprintf(t->detail, sizeof(t->detail), "%.2f M msgs/s", t->value / 1e6);
     c = tp_find(o, (tp_key){TP_STREAM, c1, bi, s4k, 0}, mt);
@@ -668,9 +681,12 @@ static void tp_row(bench_row *w, const tp_opts *o, tp_key k)
     const bench_transport *tr = o->tr[k.t];
     if (!c->run || (!w->j && c->na))
         return;
-    w->k = (bench_csv_key){.scenario = "throughput", .transport = tr->name,
-                           .mode = tp_mode_name[k.m], .size = o->sizes[k.si],
-                           .channels = o->chans[k.ci], .n = c->msgs,
+    w->k = (bench_csv_key){.scenario = "throughput",
+                           .transport = tr->name,
+                           .mode = tp_mode_name[k.m],
+                           .size = o->sizes[k.si],
+                           .channels = o->chans[k.ci],
+                           .n = c->msgs,
                            .total = tp_total(o, k.m, k.bi)};
     bench_json_obj_begin(w->j, NULL);
     bench_json_str(w->j, "transport", tr->name);
@@ -737,13 +753,20 @@ static int tp_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(tp_cells, 0, sizeof(tp_cells));
-    bench_run r = {.cmd = "throughput", .json = o.json, .csv = o.csv, .quick = o.quick,
-                   .json_config = tp_json_config, .rows = tp_rows, .json_body = tp_json, .arg = &o};
+    bench_run r = {.cmd = "throughput",
+                   .json = o.json,
+                   .csv = o.csv,
+                   .quick = o.quick,
+                   .json_config = tp_json_config,
+                   .rows = tp_rows,
+                   .json_body = tp_json,
+                   .arg = &o};
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
-    fprintf(r.out, "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
-                   "       stream window %u, %.2f s per stream cell; ping-pong at most %.2f s\n"
-                   "       per cell; every packet checked\n",
+    fprintf(r.out,
+            "cells: sender threads on cpu A, receiver threads on cpu B, one per channel;\n"
+            "       stream window %u, %.2f s per stream cell; ping-pong at most %.2f s\n"
+            "       per cell; every packet checked\n",
             o.window, o.stream_time, o.cell_time);
     bench_progress_plan((uint64_t)(o.modes[0] * o.n_totals + o.modes[1] * tp_ntot(&o, TP_STREAM)) *
                         (unsigned)o.n_chans * (unsigned)o.n_sizes * o.n_tr);
@@ -772,8 +795,8 @@ static int tp_main(int argc, char **argv)
 }
 
 BENCH_CMD(throughput, "throughput",
-          "1/8/32 channels x packet size, ping-pong and streaming, checked",
-          tp_main, .opts = tp_opts_tab, .tail = 3,
+          "1/8/32 channels x packet size, ping-pong and streaming, checked", tp_main,
+          .opts = tp_opts_tab, .tail = 3,
           .about = "Channels x packet size x bytes per channel. One sender thread per channel\n"
                    "(cpu A) and one receiver thread per channel (cpu B). Every packet is checked\n"
                    "(seq + CRC32C + bytes); loss and corruption must be 0. Aggregate = total\n"

@@ -50,19 +50,23 @@ static int ext_run(const bench_transport *t, const char *mode, const long long v
     return bench_child(ext_exec, argv, NULL, out, len, timeout_ns, t->name);
 }
 
-int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,
-                    size_t *np, bench_rt_result *r)
+int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
+                    bench_rt_result *r)
 {
     if (!ext_built(t)) {
         r->na = 1;
         return -1;
     }
-    const long long v[6] = {o->size, (long long)o->samples, (long long)o->warmup,
-                            (long long)o->budget_ns, o->cpu_ping, o->cpu_pong};
+    const long long v[6] = {o->size,
+                            (long long)o->samples,
+                            (long long)o->warmup,
+                            (long long)o->budget_ns,
+                            o->cpu_ping,
+                            o->cpu_pong};
     char *out;
     size_t len;
-    int code = ext_run(t, "rtt", v, &out, &len,
-                       (int64_t)o->budget_ns * 2 + o->timeout_ns + 30000000000LL);
+    int code =
+        ext_run(t, "rtt", v, &out, &len, (int64_t)o->budget_ns * 2 + o->timeout_ns + 30000000000LL);
     size_t got = len / 8;
     if (got > o->samples)
         got = o->samples;

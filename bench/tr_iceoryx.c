@@ -31,10 +31,10 @@
 #define MDCOM_BENCH_IOX_ROUDI "iox-roudi"
 #endif
 
-#define IOX_HDR 8u                       /* u32 length + u32 pad (alignment) */
-#define IOX_QUEUE 256u                   /* MAX_SUBSCRIBER_QUEUE_CAPACITY of 2.0 */
-#define IOX_START_NS 10000000000LL       /* RouDi start-up                  */
-#define IOX_MATCH_NS 5000000000LL        /* publisher/subscriber matching   */
+#define IOX_HDR 8u                 /* u32 length + u32 pad (alignment) */
+#define IOX_QUEUE 256u             /* MAX_SUBSCRIBER_QUEUE_CAPACITY of 2.0 */
+#define IOX_START_NS 10000000000LL /* RouDi start-up                  */
+#define IOX_MATCH_NS 5000000000LL  /* publisher/subscriber matching   */
 
 /* Mempools of our RouDi: user payload sizes (IOX_HDR + message, with room
  * for the chunk header; the largest bounds messages to 4 MiB, the limit in
@@ -145,8 +145,8 @@ static int roudi_start(void)
             dup2(fd, 2);
         }
         signal(SIGINT, SIG_IGN); /* ^C goes to the benchmark, which stops it */
-        execlp(MDCOM_BENCH_IOX_ROUDI, MDCOM_BENCH_IOX_ROUDI, "-c", roudi_cfg, "-l", "warning",
-               "-m", "off", (char *)NULL);
+        execlp(MDCOM_BENCH_IOX_ROUDI, MDCOM_BENCH_IOX_ROUDI, "-c", roudi_cfg, "-l", "warning", "-m",
+               "off", (char *)NULL);
         fprintf(stderr, "exec %s: %s\n", MDCOM_BENCH_IOX_ROUDI, strerror(errno));
         _exit(127);
     }

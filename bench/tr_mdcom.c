@@ -73,7 +73,10 @@ static int mdm_setup_as(void **out, const bench_msg_params *p, int smem)
     c->max = p->max_size ? p->max_size : 1;
     c->timeout_ns = p->timeout_ns;
     bench_mdcfg_fill(&c->reg.mc, p->name, c->n, smem ? MDCOM_CHAN_SMEM : MDCOM_CHAN_FIFO,
-                     smem ? SM_HDR + p->max_size : c->max, smem ? 0 : p->depth < 2 ? 2 : p->depth);
+                     smem ? SM_HDR + p->max_size : c->max,
+                     smem           ? 0
+                     : p->depth < 2 ? 2
+                                    : p->depth);
     int rc = bench_mdreg_attach(&c->reg, BENCH_SIDE_A, 0, c->tname);
     if (rc != 0)
         free(c);
@@ -118,10 +121,9 @@ static int mdm_attach(void *ctx, int side)
              (rc = mdcom_waitset_add_fifo(h->ws, h->f[RX], MDCOM_EV_RX, NULL)) != 0 ||
              (rc = mdcom_waitset_set_spin(h->ws, MDCOM_NO_SPIN)) != 0))
             return mdm_fail(c, "mdcom_waitset_create/add_fifo", rc);
-        if (c->wait == MDM_FD &&
-            ((h->fd = mdcom_fifoch_fd(h->f[RX], MDCOM_EV_RX)) < 0 ||
-             (h->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-             epoll_ctl(h->ep, EPOLL_CTL_ADD, h->fd, &e) != 0))
+        if (c->wait == MDM_FD && ((h->fd = mdcom_fifoch_fd(h->f[RX], MDCOM_EV_RX)) < 0 ||
+                                  (h->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+                                  epoll_ctl(h->ep, EPOLL_CTL_ADD, h->fd, &e) != 0))
             return mdm_fail(c, "mdcom_fifoch_fd/epoll", h->fd < 0 ? h->fd : -EIO);
     }
     return 0;
@@ -226,8 +228,8 @@ static int zc_wait(struct mdm_ctx *c, mdcom_fifoch_t *f, uint32_t ev, unsigned s
     int64_t left = bench_left_ns(deadline, c->timeout_ns);
     int rc = left <= 0 ? -ETIMEDOUT : mdcom_fifoch_wait(f, ev, left);
     if (rc < 0 && rc != -EINTR)
-        return mdm_fail(c, ev == MDCOM_EV_TX ? "mdcom_fifoch_wait(EV_TX)"
-                                             : "mdcom_fifoch_wait(EV_RX)", rc);
+        return mdm_fail(
+            c, ev == MDCOM_EV_TX ? "mdcom_fifoch_wait(EV_TX)" : "mdcom_fifoch_wait(EV_RX)", rc);
     return 0;
 }
 
@@ -317,10 +319,15 @@ static void zc_release(void *ctx, int side, uint32_t ch)
         mdm_fail(c, "mdcom_fifoch_notify", rc);
 }
 
-const bench_msg_ops bench_ops_mdcom_zc = {
-    .setup = mdm_setup, .attach = mdm_attach, .send = zc_send, .peek = zc_peek,
-    .release = zc_release, .detach = mdm_detach, .teardown = mdm_teardown, .header_only = 1,
-    .round_trips_only = 1};
+const bench_msg_ops bench_ops_mdcom_zc = {.setup = mdm_setup,
+                                          .attach = mdm_attach,
+                                          .send = zc_send,
+                                          .peek = zc_peek,
+                                          .release = zc_release,
+                                          .detach = mdm_detach,
+                                          .teardown = mdm_teardown,
+                                          .header_only = 1,
+                                          .round_trips_only = 1};
 
 /* ---- SMEM channels as a one-slot mailbox --------------------------------------
  * Per bench channel two SMEM channels of SM_HDR + max_size bytes: +0 u32 full
@@ -341,8 +348,7 @@ static int sm_lock(struct mdm_ctx *c, uint32_t ch, int k, uint32_t v)
     /* acquire: pairs with the peer's release store of `full` */
     for (unsigned spins = 0; atomic_load_explicit(sm_full(a), memory_order_acquire) != v;) {
         if ((spins & 1023u) == 0 && bench_left_ns(&deadline, c->timeout_ns) < 0)
-            return mdm_fail(c, v ? "recv: nothing arrived" : "send: slot not emptied",
-                            -ETIMEDOUT);
+            return mdm_fail(c, v ? "recv: nothing arrived" : "send: slot not emptied", -ETIMEDOUT);
         spins++;
         bench_relax();
         if (c->yield && (spins & 63u) == 0)
@@ -390,6 +396,9 @@ static int sm_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
     return rc == 0 ? ret : mdm_fail(c, "mdcom_smemch_unlock", rc);
 }
 
-const bench_msg_ops bench_ops_smem = {.setup = sm_setup, .attach = mdm_attach, .send = sm_send,
-                                      .recv = sm_recv, .detach = mdm_detach,
+const bench_msg_ops bench_ops_smem = {.setup = sm_setup,
+                                      .attach = mdm_attach,
+                                      .send = sm_send,
+                                      .recv = sm_recv,
+                                      .detach = mdm_detach,
                                       .teardown = mdm_teardown};

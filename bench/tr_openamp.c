@@ -36,9 +36,28 @@
 /* The resource table, in 32-bit words: version 1, one entry at offset 20,
  * a vdev (RSC_VDEV 3, VIRTIO_ID_RPMSG 7, notify id 2, VIRTIO_RPMSG_F_NS; its
  * byte num_of_vrings at 45 is set apart), then its two vrings. */
-static const uint32_t tro_rsc[] = {1, 1, 0, 0, 20, 3, 7, 2, 1, 0, 0, 0,
-                                   TRO_DA + TRO_V0, TRO_ALIGN, TRO_NUM, 0, 0,
-                                   TRO_DA + TRO_V1, TRO_ALIGN, TRO_NUM, 1, 0};
+static const uint32_t tro_rsc[] = {1,
+                                   1,
+                                   0,
+                                   0,
+                                   20,
+                                   3,
+                                   7,
+                                   2,
+                                   1,
+                                   0,
+                                   0,
+                                   0,
+                                   TRO_DA + TRO_V0,
+                                   TRO_ALIGN,
+                                   TRO_NUM,
+                                   0,
+                                   0,
+                                   TRO_DA + TRO_V1,
+                                   TRO_ALIGN,
+                                   TRO_NUM,
+                                   1,
+                                   0};
 
 struct tro_ctx {
     const char *tname;
@@ -152,8 +171,8 @@ static int oa_open(struct tro_ctx *c, int host)
         return tro_fail(c, "metal_init", rc);
     c->pa = TRO_DA;
     metal_io_init(&c->io, c->mem, &c->pa, TRO_SIZE, (unsigned)-1, 0, NULL);
-    c->vdev = rproc_virtio_create_vdev(host ? VIRTIO_DEV_DRIVER : VIRTIO_DEV_DEVICE, 2,
-                                       c->mem + 20, &c->io, c, oa_notify, NULL);
+    c->vdev = rproc_virtio_create_vdev(host ? VIRTIO_DEV_DRIVER : VIRTIO_DEV_DEVICE, 2, c->mem + 20,
+                                       &c->io, c, oa_notify, NULL);
     if (!c->vdev)
         return tro_fail(c, "rproc_virtio_create_vdev", -ENOMEM);
     rproc_virtio_init_vring(c->vdev, 0, 0, c->mem + TRO_V0, &c->io, TRO_NUM, TRO_ALIGN);
@@ -161,8 +180,7 @@ static int oa_open(struct tro_ctx *c, int host)
     g_ns_ctx = c;
     if (host)
         rpmsg_virtio_init_shm_pool(&c->pool, c->mem + TRO_POOL, 2u * TRO_NUM * TRO_BUF);
-    rc = host ? rpmsg_init_vdev_with_config(&c->rvdev, c->vdev, oa_ns_bind, &c->io, &c->pool,
-                                            &cfg)
+    rc = host ? rpmsg_init_vdev_with_config(&c->rvdev, c->vdev, oa_ns_bind, &c->io, &c->pool, &cfg)
               : rpmsg_init_vdev(&c->rvdev, c->vdev, oa_ns_bind, &c->io, NULL);
     if (rc)
         return tro_fail(c, "rpmsg_init_vdev", -EPROTO);
@@ -197,8 +215,8 @@ static int md_open(struct tro_ctx *c, int host)
     int rc;
     if ((rc = mdcom_rsc_find_rpmsg(c->mem, 0x1000, &vdev)) != 0)
         return tro_fail(c, "mdcom_rsc_find_rpmsg", rc);
-    if ((rc = mdcom_rpmsg_bind_from_rsc(&c->bind, vdev, c->mem, TRO_DA, TRO_SIZE,
-                                        TRO_DA + TRO_POOL, TRO_BUF)) != 0)
+    if ((rc = mdcom_rpmsg_bind_from_rsc(&c->bind, vdev, c->mem, TRO_DA, TRO_SIZE, TRO_DA + TRO_POOL,
+                                        TRO_BUF)) != 0)
         return tro_fail(c, "mdcom_rpmsg_bind_from_rsc", rc);
     c->bind.notify = md_notify;
     c->bind.wait = md_wait;
@@ -211,8 +229,8 @@ static int md_open(struct tro_ctx *c, int host)
         return tro_fail(c, "mdcom_rpmsg_init_bound", rc);
     if (host && (rc = mdcom_rpmsg_wait_service(c->r, "bench", &dest, c->timeout_ns)) != 0)
         return tro_fail(c, "mdcom_rpmsg_wait_service", rc);
-    rc = mdcom_rpmsg_ept_create(c->r, &c->mept, host ? NULL : "bench", MDCOM_RPMSG_ADDR_ANY,
-                                dest, md_cb, c, c->timeout_ns);
+    rc = mdcom_rpmsg_ept_create(c->r, &c->mept, host ? NULL : "bench", MDCOM_RPMSG_ADDR_ANY, dest,
+                                md_cb, c, c->timeout_ns);
     return rc ? tro_fail(c, "mdcom_rpmsg_ept_create", rc) : 0;
 }
 

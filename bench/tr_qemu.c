@@ -25,8 +25,12 @@ static const bench_link_ops qemu_ops = {.run = qemu_run};
 /* The names are the labels of the tables and of the JSON rows' "transport". The
  * echoes' ratios refer to the raw spin echo. */
 #define QT(var, nm, v, base, d)                                                                    \
-    const bench_transport var = {.name = nm, .desc = d, .wait_class = BENCH_WAIT_POLL,            \
-                                 .baseline = base, .variant = v, .link = &qemu_ops}
+    const bench_transport var = {.name = nm,                                                       \
+                                 .desc = d,                                                        \
+                                 .wait_class = BENCH_WAIT_POLL,                                    \
+                                 .baseline = base,                                                 \
+                                 .variant = v,                                                     \
+                                 .link = &qemu_ops}
 QT(bench_qemu_fifo, "MDCOM FIFO", QV_FIFO, "raw spin",
    "mdcom FIFO channel echo to the firmware (copy in, copy out)");
 QT(bench_qemu_rpmsg, "RPMsg", QV_RPMSG, "raw spin",
@@ -41,10 +45,7 @@ QT(bench_qemu_fifo_blk512, "FIFO 512 B msgs", QV_BLK512, NULL,
 QT(bench_qemu_rpmsg_blk, "RPMsg 496 B", QV_RPMSG_BLK, NULL,
    "block-ack over RPMsg, 496-byte messages");
 
-int bench_qemu_exists(const char *p)
-{
-    return p && *p && access(p, R_OK) == 0;
-}
+int bench_qemu_exists(const char *p) { return p && *p && access(p, R_OK) == 0; }
 
 void bench_qemu_beside(char *path, size_t len, const char *fw, const char *name)
 {
@@ -53,8 +54,7 @@ void bench_qemu_beside(char *path, size_t len, const char *fw, const char *name)
 }
 
 #ifndef MDCOM_BENCH_QEMU_M4
-static int qemu_run(void *link, const bench_link_cell *c, uint32_t n, uint64_t *samples,
-                    size_t *np)
+static int qemu_run(void *link, const bench_link_cell *c, uint32_t n, uint64_t *samples, size_t *np)
 {
     (void)link, (void)c, (void)n, (void)samples, (void)np;
     return -ENOENT;
@@ -99,10 +99,7 @@ int bench_qemu_ping(bench_qemu *q)
     return r ? r : m4_result(&q->l, &res, 5000000000ll);
 }
 
-const char *bench_qemu_region(const bench_qemu *q)
-{
-    return q->l.q.region_path;
-}
+const char *bench_qemu_region(const bench_qemu *q) { return q->l.q.region_path; }
 
 void bench_qemu_down(bench_qemu *q)
 {
@@ -144,18 +141,22 @@ static int qemu_op(bench_qemu *q, int v, uint32_t mode, uint32_t bytes, uint32_t
 {
     m4_link *l = &q->l;
     switch (v) {
-    case QV_OA: return q->oa_up ? m4_oa_echo(&q->oa, n, mode, bytes, t) : -ENOENT;
-    case QV_RAW: return m4_raw_echo(l, n, arg, t, ow);
-    case QV_RPMSG: return m4_rpmsg_echo_arg(l, n, mode, bytes, arg, t, ow);
+    case QV_OA:
+        return q->oa_up ? m4_oa_echo(&q->oa, n, mode, bytes, t) : -ENOENT;
+    case QV_RAW:
+        return m4_raw_echo(l, n, arg, t, ow);
+    case QV_RPMSG:
+        return m4_rpmsg_echo_arg(l, n, mode, bytes, arg, t, ow);
     case QV_FIFO:
         return m4_echo_arg(l, n, mode, (int)(bytes - sizeof(fw_echo_hdr)), arg, t, ow, NULL);
-    case QV_RPMSG_BLK: return m4_rpmsg_blockack(l, n, bytes, mode, t);
-    default: return m4_blockack(l, n, bytes, v == QV_BLK32K ? 32768u : 512u, mode, t);
+    case QV_RPMSG_BLK:
+        return m4_rpmsg_blockack(l, n, bytes, mode, t);
+    default:
+        return m4_blockack(l, n, bytes, v == QV_BLK32K ? 32768u : 512u, mode, t);
     }
 }
 
-static int qemu_run(void *link, const bench_link_cell *c, uint32_t n, uint64_t *samples,
-                    size_t *np)
+static int qemu_run(void *link, const bench_link_cell *c, uint32_t n, uint64_t *samples, size_t *np)
 {
     m4_times t = {calloc(n ? n : 1, sizeof(double)), 0, n};
     int r;
@@ -239,23 +240,19 @@ int bench_qemu_cost(bench_qemu *q, const bench_transport *t, uint32_t n, uint32_
 #define QM_M4_REGION "mdcom-m4"
 #endif
 
-int bench_qemu_available(void)
-{
-    return mdcom_qemu_available();
-}
+int bench_qemu_available(void) { return mdcom_qemu_available(); }
 
-void bench_qemu_cleanup_on_signals(void)
-{
-    mdcom_qemu_cleanup_on_signals();
-}
+void bench_qemu_cleanup_on_signals(void) { mdcom_qemu_cleanup_on_signals(); }
 
-char *bench_qemu_console(const char *machine, const char *region, const char *fw0,
-                         const char *fw1, int icount, int timeout_s, int *status)
+char *bench_qemu_console(const char *machine, const char *region, const char *fw0, const char *fw1,
+                         int icount, int timeout_s, int *status)
 {
     mdcom_qemu q;
     mdcom_qemu_opts o = {.firmware = fw0,
                          .region_name = region ? region : QM_M4_REGION,
-                         .machine = machine, .icount_shift = icount, .ready_timeout_ns = -1};
+                         .machine = machine,
+                         .icount_shift = icount,
+                         .ready_timeout_ns = -1};
     char err[256], loader[BENCH_QEMU_PATH + 40], log1[BENCH_QEMU_PATH + 16];
     const char *extra[] = {"-smp", "2", "-device", loader, "-serial", log1, NULL};
     int r = mdcom_qemu_prepare(&q, &o, err, sizeof(err));
@@ -297,8 +294,8 @@ int bench_qemu_apicost(const char *machine, const char *region, const char *fw, 
             break;
         }
         if (n < BENCH_QEMU_API_MAX &&
-            sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u", r->call,
-                   &r->mode, &r->mean, &r->sd, &r->min, &r->max, &r->n) == 7)
+            sscanf(l, "apicost %31s mode %u mean %lf sd %lf min %u max %u n %u", r->call, &r->mode,
+                   &r->mean, &r->sd, &r->min, &r->max, &r->n) == 7)
             n++;
     }
     if (log)
@@ -309,12 +306,7 @@ int bench_qemu_apicost(const char *machine, const char *region, const char *fw, 
 }
 
 #else
-int bench_qemu_available(void)
-{
-    return 0;
-}
+int bench_qemu_available(void) { return 0; }
 
-void bench_qemu_cleanup_on_signals(void)
-{
-}
+void bench_qemu_cleanup_on_signals(void) {}
 #endif

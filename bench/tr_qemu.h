@@ -24,8 +24,8 @@
 /* The transports of the link, in the order of the tables: the echoes
  * (12-byte header + payload, the same on FIFO and RPMsg; raw spin: one word
  * each way, polling only), then the block-ack transactions. */
-extern const bench_transport bench_qemu_fifo, bench_qemu_rpmsg, bench_qemu_openamp,
-    bench_qemu_raw, bench_qemu_fifo_blk32k, bench_qemu_fifo_blk512, bench_qemu_rpmsg_blk;
+extern const bench_transport bench_qemu_fifo, bench_qemu_rpmsg, bench_qemu_openamp, bench_qemu_raw,
+    bench_qemu_fifo_blk32k, bench_qemu_fifo_blk512, bench_qemu_rpmsg_blk;
 
 /* 1 when path is a readable file. */
 int bench_qemu_exists(const char *p);
@@ -50,8 +50,7 @@ const char *bench_qemu_region(const bench_qemu *q);
 void bench_qemu_down(bench_qemu *q);
 /* OpenAMP's RPMsg as the firmware for the bench_qemu_openamp cells (image
  * path). 0, or < 0 with why (its cells then say n/a). */
-int bench_qemu_oa_begin(bench_qemu *q, const char *path, int icount_shift, char *why,
-                        size_t len);
+int bench_qemu_oa_begin(bench_qemu *q, const char *path, int icount_shift, char *why, size_t len);
 void bench_qemu_oa_end(bench_qemu *q);
 
 /* One-way Linux -> firmware with time stamps on both sides, polling: for
@@ -77,8 +76,8 @@ int bench_qemu_cost(bench_qemu *q, const bench_transport *t, uint32_t n, uint32_
  * exits by itself, at most timeout_s; region NULL: the M4's. Its console text
  * (malloc'ed; *status its exit status, -1 when it had to be stopped), or NULL
  * (printed). icount: -icount shift, -1 off. */
-char *bench_qemu_console(const char *machine, const char *region, const char *fw0,
-                         const char *fw1, int icount, int timeout_s, int *status);
+char *bench_qemu_console(const char *machine, const char *region, const char *fw0, const char *fw1,
+                         int icount, int timeout_s, int *status);
 
 /* The API-cost image's lines "apicost <call> mode M mean X sd S min A max B n N". */
 typedef struct bench_qemu_api_row {

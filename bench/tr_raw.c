@@ -29,7 +29,7 @@
 struct raw_box {
     _Alignas(128) _Atomic uint64_t posted; /* written by the sender: len << 32 | count */
     _Alignas(128) _Atomic uint64_t taken;  /* written by the receiver: count */
-    _Atomic uint32_t tx_sleeps;           /* the sender sleeps on taken */
+    _Atomic uint32_t tx_sleeps;            /* the sender sleeps on taken */
     _Alignas(128) uint32_t len[RAW_SLOTS]; /* written by the sender, read when
                                              several messages are queued */
 };

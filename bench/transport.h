@@ -104,10 +104,10 @@ typedef struct bench_link_ops {
 } bench_link_ops;
 
 typedef struct bench_transport {
-    const char *name;     /* "raw-spin"                                     */
-    const char *desc;     /* one line for --help                            */
-    int wait_class;       /* enum bench_wait_class                          */
-    const char *baseline; /* transport whose p50 this one is compared to;
+    const char *name;         /* "raw-spin"                                     */
+    const char *desc;         /* one line for --help                            */
+    int wait_class;           /* enum bench_wait_class                          */
+    const char *baseline;     /* transport whose p50 this one is compared to;
                              NULL when it is a baseline itself             */
     const bench_msg_ops *msg; /* NULL only for external programs           */
     int variant;              /* passed to setup and max_msg: one ops table
@@ -141,8 +141,9 @@ static inline int bench_link_run(void *link, const bench_link_cell *c, uint32_t 
 
 /* The message ops of the transport files (transports.c names the
  * transports built on them); the variants of the kernel IPC ops. */
-extern const bench_msg_ops bench_ops_raw, bench_ops_raw_copy2, bench_ops_mdcom_copy, bench_ops_mdcom_zc,
-    bench_ops_smem, bench_ops_kernel, bench_ops_rpmsg, bench_ops_iceoryx, bench_ops_openamp;
+extern const bench_msg_ops bench_ops_raw, bench_ops_raw_copy2, bench_ops_mdcom_copy,
+    bench_ops_mdcom_zc, bench_ops_smem, bench_ops_kernel, bench_ops_rpmsg, bench_ops_iceoryx,
+    bench_ops_openamp;
 enum { BENCH_K_PIPE, BENCH_K_STREAM, BENCH_K_SEQPACKET, BENCH_K_MQ };
 
 /* Largest payload of t on this machine (UINT32_MAX: no limit of its own). */
@@ -175,11 +176,11 @@ void bench_fmt_ratios(char *rb, size_t lb, char *rm, size_t lm, const bench_tran
 /* ---- Runner ---------------------------------------------------------------------------------- */
 typedef struct bench_rt_opts {
     uint32_t size, max_size;
-    uint64_t samples;    /* round trips to record                         */
-    uint64_t warmup;     /* round trips before recording (not recorded)   */
-    uint64_t budget_ns;  /* stop recording after this long; 0 = no limit;
+    uint64_t samples;       /* round trips to record                         */
+    uint64_t warmup;        /* round trips before recording (not recorded)   */
+    uint64_t budget_ns;     /* stop recording after this long; 0 = no limit;
                             warm-up stops after a quarter of it          */
-    int64_t timeout_ns;  /* per wait; also bounds the peer's exit        */
+    int64_t timeout_ns;     /* per wait; also bounds the peer's exit        */
     int cpu_ping, cpu_pong; /* -1 = not pinned                           */
     /* one way: side B copies each message out, writes the time it arrived
      * to t1[seq - 1] (MAP_SHARED, warmup + samples entries) and answers
@@ -188,15 +189,15 @@ typedef struct bench_rt_opts {
 } bench_rt_opts;
 
 typedef struct bench_rt_result {
-    bench_stats st;        /* of the recorded round trips                */
+    bench_stats st; /* of the recorded round trips                */
     uint64_t warmup_done;
-    int ok;                /* 1: no error on either side                 */
-    unsigned integrity;    /* integrity errors (mismatches), both sides  */
-    unsigned failures;     /* API / system errors, both sides            */
-    unsigned timeouts;     /* waits past the timeout (not failures)      */
-    int na;                /* setup said -EMSGSIZE: size not supported   */
-    double load;           /* load average when the last chunk started   */
-    char why[320];         /* what timed out (bench_timeouts.why), or
+    int ok;             /* 1: no error on either side                 */
+    unsigned integrity; /* integrity errors (mismatches), both sides  */
+    unsigned failures;  /* API / system errors, both sides            */
+    unsigned timeouts;  /* waits past the timeout (not failures)      */
+    int na;             /* setup said -EMSGSIZE: size not supported   */
+    double load;        /* load average when the last chunk started   */
+    char why[320];      /* what timed out (bench_timeouts.why), or
                               after a retry, in both attempts            */
 } bench_rt_result;
 
@@ -211,8 +212,8 @@ int bench_rt_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *b
 /* External transports (tr_ext.c): one chunk of round trips, as
  * bench_rt_chunk (which calls this for them), and one streaming cell: 0,
  * BENCH_RT_MISMATCH, BENCH_SESSION_NA (not built) or -1. */
-int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples,
-                    size_t *np, bench_rt_result *r);
+int bench_ext_chunk(const bench_transport *t, const bench_rt_opts *o, uint64_t *samples, size_t *np,
+                    bench_rt_result *r);
 typedef struct bench_ext_stream_res {
     uint64_t msgs, bytes, wall_ns, lost, corrupt;
 } bench_ext_stream_res;
@@ -257,7 +258,7 @@ typedef struct bench_timeouts {
 typedef struct bench_msg_job {
     const bench_transport *t;
     bench_msg_params p;
-    int cpu_a, cpu_b;        /* -1: not pinned                            */
+    int cpu_a, cpu_b; /* -1: not pinned                            */
     bench_side_fn fn_a, fn_b;
     void *arg;
     bench_timeouts *to; /* NULL: a timeout is a failure like any other   */

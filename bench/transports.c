@@ -69,7 +69,9 @@ const bench_transport *const bench_transports[] = {
 #endif
 #ifdef MDCOM_BENCH_IOX2 /* a peer program (tr_ext.c) */
     &(const bench_transport){
-        .name = "iceoryx2", .wait_class = BENCH_WAIT_POLL, .baseline = "raw-spin",
+        .name = "iceoryx2",
+        .wait_class = BENCH_WAIT_POLL,
+        .baseline = "raw-spin",
         .desc = "iceoryx2 publish-subscribe, loaned samples, polling (Rust, bench/peers/iceoryx2)",
         .ext = MDCOM_BENCH_IOX2,
         .ext_build = "cmake --build --preset default --target mdcom-bench-iceoryx2 (needs cargo)"},

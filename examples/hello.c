@@ -115,7 +115,8 @@ static int master(const mdcom_config *cfg, pid_t child)
             return fail("linux", "recv", rc);
         printf("linux <- m4: %s\n", reply);
         if (i == 0) /* the remote is attached while it still has replies to send */
-            printf("linux: %d live process(es) in domain m4\n", mdcom_sense_process(m, DEMO_DOM_M4));
+            printf("linux: %d live process(es) in domain m4\n",
+                   mdcom_sense_process(m, DEMO_DOM_M4));
     }
     mdcom_smemch_lock(state, 1 * SEC);
     seen = *counter;

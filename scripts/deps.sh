@@ -7,7 +7,7 @@ want=(cmake ninja-build g++ libgtest-dev python3 python3-matplotlib valgrind)
 want+=(clang libclang-rt-14-dev)  # libFuzzer (tests/fuzz); without them the fuzz test is skipped
 want+=(iceoryx libiceoryx-binding-c-dev)  # iceoryx peer in mdcom-bench; without them it is built without it
 want+=(libsysfs-dev)  # libmetal's Linux layer (OpenAMP interop tests, bench peer); without it they are skipped
-want+=(clang-tidy)  # scripts/analyze (the analyze stage of scripts/test)
+want+=(clang-tidy clang-format-14)  # scripts/analyze, scripts/format-check (the analyze stage of scripts/test)
 want+=(python3-pytest python3-gi)  # tests/python (pytest) and the GLib event-loop example
 [[ "${1:-}" == "--cross" ]] && want+=(gcc-arm-none-eabi binutils-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 # packaging (tests/package, man pages, scripts/abi-check) and the Linux cross
@@ -37,6 +37,7 @@ for p in "${want[@]}"; do
     libiceoryx-binding-c-dev) ls /usr/lib/*/cmake/iceoryx_binding_c/iceoryx_binding_cConfig.cmake >/dev/null 2>&1 || missing+=("$p") ;;
     libsysfs-dev) [[ -f /usr/include/sysfs/libsysfs.h ]] || missing+=("$p") ;;
     clang-tidy) command -v clang-tidy >/dev/null || missing+=("$p") ;;
+    clang-format-14) command -v clang-format-14 >/dev/null || missing+=("$p") ;;
     python3-pytest) python3 -c 'import pytest' 2>/dev/null || /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=("$p") ;;
     python3-gi) /usr/bin/python3 -c 'import gi' 2>/dev/null || missing+=("$p") ;;
     pkg-config) command -v pkg-config >/dev/null || missing+=("$p") ;;

@@ -96,6 +96,7 @@ int main(int argc, char **argv)
     mdcom_term(m);
     if (bad || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 1;
-    printf("consumer: ok (%d round trips, mdcom %d.%d)\n", N, MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR);
+    printf("consumer: ok (%d round trips, mdcom %d.%d)\n", N, MDCOM_VERSION_MAJOR,
+           MDCOM_VERSION_MINOR);
     return 0;
 }

@@ -66,7 +66,7 @@
 #define INCLUDE_vTaskSuspend 1 /* portMAX_DELAY blocks for ever (MDCOM_FOREVER) */
 #define INCLUDE_vTaskDelayUntil 1
 #define INCLUDE_vTaskDelay 1
-#define INCLUDE_xTaskGetSchedulerState 1 /* mdcom */
+#define INCLUDE_xTaskGetSchedulerState 1    /* mdcom */
 #define INCLUDE_xTaskGetCurrentTaskHandle 1 /* mdcom */
 #define INCLUDE_uxTaskGetStackHighWaterMark 1
 #define INCLUDE_xTaskGetIdleTaskHandle 0
@@ -88,7 +88,7 @@ void app_assert_failed(const char *file, int line);
 #define configASSERT(x)                                                                            \
     do {                                                                                           \
         if (!(x))                                                                                  \
-            app_assert_failed(__FILE__, __LINE__);                                              \
+            app_assert_failed(__FILE__, __LINE__);                                                 \
     } while (0)
 #endif
 

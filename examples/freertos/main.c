@@ -27,7 +27,7 @@
 #include "mdcom_freertos.h"
 #include "app_layout.h"
 
-#define MS(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x)*1000000)
 
 static volatile uint32_t g_answered, g_timeouts;
 

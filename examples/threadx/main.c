@@ -26,7 +26,7 @@
 #include "mdcom_threadx.h"
 #include "app_layout.h"
 
-#define MS(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x)*1000000)
 #define STACK_BYTES 4096u
 
 static volatile uint32_t g_answered, g_timeouts;
@@ -49,7 +49,9 @@ static void give_up(const char *who, const char *why)
 static mdcom_t *attach(const char *who)
 {
     char err[128];
-    mdcom_init_opts o = {.errbuf = err, .errbuf_len = sizeof(err), .attach_timeout_ns = MS(5000),
+    mdcom_init_opts o = {.errbuf = err,
+                         .errbuf_len = sizeof(err),
+                         .attach_timeout_ns = MS(5000),
                          .layout = &app_layout}; /* the layout computed on the build host */
     mdcom_t *m = 0;
     if (mdcom_init(&m, app_layout.cfg, APP_DOM_M4, &o) != 0)
@@ -107,8 +109,8 @@ VOID tx_application_define(VOID *first_unused_memory)
     (void)first_unused_memory;
     /* echo first (priority 3 above status' 4): it attaches as the master
      * and formats the region */
-    (void)tx_thread_create(&g_echo, (CHAR *)"echo", echo_entry, 0, g_echo_stack, sizeof(g_echo_stack), 3,
-                           3, TX_NO_TIME_SLICE, TX_AUTO_START);
+    (void)tx_thread_create(&g_echo, (CHAR *)"echo", echo_entry, 0, g_echo_stack,
+                           sizeof(g_echo_stack), 3, 3, TX_NO_TIME_SLICE, TX_AUTO_START);
     (void)tx_thread_create(&g_status, (CHAR *)"status", status_entry, 0, g_status_stack,
                            sizeof(g_status_stack), 4, 4, TX_NO_TIME_SLICE, TX_AUTO_START);
 }

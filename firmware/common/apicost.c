@@ -31,7 +31,7 @@
 #include "mdcom_fw/apicost.h"
 
 uint32_t apicost_samples[APICOST_N];
-static uint32_t g_overhead10; /* empty measurement, instructions * 10 */
+static uint32_t g_overhead10;                      /* empty measurement, instructions * 10 */
 static uint32_t g_scale_num = 40, g_scale_den = 1; /* instructions per tick */
 
 static void put_fixed1(uint64_t v10) /* v10 = value * 10 */

@@ -651,16 +651,36 @@ void fw_serve(fw_svc *s, const fw_cmd *c, fw_rsp *o)
         o->value = mdcom_bm_boot_token();
         o->value2 = mdcom_bm_doorbell_count();
         break;
-    case FW_OP_ECHO: o->status = svc_echo(s, c, o); break;
-    case FW_OP_BLOCKACK: o->status = svc_blockack(s, c, o); break;
-    case FW_OP_SINK: o->status = svc_sink(s, c, o); break;
-    case FW_OP_SMEM: o->status = svc_smem(s, c, o); break;
-    case FW_OP_TM_MSG: o->status = svc_tm_msg(s, c, o); break;
-    case FW_OP_TM_SYNC: o->status = svc_tm_sync(s, c, o); break;
-    case FW_OP_RPMSG_ECHO: o->status = svc_rpmsg(s, c, o); break;
-    case FW_OP_RAW_ECHO: o->status = svc_raw(s, c, o); break;
-    case FW_OP_RELAY: o->status = svc_relay(s, c, o); break;
-    default: o->status = -ENOSYS; break;
+    case FW_OP_ECHO:
+        o->status = svc_echo(s, c, o);
+        break;
+    case FW_OP_BLOCKACK:
+        o->status = svc_blockack(s, c, o);
+        break;
+    case FW_OP_SINK:
+        o->status = svc_sink(s, c, o);
+        break;
+    case FW_OP_SMEM:
+        o->status = svc_smem(s, c, o);
+        break;
+    case FW_OP_TM_MSG:
+        o->status = svc_tm_msg(s, c, o);
+        break;
+    case FW_OP_TM_SYNC:
+        o->status = svc_tm_sync(s, c, o);
+        break;
+    case FW_OP_RPMSG_ECHO:
+        o->status = svc_rpmsg(s, c, o);
+        break;
+    case FW_OP_RAW_ECHO:
+        o->status = svc_raw(s, c, o);
+        break;
+    case FW_OP_RELAY:
+        o->status = svc_relay(s, c, o);
+        break;
+    default:
+        o->status = -ENOSYS;
+        break;
     }
 }
 
@@ -741,8 +761,8 @@ void fw_resp_run(fw_svc *s)
 /* the codes with which a call says the region ended (see fw_remote_run) */
 static int region_ended(int r) { return r == -ESHUTDOWN || r == -ECONNRESET || r == -ENOTCONN; }
 
-void fw_remote_run(fw_svc *s, const char *who, const char *banner,
-                   const mdcom_layout_table *layout, uint32_t domain, const fw_cmd *c)
+void fw_remote_run(fw_svc *s, const char *who, const char *banner, const mdcom_layout_table *layout,
+                   uint32_t domain, const fw_cmd *c)
 {
     uint64_t pause = MS(1);
     int last = 0;

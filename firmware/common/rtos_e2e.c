@@ -52,8 +52,8 @@
 #include "mdcom_fw/proto.h"
 #include "mdcom_fw/rtos_e2e.h"
 
-#define MS(x) ((int64_t)(x) * 1000000)
-#define US(x) ((int64_t)(x) * 1000)
+#define MS(x) ((int64_t)(x)*1000000)
+#define US(x) ((int64_t)(x)*1000)
 /* CMSDK APB timer 0 of the an386 (QEMU cmsdk-apb-timer: counts down at the
  * 25 MHz bus clock, the processor's, interrupt at zero), NVIC line 8: the
  * tests' interrupt */
@@ -85,10 +85,10 @@ static uint64_t now(void) { return e2e_now_ns(); }
 /* ---------------------------------------------------------------- */
 
 typedef struct tmo_stat {
-    uint32_t n, early;    /* early: returned before the timeout (ns or ticks) */
-    uint32_t max_ticks;   /* ticks after the deadline's tick at the return */
-    uint32_t late[3];     /* returns 0, 1, 2 or more ticks after the deadline's tick */
-    uint32_t max_ns;      /* ns after the deadline at the return */
+    uint32_t n, early;  /* early: returned before the timeout (ns or ticks) */
+    uint32_t max_ticks; /* ticks after the deadline's tick at the return */
+    uint32_t late[3];   /* returns 0, 1, 2 or more ticks after the deadline's tick */
+    uint32_t max_ns;    /* ns after the deadline at the return */
     uint64_t sum_ns;
 } tmo_stat;
 
@@ -200,7 +200,8 @@ void mdcom_bm_app_irq(uint32_t irq)
         msg[1] = (uint32_t)g_isr_ns;
         g_isr_r = mdcom_fifoch_send(g_isr_ch, msg, sizeof(msg), MDCOM_POLL);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -250,7 +251,8 @@ static void helper_task(void *arg)
     e2e_exit();
 }
 
-static void helper_start(helper *h, mdcom_aword *word, uint32_t expected, int64_t timeout, uint32_t prio)
+static void helper_start(helper *h, mdcom_aword *word, uint32_t expected, int64_t timeout,
+                         uint32_t prio)
 {
     memset(h, 0, sizeof(*h));
     h->word = word;
@@ -490,14 +492,15 @@ static void test_port(void)
     CHECK("lock_hooks_portable", p->lock_try == 0 && p->lock_release == 0);
 
     /* identity: one per task, stable; foreign pid without bit 30 */
-    CHECK("proc_self", p->proc_self(p->ctx, &pid, &tok) == 0 && p->proc_self(p->ctx, &pid2, &tok2) == 0 &&
-                           pid == pid2 && tok == tok2 && (pid & 0x80000000u) && !(pid & 0x40000000u) &&
-                           tok != 0 && tok != MDCOM_TOKEN_ANY && e2e_is_thread_pid(pid));
-    CHECK("proc_alive_self", p->proc_alive(p->ctx, pid, tok) == 1 &&
-                                 p->proc_alive(p->ctx, pid, MDCOM_TOKEN_ANY) == 1);
+    CHECK("proc_self", p->proc_self(p->ctx, &pid, &tok) == 0 &&
+                           p->proc_self(p->ctx, &pid2, &tok2) == 0 && pid == pid2 && tok == tok2 &&
+                           (pid & 0x80000000u) && !(pid & 0x40000000u) && tok != 0 &&
+                           tok != MDCOM_TOKEN_ANY && e2e_is_thread_pid(pid));
+    CHECK("proc_alive_self",
+          p->proc_alive(p->ctx, pid, tok) == 1 && p->proc_alive(p->ctx, pid, MDCOM_TOKEN_ANY) == 1);
     CHECK("proc_alive_wrong_token", p->proc_alive(p->ctx, pid, tok + 1u) == 0);
-    CHECK("proc_alive_other_domain_unknown", p->proc_alive(p->ctx, MDCOM_BM_PID, 1u) < 0 &&
-                                                 p->proc_alive(p->ctx, 1234u, 1u) < 0);
+    CHECK("proc_alive_other_domain_unknown",
+          p->proc_alive(p->ctx, MDCOM_BM_PID, 1u) < 0 && p->proc_alive(p->ctx, 1234u, 1u) < 0);
     /* helpers that ended: dead (their slots may hold other tasks by now:
      * the token tells the incarnations apart) */
     CHECK("proc_alive_ended_task", p->proc_alive(p->ctx, h.pid, h.token) == 0 &&
@@ -510,8 +513,8 @@ static void test_port(void)
     r = p->proc_alive(p->ctx, h.pid, h.token);
     /* two live threads: two identities (a thread that ended may have left
      * its slot to a later one: only live ones are compared) */
-    CHECK("proc_per_task", h.pid != pid && e2e_is_thread_pid(h.pid) && h.token != 0 &&
-                               h.token != MDCOM_TOKEN_ANY);
+    CHECK("proc_per_task",
+          h.pid != pid && e2e_is_thread_pid(h.pid) && h.token != 0 && h.token != MDCOM_TOKEN_ANY);
     e2e_kill(h.task);
     CHECK("proc_alive_deleted_task", r == 1 && p->proc_alive(p->ctx, h.pid, h.token) == 0 &&
                                          p->proc_alive(p->ctx, h.pid, MDCOM_TOKEN_ANY) == 0);
@@ -688,11 +691,11 @@ static void test_reap(mdcom_t *m)
     v = e2e_spawn(victim_task, "victim", E2E_STACK_MDCOM, 0, E2E_PRIO_MAIN + 1u);
     for (k = 0; k < 1000 && !g_victim_locked; k++)
         e2e_delay(1);
-    busy = mdcom_smemch_trylock(ch);      /* a live holder: busy */
+    busy = mdcom_smemch_trylock(ch);       /* a live holder: busy */
     busy2 = mdcom_smemch_lock(ch, MS(50)); /* and it stays so */
-    e2e_kill(v);                        /* dies holding it */
+    e2e_kill(v);                           /* dies holding it */
     t0 = now();
-    r = mdcom_smemch_lock(ch, MS(3000));   /* its process is reaped, the lock freed */
+    r = mdcom_smemch_lock(ch, MS(3000)); /* its process is reaped, the lock freed */
     result("task_reap", g_victim_locked == 1 && busy == -EBUSY && busy2 == -ETIMEDOUT && r == 0);
     kv("trylock_err", (uint32_t)-busy);
     kv("lock50ms_err", (uint32_t)-busy2);

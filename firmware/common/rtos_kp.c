@@ -57,7 +57,7 @@
 #include "mdcom_fw/rtos_e2e.h"
 #include "mdcom_kp_layout.h"
 
-#define MS(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x)*1000000)
 #define DOM MDCOM_KP_DOM_M4
 #define BLOCKS 8u      /* "q" */
 #define BUSY_BLOCKS 4u /* "busy" */
@@ -68,10 +68,23 @@
 
 volatile uint32_t e2e_idle_runs;
 
-enum { OP_ALLOC, OP_ENQUEUE, OP_DEQUEUE, OP_FREE, OP_SEND, OP_RECV, OP_NOTIFY, OP_LOCK,
-       OP_UNLOCK, OP_ATTACH, OP_TERM, N_OPS };
-static const char *const op_names[N_OPS] = {"alloc", "enqueue", "dequeue", "free", "send", "recv",
-                                            "notify", "lock", "unlock", "attach", "term"};
+enum {
+    OP_ALLOC,
+    OP_ENQUEUE,
+    OP_DEQUEUE,
+    OP_FREE,
+    OP_SEND,
+    OP_RECV,
+    OP_NOTIFY,
+    OP_LOCK,
+    OP_UNLOCK,
+    OP_ATTACH,
+    OP_TERM,
+    N_OPS
+};
+static const char *const op_names[N_OPS] = {"alloc",  "enqueue", "dequeue", "free",
+                                            "send",   "recv",    "notify",  "lock",
+                                            "unlock", "attach",  "term"};
 enum { V_KILL, V_BUSY, V_STOP, N_VARIANTS };
 static const char *const variant_names[N_VARIANTS] = {"kill", "busy", "stop"};
 
@@ -91,11 +104,11 @@ static msg make_msg(uint32_t seq)
 /* The kill-point hook the instrumented core calls                    */
 /* ---------------------------------------------------------------- */
 
-static volatile uint32_t g_armed;   /* the victim's stores count */
+static volatile uint32_t g_armed; /* the victim's stores count */
 static volatile uint32_t g_victim_pid;
 static volatile long g_count, g_target;
-static volatile uint32_t g_hit;     /* the victim reached its kill point */
-static volatile uint32_t g_stop;    /* 1: wait there for g_release (stop); 0: park (kill) */
+static volatile uint32_t g_hit;  /* the victim reached its kill point */
+static volatile uint32_t g_stop; /* 1: wait there for g_release (stop); 0: park (kill) */
 static volatile uint32_t g_release;
 
 void mdcom_kp(const volatile void *addr);
@@ -153,10 +166,10 @@ static void fail(const char *what, int v)
     }
     mdcom_bm_puts(")\n");
 }
-#define CHECK(cond, what, v)                                                                   \
-    do {                                                                                       \
-        if (!(cond))                                                                           \
-            fail(what, (int)(v));                                                              \
+#define CHECK(cond, what, v)                                                                       \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            fail(what, (int)(v));                                                                  \
     } while (0)
 
 static int attach(mdcom_t **m, uint32_t hb_ms)
@@ -238,17 +251,39 @@ static void victim_task(void *arg)
             mdcom_fifoch_set_spin(q, MDCOM_NO_SPIN);
         arm(g_victim_n);
         switch (op) {
-        case OP_ALLOC: r = mdcom_fifoch_alloc(q, &id); break;
-        case OP_ENQUEUE: r = mdcom_fifoch_enqueue(q, id, sizeof(mine)); break;
-        case OP_DEQUEUE: r = mdcom_fifoch_dequeue(q, &id, &len); break;
-        case OP_FREE: r = mdcom_fifoch_free(q, id); break;
-        case OP_SEND: r = mdcom_fifoch_send(q, &mine, sizeof(mine), MS(1000)); break;
-        case OP_RECV: r = mdcom_fifoch_recv(q, buf, sizeof(buf), MS(1000)); break;
-        case OP_NOTIFY: r = mdcom_fifoch_notify(q); break;
-        case OP_LOCK: r = mdcom_smemch_lock(s, MS(1000)); break;
-        case OP_UNLOCK: r = mdcom_smemch_unlock(s); break;
-        case OP_TERM: r = mdcom_term(m); m = 0; break;
-        default: break;
+        case OP_ALLOC:
+            r = mdcom_fifoch_alloc(q, &id);
+            break;
+        case OP_ENQUEUE:
+            r = mdcom_fifoch_enqueue(q, id, sizeof(mine));
+            break;
+        case OP_DEQUEUE:
+            r = mdcom_fifoch_dequeue(q, &id, &len);
+            break;
+        case OP_FREE:
+            r = mdcom_fifoch_free(q, id);
+            break;
+        case OP_SEND:
+            r = mdcom_fifoch_send(q, &mine, sizeof(mine), MS(1000));
+            break;
+        case OP_RECV:
+            r = mdcom_fifoch_recv(q, buf, sizeof(buf), MS(1000));
+            break;
+        case OP_NOTIFY:
+            r = mdcom_fifoch_notify(q);
+            break;
+        case OP_LOCK:
+            r = mdcom_smemch_lock(s, MS(1000));
+            break;
+        case OP_UNLOCK:
+            r = mdcom_smemch_unlock(s);
+            break;
+        case OP_TERM:
+            r = mdcom_term(m);
+            m = 0;
+            break;
+        default:
+            break;
         }
         g_armed = 0;
     }
@@ -482,8 +517,8 @@ void e2e_main(void *arg)
     r = attach(&m, 0); /* the master: formats the region */
     if (r)
         fw_die("kp", "mdcom_init", r);
-    if ((r = mdcom_fifoch_open(m, "q", &g_q)) != 0 || (r = mdcom_fifoch_open(m, "busy", &g_b)) != 0 ||
-        (r = mdcom_smemch_open(m, "s", &g_s)) != 0)
+    if ((r = mdcom_fifoch_open(m, "q", &g_q)) != 0 ||
+        (r = mdcom_fifoch_open(m, "busy", &g_b)) != 0 || (r = mdcom_smemch_open(m, "s", &g_s)) != 0)
         fw_die("kp", "open", r);
     mdcom_bm_puts("READY\n");
     for (op = 0; op < N_OPS; op++) {

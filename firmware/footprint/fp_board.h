@@ -14,7 +14,7 @@
 #define FP_NUM 16u                      /* buffers per direction */
 #define FP_PAYLOAD 496u
 #define FP_ALIGN 16u
-#define FP_VRING_SIZE 0x400u            /* vring 1 at FP_SHM + this */
+#define FP_VRING_SIZE 0x400u /* vring 1 at FP_SHM + this */
 
 void Reset_Handler(void);
 void *mdcom_board_region(const char *name, uint32_t *size);

@@ -37,10 +37,13 @@ static struct fp_rsc rsc = {
     .ver = 1,
     .num = 1,
     .offset = {offsetof(struct fp_rsc, vdev)},
-    .vdev = {.type = RSC_VDEV, .id = VIRTIO_ID_RPMSG, .dfeatures = 1u << VIRTIO_RPMSG_F_NS,
+    .vdev = {.type = RSC_VDEV,
+             .id = VIRTIO_ID_RPMSG,
+             .dfeatures = 1u << VIRTIO_RPMSG_F_NS,
              .num_of_vrings = 2},
-    .vring = {{.da = 0x20200000u, .align = FP_ALIGN, .num = FP_NUM, .notifyid = 0},
-              {.da = 0x20200000u + FP_VRING_SIZE, .align = FP_ALIGN, .num = FP_NUM, .notifyid = 1}}};
+    .vring = {
+        {.da = 0x20200000u, .align = FP_ALIGN, .num = FP_NUM, .notifyid = 0},
+        {.da = 0x20200000u + FP_VRING_SIZE, .align = FP_ALIGN, .num = FP_NUM, .notifyid = 1}}};
 
 void *malloc(size_t n);
 void free(void *p);

@@ -107,7 +107,8 @@ static void ping_task(void *arg)
         uint32_t c0;
         /* the timed round trips: once this core's other tasks are done
          * (CPU1's lock thread yields to its echo thread) */
-        while (seq == RR_PING_COUNT && (g_done & (DONE_LINUX | DONE_LOCK)) != (DONE_LINUX | DONE_LOCK))
+        while (seq == RR_PING_COUNT &&
+               (g_done & (DONE_LINUX | DONE_LOCK)) != (DONE_LINUX | DONE_LOCK))
             vTaskDelay(1);
         uint32_t len = rr_build(buf, seq, RR_TAG_CPU0);
         t0 = mdcom_freertos_now_ns();
@@ -209,10 +210,9 @@ static void main_task(void *arg)
     (void)mdcom_smemch_unlock(st);
     mdcom_freertos_get_stats(&fs);
 
-    failed |= mdcom_bm_result("rtos_ping", g_ping.received == RR_PING_COUNT + RR_RTT_COUNT &&
-                                               g_ping.bad == 0 &&
-                                               g_cpu1.received == RR_PING_COUNT + RR_RTT_COUNT &&
-                                               g_cpu1.bad == 0);
+    failed |= mdcom_bm_result(
+        "rtos_ping", g_ping.received == RR_PING_COUNT + RR_RTT_COUNT && g_ping.bad == 0 &&
+                         g_cpu1.received == RR_PING_COUNT + RR_RTT_COUNT && g_cpu1.bad == 0);
     mdcom_bm_put_kv("sent", RR_PING_COUNT + RR_RTT_COUNT);
     mdcom_bm_put_kv("cpu0_received", g_ping.received);
     mdcom_bm_put_kv("cpu0_bad", g_ping.bad);
@@ -226,8 +226,9 @@ static void main_task(void *arg)
     mdcom_bm_put_kv("port_clock_avg_ns", (uint32_t)(g_port_sum / (RR_PING_COUNT + RR_RTT_COUNT)));
     mdcom_bm_puts("\n");
 
-    failed |= mdcom_bm_result("rtos_linux", g_lin.received > 0 && g_lin.received == g_linux.received &&
-                                       g_lin.bad == 0 && g_linux.bad == 0);
+    failed |=
+        mdcom_bm_result("rtos_linux", g_lin.received > 0 && g_lin.received == g_linux.received &&
+                                          g_lin.bad == 0 && g_linux.bad == 0);
     mdcom_bm_put_kv("cpu0_received", g_lin.received);
     mdcom_bm_put_kv("cpu0_bad", g_lin.bad);
     mdcom_bm_put_kv("linux_received", g_linux.received);
@@ -235,9 +236,10 @@ static void main_task(void *arg)
     mdcom_bm_puts("\n");
 
     want = g_lock.lock_rounds + g_cpu1.lock_rounds + g_linux.lock_rounds;
-    failed |= mdcom_bm_result("rtos_smem", counter == want && g_lock.lock_rounds == RR_LOCK_ROUNDS &&
-                                      g_cpu1.lock_rounds == RR_LOCK_ROUNDS && g_linux.lock_rounds > 0 &&
-                                      g_lock.lock_bad + g_cpu1.lock_bad + g_linux.lock_bad == 0);
+    failed |= mdcom_bm_result("rtos_smem",
+                              counter == want && g_lock.lock_rounds == RR_LOCK_ROUNDS &&
+                                  g_cpu1.lock_rounds == RR_LOCK_ROUNDS && g_linux.lock_rounds > 0 &&
+                                  g_lock.lock_bad + g_cpu1.lock_bad + g_linux.lock_bad == 0);
     mdcom_bm_put_kv("counter", counter);
     mdcom_bm_put_kv("cpu0_rounds", g_lock.lock_rounds);
     mdcom_bm_put_kv("cpu1_rounds", g_cpu1.lock_rounds);
@@ -247,7 +249,7 @@ static void main_task(void *arg)
 
     /* the blocked receivers were woken by the MHU interrupt on both cores */
     failed |= mdcom_bm_result("rtos_doorbell", fs.woken > 0 && mdcom_an521_mhu_irqs(0) > 0 &&
-                                          g_cpu1.woken > 0 && g_cpu1.irqs > 0);
+                                                   g_cpu1.woken > 0 && g_cpu1.irqs > 0);
     mdcom_bm_put_kv("cpu0_sleeps", fs.sleeps);
     mdcom_bm_put_kv("cpu0_woken", fs.woken);
     mdcom_bm_put_kv("cpu0_timeouts", fs.timeouts);

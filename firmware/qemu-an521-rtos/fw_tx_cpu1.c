@@ -96,10 +96,10 @@ VOID tx_application_define(VOID *first_unused_memory)
 {
     (void)first_unused_memory;
     rr_tx_watch_stacks();
-    if (tx_thread_create(&g_echo, (CHAR *)"echo", echo_entry, 0, g_echo_stack, STACK_BYTES, PRIO_ECHO,
-                         PRIO_ECHO, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
-        tx_thread_create(&g_lock, (CHAR *)"lock", lock_entry, 0, g_lock_stack, STACK_BYTES, PRIO_LOCK,
-                         PRIO_LOCK, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS)
+    if (tx_thread_create(&g_echo, (CHAR *)"echo", echo_entry, 0, g_echo_stack, STACK_BYTES,
+                         PRIO_ECHO, PRIO_ECHO, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
+        tx_thread_create(&g_lock, (CHAR *)"lock", lock_entry, 0, g_lock_stack, STACK_BYTES,
+                         PRIO_LOCK, PRIO_LOCK, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS)
         fw_die("cpu1", "tx_thread_create", -ENOMEM);
 }
 

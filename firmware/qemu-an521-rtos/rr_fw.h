@@ -14,7 +14,7 @@
 #include "mdcom_fw/boot.h" /* fw_attach, fw_die */
 #include "rr_proto.h"
 
-#define RR_MS(x) ((int64_t)(x) * 1000000ll)
+#define RR_MS(x) ((int64_t)(x)*1000000ll)
 
 /* the image's kernel: block the caller for ms milliseconds (frt_glue.c,
  * tx_glue.c) */

@@ -24,14 +24,14 @@
 #include "mdcom_fw/proto.h" /* fw_echo_hdr, fw_crc32 */
 
 #define RR_STOP 0xffffffffu
-#define RR_MSG_MAX 64u            /* = the FIFOs' block size */
-#define RR_PING_COUNT 2000u       /* CPU0 -> CPU1 -> CPU0 round trips under load */
-#define RR_RTT_COUNT 1000u        /* and timed ones after */
-#define RR_LINUX_COUNT 300u       /* Linux -> CPU0 -> Linux round trips */
-#define RR_LOCK_ROUNDS 2000u      /* SMEM lock rounds per side */
-#define RR_TAG_CPU0 0x41u         /* 'A' */
-#define RR_TAG_CPU1 0x42u         /* 'B' */
-#define RR_TAG_LINUX 0x4cu        /* 'L' */
+#define RR_MSG_MAX 64u       /* = the FIFOs' block size */
+#define RR_PING_COUNT 2000u  /* CPU0 -> CPU1 -> CPU0 round trips under load */
+#define RR_RTT_COUNT 1000u   /* and timed ones after */
+#define RR_LINUX_COUNT 300u  /* Linux -> CPU0 -> Linux round trips */
+#define RR_LOCK_ROUNDS 2000u /* SMEM lock rounds per side */
+#define RR_TAG_CPU0 0x41u    /* 'A' */
+#define RR_TAG_CPU1 0x42u    /* 'B' */
+#define RR_TAG_LINUX 0x4cu   /* 'L' */
 
 typedef struct rr_report {
     uint32_t received; /* data messages accepted (in order, good CRC) */
@@ -87,7 +87,8 @@ static inline int rr_check(const uint8_t *buf, int n, uint32_t want, uint32_t ta
         memcpy(stop, buf + sizeof(h), sizeof(*stop));
         return 1;
     }
-    if (h.seq != want || (uint32_t)n != rr_build(ref, want, tag) || memcmp(ref, buf, (size_t)n) != 0)
+    if (h.seq != want || (uint32_t)n != rr_build(ref, want, tag) ||
+        memcmp(ref, buf, (size_t)n) != 0)
         return -1;
     return fw_crc32(buf + sizeof(h), h.len) == h.crc ? 0 : -1;
 }

@@ -40,8 +40,8 @@
 #define TMX_PERIOD_MS 1000u /* one period of CPU0's tick (virtual time) */
 #endif
 #define TMX_WARMUP_MS 10u
-#define TMX_MSG 16u /* the payload of a round trip, as Thread-Metric's 16-byte messages */
-#define TMX_CTL 12u /* {TMX_MAGIC, cmd, bad} */
+#define TMX_MSG 16u           /* the payload of a round trip, as Thread-Metric's 16-byte messages */
+#define TMX_CTL 12u           /* {TMX_MAGIC, cmd, bad} */
 #define TMX_MAGIC 0x584d5400u /* "TMX" */
 
 enum tmx_cmd {

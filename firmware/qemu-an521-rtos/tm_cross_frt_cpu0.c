@@ -49,19 +49,28 @@
 #define PRIO_TEST 2u
 #define STACK_WORDS 1024u
 
-enum row { ROW_QUEUE, ROW_FIFO_BLOCK, ROW_FIFO_POLL, ROW_RPMSG_BLOCK, ROW_MUTEX_TURN, ROW_LOCK_TURN, ROWS };
-static const char *const g_row_name[ROWS] = {"cpu0_queue",        "xcore_fifo_block", "xcore_fifo_poll",
-                                              "xcore_rpmsg_block", "cpu0_mutex_turn",  "xcore_lock_turn"};
+enum row {
+    ROW_QUEUE,
+    ROW_FIFO_BLOCK,
+    ROW_FIFO_POLL,
+    ROW_RPMSG_BLOCK,
+    ROW_MUTEX_TURN,
+    ROW_LOCK_TURN,
+    ROWS
+};
+static const char *const g_row_name[ROWS] = {"cpu0_queue",      "xcore_fifo_block",
+                                             "xcore_fifo_poll", "xcore_rpmsg_block",
+                                             "cpu0_mutex_turn", "xcore_lock_turn"};
 
 static TaskHandle_t g_main, g_xc, g_qa, g_ma, g_mb;
 static QueueHandle_t g_q1, g_q2;
 static SemaphoreHandle_t g_mx;
 static volatile uint32_t g_row, g_stop;
-static volatile uint32_t g_count; /* round trips (the message rows) */
-static volatile uint32_t g_bad;   /* echoes that differ, disturbed rounds */
-static volatile uint32_t g_a, g_b; /* the two sides' rounds (the lock rows) */
+static volatile uint32_t g_count;     /* round trips (the message rows) */
+static volatile uint32_t g_bad;       /* echoes that differ, disturbed rounds */
+static volatile uint32_t g_a, g_b;    /* the two sides' rounds (the lock rows) */
 static volatile uint32_t g_mwords[4]; /* the mutex rows' area, as "state"'s words */
-static volatile uint32_t *g_state; /* the SMEM area of "state" */
+static volatile uint32_t *g_state;    /* the SMEM area of "state" */
 
 /* ---------------------------------------------------------------- */
 /* Kernel hooks (the others: frt_glue.c)                              */
@@ -213,7 +222,8 @@ static void rpmsg_row(mdcom_fifoch_t *tx, mdcom_fifoch_t *rx, mdcom_smemch_t *rp
     ctl_send(tx, TMX_CMD_RPMSG);
     (void)ctl_answer(rx, TMX_CMD_RPMSG);
     if ((r = mdcom_rpmsg_wait_service(rp, TMX_RPMSG_SERVICE, &addr, RR_MS(20000))) != 0 ||
-        (r = mdcom_rpmsg_ept_create(rp, &ept, 0, MDCOM_RPMSG_ADDR_ANY, addr, rp_host_cb, &h, RR_MS(20000))) != 0)
+        (r = mdcom_rpmsg_ept_create(rp, &ept, 0, MDCOM_RPMSG_ADDR_ANY, addr, rp_host_cb, &h,
+                                    RR_MS(20000))) != 0)
         fw_die("xc", "rpmsg service", r);
     while (!g_stop) {
         tmx_fill(out, (*seq)++);
@@ -242,7 +252,8 @@ static void xc_task(void *arg)
     uint32_t seq = 0;
     int r;
     (void)arg;
-    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 || (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
+    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 ||
+        (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
         fw_die("xc", "state", r);
     for (;;) {
         wait_start();

@@ -122,8 +122,8 @@ static void rpmsg_echo(mdcom_smemch_t *area_ch)
     if ((r = mdcom_rpmsg_init(&rp, g_rp_state, sizeof(g_rp_state), area, size, &ro)) != 0)
         fw_die("peer", "rpmsg init", r);
     g_rp_done = 0;
-    r = mdcom_rpmsg_ept_create(rp, &ept, TMX_RPMSG_SERVICE, MDCOM_RPMSG_ADDR_ANY, MDCOM_RPMSG_ADDR_ANY,
-                               rp_echo_cb, 0, RR_MS(20000));
+    r = mdcom_rpmsg_ept_create(rp, &ept, TMX_RPMSG_SERVICE, MDCOM_RPMSG_ADDR_ANY,
+                               MDCOM_RPMSG_ADDR_ANY, rp_echo_cb, 0, RR_MS(20000));
     if (r)
         fw_die("peer", "rpmsg endpoint", r);
     while (!g_rp_done)
@@ -141,7 +141,8 @@ static VOID peer_entry(ULONG arg)
     uint32_t c[RR_MSG_MAX / 4];
     int r;
     (void)arg;
-    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 || (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
+    if ((r = mdcom_smemch_open(m, "state", &st)) != 0 ||
+        (r = mdcom_smemch_open(m, "rpmsg", &rps)) != 0)
         fw_die("peer", "state", r);
     mdcom_smemch_get(st, &p, 0);
     mdcom_bm_puts("cpu1: attached\n");
@@ -182,10 +183,10 @@ VOID tx_application_define(VOID *first_unused_memory)
 {
     (void)first_unused_memory;
     rr_tx_watch_stacks();
-    if (tx_thread_create(&g_peer, (CHAR *)"peer", peer_entry, 0, g_peer_stack, STACK_BYTES, PRIO_PEER,
-                         PRIO_PEER, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
-        tx_thread_create(&g_wfi, (CHAR *)"wfi", wfi_entry, 0, g_wfi_stack, sizeof(g_wfi_stack), PRIO_WFI,
-                         PRIO_WFI, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS)
+    if (tx_thread_create(&g_peer, (CHAR *)"peer", peer_entry, 0, g_peer_stack, STACK_BYTES,
+                         PRIO_PEER, PRIO_PEER, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS ||
+        tx_thread_create(&g_wfi, (CHAR *)"wfi", wfi_entry, 0, g_wfi_stack, sizeof(g_wfi_stack),
+                         PRIO_WFI, PRIO_WFI, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS)
         fw_die("cpu1", "tx_thread_create", -ENOMEM);
 }
 

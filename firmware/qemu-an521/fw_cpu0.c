@@ -45,7 +45,7 @@
 #include "mdcom_an521_layout.h"
 #include "smem_round.h"
 
-#define MS(x) ((int64_t)(x) * 1000000)
+#define MS(x) ((int64_t)(x)*1000000)
 
 #ifndef AN521_SMEM_ROUNDS
 #define AN521_SMEM_ROUNDS 100000u
@@ -204,7 +204,8 @@ static void test_port(void)
     t0 = p->now_ns(p->ctx);
     r = p->doorbell.wait(p->doorbell.ctx, &word, 5u, MS(3));
     t1 = p->now_ns(p->ctx);
-    CHECK("wait_timeout", r == -ETIMEDOUT && t1 - t0 >= (uint64_t)MS(3) && t1 - t0 < (uint64_t)MS(50));
+    CHECK("wait_timeout",
+          r == -ETIMEDOUT && t1 - t0 >= (uint64_t)MS(3) && t1 - t0 < (uint64_t)MS(50));
     /* a doorbell interrupt (our own MHU0 channel 0) ends a wait on an unchanged word */
     mdcom_an521_mhu_set(0, 0, 1u);
     t0 = p->now_ns(p->ctx);
@@ -212,8 +213,9 @@ static void test_port(void)
     t1 = p->now_ns(p->ctx);
     CHECK("wait_ring_wakes", r == 0 && t1 - t0 < (uint64_t)MS(500));
     CHECK("lock_hooks_portable", p->lock_try == 0 && p->lock_release == 0);
-    CHECK("proc_self", p->proc_self(p->ctx, &pid, &tok) == 0 && p->proc_self(p->ctx, &pid2, &tok2) == 0 &&
-                           pid == pid2 && tok == tok2 && pid == MDCOM_BM_PID && (pid & 0x80000000u));
+    CHECK("proc_self", p->proc_self(p->ctx, &pid, &tok) == 0 &&
+                           p->proc_self(p->ctx, &pid2, &tok2) == 0 && pid == pid2 && tok == tok2 &&
+                           pid == MDCOM_BM_PID && (pid & 0x80000000u));
     CHECK("proc_alive_self", p->proc_alive(p->ctx, pid, tok) == 1);
     CHECK("proc_alive_wrong_token", p->proc_alive(p->ctx, pid, tok + 1u) == 0);
     CHECK("proc_alive_other_core_unknown", p->proc_alive(p->ctx, MDCOM_BM_PID + 1u, 1u) < 0);
@@ -307,7 +309,8 @@ static void test_smem(const char *name, uint32_t nolock, uint32_t rounds)
         mdcom_bm_dmb(); /* cleared before CPU1 gets the command */
         r = cmd(FW_OP_SMEM, FW_MODE_POLL, rounds, nolock);
         t0 = mdcom_bm_now_ns();
-        r2 = r ? r : smem_rounds(g_state, area, rounds, nolock, SMEM_MARK_CPU0, &done, &dist, &busy);
+        r2 =
+            r ? r : smem_rounds(g_state, area, rounds, nolock, SMEM_MARK_CPU0, &done, &dist, &busy);
         if (!r)
             r = answer(&o);
         total = area[0];
@@ -345,7 +348,7 @@ static void test_smem3(uint32_t rounds)
     mdcom_smemch_get(g_state, &p, 0);
     area = (volatile uint32_t *)p;
     while (area[4] != 1u && mdcom_bm_now_ns() < end) {
-        mdcom_bm_wfi();         /* SysTick wakes us every ms */
+        mdcom_bm_wfi();             /* SysTick wakes us every ms */
         (void)mdcom_heartbeat(g_m); /* keep the heartbeat promise while we wait */
     }
     if (area[4] != 1u) {

@@ -65,7 +65,7 @@
 #define INCLUDE_vTaskSuspend 1 /* portMAX_DELAY blocks for ever (MDCOM_FOREVER) */
 #define INCLUDE_vTaskDelayUntil 1
 #define INCLUDE_vTaskDelay 1
-#define INCLUDE_xTaskGetSchedulerState 1 /* mdcom */
+#define INCLUDE_xTaskGetSchedulerState 1    /* mdcom */
 #define INCLUDE_xTaskGetCurrentTaskHandle 1 /* mdcom */
 #define INCLUDE_uxTaskGetStackHighWaterMark 1
 #define INCLUDE_xTaskGetIdleTaskHandle 0

@@ -34,7 +34,14 @@
 #define FRT_MSG_MIN 16u  /* header included */
 #define FRT_MSG_MAX 256u /* = block_size of up / down<i> */
 
-enum { FRT_W_COUNTER = 0, FRT_W_HOLDER = 1, FRT_W_DONE = 8, FRT_W_DIST = 12, FRT_W_FIN = 16, FRT_W_PHASE = 20 };
+enum {
+    FRT_W_COUNTER = 0,
+    FRT_W_HOLDER = 1,
+    FRT_W_DONE = 8,
+    FRT_W_DIST = 12,
+    FRT_W_FIN = 16,
+    FRT_W_PHASE = 20
+};
 
 typedef struct frt_msg_hdr {
     uint32_t sender, seq, len, crc; /* len: payload bytes after the header */

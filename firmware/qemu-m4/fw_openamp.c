@@ -137,8 +137,8 @@ int main(void)
     if (metal_init(&mp))
         die("metal_init");
     metal_io_init(&g_io, mem, &g_pa, FW_OA_SIZE, (unsigned)-1, 0, NULL);
-    vdev = rproc_virtio_create_vdev(VIRTIO_DEV_DEVICE, 2, mem + FW_OA_RSC + FW_OA_VDEV, &g_io,
-                                    NULL, oa_notify, NULL);
+    vdev = rproc_virtio_create_vdev(VIRTIO_DEV_DEVICE, 2, mem + FW_OA_RSC + FW_OA_VDEV, &g_io, NULL,
+                                    oa_notify, NULL);
     if (!vdev)
         die("rproc_virtio_create_vdev");
     if (rproc_virtio_init_vring(vdev, 0, 0, mem + FW_OA_VRING0, &g_io, FW_OA_NUM, FW_OA_ALIGN) ||

@@ -21,7 +21,7 @@ enum { LF_FREE = 1, LF_ALLOC = 2, LF_QUEUED = 3, LF_HELD = 4 };
 #define LF_WORD(st, owner, gen) ((uint32_t)(st) | (uint32_t)(owner) << 8 | (uint32_t)(gen) << 16)
 
 typedef struct lf_slot {
-    _Atomic uint32_t seq; /* position + 1 once the slot is published */
+    _Atomic uint32_t seq;            /* position + 1 once the slot is published */
     _Atomic uint32_t id, len, state; /* state: the block's QUEUED word */
 } lf_slot;
 

@@ -37,8 +37,8 @@
 #define FW_IMAGE "mdcom-fw-threadx"
 #endif
 const char e2e_image[] = FW_IMAGE;
-const char e2e_kernel[] = "ThreadX " FW_STR(THREADX_MAJOR_VERSION) "." FW_STR(THREADX_MINOR_VERSION) "." FW_STR(
-    THREADX_PATCH_VERSION);
+const char e2e_kernel[] = "ThreadX " FW_STR(THREADX_MAJOR_VERSION) "." FW_STR(
+    THREADX_MINOR_VERSION) "." FW_STR(THREADX_PATCH_VERSION);
 
 typedef struct fw_thread {
     TX_THREAD tcb; /* first: a TX_THREAD * is a fw_thread * */

@@ -106,9 +106,10 @@ int main(int argc, char **argv)
 
     if (!strcmp(what, "demo")) {
         uint32_t n = quick ? 1000 : 10000, fwbad = 0;
-        check("echo, polling, seq+CRC", m4_echo(&l, n, FW_MODE_POLL, -1, NULL, &fwbad) | (int)fwbad);
-        check("echo, doorbell, seq+CRC", m4_echo(&l, n / 10, FW_MODE_DOORBELL, -1, NULL, &fwbad) |
-                                             (int)fwbad);
+        check("echo, polling, seq+CRC",
+              m4_echo(&l, n, FW_MODE_POLL, -1, NULL, &fwbad) | (int)fwbad);
+        check("echo, doorbell, seq+CRC",
+              m4_echo(&l, n / 10, FW_MODE_DOORBELL, -1, NULL, &fwbad) | (int)fwbad);
         check("block-ack 512..32768 B", m4_blockack(&l, 7, 32768, 32768, FW_MODE_POLL, NULL));
         check("SMEM lock, both sides increment", m4_smem(&l, n, FW_MODE_POLL));
         check("RPMsg echo (Linux host, M4 remote)", m4_rpmsg_echo(&l, 100, FW_MODE_POLL, 64, NULL));

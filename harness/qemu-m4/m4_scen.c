@@ -103,10 +103,7 @@ void m4_link_detach(m4_link *l)
     l->m = NULL;
 }
 
-int m4_link_start(m4_link *l, const char *fw)
-{
-    return m4_link_start_icount(l, fw, -1);
-}
+int m4_link_start(m4_link *l, const char *fw) { return m4_link_start_icount(l, fw, -1); }
 
 int m4_link_start_icount(m4_link *l, const char *fw, int shift)
 {
@@ -295,7 +292,8 @@ int m4_echo_arg(m4_link *l, uint32_t n, uint32_t mode, int payload, uint32_t arg
     if (r)
         return r;
     for (i = 0; i < n; i++) {
-        uint32_t plen = payload >= 0 ? (uint32_t)payload : (i * 37u) % (512u - sizeof(fw_echo_hdr) + 1u);
+        uint32_t plen =
+            payload >= 0 ? (uint32_t)payload : (i * 37u) % (512u - sizeof(fw_echo_hdr) + 1u);
         uint32_t id, len, mlen = echo_fill(buf, i, plen);
         void *p;
         double t0, t3;
@@ -352,8 +350,9 @@ int m4_raw_echo(m4_link *l, uint32_t n, uint32_t arg, m4_times *t, m4_ow *ow)
         t3 = m4_now_ns();
         m4_times_add(t, t3 - t0);
         if ((arg & FW_ARG_STAMP) && ow) {
-            double tf = (double)(((uint64_t)__atomic_load_n(&w[FW_RAW_NS_HI], __ATOMIC_RELAXED) << 32) |
-                                 __atomic_load_n(&w[FW_RAW_NS_LO], __ATOMIC_RELAXED));
+            double tf =
+                (double)(((uint64_t)__atomic_load_n(&w[FW_RAW_NS_HI], __ATOMIC_RELAXED) << 32) |
+                         __atomic_load_n(&w[FW_RAW_NS_LO], __ATOMIC_RELAXED));
             m4_times_add(&ow->a, tf - t0);
             m4_times_add(&ow->b, tf - t3);
         }
@@ -472,8 +471,9 @@ int m4_sink(m4_link *l, uint32_t n, uint32_t bytes, uint32_t mode, double *ns_to
         return r;
     if (res.status)
         return res.status;
-    return (ackv == (uint64_t)n * bytes && res.value2 == (uint32_t)sum && res.count == n) ? 0
-                                                                                        : -EBADMSG;
+    return (ackv == (uint64_t)n * bytes && res.value2 == (uint32_t)sum && res.count == n)
+               ? 0
+               : -EBADMSG;
 }
 
 int m4_smem(m4_link *l, uint32_t n, uint32_t mode)
@@ -542,7 +542,8 @@ static int rp_cb(mdcom_rpmsg_ept_t *ept, void *data, size_t len, uint32_t src, v
             memcpy(&v, data, 4);
         if (len != 4 || v != c->expect_len)
             c->bad++;
-    } else if (echo_reply_bad(data, (uint32_t)len, c->seq, c->expect_len, c->arg, c->t0, c->t3, c->ow)) {
+    } else if (echo_reply_bad(data, (uint32_t)len, c->seq, c->expect_len, c->arg, c->t0, c->t3,
+                              c->ow)) {
         c->bad++;
     }
     c->got++;
@@ -664,13 +665,13 @@ static void oa_write_table(uint8_t *mem)
     uint8_t *v = mem + FW_OA_RSC + FW_OA_VDEV;
     uint32_t i;
     memset(mem + FW_OA_RSC, 0, FW_OA_RSC_SIZE);
-    wr32(mem + FW_OA_RSC + 4, 1); /* num */
+    wr32(mem + FW_OA_RSC + 4, 1);           /* num */
     wr32(mem + FW_OA_RSC + 16, FW_OA_VDEV); /* offset[0] */
     wr32(v + 0, MDCOM_RSC_VDEV);
     wr32(v + 4, MDCOM_VIRTIO_ID_RPMSG);
-    wr32(v + 8, 2); /* notify id of the vdev */
+    wr32(v + 8, 2);  /* notify id of the vdev */
     wr32(v + 12, 1); /* dfeatures: VIRTIO_RPMSG_F_NS */
-    v[25] = 2; /* num_of_vrings */
+    v[25] = 2;       /* num_of_vrings */
     for (i = 0; i < 2; i++) {
         uint8_t *r = v + 28 + 20 * i;
         wr32(r + 0, FW_OA_DA + (i ? FW_OA_VRING1 : FW_OA_VRING0));
@@ -699,10 +700,7 @@ static int oa_wait(void *ctx, int64_t timeout_ns)
     return d.wait(d.ctx, &never, 0, timeout_ns);
 }
 
-int m4_oa_start(m4_oa *o, const char *fw)
-{
-    return m4_oa_start_icount(o, fw, -1);
-}
+int m4_oa_start(m4_oa *o, const char *fw) { return m4_oa_start_icount(o, fw, -1); }
 
 int m4_oa_start_icount(m4_oa *o, const char *fw, int shift)
 {

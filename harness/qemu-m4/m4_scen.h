@@ -132,7 +132,7 @@ typedef struct m4_oa {
     mdcom_qemu q;
     mdcom_uart_doorbell *db;
     int64_t doorbell_gap_ns; /* doorbell echoes: untimed wait before each (0) */
-    uint8_t *mem; /* the whole region file, mapped */
+    uint8_t *mem;            /* the whole region file, mapped */
     void *state;
     mdcom_rpmsg_bind bind;
     mdcom_rpmsg_t *r;

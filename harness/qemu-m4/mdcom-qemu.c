@@ -33,10 +33,11 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell | --doorbell-mux]\n"
-                    "                  [--icount N]\n"
-                    "                  [--console FILE|-] [--ready-timeout SEC] [--timeout SEC]\n"
-                    "                  [-- COMMAND ARGS...]\n");
+    fprintf(stderr,
+            "usage: mdcom-qemu --firmware FW.elf [--region NAME] [--doorbell | --doorbell-mux]\n"
+            "                  [--icount N]\n"
+            "                  [--console FILE|-] [--ready-timeout SEC] [--timeout SEC]\n"
+            "                  [-- COMMAND ARGS...]\n");
     exit(2);
 }
 
@@ -134,7 +135,8 @@ int main(int argc, char **argv)
                 break;
             }
             clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+            if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+                timeout_s) {
                 fprintf(stderr, "mdcom-qemu: %s timed out after %.0f s\n", argv[cmd], timeout_s);
                 kill(g_child, SIGKILL);
                 waitpid(g_child, NULL, 0);

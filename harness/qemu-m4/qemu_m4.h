@@ -53,18 +53,18 @@ extern "C" {
 #define MDCOM_QEMU_DOORBELL_MUX 2
 
 typedef struct mdcom_qemu_opts {
-    const char *firmware;    /* ELF image (required)                        */
-    const char *region_name; /* the config's region name (required)         */
-    const char *qemu;        /* NULL: $MDCOM_QEMU or "qemu-system-arm"      */
-    const char *machine;     /* NULL: "mps2-an386"                          */
-    int doorbell;            /* 1: second UART as doorbell socket (one
+    const char *firmware;     /* ELF image (required)                        */
+    const char *region_name;  /* the config's region name (required)         */
+    const char *qemu;         /* NULL: $MDCOM_QEMU or "qemu-system-arm"      */
+    const char *machine;      /* NULL: "mps2-an386"                          */
+    int doorbell;             /* 1: second UART as doorbell socket (one
                                 client); MDCOM_QEMU_DOORBELL_MUX: the same
                                 through doorbell_mux.h, so that any number
                                 of Linux processes connect to socket_path,
                                 before or after QEMU starts              */
-    int icount_shift;        /* >= 0: -icount shift=N (and "shift=N" on the
+    int icount_shift;         /* >= 0: -icount shift=N (and "shift=N" on the
                                 semihosting command line); -1: off          */
-    const char *console;     /* NULL: <dir>/console.log; "-": our stdout    */
+    const char *console;      /* NULL: <dir>/console.log; "-": our stdout    */
     int64_t ready_timeout_ns; /* 0: 30 s; < 0: do not wait for READY        */
     /* NULL, or more QEMU arguments (NULL-terminated, at most 16): e.g. for
      * mps2-an521 "-smp 2 -device loader,file=<cpu1.elf>,cpu-num=1" */
@@ -76,9 +76,9 @@ typedef struct mdcom_qemu {
     int running;
     char dir[MDCOM_QEMU_PATH_MAX];
     char region_path[MDCOM_QEMU_PATH_MAX];
-    char socket_path[MDCOM_QEMU_PATH_MAX]; /* "" without doorbell */
-    char uart_path[MDCOM_QEMU_PATH_MAX];   /* QEMU's own socket behind the mux, or "" */
-    void *mux;                             /* the mdcom_doorbell_mux, or NULL */
+    char socket_path[MDCOM_QEMU_PATH_MAX];  /* "" without doorbell */
+    char uart_path[MDCOM_QEMU_PATH_MAX];    /* QEMU's own socket behind the mux, or "" */
+    void *mux;                              /* the mdcom_doorbell_mux, or NULL */
     char console_path[MDCOM_QEMU_PATH_MAX]; /* "" with console "-" */
     int exit_status; /* after stop/wait: QEMU's exit status, 128+sig if killed */
 } mdcom_qemu;

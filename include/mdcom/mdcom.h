@@ -101,12 +101,12 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 /* ------------------------------------------------------------------ */
 /* Limits (properties of the wire format, not build options)            */
 /* ------------------------------------------------------------------ */
-#define MDCOM_NAME_MAX 32u      /* bytes incl. NUL for channel names  */
+#define MDCOM_NAME_MAX 32u        /* bytes incl. NUL for channel names  */
 #define MDCOM_DOMAIN_NAME_MAX 16u /* bytes incl. NUL for domain names */
-#define MDCOM_MAX_DOMAINS 32u   /* domain ids 0..31 (bit masks)        */
-#define MDCOM_MAX_PROCS 64u     /* attached processes per region       */
-#define MDCOM_MAX_DIR 1024u     /* channels per region                 */
-#define MDCOM_MAX_BLOCKS 65536u /* blocks per FIFO channel             */
+#define MDCOM_MAX_DOMAINS 32u     /* domain ids 0..31 (bit masks)        */
+#define MDCOM_MAX_PROCS 64u       /* attached processes per region       */
+#define MDCOM_MAX_DIR 1024u       /* channels per region                 */
+#define MDCOM_MAX_BLOCKS 65536u   /* blocks per FIFO channel             */
 
 /* Timeouts in nanoseconds. */
 #define MDCOM_POLL ((int64_t)0)
@@ -130,8 +130,8 @@ typedef struct mdcom_domain_cfg {
 } mdcom_domain_cfg;
 
 typedef struct mdcom_channel_cfg {
-    const char *name;     /* 1..31 chars, unique                       */
-    uint32_t type;        /* enum mdcom_chan_type                      */
+    const char *name; /* 1..31 chars, unique                       */
+    uint32_t type;    /* enum mdcom_chan_type                      */
     /* FIFO channels */
     uint32_t block_size;  /* bytes per block, >= 1                     */
     uint32_t block_count; /* blocks in the pool, 1..MDCOM_MAX_BLOCKS   */
@@ -140,16 +140,16 @@ typedef struct mdcom_channel_cfg {
     uint32_t senders;     /* bit mask of domain ids that may send      */
     uint32_t receivers;   /* bit mask of domain ids that may receive   */
     /* SMEM channels */
-    uint32_t size;        /* bytes of the shared area, >= 1            */
-    uint32_t users;       /* bit mask of domain ids that may use it    */
+    uint32_t size;  /* bytes of the shared area, >= 1            */
+    uint32_t users; /* bit mask of domain ids that may use it    */
 } mdcom_channel_cfg;
 
 typedef struct mdcom_config {
-    const char *region_name;  /* 1..31 chars of [A-Za-z0-9._-]         */
-    uint32_t region_size;     /* bytes; 0 = exactly what the layout needs */
-    uint32_t mode;            /* region file permission bits (Linux);
+    const char *region_name; /* 1..31 chars of [A-Za-z0-9._-]         */
+    uint32_t region_size;    /* bytes; 0 = exactly what the layout needs */
+    uint32_t mode;           /* region file permission bits (Linux);
                                  0 = 0600; never world-accessible      */
-    int32_t group;            /* gid allowed to attach: the port sets the
+    int32_t group;           /* gid allowed to attach: the port sets the
                                  region's group and adds g+rw; -1 none  */
     const mdcom_domain_cfg *domains;
     uint32_t n_domains;
@@ -165,7 +165,7 @@ typedef struct mdcom_config {
 typedef struct mdcom_instance mdcom_t;
 typedef struct mdcom_fifoch mdcom_fifoch_t;
 typedef struct mdcom_smemch mdcom_smemch_t;
-struct mdcom_platform; /* see mdcom/platform.h */
+struct mdcom_platform;     /* see mdcom/platform.h */
 struct mdcom_layout_table; /* see mdcom/wire.h */
 
 /* ------------------------------------------------------------------ */
@@ -300,14 +300,14 @@ typedef struct mdcom_fifo_state {
     uint32_t block_size;
     uint32_t block_count;
     uint32_t queue_depth;
-    uint32_t free_blocks;  /* blocks in the pool, ready to alloc         */
-    uint32_t queued;       /* block IDs in the FIFO, ready to dequeue    */
-    uint32_t filtered;     /* enqueues dropped by a filter (all time)    */
-    uint32_t errors;       /* protocol errors detected on this channel   */
-    uint32_t lost;         /* messages lost with a receiver that died
+    uint32_t free_blocks; /* blocks in the pool, ready to alloc         */
+    uint32_t queued;      /* block IDs in the FIFO, ready to dequeue    */
+    uint32_t filtered;    /* enqueues dropped by a filter (all time)    */
+    uint32_t errors;      /* protocol errors detected on this channel   */
+    uint32_t lost;        /* messages lost with a receiver that died
                               after dequeuing them (all time)            */
-    uint32_t reclaimed;    /* blocks taken back from dead processes      */
-    uint32_t discarded;    /* messages that were queued when the region was
+    uint32_t reclaimed;   /* blocks taken back from dead processes      */
+    uint32_t discarded;   /* messages that were queued when the region was
                               re-formatted in place (a master restarted
                               or reset), discarded by that re-format:
                               this generation's start, not all time      */

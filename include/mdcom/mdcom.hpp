@@ -111,18 +111,36 @@ public:
     bool has_value() const noexcept { return v_.has_value(); }
     explicit operator bool() const noexcept { return has_value(); }
 
-    T &value() & { check(); return *v_; }
-    const T &value() const & { check(); return *v_; }
-    T &&value() && { check(); return std::move(*v_); }
+    T &value() &
+    {
+        check();
+        return *v_;
+    }
+    const T &value() const &
+    {
+        check();
+        return *v_;
+    }
+    T &&value() &&
+    {
+        check();
+        return std::move(*v_);
+    }
     T &operator*() & { return value(); }
     const T &operator*() const & { return value(); }
     T &&operator*() && { return std::move(*this).value(); }
     T *operator->() { return &value(); }
     const T *operator->() const { return &value(); }
     template <class U>
-    T value_or(U &&alt) const & { return v_ ? *v_ : static_cast<T>(std::forward<U>(alt)); }
+    T value_or(U &&alt) const &
+    {
+        return v_ ? *v_ : static_cast<T>(std::forward<U>(alt));
+    }
     template <class U>
-    T value_or(U &&alt) && { return v_ ? std::move(*v_) : static_cast<T>(std::forward<U>(alt)); }
+    T value_or(U &&alt) &&
+    {
+        return v_ ? std::move(*v_) : static_cast<T>(std::forward<U>(alt));
+    }
 
     /* error(0) ("no error", code() 0) when there is a value */
     mdcom::error error() const noexcept { return e_; }
@@ -177,8 +195,7 @@ class timeout {
 public:
     template <class Rep, class Period>
     constexpr timeout(std::chrono::duration<Rep, Period> d) noexcept : ns_(to_ns(d))
-    {
-    }
+    {}
     /* the C value: MDCOM_POLL, MDCOM_FOREVER or a positive ns count */
     constexpr int64_t ns() const noexcept { return ns_; }
     constexpr bool is_forever() const noexcept { return ns_ == MDCOM_FOREVER; }
@@ -242,19 +259,18 @@ public:
     constexpr span(T *p, std::size_t n) noexcept : p_(p), n_(n) {}
     template <std::size_t N>
     constexpr span(T (&a)[N]) noexcept : p_(a), n_(N)
-    {
-    }
+    {}
     /* a contiguous range: std::vector, std::array, std::string, another
      * span (span<T> -> span<const T>), std::span in C++20, ... */
-    template <class C,
-              class = std::enable_if_t<
-                  !std::is_array_v<std::remove_reference_t<C>> &&
-                  std::is_convertible_v<std::remove_pointer_t<decltype(std::data(std::declval<C &>()))> (*)[],
-                                        T (*)[]>>,
-              class = decltype(std::size(std::declval<C &>()))>
+    template <
+        class C,
+        class = std::enable_if_t<
+            !std::is_array_v<std::remove_reference_t<C>> &&
+            std::is_convertible_v<
+                std::remove_pointer_t<decltype(std::data(std::declval<C &>()))> (*)[], T (*)[]>>,
+        class = decltype(std::size(std::declval<C &>()))>
     constexpr span(C &&c) noexcept : p_(std::data(c)), n_(std::size(c))
-    {
-    }
+    {}
 #if __cplusplus >= 202002L && defined(__cpp_lib_span)
     /* to std::span (from std::span: the range constructor above) */
     constexpr operator std::span<T>() const noexcept { return {p_, n_}; }
@@ -284,7 +300,8 @@ private:
 template <class C>
 span<const std::byte> as_bytes(const C &c) noexcept
 {
-    return {reinterpret_cast<const std::byte *>(std::data(c)), std::size(c) * sizeof(*std::data(c))};
+    return {reinterpret_cast<const std::byte *>(std::data(c)),
+            std::size(c) * sizeof(*std::data(c))};
 }
 template <class C>
 span<std::byte> as_writable_bytes(C &&c) noexcept
@@ -609,13 +626,13 @@ private:
 
 /* mdcom_init_opts with C++ types (what is not here stays 0). */
 struct attach_options {
-    timeout attach_timeout = poll;   /* wait for the master to format the region */
-    uint32_t spin_ns = 0;            /* 0 default; MDCOM_NO_SPIN */
-    uint32_t heartbeat_ms = 0;       /* 0 none */
-    bool keep_region = false;        /* master: keep the region file at term */
+    timeout attach_timeout = poll; /* wait for the master to format the region */
+    uint32_t spin_ns = 0;          /* 0 default; MDCOM_NO_SPIN */
+    uint32_t heartbeat_ms = 0;     /* 0 none */
+    bool keep_region = false;      /* master: keep the region file at term */
     const struct mdcom_platform *platform = nullptr;
     const struct mdcom_layout_table *layout = nullptr;
-    std::string *explain = nullptr;  /* receives mdcom_init's one-line reason */
+    std::string *explain = nullptr; /* receives mdcom_init's one-line reason */
 };
 
 /* This process attached to a system: owns an mdcom_t, terminated
@@ -661,7 +678,8 @@ public:
             return error(r);
         return attachment(m);
     }
-    static result<attachment> attach(const mdcom_config &&, uint32_t, const attach_options & = {}) = delete;
+    static result<attachment> attach(const mdcom_config &&, uint32_t,
+                                     const attach_options & = {}) = delete;
 
     mdcom_t *get() const noexcept { return m_; }
     explicit operator bool() const noexcept { return m_ != nullptr; }

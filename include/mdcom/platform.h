@@ -83,9 +83,8 @@ typedef struct mdcom_platform {
      * refuse (-EPERM) one that is world-accessible or neither this user's
      * nor group's (where the port has owners: somebody else planted it).
      * Returns 0 or a negative errno (-ETIMEDOUT, -EPERM, -EACCES, ...). */
-    int (*region_open)(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                       uint32_t mode, int32_t group, int64_t timeout_ns,
-                       mdcom_region_map *out);
+    int (*region_open)(void *ctx, const char *name, uint32_t size, uint32_t flags, uint32_t mode,
+                       int32_t group, int64_t timeout_ns, mdcom_region_map *out);
     /* Unmap; with remove != 0 also delete the region (master at term). */
     void (*region_close)(void *ctx, mdcom_region_map *map, int remove);
 

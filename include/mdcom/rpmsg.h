@@ -74,15 +74,15 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 /* ------------------------------------------------------------------ */
 /* Wire constants                                                         */
 /* ------------------------------------------------------------------ */
-#define MDCOM_RPMSG_HDR_SIZE 16u           /* struct rpmsg_hdr                 */
-#define MDCOM_RPMSG_NAME_SIZE 32u          /* service name incl. NUL           */
-#define MDCOM_RPMSG_NS_ADDR 53u            /* name service endpoint (0x35)      */
-#define MDCOM_RPMSG_NS_MSG_SIZE 40u        /* struct rpmsg_ns_msg              */
+#define MDCOM_RPMSG_HDR_SIZE 16u    /* struct rpmsg_hdr                 */
+#define MDCOM_RPMSG_NAME_SIZE 32u   /* service name incl. NUL           */
+#define MDCOM_RPMSG_NS_ADDR 53u     /* name service endpoint (0x35)      */
+#define MDCOM_RPMSG_NS_MSG_SIZE 40u /* struct rpmsg_ns_msg              */
 #define MDCOM_RPMSG_NS_CREATE 0u
 #define MDCOM_RPMSG_NS_DESTROY 1u
 #define MDCOM_RPMSG_RESERVED_ADDRESSES 1024u /* dynamic addresses start here   */
 #define MDCOM_RPMSG_ADDR_ANY 0xffffffffu
-#define MDCOM_RPMSG_F_NS 0x1u              /* virtio feature bit 0: name service */
+#define MDCOM_RPMSG_F_NS 0x1u /* virtio feature bit 0: name service */
 
 /* Defaults (Linux virtio_rpmsg_bus geometry). */
 #define MDCOM_RPMSG_DEFAULT_NUM_BUFS 256u
@@ -92,9 +92,9 @@ MDCOM_API_BEGIN /* the declarations below are the exported API */
 #define MDCOM_RPMSG_DEFAULT_SERVICES 16u
 
 /* Limits of the geometry. */
-#define MDCOM_RPMSG_MAX_NUM_BUFS 32768u   /* virtio: queue size <= 32768      */
-#define MDCOM_RPMSG_MIN_BUF_SIZE 64u      /* header + a name service message  */
-#define MDCOM_RPMSG_MAX_BUF_SIZE 65536u   /* header len field is 16 bits      */
+#define MDCOM_RPMSG_MAX_NUM_BUFS 32768u /* virtio: queue size <= 32768      */
+#define MDCOM_RPMSG_MIN_BUF_SIZE 64u    /* header + a name service message  */
+#define MDCOM_RPMSG_MAX_BUF_SIZE 65536u /* header len field is 16 bits      */
 
 enum mdcom_rpmsg_role { MDCOM_RPMSG_HOST = 1, MDCOM_RPMSG_REMOTE = 2 };
 
@@ -141,22 +141,22 @@ typedef int (*mdcom_rpmsg_cb)(mdcom_rpmsg_ept_t *ept, void *data, size_t len, ui
 /* Name service callback: the peer announced (flags MDCOM_RPMSG_NS_CREATE) or
  * withdrew (MDCOM_RPMSG_NS_DESTROY) service name at address addr. Called from
  * the dispatching call; may create endpoints and send. */
-typedef void (*mdcom_rpmsg_ns_cb)(mdcom_rpmsg_t *r, const char *name, uint32_t addr,
-                                  uint32_t flags, void *priv);
+typedef void (*mdcom_rpmsg_ns_cb)(mdcom_rpmsg_t *r, const char *name, uint32_t addr, uint32_t flags,
+                                  void *priv);
 
 typedef struct mdcom_rpmsg_opts {
-    uint32_t role;                  /* enum mdcom_rpmsg_role                    */
-    mdcom_rpmsg_geometry geometry;  /* zero fields: defaults                    */
-    uint64_t addr_base;             /* descriptor address of the pool's byte 0  */
-    uint32_t max_endpoints;         /* local endpoints, 0 = 16 (not wire)       */
-    uint32_t max_services;          /* remembered peer services, 0 = 16         */
+    uint32_t role;                         /* enum mdcom_rpmsg_role                    */
+    mdcom_rpmsg_geometry geometry;         /* zero fields: defaults                    */
+    uint64_t addr_base;                    /* descriptor address of the pool's byte 0  */
+    uint32_t max_endpoints;                /* local endpoints, 0 = 16 (not wire)       */
+    uint32_t max_services;                 /* remembered peer services, 0 = 16         */
     const struct mdcom_platform *platform; /* NULL = mdcom_platform_default()   */
-    uint32_t spin_ns;               /* adaptive spin before sleeping; 0 =
+    uint32_t spin_ns;                      /* adaptive spin before sleeping; 0 =
                                        default (20 us), MDCOM_NO_SPIN = none    */
-    int64_t attach_timeout_ns;      /* remote: wait this long for the host      */
-    mdcom_rpmsg_ns_cb ns_cb;        /* optional                                 */
+    int64_t attach_timeout_ns;             /* remote: wait this long for the host      */
+    mdcom_rpmsg_ns_cb ns_cb;               /* optional                                 */
     void *ns_priv;
-    uint32_t no_ns;                 /* host: do not offer VIRTIO_RPMSG_F_NS
+    uint32_t no_ns; /* host: do not offer VIRTIO_RPMSG_F_NS
                                        (mdcom control block mode; a bound host
                                        takes the device's features instead)    */
 } mdcom_rpmsg_opts;
@@ -243,7 +243,7 @@ typedef struct mdcom_rpmsg_bind {
      * are the negotiated ones and the device counts as started) */
     uint8_t *status;
     uint32_t *dfeatures, *gfeatures;
-    uint32_t features;          /* used when gfeatures is NULL (bit 0: F_NS)  */
+    uint32_t features; /* used when gfeatures is NULL (bit 0: F_NS)  */
     /* Notify the peer that vring vq (0/1) has news. Required. */
     void (*notify)(void *ctx, uint32_t vq);
     /* Sleep until the peer notifies or timeout_ns passes; a notification
@@ -292,8 +292,8 @@ int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
 size_t mdcom_rpmsg_state_size_bound(uint32_t num, const mdcom_rpmsg_opts *opts);
 
 /* ---- remoteproc resource table (Linux remoteproc, OpenAMP) ---------- */
-#define MDCOM_RSC_VDEV 3u          /* resource type of a virtio device         */
-#define MDCOM_VIRTIO_ID_RPMSG 7u   /* virtio device id of rpmsg                */
+#define MDCOM_RSC_VDEV 3u        /* resource type of a virtio device         */
+#define MDCOM_VIRTIO_ID_RPMSG 7u /* virtio device id of rpmsg                */
 #define MDCOM_RSC_ADDR_ANY 0xffffffffu
 
 /* struct fw_rsc_vdev_vring (20 bytes) */
@@ -320,24 +320,23 @@ int mdcom_rsc_find_rpmsg(void *table, size_t size, mdcom_rsc_vdev **vdev);
  * also in the window; status and features pointing into the vdev entry.
  * notify/wait/ctx are left for the caller. 0, -EINVAL (da ANY or outside
  * the window, vrings of different sizes, bad geometry). */
-int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem,
-                              uint64_t mem_da, size_t mem_size, uint64_t pool_da,
-                              uint32_t buf_size);
+int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem, uint64_t mem_da,
+                              size_t mem_size, uint64_t pool_da, uint32_t buf_size);
 
 /* Counters (all time, this side). */
 typedef struct mdcom_rpmsg_stats {
-    uint64_t rx_msgs, tx_msgs;      /* messages dispatched / sent            */
-    uint32_t bad_idx;       /* a ring index jumped past what can exist       */
-    uint32_t bad_head;      /* descriptor head / used id out of range or not
+    uint64_t rx_msgs, tx_msgs; /* messages dispatched / sent            */
+    uint32_t bad_idx;          /* a ring index jumped past what can exist       */
+    uint32_t bad_head;         /* descriptor head / used id out of range or not
                                in the state the protocol allows             */
-    uint32_t bad_desc;      /* descriptor flags (chain, indirect, direction) */
-    uint32_t bad_addr;      /* buffer address outside the pool or not at the
+    uint32_t bad_desc;         /* descriptor flags (chain, indirect, direction) */
+    uint32_t bad_addr;         /* buffer address outside the pool or not at the
                                start of one of the right buffers           */
-    uint32_t bad_len;       /* descriptor/used length or header length wrong */
-    uint32_t bad_ns;        /* malformed name service message               */
-    uint32_t unknown_dst;   /* messages to an address without endpoint       */
-    uint32_t cb_errors;     /* callbacks that returned < 0                   */
-    uint32_t ns_dropped;    /* announcements not remembered (table full)     */
+    uint32_t bad_len;          /* descriptor/used length or header length wrong */
+    uint32_t bad_ns;           /* malformed name service message               */
+    uint32_t unknown_dst;      /* messages to an address without endpoint       */
+    uint32_t cb_errors;        /* callbacks that returned < 0                   */
+    uint32_t ns_dropped;       /* announcements not remembered (table full)     */
 } mdcom_rpmsg_stats;
 
 /* 0 or -EINVAL. */

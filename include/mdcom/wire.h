@@ -105,9 +105,9 @@ extern "C" {
 
 MDCOM_API_BEGIN /* the declarations below are the exported API */
 
-#define MDCOM_CL 64u   /* cache line                                   */
-#define MDCOM_PAD 128u /* false-sharing distance (a 128-B line pair)   */
-#define MDCOM_COLOR_MIN 4096u /* from this block stride on, an odd number of PADs */
+#define MDCOM_CL 64u            /* cache line                                   */
+#define MDCOM_PAD 128u          /* false-sharing distance (a 128-B line pair)   */
+#define MDCOM_COLOR_MIN 4096u   /* from this block stride on, an odd number of PADs */
 #define MDCOM_MAGIC 0x4d43444du /* "MDCM" little-endian */
 #define MDCOM_HDR_SIZE 256u
 
@@ -134,7 +134,7 @@ enum {
 #define MDCOM_PROC_FREE 0u
 #define MDCOM_PROC_CLAIMING 1u
 #define MDCOM_PROC_DOMAIN_BASE 2u /* owner = 2 + domain id */
-#define MDCOM_PROC_CLAIMING_BY(pid)                                                        \
+#define MDCOM_PROC_CLAIMING_BY(pid)                                                                \
     ((pid) != 0 && (pid) < 0x400000u ? 0x80000000u | (uint32_t)(pid) : MDCOM_PROC_CLAIMING)
 #define MDCOM_PROC_IS_CLAIMING(o) ((o) == MDCOM_PROC_CLAIMING || ((o)&0x80000000u) != 0)
 #define MDCOM_PROC_CLAIMER(o) ((o)&0x7fffffffu)
@@ -148,12 +148,7 @@ enum {
  * cannot free or queue them. The generation makes a stale state word useless
  * for a CAS: a reaper that read QUEUED of one message cannot free the block
  * of a later message that reuses it (ABA). */
-enum {
-    MDCOM_BLK_FREE = 0x1,
-    MDCOM_BLK_ALLOC = 0x2,
-    MDCOM_BLK_QUEUED = 0x3,
-    MDCOM_BLK_HELD = 0x4
-};
+enum { MDCOM_BLK_FREE = 0x1, MDCOM_BLK_ALLOC = 0x2, MDCOM_BLK_QUEUED = 0x3, MDCOM_BLK_HELD = 0x4 };
 #define MDCOM_BLK_STATE(w) ((w)&0xfu)
 #define MDCOM_BLK_INC(w) (((w) >> 4) & 0xfu)
 #define MDCOM_BLK_OWNER(w) (((w) >> 8) & 0xffu)
@@ -161,7 +156,7 @@ enum {
 #define MDCOM_BLK_GEN(w) ((w) >> 16)
 /* who of the attachment in process slot + 1 = owner with incarnation incarn */
 #define MDCOM_BLK_WHO_OF(owner, incarn) (((uint32_t)(owner) << 4) | ((uint32_t)(incarn)&0xfu))
-#define MDCOM_BLK_MAKEG(st, who, gen)                                                     \
+#define MDCOM_BLK_MAKEG(st, who, gen)                                                              \
     ((uint32_t)(st) | ((uint32_t)(who) << 4) | ((uint32_t)(gen) << 16))
 #define MDCOM_BLK_MAKE(st, who) MDCOM_BLK_MAKEG(st, who, 0u)
 /* state | who: the word without its generation */
@@ -317,44 +312,77 @@ typedef struct mdcom_wire_smem_ctl {
 /* The wire format is fixed: any change here is a new MDCOM_WIRE_VERSION. */
 MDCOM_STATIC_ASSERT(sizeof(mdcom_aword) == 4, "32-bit shared atomics");
 MDCOM_STATIC_ASSERT(MDCOM_COLOR_MIN % MDCOM_PAD == 0 && MDCOM_COLOR_MIN / MDCOM_PAD == 32,
-               "colouring: odd strides visit the 32 PADs of a 4 KiB page");
+                    "colouring: odd strides visit the 32 PADs of a 4 KiB page");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_hdr) == MDCOM_HDR_SIZE, "header size");
 /* field f of mdcom_wire_<T> at byte off */
-#define MDCOM_WIRE_AT(T, f, off) MDCOM_STATIC_ASSERT(offsetof(mdcom_wire_##T, f) == (off), #T "." #f)
-MDCOM_WIRE_AT(hdr, magic, 0); MDCOM_WIRE_AT(hdr, version, 4); MDCOM_WIRE_AT(hdr, hdr_size, 8);
-MDCOM_WIRE_AT(hdr, region_size, 12); MDCOM_WIRE_AT(hdr, layout_hash, 16); MDCOM_WIRE_AT(hdr, generation, 20);
-MDCOM_WIRE_AT(hdr, state, 24); MDCOM_WIRE_AT(hdr, n_domains, 28); MDCOM_WIRE_AT(hdr, n_channels, 32);
-MDCOM_WIRE_AT(hdr, dom_off, 36); MDCOM_WIRE_AT(hdr, proc_off, 40); MDCOM_WIRE_AT(hdr, dir_off, 44);
-MDCOM_WIRE_AT(hdr, n_procs, 48); MDCOM_WIRE_AT(hdr, data_off, 52); MDCOM_WIRE_AT(hdr, master_domain, 56);
-MDCOM_WIRE_AT(hdr, fmt_pid, 60); MDCOM_WIRE_AT(hdr, fmt_token, 64);
+#define MDCOM_WIRE_AT(T, f, off)                                                                   \
+    MDCOM_STATIC_ASSERT(offsetof(mdcom_wire_##T, f) == (off), #T "." #f)
+MDCOM_WIRE_AT(hdr, magic, 0);
+MDCOM_WIRE_AT(hdr, version, 4);
+MDCOM_WIRE_AT(hdr, hdr_size, 8);
+MDCOM_WIRE_AT(hdr, region_size, 12);
+MDCOM_WIRE_AT(hdr, layout_hash, 16);
+MDCOM_WIRE_AT(hdr, generation, 20);
+MDCOM_WIRE_AT(hdr, state, 24);
+MDCOM_WIRE_AT(hdr, n_domains, 28);
+MDCOM_WIRE_AT(hdr, n_channels, 32);
+MDCOM_WIRE_AT(hdr, dom_off, 36);
+MDCOM_WIRE_AT(hdr, proc_off, 40);
+MDCOM_WIRE_AT(hdr, dir_off, 44);
+MDCOM_WIRE_AT(hdr, n_procs, 48);
+MDCOM_WIRE_AT(hdr, data_off, 52);
+MDCOM_WIRE_AT(hdr, master_domain, 56);
+MDCOM_WIRE_AT(hdr, fmt_pid, 60);
+MDCOM_WIRE_AT(hdr, fmt_token, 64);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_domain) == 32, "domain entry");
-MDCOM_WIRE_AT(domain, id, 16); MDCOM_WIRE_AT(domain, role, 20);
+MDCOM_WIRE_AT(domain, id, 16);
+MDCOM_WIRE_AT(domain, role, 20);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_proc) == MDCOM_PAD, "process entry: one PAD unit");
-MDCOM_WIRE_AT(proc, pid, 4); MDCOM_WIRE_AT(proc, token, 8); MDCOM_WIRE_AT(proc, heartbeat, 12);
-MDCOM_WIRE_AT(proc, wait, 16); MDCOM_WIRE_AT(proc, hb_ms, 24); MDCOM_WIRE_AT(proc, incarn, 28);
+MDCOM_WIRE_AT(proc, pid, 4);
+MDCOM_WIRE_AT(proc, token, 8);
+MDCOM_WIRE_AT(proc, heartbeat, 12);
+MDCOM_WIRE_AT(proc, wait, 16);
+MDCOM_WIRE_AT(proc, hb_ms, 24);
+MDCOM_WIRE_AT(proc, incarn, 28);
 MDCOM_WIRE_AT(proc, rec, 32);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_oprec) == 16, "operation record");
-MDCOM_WIRE_AT(oprec, pos, 4); MDCOM_WIRE_AT(oprec, id, 8); MDCOM_WIRE_AT(oprec, state, 12);
+MDCOM_WIRE_AT(oprec, pos, 4);
+MDCOM_WIRE_AT(oprec, id, 8);
+MDCOM_WIRE_AT(oprec, state, 12);
 MDCOM_STATIC_ASSERT(MDCOM_MAX_DIR <= 0xffffu, "a waiter record's channel fits in 16 bits");
 MDCOM_STATIC_ASSERT(MDCOM_MAX_PROCS < 255u, "a block's owner (slot + 1) fits in 8 bits");
 MDCOM_STATIC_ASSERT(MDCOM_BLK_HELD <= 0xfu, "block states fit in 4 bits");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_dirent) == 64, "directory entry");
-MDCOM_WIRE_AT(dirent, type, 32); MDCOM_WIRE_AT(dirent, off, 36); MDCOM_WIRE_AT(dirent, size, 40);
-MDCOM_WIRE_AT(dirent, block_size, 44); MDCOM_WIRE_AT(dirent, block_count, 48); MDCOM_WIRE_AT(dirent, queue_depth, 52);
-MDCOM_WIRE_AT(dirent, senders, 56); MDCOM_WIRE_AT(dirent, receivers, 60);
+MDCOM_WIRE_AT(dirent, type, 32);
+MDCOM_WIRE_AT(dirent, off, 36);
+MDCOM_WIRE_AT(dirent, size, 40);
+MDCOM_WIRE_AT(dirent, block_size, 44);
+MDCOM_WIRE_AT(dirent, block_count, 48);
+MDCOM_WIRE_AT(dirent, queue_depth, 52);
+MDCOM_WIRE_AT(dirent, senders, 56);
+MDCOM_WIRE_AT(dirent, receivers, 60);
 MDCOM_STATIC_ASSERT(MDCOM_PAD % MDCOM_CL == 0, "a PAD unit is whole cache lines");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_pos_line) == MDCOM_PAD, "position line");
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_wait_line) == MDCOM_PAD, "wait line");
-MDCOM_WIRE_AT(fifo_ctl, enq.pos, 0); MDCOM_WIRE_AT(fifo_ctl, deq.pos, 128); MDCOM_WIRE_AT(fifo_ctl, event.word, 256);
+MDCOM_WIRE_AT(fifo_ctl, enq.pos, 0);
+MDCOM_WIRE_AT(fifo_ctl, deq.pos, 128);
+MDCOM_WIRE_AT(fifo_ctl, event.word, 256);
 MDCOM_WIRE_AT(fifo_ctl, event.waiters, 260);
-MDCOM_WIRE_AT(smem_ctl, lock.word, 0); MDCOM_WIRE_AT(smem_ctl, lock.waiters, 4);
+MDCOM_WIRE_AT(smem_ctl, lock.word, 0);
+MDCOM_WIRE_AT(smem_ctl, lock.waiters, 4);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_fifo_ctl) == 512, "fifo control");
-MDCOM_WIRE_AT(fifo_ctl, deq, 128); MDCOM_WIRE_AT(fifo_ctl, event, 256); MDCOM_WIRE_AT(fifo_ctl, stats, 384);
+MDCOM_WIRE_AT(fifo_ctl, deq, 128);
+MDCOM_WIRE_AT(fifo_ctl, event, 256);
+MDCOM_WIRE_AT(fifo_ctl, stats, 384);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_fifo_stats) == MDCOM_PAD, "fifo stats: one PAD unit");
-MDCOM_WIRE_AT(fifo_stats, errors, 4); MDCOM_WIRE_AT(fifo_stats, lost, 8); MDCOM_WIRE_AT(fifo_stats, reclaimed, 12);
+MDCOM_WIRE_AT(fifo_stats, errors, 4);
+MDCOM_WIRE_AT(fifo_stats, lost, 8);
+MDCOM_WIRE_AT(fifo_stats, reclaimed, 12);
 MDCOM_WIRE_AT(fifo_stats, discarded, 16);
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_qslot) == 16, "queue slot");
-MDCOM_WIRE_AT(qslot, id, 4); MDCOM_WIRE_AT(qslot, len, 8); MDCOM_WIRE_AT(qslot, state, 12);
+MDCOM_WIRE_AT(qslot, id, 4);
+MDCOM_WIRE_AT(qslot, len, 8);
+MDCOM_WIRE_AT(qslot, state, 12);
 #undef MDCOM_WIRE_AT
 MDCOM_STATIC_ASSERT(sizeof(mdcom_wire_smem_ctl) == MDCOM_PAD, "smem control");
 
@@ -397,7 +425,7 @@ typedef struct mdcom_wire_chan_layout {
 typedef struct mdcom_layout_table {
     const mdcom_config *cfg; /* the configuration it was computed for    */
     mdcom_wire_layout lay;
-    uint32_t n_channels;     /* entries in chans (= cfg->n_channels)     */
+    uint32_t n_channels; /* entries in chans (= cfg->n_channels)     */
     const mdcom_wire_chan_layout *chans;
 } mdcom_layout_table;
 

@@ -32,10 +32,10 @@ extern "C" {
 
 typedef struct mdcom_board {
     const char *name;
-    uint32_t cpu_hz;         /* SysTick clock (processor clock)            */
-    uintptr_t region_base;   /* the shared region                          */
+    uint32_t cpu_hz;       /* SysTick clock (processor clock)            */
+    uintptr_t region_base; /* the shared region                          */
     uint32_t region_size;
-    int semihosting;         /* 1: mdcom_bm_exit may use semihosting        */
+    int semihosting; /* 1: mdcom_bm_exit may use semihosting        */
     /* Ring the peer (chan: channel index or UINT32_MAX). Required. */
     void (*ring)(uint32_t chan);
     /* Console output of one character. Required (may discard). */

@@ -25,9 +25,8 @@ static void bh_relax(void *ctx)
     __asm__ __volatile__("nop" ::: "memory");
 }
 
-static int bh_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                          uint32_t mode, int32_t group, int64_t timeout_ns,
-                          mdcom_region_map *out)
+static int bh_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags, uint32_t mode,
+                          int32_t group, int64_t timeout_ns, mdcom_region_map *out)
 {
     const mdcom_board *b = &mdcom_board_desc;
     /* one region per board, always there: name, mode, group, the wait for

@@ -26,14 +26,14 @@ void mdcom_bm_board_hooks(mdcom_platform *p);
 /* What an RTOS port's doorbell did since boot (statistics, for tests and
  * tuning): mdcom_threadx_stats, and the fields of mdcom_freertos_stats. */
 typedef struct mdcom_bm_rtos_stats {
-    uint32_t waits;       /* doorbell.wait calls                              */
-    uint32_t sleeps;      /* of those, blocked in the kernel                  */
-    uint32_t woken;       /* sleeps ended by a ring or the doorbell interrupt */
-    uint32_t timeouts;    /* waits that returned -ETIMEDOUT                   */
-    uint32_t rings_task;  /* ring() from a thread / task                      */
-    uint32_t rings_isr;   /* ring() from an interrupt                         */
-    uint32_t doorbells;   /* doorbell interrupts seen by the port             */
-    uint32_t wake_n;      /* wake-ups timed: woken -> the thread runs again   */
+    uint32_t waits;      /* doorbell.wait calls                              */
+    uint32_t sleeps;     /* of those, blocked in the kernel                  */
+    uint32_t woken;      /* sleeps ended by a ring or the doorbell interrupt */
+    uint32_t timeouts;   /* waits that returned -ETIMEDOUT                   */
+    uint32_t rings_task; /* ring() from a thread / task                      */
+    uint32_t rings_isr;  /* ring() from an interrupt                         */
+    uint32_t doorbells;  /* doorbell interrupts seen by the port             */
+    uint32_t wake_n;     /* wake-ups timed: woken -> the thread runs again   */
     uint32_t wake_max_ns;
     uint64_t wake_sum_ns;
 } mdcom_bm_rtos_stats;

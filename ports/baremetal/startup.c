@@ -71,7 +71,8 @@ void SysTick_Handler(void) __attribute__((weak, alias("mdcom_bm_default_handler"
 typedef void (*mdcom_bm_vector)(void);
 
 #define IRQ mdcom_bm_irq_entry
-__attribute__((section(".vectors"), used)) const mdcom_bm_vector mdcom_bm_vectors[16 + MDCOM_BM_NUM_IRQS] = {
+__attribute__((section(".vectors"), used))
+const mdcom_bm_vector mdcom_bm_vectors[16 + MDCOM_BM_NUM_IRQS] = {
     (mdcom_bm_vector)(uintptr_t)__stack_top,
     Reset_Handler,
     mdcom_bm_default_handler, /* NMI          */
@@ -79,11 +80,14 @@ __attribute__((section(".vectors"), used)) const mdcom_bm_vector mdcom_bm_vector
     HardFault_Handler,        /* MemManage    */
     HardFault_Handler,        /* BusFault     */
     HardFault_Handler,        /* UsageFault   */
-    0, 0, 0, 0,
+    0,
+    0,
+    0,
+    0,
     SVC_Handler,              /* SVCall       */
     mdcom_bm_default_handler, /* DebugMonitor */
     0,
-    PendSV_Handler,           /* PendSV       */
-    SysTick_Handler,          /* SysTick      */
+    PendSV_Handler,  /* PendSV       */
+    SysTick_Handler, /* SysTick      */
     [16 ... 16 + MDCOM_BM_NUM_IRQS - 1] = IRQ,
 };

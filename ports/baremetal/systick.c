@@ -11,11 +11,11 @@
 /* SysTick clock                                                      */
 /* ---------------------------------------------------------------- */
 
-static uint32_t g_reload;        /* ticks per SysTick period - 1      */
-static uint32_t g_ns_per_tick_q16; /* ns per tick, 16.16 fixed point   */
+static uint32_t g_reload;           /* ticks per SysTick period - 1      */
+static uint32_t g_ns_per_tick_q16;  /* ns per tick, 16.16 fixed point   */
 static volatile uint32_t g_periods; /* SysTick periods elapsed (ISR)   */
-static uint32_t g_periods_hi;    /* carries of g_periods               */
-static uint64_t g_last_ns;       /* the largest value now_ns returned  */
+static uint32_t g_periods_hi;       /* carries of g_periods               */
+static uint64_t g_last_ns;          /* the largest value now_ns returned  */
 
 void mdcom_bm_systick_start(uint32_t cpu_hz, uint32_t period_ticks)
 {

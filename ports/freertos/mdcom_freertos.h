@@ -40,7 +40,7 @@ extern "C" {
 #define MDCOM_FRT_MAX_TASKS 16u
 #endif
 #define MDCOM_FRT_IS_TASK_PID(pid)                                                                 \
-    (((pid)&0xffff0000u) == MDCOM_FRT_PID_BASE && ((pid)&0xffffu) >= 1u &&                       \
+    (((pid)&0xffff0000u) == MDCOM_FRT_PID_BASE && ((pid)&0xffffu) >= 1u &&                         \
      ((pid)&0xffffu) <= MDCOM_FRT_MAX_TASKS)
 
 const mdcom_platform *mdcom_platform_freertos(void);
@@ -66,14 +66,14 @@ uint32_t mdcom_freertos_tick_ns(void);
 
 /* What the doorbell did since boot (statistics, for tests and tuning). */
 typedef struct mdcom_freertos_stats {
-    uint32_t waits;       /* doorbell.wait calls                              */
-    uint32_t sleeps;      /* of those, blocked in the kernel                  */
-    uint32_t woken;       /* sleeps ended by a ring or the doorbell interrupt */
-    uint32_t timeouts;    /* waits that returned -ETIMEDOUT                   */
-    uint32_t rings_task;  /* ring() from a task                               */
-    uint32_t rings_isr;   /* ring() from an interrupt                         */
-    uint32_t doorbells;   /* mdcom_freertos_doorbell_isr() calls              */
-    uint32_t wake_n;      /* wake-ups timed: notify -> the task runs again    */
+    uint32_t waits;      /* doorbell.wait calls                              */
+    uint32_t sleeps;     /* of those, blocked in the kernel                  */
+    uint32_t woken;      /* sleeps ended by a ring or the doorbell interrupt */
+    uint32_t timeouts;   /* waits that returned -ETIMEDOUT                   */
+    uint32_t rings_task; /* ring() from a task                               */
+    uint32_t rings_isr;  /* ring() from an interrupt                         */
+    uint32_t doorbells;  /* mdcom_freertos_doorbell_isr() calls              */
+    uint32_t wake_n;     /* wake-ups timed: notify -> the task runs again    */
     uint32_t wake_max_ns;
     uint64_t wake_sum_ns;
 } mdcom_freertos_stats;

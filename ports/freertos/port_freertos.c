@@ -79,7 +79,7 @@
 /* The SysTick refinement of the clock: Cortex-M with SysTick as the tick
  * source and no tickless idle (which reprograms the reload). */
 #ifndef MDCOM_FRT_SYSTICK
-#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) ||     \
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) ||      \
     defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_6M__)
 #define MDCOM_FRT_SYSTICK (configUSE_TICKLESS_IDLE == 0)
 #else
@@ -97,7 +97,8 @@
 #define FRT_SCB_ICSR FRT_REG(0xE000ED04u)
 #define FRT_ICSR_PENDSTSET (1u << 26)
 
-_Static_assert(sizeof(TickType_t) == 4, "ports/freertos: 32-bit TickType_t (configTICK_TYPE_WIDTH_IN_BITS)");
+_Static_assert(sizeof(TickType_t) == 4,
+               "ports/freertos: 32-bit TickType_t (configTICK_TYPE_WIDTH_IN_BITS)");
 
 /* ---------------------------------------------------------------- */
 /* Interrupt context and masking                                      */
@@ -433,7 +434,8 @@ void mdcom_freertos_task_deleted(void *task)
 
 /* the doorbell and identity above; region, lock, cache, clock: the board's
  * (board_hooks.c; the clock is mdcom_bm_now_ns of bm_runtime.c) */
-static const mdcom_bm_port_ops g_ops = {"freertos", frt_wait, frt_ring, frt_proc_self, frt_proc_alive};
+static const mdcom_bm_port_ops g_ops = {"freertos", frt_wait, frt_ring, frt_proc_self,
+                                        frt_proc_alive};
 static mdcom_platform g_plat;
 
 const mdcom_platform *mdcom_platform_freertos(void) { return mdcom_bm_platform(&g_plat, &g_ops); }

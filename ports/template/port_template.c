@@ -46,9 +46,8 @@ static uint64_t tp_now_ns(void *ctx)
     return mdcom_board_now_ns();
 }
 
-static int tp_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                          uint32_t mode, int32_t group, int64_t timeout_ns,
-                          mdcom_region_map *out)
+static int tp_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags, uint32_t mode,
+                          int32_t group, int64_t timeout_ns, mdcom_region_map *out)
 {
     uint32_t have = 0;
     void *base = mdcom_board_region(name, &have);

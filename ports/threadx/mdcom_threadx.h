@@ -43,7 +43,8 @@ extern "C" {
 #ifndef MDCOM_TX_MAX_THREADS
 #define MDCOM_TX_MAX_THREADS 16u
 #endif
-#define MDCOM_TX_IS_THREAD_PID(pid) MDCOM_BM_RTOS_PID_IS(pid, MDCOM_TX_PID_BASE, MDCOM_TX_MAX_THREADS)
+#define MDCOM_TX_IS_THREAD_PID(pid)                                                                \
+    MDCOM_BM_RTOS_PID_IS(pid, MDCOM_TX_PID_BASE, MDCOM_TX_MAX_THREADS)
 
 const mdcom_platform *mdcom_platform_threadx(void);
 

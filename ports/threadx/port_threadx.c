@@ -61,13 +61,14 @@
 #include "mdcom/mdcom.h"
 #include "mdcom_threadx.h"
 
-_Static_assert(MDCOM_TX_MAX_THREADS >= 1u && MDCOM_TX_MAX_THREADS <= 32u,
-               "ports/threadx: MDCOM_TX_MAX_THREADS 1..32 (a ring collects slots in a 32-bit mask)");
+_Static_assert(
+    MDCOM_TX_MAX_THREADS >= 1u && MDCOM_TX_MAX_THREADS <= 32u,
+    "ports/threadx: MDCOM_TX_MAX_THREADS 1..32 (a ring collects slots in a 32-bit mask)");
 
 /* The SysTick refinement of the clock: Cortex-M with SysTick as the tick
  * source (mdcom's low-level init, or the application's at the same rate). */
 #ifndef MDCOM_TX_SYSTICK
-#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) ||     \
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) ||      \
     defined(__ARM_ARCH_8M_BASE__) || defined(__ARM_ARCH_6M__)
 #define MDCOM_TX_SYSTICK 1
 #else
@@ -106,9 +107,9 @@ static inline int in_isr(void)
 #define TXP_NS_PER_S 1000000000ull
 #define TXP_TICK_NS ((uint32_t)(TXP_NS_PER_S / TXP_HZ))
 
-static uint32_t g_tick_lo;  /* the last 32-bit tick count seen (masked)   */
-static uint64_t g_tick_hi;  /* its wraps, << 32                           */
-static uint64_t g_last_ns;  /* the largest value now_ns returned (masked) */
+static uint32_t g_tick_lo; /* the last 32-bit tick count seen (masked)   */
+static uint64_t g_tick_hi; /* its wraps, << 32                           */
+static uint64_t g_last_ns; /* the largest value now_ns returned (masked) */
 
 /* ThreadX's 32-bit tick count made 64-bit (masked by the caller): a wrap
  * is seen at the first read after it, and every wait and clock read is
@@ -135,7 +136,10 @@ uint64_t mdcom_threadx_ticks64(void)
 uint32_t mdcom_threadx_tick_ns(void) { return TXP_TICK_NS; }
 
 /* whole seconds and the rest apart: no overflow for any 64-bit count */
-static uint64_t tick_to_ns(uint64_t t) { return t / TXP_HZ * TXP_NS_PER_S + t % TXP_HZ * TXP_NS_PER_S / TXP_HZ; }
+static uint64_t tick_to_ns(uint64_t t)
+{
+    return t / TXP_HZ * TXP_NS_PER_S + t % TXP_HZ * TXP_NS_PER_S / TXP_HZ;
+}
 
 /* The first tick that starts at or after ns: a wait that ends there never
  * returns before ns, and at most one tick after it. */
@@ -197,7 +201,7 @@ typedef struct txp_slot {
 
 static txp_slot g_slot[MDCOM_TX_MAX_THREADS]; /* changed masked */
 static uint32_t g_seed = 1, g_incarnations;
-static mdcom_threadx_stats g_st;              /* changed masked */
+static mdcom_threadx_stats g_st; /* changed masked */
 
 void mdcom_threadx_set_boot_seed(uint32_t seed) { g_seed = seed; }
 
@@ -450,8 +454,9 @@ static int txp_proc_alive(void *ctx, uint32_t pid, uint32_t token)
     t = e->thread;
     /* the state too: a thread whose exit notification is the application's
      * (which may not forward it) is still seen dead once it ended */
-    alive = t && (token == MDCOM_TOKEN_ANY || token == e->token) && t->tx_thread_id == TX_THREAD_ID &&
-            t->tx_thread_state != TX_COMPLETED && t->tx_thread_state != TX_TERMINATED;
+    alive = t && (token == MDCOM_TOKEN_ANY || token == e->token) &&
+            t->tx_thread_id == TX_THREAD_ID && t->tx_thread_state != TX_COMPLETED &&
+            t->tx_thread_state != TX_TERMINATED;
     TXP_UNMASK(s);
     return alive;
 }
@@ -460,7 +465,8 @@ static int txp_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 
 /* the doorbell and identity above; region, lock, cache, clock: the board's
  * (board_hooks.c; the clock is mdcom_bm_now_ns of tx_runtime.c) */
-static const mdcom_bm_port_ops g_ops = {"threadx", txp_wait, txp_ring, txp_proc_self, txp_proc_alive};
+static const mdcom_bm_port_ops g_ops = {"threadx", txp_wait, txp_ring, txp_proc_self,
+                                        txp_proc_alive};
 static mdcom_platform g_plat;
 
 const mdcom_platform *mdcom_platform_threadx(void) { return mdcom_bm_platform(&g_plat, &g_ops); }

@@ -141,8 +141,7 @@ static int fmt_busy(const struct mdcom_instance *m, uint32_t fp, uint32_t st)
         return 0;
     if (!(fp & MDCOM_FMT_CLAIM))
         return st == MDCOM_ST_FORMATTING &&
-               named_live(m, m->domain, pid, mdcom_read_once(m->hdr->fmt_token),
-                          MDCOM_MAX_PROCS);
+               named_live(m, m->domain, pid, mdcom_read_once(m->hdr->fmt_token), MDCOM_MAX_PROCS);
     if (pid == m->pid)
         return ours_live(m, MDCOM_MAX_PROCS);
     /* unknown in our own domain: forged, as in named_live */
@@ -163,8 +162,7 @@ static int live_proc_of_domain(struct mdcom_instance *m, uint32_t proc_off, uint
          * the claimer's hold, when it is a thread of ours) are complete */
         uint32_t o = mdcom_load(&p->owner, memory_order_acquire);
         if (o == MDCOM_PROC_DOMAIN_BASE + dom &&
-            named_live(m, dom, mdcom_read_once(p->pid),
-                       mdcom_read_once(p->token), i))
+            named_live(m, dom, mdcom_read_once(p->pid), mdcom_read_once(p->token), i))
             return 1;
     }
     return 0;
@@ -195,7 +193,7 @@ static int join_region(struct mdcom_instance *m, uint32_t pid, uint32_t token, m
     if (mdcom_region_check(m) != 0) {
         mdcom_store(&m->procs[m->proc_slot].owner, MDCOM_PROC_FREE, memory_order_release);
         mdcom_slot_give(m, m->proc_slot); /* after the FREE: never live without it */
-        return 1; /* look again */
+        return 1;                         /* look again */
     }
     return 0;
 }
@@ -227,9 +225,8 @@ static int open_region(struct mdcom_instance *m, int64_t timeout_ns, mdcom_err *
     const mdcom_config *cfg = m->cfg;
     int r;
     if (m->is_master)
-        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size,
-                              MDCOM_REGION_CREATE, cfg->mode ? cfg->mode : 0600u, cfg->group, 0,
-                              &m->map);
+        r = plat->region_open(plat->ctx, cfg->region_name, m->lay.region_size, MDCOM_REGION_CREATE,
+                              cfg->mode ? cfg->mode : 0600u, cfg->group, 0, &m->map);
     else
         r = plat->region_open(plat->ctx, cfg->region_name, MDCOM_HDR_SIZE, 0, 0, cfg->group,
                               timeout_ns, &m->map);
@@ -269,8 +266,7 @@ static int follow_region(struct mdcom_instance *m, uint64_t deadline, mdcom_err 
     m->plat->region_close(m->plat->ctx, &m->map, 0);
     m->map.base = 0;
     now = mdcom_now(m);
-    left = deadline == UINT64_MAX ? MDCOM_FOREVER
-                                  : now >= deadline ? 0 : (int64_t)(deadline - now);
+    left = deadline == UINT64_MAX ? MDCOM_FOREVER : now >= deadline ? 0 : (int64_t)(deadline - now);
     r = open_region(m, left, e);
     return r ? r : 1;
 }
@@ -339,7 +335,8 @@ static int layout_of(struct mdcom_instance *m, const mdcom_config *cfg, const md
  * unlinked or replaced) before such a round counts against the timeout. */
 #define MDCOM_REOPEN_FREE 8u
 
-static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64_t deadline, mdcom_err *e)
+static int attach(struct mdcom_instance *m, uint32_t pid, uint32_t token, uint64_t deadline,
+                  mdcom_err *e)
 {
     int stale = 0; /* last verify error of a READY region without a live master */
     int fmt, locked;
@@ -471,8 +468,7 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     if (r)
         goto fail_pool;
     if (cfg->n_channels > MDCOM_MAX_CHANNELS) {
-        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name,
-                          "more channels than MDCOM_MAX_CHANNELS");
+        r = mdcom_err_set(&e, -ENOSPC, cfg->region_name, "more channels than MDCOM_MAX_CHANNELS");
         goto fail_pool;
     }
     role = mdcom_domain_role(cfg, domain_id);
@@ -485,8 +481,8 @@ int mdcom_init(mdcom_t **out, const mdcom_config *cfg, uint32_t domain_id,
     m->domain = domain_id;
     m->is_master = role == MDCOM_ROLE_MASTER;
     m->keep_region = opts->keep_region;
-    if (opts->heartbeat_ms &&
-        (opts->heartbeat_ms < MDCOM_HEARTBEAT_MIN_MS || opts->heartbeat_ms > MDCOM_HEARTBEAT_MAX_MS)) {
+    if (opts->heartbeat_ms && (opts->heartbeat_ms < MDCOM_HEARTBEAT_MIN_MS ||
+                               opts->heartbeat_ms > MDCOM_HEARTBEAT_MAX_MS)) {
         r = mdcom_err_set(&e, -EINVAL, cfg->region_name,
                           "heartbeat_ms outside MDCOM_HEARTBEAT_MIN_MS..MAX_MS");
         goto fail_pool;
@@ -593,10 +589,8 @@ int mdcom_term(mdcom_t *m)
         int lk = fmt_lock(m, mdcom_now(m) + MDCOM_FMT_LOCK_NS);
         /* acquire: a new formatter's claim (state CAS) and generation */
         remove = lk >= 0 &&
-                 mdcom_load(&m->hdr->state, memory_order_acquire) ==
-                     MDCOM_ST_TERMINATED &&
-                 mdcom_load(&m->hdr->generation, memory_order_relaxed) ==
-                     m->generation;
+                 mdcom_load(&m->hdr->state, memory_order_acquire) == MDCOM_ST_TERMINATED &&
+                 mdcom_load(&m->hdr->generation, memory_order_relaxed) == m->generation;
         if (lk > 0 && !remove)
             fmt_unlock(m);
     }

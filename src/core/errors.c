@@ -11,34 +11,35 @@
 
 #include "internal.h"
 
-#define MDCOM_ERRORS(X)                                                                         \
-    X(EINVAL, "EINVAL: invalid argument or config")                                         \
-    X(ENOENT, "ENOENT: no such channel or region")                                          \
-    X(EPERM, "EPERM: not allowed for this domain")                                          \
-    X(EACCES, "EACCES: region permission denied")                                           \
-    X(ENOSPC, "ENOSPC: out of space (region, shm, instances)")                              \
-    X(ETIMEDOUT, "ETIMEDOUT: timed out")                                                    \
-    X(EAGAIN, "EAGAIN: queue empty or full")                                                \
-    X(ENOBUFS, "ENOBUFS: no free block")                                                    \
-    X(EBUSY, "EBUSY: lock held by another process")                                         \
-    X(EDEADLK, "EDEADLK: lock already held by us")                                          \
-    X(EALREADY, "EALREADY: block not held by us")                                           \
-    X(EMSGSIZE, "EMSGSIZE: message too large")                                              \
-    X(EPROTO, "EPROTO: peer violated the protocol")                                         \
-    X(EBADMSG, "EBADMSG: corrupt message or header")                                        \
-    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                               \
-    X(ESTALE, "ESTALE: layout differs from config")                                         \
-    X(ESHUTDOWN, "ESHUTDOWN: region terminated")                                            \
-    X(ECONNRESET, "ECONNRESET: region re-formatted")                                        \
-    X(EUSERS, "EUSERS: no free process slot")                                               \
-    X(EADDRINUSE, "EADDRINUSE: a live master serves it")                                    \
-    X(EINTR, "EINTR: interrupted by a signal")                                              \
-    X(ENOSYS, "ENOSYS: not supported by the port")                                          \
+#define MDCOM_ERRORS(X)                                                                            \
+    X(EINVAL, "EINVAL: invalid argument or config")                                                \
+    X(ENOENT, "ENOENT: no such channel or region")                                                 \
+    X(EPERM, "EPERM: not allowed for this domain")                                                 \
+    X(EACCES, "EACCES: region permission denied")                                                  \
+    X(ENOSPC, "ENOSPC: out of space (region, shm, instances)")                                     \
+    X(ETIMEDOUT, "ETIMEDOUT: timed out")                                                           \
+    X(EAGAIN, "EAGAIN: queue empty or full")                                                       \
+    X(ENOBUFS, "ENOBUFS: no free block")                                                           \
+    X(EBUSY, "EBUSY: lock held by another process")                                                \
+    X(EDEADLK, "EDEADLK: lock already held by us")                                                 \
+    X(EALREADY, "EALREADY: block not held by us")                                                  \
+    X(EMSGSIZE, "EMSGSIZE: message too large")                                                     \
+    X(EPROTO, "EPROTO: peer violated the protocol")                                                \
+    X(EBADMSG, "EBADMSG: corrupt message or header")                                               \
+    X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                                      \
+    X(ESTALE, "ESTALE: layout differs from config")                                                \
+    X(ESHUTDOWN, "ESHUTDOWN: region terminated")                                                   \
+    X(ECONNRESET, "ECONNRESET: region re-formatted")                                               \
+    X(EUSERS, "EUSERS: no free process slot")                                                      \
+    X(EADDRINUSE, "EADDRINUSE: a live master serves it")                                           \
+    X(EINTR, "EINTR: interrupted by a signal")                                                     \
+    X(ENOSYS, "ENOSYS: not supported by the port")                                                 \
     X(ENOTCONN, "ENOTCONN: reaped: missed heartbeat")
 
 #define MDCOM_ERR_CODE(code, text) (uint16_t)(code),
 #define MDCOM_ERR_TEXT(code, text) text "\0"
-#define MDCOM_ERR_FITS(code, text) _Static_assert((code) > 0 && (code) < 65536, #code " fits the table");
+#define MDCOM_ERR_FITS(code, text)                                                                 \
+    _Static_assert((code) > 0 && (code) < 65536, #code " fits the table");
 
 MDCOM_ERRORS(MDCOM_ERR_FITS)
 

@@ -58,8 +58,7 @@ static MDCOM_ALWAYS_INLINE int push_room(mdcom_aword *deqw, _Atomic uint32_t *de
 
 /* Push, step 2: claim position *pos (a failed CAS leaves the current
  * position in *pos) for the block our op record names. 1 claimed. */
-static MDCOM_ALWAYS_INLINE int push_claim(mdcom_aword *posw, uint32_t *pos,
-                                          mdcom_wire_oprec *rec)
+static MDCOM_ALWAYS_INLINE int push_claim(mdcom_aword *posw, uint32_t *pos, mdcom_wire_oprec *rec)
 {
     /* relaxed: the position this attempt claims, for a reaper (which reads
      * our record only once we are dead) */
@@ -117,9 +116,8 @@ static MDCOM_ALWAYS_INLINE int pop_advance(mdcom_aword *posw, uint32_t *pos)
 
 /* Pop, step 3: claim position *pos for the entry (v, w) read from it, our op
  * record (op: what it says we do) naming the block we take. 1 claimed. */
-static MDCOM_ALWAYS_INLINE int pop_claim(mdcom_aword *posw, uint32_t *pos,
-                                         mdcom_wire_oprec *rec, uint32_t v, uint32_t w,
-                                         uint32_t op)
+static MDCOM_ALWAYS_INLINE int pop_claim(mdcom_aword *posw, uint32_t *pos, mdcom_wire_oprec *rec,
+                                         uint32_t v, uint32_t w, uint32_t op)
 {
     /* the block we are taking, for a reaper (ours or, if we die now, to be
      * freed). relaxed: made visible by pop_advance's release */
@@ -277,9 +275,9 @@ static inline int gen_moved(const mdcom_aword *genw, uint32_t gen)
  * claimed, or a position claimed in the new generation, left to its audit)
  * or -EPROTO. */
 static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t mask,
-                           const uint8_t *blocks, uint32_t stride, uint32_t nblocks,
-                           uint32_t *id, uint32_t *len, uint32_t *state, mdcom_wire_oprec *rec,
-                           uint32_t op, const mdcom_aword *genw, uint32_t gen)
+                           const uint8_t *blocks, uint32_t stride, uint32_t nblocks, uint32_t *id,
+                           uint32_t *len, uint32_t *state, mdcom_wire_oprec *rec, uint32_t op,
+                           const mdcom_aword *genw, uint32_t gen)
 {
     uint32_t pos = mdcom_load(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
@@ -699,8 +697,7 @@ static MDCOM_ALWAYS_INLINE int beat_inline(struct mdcom_fifoch *ch)
 /* alloc's inline path (the caller checked the handle); what alloc_full
  * answers when it does not apply. *word: the block's new state word (our
  * ALLOC word of this generation) when it returns 0. */
-static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id,
-                                             uint32_t *word)
+static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *word)
 {
     uint32_t v, s;
     /* relaxed: READY of our generation was acquired at attach; all this
@@ -823,13 +820,12 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     if (!blk_move(&ch->bstate[id], s, q, ch->hb))
         return not_ours(ch, -EALREADY);
     mdcom_shm_clean(m->plat, block_ptr(ch, id), len);
-    r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id,
-                  len, q, rec);
+    r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id, len,
+                  q, rec);
     if (r) {
         /* not sent: a retry of the same message must meet the filter as this
          * attempt did, so the every-nth count goes back */
-        if (mdcom_load(&ch->filter_type, memory_order_relaxed) ==
-            MDCOM_FILTER_EVERY_NTH)
+        if (mdcom_load(&ch->filter_type, memory_order_relaxed) == MDCOM_FILTER_EVERY_NTH)
             mdcom_fetch_sub(&ch->filter_count, 1, memory_order_relaxed);
         /* not queued: give the block back to the caller */
         if (!blk_unqueue(&ch->bstate[id], q, s))
@@ -845,7 +841,10 @@ static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32
 /* The full paths with the calling thread's record taken (a thread that
  * shares record 0 holds its lock meanwhile): rec_take says -1 (an invalid
  * handle: nothing taken) or what rec_give passes to mdcom_rec_leave. */
-static int rec_take(struct mdcom_fifoch *ch) { return valid_fifo(ch) ? mdcom_rec_enter(ch->m) : -1; }
+static int rec_take(struct mdcom_fifoch *ch)
+{
+    return valid_fifo(ch) ? mdcom_rec_enter(ch->m) : -1;
+}
 static int rec_give(struct mdcom_fifoch *ch, int shared, int r)
 {
     if (shared >= 0)
@@ -873,7 +872,7 @@ static MDCOM_COLD int dequeue_full(struct mdcom_fifoch *ch, uint32_t *id, uint32
  * enqueue_full's, entered before anything shared was written. The steps
  * and their order are enqueue_body's and ring_push's, one attempt. */
 static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id, uint32_t len,
-                                             uint32_t s)
+                                            uint32_t s)
 {
     mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
@@ -960,8 +959,7 @@ static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 }
 
 /* After the block of entry (v, l) became ours: the last checks, then hand it out. */
-static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t *id,
-                      uint32_t *len)
+static int deq_finish(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t *id, uint32_t *len)
 {
     struct mdcom_instance *m = ch->m;
     if (m->hb_ms && mdcom_self(m) <= 0) {
@@ -1010,9 +1008,8 @@ static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32
         return r;
     rx_prefetch(ch);
     for (tries = 0;;) {
-        r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride,
-                     ch->block_count, &v, &l, &s, mdcom_rec_held(ch), ch->op_deq,
-                     &ch->hdr->generation, ch->gen);
+        r = ring_pop(&ch->ctl->deq.pos, ch->q, ch->qmask, ch->blocks, ch->stride, ch->block_count,
+                     &v, &l, &s, mdcom_rec_held(ch), ch->op_deq, &ch->hdr->generation, ch->gen);
         if (r == 0 && v == MDCOM_QID_SKIP) { /* a dead producer's hole, filled by a reaper */
             if (++tries < MDCOM_RETRY_MAX)
                 continue;
@@ -1037,8 +1034,8 @@ static MDCOM_COLD int dequeue_body(struct mdcom_fifoch *ch, uint32_t *id, uint32
 }
 
 /* An entry we claimed on the inline path that is not a plain one. */
-static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint32_t l,
-                                      uint32_t s, uint32_t *id, uint32_t *len)
+static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint32_t l, uint32_t s,
+                                      uint32_t *id, uint32_t *len)
 {
     int r;
     if (v == MDCOM_QID_SKIP) /* a skip written as an entry: go past it, as ring_pop's callers do */
@@ -1056,8 +1053,8 @@ static MDCOM_COLD int dequeue_claimed(struct mdcom_fifoch *ch, uint32_t v, uint3
  * order are ring_pop's and dequeue_body's, one attempt. */
 /* dequeue's inline path; *held: the HELD word it wrote when it returns 0
  * from that path, else 0 (the full paths do not say) */
-static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id,
-                                               uint32_t *len, uint32_t *held)
+static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t *id, uint32_t *len,
+                                              uint32_t *held)
 {
     mdcom_wire_oprec *rec;
     mdcom_wire_qslot *sl;
@@ -1329,7 +1326,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
         mdcom_store(&ch->bstate[id], (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
-                              memory_order_release);
+                    memory_order_release);
     else if ((r = mdcom_block_release(ch, id, ch->who)) != 0)
         r = not_ours(ch, r);
     notify_inline(ch);

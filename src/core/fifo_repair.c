@@ -37,14 +37,13 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
  * queue operation op with pos (by_pos) or id equal to x and, when w != 0,
  * state equal to w: the records of threads that may still be running, whose
  * operations in flight are not to be repaired. */
-static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, uint32_t x, uint32_t w,
-                       uint32_t skip)
+static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, uint32_t x,
+                       uint32_t w, uint32_t skip)
 {
     uint32_t i, k;
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
         mdcom_wire_proc *p = &m->procs[i];
-        if (i + 1 == skip ||
-            mdcom_load(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
+        if (i + 1 == skip || mdcom_load(&p->owner, memory_order_relaxed) == MDCOM_PROC_FREE)
             continue;
         for (k = 0; k < MDCOM_PROC_RECS; k++) {
             mdcom_wire_oprec *r = &p->rec[k];
@@ -58,16 +57,16 @@ static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, u
 }
 
 /* A live consumer claimed block id (in the use whose word is w) to hold it. */
-#define live_deq_claim(m, chan, id, w, skip)                                               \
+#define live_deq_claim(m, chan, id, w, skip)                                                       \
     live_record((m), MDCOM_OP_MAKE(MDCOM_OP_DEQ, (chan)), 0, (id), (w), (skip))
 /* A live producer records position pos: it claimed it (and will publish it),
  * or is about to try. A dead producer's record may name a position it lost
  * to such a one (it died between a failed claim and its next attempt). */
-#define live_enq_claim(m, chan, pos, skip)                                                 \
+#define live_enq_claim(m, chan, pos, skip)                                                         \
     live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 1, (pos), 0, (skip))
 /* A live producer's record names block id: it marked it QUEUED and may not
  * have published it yet (an enqueue record names the block, not its word). */
-#define live_enq_block(m, chan, id)                                                        \
+#define live_enq_block(m, chan, id)                                                                \
     live_record((m), MDCOM_OP_MAKE(MDCOM_OP_ENQ, (chan)), 0, (id), 0, 0)
 
 
@@ -105,13 +104,12 @@ static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_
     if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
         return 0;
     /* release: as in blk_free (fifo.c) */
-    return mdcom_cas(
-        &ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
-        memory_order_release, memory_order_relaxed);
+    return mdcom_cas(&ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+                     memory_order_release, memory_order_relaxed);
 }
 
-void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
-                        uint32_t state)
+void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos,
+                        uint32_t id, uint32_t state)
 {
     uint32_t chan = (op & 0xffffu) - 1u, lost = 0, n = 0;
     struct mdcom_fifoch *ch;
@@ -269,9 +267,8 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
         }
         /* by CAS on the word judged: a change since (a live owner) wins.
          * release: as in blk_free (fifo.c) */
-        if (orphan && mdcom_cas(
-                          bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
-                          memory_order_release, memory_order_relaxed)) {
+        if (orphan && mdcom_cas(bs, &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+                                memory_order_release, memory_order_relaxed)) {
             fixed++;
             lost += st == MDCOM_BLK_QUEUED || st == MDCOM_BLK_HELD;
         }

@@ -29,7 +29,7 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
         mdcom_wire_qslot *q = (mdcom_wire_qslot *)(a + cl->qslots_off);
         mdcom_aword *bs = (mdcom_aword *)(a + cl->bstate_off);
         memset(a, 0, cl->blocks_off); /* control, slots, states; not the blocks */
-        (void)q; /* slots zeroed: seq 0 matches no position (full is odd) */
+        (void)q;                      /* slots zeroed: seq 0 matches no position (full is odd) */
         /* every block in the pool. relaxed: as the memset above, published
          * by what follows the formatting (READY's release store, or the
          * repair's fence and ring) */
@@ -75,12 +75,10 @@ void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_
  * block_count. relaxed: nobody writes them now (state FORMATTING). */
 static uint32_t count_queued(void *base, const mdcom_chan_layout *cl)
 {
-    const mdcom_aword *bs =
-        (const mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
+    const mdcom_aword *bs = (const mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
     uint32_t i, n = 0;
     for (i = 0; i < cl->block_count; i++)
-        n += MDCOM_BLK_STATE(mdcom_load(&bs[i], memory_order_relaxed)) ==
-             MDCOM_BLK_QUEUED;
+        n += MDCOM_BLK_STATE(mdcom_load(&bs[i], memory_order_relaxed)) == MDCOM_BLK_QUEUED;
     return n;
 }
 
@@ -101,4 +99,3 @@ void mdcom_layout_format(void *base, const mdcom_config *cfg, const mdcom_layout
         }
     }
 }
-

@@ -35,7 +35,7 @@ static uint32_t hold_key(const struct mdcom_instance *m, uint32_t i)
 void mdcom_pool_hold(const struct mdcom_instance *m, uint32_t i)
 {
     mdcom_store(&g_pool_holds[m - g_pool], i < MDCOM_MAX_PROCS ? hold_key(m, i) : 0u,
-                          memory_order_relaxed);
+                memory_order_relaxed);
 }
 
 uint32_t mdcom_pool_index(const struct mdcom_instance *m) { return (uint32_t)(m - g_pool); }
@@ -143,8 +143,7 @@ int mdcom_pool_held(const struct mdcom_instance *m, uint32_t i)
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     uint32_t want = hold_key(m, i);
     for (j = 0; j < MDCOM_MAX_INSTANCES; j++)
-        if (&g_pool[j] != m &&
-            mdcom_load(&g_pool_holds[j], memory_order_relaxed) == want)
+        if (&g_pool[j] != m && mdcom_load(&g_pool_holds[j], memory_order_relaxed) == want)
             return 1;
 #else
     (void)i;
@@ -164,7 +163,8 @@ int mdcom_valid_inst(const struct mdcom_instance *m) { return valid_inst(m); }
 
 uint32_t mdcom_domain_id(const mdcom_t *m) { return valid_inst(m) ? m->domain : UINT32_MAX; }
 
-int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out)
+int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag,
+                    void **out)
 {
     const mdcom_chan_layout *cl;
     if (!valid_inst(m) || !out)

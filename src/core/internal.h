@@ -128,7 +128,7 @@ struct mdcom_fifoch {
     _Atomic uint32_t filter_count;
     mdcom_filter_fn _Atomic filter_fn;
     void *_Atomic filter_arg;
-    uint32_t pfw; /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
+    uint32_t pfw;                    /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
     /* audit (master domain only): the producers' index one and two audits
      * ago (positions below the older one were claimed two periods ago at
@@ -169,21 +169,21 @@ struct mdcom_instance {
     uint8_t *base;
     mdcom_wire_hdr *hdr;
     mdcom_wire_proc *procs;
-    mdcom_wire_proc *me; /* our process entry (its op record) */
+    mdcom_wire_proc *me;  /* our process entry (its op record) */
     uint32_t is_master;   /* this domain is the master domain          */
     uint32_t owns_region; /* this process formatted the region         */
-    uint32_t proc_slot;  /* index in the process table           */
-    uint32_t owner;      /* our owner token: proc_slot + 1 (non-zero) */
-    uint32_t incarn;     /* our incarnation of the entry (proc.incarn) */
-    uint32_t who;        /* our blocks' owner: MDCOM_BLK_WHO_OF(owner, incarn) */
-    uint32_t lock_owner; /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
-    uint32_t generation; /* generation we attached to            */
+    uint32_t proc_slot;   /* index in the process table           */
+    uint32_t owner;       /* our owner token: proc_slot + 1 (non-zero) */
+    uint32_t incarn;      /* our incarnation of the entry (proc.incarn) */
+    uint32_t who;         /* our blocks' owner: MDCOM_BLK_WHO_OF(owner, incarn) */
+    uint32_t lock_owner;  /* our SMEM lock word: MDCOM_LOCK_MAKE(slot, incarn) */
+    uint32_t generation;  /* generation we attached to            */
     uint32_t spin_ns;
-    _Atomic uint32_t reap_stamp; /* clock >> REAP_SHIFT when the last scan began */
+    _Atomic uint32_t reap_stamp;  /* clock >> REAP_SHIFT when the last scan began */
     _Atomic uint32_t audit_stamp; /* clock >> AUDIT_SHIFT of the last audit */
     _Atomic uint32_t audit_busy;  /* one thread audits at a time (its state is private) */
-    uint32_t pid, token;         /* our identity in our process entry */
-    uint32_t hb_ms;              /* our heartbeat promise (0 = none) */
+    uint32_t pid, token;          /* our identity in our process entry */
+    uint32_t hb_ms;               /* our heartbeat promise (0 = none) */
     union mdcom_chan ch[MDCOM_MAX_CHANNELS];
     uint32_t keep_region;
     uint32_t pool_index; /* our place in the instance pool             */
@@ -229,7 +229,10 @@ struct mdcom_instance {
 #include "mdcom_arch.h"
 
 /* time helpers */
-static inline uint64_t mdcom_now(const struct mdcom_instance *m) { return m->plat->now_ns(m->plat->ctx); }
+static inline uint64_t mdcom_now(const struct mdcom_instance *m)
+{
+    return m->plat->now_ns(m->plat->ctx);
+}
 static inline void mdcom_relax(const struct mdcom_instance *m)
 {
     if (m->plat->relax)
@@ -251,7 +254,8 @@ int mdcom_valid_inst(const struct mdcom_instance *m);
 int mdcom_domain_role(const mdcom_config *cfg, uint32_t id);
 /* The channel named name (or, name NULL, at index) if it has type tag and
  * this domain may use it: 0, -EINVAL, -ENOENT, -EPERM. */
-int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag, void **out);
+int mdcom_chan_open(struct mdcom_instance *m, const char *name, uint32_t index, uint32_t tag,
+                    void **out);
 /* A free place of the pool (taking back those of dead processes when none
  * is free: see mdcom_pool_own), or NULL. */
 struct mdcom_instance *mdcom_pool_get(const mdcom_platform *plat);
@@ -338,8 +342,8 @@ int mdcom_lock_orphaned(struct mdcom_instance *m, uint32_t w);
  * record 0. */
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
 /* this thread's record per pool place: rec_serial << 3 | record, 0 none */
-extern _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
-    mdcom_t_rec[MDCOM_MAX_INSTANCES];
+extern _Thread_local __attribute__((tls_model("initial-exec")))
+uint32_t mdcom_t_rec[MDCOM_MAX_INSTANCES];
 /* The calling thread's record (taken now if it has none; 0 when none of
  * its own is free: the shared one). */
 mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m);
@@ -384,13 +388,15 @@ static MDCOM_ALWAYS_INLINE mdcom_wire_oprec *mdcom_ch_rec(const struct mdcom_fif
  * shared by FIFO and SMEM waits. cond returns > 0 ready (returned), 0 not yet, < 0 error.
  * Before each sleep slice it calls the reaper (mdcom_reap_until: an up-call). */
 typedef int (*mdcom_cond_fn)(void *arg);
-int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
-                    _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
-                    void *arg, int64_t timeout_ns);
-void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan);
+int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word,
+                    mdcom_aword *waiters, _Atomic uint32_t *spin_cur, uint32_t spin_max,
+                    mdcom_cond_fn cond, void *arg, int64_t timeout_ns);
+void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters,
+                     uint32_t chan);
 /* A FIFO notify once its fence is done and it read ev_waiters = w with a
  * count: changes the event word, rings if it cleared ARMED (wait.c). */
-void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan, uint32_t w);
+void mdcom_event_ring(struct mdcom_instance *m, mdcom_wire_fifo_ctl *ctl, uint32_t chan,
+                      uint32_t w);
 /* A sleeper on a FIFO event word arms it after its snapshot of the word
  * (wait.c's own; exported on Linux, for the events helper thread). */
 void mdcom_event_arm(mdcom_aword *waiters);
@@ -443,8 +449,8 @@ void mdcom_smem_release_owner(struct mdcom_instance *m, uint32_t lock_owner);
 /* A dead process' queue operation in flight (its op record): fill the hole
  * of a claimed but unpublished position, free a block it claimed to dequeue
  * or queued into no slot. Called by the reaper before release_owner. */
-void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos, uint32_t id,
-                        uint32_t state);
+void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, uint32_t pos,
+                        uint32_t id, uint32_t state);
 /* Repair what the shared words of a FIFO channel prove wrong (the
  * master domain's periodic audit): positions further apart than the queue holds
  * (the channel is re-initialised), holes no live producer claims (skipped),
@@ -499,7 +505,8 @@ int mdcom_reap(struct mdcom_instance *m);
  * entry still holds that identity; if not (reaped and re-used meanwhile by a
  * live process of the same domain), the owner word goes back and 0 is
  * returned. 1: the entry is ours (CLAIMING) to reap, then to free. */
-int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token);
+int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid,
+                         uint32_t token);
 
 /* ==== attach.c: attach and term (layer 10) =============================== */
 

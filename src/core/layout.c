@@ -55,18 +55,47 @@ static int name_ok(const char *s, size_t max, int region)
  * CFG_FAIL(key, msg) is their indices in one byte + 1 (0 = no error). */
 static const char cfg_keys[] = "name\0id\0role\0block_size\0block_count\0queue_depth\0senders\0"
                                "receivers\0size\0users\0type\0block_size x block_count";
-enum { K_NAME, K_ID, K_ROLE, K_BSIZE, K_BCOUNT, K_QDEPTH, K_SENDERS, K_RECEIVERS, K_SIZE,
-       K_USERS, K_TYPE, K_BSBC };
+enum {
+    K_NAME,
+    K_ID,
+    K_ROLE,
+    K_BSIZE,
+    K_BCOUNT,
+    K_QDEPTH,
+    K_SENDERS,
+    K_RECEIVERS,
+    K_SIZE,
+    K_USERS,
+    K_TYPE,
+    K_BSBC
+};
 /* the messages from M_BE on are "must be <text>"; the name rules' ("1..15",
  * "1..31") go on with " characters of [A-Za-z0-9._-]" (cfg_fail) */
-static const char cfg_msgs[] = "1..15\0" "1..31\0"
-                               "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
-                               "must name one or more configured domains\0"
-                               "region would exceed 4 GiB\0"
-                               "0..31\0master or remote\0>= 1\0" "1..65536\0"
-                               "a power of two, 1..65536 (or 0 = auto)\0fifo or smem";
-enum { M_DNAME, M_CNAME, M_DDUP, M_CDUP, M_IDDUP, M_NODOM, M_BIG, M_BE, M_ID = M_BE, M_ROLE,
-       M_ONE, M_BCOUNT, M_QDEPTH, M_TYPE };
+static const char cfg_msgs[] =
+    "1..15\0"
+    "1..31\0"
+    "duplicate domain name\0duplicate channel name\0duplicate domain id\0"
+    "must name one or more configured domains\0"
+    "region would exceed 4 GiB\0"
+    "0..31\0master or remote\0>= 1\0"
+    "1..65536\0"
+    "a power of two, 1..65536 (or 0 = auto)\0fifo or smem";
+enum {
+    M_DNAME,
+    M_CNAME,
+    M_DDUP,
+    M_CDUP,
+    M_IDDUP,
+    M_NODOM,
+    M_BIG,
+    M_BE,
+    M_ID = M_BE,
+    M_ROLE,
+    M_ONE,
+    M_BCOUNT,
+    M_QDEPTH,
+    M_TYPE
+};
 #define CFG_FAIL(k, m) (((uint32_t)(k) << 4 | (uint32_t)(m)) + 1u)
 _Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one byte");
 
@@ -74,7 +103,7 @@ _Static_assert(K_BSBC < 16 && M_TYPE < 16, "a configuration error fits in one by
 static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uint32_t idx,
                     const char *name, uint32_t why)
 {
-    int q = name != 0; /* set once the name was found valid */
+    int q = name != 0;                                 /* set once the name was found valid */
     mdcom_err_set(e, -EINVAL, cfg->region_name, kind); /* a valid name: checked first */
     mdcom_err_fmt(e, q ? "[%u] '%s': %s: %s%s%s" : "[%u]%s: %s: %s%s%s", idx, q ? name : "",
                   mdcom_nth_str(cfg_keys, (why - 1u) >> 4),
@@ -87,9 +116,8 @@ static int cfg_fail(mdcom_err *e, const mdcom_config *cfg, const char *kind, uin
 /* Channel c's geometry at region offset off into *cl (its fields beyond
  * the name; dom_mask: the configured domains). 0, or CFG_FAIL(key, msg).
  * Every size is checked to fit in 32 bits, from off on. */
-static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg *c,
-                                                        uint32_t dom_mask, uint32_t off,
-                                                        mdcom_chan_layout *cl)
+static __attribute__((noinline)) uint32_t
+chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off, mdcom_chan_layout *cl)
 {
     uint32_t st, sz;
     memset(cl, 0, sizeof(*cl));
@@ -100,8 +128,8 @@ static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg 
             return CFG_FAIL(K_BSIZE, M_ONE);
         if (c->block_count == 0 || c->block_count > MDCOM_MAX_BLOCKS)
             return CFG_FAIL(K_BCOUNT, M_BCOUNT);
-        if (c->queue_depth && ((c->queue_depth & (c->queue_depth - 1u)) ||
-                               c->queue_depth > MDCOM_MAX_BLOCKS))
+        if (c->queue_depth &&
+            ((c->queue_depth & (c->queue_depth - 1u)) || c->queue_depth > MDCOM_MAX_BLOCKS))
             return CFG_FAIL(K_QDEPTH, M_QDEPTH);
         if (!c->senders || (c->senders & ~dom_mask))
             return CFG_FAIL(K_SENDERS, M_NODOM);
@@ -117,9 +145,8 @@ static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg 
          * small messages and headers go) at the same page offset, so
          * in the same cache set; k x odd units mod 32 visits all 32
          * offsets of a 4 KiB page before it repeats. */
-        if (pad_up(c->block_size, &st) ||
-            (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
-             __builtin_add_overflow(st, MDCOM_PAD, &st)))
+        if (pad_up(c->block_size, &st) || (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
+                                           __builtin_add_overflow(st, MDCOM_PAD, &st)))
             return CFG_FAIL(K_BSBC, M_BIG);
         cl->stride = st;
         cl->qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
@@ -128,8 +155,7 @@ static __attribute__((noinline)) uint32_t chan_geometry(const mdcom_channel_cfg 
         (void)pad_up(cl->bstate_off + cl->block_count * (uint32_t)sizeof(mdcom_aword),
                      &cl->blocks_off);
         if (__builtin_mul_overflow(st, cl->block_count, &sz) ||
-            __builtin_add_overflow(sz, cl->blocks_off, &sz) ||
-            __builtin_add_overflow(sz, off, &st))
+            __builtin_add_overflow(sz, cl->blocks_off, &sz) || __builtin_add_overflow(sz, off, &st))
             return CFG_FAIL(K_BSBC, M_BIG);
         cl->senders = c->senders;
         cl->receivers = c->receivers;
@@ -233,8 +259,7 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
         }
     }
     if (masters != 1)
-        return mdcom_err_set(e, -EINVAL, cfg->region_name,
-                             "domains: need exactly one master");
+        return mdcom_err_set(e, -EINVAL, cfg->region_name, "domains: need exactly one master");
 
     /* n_domains <= 32 and n_channels <= 1024: these fit in 32 bits */
     lay->dom_off = MDCOM_HDR_SIZE;
@@ -268,8 +293,8 @@ int mdcom_layout_compute(const mdcom_config *cfg, mdcom_layout *lay, mdcom_chan_
     lay->region_size = cfg->region_size ? cfg->region_size : lay->needed;
     if (lay->region_size < lay->needed) {
         mdcom_err_set(e, -ENOSPC, cfg->region_name, 0);
-        mdcom_err_fmt(e, "region.size %u is too small: the layout needs %u bytes",
-                      cfg->region_size, lay->needed);
+        mdcom_err_fmt(e, "region.size %u is too small: the layout needs %u bytes", cfg->region_size,
+                      lay->needed);
         return -ENOSPC;
     }
 

@@ -76,7 +76,8 @@ const char *mdcom_nth_str(const char *packed, uint32_t k);
 #define MDCOM_DW(f) ((offsetof(mdcom_wire_dirent, f) - offsetof(mdcom_wire_dirent, type)) / 4u)
 _Static_assert(MDCOM_HW(master_domain) == MDCOM_HDR_WORDS - 1u, "the header's layout words");
 _Static_assert(sizeof(mdcom_wire_dirent) - offsetof(mdcom_wire_dirent, type) ==
-                   MDCOM_DIRENT_WORDS * 4u, "a directory entry's words after its name");
+                   MDCOM_DIRENT_WORDS * 4u,
+               "a directory entry's words after its name");
 _Static_assert(offsetof(mdcom_wire_domain, role) == offsetof(mdcom_wire_domain, id) + 4u,
                "a domain entry: id, role");
 void mdcom_layout_hdr_words(const mdcom_config *cfg, const mdcom_layout *lay,

@@ -45,9 +45,8 @@ int mdcom_format_claim(struct mdcom_instance *m, uint32_t fp, uint32_t st, mdcom
         return 1;
     /* then the state (FORMATTING already when its formatter died). acq_rel:
      * exclusive ownership of the header */
-    if (st == MDCOM_ST_FORMATTING ||
-        mdcom_cas(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
-                                                memory_order_acq_rel, memory_order_relaxed)) {
+    if (st == MDCOM_ST_FORMATTING || mdcom_cas(&m->hdr->state, &st, MDCOM_ST_FORMATTING,
+                                               memory_order_acq_rel, memory_order_relaxed)) {
         format_region(m);
         return 0;
     }

@@ -64,10 +64,8 @@ int mdcom_self(struct mdcom_instance *m)
         }
         mdcom_relax(m);
     }
-    return o == MDCOM_PROC_DOMAIN_BASE + m->domain &&
-                   mdcom_read_once(me->incarn) == m->incarn
-               ? 1
-               : -1;
+    return o == MDCOM_PROC_DOMAIN_BASE + m->domain && mdcom_read_once(me->incarn) == m->incarn ? 1
+                                                                                               : -1;
 }
 
 /* How long mdcom_self_reclaim lets a claim on our entry stand before it
@@ -90,8 +88,7 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
           mdcom_pid_dead(m, MDCOM_PROC_CLAIMER(o), MDCOM_TOKEN_ANY)))
         return 0;
     /* our identity still in it: it names our blocks and locks */
-    if (mdcom_read_once(me->pid) != m->pid ||
-        mdcom_read_once(me->token) != m->token ||
+    if (mdcom_read_once(me->pid) != m->pid || mdcom_read_once(me->token) != m->token ||
         mdcom_read_once(me->incarn) != m->incarn)
         return 0;
     /* the claim stands for SELF_RECLAIM_NS (sleeping in 1 ms slices on the
@@ -105,8 +102,8 @@ int mdcom_self_reclaim(struct mdcom_instance *m)
     }
     /* by CAS from the claim judged: a reaper that decides meanwhile wins.
      * acquire: as a claim (mdcom_proc_claim) */
-    return mdcom_cas(&me->owner, &o, MDCOM_PROC_DOMAIN_BASE + m->domain,
-                                                   memory_order_acquire, memory_order_relaxed);
+    return mdcom_cas(&me->owner, &o, MDCOM_PROC_DOMAIN_BASE + m->domain, memory_order_acquire,
+                     memory_order_relaxed);
 }
 
 int mdcom_beat(struct mdcom_instance *m)
@@ -122,8 +119,7 @@ int mdcom_beat(struct mdcom_instance *m)
     uint32_t o = mdcom_load(&me->owner, memory_order_relaxed);
     if ((o != MDCOM_PROC_DOMAIN_BASE + m->domain &&
          (!MDCOM_PROC_IS_CLAIMING(o) || mdcom_self(m) <= 0)) ||
-        mdcom_read_once(me->pid) != m->pid ||
-        mdcom_read_once(me->token) != m->token ||
+        mdcom_read_once(me->pid) != m->pid || mdcom_read_once(me->token) != m->token ||
         mdcom_read_once(me->incarn) != m->incarn)
         return -ENOTCONN;
     /* relaxed: a counter only observers compare with what they saw before;
@@ -197,8 +193,7 @@ void mdcom_slot_give(struct mdcom_instance *m, uint32_t i)
         (void)m->plat->slot_lock(m->plat->ctx, &m->map, i, MDCOM_SLOT_GIVE);
 }
 
-int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t pid,
-                     uint32_t token)
+int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t pid, uint32_t token)
 {
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
     static _Atomic uint32_t serial;
@@ -206,9 +201,8 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
     mdcom_wire_proc *p = &m->procs[i];
     uint32_t o = MDCOM_PROC_FREE, k;
     int lr;
-    if (!reaped && !mdcom_cas(&p->owner, &o, MDCOM_PROC_CLAIMING_BY(pid),
-                                                            memory_order_acquire,
-                                                            memory_order_relaxed))
+    if (!reaped && !mdcom_cas(&p->owner, &o, MDCOM_PROC_CLAIMING_BY(pid), memory_order_acquire,
+                              memory_order_relaxed))
         return 1;
     /* the entry's liveness lock, before the entry reads live (a judge that
      * sees it live finds the lock held) */
@@ -248,8 +242,7 @@ int mdcom_proc_claim(struct mdcom_instance *m, uint32_t i, int reaped, uint32_t 
      * to differ from the last attachments' values); one thread
      * (freestanding) has record 0 and none of this */
     m->pool_index = mdcom_pool_index(m);
-    m->rec_serial = (mdcom_fetch_add(&serial, 1, memory_order_relaxed) & 0x0fffffffu) +
-                    1u;
+    m->rec_serial = (mdcom_fetch_add(&serial, 1, memory_order_relaxed) & 0x0fffffffu) + 1u;
     mdcom_store(&m->rec_used, 0, memory_order_relaxed);
 #endif
     return 0;
@@ -265,8 +258,7 @@ int mdcom_heartbeat(mdcom_t *m)
 /* ---- operation records: one per thread of an attachment ---------------- */
 
 #if defined(MDCOM_THREADS) && MDCOM_THREADS
-_Thread_local __attribute__((tls_model("initial-exec"))) uint32_t
-    mdcom_t_rec[MDCOM_MAX_INSTANCES];
+_Thread_local __attribute__((tls_model("initial-exec"))) uint32_t mdcom_t_rec[MDCOM_MAX_INSTANCES];
 static tss_t g_rec_key;
 /* set once by rec_key_make (release: the key is created before it reads 1) */
 static _Atomic int g_rec_key_ok;
@@ -292,7 +284,7 @@ static void rec_drop(void *unused)
 static void rec_key_make(void)
 {
     mdcom_store(&g_rec_key_ok, tss_create(&g_rec_key, rec_drop) == thrd_success,
-                          memory_order_release);
+                memory_order_release);
 }
 
 mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m)
@@ -313,7 +305,7 @@ mdcom_wire_oprec *mdcom_rec_claim(struct mdcom_instance *m)
         /* acquire: the stores of the thread that gave the record back
          * (rec_drop, mdcom_rec_park) come before ours */
         if (mdcom_cas(&m->rec_used, &used, used | (1u << k), memory_order_acquire,
-                                                    memory_order_relaxed)) {
+                      memory_order_relaxed)) {
             /* a record another thread of ours used before: nothing in flight */
             mdcom_store(&m->me->rec[k].op, 0, memory_order_relaxed);
             (void)tss_set(g_rec_key, (void *)1); /* non-NULL: the destructor runs */
@@ -352,8 +344,7 @@ void mdcom_rec_park(struct mdcom_instance *m)
      * is taken (others may be sharing record 0): taking one again costs the
      * next operation its inline path. relaxed: a hint */
     if (!t_rec_depth && t >> 3 == m->rec_serial && (t & 7u) &&
-        (mdcom_load(&m->rec_used, memory_order_relaxed) | 1u) ==
-            (1u << MDCOM_PROC_RECS) - 1u) {
+        (mdcom_load(&m->rec_used, memory_order_relaxed) | 1u) == (1u << MDCOM_PROC_RECS) - 1u) {
         mdcom_t_rec[m->pool_index] = 0;
         /* release: as in rec_drop */
         mdcom_fetch_and(&m->rec_used, ~(1u << (t & 7u)), memory_order_release);

@@ -24,7 +24,7 @@
 
 #include "internal.h"
 
-#define REAP_SHIFT 20  /* the reaper's throttle unit: 2^20 ns (~1 ms) */
+#define REAP_SHIFT 20   /* the reaper's throttle unit: 2^20 ns (~1 ms) */
 #define REAP_PERIOD 64u /* a new scan at most every 64 units (~67 ms) per attachment */
 
 /* Non-zero when the process of live entry i is dead: 1 its platform says so,
@@ -118,10 +118,7 @@ static int reap_parts(struct mdcom_instance *m, uint32_t i, uint64_t until)
 }
 
 /* Free the entry of a dead process (we own it: owner == CLAIMING). */
-void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i)
-{
-    (void)reap_parts(m, i, UINT64_MAX);
-}
+void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i) { (void)reap_parts(m, i, UINT64_MAX); }
 
 /* See internal.h. The owner word names only the domain, so between a
  * reaper's look and its CAS another reaper may have reaped the entry and a
@@ -130,7 +127,8 @@ void mdcom_reap_slot(struct mdcom_instance *m, uint32_t i)
  * the CAS is followed by a check of the identity; a different one is a
  * re-use, and the owner word goes back (history: docs/reliability.md). An
  * entry in a claim (o with bit 31) is taken whole: its claimer is dead. */
-int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid, uint32_t token)
+int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint32_t pid,
+                         uint32_t token)
 {
     mdcom_wire_proc *p = &m->procs[i];
     /* acquire: the dead process' last writes (or the re-user's pid/token,
@@ -140,8 +138,7 @@ int mdcom_take_dead_slot(struct mdcom_instance *m, uint32_t i, uint32_t o, uint3
         return 0; /* another reaper was first, or the entry changed owner */
     if (MDCOM_PROC_IS_CLAIMING(o))
         return 1; /* a dead claimer's claim: ours to finish (reap, free) */
-    if (mdcom_read_once(p->pid) != pid ||
-        mdcom_read_once(p->token) != token) {
+    if (mdcom_read_once(p->pid) != pid || mdcom_read_once(p->token) != token) {
         /* CLAIMING -> o by CAS: the live owner may have left meanwhile
          * (mdcom_term stores FREE), and then FREE stays. relaxed: we wrote
          * nothing in the entry that the owner word would publish */
@@ -274,8 +271,8 @@ static void audit_when_due(struct mdcom_instance *m, uint64_t now, uint64_t unti
     if (!m->is_master)
         return;
     /* relaxed: a throttle only, as reap_stamp */
-    if ((prev != stamp && mdcom_cas(&m->audit_stamp, &prev, stamp, memory_order_relaxed,
-                                                                  memory_order_relaxed)) ||
+    if ((prev != stamp &&
+         mdcom_cas(&m->audit_stamp, &prev, stamp, memory_order_relaxed, memory_order_relaxed)) ||
         mdcom_load(&m->audit_more, memory_order_relaxed))
         mdcom_audit(m, stamp, until);
 }
@@ -296,8 +293,8 @@ int mdcom_reap_until(struct mdcom_instance *m, uint64_t until)
      * claims each unit */
     if (prev && unit - prev < (more ? 1u : REAP_PERIOD))
         return 0;
-    if (!mdcom_cas(&m->reap_stamp, &prev, unit ? unit : 1u,
-                                                 memory_order_relaxed, memory_order_relaxed))
+    if (!mdcom_cas(&m->reap_stamp, &prev, unit ? unit : 1u, memory_order_relaxed,
+                   memory_order_relaxed))
         return 0;
     n = reap_scan_once(m, until);
     audit_when_due(m, now, until);
@@ -314,7 +311,8 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
     uint64_t until;
     uint32_t i;
     int n = 0;
-    if (!mdcom_valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS || !mdcom_domain_role(m->cfg, domain_id))
+    if (!mdcom_valid_inst(m) || domain_id >= MDCOM_MAX_DOMAINS ||
+        !mdcom_domain_role(m->cfg, domain_id))
         return -EINVAL;
     /* what the dead held goes back now (unthrottled, within the budget of
      * a call that never blocks), and the master domain audits when an
@@ -335,8 +333,7 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         if (i == m->proc_slot)
             n++;
         else if (mdcom_now(m) < until)
-            n += !reap_if_dead(m, i, o, until) &&
-                 mdcom_load(&p->owner, memory_order_acquire) == o;
+            n += !reap_if_dead(m, i, o, until) && mdcom_load(&p->owner, memory_order_acquire) == o;
         else
             n += !proc_dead(m, i, &pid, &token);
     }

@@ -67,9 +67,8 @@ int mdcom_sense_process(mdcom_t *m, uint32_t domain_id)
         /* acquire: pairs with the claimer's release (a complete entry) */
         uint32_t o = mdcom_load(&m->procs[i].owner, memory_order_acquire);
         n += o == MDCOM_PROC_DOMAIN_BASE + domain_id &&
-             (i == m->proc_slot ||
-              !mdcom_entry_dead(m, i, mdcom_read_once(m->procs[i].pid),
-                                mdcom_read_once(m->procs[i].token)));
+             (i == m->proc_slot || !mdcom_entry_dead(m, i, mdcom_read_once(m->procs[i].pid),
+                                                     mdcom_read_once(m->procs[i].token)));
     }
     return n;
 }

@@ -60,23 +60,21 @@ void mdcom_kp(const volatile void *addr);
 #define MDCOM_KP(addr) mdcom_kp(addr)
 /* The address and value are taken once (the value's type without _Atomic,
  * which the comma drops), the hook called, then the standard operation. */
-#define MDCOM_KP_VAL_(P, V, OP)                                                            \
-    __extension__({                                                                         \
-        __auto_type kp_p_ = (P);                                                            \
-        __typeof__((void)0, *kp_p_) kp_v_ = (V);                                            \
-        mdcom_kp(kp_p_);                                                                    \
-        OP;                                                                                 \
+#define MDCOM_KP_VAL_(P, V, OP)                                                                    \
+    __extension__({                                                                                \
+        __auto_type kp_p_ = (P);                                                                   \
+        __typeof__((void)0, *kp_p_) kp_v_ = (V);                                                   \
+        mdcom_kp(kp_p_);                                                                           \
+        OP;                                                                                        \
     })
 #define mdcom_store(P, V, MO) MDCOM_KP_VAL_(P, V, atomic_store_explicit(kp_p_, kp_v_, (MO)))
 #define mdcom_xchg(P, V, MO) MDCOM_KP_VAL_(P, V, atomic_exchange_explicit(kp_p_, kp_v_, (MO)))
-#define mdcom_cas(P, E, D, S, F)                                                            \
+#define mdcom_cas(P, E, D, S, F)                                                                   \
     MDCOM_KP_VAL_(P, D, atomic_compare_exchange_strong_explicit(kp_p_, (E), kp_v_, (S), (F)))
-#define mdcom_cas_weak(P, E, D, S, F)                                                       \
+#define mdcom_cas_weak(P, E, D, S, F)                                                              \
     MDCOM_KP_VAL_(P, D, atomic_compare_exchange_weak_explicit(kp_p_, (E), kp_v_, (S), (F)))
-#define mdcom_fetch_add(P, V, MO)                                                           \
-    MDCOM_KP_VAL_(P, V, atomic_fetch_add_explicit(kp_p_, kp_v_, (MO)))
-#define mdcom_fetch_sub(P, V, MO)                                                           \
-    MDCOM_KP_VAL_(P, V, atomic_fetch_sub_explicit(kp_p_, kp_v_, (MO)))
+#define mdcom_fetch_add(P, V, MO) MDCOM_KP_VAL_(P, V, atomic_fetch_add_explicit(kp_p_, kp_v_, (MO)))
+#define mdcom_fetch_sub(P, V, MO) MDCOM_KP_VAL_(P, V, atomic_fetch_sub_explicit(kp_p_, kp_v_, (MO)))
 #else
 #define MDCOM_KP(addr) ((void)0)
 #define mdcom_store(P, V, MO) atomic_store_explicit((P), (V), (MO))

@@ -37,7 +37,8 @@ void mdcom_smem_bind(struct mdcom_instance *m, struct mdcom_smemch *s, const mdc
  * by CAS: a holder that came meanwhile stays): 1 released. release: the
  * holder's writes are visible to the next holder (whose acquire pairs
  * with it). Out of line: the repairs' (unlock has its own copy). */
-static MDCOM_COLD int lock_free_from(struct mdcom_instance *m, uint32_t index, mdcom_aword *w, uint32_t o)
+static MDCOM_COLD int lock_free_from(struct mdcom_instance *m, uint32_t index, mdcom_aword *w,
+                                     uint32_t o)
 {
     const mdcom_platform *p = m->plat;
     if (p->lock_release)
@@ -89,9 +90,7 @@ static int lock_try(struct mdcom_smemch *ch)
     } else {
         uint32_t z = 0;
         /* acquire: see everything the previous holder wrote before unlocking */
-        r = mdcom_cas(w, &z, owner, memory_order_acquire, memory_order_relaxed)
-                ? 0
-                : -EBUSY;
+        r = mdcom_cas(w, &z, owner, memory_order_acquire, memory_order_relaxed) ? 0 : -EBUSY;
     }
     if (r == -EBUSY && mdcom_load(w, memory_order_relaxed) == owner)
         return -EDEADLK;
@@ -143,8 +142,8 @@ int mdcom_smemch_lock(mdcom_smemch_t *ch, int64_t timeout_ns)
     int r;
     if (!valid_smem(ch))
         return -EINVAL;
-    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.word, &ch->ctl->lock.waiters, &ch->spin_cur,
-                        ch->m->spin_ns, lock_cond, ch, timeout_ns);
+    r = mdcom_wait_word(ch->m, ch->index, &ch->ctl->lock.word, &ch->ctl->lock.waiters,
+                        &ch->spin_cur, ch->m->spin_ns, lock_cond, ch, timeout_ns);
     if (r < 0)
         return r;
     return 0;
@@ -167,9 +166,7 @@ int mdcom_smemch_unlock(mdcom_smemch_t *ch)
     } else {
         uint32_t o = owner;
         /* release: our writes to the area are visible before the lock reads free */
-        r = mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed)
-                ? 0
-                : -EPERM;
+        r = mdcom_cas(w, &o, 0, memory_order_release, memory_order_relaxed) ? 0 : -EPERM;
     }
     if (r)
         /* not ours (any more): a process taken for dead learns why */

@@ -56,8 +56,8 @@ void mdcom_layout_dirent_words(const mdcom_chan_layout *cl, uint32_t w[MDCOM_DIR
 static const char hdr_names[] = "\0\0hdr_size\0region_size\0layout_hash\0\0\0n_domains\0"
                                 "n_channels\0dom_off\0proc_off\0dir_off\0n_procs\0data_off\0"
                                 "master_domain";
-_Static_assert(MDCOM_HW(hdr_size) == 2 && MDCOM_HW(generation) == 5 &&
-                   MDCOM_HW(n_domains) == 7, "hdr_names follows the header's words");
+_Static_assert(MDCOM_HW(hdr_size) == 2 && MDCOM_HW(generation) == 5 && MDCOM_HW(n_domains) == 7,
+               "hdr_names follows the header's words");
 static const char dirent_names[] =
     "type\0offset\0size\0block_size\0block_count\0queue_depth\0senders\0receivers";
 static const char domain_names[] = "id\0role";
@@ -66,15 +66,14 @@ static const char domain_names[] = "id\0role";
  * derived ones (offsets, sizes) last, so that the message names what
  * differs in the configurations. The tables' offsets depend only on the
  * domain and channel counts, checked first. */
-static const uint8_t hdr_first[] = {MDCOM_HW(hdr_size),  MDCOM_HW(n_domains), MDCOM_HW(n_channels),
-                                    MDCOM_HW(dom_off),   MDCOM_HW(proc_off),  MDCOM_HW(dir_off),
-                                    MDCOM_HW(n_procs),   MDCOM_HW(master_domain)};
+static const uint8_t hdr_first[] = {
+    MDCOM_HW(hdr_size), MDCOM_HW(n_domains), MDCOM_HW(n_channels), MDCOM_HW(dom_off),
+    MDCOM_HW(proc_off), MDCOM_HW(dir_off),   MDCOM_HW(n_procs),    MDCOM_HW(master_domain)};
 static const uint8_t hdr_region[] = {MDCOM_HW(region_size)};
 static const uint8_t hdr_last[] = {MDCOM_HW(data_off), MDCOM_HW(layout_hash)};
-static const uint8_t dirent_order[] = {MDCOM_DW(type),        MDCOM_DW(block_size),
-                                       MDCOM_DW(block_count), MDCOM_DW(queue_depth),
-                                       MDCOM_DW(senders),     MDCOM_DW(receivers),
-                                       MDCOM_DW(off),         MDCOM_DW(size)};
+static const uint8_t dirent_order[] = {
+    MDCOM_DW(type),    MDCOM_DW(block_size), MDCOM_DW(block_count), MDCOM_DW(queue_depth),
+    MDCOM_DW(senders), MDCOM_DW(receivers),  MDCOM_DW(off),         MDCOM_DW(size)};
 static const uint8_t domain_order[] = {0, 1};
 
 /* Where a mismatch is: "region 'R': what[idx] 'name': ..." (idx and name
@@ -96,7 +95,7 @@ static void vc_where(const struct vc *c)
 
 /* "...: field is got in the region, want in this config" */
 static inline __attribute__((always_inline)) int mismatch(const struct vc *c, const char *field,
-                                                         uint32_t got, uint32_t want)
+                                                          uint32_t got, uint32_t want)
 {
     vc_where(c);
     if (c->name)

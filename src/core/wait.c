@@ -31,12 +31,13 @@
 #include "internal.h"
 
 #define SLEEP_SLICE_NS 50000000ull /* re-check region and peers every 50 ms */
-#define SPIN_COND_SLOW_NS 2000u /* a condition slower than this: the clock at every spin round */
+#define SPIN_COND_SLOW_NS 2000u    /* a condition slower than this: the clock at every spin round */
 /* More sleepers on one word than 64 processes of 4096 sleeping threads
  * each: a forged count (the field holds up to MDCOM_WAITERS_COUNT). */
 #define WAITERS_MAX (MDCOM_MAX_PROCS * 4096u)
 
-void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters, uint32_t chan)
+void mdcom_ring_word(struct mdcom_instance *m, mdcom_aword *word, mdcom_aword *waiters,
+                     uint32_t chan)
 {
     /* fence: our publication (queue slot, lock release) must be globally
      * visible before we read the waiter count (pairs with the waiter's fence) */
@@ -80,9 +81,8 @@ void mdcom_waiters_down(mdcom_aword *w)
     /* relaxed: a counter; the sleeper's fence orders it against the check */
     for (tries = 0; (v & MDCOM_WAITERS_COUNT) != 0 && v < 0x80000000u && tries < MDCOM_RETRY_MAX;
          tries++)
-        if (mdcom_cas_weak(
-                w, &v, (v & MDCOM_WAITERS_COUNT) == 1 ? 0 : v - 1, memory_order_relaxed,
-                memory_order_relaxed))
+        if (mdcom_cas_weak(w, &v, (v & MDCOM_WAITERS_COUNT) == 1 ? 0 : v - 1, memory_order_relaxed,
+                           memory_order_relaxed))
             break;
 }
 
@@ -118,16 +118,17 @@ void mdcom_wait_begin(struct mdcom_instance *m, uint32_t rec, uint32_t chan, mdc
      * recount (armed: one spare ring at worst, never a sleeper left unrung) */
     if (old >= 0x80000000u || (old & MDCOM_WAITERS_COUNT) >= WAITERS_MAX)
         mdcom_store(waiters, count_wait_records(m, chan) | MDCOM_WAITERS_ARMED,
-                              memory_order_relaxed);
+                    memory_order_relaxed);
 }
 
 void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan)
 {
     const mdcom_chan_layout *cl = &m->cl[chan];
     int fifo = cl->type == MDCOM_CHAN_FIFO;
-    mdcom_aword *w = (mdcom_aword *)(m->base + cl->off +
-                                     (fifo ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
-                                           : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
+    mdcom_aword *w =
+        (mdcom_aword *)(m->base + cl->off +
+                        (fifo ? (uint32_t)offsetof(mdcom_wire_fifo_ctl, event.waiters)
+                              : (uint32_t)offsetof(mdcom_wire_smem_ctl, lock.waiters)));
     /* relaxed: a counter; the sleepers' fences order it against their checks */
     uint32_t v = mdcom_load(w, memory_order_relaxed), n;
     if (v < 0x80000000u && (v & MDCOM_WAITERS_COUNT) < WAITERS_MAX)
@@ -135,9 +136,8 @@ void mdcom_waiters_audit(struct mdcom_instance *m, uint32_t chan)
     n = count_wait_records(m, chan);
     /* from the value judged: a sleeper that came or left since keeps its
      * count (the next audit looks again); armed when anyone sleeps */
-    (void)mdcom_cas(
-        w, &v, fifo && n ? n | MDCOM_WAITERS_ARMED : n, memory_order_relaxed,
-        memory_order_relaxed);
+    (void)mdcom_cas(w, &v, fifo && n ? n | MDCOM_WAITERS_ARMED : n, memory_order_relaxed,
+                    memory_order_relaxed);
 }
 
 void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters)
@@ -159,9 +159,9 @@ void mdcom_wait_end(struct mdcom_instance *m, uint32_t rec, mdcom_aword *waiters
         mdcom_cas(&me->wait[rec], &r, 0, memory_order_relaxed, memory_order_relaxed);
 }
 
-int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, mdcom_aword *waiters,
-                    _Atomic uint32_t *spin_cur, uint32_t spin_max, mdcom_cond_fn cond,
-                    void *arg, int64_t timeout_ns)
+int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word,
+                    mdcom_aword *waiters, _Atomic uint32_t *spin_cur, uint32_t spin_max,
+                    mdcom_cond_fn cond, void *arg, int64_t timeout_ns)
 {
     uint64_t deadline, now;
     int r = cond(arg);
@@ -187,7 +187,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             if (r != 0) {
                 if (r > 0 && lim < spin_max)
                     mdcom_store(spin_cur, lim * 2 > spin_max ? spin_max : lim * 2,
-                                          memory_order_relaxed);
+                                memory_order_relaxed);
                 return r;
             }
             /* the clock every 32 rounds, or every round when the first
@@ -224,7 +224,7 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
         /* about to sleep: is a peer dead holding something? (throttled;
          * within our deadline, and a slice at most) */
         now = mdcom_now(m);
-        (void)mdcom_reap_until(m, now >= deadline ? now
+        (void)mdcom_reap_until(m, now >= deadline                   ? now
                                   : deadline - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS
                                                                     : deadline);
         mdcom_wait_begin(m, 0, chan, waiters);
@@ -243,8 +243,8 @@ int mdcom_wait_word(struct mdcom_instance *m, uint32_t chan, mdcom_aword *word, 
             mdcom_wait_end(m, 0, waiters);
             return -ETIMEDOUT;
         }
-        slice = (deadline - now) > SLEEP_SLICE_NS ? (int64_t)SLEEP_SLICE_NS
-                                                  : (int64_t)(deadline - now);
+        slice =
+            (deadline - now) > SLEEP_SLICE_NS ? (int64_t)SLEEP_SLICE_NS : (int64_t)(deadline - now);
         wr = m->plat->doorbell.wait(m->plat->doorbell.ctx, word, snap, slice);
         mdcom_wait_end(m, 0, waiters);
         if (wr == -EINTR)

@@ -79,14 +79,14 @@ struct mdcom_waitset {
     pthread_mutex_t mu;
     struct member mem[MDCOM_MAX_CHANNELS]; /* by channel index */
     uint32_t n;
-    uint32_t rr;          /* where the next report starts */
-    _Atomic uint32_t ctl; /* private futex word: changes on add/remove/destroy */
-    int efd;              /* -1 until mdcom_waitset_fd */
-    int pending;          /* efd's counter is non-zero (under mu) */
-    int single;           /* behind mdcom_fifoch_fd / mdcom_smemch_fd */
-    struct evring *ur;    /* io_uring arming the fd, or NULL (helper thread) */
-    int ur_off;           /* ur no longer used: the helper took the set over */
-    int ur_stale;         /* members changed since the armed request */
+    uint32_t rr;              /* where the next report starts */
+    _Atomic uint32_t ctl;     /* private futex word: changes on add/remove/destroy */
+    int efd;                  /* -1 until mdcom_waitset_fd */
+    int pending;              /* efd's counter is non-zero (under mu) */
+    int single;               /* behind mdcom_fifoch_fd / mdcom_smemch_fd */
+    struct evring *ur;        /* io_uring arming the fd, or NULL (helper thread) */
+    int ur_off;               /* ur no longer used: the helper took the set over */
+    int ur_stale;             /* members changed since the armed request */
     _Atomic uint32_t spin_ns; /* spin before sleeping in wait (NO_SPIN: none) */
     struct mdcom_waitset *next_all, *next_fd, *next_g;
 };
@@ -99,7 +99,7 @@ struct evatt {
     pthread_t th;
     int running;
     int stop;
-    _Atomic uint32_t ctl; /* private futex word of the helper */
+    _Atomic uint32_t ctl;          /* private futex word of the helper */
     _Atomic uint64_t wakes, evals; /* statistics */
 };
 
@@ -245,15 +245,9 @@ struct evring {
 
 static _Thread_local pid_t t_tid;
 
-static void tid_forget(void)
-{
-    t_tid = 0; /* the child of fork: the forking thread has a new id */
-}
+static void tid_forget(void) { t_tid = 0; /* the child of fork: the forking thread has a new id */ }
 
-static void tid_once(void)
-{
-    (void)pthread_atfork(NULL, NULL, tid_forget);
-}
+static void tid_once(void) { (void)pthread_atfork(NULL, NULL, tid_forget); }
 
 static pid_t my_tid(void)
 {
@@ -469,10 +463,7 @@ static void ur_close(struct evring *u)
     ur_free(u);
 }
 
-static int ur_active(const struct mdcom_waitset *ws)
-{
-    return ws->ur && !ws->ur_off;
-}
+static int ur_active(const struct mdcom_waitset *ws) { return ws->ur && !ws->ur_off; }
 
 static void fd_drain(struct mdcom_waitset *ws)
 {
@@ -699,7 +690,8 @@ static int sleep_control(struct mdcom_instance *m, struct futex_waitv *w, int64_
 
 /* Sleep on w[0..n-1] (w[0] = a private control word) until one changes or
  * the absolute deadline (CLOCK_MONOTONIC ns). 0 woken, -ETIMEDOUT, -EINTR. */
-static int sleep_words(struct mdcom_instance *m, struct futex_waitv *w, uint32_t n, int64_t deadline)
+static int sleep_words(struct mdcom_instance *m, struct futex_waitv *w, uint32_t n,
+                       int64_t deadline)
 {
     int64_t now = mono_ns(), end = deadline;
     struct timespec ts;
@@ -767,10 +759,7 @@ static void *helper(void *arg)
 
 /* ---- wait sets ------------------------------------------------------- */
 
-static int valid_ws(const struct mdcom_waitset *ws)
-{
-    return ws && ws->tag == EV_TAG_WS;
-}
+static int valid_ws(const struct mdcom_waitset *ws) { return ws && ws->tag == EV_TAG_WS; }
 
 int mdcom_waitset_create(mdcom_t *m, mdcom_waitset_t **out)
 {
@@ -897,7 +886,7 @@ int mdcom_waitset_add_smem(mdcom_waitset_t *ws, mdcom_smemch_t *ch, void *user)
 /* Drop member e's waiter count (under ws->mu, region mapped). */
 static void member_drop(struct mdcom_waitset *ws, struct member *e)
 {
-    if (ws->m) /* relaxed: a count, ordered by nothing else */
+    if (ws->m)                          /* relaxed: a count, ordered by nothing else */
         mdcom_waiters_down(e->waiters); /* never below 0, whatever a peer wrote */
     memset(e, 0, sizeof(*e));
     ws->n--;

@@ -88,8 +88,7 @@ struct rp_mem {
     size_t inst, epts, svcs, bhead, blen, stack, bstate, vq0, vq1, total;
 };
 
-static int rp_mem_plan(const mdcom_rpmsg_opts *o, const mdcom_rpmsg_layout *lay,
-                       struct rp_mem *m)
+static int rp_mem_plan(const mdcom_rpmsg_opts *o, const mdcom_rpmsg_layout *lay, struct rp_mem *m)
 {
     uint32_t ne = o->max_endpoints ? o->max_endpoints : MDCOM_RPMSG_DEFAULT_ENDPOINTS;
     uint32_t ns = o->max_services ? o->max_services : MDCOM_RPMSG_DEFAULT_SERVICES;
@@ -131,8 +130,7 @@ static void rp_host_rings(struct mdcom_rpmsg *r)
     mdcom_vq_drv_format(&r->rxq);
     mdcom_vq_drv_format(&r->txq);
     for (i = 0; i < r->n; i++) {
-        mdcom_vq_drv_add(&r->rxq, (uint16_t)i, rp_buf_addr(r, i), r->bsize,
-                         MDCOM_VQ_DESC_F_WRITE);
+        mdcom_vq_drv_add(&r->rxq, (uint16_t)i, rp_buf_addr(r, i), r->bsize, MDCOM_VQ_DESC_F_WRITE);
         r->bstate[r->n + i] = MDCOM_RP_B_FREE;
         r->stack[i] = (uint16_t)(r->n - 1u - i); /* pop order 0, 1, 2, ... */
     }
@@ -298,7 +296,8 @@ size_t mdcom_rpmsg_state_size_bound(uint32_t num, const mdcom_rpmsg_opts *opts)
     struct rp_mem m;
     memset(&lay, 0, sizeof(lay));
     lay.geometry.num_bufs = num;
-    if (!opts || !is_pow2(num) || num > MDCOM_RPMSG_MAX_NUM_BUFS || rp_mem_plan(opts, &lay, &m) != 0)
+    if (!opts || !is_pow2(num) || num > MDCOM_RPMSG_MAX_NUM_BUFS ||
+        rp_mem_plan(opts, &lay, &m) != 0)
         return 0;
     return m.total;
 }
@@ -309,8 +308,8 @@ static int rp_bound_attach(struct mdcom_rpmsg *r, int64_t timeout_ns)
     uint64_t deadline = rp_deadline(r, timeout_ns);
     for (;;) {
         /* acquire: the host formatted the vrings before it set DRIVER_OK */
-        uint32_t st = atomic_load_explicit((_Atomic uint8_t *)(void *)r->bind.status,
-                                           memory_order_acquire);
+        uint32_t st =
+            atomic_load_explicit((_Atomic uint8_t *)(void *)r->bind.status, memory_order_acquire);
         if (st & MDCOM_RP_ST_FAILED)
             return -ECONNREFUSED;
         if (st & MDCOM_RP_ST_DRIVER_OK)
@@ -370,10 +369,10 @@ int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
     if ((rc = rp_setup(r, s, &m, opts)) != 0)
         return rc;
     if (r->role == MDCOM_RPMSG_HOST) {
-        mdcom_vq_bind_parts(&r->rxq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used,
-                            b->num, s + m.vq0);
-        mdcom_vq_bind_parts(&r->txq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used,
-                            b->num, s + m.vq1);
+        mdcom_vq_bind_parts(&r->rxq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used, b->num,
+                            s + m.vq0);
+        mdcom_vq_bind_parts(&r->txq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used, b->num,
+                            s + m.vq1);
         features = b->features;
         if (b->status) {
             /* the driver's side of the virtio status protocol (virtio 1.x
@@ -399,10 +398,10 @@ int mdcom_rpmsg_init_bound(mdcom_rpmsg_t **out, void *state, size_t state_size,
             rp_status_set(r, MDCOM_RP_ST_READY, memory_order_release);
         mdcom_rp_notify(r, 0);
     } else {
-        mdcom_vq_bind_parts(&r->rxq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used,
-                            b->num, s + m.vq0);
-        mdcom_vq_bind_parts(&r->txq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used,
-                            b->num, s + m.vq1);
+        mdcom_vq_bind_parts(&r->rxq, b->vring[1].desc, b->vring[1].avail, b->vring[1].used, b->num,
+                            s + m.vq0);
+        mdcom_vq_bind_parts(&r->txq, b->vring[0].desc, b->vring[0].avail, b->vring[0].used, b->num,
+                            s + m.vq1);
         if (b->status && (rc = rp_bound_attach(r, opts->attach_timeout_ns)) != 0)
             return rc;
         /* the host formatted the rings: continue where their used rings are */

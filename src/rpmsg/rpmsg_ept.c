@@ -182,8 +182,7 @@ int mdcom_rpmsg_trysend_offchannel(mdcom_rpmsg_ept_t *ept, uint32_t src, uint32_
 /* zero copy                                                             */
 /* ------------------------------------------------------------------ */
 
-int mdcom_rpmsg_get_tx_buffer(mdcom_rpmsg_ept_t *ept, void **buf, uint32_t *cap,
-                              int64_t timeout_ns)
+int mdcom_rpmsg_get_tx_buffer(mdcom_rpmsg_ept_t *ept, void **buf, uint32_t *cap, int64_t timeout_ns)
 {
     struct mdcom_rpmsg *r = rp_of(ept);
     uint32_t b;

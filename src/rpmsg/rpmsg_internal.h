@@ -55,7 +55,7 @@
 #include "virtqueue.h"
 
 #define MDCOM_RP_MAGIC 0x5052444du /* "MDRP" in memory order */
-#define MDCOM_RP_VERSION 2u /* 2: notifications follow the vring flags */
+#define MDCOM_RP_VERSION 2u        /* 2: notifications follow the vring flags */
 #define MDCOM_RP_CTL_SIZE 192u
 #define MDCOM_RP_POOL_ALIGN 64u
 
@@ -65,7 +65,7 @@
 #define MDCOM_RP_ST_DRIVER_OK 4u
 #define MDCOM_RP_ST_FEATURES_OK 8u
 #define MDCOM_RP_ST_FAILED 0x80u
-#define MDCOM_RP_ST_READY                                                                 \
+#define MDCOM_RP_ST_READY                                                                          \
     (MDCOM_RP_ST_ACK | MDCOM_RP_ST_DRIVER | MDCOM_RP_ST_DRIVER_OK | MDCOM_RP_ST_FEATURES_OK)
 
 struct mdcom_rp_ctl {
@@ -95,11 +95,16 @@ struct mdcom_rp_ctl {
 _Static_assert(sizeof(mdcom_aword) == 4, "shared words are 32-bit");
 _Static_assert(sizeof(struct mdcom_rp_ctl) == MDCOM_RP_CTL_SIZE, "control block is 192 bytes");
 /* field f of the control block at byte off */
-#define MDCOM_RP_CTL_AT(f, off) \
-    _Static_assert(offsetof(struct mdcom_rp_ctl, f) == (off), "ctl." #f)
-MDCOM_RP_CTL_AT(version, 4); MDCOM_RP_CTL_AT(num_bufs, 8); MDCOM_RP_CTL_AT(buf_size, 12);
-MDCOM_RP_CTL_AT(vring_align, 16); MDCOM_RP_CTL_AT(size, 20); MDCOM_RP_CTL_AT(features, 24);
-MDCOM_RP_CTL_AT(generation, 28); MDCOM_RP_CTL_AT(status, 32); MDCOM_RP_CTL_AT(remote, 36);
+#define MDCOM_RP_CTL_AT(f, off) _Static_assert(offsetof(struct mdcom_rp_ctl, f) == (off), "ctl." #f)
+MDCOM_RP_CTL_AT(version, 4);
+MDCOM_RP_CTL_AT(num_bufs, 8);
+MDCOM_RP_CTL_AT(buf_size, 12);
+MDCOM_RP_CTL_AT(vring_align, 16);
+MDCOM_RP_CTL_AT(size, 20);
+MDCOM_RP_CTL_AT(features, 24);
+MDCOM_RP_CTL_AT(generation, 28);
+MDCOM_RP_CTL_AT(status, 32);
+MDCOM_RP_CTL_AT(remote, 36);
 _Static_assert(offsetof(struct mdcom_rp_ctl, notify_host) == 64, "host words on line 1");
 MDCOM_RP_CTL_AT(host_waiters, 68);
 _Static_assert(offsetof(struct mdcom_rp_ctl, notify_remote) == 128, "remote words on line 2");
@@ -169,21 +174,21 @@ struct mdcom_rpmsg {
     uint8_t *pool;
     struct mdcom_rp_ctl *ctl;
     uint64_t addr_base;
-    uint32_t n;        /* num_bufs */
-    uint32_t bsize;    /* buf_size */
+    uint32_t n;     /* num_bufs */
+    uint32_t bsize; /* buf_size */
     const mdcom_platform *plat;
     uint32_t spin_max; /* MDCOM_NO_SPIN = never */
     uint32_t spin_cur;
     uint32_t generation;
-    struct mdcom_vq rxq; /* host: vring 0 as driver; remote: vring 1 as device */
-    struct mdcom_vq txq; /* host: vring 1 as driver; remote: vring 0 as device */
-    uint8_t *bstate;     /* 2N: enum mdcom_rp_bstate                         */
-    uint16_t *bhead;     /* 2N: remote: the descriptor head of a buffer      */
-    uint32_t *blen;      /* 2N: remote: the descriptor length of a buffer    */
-    uint32_t bound;      /* 1: mdcom_rpmsg_init_bound, no control block      */
+    struct mdcom_vq rxq;   /* host: vring 0 as driver; remote: vring 1 as device */
+    struct mdcom_vq txq;   /* host: vring 1 as driver; remote: vring 0 as device */
+    uint8_t *bstate;       /* 2N: enum mdcom_rp_bstate                         */
+    uint16_t *bhead;       /* 2N: remote: the descriptor head of a buffer      */
+    uint32_t *blen;        /* 2N: remote: the descriptor length of a buffer    */
+    uint32_t bound;        /* 1: mdcom_rpmsg_init_bound, no control block      */
     mdcom_rpmsg_bind bind; /* bound: the caller's binding                    */
-    uint32_t ns_on;      /* VIRTIO_RPMSG_F_NS negotiated                     */
-    uint16_t *stack;     /* N: host: free TX heads; remote: spare TX buffers */
+    uint32_t ns_on;        /* VIRTIO_RPMSG_F_NS negotiated                     */
+    uint16_t *stack;       /* N: host: free TX heads; remote: spare TX buffers */
     uint32_t nstack;
     mdcom_aword *my_notify, *my_waiters, *peer_notify, *peer_waiters;
     struct mdcom_rpmsg_ept *epts;
@@ -251,8 +256,7 @@ void mdcom_rp_notify(struct mdcom_rpmsg *r, uint32_t idx);
 void mdcom_rp_return_rx(struct mdcom_rpmsg *r, uint32_t b);
 void mdcom_rp_flush_rx(struct mdcom_rpmsg *r);
 int mdcom_rp_get_tx(struct mdcom_rpmsg *r, uint32_t *b, int64_t timeout_ns);
-void mdcom_rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t dst,
-                      uint32_t len);
+void mdcom_rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t dst, uint32_t len);
 void mdcom_rp_free_tx(struct mdcom_rpmsg *r, uint32_t b);
 int mdcom_rp_send_raw(struct mdcom_rpmsg *r, uint32_t src, uint32_t dst, const void *data,
                       size_t len, int64_t timeout_ns);

@@ -97,8 +97,7 @@ int mdcom_rp_send_ns(struct mdcom_rpmsg *r, const struct mdcom_rpmsg_ept *e, uin
     return mdcom_rp_send_raw(r, e->addr, MDCOM_RPMSG_NS_ADDR, msg, sizeof(msg), timeout_ns);
 }
 
-int mdcom_rpmsg_wait_service(mdcom_rpmsg_t *r, const char *name, uint32_t *addr,
-                             int64_t timeout_ns)
+int mdcom_rpmsg_wait_service(mdcom_rpmsg_t *r, const char *name, uint32_t *addr, int64_t timeout_ns)
 {
     uint64_t deadline;
     int polled = 0;

@@ -134,9 +134,8 @@ static void *rp_da_to_va(void *mem, uint64_t mem_da, size_t mem_size, uint64_t d
     return (uint8_t *)mem + (da - mem_da);
 }
 
-int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem,
-                              uint64_t mem_da, size_t mem_size, uint64_t pool_da,
-                              uint32_t buf_size)
+int mdcom_rpmsg_bind_from_rsc(mdcom_rpmsg_bind *b, mdcom_rsc_vdev *vdev, void *mem, uint64_t mem_da,
+                              size_t mem_size, uint64_t pool_da, uint32_t buf_size)
 {
     struct mdcom_vring_layout l;
     void *v[2] = {NULL, NULL};

@@ -183,7 +183,8 @@ static int rp_wait(struct mdcom_rpmsg *r, rp_cond_fn cond, uint64_t deadline)
             rp_relax(r);
             if (cond(r)) {
                 /* spinning paid off: spin longer next time */
-                r->spin_cur = (uint64_t)r->spin_cur * 2 > r->spin_max ? r->spin_max : r->spin_cur * 2;
+                r->spin_cur =
+                    (uint64_t)r->spin_cur * 2 > r->spin_max ? r->spin_max : r->spin_cur * 2;
                 return 0;
             }
             if ((++n & 31u) == 0 && rp_now(r) >= end)
@@ -240,8 +241,7 @@ void mdcom_rp_return_rx(struct mdcom_rpmsg *r, uint32_t b)
 {
     r->bstate[b] = MDCOM_RP_B_PEER;
     if (r->role == MDCOM_RPMSG_HOST)
-        mdcom_vq_drv_add(&r->rxq, (uint16_t)b, rp_buf_addr(r, b), r->bsize,
-                         MDCOM_VQ_DESC_F_WRITE);
+        mdcom_vq_drv_add(&r->rxq, (uint16_t)b, rp_buf_addr(r, b), r->bsize, MDCOM_VQ_DESC_F_WRITE);
     else
         /* used.len: virtio 1.x counts bytes the device wrote (none here: the
          * buffer is device-readable) and Linux ignores it, but OpenAMP's host
@@ -336,8 +336,7 @@ static int rp_rx_one(struct mdcom_rpmsg *r)
             r->rx_dirty = 1;
             return -EPROTO;
         }
-        if (rp_addr_to_buf(r, addr, r->n, 2 * r->n, &b) != 0 ||
-            r->bstate[b] != MDCOM_RP_B_PEER) {
+        if (rp_addr_to_buf(r, addr, r->n, 2 * r->n, &b) != 0 || r->bstate[b] != MDCOM_RP_B_PEER) {
             r->st.bad_addr++;
             mdcom_vq_dev_put_used(&r->rxq, head, 0);
             r->rx_dirty = 1;
@@ -502,8 +501,7 @@ int mdcom_rp_get_tx(struct mdcom_rpmsg *r, uint32_t *b, int64_t timeout_ns)
 }
 
 /* Publish buffer b (owned by the application) carrying len payload bytes. */
-void mdcom_rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t dst,
-                      uint32_t len)
+void mdcom_rp_post_tx(struct mdcom_rpmsg *r, uint32_t b, uint32_t src, uint32_t dst, uint32_t len)
 {
     uint8_t *buf = rp_buf(r, b);
     mdcom_wr32(buf + MDCOM_RP_HDR_SRC, src);

@@ -24,7 +24,7 @@ _Static_assert(VQ_USED_ELEM == sizeof(struct mdcom_vq_used_elem), "used element 
 _Static_assert(VQ_AVAIL_FIXED == sizeof(struct mdcom_vq_avail) + 2, "avail: header + used_event");
 _Static_assert(VQ_USED_FIXED == sizeof(struct mdcom_vq_used) + 2, "used: header + avail_event");
 /* The largest vring (N = 32768, align 1 MiB) fits 32-bit offsets. */
-_Static_assert((uint64_t)VQ_DESC_SIZE * MDCOM_VQ_MAX_NUM + VQ_AVAIL_FIXED +
+_Static_assert((uint64_t)VQ_DESC_SIZE *MDCOM_VQ_MAX_NUM + VQ_AVAIL_FIXED +
                        VQ_AVAIL_ELEM * MDCOM_VQ_MAX_NUM + (1u << 20) + VQ_USED_FIXED +
                        (uint64_t)VQ_USED_ELEM * MDCOM_VQ_MAX_NUM + (1u << 20) <
                    UINT32_MAX,
@@ -211,8 +211,7 @@ int mdcom_vq_drv_get_used(struct mdcom_vq *vq, uint16_t *head, uint32_t *len,
 /* ------------------------------------------------------------------ */
 int mdcom_vq_dev_has_avail(const struct mdcom_vq *vq)
 {
-    return MDCOM_LE16(atomic_load_explicit(avail_idx(vq), memory_order_relaxed)) !=
-           vq->next_avail;
+    return MDCOM_LE16(atomic_load_explicit(avail_idx(vq), memory_order_relaxed)) != vq->next_avail;
 }
 
 int mdcom_vq_dev_get_avail(struct mdcom_vq *vq, uint16_t *head, uint64_t *addr, uint32_t *len,

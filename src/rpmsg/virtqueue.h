@@ -111,13 +111,13 @@ _Static_assert(offsetof(struct mdcom_vq_used, ring) == 4, "used.ring at 4");
  * size_aligned rounds it up to align (where a following vring may start). */
 struct mdcom_vring_layout {
     uint32_t num, align;
-    uint32_t desc_off;     /* 0                                 */
-    uint32_t avail_off;    /* 16N                               */
-    uint32_t used_event_off; /* 16N + 4 + 2N                    */
-    uint32_t used_off;     /* align_up(16N + 6 + 2N, align)     */
+    uint32_t desc_off;        /* 0                                 */
+    uint32_t avail_off;       /* 16N                               */
+    uint32_t used_event_off;  /* 16N + 4 + 2N                    */
+    uint32_t used_off;        /* align_up(16N + 6 + 2N, align)     */
     uint32_t avail_event_off; /* used_off + 4 + 8N              */
-    uint32_t size;         /* used_off + 6 + 8N                 */
-    uint32_t size_aligned; /* align_up(size, align)             */
+    uint32_t size;            /* used_off + 6 + 8N                 */
+    uint32_t size_aligned;    /* align_up(size, align)             */
 };
 
 /* 0, or -EINVAL unless num is a power of two in 1..32768 and align a power of
@@ -128,8 +128,8 @@ int mdcom_vring_layout_compute(uint32_t num, uint32_t align, struct mdcom_vring_
 /* Private per-side state of one virtqueue (in the caller's memory)    */
 /* ------------------------------------------------------------------ */
 /* state[] values per descriptor head */
-#define MDCOM_VQ_IDLE 0u   /* driver: free; device: not taken            */
-#define MDCOM_VQ_OUT 1u    /* driver: given to the device; device: taken */
+#define MDCOM_VQ_IDLE 0u /* driver: free; device: not taken            */
+#define MDCOM_VQ_OUT 1u  /* driver: given to the device; device: taken */
 
 struct mdcom_vq {
     uint8_t *desc;  /* shared */
@@ -137,8 +137,8 @@ struct mdcom_vq {
     uint8_t *used;  /* shared */
     uint8_t *state; /* private, num entries */
     uint32_t num;
-    uint16_t next_avail; /* driver: next avail.idx to publish; device: next entry to consume */
-    uint16_t next_used;  /* driver: next used entry to consume; device: next used.idx */
+    uint16_t next_avail;  /* driver: next avail.idx to publish; device: next entry to consume */
+    uint16_t next_used;   /* driver: next used entry to consume; device: next used.idx */
     uint32_t outstanding; /* heads in state OUT */
 };
 

@@ -23,7 +23,8 @@ extern "C" {
 }
 
 // What fn writes to a FILE, as a string.
-template <class F> static std::string written(F fn)
+template <class F>
+static std::string written(F fn)
 {
     char *buf = nullptr;
     size_t len = 0;
@@ -57,7 +58,7 @@ TEST(BenchStats, NearestRankPercentiles)
     EXPECT_EQ(st.n, 100u);
     EXPECT_EQ(st.min, 10u);
     EXPECT_EQ(st.max, 1000u);
-    EXPECT_EQ(st.p50, 500u);  // rank ceil(0.5 * 100) = 50
+    EXPECT_EQ(st.p50, 500u); // rank ceil(0.5 * 100) = 50
     EXPECT_EQ(st.p90, 900u);
     EXPECT_EQ(st.p99, 990u);
     EXPECT_EQ(st.p999, 1000u); // rank ceil(99.9) = 100
@@ -160,7 +161,8 @@ TEST(BenchPayload, PatternDetectsEveryKindOfDamage)
         bench_pattern p;
         ASSERT_EQ(bench_pattern_init(&p, size, 3), 0);
         for (uint32_t seq = 1; seq < 20; seq++) {
-            std::vector<unsigned char> m(bench_pattern_msg(&p, seq), bench_pattern_msg(&p, seq) + size);
+            std::vector<unsigned char> m(bench_pattern_msg(&p, seq),
+                                         bench_pattern_msg(&p, seq) + size);
             EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq, 1), BENCH_PAT_OK);
             EXPECT_EQ(bench_pattern_check(&p, m.data(), size, seq + 1, 0), BENCH_PAT_SEQ) << size;
             if (size > 1)
@@ -183,7 +185,8 @@ TEST(BenchPayload, PatternDetectsEveryKindOfDamage)
         bench_pattern q;
         ASSERT_EQ(bench_pattern_init(&q, size, 4), 0);
         if (size >= 16)
-            EXPECT_NE(memcmp(bench_pattern_msg(&p, 1) + 8, bench_pattern_msg(&q, 1) + 8, size - 8), 0);
+            EXPECT_NE(memcmp(bench_pattern_msg(&p, 1) + 8, bench_pattern_msg(&q, 1) + 8, size - 8),
+                      0);
         bench_pattern_free(&q);
         bench_pattern_free(&p);
     }
@@ -208,7 +211,8 @@ TEST(BenchCsv, RowsHaveFixedColumns)
         bench_csv_row(f, &k, "p50", 1234.0, "ns");
         bench_csv_row(f, &k, "ratio", NAN, "x");
     });
-    EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"), std::string::npos);
+    EXPECT_NE(s.find("scenario,transport,size,channels,mode,n,total_bytes,metric,value,unit\n"),
+              std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,p50,1234,ns\n"), std::string::npos);
     EXPECT_NE(s.find("latency,pipe,64,,rtt,100,,ratio,,x\n"), std::string::npos);
 }
@@ -247,14 +251,15 @@ static int parse_test(std::vector<const char *> args, TestOpts *o)
 {
     args.insert(args.begin(), "test");
     *o = TestOpts{nullptr, 7, 3, 0.5, 0};
-    return bench_opts_parse("test", test_tab, o, (int)args.size(), const_cast<char **>(args.data()));
+    return bench_opts_parse("test", test_tab, o, (int)args.size(),
+                            const_cast<char **>(args.data()));
 }
 
 TEST(BenchDriver, OptionTableParsesEveryKind)
 {
     TestOpts o;
-    ASSERT_EQ(parse_test({"--sizes", "64,4K", "--iters", "100k", "--rounds=5", "--cell-time", "0.25",
-                          "--api"},
+    ASSERT_EQ(parse_test({"--sizes", "64,4K", "--iters", "100k", "--rounds=5", "--cell-time",
+                          "0.25", "--api"},
                          &o),
               0);
     EXPECT_STREQ(o.sizes, "64,4K");
@@ -271,11 +276,11 @@ TEST(BenchDriver, OptionTableRefusesBadInput)
 {
     TestOpts o;
     testing::internal::CaptureStderr();
-    EXPECT_EQ(parse_test({"--iters", "0"}, &o), -1);       // below the range
-    EXPECT_EQ(parse_test({"--rounds", "101"}, &o), -1);    // above
-    EXPECT_EQ(parse_test({"--cell-time", "x"}, &o), -1);   // not a number
-    EXPECT_EQ(parse_test({"--bogus"}, &o), -1);            // unknown
-    EXPECT_EQ(parse_test({"stray"}, &o), -1);              // an argument
+    EXPECT_EQ(parse_test({"--iters", "0"}, &o), -1);     // below the range
+    EXPECT_EQ(parse_test({"--rounds", "101"}, &o), -1);  // above
+    EXPECT_EQ(parse_test({"--cell-time", "x"}, &o), -1); // not a number
+    EXPECT_EQ(parse_test({"--bogus"}, &o), -1);          // unknown
+    EXPECT_EQ(parse_test({"stray"}, &o), -1);            // an argument
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_NE(err.find("bad --rounds '101' (1..100)"), std::string::npos) << err;
     EXPECT_NE(err.find("unexpected argument 'stray'"), std::string::npos) << err;
@@ -322,7 +327,8 @@ TEST(BenchDriver, TargetsStateAndJson)
         bench_json_obj_end(&j);
     }));
     unsigned missed = 0;
-    std::string text = written([&](FILE *f) { EXPECT_EQ(bench_targets_print(f, t, 3, &missed), 1u); });
+    std::string text =
+        written([&](FILE *f) { EXPECT_EQ(bench_targets_print(f, t, 3, &missed), 1u); });
     EXPECT_EQ(missed, 1u);
     EXPECT_NE(text.find("targets: 1 met, 1 missed, 1 skipped"), std::string::npos) << text;
     // one object with a "targets" array of three objects, NaN written as null
@@ -425,7 +431,9 @@ TEST(BenchRow, OneFunctionJsonAndCsv)
         bench_row w = {nullptr, f, {}};
         row_fn(&w);
     });
-    EXPECT_EQ(flat(js), "{\"transport\":\"pipe\",\"p50_ns\":1234,\"ratio\":1.25,\"gone\":null,\"json_only\":8}");
+    EXPECT_EQ(
+        flat(js),
+        "{\"transport\":\"pipe\",\"p50_ns\":1234,\"ratio\":1.25,\"gone\":null,\"json_only\":8}");
     EXPECT_EQ(cs, "s,pipe,64,,rtt,10,,p50,1234,ns\ns,pipe,64,,rtt,10,,ratio,1.25,x\n"
                   "s,pipe,64,,rtt,10,,gone,,x\ns,pipe,64,,rtt,10,,csv_only,7,n\n");
 }

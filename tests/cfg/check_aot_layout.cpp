@@ -119,7 +119,8 @@ TEST(AotLayout, AnotherConfigsTableIsRefused)
  * another configuration is. */
 TEST(AotLayout, AWrongTableIsCaughtByThePeer)
 {
-    std::vector<mdcom_wire_chan_layout> ch(aot_layout.chans, aot_layout.chans + aot_layout.n_channels);
+    std::vector<mdcom_wire_chan_layout> ch(aot_layout.chans,
+                                           aot_layout.chans + aot_layout.n_channels);
     mdcom_layout_table t = aot_layout;
     t.chans = ch.data();
     t.lay.hash ^= 1u;

@@ -47,12 +47,12 @@ void expect_channel(const mdcom_config &cfg, const WantChannel &w)
     SCOPED_TRACE(w.name);
     const mdcom_channel_cfg &c = chan(cfg, w.index);
     EXPECT_STREQ(c.name, w.name);
-    const uint32_t got[] = {c.type, c.block_size, c.block_count, c.queue_depth,
-                            c.senders, c.receivers, c.size, c.users};
-    const uint32_t want[] = {w.type, w.block_size, w.block_count, w.queue_depth,
-                             w.senders, w.receivers, w.size, w.users};
-    static const char *const field[] = {"type", "block_size", "block_count", "queue_depth",
-                                        "senders", "receivers", "size", "users"};
+    const uint32_t got[] = {c.type,    c.block_size, c.block_count, c.queue_depth,
+                            c.senders, c.receivers,  c.size,        c.users};
+    const uint32_t want[] = {w.type,    w.block_size, w.block_count, w.queue_depth,
+                             w.senders, w.receivers,  w.size,        w.users};
+    static const char *const field[] = {"type",    "block_size", "block_count", "queue_depth",
+                                        "senders", "receivers",  "size",        "users"};
     for (size_t i = 0; i < 8; i++)
         EXPECT_EQ(want[i], got[i]) << field[i];
 }
@@ -102,17 +102,18 @@ TEST(CfgGenerated, FifoChannels)
     ASSERT_EQ(CFGTEST_CH_REPLY_1, 1);
     expect_channel(cfgtest_config, {CFGTEST_CH_CMD, "cmd", MDCOM_CHAN_FIFO, 1024, 16, 32, 0x1u,
                                     (1u << 3) | (1u << 31), 0, 0});
-    expect_channel(cfgtest_config,
-                   {CFGTEST_CH_REPLY_1, "reply-1", MDCOM_CHAN_FIFO, 100, 5, 0, 0x80000008u, 0x1u, 0, 0});
+    expect_channel(cfgtest_config, {CFGTEST_CH_REPLY_1, "reply-1", MDCOM_CHAN_FIFO, 100, 5, 0,
+                                    0x80000008u, 0x1u, 0, 0});
 }
 
 TEST(CfgGenerated, SmemChannels)
 {
     ASSERT_EQ(CFGTEST_CH_SHARED_STATE, 2);
     ASSERT_EQ(CFGTEST_CH_BIG, 3);
+    expect_channel(cfgtest_config, {CFGTEST_CH_SHARED_STATE, "shared.state", MDCOM_CHAN_SMEM, 0, 0,
+                                    0, 0, 0, 1000, 0x80000001u});
     expect_channel(cfgtest_config,
-                   {CFGTEST_CH_SHARED_STATE, "shared.state", MDCOM_CHAN_SMEM, 0, 0, 0, 0, 0, 1000, 0x80000001u});
-    expect_channel(cfgtest_config, {CFGTEST_CH_BIG, "big", MDCOM_CHAN_SMEM, 0, 0, 0, 0, 0, 65536, 0x9u});
+                   {CFGTEST_CH_BIG, "big", MDCOM_CHAN_SMEM, 0, 0, 0, 0, 0, 65536, 0x9u});
 }
 
 TEST(CfgGenerated, Examples)

@@ -106,8 +106,7 @@ struct SleepingRecv {
               got.store(mdcom_fifoch_recv(rx, b, sizeof(b), 5 * kSec));
               t_got.store(now_ns());
           })
-    {
-    }
+    {}
     /* joined: how long after t0 it returned */
     int64_t join_after(uint64_t t0)
     {
@@ -676,8 +675,8 @@ TEST_P(PortConformance, CacheHooksAcceptAnyRange)
     alignas(64) static uint8_t buf[8192];
     for (size_t i = 0; i < sizeof(buf); i++)
         buf[i] = (uint8_t)(i * 13);
-    const std::pair<size_t, size_t> ranges[] = {
-        {0, 0}, {0, 1}, {1, 1}, {3, 61}, {63, 2}, {0, 64}, {5, 4000}, {0, sizeof(buf)}};
+    const std::pair<size_t, size_t> ranges[] = {{0, 0},  {0, 1},  {1, 1},    {3, 61},
+                                                {63, 2}, {0, 64}, {5, 4000}, {0, sizeof(buf)}};
     for (auto [off, len] : ranges) {
         if (p->cache_clean)
             p->cache_clean(ctx(), buf + off, len);

@@ -37,7 +37,10 @@ static_assert(can_attach<const mdcom_config &>::value);
 static_assert(!can_attach<mdcom_config &&>::value, "a temporary config would dangle");
 
 /* live processes of domain d as the other end sees them */
-uint32_t live(const mdcom::attachment &seen_by, uint32_t d) { return seen_by.sense_process(d).value(); }
+uint32_t live(const mdcom::attachment &seen_by, uint32_t d)
+{
+    return seen_by.sense_process(d).value();
+}
 
 TEST(CppRaii, DestructorTerminatesTheAttachment)
 {

@@ -351,7 +351,7 @@ TEST_F(Events, PollSelectEpoll)
     ASSERT_GE(fd, 0);
     int ep = epoll_create1(EPOLL_CLOEXEC);
     ASSERT_GE(ep, 0);
-    struct epoll_event e{};
+    struct epoll_event e {};
     e.events = EPOLLIN | EPOLLET;
     e.data.u32 = 7;
     ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e), 0);
@@ -484,7 +484,8 @@ TEST_F(Events, LoopEndsAfterMasterExits)
     }
     EXPECT_EQ(end, -ESHUTDOWN);
     EXPECT_EQ(msgs, 1);
-    EXPECT_LT((int64_t)now_ns() - t_end, 2 * kSec) << "the end was noticed by the periodic re-evaluation only";
+    EXPECT_LT((int64_t)now_ns() - t_end, 2 * kSec)
+        << "the end was noticed by the periodic re-evaluation only";
     EXPECT_LE(rounds, 4);
     EXPECT_TRUE(readable(fd, 0)) << "after the end the fd stays readable";
     EXPECT_EQ(mdcom_fifoch_recv(ch, buf, sizeof buf, MDCOM_POLL), -ESHUTDOWN);
@@ -726,4 +727,3 @@ TEST_F(Events, ArmingPath)
     }
     EXPECT_EQ(mdcom_fd_close(fd), 0);
 }
-

@@ -102,7 +102,8 @@ static void fz_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 {
     (void)ctx;
     if ((uint8_t *)word < g_region || (uint8_t *)word + 4 > g_region + g_size)
-        finding("ring on a word outside the region", (long)((uint8_t *)word - g_region), (long)chan);
+        finding("ring on a word outside the region", (long)((uint8_t *)word - g_region),
+                (long)chan);
 }
 
 static uint64_t fz_now(void *ctx)
@@ -202,9 +203,21 @@ static const int64_t g_timeouts[] = {MDCOM_POLL, 1, 1000, 100000, 2000000, 15000
 
 static uint32_t interesting(struct in *s)
 {
-    static const uint32_t v[] = {0, 1, 2, 3, 0x7fffffffu, 0x80000000u, 0xffffffffu, 0xfffffffeu,
-                                 MDCOM_MAGIC, MDCOM_ST_READY, MDCOM_ST_FORMATTING,
-                                 MDCOM_ST_TERMINATED, MDCOM_WIRE_VERSION + 1, 65536, 65535};
+    static const uint32_t v[] = {0,
+                                 1,
+                                 2,
+                                 3,
+                                 0x7fffffffu,
+                                 0x80000000u,
+                                 0xffffffffu,
+                                 0xfffffffeu,
+                                 MDCOM_MAGIC,
+                                 MDCOM_ST_READY,
+                                 MDCOM_ST_FORMATTING,
+                                 MDCOM_ST_TERMINATED,
+                                 MDCOM_WIRE_VERSION + 1,
+                                 65536,
+                                 65535};
     uint32_t k = u8(s);
     if (k < 15)
         return v[k];
@@ -232,10 +245,10 @@ static void expect_rc(const char *call, int rc, const int *ok, size_t n)
             return;
     finding(call, rc, 0);
 }
-#define EXPECT_RC(call, rc, ...)                                                               \
-    do {                                                                                       \
-        static const int ok_[] = {__VA_ARGS__};                                                \
-        expect_rc(call, rc, ok_, sizeof(ok_) / sizeof(ok_[0]));                                \
+#define EXPECT_RC(call, rc, ...)                                                                   \
+    do {                                                                                           \
+        static const int ok_[] = {__VA_ARGS__};                                                    \
+        expect_rc(call, rc, ok_, sizeof(ok_) / sizeof(ok_[0]));                                    \
     } while (0)
 
 static void expect_in_time(const char *call, uint64_t t0, int64_t timeout)
@@ -293,8 +306,8 @@ static int attach(uint32_t k, uint32_t domain, int64_t timeout)
     o.keep_region = 1;
     memset(x, 0, sizeof(*x));
     r = mdcom_init(&x->m, &g_cfg, domain, &o);
-    EXPECT_RC("mdcom_init", r, 0, -EINVAL, -ENOSPC, -ETIMEDOUT, -EPROTONOSUPPORT, -ESTALE,
-              -EBADMSG, -EUSERS, -EADDRINUSE, -EPERM, -EACCES, -ENOENT);
+    EXPECT_RC("mdcom_init", r, 0, -EINVAL, -ENOSPC, -ETIMEDOUT, -EPROTONOSUPPORT, -ESTALE, -EBADMSG,
+              -EUSERS, -EADDRINUSE, -EPERM, -EACCES, -ENOENT);
     /* attach polls in 1 ms slices: allow one slice beyond the timeout */
     if (g_clock - t0 > (uint64_t)timeout + 2000000u)
         finding("mdcom_init past its timeout", (long)(g_clock - t0), (long)timeout);
@@ -369,7 +382,8 @@ static void hostile(struct in *s, uint32_t kind)
         }
         memcpy(g_region + cl->off + cl->qslots_off + 16u * (pos & (cl->qcap - 1)), w, 16);
         if (id <= cl->block_count && (u8(s) & 1)) { /* and make the block look queued */
-            v = (u8(s) & 1) ? w[3] : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO_OF(u8(s) % 4, u8(s)));
+            v = (u8(s) & 1) ? w[3]
+                            : MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, MDCOM_BLK_WHO_OF(u8(s) % 4, u8(s)));
             memcpy(g_region + cl->off + cl->bstate_off + 4u * id, &v, 4);
         }
         break;
@@ -381,8 +395,10 @@ static void hostile(struct in *s, uint32_t kind)
         cl = &g_cl[c];
         v = interesting(s);
         switch ((f >> 2) % 8) {
-        case 0: off = 20 + 4 * (u8(s) % 2); break; /* generation, state */
-        case 1: /* a process entry word: owner .. hb_ms */
+        case 0:
+            off = 20 + 4 * (u8(s) % 2);
+            break; /* generation, state */
+        case 1:    /* a process entry word: owner .. hb_ms */
             off = g_lay.proc_off + (uint32_t)sizeof(mdcom_wire_proc) * (u8(s) % MDCOM_MAX_PROCS) +
                   4u * (u8(s) % 11);
             break;
@@ -400,9 +416,15 @@ static void hostile(struct in *s, uint32_t kind)
                       ? cl->off + cl->bstate_off + 4u * (u8(s) % (cl->block_count + 1))
                       : cl->off + 4u;
             break;
-        case 5: off = g_lay.dir_off + 64u * c + 32u + 4u * (u8(s) % 8); break; /* dirent */
-        case 6: off = 4u * (u8(s) % 17); break;                                /* header */
-        default: off = g_lay.dom_off + 4u * (u8(s) % 16); break;               /* domains */
+        case 5:
+            off = g_lay.dir_off + 64u * c + 32u + 4u * (u8(s) % 8);
+            break; /* dirent */
+        case 6:
+            off = 4u * (u8(s) % 17);
+            break; /* header */
+        default:
+            off = g_lay.dom_off + 4u * (u8(s) % 16);
+            break; /* domains */
         }
         if (off + 4 <= g_size)
             memcpy(g_region + off, &v, 4);
@@ -530,8 +552,8 @@ static void api(struct in *s, uint32_t op)
         memset(buf, (int)op, sizeof(buf));
         t0 = g_clock;
         r = mdcom_fifoch_send(f, buf, len, to);
-        EXPECT_RC("fifoch_send", r, 0, MDCOM_FILTERED, -EMSGSIZE, FIFO_WAIT_ERRS, -ENOBUFS,
-                  -EPERM, -EAGAIN, -EALREADY, -EPROTO);
+        EXPECT_RC("fifoch_send", r, 0, MDCOM_FILTERED, -EMSGSIZE, FIFO_WAIT_ERRS, -ENOBUFS, -EPERM,
+                  -EAGAIN, -EALREADY, -EPROTO);
         expect_in_time("fifoch_send", t0, to);
         break;
     }

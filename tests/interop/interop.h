@@ -26,9 +26,9 @@
 extern "C" {
 #endif
 
-#define IOP_MEM_DA 0x3ed00000u   /* device address of the window's byte 0 */
-#define IOP_NS_ADDR 53u          /* the name service endpoint             */
-#define IOP_NAME_SIZE 32u        /* name field of a name service message  */
+#define IOP_MEM_DA 0x3ed00000u /* device address of the window's byte 0 */
+#define IOP_NS_ADDR 53u        /* the name service endpoint             */
+#define IOP_NAME_SIZE 32u      /* name field of a name service message  */
 
 #ifdef IOP_PEER_RPMSG_LITE
 #ifndef IOP_RL_PAYLOAD /* the stub of a build without the peer: no layout */
@@ -38,7 +38,7 @@ extern "C" {
 #define IOP_RL_ALIGN 0u
 #endif
 #define IOP_PEER_NAME "RpmsgLite"
-#define IOP_RSC 0                /* no resource table                     */
+#define IOP_RSC 0 /* no resource table                     */
 #define IOP_VRING0 0u
 #define IOP_VRING1 ((uint32_t)(IOP_RL_VRING_SIZE))
 #define IOP_POOL (2u * (uint32_t)(IOP_RL_VRING_SIZE))
@@ -49,7 +49,7 @@ extern "C" {
 #define IOP_SECOND_NAME "rl-second"
 #else
 #define IOP_PEER_NAME "Openamp"
-#define IOP_RSC 1                /* resource table at offset 0            */
+#define IOP_RSC 1 /* resource table at offset 0            */
 #ifdef IOP_OA_LAYOUT2
 /* the second layout: 64 buffers of 256 bytes, the pool 96 KiB past the
  * rings (the vdev's buffer carveout placed elsewhere) */
@@ -60,22 +60,22 @@ extern "C" {
 #define IOP_ALIGN 4096u
 #define IOP_BUF 256u
 #else
-#define IOP_VRING0 0x4000u       /* offsets in the window */
+#define IOP_VRING0 0x4000u /* offsets in the window */
 #define IOP_VRING1 0x8000u
 #define IOP_POOL 0x10000u
-#define IOP_NUM 256u             /* vring entries = buffers per direction */
+#define IOP_NUM 256u /* vring entries = buffers per direction */
 #define IOP_ALIGN 4096u
 #define IOP_BUF 512u
 #endif
-#define IOP_ECHO_NAME "oa-echo"   /* the OpenAMP side's echo service */
+#define IOP_ECHO_NAME "oa-echo" /* the OpenAMP side's echo service */
 #define IOP_SECOND_NAME "oa-second"
 #endif
 #define IOP_SIZE (IOP_POOL + 2u * IOP_NUM * IOP_BUF)
-#define IOP_RSC_ENTRY_OFF 20u    /* the vdev entry (its le32 type word)   */
-#define IOP_RSC_VDEV_OFF 24u     /* Linux's fw_rsc_vdev (after the type)  */
+#define IOP_RSC_ENTRY_OFF 20u /* the vdev entry (its le32 type word)   */
+#define IOP_RSC_VDEV_OFF 24u  /* Linux's fw_rsc_vdev (after the type)  */
 #define IOP_NOTIFY_ANY 0xffffffffu
 
-#define IOP_MD_NAME "md-svc"      /* announced by the mdcom side */
+#define IOP_MD_NAME "md-svc" /* announced by the mdcom side */
 
 /* The wire form of a name service message. */
 struct iop_ns_msg {

@@ -63,7 +63,10 @@ static struct {
     struct rpmsg_endpoint echo, second, bound;
     int second_up, bound_up;
     uint32_t n, crc, quit, late, errors;
-    struct { void *data; uint32_t len, crc; } held[MAX_HELD];
+    struct {
+        void *data;
+        uint32_t len, crc;
+    } held[MAX_HELD];
     uint32_t nheld;
     char ns_log[512];
 } g;

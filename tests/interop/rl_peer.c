@@ -40,9 +40,15 @@ static struct {
     struct rpmsg_lite_endpoint *echo, *second, *bound;
     rpmsg_ns_handle ns;
     uint32_t n, crc, quit, late, errors, received;
-    struct { void *data; uint32_t len, src; } q[QMAX];
+    struct {
+        void *data;
+        uint32_t len, src;
+    } q[QMAX];
     uint32_t qhead, qtail;
-    struct { void *data; uint32_t len, crc; } held[MAX_HELD];
+    struct {
+        void *data;
+        uint32_t len, crc;
+    } held[MAX_HELD];
     uint32_t nheld;
     char ns_log[512];
 } g;
@@ -121,7 +127,8 @@ static void rl_cmd(const char *c, uint32_t src)
         rl_sendto(g.echo, IOP_NS_ADDR, &m, sizeof(m));
     } else if (!strcmp(c, "announce")) {
         g.second = rpmsg_lite_create_ept(g.rl, RL_ADDR_ANY, second_cb, NULL);
-        if (!g.second || rpmsg_ns_announce(g.rl, g.second, IOP_SECOND_NAME, RL_NS_CREATE) != RL_SUCCESS)
+        if (!g.second ||
+            rpmsg_ns_announce(g.rl, g.second, IOP_SECOND_NAME, RL_NS_CREATE) != RL_SUCCESS)
             g.errors++;
     } else if (!strcmp(c, "unannounce")) {
         if (g.second) {

@@ -99,7 +99,7 @@ struct Got {
     std::vector<std::vector<uint8_t>> msgs;
     std::vector<uint32_t> srcs;
     std::vector<std::string> ns;
-    bool hold = false;          /* keep every 4th RX buffer past its callback */
+    bool hold = false; /* keep every 4th RX buffer past its callback */
     std::vector<Held> held;
 };
 
@@ -146,7 +146,8 @@ class Interop : public ::testing::TestWithParam<Case> {};
 constexpr int64_t SEC = 1000000000LL;
 
 /* Poll until pred holds (at most 10 s). */
-template <class F> ::testing::AssertionResult poll_until(mdcom_rpmsg_t *r, F pred)
+template <class F>
+::testing::AssertionResult poll_until(mdcom_rpmsg_t *r, F pred)
 {
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!pred()) {
@@ -166,8 +167,8 @@ TEST_P(Interop, EchoNameServiceMalformed)
     int fd = mkstemp(path);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(0, ftruncate(fd, IOP_SIZE));
-    auto *mem = static_cast<uint8_t *>(
-        mmap(nullptr, IOP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    auto *mem =
+        static_cast<uint8_t *>(mmap(nullptr, IOP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
     close(fd);
     ASSERT_NE(MAP_FAILED, mem);
 #if IOP_RSC
@@ -411,8 +412,7 @@ TEST_P(Interop, EchoNameServiceMalformed)
     std::string rep(got.msgs[0].begin(), got.msgs[0].end());
     unsigned n = 0, ocrc = 0, late = 0, errs = 0;
     char log[512] = "";
-    ASSERT_GE(sscanf(rep.c_str(), "rep:%u:%x:%u:%u:%511s", &n, &ocrc, &late, &errs, log), 4)
-        << rep;
+    ASSERT_GE(sscanf(rep.c_str(), "rep:%u:%x:%u:%u:%511s", &n, &ocrc, &late, &errs, log), 4) << rep;
     EXPECT_EQ(c.echoes + burst, n);
     EXPECT_EQ(crc, ocrc);
     EXPECT_EQ(0u, errs);
@@ -438,16 +438,17 @@ TEST_P(Interop, EchoNameServiceMalformed)
     close(to_remote);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Peers, Interop,
-    ::testing::Values(Case{MDCOM_RPMSG_HOST, false, 10000}, Case{MDCOM_RPMSG_REMOTE, false, 10000},
-                      Case{MDCOM_RPMSG_HOST, true, 10000}, Case{MDCOM_RPMSG_REMOTE, true, 10000}),
-    [](const ::testing::TestParamInfo<Case> &i) {
-        return (i.param.mdcom_role == MDCOM_RPMSG_HOST
-                    ? std::string("MdcomHost") + IOP_PEER_NAME + "Remote"
-                    : std::string(IOP_PEER_NAME) + "HostMdcomRemote") +
-               (i.param.polling ? "_Polling" : "_Interrupts");
-    });
+INSTANTIATE_TEST_SUITE_P(Peers, Interop,
+                         ::testing::Values(Case{MDCOM_RPMSG_HOST, false, 10000},
+                                           Case{MDCOM_RPMSG_REMOTE, false, 10000},
+                                           Case{MDCOM_RPMSG_HOST, true, 10000},
+                                           Case{MDCOM_RPMSG_REMOTE, true, 10000}),
+                         [](const ::testing::TestParamInfo<Case> &i) {
+                             return (i.param.mdcom_role == MDCOM_RPMSG_HOST
+                                         ? std::string("MdcomHost") + IOP_PEER_NAME + "Remote"
+                                         : std::string(IOP_PEER_NAME) + "HostMdcomRemote") +
+                                    (i.param.polling ? "_Polling" : "_Interrupts");
+                         });
 
 } // namespace
 

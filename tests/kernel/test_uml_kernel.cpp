@@ -54,7 +54,10 @@ std::string slurp(const std::string &p)
     return s.str();
 }
 
-bool contains(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string &s, const std::string &what)
+{
+    return s.find(what) != std::string::npos;
+}
 
 /* Spawn argv with stdin /dev/null and stdout+stderr to log. */
 pid_t spawn(const std::vector<std::string> &args, const std::string &log)
@@ -111,7 +114,8 @@ bool wait_for_text(const std::string &file, const std::string &what, int ms, pid
         if (contains(slurp(file), what))
             return true;
         if (!console.empty() && !crash_line(slurp(console)).empty()) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(500)); /* the rest of the report */
+            std::this_thread::sleep_for(
+                std::chrono::milliseconds(500)); /* the rest of the report */
             return contains(slurp(file), what);
         }
         if (alive > 0 && waitpid(alive, nullptr, WNOHANG) == alive)
@@ -124,9 +128,10 @@ bool wait_for_text(const std::string &file, const std::string &what, int ms, pid
 /* Kernel log lines that must never appear while the device is alive. */
 void expect_clean_log(const std::string &log, const char *what)
 {
-    for (const char *bad : {"WARNING:", "BUG:", "Oops", "Kernel panic", "inbound msg too big",
-                            "msg received with no recipient", "failed to announce", "rpmsg_send failed",
-                            "no used buffer", "timeout waiting for a tx buffer", "virtqueue_add"})
+    for (const char *bad :
+         {"WARNING:", "BUG:", "Oops", "Kernel panic", "inbound msg too big",
+          "msg received with no recipient", "failed to announce", "rpmsg_send failed",
+          "no used buffer", "timeout waiting for a tx buffer", "virtqueue_add"})
         EXPECT_FALSE(contains(log, bad)) << what << " contains '" << bad << "':\n" << log;
 }
 
@@ -136,7 +141,8 @@ void expect_clean_log(const std::string &log, const char *what)
 void expect_vector_registers(const std::string &glog, const std::string &console)
 {
     size_t at = console.find("x86/um: XSTATE host");
-    EXPECT_NE(at, std::string::npos) << "no XSTATE line at boot: kernel built without the edit?\n" << console;
+    EXPECT_NE(at, std::string::npos) << "no XSTATE line at boot: kernel built without the edit?\n"
+                                     << console;
     if (at != std::string::npos)
         printf("%s\n", console.substr(at, console.find('\n', at) - at).c_str());
     bool ok = contains(glog, "OK vector registers"), none = contains(glog, "INFO vector registers");
@@ -158,11 +164,13 @@ struct Uml : ::testing::Test {
         int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         const char *ci = getenv("CI");
         if (rc == 77 && ci && !strcmp(ci, "true"))
-            FAIL() << "CI=true: the UML kernel cannot be built here: Debian package linux-source-6.1 (or "
+            FAIL() << "CI=true: the UML kernel cannot be built here: Debian package "
+                      "linux-source-6.1 (or "
                       "flex/bison) not installed; scripts/deps.sh installs it";
         if (rc == 77)
-            GTEST_SKIP() << "UML kernel unavailable: Debian package linux-source-6.1 (or flex/bison) not "
-                            "installed; scripts/deps.sh installs it";
+            GTEST_SKIP()
+                << "UML kernel unavailable: Debian package linux-source-6.1 (or flex/bison) not "
+                   "installed; scripts/deps.sh installs it";
         ASSERT_EQ(rc, 0) << "scripts/uml-kernel failed (see the build.log it names)";
         kernel.assign(buf, n);
         while (!kernel.empty() && (kernel.back() == '\n' || kernel.back() == '\r'))
@@ -188,7 +196,8 @@ struct Uml : ::testing::Test {
     }
     pid_t device(const std::string &log)
     {
-        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock", "--mixed-echo"}, dir + "/" + log);
+        pid_t p = spawn({MDCOM_VHOST_RPMSG, "--socket", dir + "/vu.sock", "--mixed-echo"},
+                        dir + "/" + log);
         children.push_back(p);
         return p;
     }
@@ -196,10 +205,10 @@ struct Uml : ::testing::Test {
     {
         mkdir(out.c_str(), 0755);
         pid_t p = spawn({kernel, "mem=128M", "rootfstype=hostfs", "rootflags=/", "rw",
-                      "init=" MDCOM_UML_GUEST, "virtio_uml.device=" + dir + "/vu.sock:7", "con=null",
-                      "con0=null,fd:1", "ssl=null", "mdcom_out=" + out, "mdcom_mode=" + mode,
-                      "mdcom_n=" + std::to_string(n)},
-                     out + "/console.log");
+                         "init=" MDCOM_UML_GUEST, "virtio_uml.device=" + dir + "/vu.sock:7",
+                         "con=null", "con0=null,fd:1", "ssl=null", "mdcom_out=" + out,
+                         "mdcom_mode=" + mode, "mdcom_n=" + std::to_string(n)},
+                        out + "/console.log");
         children.push_back(p);
         return p;
     }
@@ -237,8 +246,10 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
         uml = boot(out1, "full", 10000);
         ASSERT_GT(uml, 0);
         /* init writes its first line within a second when all is well */
-        bool init = wait_for_text(out1 + "/guest.log", "INFO mode", 120000, uml, out1 + "/console.log");
-        ready = init && wait_for_text(out1 + "/guest.log", "READY_FOR_KILL", 600000, uml, out1 + "/console.log");
+        bool init =
+            wait_for_text(out1 + "/guest.log", "INFO mode", 120000, uml, out1 + "/console.log");
+        ready = init && wait_for_text(out1 + "/guest.log", "READY_FOR_KILL", 600000, uml,
+                                      out1 + "/console.log");
         glog = slurp(out1 + "/guest.log");
         std::string crash = crash_line(slurp(out1 + "/console.log"));
         bool hung = !init && kill(uml, 0) == 0; /* still there (wait_for_text reaps an exit) */
@@ -251,7 +262,8 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
         kill(dev, SIGKILL);
         wait_exit(uml, 1000);
         wait_exit(dev, 1000);
-        FAIL() << "guest did not reach the kill step" << (why.empty() ? "" : " (" + why + ", twice)") << ":\n"
+        FAIL() << "guest did not reach the kill step"
+               << (why.empty() ? "" : " (" + why + ", twice)") << ":\n"
                << glog << "\nconsole:\n"
                << slurp(out1 + "/console.log") << "\ndevice:\n"
                << slurp(dir + "/" + dlog);
@@ -288,14 +300,18 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
     EXPECT_TRUE(contains(dev1log, "same-name endpoint 0x440: unbound")) << dev1log;
     /* the kernel log of every step without malformed input is clean ... */
     for (const char *part : {"start", "streams", "before-bad", "end"})
-        expect_clean_log(slurp(out1 + "/dmesg-" + part + ".txt"),
-                         ("kernel log while the device was alive (" + std::string(part) + ")").c_str());
+        expect_clean_log(
+            slurp(out1 + "/dmesg-" + part + ".txt"),
+            ("kernel log while the device was alive (" + std::string(part) + ")").c_str());
     /* ... and with it, the kernel complains as its source says and no more */
     std::string badk = slurp(out1 + "/dmesg-badk.txt"), bad = slurp(out1 + "/dmesg-bad.txt");
     EXPECT_TRUE(contains(badk, "message is too big (497)")) << badk;
     for (const std::string &l : {badk, bad})
-        for (const char *worse : {"WARNING:", "BUG:", "Oops", "Kernel panic", "virtqueue_add", "no used buffer"})
-            EXPECT_FALSE(contains(l, worse)) << "'" << worse << "' in the kernel log of a malformed step:\n" << l;
+        for (const char *worse :
+             {"WARNING:", "BUG:", "Oops", "Kernel panic", "virtqueue_add", "no used buffer"})
+            EXPECT_FALSE(contains(l, worse))
+                << "'" << worse << "' in the kernel log of a malformed step:\n"
+                << l;
     EXPECT_TRUE(contains(bad, "malformed ns msg (10)")) << bad;
     EXPECT_TRUE(contains(bad, "msg received with no recipient")) << bad;
     size_t big = 0;
@@ -304,7 +320,8 @@ TEST_F(Uml, EchoNameServiceDeviceRestart)
         big++;
     EXPECT_EQ(2u, big) << bad;
     printf("kernel log of mdcom's malformed input:\n%s", bad.c_str());
-    EXPECT_TRUE(contains(slurp(out1 + "/dmesg-run.txt"), "virtio_uml: virtqueue callbacks in process context"))
+    EXPECT_TRUE(contains(slurp(out1 + "/dmesg-run.txt"),
+                         "virtio_uml: virtqueue callbacks in process context"))
         << "kernel built without tests/kernel/uml_virtio_edit.py?";
     /* after the kill, virtio_uml warns (its call pipes reach EOF: "read
      * returned 0"; removing the device, its vhost-user requests fail on the

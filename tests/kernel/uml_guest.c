@@ -48,9 +48,9 @@
 #include "uml_vecregs.h"
 
 #define ECHO_ADDR_ENV "mdcom_echo_addr"
-#define CTL_ADDR 1072u      /* vhost-rpmsg's control endpoint */
-#define KSVC_ADDR 0x500u    /* the service this side announces */
-#define SAME_ADDR 0x440u    /* vhost-rpmsg's second rpmsg-raw endpoint ("A") */
+#define CTL_ADDR 1072u   /* vhost-rpmsg's control endpoint */
+#define KSVC_ADDR 0x500u /* the service this side announces */
+#define SAME_ADDR 0x440u /* vhost-rpmsg's second rpmsg-raw endpoint ("A") */
 #define MAX_PAYLOAD 496u
 
 static FILE *glog;
@@ -224,7 +224,7 @@ static void save_dmesg_part(const char *name, int since_last)
  * RPMSG_RELEASE_DEV_IOCTL; named what) for (name, src, dst): 0, or -1
  * (reported) */
 static int ctrl_request(int ctrl, unsigned long req, const char *what, const char *name,
-                       uint32_t src, uint32_t dst)
+                        uint32_t src, uint32_t dst)
 {
     struct rpmsg_endpoint_info ei;
     memset(&ei, 0, sizeof(ei));
@@ -242,7 +242,7 @@ static int ctrl_request(int ctrl, unsigned long req, const char *what, const cha
 static int open_echo_ept(int ctrl, uint32_t echo_addr, uint32_t src, char *dev, size_t cap)
 {
     if (ctrl_request(ctrl, RPMSG_CREATE_EPT_IOCTL, "RPMSG_CREATE_EPT_IOCTL", "mdcom-echo", src,
-                    echo_addr) != 0)
+                     echo_addr) != 0)
         return -1;
     if (wait_eptdev(src, echo_addr, dev, cap, 5000) != 0) {
         FAIL("no /dev/rpmsgN for the created endpoint");
@@ -291,7 +291,8 @@ static int echo_run(int fd, int ctl, long n)
         }
         ssize_t r = read_msg(fd, rx, sizeof(rx), 10000);
         if (r != (ssize_t)len || memcmp(rx, tx, len) != 0) {
-            FAIL("echo %ld: sent %u bytes, got %zd%s", i, len, r, r == (ssize_t)len ? " (different)" : "");
+            FAIL("echo %ld: sent %u bytes, got %zd%s", i, len, r,
+                 r == (ssize_t)len ? " (different)" : "");
             return -1;
         }
         if (mdcom_crc32(0, rx, len) != mdcom_crc32(0, tx, len)) {
@@ -310,7 +311,8 @@ static int echo_run(int fd, int ctl, long n)
         FAIL("device saw %s, expected %ld %08x", st, n, crc);
         return -1;
     }
-    say("OK echo %ld messages, random lengths 1..%u, crc %08x matches the device's, %.1f us/round trip",
+    say("OK echo %ld messages, random lengths 1..%u, crc %08x matches the device's, %.1f us/round "
+        "trip",
         n, MAX_PAYLOAD, crc, (double)dt / (double)n / 1000.0);
     return 0;
 }
@@ -375,9 +377,11 @@ static int xstats(int ctl, struct xstats *x)
 {
     char rep[300];
     if (ctl_request(ctl, "X", rep, sizeof(rep)) != 0 ||
-        sscanf(rep, "bad %u %u %u %u %u ns %u unknown %u cb %u copy %llu zc %llu held %llu changed %llu src %u unordered %llu",
-               &x->bad[0], &x->bad[1], &x->bad[2], &x->bad[3], &x->bad[4], &x->ns, &x->unknown, &x->cb,
-               &x->copy, &x->zc, &x->held, &x->changed, &x->src, &x->unordered) != 14) {
+        sscanf(rep,
+               "bad %u %u %u %u %u ns %u unknown %u cb %u copy %llu zc %llu held %llu changed %llu "
+               "src %u unordered %llu",
+               &x->bad[0], &x->bad[1], &x->bad[2], &x->bad[3], &x->bad[4], &x->ns, &x->unknown,
+               &x->cb, &x->copy, &x->zc, &x->held, &x->changed, &x->src, &x->unordered) != 14) {
         FAIL("device counters: '%s'", rep);
         return -1;
     }
@@ -431,7 +435,8 @@ static void *stream_reader(void *arg)
             uint32_t gk = 0;
             if (r >= 8)
                 memcpy(&gk, got + 4, 4);
-            snprintf(st->why, sizeof(st->why), "message %u: got %zd bytes (index %u), expected %zu", k, r, gk, len);
+            snprintf(st->why, sizeof(st->why), "message %u: got %zd bytes (index %u), expected %zu",
+                     k, r, gk, len);
             st->bad++;
             break;
         }
@@ -484,11 +489,14 @@ static int streams_run(int ctrl, int ctl, uint32_t echo_addr, long n)
         return -1;
     }
     if (xstats(ctl, &x) != 0 || x.changed != 0 || x.unordered != 0) {
-        FAIL("streams: held buffers changed %llu, echoes out of order %llu", x.changed, x.unordered);
+        FAIL("streams: held buffers changed %llu, echoes out of order %llu", x.changed,
+             x.unordered);
         return -1;
     }
-    say("OK %d streams at once (a writer and a reader thread each), %ld messages each way per stream, "
-        "in order and unchanged, %.2f s", STREAMS, n, dt);
+    say("OK %d streams at once (a writer and a reader thread each), %ld messages each way per "
+        "stream, "
+        "in order and unchanged, %.2f s",
+        STREAMS, n, dt);
     return 0;
 }
 
@@ -555,19 +563,22 @@ static int fill_run(int ctrl, int ctl, long n)
     unsigned posted = 0, full = 0, sent = 0, failed = 0;
     int rc = 0, trc = 0;
     long long waited = 0;
-    if (sscanf(rep, "FILL %u %u %d %d %lld %u %u", &posted, &full, &rc, &trc, &waited, &sent, &failed) != 7) {
+    if (sscanf(rep, "FILL %u %u %d %d %lld %u %u", &posted, &full, &rc, &trc, &waited, &sent,
+               &failed) != 7) {
         FAIL("fill: answer '%s'", rep);
         return -1;
     }
     say("INFO fill: %s; kernel RX held back for %.0f ms", rep, held_ms);
-    if (posted != 256 || full != posted || rc != -ETIMEDOUT || trc != -ETIMEDOUT || waited < 200000 ||
-        waited > 5000000 || sent != (unsigned)n || failed != 0) {
+    if (posted != 256 || full != posted || rc != -ETIMEDOUT || trc != -ETIMEDOUT ||
+        waited < 200000 || waited > 5000000 || sent != (unsigned)n || failed != 0) {
         FAIL("fill: expected 256 posted, the ring full after all of them, -ETIMEDOUT twice after "
-             "a 200 ms wait, %ld sent, none failed: '%s'", n, rep);
+             "a 200 ms wait, %ld sent, none failed: '%s'",
+             n, rep);
         return -1;
     }
     close(ffd);
-    say("OK TX ring full: %u messages filled the kernel's %u RX buffers, the next send waited %.0f ms "
+    say("OK TX ring full: %u messages filled the kernel's %u RX buffers, the next send waited %.0f "
+        "ms "
         "and failed with -ETIMEDOUT, then all %ld arrived in order once the kernel went on",
         full, posted, (double)waited / 1000.0, n);
     return 0;
@@ -634,7 +645,8 @@ static int bad_from_kernel(int ctrl, int ctl, int fd, uint32_t echo_addr)
     int pr = poll(&pf, 1, 5000);
     ssize_t zr = pr > 0 ? read(fd, got, sizeof(got)) : -2;
     if (big != -1 || big_err != EMSGSIZE || z != 0 || zr != 0) {
-        FAIL("malformed from the kernel: write of %u bytes %zd (%s), zero-length write %zd, its echo %zd",
+        FAIL("malformed from the kernel: write of %u bytes %zd (%s), zero-length write %zd, its "
+             "echo %zd",
              MAX_PAYLOAD + 1, big, strerror(big_err), z, zr);
         return -1;
     }
@@ -643,7 +655,8 @@ static int bad_from_kernel(int ctrl, int ctl, int fd, uint32_t echo_addr)
     close(oddfd);
     say("OK malformed from the kernel: 4 bad name service messages counted bad_ns, one to nobody "
         "unknown_dst, source 7 delivered and answered, nothing else rejected; %u bytes refused by "
-        "the kernel (EMSGSIZE); zero length echoed", MAX_PAYLOAD + 1);
+        "the kernel (EMSGSIZE); zero length echoed",
+        MAX_PAYLOAD + 1);
     return 0;
 }
 
@@ -680,7 +693,8 @@ static int bad_from_mdcom(int ctrl, int ctl, int fd)
         ssize_t r = read_msg(mfd, got, sizeof(got) - 1, 5000);
         if (r != (ssize_t)strlen(want[i]) || memcmp(got, want[i], (size_t)r) != 0) {
             got[r > 0 ? r : 0] = 0;
-            FAIL("malformed from mdcom: message %d: '%s' (%zd), expected '%s'", i, (char *)got, r, want[i]);
+            FAIL("malformed from mdcom: message %d: '%s' (%zd), expected '%s'", i, (char *)got, r,
+                 want[i]);
             return -1;
         }
     }
@@ -703,7 +717,8 @@ static int bad_from_mdcom(int ctrl, int ctl, int fd)
     int anyc = sysfs_has(".md-any.-1.-1");
     int flagc = sysfs_has(".md-flags.");
     int shortc = sysfs_has(".md-short.");
-    say("INFO malformed from mdcom: RX buffers posted by the kernel %u before, %u after; the device "
+    say("INFO malformed from mdcom: RX buffers posted by the kernel %u before, %u after; the "
+        "device "
         "notified %u more times to get the messages behind the rejected ones taken; channels: "
         "32-byte name %s, address ANY %s, flags 7 %s, short %s",
         before, after, kicks, trunc ? "created with 31 bytes" : "none", anyc ? "created" : "none",
@@ -721,16 +736,20 @@ static int bad_from_mdcom(int ctrl, int ctl, int fd)
     save_dmesg_part("dmesg-bad.txt", 1);
     if (after != before - 2 || !trunc || !anyc || flagc || shortc || !gone || w != 5 || r != 5 ||
         memcmp(got, "still", 5) != 0) {
-        FAIL("malformed from mdcom: posted %u -> %u (expected 2 fewer), truncated %d any %d flags7 %d "
+        FAIL("malformed from mdcom: posted %u -> %u (expected 2 fewer), truncated %d any %d flags7 "
+             "%d "
              "short %d (expected 1 1 0 0), withdrawn %d, echo after %zd/%zd",
              before, after, trunc, anyc, flagc, shortc, gone, w, r);
         return -1;
     }
     close(mfd);
-    say("OK malformed from mdcom: the kernel survived; source 7 and ANY delivered; the two messages past "
-        "their buffers dropped and their 2 RX buffers not posted again (%u -> %u); short and flags-7 "
+    say("OK malformed from mdcom: the kernel survived; source 7 and ANY delivered; the two "
+        "messages past "
+        "their buffers dropped and their 2 RX buffers not posted again (%u -> %u); short and "
+        "flags-7 "
         "name service messages created nothing, a 32-byte name was cut to 31, address ANY made a "
-        "channel; both withdrawn again", before, after);
+        "channel; both withdrawn again",
+        before, after);
     return 0;
 }
 
@@ -772,7 +791,8 @@ int main(void)
 
     /* 1. the kernel probed the virtio device and the remote announced
      *    "rpmsg-raw": rpmsg_ctrl0 and an rpmsg_char device for it */
-    if (wait_path("/sys/class/rpmsg/rpmsg_ctrl0/dev", 1, 10000) != 0 || make_node("rpmsg_ctrl0") != 0) {
+    if (wait_path("/sys/class/rpmsg/rpmsg_ctrl0/dev", 1, 10000) != 0 ||
+        make_node("rpmsg_ctrl0") != 0) {
         FAIL("no rpmsg_ctrl0 after 10 s");
         goto out;
     }
@@ -816,7 +836,8 @@ int main(void)
     ci.src = 0x601;
     ci.dst = CTL_ADDR;
     int ctl = -1;
-    if (ioctl(ctrl, RPMSG_CREATE_EPT_IOCTL, &ci) == 0 && wait_eptdev(0x601, CTL_ADDR, dev2, sizeof(dev2), 5000) == 0)
+    if (ioctl(ctrl, RPMSG_CREATE_EPT_IOCTL, &ci) == 0 &&
+        wait_eptdev(0x601, CTL_ADDR, dev2, sizeof(dev2), 5000) == 0)
         ctl = open(dev2, O_RDWR);
     if (fd < 0 || ctl < 0) {
         FAIL("endpoints (echo %d, control %d)", fd, ctl);
@@ -835,12 +856,15 @@ int main(void)
         if (xstats(ctl, &x) != 0)
             goto out;
         if (x.copy == 0 || x.zc == 0 || x.held == 0 || x.changed != 0 || x.unordered != 0) {
-            FAIL("echo modes: copy %llu zero-copy %llu held %llu (held changed %llu, not held in order %llu)",
+            FAIL("echo modes: copy %llu zero-copy %llu held %llu (held changed %llu, not held in "
+                 "order %llu)",
                  x.copy, x.zc, x.held, x.changed, x.unordered);
             goto out;
         }
-        say("OK the device echoed by copy %llu, zero copy %llu, held RX buffer %llu times (none changed "
-            "while held)", x.copy, x.zc, x.held);
+        say("OK the device echoed by copy %llu, zero copy %llu, held RX buffer %llu times (none "
+            "changed "
+            "while held)",
+            x.copy, x.zc, x.held);
         save_dmesg_part("dmesg-start.txt", 1);
         if (streams_run(ctrl, ctl, (uint32_t)echo_addr, n / 4) != 0)
             goto out;
@@ -866,15 +890,17 @@ int main(void)
             goto out;
         }
         char sdev[300];
-        if (wait_eptdev(-1, SAME_ADDR, sdev, sizeof(sdev), 5000) != 0 || (sfd = open(sdev, O_RDWR)) < 0) {
+        if (wait_eptdev(-1, SAME_ADDR, sdev, sizeof(sdev), 5000) != 0 ||
+            (sfd = open(sdev, O_RDWR)) < 0) {
             FAIL("no /dev/rpmsgN for the remote's second rpmsg-raw endpoint");
             goto out;
         }
-        say("OK name service remote->kernel: a second rpmsg-raw endpoint at 0x%x, its own channel %s", SAME_ADDR,
-            sdev);
+        say("OK name service remote->kernel: a second rpmsg-raw endpoint at 0x%x, its own channel "
+            "%s",
+            SAME_ADDR, sdev);
     }
     if (ctrl_request(ctrl, RPMSG_CREATE_DEV_IOCTL, "RPMSG_CREATE_DEV_IOCTL", "rpmsg-raw", KSVC_ADDR,
-                    RPMSG_ADDR_ANY) != 0)
+                     RPMSG_ADDR_ANY) != 0)
         goto out;
     char dev3[300];
     /* rpmsg_char prints an unset dst (RPMSG_ADDR_ANY) as -1 */
@@ -893,7 +919,8 @@ int main(void)
         FAIL("answer to the announcement: '%s'", buf);
         goto out;
     }
-    say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'", KSVC_ADDR, buf);
+    say("OK name service kernel->remote: announced rpmsg-raw at 0x%x, the remote answered '%s'",
+        KSVC_ADDR, buf);
     if (full) {
         char want[32];
         snprintf(want, sizeof(want), "bound 0x%x", SAME_ADDR);
@@ -903,12 +930,14 @@ int main(void)
             FAIL("same-name binding: '%s' on 0x%x, expected '%s'", buf, KSVC_ADDR, want);
             goto out;
         }
-        say("OK same-name binding: the kernel's announcement bound the remote's unbound rpmsg-raw endpoint, "
-            "which sent '%s' to 0x%x", buf, KSVC_ADDR);
+        say("OK same-name binding: the kernel's announcement bound the remote's unbound rpmsg-raw "
+            "endpoint, "
+            "which sent '%s' to 0x%x",
+            buf, KSVC_ADDR);
     }
     close(kfd);
     if (ctrl_request(ctrl, RPMSG_RELEASE_DEV_IOCTL, "RPMSG_RELEASE_DEV_IOCTL", "rpmsg-raw",
-                    KSVC_ADDR, RPMSG_ADDR_ANY) != 0)
+                     KSVC_ADDR, RPMSG_ADDR_ANY) != 0)
         goto out;
     say("OK released the local channel (the remote logs the destroy announcement)");
     /* the destroy announcement reaches the remote before the next echo does */
@@ -919,8 +948,10 @@ int main(void)
     if (full) {
         /* both channels named rpmsg-raw answer, each its own way */
         char edev[300], got[64];
-        int efd = wait_eptdev(-1, echo_addr, edev, sizeof(edev), 1000) == 0 ? open(edev, O_RDWR) : -1;
-        ssize_t e1 = efd >= 0 && write(efd, "y", 1) == 1 ? read_msg(efd, got, sizeof(got) - 1, 5000) : -1;
+        int efd =
+            wait_eptdev(-1, echo_addr, edev, sizeof(edev), 1000) == 0 ? open(edev, O_RDWR) : -1;
+        ssize_t e1 =
+            efd >= 0 && write(efd, "y", 1) == 1 ? read_msg(efd, got, sizeof(got) - 1, 5000) : -1;
         int echo_ok = e1 == 1 && got[0] == 'y';
         ssize_t s1 = write(sfd, "x", 1) == 1 ? read_msg(sfd, got, sizeof(got) - 1, 5000) : -1;
         got[s1 > 0 ? s1 : 0] = 0;
@@ -944,10 +975,12 @@ int main(void)
         int serr = errno;
         close(sfd);
         if (!gone || sr != -1 || serr != EPIPE) {
-            FAIL("the remote's destroy announcement: channel gone %d, read %zd (%s)", gone, sr, strerror(serr));
+            FAIL("the remote's destroy announcement: channel gone %d, read %zd (%s)", gone, sr,
+                 strerror(serr));
             goto out;
         }
-        say("OK two channels named rpmsg-raw both answered; the remote's destroy announcement removed the "
+        say("OK two channels named rpmsg-raw both answered; the remote's destroy announcement "
+            "removed the "
             "second one (its reader: EPIPE)");
     }
     /* the whole log, and (full mode) the part since the malformed input */
@@ -963,15 +996,16 @@ int main(void)
     int pr = poll(&pf, 1, 30000);
     ssize_t rr = pr > 0 ? read(fd, buf, sizeof(buf)) : 0;
     int rerr = rr < 0 ? errno : 0;
-    say("INFO after kill: poll %d revents 0x%x read %zd (%s) after %.1f ms", pr, pr > 0 ? pf.revents : 0, rr,
-        rerr ? strerror(rerr) : "-", (double)(now_ns() - t0) / 1e6);
+    say("INFO after kill: poll %d revents 0x%x read %zd (%s) after %.1f ms", pr,
+        pr > 0 ? pf.revents : 0, rr, rerr ? strerror(rerr) : "-", (double)(now_ns() - t0) / 1e6);
     int gone = wait_path("/sys/class/rpmsg/rpmsg_ctrl0", 0, 10000) == 0;
     ssize_t wr = write(fd, "x", 1);
     int werr = wr < 0 ? errno : 0;
-    say("INFO after kill: /dev/rpmsg_ctrl0 %s, write %zd (%s)", gone ? "removed" : "still there", wr,
-        werr ? strerror(werr) : "-");
+    say("INFO after kill: /dev/rpmsg_ctrl0 %s, write %zd (%s)", gone ? "removed" : "still there",
+        wr, werr ? strerror(werr) : "-");
     if (pr > 0 && rerr == EPIPE && gone && werr == EPIPE)
-        say("OK device loss: readers woken with EPIPE, writes fail with EPIPE, rpmsg_ctrl0 removed");
+        say("OK device loss: readers woken with EPIPE, writes fail with EPIPE, rpmsg_ctrl0 "
+            "removed");
     else
         FAIL("device loss not seen as expected");
     sleep(1);

@@ -57,39 +57,41 @@ static void pattern(uint8_t *buf, size_t n, int id, long round)
 #define ZL(i) "vmovdqu64 " #i "*64(%[in]), %%zmm" #i "\n\t"
 #define ZS(i) "vmovdqu64 %%zmm" #i ", " #i "*64(%[out])\n\t"
 /* sched_yield, then spin: the registers stay loaded all the while */
-#define GIVE_AWAY                                                                                                     \
-    "mov %[nr], %%eax\n\t"                                                                                            \
-    "syscall\n\t"                                                                                                     \
-    "mov %[spin], %%rdx\n"                                                                                            \
-    "1:\n\t"                                                                                                          \
-    "dec %%rdx\n\t"                                                                                                   \
+#define GIVE_AWAY                                                                                  \
+    "mov %[nr], %%eax\n\t"                                                                         \
+    "syscall\n\t"                                                                                  \
+    "mov %[spin], %%rdx\n"                                                                         \
+    "1:\n\t"                                                                                       \
+    "dec %%rdx\n\t"                                                                                \
     "jnz 1b\n\t"
 
 __attribute__((target("avx"))) static void ymm_round(const uint8_t *in, uint8_t *out)
 {
-    __asm__ volatile(YL(0) YL(1) YL(2) YL(3) YL(4) YL(5) YL(6) YL(7) YL(8) YL(9) YL(10) YL(11) YL(12) YL(13)
-                         YL(14) YL(15) GIVE_AWAY YS(0) YS(1) YS(2) YS(3) YS(4) YS(5) YS(6) YS(7) YS(8) YS(9) YS(10)
-                             YS(11) YS(12) YS(13) YS(14) YS(15)
+    __asm__ volatile(YL(0) YL(1) YL(2) YL(3) YL(4) YL(5) YL(6) YL(7) YL(8) YL(9) YL(10) YL(11)
+                         YL(12) YL(13) YL(14) YL(15) GIVE_AWAY YS(0) YS(1) YS(2) YS(3) YS(4) YS(5)
+                             YS(6) YS(7) YS(8) YS(9) YS(10) YS(11) YS(12) YS(13) YS(14) YS(15)
                      :
                      : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_sched_yield), [spin] "i"(SPIN)
-                     : "rax", "rcx", "rdx", "r11", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
-                       "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+                     : "rax", "rcx", "rdx", "r11", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4",
+                       "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+                       "xmm14", "xmm15");
 }
 
 __attribute__((target("avx512f"))) static void zmm_round(const uint8_t *in, uint8_t *out)
 {
-    __asm__ volatile(ZL(0) ZL(1) ZL(2) ZL(3) ZL(4) ZL(5) ZL(6) ZL(7) ZL(8) ZL(9) ZL(10) ZL(11) ZL(12) ZL(13) ZL(14)
-                         ZL(15) ZL(16) ZL(17) ZL(18) ZL(19) ZL(20) ZL(21) ZL(22) ZL(23) ZL(24) ZL(25) ZL(26) ZL(27)
-                             ZL(28) ZL(29) ZL(30) ZL(31) GIVE_AWAY ZS(0) ZS(1) ZS(2) ZS(3) ZS(4) ZS(5) ZS(6) ZS(7)
-                                 ZS(8) ZS(9) ZS(10) ZS(11) ZS(12) ZS(13) ZS(14) ZS(15) ZS(16) ZS(17) ZS(18) ZS(19)
-                                     ZS(20) ZS(21) ZS(22) ZS(23) ZS(24) ZS(25) ZS(26) ZS(27) ZS(28) ZS(29) ZS(30)
-                                         ZS(31)
-                     :
-                     : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_sched_yield), [spin] "i"(SPIN)
-                     : "rax", "rcx", "rdx", "r11", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
-                       "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17",
-                       "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27",
-                       "xmm28", "xmm29", "xmm30", "xmm31");
+    __asm__ volatile(
+        ZL(0) ZL(1) ZL(2) ZL(3) ZL(4) ZL(5) ZL(6) ZL(7) ZL(8) ZL(9) ZL(10) ZL(11) ZL(12) ZL(13)
+            ZL(14) ZL(15) ZL(16) ZL(17) ZL(18) ZL(19) ZL(20) ZL(21) ZL(22) ZL(23) ZL(24) ZL(25)
+                ZL(26) ZL(27) ZL(28) ZL(29) ZL(30) ZL(31) GIVE_AWAY ZS(0) ZS(1) ZS(2) ZS(3) ZS(4)
+                    ZS(5) ZS(6) ZS(7) ZS(8) ZS(9) ZS(10) ZS(11) ZS(12) ZS(13) ZS(14) ZS(15) ZS(16)
+                        ZS(17) ZS(18) ZS(19) ZS(20) ZS(21) ZS(22) ZS(23) ZS(24) ZS(25) ZS(26) ZS(27)
+                            ZS(28) ZS(29) ZS(30) ZS(31)
+        :
+        : [in] "r"(in), [out] "r"(out), [nr] "i"(SYS_sched_yield), [spin] "i"(SPIN)
+        : "rax", "rcx", "rdx", "r11", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+          "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+          "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",
+          "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31");
 }
 
 static void *work(void *arg)
@@ -114,8 +116,9 @@ static void *work(void *arg)
                 size_t i = 0;
                 while (in[i] == out[i])
                     i++;
-                snprintf(w->first_bad, sizeof(w->first_bad), "round %ld: byte %zu of the register file (%s%zu)",
-                         r, i, width == W_ZMM ? "zmm" : "ymm", i / (width == W_ZMM ? 64 : 32));
+                snprintf(w->first_bad, sizeof(w->first_bad),
+                         "round %ld: byte %zu of the register file (%s%zu)", r, i,
+                         width == W_ZMM ? "zmm" : "ymm", i / (width == W_ZMM ? 64 : 32));
             }
             w->mismatches++;
         }
@@ -140,7 +143,8 @@ static void run_threads(int base_id, struct worker *t)
         t->switched += w[i].switched;
         t->mismatches += w[i].mismatches;
         if (w[i].mismatches && !t->first_bad[0])
-            snprintf(t->first_bad, sizeof(t->first_bad), "thread %d %.140s", w[i].id, w[i].first_bad);
+            snprintf(t->first_bad, sizeof(t->first_bad), "thread %d %.140s", w[i].id,
+                     w[i].first_bad);
     }
 }
 
@@ -189,23 +193,27 @@ int vecregs_check(char *msg, size_t len)
     int st = 0;
     waitpid(child, &st, 0);
     if (child < 0 || got != (ssize_t)sizeof(theirs) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(msg, len, "the forked half did not report (fork %d, read %zd, status 0x%x)", (int)child, got, st);
+        snprintf(msg, len, "the forked half did not report (fork %d, read %zd, status 0x%x)",
+                 (int)child, got, st);
         return -1;
     }
     long rounds = mine.rounds + theirs.rounds, switched = mine.switched + theirs.switched;
     long bad = mine.mismatches + theirs.mismatches;
     const char *reg = width == W_ZMM ? "zmm0-31" : "ymm0-15";
     if (bad) {
-        snprintf(msg, len, "%s: %ld of %ld rounds lost register contents (%ld switched); first: %s", reg, bad,
-                 rounds, switched, mine.first_bad[0] ? mine.first_bad : theirs.first_bad);
+        snprintf(msg, len, "%s: %ld of %ld rounds lost register contents (%ld switched); first: %s",
+                 reg, bad, rounds, switched, mine.first_bad[0] ? mine.first_bad : theirs.first_bad);
         return -1;
     }
     if (switched == 0) {
-        snprintf(msg, len, "%s: no round had another thread run inside it (%ld rounds): nothing was tested", reg,
-                 rounds);
+        snprintf(msg, len,
+                 "%s: no round had another thread run inside it (%ld rounds): nothing was tested",
+                 reg, rounds);
         return -1;
     }
-    snprintf(msg, len, "%s kept in %ld rounds of %d threads in 2 processes, %ld with another thread run inside",
-             reg, rounds, 2 * THREADS, switched);
+    snprintf(
+        msg, len,
+        "%s kept in %ld rounds of %d threads in 2 processes, %ld with another thread run inside",
+        reg, rounds, 2 * THREADS, switched);
     return 0;
 }

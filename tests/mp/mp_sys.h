@@ -41,8 +41,8 @@ inline int attach(mdcom_t **m, const mdcom_config *cfg, uint32_t domain, int64_t
     if (err)
         *err = buf;
     if (r != 0)
-        fprintf(stderr, "[pid %ld] mdcom_init(domain %u): %d (%s): %s\n", (long)getpid(), domain,
-                r, mdcom_strerror(r), buf);
+        fprintf(stderr, "[pid %ld] mdcom_init(domain %u): %d (%s): %s\n", (long)getpid(), domain, r,
+                mdcom_strerror(r), buf);
     return r;
 }
 

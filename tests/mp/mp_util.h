@@ -38,16 +38,16 @@ namespace mdt {
 using tsup::crc32;
 using tsup::kMs;
 using tsup::kSec;
+using tsup::LoadFreeTimer;
 using tsup::now_ns;
 using tsup::region_exists;
 using tsup::region_path;
 using tsup::region_remove;
+using tsup::run_delay_ns;
 using tsup::sleep_ms;
 using tsup::sleep_ns;
 using tsup::unique_region;
 using tsup::wait_until;
-using tsup::LoadFreeTimer;
-using tsup::run_delay_ns;
 
 /* Anonymous MAP_SHARED memory visible to children forked afterwards. T must
  * be usable across processes (plain data, lock-free atomics). */
@@ -97,12 +97,12 @@ inline void child_fail(const char *file, int line, const char *expr, const char 
 }
 
 /* In a child body (a callable returning int): fail the child with exit code 1. */
-#define CHILD_CHECK(cond, ...)                                                  \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            ::mdt::child_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);          \
-            return 1;                                                           \
-        }                                                                       \
+#define CHILD_CHECK(cond, ...)                                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            ::mdt::child_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                             \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 /* Forked children with bounded waits; whatever is still running when the

@@ -119,8 +119,7 @@ struct AttachShared {
 };
 
 class MpAttach : public ChatFixture {};
-class MpAttachBeforeMaster : public ChatFixture,
-                             public ::testing::WithParamInterface<int64_t> {};
+class MpAttachBeforeMaster : public ChatFixture, public ::testing::WithParamInterface<int64_t> {};
 
 TEST_P(MpAttachBeforeMaster, RemoteWaitsThenTrafficFlows)
 {
@@ -147,8 +146,9 @@ TEST_P(MpAttachBeforeMaster, RemoteWaitsThenTrafficFlows)
     ASSERT_TRUE(wait_until([&] { return sh->stage.load() >= 1; }, 10 * kSec));
     sleep_ms(200);
     EXPECT_FALSE(region_exists(region_)) << "the remote must not create the region";
-    EXPECT_EQ(sh->t_end.load(), 0u) << "the remote's init returned before the master existed: "
-                                    << sh->rc.load() << " " << sh->err;
+    EXPECT_EQ(sh->t_end.load(), 0u)
+        << "the remote's init returned before the master existed: " << sh->rc.load() << " "
+        << sh->err;
     Inst master;
     uint64_t t_master = now_ns();
     ASSERT_EQ(attach(&master.m, cfg, 0, MDCOM_POLL), 0);
@@ -402,24 +402,33 @@ TEST_P(MpShutdown, RemoteWaitReturnsEshutdownPromptly)
             while ((r = mdcom_fifoch_send(tx, buf, 16, MDCOM_POLL)) == 0)
                 sent++;
             CHILD_CHECK(r == -ETIMEDOUT && sent == 8,
-                        "send(POLL) on a full pool = %d (%s) after %d sends", r,
-                        mdcom_strerror(r), sent);
+                        "send(POLL) on a full pool = %d (%s) after %d sends", r, mdcom_strerror(r),
+                        sent);
         }
         sh->stage.store(1);
         switch (k.what) {
-        case Blocked::WaitRx: r = mdcom_fifoch_wait(rx, MDCOM_EV_RX, 10 * kSec); break;
-        case Blocked::Recv: r = mdcom_fifoch_recv(rx, buf, sizeof(buf), 10 * kSec); break;
-        case Blocked::WaitRxForever: r = mdcom_fifoch_wait(rx, MDCOM_EV_RX, MDCOM_FOREVER); break;
-        case Blocked::SendFullPool: r = mdcom_fifoch_send(tx, buf, 16, 10 * kSec); break;
-        case Blocked::Lock: r = mdcom_smemch_lock(l, 10 * kSec); break;
+        case Blocked::WaitRx:
+            r = mdcom_fifoch_wait(rx, MDCOM_EV_RX, 10 * kSec);
+            break;
+        case Blocked::Recv:
+            r = mdcom_fifoch_recv(rx, buf, sizeof(buf), 10 * kSec);
+            break;
+        case Blocked::WaitRxForever:
+            r = mdcom_fifoch_wait(rx, MDCOM_EV_RX, MDCOM_FOREVER);
+            break;
+        case Blocked::SendFullPool:
+            r = mdcom_fifoch_send(tx, buf, 16, 10 * kSec);
+            break;
+        case Blocked::Lock:
+            r = mdcom_smemch_lock(l, 10 * kSec);
+            break;
         }
         sh->t_ret.store(now_ns());
         sh->rc.store(r);
         /* later waits fail at once too */
         uint64_t t = now_ns();
         int r2 = mdcom_fifoch_wait(rx, MDCOM_EV_RX, 10 * kSec);
-        CHILD_CHECK(r2 == -ESHUTDOWN, "a wait after termination = %d (%s)", r2,
-                    mdcom_strerror(r2));
+        CHILD_CHECK(r2 == -ESHUTDOWN, "a wait after termination = %d (%s)", r2, mdcom_strerror(r2));
         CHILD_CHECK((int64_t)(now_ns() - t) < kWakeMax, "a wait after termination blocked");
         CHILD_CHECK(mdcom_term(m) == 0, "term after the master's termination");
         return 0;
@@ -446,17 +455,18 @@ std::string shutdown_name(const ::testing::TestParamInfo<ShutdownCase> &i)
            (i.param.spin == MDCOM_NO_SPIN ? "_NoSpin" : "_DefaultSpin");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Blocked, MpShutdown,
-    ::testing::Values(ShutdownCase{Blocked::WaitRx, 0}, ShutdownCase{Blocked::Recv, 0},
-                      ShutdownCase{Blocked::WaitRxForever, 0},
-                      ShutdownCase{Blocked::SendFullPool, 0}, ShutdownCase{Blocked::Lock, 0},
-                      ShutdownCase{Blocked::WaitRx, MDCOM_NO_SPIN},
-                      ShutdownCase{Blocked::Recv, MDCOM_NO_SPIN},
-                      ShutdownCase{Blocked::WaitRxForever, MDCOM_NO_SPIN},
-                      ShutdownCase{Blocked::SendFullPool, MDCOM_NO_SPIN},
-                      ShutdownCase{Blocked::Lock, MDCOM_NO_SPIN}),
-    shutdown_name);
+INSTANTIATE_TEST_SUITE_P(Blocked, MpShutdown,
+                         ::testing::Values(ShutdownCase{Blocked::WaitRx, 0},
+                                           ShutdownCase{Blocked::Recv, 0},
+                                           ShutdownCase{Blocked::WaitRxForever, 0},
+                                           ShutdownCase{Blocked::SendFullPool, 0},
+                                           ShutdownCase{Blocked::Lock, 0},
+                                           ShutdownCase{Blocked::WaitRx, MDCOM_NO_SPIN},
+                                           ShutdownCase{Blocked::Recv, MDCOM_NO_SPIN},
+                                           ShutdownCase{Blocked::WaitRxForever, MDCOM_NO_SPIN},
+                                           ShutdownCase{Blocked::SendFullPool, MDCOM_NO_SPIN},
+                                           ShutdownCase{Blocked::Lock, MDCOM_NO_SPIN}),
+                         shutdown_name);
 
 /* ------------------------------------------------------------------ */
 /* process liveness                                                     */
@@ -515,8 +525,8 @@ TEST_F(MpSenseProcess, CountsPerDomainAndForgetsKilledProcesses)
     pid_t b2 = spawn_member(kids_, sh.p, cfg, 1, 2);
     ASSERT_GT(b1, 0);
     ASSERT_GT(b2, 0);
-    ASSERT_TRUE(wait_until([&] { return sh->attached.load() >= 2 || sh->failed.load(); },
-                           10 * kSec));
+    ASSERT_TRUE(
+        wait_until([&] { return sh->attached.load() >= 2 || sh->failed.load(); }, 10 * kSec));
     ASSERT_EQ(sh->failed.load(), 0u);
     EXPECT_EQ(mdcom_sense_process(master, 0), 1);
     EXPECT_EQ(mdcom_sense_process(master, 1), 2);
@@ -553,8 +563,8 @@ TEST_F(MpSenseProcess, CountsSecondProcessOfMasterDomain)
 
     pid_t a2 = spawn_member(kids_, sh.p, cfg, 0, 1);
     ASSERT_GT(a2, 0);
-    ASSERT_TRUE(wait_until([&] { return sh->attached.load() >= 1 || sh->failed.load(); },
-                           10 * kSec));
+    ASSERT_TRUE(
+        wait_until([&] { return sh->attached.load() >= 1 || sh->failed.load(); }, 10 * kSec));
     ASSERT_EQ(sh->failed.load(), 0u)
         << "a second process of the master domain could not attach (see its stderr)";
     EXPECT_EQ(mdcom_sense_process(master, 0), 2);

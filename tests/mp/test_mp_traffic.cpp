@@ -97,7 +97,8 @@ static_assert(sizeof(MsgHdr) == kHdr, "header");
 
 uint32_t mix(uint32_t a, uint32_t b, uint32_t c)
 {
-    uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u ^ (c + 0x165667B1u) * 0xC2B2AE3Du;
+    uint32_t h =
+        a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u ^ (c + 0x165667B1u) * 0xC2B2AE3Du;
     h ^= h >> 15;
     h *= 0x2C1B3C6Du;
     h ^= h >> 12;
@@ -143,7 +144,7 @@ struct ChanSpec {
 /* channels 0..3 flow x -> y, 4..7 y -> x; geometries differ on purpose
  * (a queue shallower than the pool exercises send's queue-full wait) */
 const ChanSpec kSpec[kChans] = {
-    {"xy0", 256, 16, 0, false}, {"xy1", 96, 8, 4, true},  {"xy2", 1024, 32, 8, false},
+    {"xy0", 256, 16, 0, false}, {"xy1", 96, 8, 4, true},   {"xy2", 1024, 32, 8, false},
     {"xy3", 40, 4, 0, true},    {"yx0", 256, 16, 0, true}, {"yx1", 96, 8, 4, false},
     {"yx2", 1024, 32, 8, true}, {"yx3", 40, 4, 0, false},
 };
@@ -165,8 +166,7 @@ class TrafficProc {
 public:
     TrafficProc(TrafficShared *sh, const Topology &topo, Config &sys, uint32_t me)
         : sh_(sh), topo_(topo), sys_(sys), me_(me), dom_(topo.procs[me])
-    {
-    }
+    {}
 
     int run();
 
@@ -202,8 +202,8 @@ void TrafficProc::fail(const char *fmt, ...)
         snprintf(sh_->first_error, sizeof(sh_->first_error), "process %u (domain %u): %s", me_,
                  dom_, msg);
     if (n < 20)
-        fprintf(stderr, "[traffic process %u, domain %u, pid %ld] %s\n", me_, dom_,
-                (long)getpid(), msg);
+        fprintf(stderr, "[traffic process %u, domain %u, pid %ld] %s\n", me_, dom_, (long)getpid(),
+                msg);
     sh_->abort.store(1);
 }
 
@@ -459,8 +459,8 @@ int TrafficProc::run()
             if (r != 0 || st.free_blocks != kSpec[c].block_count || st.queued != 0 ||
                 st.errors != 0 || st.filtered != 0 || st.block_size != kSpec[c].block_size)
                 fail("%s: sense = %d: free %u of %u, queued %u, errors %u, filtered %u",
-                     kSpec[c].name, r, st.free_blocks, kSpec[c].block_count, st.queued,
-                     st.errors, st.filtered);
+                     kSpec[c].name, r, st.free_blocks, kSpec[c].block_count, st.queued, st.errors,
+                     st.filtered);
         }
         barrier(sh_->checked, n, "pools checked");
     }
@@ -480,8 +480,8 @@ int TrafficProc::run()
             int want = d.id == dom_ ? 1 : 0;
             int cnt = mdcom_sense_process(m_, d.id);
             if (cnt != want)
-                fail("after the others detached: sense_process(domain %u) = %d, want %d", d.id,
-                     cnt, want);
+                fail("after the others detached: sense_process(domain %u) = %d, want %d", d.id, cnt,
+                     want);
         }
         r = mdcom_term(m_);
         if (r != 0)
@@ -502,8 +502,8 @@ TEST_P(MpTraffic, NothingLostDuplicatedCorruptedOrReordered)
     sys.domains = topo.domains;
     for (uint32_t c = 0; c < kChans; c++) {
         uint32_t s = 1u << (c < 4 ? topo.x : topo.y), r = 1u << (c < 4 ? topo.y : topo.x);
-        sys.channels.push_back(fifo_cfg(kSpec[c].name, kSpec[c].block_size,
-                                        kSpec[c].block_count, kSpec[c].queue_depth, s, r));
+        sys.channels.push_back(fifo_cfg(kSpec[c].name, kSpec[c].block_size, kSpec[c].block_count,
+                                        kSpec[c].queue_depth, s, r));
     }
 
     uint64_t t0 = now_ns();
@@ -564,12 +564,12 @@ INSTANTIATE_TEST_SUITE_P(
         /* the scenario: master "a" and remote "b", two processes each */
         Topology{"TwoPerDomain", {kDomA, kDomB}, {0, 0, 1, 1}, 0, 1},
         /* the same traffic between two remote domains, the master only formats */
-        Topology{"TwoRemoteDomainsTwoEach",
-                 {{"m", 0, MDCOM_ROLE_MASTER}, {"x", 1, MDCOM_ROLE_REMOTE},
-                  {"y", 2, MDCOM_ROLE_REMOTE}},
-                 {0, 1, 1, 2, 2},
-                 1,
-                 2}),
+        Topology{
+            "TwoRemoteDomainsTwoEach",
+            {{"m", 0, MDCOM_ROLE_MASTER}, {"x", 1, MDCOM_ROLE_REMOTE}, {"y", 2, MDCOM_ROLE_REMOTE}},
+            {0, 1, 1, 2, 2},
+            1,
+            2}),
     [](const ::testing::TestParamInfo<Topology> &i) { return std::string(i.param.label); });
 
 /* ------------------------------------------------------------------ */
@@ -772,8 +772,7 @@ TEST_P(MpSmemLock, TrylockBusyAcrossProcessesAndWakeOnUnlock)
         uint64_t t = now_ns();
         r = mdcom_smemch_lock(c, 100 * kMs);
         int64_t el = (int64_t)(now_ns() - t);
-        CHILD_CHECK(r == -ETIMEDOUT, "lock(100 ms) on a held lock = %d (%s)", r,
-                    mdcom_strerror(r));
+        CHILD_CHECK(r == -ETIMEDOUT, "lock(100 ms) on a held lock = %d (%s)", r, mdcom_strerror(r));
         CHILD_CHECK(el >= 100 * kMs && el < 100 * kMs + 900 * kMs,
                     "lock(100 ms) timed out after %lld ms", (long long)(el / kMs));
         r = mdcom_smemch_lock(c, MDCOM_POLL);

@@ -62,7 +62,8 @@ protected:
                 waitpid(master_, &st, 0);
                 ADD_FAILURE() << "profile_master did not exit";
             } else {
-                EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "profile_master status " << st;
+                EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+                    << "profile_master status " << st;
             }
         }
     }

@@ -38,18 +38,18 @@ static const char *kernel_path(const char *path, char *buf, size_t cap)
 
 /* __wrap_open and __wrap_open64: the real call on kernel_path(path), with
  * the mode argument that open() has only with O_CREAT */
-#define MDCOM_WRAP_OPEN(wrap, real)                                       \
-    int wrap(const char *path, int flags, ...)                            \
-    {                                                                     \
-        char buf[96];                                                     \
-        mode_t mode = 0;                                                  \
-        if (flags & O_CREAT) {                                            \
-            va_list ap;                                                   \
-            va_start(ap, flags);                                          \
-            mode = (mode_t)va_arg(ap, int);                               \
-            va_end(ap);                                                   \
-        }                                                                 \
-        return real(kernel_path(path, buf, sizeof(buf)), flags, mode);    \
+#define MDCOM_WRAP_OPEN(wrap, real)                                                                \
+    int wrap(const char *path, int flags, ...)                                                     \
+    {                                                                                              \
+        char buf[96];                                                                              \
+        mode_t mode = 0;                                                                           \
+        if (flags & O_CREAT) {                                                                     \
+            va_list ap;                                                                            \
+            va_start(ap, flags);                                                                   \
+            mode = (mode_t)va_arg(ap, int);                                                        \
+            va_end(ap);                                                                            \
+        }                                                                                          \
+        return real(kernel_path(path, buf, sizeof(buf)), flags, mode);                             \
     }
 
 MDCOM_WRAP_OPEN(__wrap_open, __real_open)

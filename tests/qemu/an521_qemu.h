@@ -27,7 +27,7 @@ struct An521Qemu {
     mdcom_qemu_opts o{};
     std::string loader, log1;
     const char *extra[7] = {};
-    std::string console, console1;                // CPU0's and CPU1's output
+    std::string console, console1;              // CPU0's and CPU1's output
     std::map<std::string, std::string> results; // "RESULT <name> <rest>" of CPU0: name -> rest
     int exit_status = -1;
 };
@@ -46,7 +46,8 @@ inline std::string an521_launch(An521Qemu &a, const char *fw0, const char *fw1, 
         return err;
     a.loader = std::string("loader,file=") + fw1 + ",cpu-num=1";
     a.log1 = std::string("file:") + a.q.dir + "/cpu1.log";
-    const char *extra[] = {"-smp", "2", "-device", a.loader.c_str(), "-serial", a.log1.c_str(), nullptr};
+    const char *extra[] = {"-smp",         "2",    "-device", a.loader.c_str(), "-serial",
+                           a.log1.c_str(), nullptr};
     for (int i = 0; i < 7; i++)
         a.extra[i] = extra[i];
     a.o.extra = a.extra;
@@ -84,7 +85,8 @@ inline void an521_collect(An521Qemu &a)
     unlink((std::string(a.q.dir) + "/cpu1.log").c_str());
     mdcom_qemu_stop(&a.q);
     a.results = qemu_results(a.console);
-    std::printf("--- CPU0 console\n%s--- CPU1 console\n%s---\n", a.console.c_str(), a.console1.c_str());
+    std::printf("--- CPU0 console\n%s--- CPU1 console\n%s---\n", a.console.c_str(),
+                a.console1.c_str());
 }
 
 // One run: launch, attach this process as domain of cfg, run linux_side on
@@ -117,7 +119,8 @@ std::string an521_run(An521Qemu &a, const char *fw0, const char *fw1, const mdco
 
 // A test binary's one run (its tests share it): the Linux side's own
 // record S, QEMU's outcome, and what kept the run from completing.
-template <class S> struct An521Run {
+template <class S>
+struct An521Run {
     bool ran = false;
     std::string setup_error;
     S ls;
@@ -132,7 +135,8 @@ void an521_run_once(An521Run<S> &run, const char *fw0, const char *fw1, const md
     if (run.ran)
         return;
     run.ran = true;
-    run.setup_error = an521_run(run.a, fw0, fw1, cfg, domain, [&](mdcom_t *m) { linux_side(m, &run.ls); });
+    run.setup_error =
+        an521_run(run.a, fw0, fw1, cfg, domain, [&](mdcom_t *m) { linux_side(m, &run.ls); });
 }
 
 // The RESULT lines of a run, for the tests' assertions.

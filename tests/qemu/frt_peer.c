@@ -31,7 +31,7 @@
 #include "mdcom_fw/proto.h" /* fw_crc32, fw_smem_bump: the firmware's own */
 #include "mdcom_frt_cfg.h"
 
-#define S(x) ((int64_t)(x) * 1000000000ll)
+#define S(x) ((int64_t)(x)*1000000000ll)
 
 static uint32_t g_idx;
 static mdcom_t *g_m;

@@ -115,10 +115,7 @@ struct An521 : ::testing::Test {
         run_once();
         ASSERT_TRUE(g_run.setup_error.empty()) << g_run.setup_error;
     }
-    static std::string res(const char *name)
-    {
-        return An521Results{g_run.a}.res(name);
-    }
+    static std::string res(const char *name) { return An521Results{g_run.a}.res(name); }
     static void expect_pass(const char *name)
     {
         EXPECT_TRUE(An521Results{g_run.a}.passed(name)) << name << ": " << res(name);

@@ -32,9 +32,9 @@ const char *fw0() { return std::getenv("MDCOM_AN521_RTOS_FW0"); }
 const char *fw1() { return std::getenv("MDCOM_AN521_RTOS_FW1"); }
 
 struct LinuxSide {
-    rr_report mine{};  // what this process received, its lock rounds
-    rr_report cpu0{};  // the FreeRTOS task's answer to the stop
-    int answer = -2;   // rr_check of that answer (1: a good report)
+    rr_report mine{}; // what this process received, its lock rounds
+    rr_report cpu0{}; // the FreeRTOS task's answer to the stop
+    int answer = -2;  // rr_check of that answer (1: a good report)
     int err = 0;
     std::string what;
 };
@@ -128,7 +128,8 @@ void run_once()
 {
     if (g_run.ran)
         return;
-    an521_run_once(g_run, fw0(), fw1(), &mdcom_an521rtos_config, MDCOM_AN521RTOS_DOM_LINUX, linux_side);
+    an521_run_once(g_run, fw0(), fw1(), &mdcom_an521rtos_config, MDCOM_AN521RTOS_DOM_LINUX,
+                   linux_side);
     const rr_report &l = g_run.ls.mine;
     std::printf("linux: sent %u received %u bad %u lock_rounds %u lock_bad %u (err %d %s)\n",
                 RR_LINUX_COUNT, l.received, l.bad, l.lock_rounds, l.lock_bad, g_run.ls.err,
@@ -141,10 +142,7 @@ struct An521Rtos : ::testing::Test {
         run_once();
         ASSERT_TRUE(g_run.setup_error.empty()) << g_run.setup_error;
     }
-    static std::string res(const char *name)
-    {
-        return An521Results{g_run.a}.res(name);
-    }
+    static std::string res(const char *name) { return An521Results{g_run.a}.res(name); }
     static long field(const char *name, const char *key) { return an521_field(res(name), key); }
     static void expect_pass(const char *name)
     {
@@ -164,11 +162,12 @@ TEST_F(An521Rtos, FreeRtosThreadxBothWays)
     EXPECT_EQ(field("rtos_ping", "cpu1_bad"), 0);
     EXPECT_GT(field("rtos_ping", "rtt_min_ns"), 0); // CPU0's timer 0 counts while CPU1 answers
     EXPECT_GE(field("rtos_ping", "rtt_avg_ns"), field("rtos_ping", "rtt_min_ns"));
-    std::printf("FreeRTOS <-> ThreadX round trip: min %ld avg %ld max %ld ns (%u timed), avg %ld ns "
-                "while the lock rounds and the Linux leg ran (%u); %ld messages each way\n",
-                field("rtos_ping", "rtt_min_ns"), field("rtos_ping", "rtt_avg_ns"),
-                field("rtos_ping", "rtt_max_ns"), RR_RTT_COUNT, field("rtos_ping", "loaded_rtt_avg_ns"),
-                RR_PING_COUNT, all);
+    std::printf(
+        "FreeRTOS <-> ThreadX round trip: min %ld avg %ld max %ld ns (%u timed), avg %ld ns "
+        "while the lock rounds and the Linux leg ran (%u); %ld messages each way\n",
+        field("rtos_ping", "rtt_min_ns"), field("rtos_ping", "rtt_avg_ns"),
+        field("rtos_ping", "rtt_max_ns"), RR_RTT_COUNT, field("rtos_ping", "loaded_rtt_avg_ns"),
+        RR_PING_COUNT, all);
 }
 
 // the blocked receivers slept in the kernel and were woken by MHU interrupts

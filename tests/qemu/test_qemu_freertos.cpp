@@ -178,10 +178,20 @@ Run run(bool linux_first)
     return out;
 }
 
-const char *const kResults[] = {"port", "port_timing", "local_task_wakes_recv",
-                                "local_isr_wakes_recv", "task_reap", "rx", "tx", "timeouts",
-                                "smem_task0", "smem_task1", "smem_lock_timeouts_measured",
-                                "smem_all", "doorbell", "uart_doorbell_used"};
+const char *const kResults[] = {"port",
+                                "port_timing",
+                                "local_task_wakes_recv",
+                                "local_isr_wakes_recv",
+                                "task_reap",
+                                "rx",
+                                "tx",
+                                "timeouts",
+                                "smem_task0",
+                                "smem_task1",
+                                "smem_lock_timeouts_measured",
+                                "smem_all",
+                                "doorbell",
+                                "uart_doorbell_used"};
 
 bool passed(const Run &r, const char *name)
 {
@@ -265,9 +275,11 @@ void check_run(const Run &r)
     // here the numbers are visible again)
     EXPECT_EQ(field(rx, "tmo_early"), 0) << rx;
     EXPECT_EQ(field(r.results.at("smem_task0"), "lock_tmo_early"), 0);
-    for (auto kp : {std::make_pair(&r.results.at("timeouts"), "recv"), std::make_pair(&pt, "wait")}) {
+    for (auto kp :
+         {std::make_pair(&r.results.at("timeouts"), "recv"), std::make_pair(&pt, "wait")}) {
         std::string k = kp.second;
-        long n = field(*kp.first, (k + "_n").c_str()), late0 = field(*kp.first, (k + "_late0").c_str());
+        long n = field(*kp.first, (k + "_n").c_str()),
+             late0 = field(*kp.first, (k + "_late0").c_str());
         EXPECT_EQ(field(*kp.first, (k + "_early").c_str()), 0) << k;
         EXPECT_GE(4 * late0, 3 * n) << k << ": " << *kp.first;
     }
@@ -298,8 +310,10 @@ int main(int argc, char **argv)
         why = "qemu-system-arm cannot be run";
     else if (!fw || !*fw || stat(fw, &st) != 0)
         why = "no " + kernel() + " firmware image (MDCOM_FRT_FW=" + (fw ? fw : "") +
-              (kernel() == "ThreadX" ? "; it needs arm-none-eabi-gcc and a threadx tarball or THREADX_PATH)"
-                                     : "; it needs arm-none-eabi-gcc and a FreeRTOS-Kernel tarball or FREERTOS_KERNEL_PATH)");
+              (kernel() == "ThreadX"
+                   ? "; it needs arm-none-eabi-gcc and a threadx tarball or THREADX_PATH)"
+                   : "; it needs arm-none-eabi-gcc and a FreeRTOS-Kernel tarball or "
+                     "FREERTOS_KERNEL_PATH)");
     else if (!peer || !*peer || stat(peer, &st) != 0)
         why = std::string("no frt_peer (MDCOM_FRT_PEER=") + (peer ? peer : "") + ")";
     if (!why.empty())

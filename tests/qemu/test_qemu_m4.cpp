@@ -52,7 +52,7 @@ TEST_F(Link, BootHandshake)
     start();
     fw_rsp r = ping();
     EXPECT_EQ(r.status, 0);
-    EXPECT_GE(r.value, 1u); // boot token
+    EXPECT_GE(r.value, 1u);                    // boot token
     EXPECT_EQ(mdcom_sense_process(l.m, 0), 1); // the firmware, alive while QEMU is
     EXPECT_EQ(mdcom_sense_process(l.m, 1), 1); // this process
 }

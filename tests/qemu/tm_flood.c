@@ -29,7 +29,7 @@
 #include "mdcom_tm_cfg.h"
 #include "tm_traffic.h"
 
-#define MS(x) ((int64_t)(x) * 1000000ll)
+#define MS(x) ((int64_t)(x)*1000000ll)
 
 static double mono_s(void)
 {
@@ -69,7 +69,9 @@ int main(int argc, char **argv)
     double t0;
     int idle = argc == 2 && !strcmp(argv[1], "--idle"), r;
     if ((argc != 1 && !idle) || !pid || (!idle && !sock)) {
-        fprintf(stderr, "usage: MDCOM_SHM_DIR=.. MDCOM_QEMU_SOCKET=.. MDCOM_QEMU_PID=.. tm_flood [--idle]\n");
+        fprintf(
+            stderr,
+            "usage: MDCOM_SHM_DIR=.. MDCOM_QEMU_SOCKET=.. MDCOM_QEMU_PID=.. tm_flood [--idle]\n");
         return 2;
     }
     t0 = mono_s();
@@ -120,9 +122,8 @@ int main(int argc, char **argv)
         if (((sent + full + errors) & 4095u) == 0 && !qemu_alive(pid))
             break;
     }
-    printf("FLOOD sent=%llu full=%llu errors=%llu run_s=%.1f doorbell_rx=%llu doorbell_tx=%llu\n", sent,
-           full, errors,
-           mono_s() - t0, (unsigned long long)mdcom_doorbell_uart_rx(db),
+    printf("FLOOD sent=%llu full=%llu errors=%llu run_s=%.1f doorbell_rx=%llu doorbell_tx=%llu\n",
+           sent, full, errors, mono_s() - t0, (unsigned long long)mdcom_doorbell_uart_rx(db),
            (unsigned long long)mdcom_doorbell_uart_tx(db));
     fflush(stdout);
     mdcom_term(m);

@@ -61,8 +61,8 @@ inline uint64_t env_u64(const char *name, uint64_t dflt)
 
 /* Result of running a program. */
 struct RunResult {
-    int status = -1;   /* exit status, or -1 */
-    int signal = 0;    /* terminating signal, or 0 */
+    int status = -1; /* exit status, or -1 */
+    int signal = 0;  /* terminating signal, or 0 */
     std::string out, err;
     std::string describe() const
     {

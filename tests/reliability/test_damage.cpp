@@ -95,7 +95,8 @@ struct Overruns {
     std::string describe() const
     {
         char b[200];
-        snprintf(b, sizeof b, "%d calls, worst %.2f ms past the timeout (%.2f ms elapsed, %.2f ms "
+        snprintf(b, sizeof b,
+                 "%d calls, worst %.2f ms past the timeout (%.2f ms elapsed, %.2f ms "
                  "on a CPU); over the bound %.0f ms: %d on a CPU, %d off it",
                  calls, worst / 1e6, worst_raw / 1e6, worst_cpu / 1e6, bound / 1e6, on_cpu,
                  off_cpu);

@@ -40,7 +40,7 @@ using namespace mdt;
 namespace {
 
 constexpr uint32_t kDomA = 0, kDomS = 1, kDomR = 2;
-constexpr uint32_t kMaxInc = 4096;    /* sender incarnations        */
+constexpr uint32_t kMaxInc = 4096;     /* sender incarnations        */
 constexpr uint32_t kSeqMax = 1u << 16; /* messages per incarnation   */
 constexpr uint32_t kBlock = 256, kBlocks = 16;
 
@@ -64,7 +64,8 @@ struct Book {
 
 Book *book_new()
 {
-    void *p = mmap(nullptr, sizeof(Book), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *p =
+        mmap(nullptr, sizeof(Book), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : static_cast<Book *>(p); /* zero pages */
 }
 
@@ -78,7 +79,8 @@ Config fault_system(const std::string &region)
 {
     Config s;
     s.region = region;
-    s.domains = {{"a", kDomA, MDCOM_ROLE_MASTER}, {"s", kDomS, MDCOM_ROLE_REMOTE},
+    s.domains = {{"a", kDomA, MDCOM_ROLE_MASTER},
+                 {"s", kDomS, MDCOM_ROLE_REMOTE},
                  {"r", kDomR, MDCOM_ROLE_REMOTE}};
     s.channels = {fifo_cfg("q", kBlock, kBlocks, 0, 1u << kDomS, 1u << kDomR),
                   smem_cfg("lk", 64, (1u << kDomA) | (1u << kDomS) | (1u << kDomR))};
@@ -246,8 +248,7 @@ protected:
     }
     /* The master a and a sender snd attached; *q: "q" opened by snd, with
      * one message queued. */
-    void attach_sender_with_message(const mdcom_config *cfg, Inst &a, Inst &snd,
-                                    mdcom_fifoch_t **q)
+    void attach_sender_with_message(const mdcom_config *cfg, Inst &a, Inst &snd, mdcom_fifoch_t **q)
     {
         ASSERT_EQ(0, attach(&a.m, cfg, kDomA, 0));
         ASSERT_EQ(0, attach(&snd.m, cfg, kDomS, kSec));
@@ -329,9 +330,9 @@ TEST_F(Faults, KillSendersAndReceivers)
         spawn(true);
         spawn(false);
     }
-    ASSERT_TRUE(wait_until([&] { return mdcom_sense_process(a, kDomS) == 2 &&
-                                        mdcom_sense_process(a, kDomR) == 2; },
-                           10 * kSec));
+    ASSERT_TRUE(wait_until(
+        [&] { return mdcom_sense_process(a, kDomS) == 2 && mdcom_sense_process(a, kDomR) == 2; },
+        10 * kSec));
 
     uint64_t sender_kills = 0, receiver_kills = 0, attach_kills = 0, stalls = 0;
     std::vector<int64_t> detect;
@@ -354,8 +355,9 @@ TEST_F(Faults, KillSendersAndReceivers)
         /* detection: the dead (not yet reaped) process no longer counts */
         bool seen = wait_until([&] { return mdcom_sense_process(a, dom) < before; }, kSec);
         detect.push_back((int64_t)(now_ns() - t0));
-        ASSERT_TRUE(seen) << "killed process " << victim.pid << " still counted after 1 s: "
-                          << mdcom_sense_process(a, dom) << " alive, " << before << " before";
+        ASSERT_TRUE(seen) << "killed process " << victim.pid
+                          << " still counted after 1 s: " << mdcom_sense_process(a, dom)
+                          << " alive, " << before << " before";
         int st;
         ASSERT_EQ(victim.pid, waitpid(victim.pid, &st, 0));
         kids_.forget(victim.pid);
@@ -384,8 +386,7 @@ TEST_F(Faults, KillSendersAndReceivers)
             t_progress = now_ns();
         } else if (now_ns() - t_progress > 3ull * kSec) {
             stalls++;
-            FAIL() << "no message delivered for 3 s after kill " << k
-                   << ": the channel is wedged";
+            FAIL() << "no message delivered for 3 s after kill " << k << ": the channel is wedged";
         }
     }
     double secs = (double)(now_ns() - t_start) / 1e9;
@@ -437,11 +438,14 @@ TEST_F(Faults, KillSendersAndReceivers)
             n += v.word(l.proc_owner_off(i)) >= MDCOM_PROC_DOMAIN_BASE && !alive(i);
         return n;
     };
-    EXPECT_TRUE(wait_until([&] {
-        (void)mdcom_sense_process(a, kDomS);
-        (void)mdcom_sense_process(a, kDomR);
-        return dead_entries() == 0;
-    }, 5 * kSec)) << dead_entries() << " entries of dead processes not reaped within 5 s";
+    EXPECT_TRUE(wait_until(
+        [&] {
+            (void)mdcom_sense_process(a, kDomS);
+            (void)mdcom_sense_process(a, kDomR);
+            return dead_entries() == 0;
+        },
+        5 * kSec))
+        << dead_entries() << " entries of dead processes not reaped within 5 s";
     rel::BlockCensus cs = rel::census(v, l, 0, alive);
     uint32_t q_enq = v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, enq)),
              q_deq = v.word(l.cl[0].off + offsetof(mdcom_wire_fifo_ctl, deq));
@@ -485,7 +489,8 @@ TEST_F(Faults, KillSendersAndReceivers)
     EXPECT_EQ(bk_->corrupt.load(), 0u);
     EXPECT_EQ(bk_->phantom.load(), 0u);
     EXPECT_EQ(bk_->proto_errors.load(), 0u);
-    EXPECT_EQ(bk_->unexpected.load(), 0u) << "last unexpected error " << bk_->last_unexpected.load();
+    EXPECT_EQ(bk_->unexpected.load(), 0u)
+        << "last unexpected error " << bk_->last_unexpected.load();
     EXPECT_LE(lost, receiver_kills) << "more messages lost than receivers killed";
     /* (no lost <= reported_lost check: a receiver killed inside
      * mdcom_fifoch_recv after its copy and free, before the test recorded the
@@ -499,7 +504,8 @@ TEST_F(Faults, KillSendersAndReceivers)
     /* conservation, with every dead process reaped: nobody holds a block,
      * every block is free, nothing is QUEUED in no slot (the reaper frees
      * the block of a receiver killed between its pop and its HELD CAS) */
-    EXPECT_EQ(cs.alloc + cs.held, cs.dead_owned) << "a block is held by a live process after all stopped";
+    EXPECT_EQ(cs.alloc + cs.held, cs.dead_owned)
+        << "a block is held by a live process after all stopped";
     EXPECT_EQ(cs.free + cs.dead_owned + cs.queued, kBlocks);
     EXPECT_EQ(cs.queued, 0u) << "blocks QUEUED but in no queue slot";
     EXPECT_EQ(cs.dead_owned, 0u) << "blocks of reaped processes not freed";
@@ -597,9 +603,9 @@ TEST_F(Faults, HungProcessWithHeartbeatIsSeenDead)
     EXPECT_GE(dt, 100 * kMs) << "counted dead before its heartbeat period passed";
     EXPECT_LT(dt, 1000 * kMs);
     mdcom_fifo_state st{};
-    EXPECT_TRUE(wait_until([&] {
-        return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks;
-    }, kSec)) << "the hung receiver's block is not reclaimed: " << st.free_blocks;
+    EXPECT_TRUE(wait_until(
+        [&] { return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks; }, kSec))
+        << "the hung receiver's block is not reclaimed: " << st.free_blocks;
     EXPECT_EQ(1u, st.lost);
     ASSERT_EQ(0, kill(rcv, SIGCONT));
     int32_t hb = 0, fr = 0;
@@ -664,13 +670,15 @@ TEST_F(CoreGaps, CoreDeadReceiversBlockIsReclaimed)
     ASSERT_NO_FATAL_FAILURE(kill_parked(rcv));
     /* survivors keep calling: the dead process' block must come back */
     mdcom_fifo_state st{};
-    bool back = wait_until([&] {
-        uint32_t id;
-        if (mdcom_fifoch_alloc(q, &id) == 0)
-            mdcom_fifoch_free(q, id);
-        mdcom_fifoch_wait(q, MDCOM_EV_TX, 1 * kMs);
-        return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks;
-    }, 500 * kMs);
+    bool back = wait_until(
+        [&] {
+            uint32_t id;
+            if (mdcom_fifoch_alloc(q, &id) == 0)
+                mdcom_fifoch_free(q, id);
+            mdcom_fifoch_wait(q, MDCOM_EV_TX, 1 * kMs);
+            return mdcom_sense_fifoch(q, &st) == 0 && st.free_blocks == kBlocks;
+        },
+        500 * kMs);
     EXPECT_TRUE(back) << "free_blocks " << st.free_blocks << " of " << kBlocks
                       << ": the dead receiver's HELD block is not reclaimed";
 }
@@ -709,8 +717,8 @@ TEST_F(CoreGaps, CoreStaleDequeueRecordSparesALaterMessage)
     /* enqueue names the block in its op record before it reads QUEUED (a
      * record of a thread of ours that does nothing else: the last one) */
     const uint32_t slot = MDCOM_BLK_OWNER(alloc_w) - 1;
-    const size_t rec = offsetof(mdcom_wire_proc, rec) +
-                       (MDCOM_PROC_RECS - 1) * sizeof(mdcom_wire_oprec);
+    const size_t rec =
+        offsetof(mdcom_wire_proc, rec) + (MDCOM_PROC_RECS - 1) * sizeof(mdcom_wire_oprec);
     v.set_word(l.proc_off(slot, rec + offsetof(mdcom_wire_oprec, id)), b);
     v.set_word(l.proc_off(slot, rec + offsetof(mdcom_wire_oprec, state)), queued_w);
     v.set_word(l.proc_off(slot, rec + offsetof(mdcom_wire_oprec, op)),
@@ -756,10 +764,13 @@ TEST_F(CoreGaps, CoreUnpublishedPositionIsSkippedByTheAudit)
     ASSERT_EQ(0, mdcom_fifoch_send(sq_, "later", 5, 0));
     char buf[16];
     int r = -EAGAIN;
-    EXPECT_TRUE(wait_until([&] {
-        (void)mdcom_sense_process(a_, kDomS); /* the master domain audits when due */
-        return (r = mdcom_fifoch_recv(rq_, buf, sizeof buf, 10 * kMs)) != -ETIMEDOUT;
-    }, kSec)) << "a message sent after the unpublished position is never delivered";
+    EXPECT_TRUE(wait_until(
+        [&] {
+            (void)mdcom_sense_process(a_, kDomS); /* the master domain audits when due */
+            return (r = mdcom_fifoch_recv(rq_, buf, sizeof buf, 10 * kMs)) != -ETIMEDOUT;
+        },
+        kSec))
+        << "a message sent after the unpublished position is never delivered";
     EXPECT_EQ(5, r);
 }
 
@@ -798,10 +809,13 @@ TEST_F(CoreGaps, CoreOrphanQueuedBlockIsReclaimedByTheAudit)
     char buf[16];
     ASSERT_EQ(6, mdcom_fifoch_recv(rq_, buf, sizeof buf, kSec));
     mdcom_fifo_state st{};
-    EXPECT_TRUE(wait_until([&] {
-        (void)mdcom_sense_process(a_, kDomS); /* the master domain audits when due */
-        return mdcom_sense_fifoch(sq_, &st) == 0 && st.free_blocks == kBlocks;
-    }, kSec)) << "the block of the unpublished claim is lost: free " << st.free_blocks;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            (void)mdcom_sense_process(a_, kDomS); /* the master domain audits when due */
+            return mdcom_sense_fifoch(sq_, &st) == 0 && st.free_blocks == kBlocks;
+        },
+        kSec))
+        << "the block of the unpublished claim is lost: free " << st.free_blocks;
 }
 
 } // namespace

@@ -135,8 +135,8 @@ constexpr int kExitDone = 42; /* the operation finished before kill point n */
 enum Op { ALLOC, ENQUEUE, DEQUEUE, FREE, SEND, RECV, NOTIFY, LOCK, UNLOCK, ATTACH, TERM, N_OPS };
 const char *op_name(int op)
 {
-    static const char *n[] = {"alloc", "enqueue", "dequeue", "free",  "send", "recv",
-                              "notify", "lock",   "unlock",  "attach", "term"};
+    static const char *n[] = {"alloc",  "enqueue", "dequeue", "free",   "send", "recv",
+                              "notify", "lock",    "unlock",  "attach", "term"};
     return n[op];
 }
 
@@ -163,8 +163,7 @@ protected:
     {
         MpFixture::SetUp();
         sys_.region = region_;
-        sys_.channels = {fifo_cfg("q", sizeof(Msg), kBlocks, kBlocks, 3, 3),
-                         smem_cfg("s", 64, 3),
+        sys_.channels = {fifo_cfg("q", sizeof(Msg), kBlocks, kBlocks, 3, 3), smem_cfg("s", 64, 3),
                          fifo_cfg("busy", 16, 4, 4, 3, 3)};
         cfg_ = sys_.get();
         lay_ = new rel::Layout(cfg_);
@@ -270,11 +269,11 @@ protected:
          * attachment, mdcom.h) */
         if (busy_thread && op != TERM)
             th = std::thread([&] { /* another thread of the victim, mid-traffic */
-                char b[16] = {0};
-                while (!stop.load()) {
-                    mdcom_fifoch_send(busy, b, sizeof b, MDCOM_POLL);
-                    mdcom_fifoch_recv(busy, b, sizeof b, MDCOM_POLL);
-                }
+                                   char b[16] = {0};
+                                   while (!stop.load()) {
+                                       mdcom_fifoch_send(busy, b, sizeof b, MDCOM_POLL);
+                                       mdcom_fifoch_recv(busy, b, sizeof b, MDCOM_POLL);
+                                   }
             });
         uint32_t id = 0, len = 0;
         int r = 0;
@@ -303,16 +302,37 @@ protected:
         }
         arm(n, sig);
         switch (op) {
-        case ALLOC: r = mdcom_fifoch_alloc(q, &id); break;
-        case ENQUEUE: r = mdcom_fifoch_enqueue(q, id, sizeof mine); break;
-        case DEQUEUE: r = mdcom_fifoch_dequeue(q, &id, &len); break;
-        case FREE: r = mdcom_fifoch_free(q, id); break;
-        case SEND: r = mdcom_fifoch_send(q, &mine, sizeof mine, kSec); break;
-        case RECV: r = mdcom_fifoch_recv(q, buf, sizeof buf, kSec); break;
-        case NOTIFY: r = mdcom_fifoch_notify(q); break;
-        case LOCK: r = mdcom_smemch_lock(s, kSec); break;
-        case UNLOCK: r = mdcom_smemch_unlock(s); break;
-        case TERM: r = mdcom_term(m); m = nullptr; break;
+        case ALLOC:
+            r = mdcom_fifoch_alloc(q, &id);
+            break;
+        case ENQUEUE:
+            r = mdcom_fifoch_enqueue(q, id, sizeof mine);
+            break;
+        case DEQUEUE:
+            r = mdcom_fifoch_dequeue(q, &id, &len);
+            break;
+        case FREE:
+            r = mdcom_fifoch_free(q, id);
+            break;
+        case SEND:
+            r = mdcom_fifoch_send(q, &mine, sizeof mine, kSec);
+            break;
+        case RECV:
+            r = mdcom_fifoch_recv(q, buf, sizeof buf, kSec);
+            break;
+        case NOTIFY:
+            r = mdcom_fifoch_notify(q);
+            break;
+        case LOCK:
+            r = mdcom_smemch_lock(s, kSec);
+            break;
+        case UNLOCK:
+            r = mdcom_smemch_unlock(s);
+            break;
+        case TERM:
+            r = mdcom_term(m);
+            m = nullptr;
+            break;
         }
         disarm();
         stop = true;
@@ -320,8 +340,8 @@ protected:
             th.join();
         /* a paused and reaped victim's late call fails; a killed one never
          * gets here */
-        CHILD_CHECK(r >= 0 || r == -ENOTCONN || r == -EALREADY || r == -EPROTO,
-                    "%s: %d (%s)", op_name(op), r, mdcom_strerror(r));
+        CHILD_CHECK(r >= 0 || r == -ENOTCONN || r == -EALREADY || r == -EPROTO, "%s: %d (%s)",
+                    op_name(op), r, mdcom_strerror(r));
         if (m)
             mdcom_term(m);
         return kExitDone;
@@ -398,16 +418,15 @@ protected:
         }
         mdcom_fifo_state st0{};
         mdcom_sense_fifoch(q, &st0);
-        std::string tag = std::string(op_name(op)) + (sig == SIGSTOP ? " (stop)" : "") +
-                          (busy ? " +thread" : "");
+        std::string tag =
+            std::string(op_name(op)) + (sig == SIGSTOP ? " (stop)" : "") + (busy ? " +thread" : "");
         pid_t c = kids_.spawn([&] { return victim(op, n, sig, busy); });
         std::string at = tag + " kp " + std::to_string(n);
         Victim v = await_victim(c, at, sig);
         bool finished = v == Victim::Finished;
         if (v == Victim::Stopped) {
             /* reaped on its missed heartbeat (100 ms), then continued */
-            EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(mst, kDomB) == 0; },
-                                   5 * kSec))
+            EXPECT_TRUE(wait_until([&] { return mdcom_sense_process(mst, kDomB) == 0; }, 5 * kSec))
                 << at << ": paused victim never reaped";
             continue_victim(c, at);
         }
@@ -462,7 +481,8 @@ protected:
          * one that died with it claimed or held lost it, and says so */
         if (!finished || !consumes) {
             EXPECT_GE(theirs + lost, 3u)
-                << tag << " kp " << n << ": a queued message vanished uncounted (delivered " << theirs << ", lost " << lost << ")";
+                << tag << " kp " << n << ": a queued message vanished uncounted (delivered "
+                << theirs << ", lost " << lost << ")";
         }
         EXPECT_GE(theirs, expect_min) << tag << " kp " << n << ": queued messages not delivered";
         EXPECT_LE(lost, 1u) << tag << " kp " << n;
@@ -614,8 +634,8 @@ TEST_F(KillPoints, ReapedProcessCannotFreeTheNextOccupantsBlock)
         std::atomic<uint32_t> block{~0u};
         std::atomic<int> result{1};
     };
-    void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                     -1, 0);
+    void *mem =
+        mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(mem, MAP_FAILED);
     Shared *sh = new (mem) Shared;
     pid_t c = kids_.spawn([&] {

@@ -207,8 +207,8 @@ TEST_F(Recovery, SigbusFullShmIsEnospcAtInit)
         }
         umount(dir);
         rmdir(dir);
-        CHILD_CHECK(r == -ENOSPC, "mdcom_init on a full shm dir: %d (%s): %s", r,
-                    mdcom_strerror(r), err);
+        CHILD_CHECK(r == -ENOSPC, "mdcom_init on a full shm dir: %d (%s): %s", r, mdcom_strerror(r),
+                    err);
         CHILD_CHECK(strstr(err, "space") != nullptr, "error text names the cause: %s", err);
         return 0;
     });
@@ -468,8 +468,8 @@ TEST_F(Recovery, ForgedDirectoryIsRewrittenForNewRemotes)
     EXPECT_NE(mdcom_init(&r, cfg, kDomB, nullptr), 0) << "a damaged directory verified";
     std::atomic<bool> stop{false};
     std::thread busy([&] { /* the master goes about its business: waits */
-        while (!stop.load())
-            mdcom_fifoch_wait(rx, MDCOM_EV_RX, 10 * kMs);
+                           while (!stop.load())
+                               mdcom_fifoch_wait(rx, MDCOM_EV_RX, 10 * kMs);
     });
     uint64_t t0 = now_ns();
     int rc = -1;

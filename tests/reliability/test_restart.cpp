@@ -100,8 +100,8 @@ protected:
  * it; then the path is unlinked (what the old master's term does) and a new
  * master creates and formats a new file. The remote must attach to the new
  * region within milliseconds of its format, not wait on the dead inode. */
-void reattach_over_unlinked_file(const mdcom_config *cfg, const std::string &region,
-                                 Children &kids, int64_t remote_timeout)
+void reattach_over_unlinked_file(const mdcom_config *cfg, const std::string &region, Children &kids,
+                                 int64_t remote_timeout)
 {
     {
         Inst old;
@@ -260,11 +260,13 @@ TEST_F(Restart, ForgedMasterEntriesOfPid1DoNotHoldAStaleRegion)
         pause(); /* killed here: a stale region */
         return 0;
     });
-    ASSERT_TRUE(wait_until([&] {
-        rel::RegionView v(region_path(region_));
-        return v.ok() && v.size >= sizeof(mdcom_wire_hdr) &&
-               v.word(offsetof(mdcom_wire_hdr, state)) == MDCOM_ST_READY;
-    }, 5 * kSec));
+    ASSERT_TRUE(wait_until(
+        [&] {
+            rel::RegionView v(region_path(region_));
+            return v.ok() && v.size >= sizeof(mdcom_wire_hdr) &&
+                   v.word(offsetof(mdcom_wire_hdr, state)) == MDCOM_ST_READY;
+        },
+        5 * kSec));
     kill(dead, SIGKILL);
     ASSERT_NE(kids_.wait(dead, 5 * kSec), "");
     uint32_t gen0 = 0;
@@ -315,10 +317,12 @@ TEST_F(Restart, WaiterCountForgedToTheLimitIsRepaired)
         return 0;
     });
     ASSERT_TRUE(wait_until([&] { return asleep->load() == 1; }, 5 * kSec));
-    ASSERT_TRUE(wait_until([&] {
-        rel::RegionView v(region_path(region_));
-        return v.ok() && (v.word(waiters) & MDCOM_WAITERS_COUNT) != 0;
-    }, 5 * kSec));
+    ASSERT_TRUE(wait_until(
+        [&] {
+            rel::RegionView v(region_path(region_));
+            return v.ok() && (v.word(waiters) & MDCOM_WAITERS_COUNT) != 0;
+        },
+        5 * kSec));
     sleep_ms(20); /* in its futex wait */
     forge([&](rel::RegionView &v) { v.set_word(waiters, MDCOM_WAITERS_COUNT); });
     ASSERT_EQ(mdcom_fifoch_send(tx, "x", 1, kSec), 0);
@@ -327,13 +331,15 @@ TEST_F(Restart, WaiterCountForgedToTheLimitIsRepaired)
      * sense calls run the audit) */
     uint32_t w = 0;
     uint64_t t0 = now_ns();
-    bool repaired = wait_until([&] {
-        mdcom_sense_process(master, kDomB);
-        sleep_ms(5);
-        rel::RegionView v(region_path(region_));
-        w = v.word(waiters);
-        return (w & MDCOM_WAITERS_COUNT) == 0;
-    }, 3 * kSec);
+    bool repaired = wait_until(
+        [&] {
+            mdcom_sense_process(master, kDomB);
+            sleep_ms(5);
+            rel::RegionView v(region_path(region_));
+            w = v.word(waiters);
+            return (w & MDCOM_WAITERS_COUNT) == 0;
+        },
+        3 * kSec);
     EXPECT_TRUE(repaired) << "waiter count still 0x" << std::hex << w << " with nobody asleep";
     printf("waiter count repaired after %.1f ms\n", (now_ns() - t0) / 1e6);
     /* notifies without sleepers leave the event word alone again */
@@ -417,8 +423,8 @@ TEST_F(Restart, InitFailureGivesRemotesAClearErrorAtOnce)
         int64_t late_ns = (int64_t)(now_ns() - t0);
         printf("master: %d (%s); remote waiting: %d (%s) after %.1f ms; remote started "
                "after: %d (%s) after %.1f ms: %s\n",
-               r, mdcom_strerror(r), early_rc, mdcom_strerror(early_rc), early_ns / 1e6,
-               late_rc, mdcom_strerror(late_rc), late_ns / 1e6, err.c_str());
+               r, mdcom_strerror(r), early_rc, mdcom_strerror(early_rc), early_ns / 1e6, late_rc,
+               mdcom_strerror(late_rc), late_ns / 1e6, err.c_str());
         /* a master that fits the tmpfs attaches, and its remote too */
         Config small = Config::two_domains("initfail");
         small.channels = {fifo_cfg("big", 64, 8, 8, 1u << kDomA, 1u << kDomB)};
@@ -501,7 +507,8 @@ TEST_F(Restart, SiblingReformatsWhileTheFormatterTerminates)
         if (r != 0 || n != 1) {
             bad++;
             printf("round %d: remote init %d (%s), recv %d: the sibling's region is not at "
-                   "the name\n", i, r, rx.err, n);
+                   "the name\n",
+                   i, r, rx.err, n);
         }
         rx.term();
         phase->store(2);

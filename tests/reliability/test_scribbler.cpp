@@ -39,13 +39,25 @@ constexpr uint32_t kDomA = 0, kDomB = 1;
 constexpr int64_t kCallTimeout = 20 * kMs;
 
 enum Class {
-    HEADER, DOMAINS, DIRECTORY, PROCS, POSITIONS, SLOTS, BSTATES, LENGTHS, LOCKS, WAITERS,
-    EVENTS, COUNTERS, ANYWHERE, N_CLASSES
+    HEADER,
+    DOMAINS,
+    DIRECTORY,
+    PROCS,
+    POSITIONS,
+    SLOTS,
+    BSTATES,
+    LENGTHS,
+    LOCKS,
+    WAITERS,
+    EVENTS,
+    COUNTERS,
+    ANYWHERE,
+    N_CLASSES
 };
 const char *class_name(int c)
 {
-    static const char *n[] = {"header",     "domains", "directory", "process entries",
-                              "positions",  "slots",   "block states", "lengths",
+    static const char *n[] = {"header",     "domains",       "directory",         "process entries",
+                              "positions",  "slots",         "block states",      "lengths",
                               "lock words", "waiter counts", "heartbeats+events", "counters",
                               "anywhere"};
     return n[c];
@@ -53,31 +65,31 @@ const char *class_name(int c)
 
 /* What each victim reports, in shared memory. */
 struct VictimStats {
-    std::atomic<uint64_t> last_ok{0};     /* time of the last valid message received */
-    std::atomic<uint64_t> first_ok{0};    /* of the first one after the scribbling stopped */
-    std::atomic<int64_t> first_ok_rd{-1}; /* its run-queue wait total (run_delay_ns) then */
+    std::atomic<uint64_t> last_ok{0};      /* time of the last valid message received */
+    std::atomic<uint64_t> first_ok{0};     /* of the first one after the scribbling stopped */
+    std::atomic<int64_t> first_ok_rd{-1};  /* its run-queue wait total (run_delay_ns) then */
     std::atomic<uint64_t> first_ok_for{0}; /* the stop time first_ok answers; written last */
     std::atomic<uint64_t> calls{0};
-    std::atomic<uint64_t> overruns{0};    /* calls past timeout + bound */
-    std::atomic<int64_t> worst_over{0};   /* ns, less the run-queue wait */
-    std::atomic<int64_t> worst_raw{0};    /* ns, elapsed - timeout */
+    std::atomic<uint64_t> overruns{0};        /* calls past timeout + bound */
+    std::atomic<int64_t> worst_over{0};       /* ns, less the run-queue wait */
+    std::atomic<int64_t> worst_raw{0};        /* ns, elapsed - timeout */
     std::atomic<int64_t> worst_raw_queued{0}; /* the run-queue wait inside that call */
     std::atomic<uint64_t> undocumented{0};
-    std::atomic<int> first_bad{0};        /* the first undocumented code */
-    std::atomic<int> first_bad_call{0};   /* which call returned it */
-    std::atomic<int> worst_call{0};       /* which call overshot most */
-    std::atomic<int> worst_cls{0};        /* during which class */
+    std::atomic<int> first_bad{0};      /* the first undocumented code */
+    std::atomic<int> first_bad_call{0}; /* which call returned it */
+    std::atomic<int> worst_call{0};     /* which call overshot most */
+    std::atomic<int> worst_cls{0};      /* during which class */
     std::atomic<uint64_t> reattach{0};
-    std::atomic<uint64_t> corrupt{0};     /* messages with a bad CRC (the scribbler's bytes) */
+    std::atomic<uint64_t> corrupt{0}; /* messages with a bad CRC (the scribbler's bytes) */
     std::atomic<uint64_t> received{0};
-    std::atomic<int> last_rc[5];          /* each call's last return code, for a stuck victim */
-    std::atomic<uint64_t> last_rc_at[5];  /* and when it returned it */
-    char init_err[256];                   /* the last failed mdcom_init's message */
+    std::atomic<int> last_rc[5];         /* each call's last return code, for a stuck victim */
+    std::atomic<uint64_t> last_rc_at[5]; /* and when it returned it */
+    char init_err[256];                  /* the last failed mdcom_init's message */
 };
 struct Shared2 {
     VictimStats v[2];
     std::atomic<int> stop{0};
-    std::atomic<int> cls{0}; /* the class being scribbled (or just stopped) */
+    std::atomic<int> cls{0};          /* the class being scribbled (or just stopped) */
     std::atomic<uint64_t> stopped{0}; /* when the scribbling of cls stopped; 0 while it goes on */
 };
 
@@ -90,8 +102,8 @@ bool documented(int call, int r)
 {
     /* 0 send, 1 recv, 2 lock, 3 unlock, 4 init */
     static const std::vector<std::vector<int>> ok = {
-        {0, MDCOM_FILTERED, -ETIMEDOUT, -ENOBUFS, -EAGAIN, -EPROTO, -EBADMSG, -EALREADY,
-         -ESHUTDOWN, -ECONNRESET, -ENOTCONN, -EMSGSIZE},
+        {0, MDCOM_FILTERED, -ETIMEDOUT, -ENOBUFS, -EAGAIN, -EPROTO, -EBADMSG, -EALREADY, -ESHUTDOWN,
+         -ECONNRESET, -ENOTCONN, -EMSGSIZE},
         {-ETIMEDOUT, -EPROTO, -EBADMSG, -EALREADY, -EMSGSIZE, -ESHUTDOWN, -ECONNRESET, -ENOTCONN},
         {0, -ETIMEDOUT, -EDEADLK, -EBUSY, -ESHUTDOWN, -ECONNRESET, -ENOTCONN},
         {0, -EPERM, -ENOTCONN},
@@ -216,10 +228,12 @@ protected:
             msg.seq = seq++;
             memset(msg.pad, (int)(msg.seq & 0xff), sizeof msg.pad);
             msg.crc = crc32(msg.pad, sizeof msg.pad, msg.seq);
-            int r = timed(0, kCallTimeout, [&] { return mdcom_fifoch_send(tx, &msg, sizeof msg, kCallTimeout); });
+            int r = timed(0, kCallTimeout,
+                          [&] { return mdcom_fifoch_send(tx, &msg, sizeof msg, kCallTimeout); });
             bool reset = r == -ECONNRESET || r == -ESHUTDOWN || r == -ENOTCONN;
             Msg in{};
-            int n = timed(1, kCallTimeout, [&] { return mdcom_fifoch_recv(rx, &in, sizeof in, kCallTimeout); });
+            int n = timed(1, kCallTimeout,
+                          [&] { return mdcom_fifoch_recv(rx, &in, sizeof in, kCallTimeout); });
             reset |= n == -ECONNRESET || n == -ESHUTDOWN || n == -ENOTCONN;
             if (n == (int)sizeof in) {
                 if (in.crc == crc32(in.pad, sizeof in.pad, in.seq)) {
@@ -264,11 +278,16 @@ protected:
     {
         auto val = [&]() -> uint32_t {
             switch (rng() % 6) {
-            case 0: return 0;
-            case 1: return rng() % 4;
-            case 2: return 0xffffffffu;
-            case 3: return rng() % 70;
-            default: return rng();
+            case 0:
+                return 0;
+            case 1:
+                return rng() % 4;
+            case 2:
+                return 0xffffffffu;
+            case 3:
+                return rng() % 70;
+            default:
+                return rng();
             }
         };
         auto put = [&](size_t off) {
@@ -278,20 +297,35 @@ protected:
         const mdcom_wire_chan_layout &c0 = l.cl[rng() % 2];
         const mdcom_wire_chan_layout &sm = l.cl[2];
         switch (cls) {
-        case HEADER: put(rng() % MDCOM_HDR_SIZE); break;
-        case DOMAINS: put(l.lay.dom_off + rng() % (2 * sizeof(mdcom_wire_domain))); break;
-        case DIRECTORY: put(l.lay.dir_off + rng() % (3 * sizeof(mdcom_wire_dirent))); break;
-        case PROCS: put(l.lay.proc_off + rng() % (MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc))); break;
-        case POSITIONS:
-            put(c0.off + (rng() % 2 ? offsetof(mdcom_wire_fifo_ctl, enq) : offsetof(mdcom_wire_fifo_ctl, deq)));
+        case HEADER:
+            put(rng() % MDCOM_HDR_SIZE);
             break;
-        case SLOTS: put(c0.off + c0.qslots_off + rng() % (c0.qcap * sizeof(mdcom_wire_qslot))); break;
-        case BSTATES: put(c0.off + c0.bstate_off + 4 * (rng() % c0.block_count)); break;
+        case DOMAINS:
+            put(l.lay.dom_off + rng() % (2 * sizeof(mdcom_wire_domain)));
+            break;
+        case DIRECTORY:
+            put(l.lay.dir_off + rng() % (3 * sizeof(mdcom_wire_dirent)));
+            break;
+        case PROCS:
+            put(l.lay.proc_off + rng() % (MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc)));
+            break;
+        case POSITIONS:
+            put(c0.off + (rng() % 2 ? offsetof(mdcom_wire_fifo_ctl, enq)
+                                    : offsetof(mdcom_wire_fifo_ctl, deq)));
+            break;
+        case SLOTS:
+            put(c0.off + c0.qslots_off + rng() % (c0.qcap * sizeof(mdcom_wire_qslot)));
+            break;
+        case BSTATES:
+            put(c0.off + c0.bstate_off + 4 * (rng() % c0.block_count));
+            break;
         case LENGTHS:
             put(c0.off + c0.qslots_off + sizeof(mdcom_wire_qslot) * (rng() % c0.qcap) +
                 offsetof(mdcom_wire_qslot, len));
             break;
-        case LOCKS: put(sm.off + offsetof(mdcom_wire_smem_ctl, lock.word)); break;
+        case LOCKS:
+            put(sm.off + offsetof(mdcom_wire_smem_ctl, lock.word));
+            break;
         case WAITERS:
             put(rng() % 2 ? sm.off + offsetof(mdcom_wire_smem_ctl, lock.waiters)
                           : c0.off + offsetof(mdcom_wire_fifo_ctl, event.waiters));
@@ -301,8 +335,12 @@ protected:
                           : l.lay.proc_off + sizeof(mdcom_wire_proc) * (rng() % 4) +
                                 offsetof(mdcom_wire_proc, heartbeat));
             break;
-        case COUNTERS: put(c0.off + offsetof(mdcom_wire_fifo_ctl, stats) + 4 * (rng() % 4)); break;
-        default: put(rng() % v.size); break;
+        case COUNTERS:
+            put(c0.off + offsetof(mdcom_wire_fifo_ctl, stats) + 4 * (rng() % 4));
+            break;
+        default:
+            put(rng() % v.size);
+            break;
         }
     }
 };
@@ -317,8 +355,9 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
     Shared<Shared2> sh;
     pid_t a = kids_.spawn([&] { return victim(sh.p, kDomA); });
     pid_t b = kids_.spawn([&] { return victim(sh.p, kDomB); });
-    ASSERT_TRUE(wait_until([&] { return sh->v[0].received.load() > 100 && sh->v[1].received.load() > 100; },
-                           10 * kSec))
+    ASSERT_TRUE(
+        wait_until([&] { return sh->v[0].received.load() > 100 && sh->v[1].received.load() > 100; },
+                   10 * kSec))
         << "no traffic before scribbling";
     std::mt19937 rng((uint32_t)rel::env_u64("MDCOM_SCRIBBLE_SEED", 20261124));
     uint64_t hb = rel::env_u64("MDCOM_SCRIBBLE_HEARTBEAT_MS", 0);
@@ -352,9 +391,12 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
         uint64_t stopped = now_ns();
         int64_t rd_stop[2] = {victim_run_delay(a), victim_run_delay(b)};
         sh->stopped.store(stopped);
-        bool back = wait_until([&] { return sh->v[0].first_ok_for.load() == stopped &&
-                                            sh->v[1].first_ok_for.load() == stopped; },
-                               per_class / 2 > 3 * kSec ? per_class / 2 : 3 * kSec);
+        bool back = wait_until(
+            [&] {
+                return sh->v[0].first_ok_for.load() == stopped &&
+                       sh->v[1].first_ok_for.load() == stopped;
+            },
+            per_class / 2 > 3 * kSec ? per_class / 2 : 3 * kSec);
         /* recovery: until both victims received a valid message; each
          * victim's time less its own run-queue wait since the stop (the
          * machine's load; what one victim waits for the other to do is
@@ -395,19 +437,20 @@ TEST_F(Scribbler, VictimsSurviveAndRecoverEveryFieldClass)
     EXPECT_EQ(kids_.wait(b, 10 * kSec), "");
     for (int d = 0; d < 2; d++) {
         VictimStats &st = sh->v[d];
-        printf("victim %d: %llu calls, %llu received, %llu corrupt (scribbled data), %llu attaches, "
-               "worst overshoot %.1f ms (call %d, class %s), %llu over the bound; worst elapsed "
-               "overshoot %.1f ms, %.1f ms of it waiting for a CPU (measured past the bound only)\n",
-               d, (unsigned long long)st.calls.load(), (unsigned long long)st.received.load(),
-               (unsigned long long)st.corrupt.load(), (unsigned long long)st.reattach.load(),
-               st.worst_over.load() / 1e6, st.worst_call.load(), class_name(st.worst_cls.load()),
-               (unsigned long long)st.overruns.load(), st.worst_raw.load() / 1e6,
-               st.worst_raw_queued.load() / 1e6);
+        printf(
+            "victim %d: %llu calls, %llu received, %llu corrupt (scribbled data), %llu attaches, "
+            "worst overshoot %.1f ms (call %d, class %s), %llu over the bound; worst elapsed "
+            "overshoot %.1f ms, %.1f ms of it waiting for a CPU (measured past the bound only)\n",
+            d, (unsigned long long)st.calls.load(), (unsigned long long)st.received.load(),
+            (unsigned long long)st.corrupt.load(), (unsigned long long)st.reattach.load(),
+            st.worst_over.load() / 1e6, st.worst_call.load(), class_name(st.worst_cls.load()),
+            (unsigned long long)st.overruns.load(), st.worst_raw.load() / 1e6,
+            st.worst_raw_queued.load() / 1e6);
         EXPECT_EQ(st.undocumented.load(), 0u)
             << "victim " << d << ": call " << st.first_bad_call.load() << " returned "
             << st.first_bad.load() << " (" << mdcom_strerror(st.first_bad.load()) << ")";
-        EXPECT_EQ(st.overruns.load(), 0u) << "victim " << d << ": calls past timeout + "
-                                          << bound_ns_ / kMs << " ms";
+        EXPECT_EQ(st.overruns.load(), 0u)
+            << "victim " << d << ": calls past timeout + " << bound_ns_ / kMs << " ms";
     }
 }
 

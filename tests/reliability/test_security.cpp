@@ -186,9 +186,8 @@ TEST_F(Security, AnotherUserCannotAttach)
     const gid_t other_gid = 4242;
     const std::string stat_exe = stat_for_nobody();
     ASSERT_FALSE(stat_exe.empty()) << "cannot copy " << MDCOM_STAT_EXE << " to /tmp";
-    pid_t c = kids_.spawn([&] {
-        return attach_as_nobody(cfg, other_gid, stat_exe.c_str(), region_.c_str());
-    });
+    pid_t c = kids_.spawn(
+        [&] { return attach_as_nobody(cfg, other_gid, stat_exe.c_str(), region_.c_str()); });
     std::string res = kids_.wait(c, 10 * kSec);
     unlink(stat_exe.c_str());
     EXPECT_TRUE(res.find("exited with status 13") != std::string::npos)
@@ -275,26 +274,26 @@ TEST_F(Security, ConfigurationBounds)
     EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = long_name; }));
     EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->region_name = ""; }));
     EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
-                  t.channels[0].name = long_name;
-                  c->channels = t.channels.data();
-              }));
+        t.channels[0].name = long_name;
+        c->channels = t.channels.data();
+    }));
     EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
-                  t.domains[1].name = "a-very-long-domain-name";
-                  c->domains = t.domains.data();
-              }));
+        t.domains[1].name = "a-very-long-domain-name";
+        c->domains = t.domains.data();
+    }));
     EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
-                  t.channels[0].block_count = MDCOM_MAX_BLOCKS + 1;
-                  c->channels = t.channels.data();
-              }));
+        t.channels[0].block_count = MDCOM_MAX_BLOCKS + 1;
+        c->channels = t.channels.data();
+    }));
     EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
-                  t.channels[0].block_size = 0x10000000u; /* x 4 blocks > 4 GiB */
-                  t.channels[0].block_count = 64;
-                  c->channels = t.channels.data();
-              }));
+        t.channels[0].block_size = 0x10000000u; /* x 4 blocks > 4 GiB */
+        t.channels[0].block_count = 64;
+        c->channels = t.channels.data();
+    }));
     EXPECT_EQ(-EINVAL, rc([](Config &t, mdcom_config *c) {
-                  t.channels[0].senders = 1u << 7; /* a domain that does not exist */
-                  c->channels = t.channels.data();
-              }));
+        t.channels[0].senders = 1u << 7; /* a domain that does not exist */
+        c->channels = t.channels.data();
+    }));
     EXPECT_EQ(-EINVAL, rc([](Config &, mdcom_config *c) { c->n_channels = MDCOM_MAX_DIR + 1; }));
     EXPECT_FALSE(region_exists(region_));
 }

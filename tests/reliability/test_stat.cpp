@@ -36,7 +36,10 @@ struct StatSystem {
     }
 };
 
-bool contains(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+bool contains(const std::string &s, const std::string &what)
+{
+    return s.find(what) != std::string::npos;
+}
 
 class StatLive : public MpFixture {};
 
@@ -98,15 +101,16 @@ TEST_F(StatLive, ShowsQueuesLocksAndProcesses)
         << j;
     /* the lock word: slot 1 + 1, the holder's incarnation above (1: the
      * entry's first claim) */
-    EXPECT_TRUE(contains(j, "\"lock_slot\":1,\"lock_word\":" +
-                            std::to_string(MDCOM_LOCK_MAKE(1, 1)) + ",\"lock_owner_pid\":" +
-                            std::to_string(getpid()) + ",\"lock_owner_state\":\"alive\""))
+    EXPECT_TRUE(
+        contains(j, "\"lock_slot\":1,\"lock_word\":" + std::to_string(MDCOM_LOCK_MAKE(1, 1)) +
+                        ",\"lock_owner_pid\":" + std::to_string(getpid()) +
+                        ",\"lock_owner_state\":\"alive\""))
         << j;
-    EXPECT_TRUE(contains(j, "\"domain\":1,\"pid\":" + std::to_string(victim) +
-                                ",\"state\":\"dead\""))
+    EXPECT_TRUE(
+        contains(j, "\"domain\":1,\"pid\":" + std::to_string(victim) + ",\"state\":\"dead\""))
         << j;
-    EXPECT_TRUE(contains(j, "\"domain\":0,\"pid\":" + std::to_string(getpid()) +
-                                ",\"state\":\"alive\""))
+    EXPECT_TRUE(
+        contains(j, "\"domain\":0,\"pid\":" + std::to_string(getpid()) + ",\"state\":\"alive\""))
         << j;
 #ifdef MDCOM_PYTHON
     {
@@ -220,7 +224,8 @@ protected:
     {
         EXPECT_EQ(r.signal, 0) << what << ": " << r.err;
         EXPECT_TRUE(r.status == 0 || r.status == 3 || r.status == 4)
-            << what << ": " << r.describe() << "\n" << r.out << r.err;
+            << what << ": " << r.describe() << "\n"
+            << r.out << r.err;
         if (r.status == 3 || r.status == 4) {
             EXPECT_TRUE(contains(r.err, "mdcom-stat: ")) << what << ": no message";
         }
@@ -269,15 +274,17 @@ TEST_F(StatCorrupt, RandomBytesEmptyAndTruncatedFiles)
 
 TEST_F(StatCorrupt, TargetedHeaderAndDirectoryFields)
 {
-    const uint32_t vals[] = {0, 1, 2, 31, 32, 33, 64, 255, 256, 1023, 1024, 1025, 65536,
-                             0x7fffffffu, 0x80000000u, 0xfffffff0u, 0xffffffffu};
+    const uint32_t vals[] = {0,     1,           2,           31,          32,         33,
+                             64,    255,         256,         1023,        1024,       1025,
+                             65536, 0x7fffffffu, 0x80000000u, 0xfffffff0u, 0xffffffffu};
     const rel::Layout &L = *lay_;
     /* words that describe the structure: any change must be rejected */
     auto structural = [&](size_t off) {
         if (off < 20 || (off >= 28 && off < 60))
             return true; /* magic .. layout_hash, n_domains .. master_domain */
         if (off >= L.lay.dom_off && off < L.lay.dom_off + 2 * 32u)
-            return (off - L.lay.dom_off) % 32 == 16 || (off - L.lay.dom_off) % 32 == 20; /* id, role */
+            return (off - L.lay.dom_off) % 32 == 16 ||
+                   (off - L.lay.dom_off) % 32 == 20; /* id, role */
         if (off >= L.lay.dir_off && off < L.lay.dir_off + L.cl.size() * 64u) {
             size_t f = (off - L.lay.dir_off) % 64;
             /* type .. receivers; an SMEM entry has no block_count/queue_depth

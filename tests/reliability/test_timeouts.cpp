@@ -115,9 +115,8 @@ protected:
                 n_over += o > bound_ns_;
             std::ostringstream worst;
             worst << "the worst call (timeout " << s.worst_t / 1e3 << " us) overshot by "
-                  << s.worst / 1e3 << " us (plus " << s.worst_q / 1e3
-                  << " us waiting for a CPU), " << s.worst_cpu / 1e3
-                  << " us of it on a CPU, the rest asleep or blocked";
+                  << s.worst / 1e3 << " us (plus " << s.worst_q / 1e3 << " us waiting for a CPU), "
+                  << s.worst_cpu / 1e3 << " us of it on a CPU, the rest asleep or blocked";
             EXPECT_LE(n_over, 1u) << kv.first << ": " << n_over << " calls overshot the bound; "
                                   << worst.str();
             EXPECT_LE(rel::percentile(s.over, 1.0), 20 * bound_ns_)
@@ -164,11 +163,14 @@ TEST_F(Timeouts, ChannelWaitsSendRecvLock)
     ASSERT_EQ(0, mdcom_smemch_trylock(lk_a));
 
     char buf[32];
-    measure("fifoch_wait(RX)", [&](int64_t t) { return mdcom_fifoch_wait(empty_b, MDCOM_EV_RX, t); });
-    measure("fifoch_wait(TX)", [&](int64_t t) { return mdcom_fifoch_wait(full_b, MDCOM_EV_TX, t); });
+    measure("fifoch_wait(RX)",
+            [&](int64_t t) { return mdcom_fifoch_wait(empty_b, MDCOM_EV_RX, t); });
+    measure("fifoch_wait(TX)",
+            [&](int64_t t) { return mdcom_fifoch_wait(full_b, MDCOM_EV_TX, t); });
     measure("send (no block)", [&](int64_t t) { return mdcom_fifoch_send(full_b, "z", 1, t); });
     measure("send (queue full)", [&](int64_t t) { return mdcom_fifoch_send(deep_b, "z", 1, t); });
-    measure("recv (empty)", [&](int64_t t) { return mdcom_fifoch_recv(empty_b, buf, sizeof buf, t); });
+    measure("recv (empty)",
+            [&](int64_t t) { return mdcom_fifoch_recv(empty_b, buf, sizeof buf, t); });
     measure("smemch_lock (held)", [&](int64_t t) { return mdcom_smemch_lock(lk_b, t); });
 
     /* a peer notifying continuously: spurious wake-ups must not extend the wait */
@@ -177,7 +179,8 @@ TEST_F(Timeouts, ChannelWaitsSendRecvLock)
         while (!stop.load())
             mdcom_fifoch_notify(empty_b);
     });
-    measure("wait (notify storm)", [&](int64_t t) { return mdcom_fifoch_wait(empty_b, MDCOM_EV_RX, t); });
+    measure("wait (notify storm)",
+            [&](int64_t t) { return mdcom_fifoch_wait(empty_b, MDCOM_EV_RX, t); });
     stop = true;
     storm.join();
 
@@ -189,8 +192,8 @@ TEST_F(Timeouts, ChannelWaitsSendRecvLock)
         EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_recv(empty_b, buf, sizeof buf, MDCOM_POLL));
         EXPECT_EQ(-ETIMEDOUT, mdcom_smemch_lock(lk_b, MDCOM_POLL));
         int64_t el, busy = tm.ns(&el);
-        EXPECT_LT(busy, bound_ns_) << "3 polls took " << el / 1e6 << " ms, "
-                                   << (el - busy) / 1e6 << " of them waiting for a CPU";
+        EXPECT_LT(busy, bound_ns_) << "3 polls took " << el / 1e6 << " ms, " << (el - busy) / 1e6
+                                   << " of them waiting for a CPU";
     }
     ASSERT_EQ(0, mdcom_smemch_unlock(lk_a));
 }

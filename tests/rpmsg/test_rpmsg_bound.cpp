@@ -104,8 +104,8 @@ struct BSide {
     }
     static void ns_cb(mdcom_rpmsg_t *, const char *name, uint32_t addr, uint32_t flags, void *priv)
     {
-        static_cast<BSide *>(priv)->ns_log.push_back((flags ? "-" : "+") + std::string(name) +
-                                                     "@" + std::to_string(addr));
+        static_cast<BSide *>(priv)->ns_log.push_back((flags ? "-" : "+") + std::string(name) + "@" +
+                                                     std::to_string(addr));
     }
     static int cb(mdcom_rpmsg_ept_t *, void *data, size_t len, uint32_t, void *priv)
     {
@@ -158,8 +158,8 @@ struct Bound : ::testing::Test {
         w.table(num, dfeatures);
         mdcom_rsc_vdev *v = nullptr;
         ASSERT_EQ(0, mdcom_rsc_find_rpmsg(w.m(), w.table_size(), &v));
-        ASSERT_EQ(0, mdcom_rpmsg_bind_from_rsc(&bind, v, w.m(), MEM_DA, MEM_SIZE, MEM_DA + POOL,
-                                               BUF));
+        ASSERT_EQ(0,
+                  mdcom_rpmsg_bind_from_rsc(&bind, v, w.m(), MEM_DA, MEM_SIZE, MEM_DA + POOL, BUF));
     }
     void start(uint32_t dfeatures = MDCOM_RPMSG_F_NS)
     {
@@ -386,8 +386,8 @@ TEST_F(Bound, InterruptDrivenEchoBetweenThreads)
             return;
         }
         mdcom_rpmsg_ept_t *e = nullptr;
-        if (mdcom_rpmsg_ept_create(remote.r, &e, "echo", MDCOM_RPMSG_ADDR_ANY,
-                                   MDCOM_RPMSG_ADDR_ANY, BSide::cb, &remote, 1000000000LL) != 0) {
+        if (mdcom_rpmsg_ept_create(remote.r, &e, "echo", MDCOM_RPMSG_ADDR_ANY, MDCOM_RPMSG_ADDR_ANY,
+                                   BSide::cb, &remote, 1000000000LL) != 0) {
             remote_rc = -2;
             return;
         }

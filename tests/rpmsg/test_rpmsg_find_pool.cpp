@@ -38,7 +38,8 @@ struct Host {
         mdcom_rpmsg_opts o{};
         o.role = MDCOM_RPMSG_HOST;
         state.resize(mdcom_rpmsg_state_size_bound(NUM, &o) + 16);
-        EXPECT_EQ(mdcom_rpmsg_init_bound(&r, rpt_align16(state.data()), state.size() - 16, &b, &o), 0);
+        EXPECT_EQ(mdcom_rpmsg_init_bound(&r, rpt_align16(state.data()), state.size() - 16, &b, &o),
+                  0);
     }
     ~Host()
     {
@@ -72,7 +73,8 @@ TEST(RpmsgFindPool, FindsTheHostsPoolAndAnEchoWorks)
     o.role = MDCOM_RPMSG_REMOTE;
     std::vector<uint8_t> st(mdcom_rpmsg_state_size_bound(NUM, &o) + 16);
     mdcom_rpmsg_t *rem = nullptr;
-    ASSERT_EQ(mdcom_rpmsg_init_bound(&rem, Host::rpt_align16(st.data()), st.size() - 16, &v, &o), 0);
+    ASSERT_EQ(mdcom_rpmsg_init_bound(&rem, Host::rpt_align16(st.data()), st.size() - 16, &v, &o),
+              0);
     struct Got {
         std::vector<uint8_t> data;
         uint32_t src = 0;
@@ -84,7 +86,9 @@ TEST(RpmsgFindPool, FindsTheHostsPoolAndAnEchoWorks)
         return 0;
     };
     mdcom_rpmsg_ept_t *er = nullptr, *eh = nullptr;
-    ASSERT_EQ(mdcom_rpmsg_ept_create(rem, &er, nullptr, 1100, MDCOM_RPMSG_ADDR_ANY, cb, &got, MDCOM_POLL), 0);
+    ASSERT_EQ(
+        mdcom_rpmsg_ept_create(rem, &er, nullptr, 1100, MDCOM_RPMSG_ADDR_ANY, cb, &got, MDCOM_POLL),
+        0);
     ASSERT_EQ(mdcom_rpmsg_ept_create(h.r, &eh, nullptr, 1200, 1100, cb, &got, MDCOM_POLL), 0);
     ASSERT_EQ(mdcom_rpmsg_send(eh, "abc", 3, MDCOM_POLL), 0);
     EXPECT_EQ(mdcom_rpmsg_poll(rem, MDCOM_POLL), 1);

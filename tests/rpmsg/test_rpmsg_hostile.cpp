@@ -16,8 +16,8 @@
 #include "support/whitebox.h"
 
 using rpt::Area;
-using rpt::Side;
 using rpt::end_pair;
+using rpt::Side;
 
 namespace {
 
@@ -95,7 +95,8 @@ struct Hostile : ::testing::Test {
     /* (the hostile remote) a name-service message (name, addr, flags; its
      * first len bytes) from 2000 to 53 in buffer b, returned at used
      * position pos; what the host's poll then returns */
-    int ns_in(uint32_t b, uint32_t pos, const char *name32, uint32_t addr, uint32_t flags, uint16_t len)
+    int ns_in(uint32_t b, uint32_t pos, const char *name32, uint32_t addr, uint32_t flags,
+              uint16_t len)
     {
         std::vector<uint8_t> m = ns_msg(name32, addr, flags);
         msg(b, 2000, 53, m.data(), len);
@@ -176,8 +177,8 @@ TEST_F(Hostile, HostUsedIdReturnedTwice)
 {
     std::vector<void *> held;
     mdcom_rpmsg_ept_t *e = nullptr;
-    ASSERT_EQ(0, mdcom_rpmsg_ept_create(host.r, &e, nullptr, 5000, MDCOM_RPMSG_ADDR_ANY,
-                                        hold_all, &held, 0));
+    ASSERT_EQ(0, mdcom_rpmsg_ept_create(host.r, &e, nullptr, 5000, MDCOM_RPMSG_ADDR_ANY, hold_all,
+                                        &held, 0));
     msg(0, 1, 5000, "a", 1);
     v0.ret(0, 0, 17);
     EXPECT_EQ(1, mdcom_rpmsg_poll(host.r, MDCOM_POLL));
@@ -339,8 +340,8 @@ TEST_F(Hostile, RemoteAliasedBuffersAndHeads)
     start_remote();
     std::vector<void *> held;
     mdcom_rpmsg_ept_t *e = nullptr;
-    ASSERT_EQ(0, mdcom_rpmsg_ept_create(remote.r, &e, nullptr, 6000, MDCOM_RPMSG_ADDR_ANY,
-                                        hold_all, &held, 0));
+    ASSERT_EQ(0, mdcom_rpmsg_ept_create(remote.r, &e, nullptr, 6000, MDCOM_RPMSG_ADDR_ANY, hold_all,
+                                        &held, 0));
     msg(N, 5000, 6000, "a", 1);
     v1.post(0, 0, buf_addr(N), 17, 0);
     EXPECT_EQ(1, mdcom_rpmsg_poll(remote.r, MDCOM_POLL));
@@ -373,9 +374,9 @@ TEST_F(Hostile, RemoteTxDescriptorsBad)
 {
     /* the host posted its 4 RX buffers in vring 0; corrupt three of them
      * before the remote takes them for sending */
-    rpt::wr64(v0.desc(0), lay.pool_size + 64);         /* outside the pool */
-    rpt::wr16(v0.desc(1) + 12, 0);                     /* not device-writable */
-    rpt::wr32(v0.desc(2) + 8, BS / 2);                 /* not a whole buffer */
+    rpt::wr64(v0.desc(0), lay.pool_size + 64); /* outside the pool */
+    rpt::wr16(v0.desc(1) + 12, 0);             /* not device-writable */
+    rpt::wr32(v0.desc(2) + 8, BS / 2);         /* not a whole buffer */
     start_remote();
     mdcom_rpmsg_ept_t *e = remote.ept(nullptr, 6000, 5000);
     host.ept(nullptr, 5000);
@@ -426,11 +427,21 @@ TEST_F(Hostile, RandomScribbleNeverEscapes)
             ctl[64 + rng() % 8] = (uint8_t)rng(); /* notify/waiter words */
         uint32_t x[16] = {(uint32_t)iter};
         switch (rng() % 6) {
-        case 0: (void)mdcom_rpmsg_trysend(he, x, rng() % 49); break;
-        case 1: (void)mdcom_rpmsg_trysend(re, x, rng() % 49); break;
-        case 2: (void)mdcom_rpmsg_poll(host.r, MDCOM_POLL); break;
-        case 3: (void)mdcom_rpmsg_poll(remote.r, MDCOM_POLL); break;
-        case 4: (void)mdcom_rpmsg_send(he, x, 4, 100000); break; /* 0.1 ms */
+        case 0:
+            (void)mdcom_rpmsg_trysend(he, x, rng() % 49);
+            break;
+        case 1:
+            (void)mdcom_rpmsg_trysend(re, x, rng() % 49);
+            break;
+        case 2:
+            (void)mdcom_rpmsg_poll(host.r, MDCOM_POLL);
+            break;
+        case 3:
+            (void)mdcom_rpmsg_poll(remote.r, MDCOM_POLL);
+            break;
+        case 4:
+            (void)mdcom_rpmsg_send(he, x, 4, 100000);
+            break; /* 0.1 ms */
         case 5: {
             void *b = nullptr;
             if (mdcom_rpmsg_get_tx_buffer(re, &b, nullptr, MDCOM_POLL) == 0)

@@ -133,10 +133,12 @@ TEST(RpmsgLayout, SmallAndLargeAreas)
         mdcom_rpmsg_geometry g = c.g;
         mdcom_rpmsg_layout l{};
         ASSERT_EQ(0, mdcom_rpmsg_layout_compute(&g, &l));
-        const uint32_t got[] = {l.vring_off[0], l.vring_off[1], l.vring_size, l.pool_off, l.pool_size, l.size};
+        const uint32_t got[] = {l.vring_off[0], l.vring_off[1], l.vring_size,
+                                l.pool_off,     l.pool_size,    l.size};
         const uint32_t want[] = {c.vring0, c.vring1, c.vring_size, c.pool_off, c.pool_size, c.size};
         for (size_t i = 0; i < 6; i++)
-            EXPECT_EQ(want[i], got[i]) << "field " << i << " (vring0 vring1 vring_size pool_off pool_size size)";
+            EXPECT_EQ(want[i], got[i])
+                << "field " << i << " (vring0 vring1 vring_size pool_off pool_size size)";
     }
 }
 

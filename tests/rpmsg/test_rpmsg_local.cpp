@@ -13,8 +13,8 @@
 #include "rp_test.h"
 
 using rpt::Area;
-using rpt::Side;
 using rpt::end_pair;
+using rpt::Side;
 
 namespace {
 
@@ -82,20 +82,22 @@ TEST_F(Pair, InitArgumentChecks)
     area = new Area(lay.size);
     host.prepare(MDCOM_RPMSG_HOST);
     mdcom_rpmsg_t *r = nullptr;
-    EXPECT_EQ(-ENOSPC, mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p,
-                                        lay.size - 1, &host.opts));
-    EXPECT_EQ(-ENOSPC, mdcom_rpmsg_init(&r, host.state_mem, host.state_size - 1, area->p,
-                                        lay.size, &host.opts));
+    EXPECT_EQ(-ENOSPC, mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p, lay.size - 1,
+                                        &host.opts));
+    EXPECT_EQ(-ENOSPC, mdcom_rpmsg_init(&r, host.state_mem, host.state_size - 1, area->p, lay.size,
+                                        &host.opts));
     EXPECT_EQ(-EINVAL, mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->at(8),
                                         lay.size - 8, &host.opts));
     mdcom_rpmsg_opts o = host.opts;
     o.role = 7;
-    EXPECT_EQ(-EINVAL, mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p, lay.size, &o));
+    EXPECT_EQ(-EINVAL,
+              mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p, lay.size, &o));
     o = host.opts;
     o.geometry.buf_size = 100;
-    EXPECT_EQ(-EINVAL, mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p, lay.size, &o));
-    EXPECT_EQ(-EINVAL, mdcom_rpmsg_init(nullptr, host.state_mem, host.state_size, area->p,
-                                        lay.size, &host.opts));
+    EXPECT_EQ(-EINVAL,
+              mdcom_rpmsg_init(&r, host.state_mem, host.state_size, area->p, lay.size, &o));
+    EXPECT_EQ(-EINVAL, mdcom_rpmsg_init(nullptr, host.state_mem, host.state_size, area->p, lay.size,
+                                        &host.opts));
     EXPECT_EQ(nullptr, r);
     EXPECT_EQ(-EINVAL, mdcom_rpmsg_term(nullptr));
     EXPECT_EQ(-EINVAL, mdcom_rpmsg_poll(nullptr, 0));

@@ -24,17 +24,17 @@ using rpt::Side;
 
 namespace {
 
-#define TRY(expr)                                                                       \
-    do {                                                                                \
-        std::string e_ = (expr);                                                        \
-        if (!e_.empty())                                                                \
-            return e_;                                                                  \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        std::string e_ = (expr);                                                                   \
+        if (!e_.empty())                                                                           \
+            return e_;                                                                             \
     } while (0)
-#define REQ(cond, msg)                                                                  \
-    do {                                                                                \
-        if (!(cond))                                                                    \
-            return std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + #cond + \
-                   ": " + (msg);                                                        \
+#define REQ(cond, msg)                                                                             \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return std::string(__FILE__ ":") + std::to_string(__LINE__) + ": " + #cond + ": " +    \
+                   (msg);                                                                          \
     } while (0)
 
 int child_result(const std::string &err)

@@ -110,8 +110,10 @@ struct Soak {
     explicit Soak(const std::string &region)
     {
         sys.region = region;
-        sys.domains = {{"p0", 0, MDCOM_ROLE_MASTER}, {"p1", 1, MDCOM_ROLE_REMOTE},
-                       {"p2", 2, MDCOM_ROLE_REMOTE}, {"p3", 3, MDCOM_ROLE_REMOTE}};
+        sys.domains = {{"p0", 0, MDCOM_ROLE_MASTER},
+                       {"p1", 1, MDCOM_ROLE_REMOTE},
+                       {"p2", 2, MDCOM_ROLE_REMOTE},
+                       {"p3", 3, MDCOM_ROLE_REMOTE}};
         names.reserve(kChans);
         for (uint32_t c = 0; c < kChans; c++) {
             names.push_back("ch" + std::to_string(c));
@@ -125,8 +127,8 @@ struct Soak {
             sys.channels.push_back(fifo_cfg(names.back().c_str(), kSizes[c % 8],
                                             kCounts[(c / 8 + c) % 8], depth, sm, rm));
         }
-        void *p = mmap(nullptr, sizeof(Book), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                       -1, 0);
+        void *p =
+            mmap(nullptr, sizeof(Book), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         bk = p == MAP_FAILED ? nullptr : static_cast<Book *>(p);
         if (bk)
             bk->min_free = UINT64_MAX;
@@ -403,8 +405,8 @@ TEST_F(SoakTest, ThirtyTwoChannelsFourProcesses)
            (unsigned long long)bk->min_free.load(), (unsigned long long)total_blocks);
     for (uint32_t p = 0; p < kProcs; p++) {
         int64_t w = bk->rss_warm[p].load(), e = bk->rss_end[p].load();
-        printf("soak: p%u RssAnon %lld KiB after warm-up, %lld KiB at the end\n", p,
-               (long long)w, (long long)e);
+        printf("soak: p%u RssAnon %lld KiB after warm-up, %lld KiB at the end\n", p, (long long)w,
+               (long long)e);
         EXPECT_GT(w, 0);
 #if defined(__SANITIZE_THREAD__)
         /* TSan's shadow of the shared region grows as traffic first touches

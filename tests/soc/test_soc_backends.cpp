@@ -75,17 +75,20 @@ TEST(SocSpec, ParsesAndRejects)
                                    sizeof(err)),
               0);
     EXPECT_EQ(mdcom_linux_soc_init(&s, "uio:/dev/uio0:map=1", nullptr, err, sizeof(err)), 0);
-    EXPECT_EQ(mdcom_linux_soc_init(&s, "uio:/dev/uio0:map=1:size=4096", nullptr, err, sizeof(err)), 0);
-    for (const char *bad : {"", "tmpfs", "devmem:/dev/mem", "devmem:dev/mem@0:size=1", "devmem:/dev/mem@x",
-                            "devmem:/dev/mem@1", "devmem:/dev/mem@1:size=0", "devmem:/dev/mem@1:size=4:x",
-                            "uio:/dev/uio0", "uio:/dev/uio0:map=9", "uio:/dev/uio0:map=1:x=2"}) {
+    EXPECT_EQ(mdcom_linux_soc_init(&s, "uio:/dev/uio0:map=1:size=4096", nullptr, err, sizeof(err)),
+              0);
+    for (const char *bad :
+         {"", "tmpfs", "devmem:/dev/mem", "devmem:dev/mem@0:size=1", "devmem:/dev/mem@x",
+          "devmem:/dev/mem@1", "devmem:/dev/mem@1:size=0", "devmem:/dev/mem@1:size=4:x",
+          "uio:/dev/uio0", "uio:/dev/uio0:map=9", "uio:/dev/uio0:map=1:x=2"}) {
         EXPECT_EQ(mdcom_linux_soc_init(&s, bad, nullptr, err, sizeof(err)), -EINVAL) << bad;
         EXPECT_NE(std::strstr(err, "region spec"), nullptr) << err;
     }
-    for (const char *bad : {"uio", "uio:/dev/uio1:map=0:reg=0x10", "uio:/dev/uio1:map=0:reg=2:val=1",
-                            "uio:/dev/uio1:map=0:reg=0x10:val=1:bogus", "eventfd",
-                            "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x8",
-                            "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x9:ackval=1"}) {
+    for (const char *bad :
+         {"uio", "uio:/dev/uio1:map=0:reg=0x10", "uio:/dev/uio1:map=0:reg=2:val=1",
+          "uio:/dev/uio1:map=0:reg=0x10:val=1:bogus", "eventfd",
+          "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x8",
+          "uio:/dev/uio1:map=0:reg=0x10:val=1:ack=0x9:ackval=1"}) {
         EXPECT_EQ(mdcom_linux_soc_init(&s, "shm", bad, err, sizeof(err)), -EINVAL) << bad;
         EXPECT_NE(std::strstr(err, "doorbell spec"), nullptr) << err;
     }
@@ -108,7 +111,8 @@ TEST(SocSpec, GeneratedSpecsParse)
     EXPECT_NE(r, -EINVAL) << err;
     if (r == 0)
         mdcom_linux_soc_close(&s);
-    EXPECT_STREQ(SOC_DEV_DOORBELL_SPEC, "uio:/dev/uio0:map=0:reg=0x8:val=0x10000:ack=0x8:ackval=0x2");
+    EXPECT_STREQ(SOC_DEV_DOORBELL_SPEC,
+                 "uio:/dev/uio0:map=0:reg=0x8:val=0x10000:ack=0x8:ackval=0x2");
 }
 
 // Master in a child process, remote here, both on spec: 200 messages each
@@ -215,7 +219,7 @@ TEST(SocRegion, UioMapOneTwoProcesses)
     long pg = sysconf(_SC_PAGESIZE);
     std::string uio = d.file("uio0", (size_t)pg + (512u << 10));
     exchange("uio:" + uio + ":map=1:size=262144"); // no sysfs for a stand-in: the size given
-    auto hdr = read_at(uio, pg, 4); // map 1 = mmap offset 1 * page size
+    auto hdr = read_at(uio, pg, 4);                // map 1 = mmap offset 1 * page size
     EXPECT_EQ(std::memcmp(hdr.data(), "MDCM", 4), 0);
     EXPECT_EQ(read_at(uio, 0, 4), std::vector<uint8_t>(4, 0)) << "map 0 written";
 }
@@ -230,8 +234,8 @@ struct UioDoorbell : ::testing::Test {
         regs = d.file("uio1", 2 * (size_t)pg);
         irq = d.path + "/irq";
         ASSERT_EQ(mkfifo(irq.c_str(), 0600), 0);
-        std::string spec = "uio:" + regs + ":map=1:reg=0x10:val=0x5:irq=" + irq +
-                           ":ack=0x8:ackval=0x3:noreenable";
+        std::string spec =
+            "uio:" + regs + ":map=1:reg=0x10:val=0x5:irq=" + irq + ":ack=0x8:ackval=0x3:noreenable";
         char err[256] = "";
         ASSERT_EQ(mdcom_linux_soc_init(&s, "shm", spec.c_str(), err, sizeof(err)), 0) << err;
     }
@@ -256,7 +260,8 @@ TEST_F(UioDoorbell, RingWritesTheMailboxRegister)
     std::memcpy(&got, v.data(), 4);
     EXPECT_EQ(got, 5u);
     EXPECT_EQ(read_at(regs, pg, 4), std::vector<uint8_t>(4, 0)); // only that register
-    EXPECT_EQ(read_at(regs, pg + 0x8, 4), std::vector<uint8_t>(4, 0)); // no ack without an interrupt
+    EXPECT_EQ(read_at(regs, pg + 0x8, 4),
+              std::vector<uint8_t>(4, 0)); // no ack without an interrupt
     EXPECT_EQ(mdcom_linux_soc_rings(&s), 1u);
 }
 

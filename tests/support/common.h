@@ -232,7 +232,10 @@ inline std::string errname(int r)
 }
 
 /* Relaxed atomic access to a shared 32-bit word (any mapping). */
-inline uint32_t rd32(const void *p) { return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED); }
+inline uint32_t rd32(const void *p)
+{
+    return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
+}
 inline void wr32(void *p, uint32_t v) { __atomic_store_n((uint32_t *)p, v, __ATOMIC_RELAXED); }
 
 /* A separate mapping of a region file (path, never through a symlink): read
@@ -299,7 +302,10 @@ struct Geometry {
     {
         return proc_off(slot, offsetof(mdcom_wire_proc, owner));
     }
-    size_t proc_pid_off(uint32_t slot) const { return proc_off(slot, offsetof(mdcom_wire_proc, pid)); }
+    size_t proc_pid_off(uint32_t slot) const
+    {
+        return proc_off(slot, offsetof(mdcom_wire_proc, pid));
+    }
 };
 
 /* n threads that each take an operation record of ch's attachment (a

@@ -54,8 +54,7 @@ public:
     Config(const Config &o)
         : region(o.region), domains(o.domains), channels(o.channels), strings_(o.strings_),
           size_(o.size_), mode_(o.mode_)
-    {
-    }
+    {}
     Config &operator=(const Config &o)
     {
         if (this != &o) {
@@ -94,7 +93,8 @@ public:
     Config &fifo(const std::string &name, uint32_t block_size, uint32_t block_count,
                  uint32_t queue_depth, uint32_t senders, uint32_t receivers)
     {
-        channels.push_back(fifo_cfg(keep(name), block_size, block_count, queue_depth, senders, receivers));
+        channels.push_back(
+            fifo_cfg(keep(name), block_size, block_count, queue_depth, senders, receivers));
         return *this;
     }
     Config &smem(const std::string &name, uint32_t size, uint32_t users)

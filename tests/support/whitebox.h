@@ -53,9 +53,18 @@ uint32_t ut_max_channels(void);
 
 /* The RPMsg transport's split-virtqueue layout (mdcom_vring_layout_compute()
  * of src/rpmsg/virtqueue.h, field by field): 0 or -EINVAL. */
-#define UT_VRING_FIELDS(X)                                                                 \
-    X(num) X(align) X(desc_off) X(avail_off) X(used_event_off) X(used_off) X(avail_event_off) \
-    X(size) X(size_aligned)
+/* clang-format off: one field per line (clang-format does not settle on X-macro lists) */
+#define UT_VRING_FIELDS(X)                                                                         \
+    X(num)                                                                                         \
+    X(align)                                                                                       \
+    X(desc_off)                                                                                    \
+    X(avail_off)                                                                                   \
+    X(used_event_off)                                                                              \
+    X(used_off)                                                                                    \
+    X(avail_event_off)                                                                             \
+    X(size)                                                                                        \
+    X(size_aligned)
+/* clang-format on */
 typedef struct ut_vring_layout {
 #define UT_VRING_FIELD(f) uint32_t f;
     UT_VRING_FIELDS(UT_VRING_FIELD)

@@ -123,13 +123,13 @@ inline ::testing::AssertionResult one_of(const char *expr, int r, std::initializ
     return ::testing::AssertionFailure()
            << expr << " returned " << errname(r) << ", expected one of {" << set << "}";
 }
-#define UT_EXPECT_ONE_OF(expr, ...)                                                              \
-    do {                                                                                         \
-        EXPECT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                 \
+#define UT_EXPECT_ONE_OF(expr, ...)                                                                \
+    do {                                                                                           \
+        EXPECT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                   \
     } while (0)
-#define UT_ASSERT_ONE_OF(expr, ...)                                                              \
-    do {                                                                                         \
-        ASSERT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                 \
+#define UT_ASSERT_ONE_OF(expr, ...)                                                                \
+    do {                                                                                           \
+        ASSERT_TRUE(::ut::one_of(#expr, (expr), {__VA_ARGS__}));                                   \
     } while (0)
 
 inline bool contains(const char *hay, const char *needle)
@@ -187,7 +187,8 @@ struct Shm : tsup::RegionMap {
 
 /* The shared words of one FIFO channel inside some mapping. */
 struct FifoView {
-    FifoView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    FifoView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l)
+    {}
     mdcom_wire_fifo_ctl *ctl() const { return (mdcom_wire_fifo_ctl *)a; }
     uint32_t *enq() const { return (uint32_t *)&ctl()->enq.pos; }
     uint32_t *deq() const { return (uint32_t *)&ctl()->deq.pos; }
@@ -205,7 +206,10 @@ struct FifoView {
     uint32_t *qlen(uint32_t pos) const { return (uint32_t *)&qslot(pos)->len; }
     uint32_t *qstate(uint32_t pos) const { return (uint32_t *)&qslot(pos)->state; }
     /* block state words: the pool */
-    uint32_t *bstate(uint32_t id) const { return (uint32_t *)((mdcom_aword *)(a + cl.bstate_off) + id); }
+    uint32_t *bstate(uint32_t id) const
+    {
+        return (uint32_t *)((mdcom_aword *)(a + cl.bstate_off) + id);
+    }
     uint8_t *block(uint32_t id) const { return a + cl.blocks_off + (size_t)id * cl.stride; }
 
     /* Queue block id as a well-behaved producer would (hostile injection). */
@@ -228,7 +232,8 @@ struct FifoView {
 
 /* The shared words of one SMEM channel inside some mapping. */
 struct SmemView {
-    SmemView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l) {}
+    SmemView(uint8_t *region_base, const mdcom_wire_chan_layout &l) : a(region_base + l.off), cl(l)
+    {}
     mdcom_wire_smem_ctl *ctl() const { return (mdcom_wire_smem_ctl *)a; }
     uint32_t *lock() const { return (uint32_t *)&ctl()->lock.word; }
     uint32_t *waiters() const { return (uint32_t *)&ctl()->lock.waiters; }

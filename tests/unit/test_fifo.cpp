@@ -16,12 +16,12 @@ protected:
     void SetUp() override
     {
         c_.std_domains(3);
-        c_.fifo("data", 64, 8, 0, bit(kMaster), bit(kR1));          /* 0 */
+        c_.fifo("data", 64, 8, 0, bit(kMaster), bit(kR1));                           /* 0 */
         c_.fifo("both", 32, 4, 0, bit(kMaster) | bit(kR1), bit(kMaster) | bit(kR1)); /* 1 */
-        c_.fifo("shallow", 32, 8, 2, bit(kMaster), bit(kR1));       /* 2 */
-        c_.smem("shm", 64, bit(kMaster) | bit(kR1));                 /* 3 */
-        c_.fifo("tiny", 1, 4, 0, bit(kMaster), bit(kR1));            /* 4 */
-        c_.fifo("r2only", 16, 2, 0, bit(kR2), bit(kR2));              /* 5 */
+        c_.fifo("shallow", 32, 8, 2, bit(kMaster), bit(kR1));                        /* 2 */
+        c_.smem("shm", 64, bit(kMaster) | bit(kR1));                                 /* 3 */
+        c_.fifo("tiny", 1, 4, 0, bit(kMaster), bit(kR1));                            /* 4 */
+        c_.fifo("r2only", 16, 2, 0, bit(kR2), bit(kR2));                             /* 5 */
         ASSERT_NO_FATAL_FAILURE(attach("data"));
     }
     /* three blocks of tx_ taken, a and b queued (1 byte each), c held */
@@ -40,7 +40,6 @@ protected:
         EXPECT_EQ(0, mdcom_sense_fifoch(ch, &st));
         return st;
     }
-
 };
 
 } // namespace

@@ -51,7 +51,6 @@ protected:
         EXPECT_EQ(0, mdcom_sense_fifoch(tx_, &st));
         return st;
     }
-
 };
 
 } // namespace

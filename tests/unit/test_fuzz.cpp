@@ -80,22 +80,38 @@ protected:
     {
         const uint32_t owner_m = ut_owner(inst_[0]), owner_r = ut_owner(inst_[1]);
         switch (rng_() % 16) {
-        case 0: return 0;
-        case 1: return 1;
-        case 2: return 0xffffffffu;
-        case 3: return 0x80000000u;
-        case 4: return 0x7fffffffu;
-        case 5: return old + 1;
-        case 6: return old - 1;
-        case 7: return old + 4;
-        case 8: return old + 8;
-        case 9: return (uint32_t)rng_() % 16;
-        case 10: return MDCOM_BLK_FREE;
-        case 11: return MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, owner_m);
-        case 12: return MDCOM_BLK_MAKE(MDCOM_BLK_HELD, owner_r);
-        case 13: return MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, rng_() % 2 ? owner_m : owner_r);
-        case 14: return old ^ (1u << (rng_() % 32));
-        default: return (uint32_t)rng_();
+        case 0:
+            return 0;
+        case 1:
+            return 1;
+        case 2:
+            return 0xffffffffu;
+        case 3:
+            return 0x80000000u;
+        case 4:
+            return 0x7fffffffu;
+        case 5:
+            return old + 1;
+        case 6:
+            return old - 1;
+        case 7:
+            return old + 4;
+        case 8:
+            return old + 8;
+        case 9:
+            return (uint32_t)rng_() % 16;
+        case 10:
+            return MDCOM_BLK_FREE;
+        case 11:
+            return MDCOM_BLK_MAKE(MDCOM_BLK_ALLOC, owner_m);
+        case 12:
+            return MDCOM_BLK_MAKE(MDCOM_BLK_HELD, owner_r);
+        case 13:
+            return MDCOM_BLK_MAKE(MDCOM_BLK_QUEUED, rng_() % 2 ? owner_m : owner_r);
+        case 14:
+            return old ^ (1u << (rng_() % 32));
+        default:
+            return (uint32_t)rng_();
         }
     }
 
@@ -126,12 +142,14 @@ protected:
                     shm_->set_word(off, interesting(shm_->word(off)));
             } else if (what < 96) {
                 /* a process table word: owner .. hb_ms of one entry */
-                size_t off = geo_->lay.proc_off + sizeof(mdcom_wire_proc) * (rng_() % MDCOM_MAX_PROCS) +
+                size_t off = geo_->lay.proc_off +
+                             sizeof(mdcom_wire_proc) * (rng_() % MDCOM_MAX_PROCS) +
                              (rng_() % (offsetof(mdcom_wire_proc, hb_ms) / 4 + 1)) * 4;
                 shm_->set_word(off, interesting(shm_->word(off)));
             } else if (what < 98) {
                 /* a directory / domain table word (checked at attach only) */
-                size_t off = geo_->lay.dom_off + (rng_() % ((geo_->lay.data_off - geo_->lay.dom_off) / 4)) * 4;
+                size_t off = geo_->lay.dom_off +
+                             (rng_() % ((geo_->lay.data_off - geo_->lay.dom_off) / 4)) * 4;
                 shm_->set_word(off, (uint32_t)rng_());
             } else {
                 /* a whole channel area */
@@ -272,7 +290,8 @@ protected:
             ASSERT_EQ(rb[i], 0xee) << "recv wrote past cap";
 
         if (rng_() % 20 == 0) {
-            mdcom_filter fl = {(uint32_t)(rng_() % 3), 1 + (uint32_t)(rng_() % 3), nullptr, nullptr};
+            mdcom_filter fl = {(uint32_t)(rng_() % 3), 1 + (uint32_t)(rng_() % 3), nullptr,
+                               nullptr};
             if (fl.type == MDCOM_FILTER_FUNC)
                 fl.fn = [](void *, const void *msg, uint32_t n) -> int {
                     return n == 0 || ((const uint8_t *)msg)[0] % 2;

@@ -29,7 +29,9 @@ protected:
     {
         const uint32_t both = bit(kMaster) | bit(kR1);
         /* channels 0 "h", 1 "h2" (both ways), 2 "s" */
-        c_.std_domains(2).fifo("h", 64, 8, 8, bit(kMaster), bit(kR1)).fifo("h2", 16, 4, 2, both, both);
+        c_.std_domains(2)
+            .fifo("h", 64, 8, 8, bit(kMaster), bit(kR1))
+            .fifo("h2", 16, 4, 2, both, both);
         c_.smem("s", 256, both);
         ASSERT_NO_FATAL_FAILURE(attach("h"));
         cfg_ = c_.get();
@@ -249,12 +251,14 @@ TEST_F(Hostile, SameBlockQueuedTwice)
 
 TEST_F(Hostile, PositionsJump)
 {
-    const uint32_t jumps[] = {0x80000000u, 0x7fffffffu, 0x40000000u, 0xffffffffu, 12345678u,
-                              0xfffffff0u, 8u, 9u};
+    const uint32_t jumps[] = {0x80000000u, 0x7fffffffu, 0x40000000u, 0xffffffffu,
+                              12345678u,   0xfffffff0u, 8u,          9u};
     for (uint32_t j : jumps) {
         for (int which = 0; which < 3; which++) {
             SCOPED_TRACE("jump " + std::to_string(j) + " of " +
-                         (which == 0 ? "enq" : which == 1 ? "deq" : "both"));
+                         (which == 0   ? "enq"
+                          : which == 1 ? "deq"
+                                       : "both"));
             send_one(3);
             if (which != 1)
                 wr32(fv_->enq(), rd32(fv_->enq()) + j);
@@ -286,7 +290,8 @@ static int enqueue_until_error(mdcom_fifoch_t *tx, uint32_t *ok)
             return r;
         r = mdcom_fifoch_enqueue(tx, id, 1);
         if (r) {
-            EXPECT_EQ(0, mdcom_fifoch_free(tx, id)) << "a failed enqueue leaves the block with its sender";
+            EXPECT_EQ(0, mdcom_fifoch_free(tx, id))
+                << "a failed enqueue leaves the block with its sender";
             return r;
         }
         ++*ok;
@@ -528,10 +533,18 @@ TEST_F(Hostile, HostileWriterThread)
             uint32_t i = rng() % words;
             uint32_t v;
             switch (rng() % 4) {
-            case 0: v = rng(); break;
-            case 1: v = rd32(&w[i]) + 1; break;
-            case 2: v = rd32(&w[i]) - 1; break;
-            default: v = rng() % 16; break;
+            case 0:
+                v = rng();
+                break;
+            case 1:
+                v = rd32(&w[i]) + 1;
+                break;
+            case 2:
+                v = rd32(&w[i]) - 1;
+                break;
+            default:
+                v = rng() % 16;
+                break;
             }
             wr32(&w[i], v);
         }
@@ -609,11 +622,13 @@ TEST_F(Hostile, HeaderScribbledBeforeARemoteAttaches)
         {"dirent off", de0 + offsetof(mdcom_wire_dirent, off), 0xfffffff0u, -ESTALE},
         {"dirent size", de0 + offsetof(mdcom_wire_dirent, size), 0xffffffffu, -ESTALE},
         {"dirent block_size", de0 + offsetof(mdcom_wire_dirent, block_size), 0xffffffffu, -ESTALE},
-        {"dirent block_count", de0 + offsetof(mdcom_wire_dirent, block_count), 0x10000000u, -ESTALE},
-        {"dirent queue_depth", de0 + offsetof(mdcom_wire_dirent, queue_depth), 0x80000000u, -ESTALE},
-        {"dirent name", de0, 0x41414141u, -ESTALE},
-        {"domain id", g.lay.dom_off + sizeof(mdcom_wire_domain) + offsetof(mdcom_wire_domain, id), 31,
+        {"dirent block_count", de0 + offsetof(mdcom_wire_dirent, block_count), 0x10000000u,
          -ESTALE},
+        {"dirent queue_depth", de0 + offsetof(mdcom_wire_dirent, queue_depth), 0x80000000u,
+         -ESTALE},
+        {"dirent name", de0, 0x41414141u, -ESTALE},
+        {"domain id", g.lay.dom_off + sizeof(mdcom_wire_domain) + offsetof(mdcom_wire_domain, id),
+         31, -ESTALE},
         {"state FORMATTING", offsetof(mdcom_wire_hdr, state), MDCOM_ST_FORMATTING, -ETIMEDOUT},
         {"state TERMINATED", offsetof(mdcom_wire_hdr, state), MDCOM_ST_TERMINATED, -ETIMEDOUT},
         {"state garbage", offsetof(mdcom_wire_hdr, state), 0xdeadbeefu, -ETIMEDOUT},
@@ -641,7 +656,8 @@ TEST_F(Hostile, ProcessTable)
     Geometry &g = *geo_;
     mdcom_wire_proc *procs = (mdcom_wire_proc *)(shm_->base + g.lay.proc_off);
     std::vector<uint8_t> saved(shm_->base + g.lay.proc_off,
-                               shm_->base + g.lay.proc_off + MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
+                               shm_->base + g.lay.proc_off +
+                                   MDCOM_MAX_PROCS * sizeof(mdcom_wire_proc));
     /* every free slot naming a live process (this one) but held by no
      * attachment (its liveness lock is not held): forged, reclaimed */
     uint32_t my_pid, my_token;
@@ -666,14 +682,15 @@ TEST_F(Hostile, ProcessTable)
      * entry cut short goes back to its forged owner word until a later call
      * finishes it; a few calls free them all */
     auto still_forged = [&] { /* entries of the first forgery not free again (r holds one) */
-        size_t n = 0;
-        for (uint32_t i : first)
-            n += procs[i].owner.load() != MDCOM_PROC_FREE;
-        return n;
+                              size_t n = 0;
+                              for (uint32_t i : first)
+                                  n += procs[i].owner.load() != MDCOM_PROC_FREE;
+                              return n;
     };
     for (int k = 0; k < 1000 && still_forged() > 1; k++)
         (void)mdcom_sense_process(m_, kR1);
-    EXPECT_LE(still_forged(), 1u) << "forged entries left after 1000 calls (r took one of the slots)";
+    EXPECT_LE(still_forged(), 1u)
+        << "forged entries left after 1000 calls (r took one of the slots)";
     r.term();
     /* the same entries with their locks held by the writer (what a process
      * of the region's uid can still do, docs/security.md): live, -EUSERS */
@@ -737,8 +754,8 @@ TEST_F(Hostile, SmemLockWord)
     uint32_t *lock = sv.lock(), *waiters = sv.waiters();
     /* a word naming no live attachment (a slot out of range, a free
      * entry, another incarnation) is broken by the next taker */
-    for (uint32_t forged : {0xdeadbeefu, MDCOM_LOCK_MAKE(MDCOM_MAX_PROCS - 1, 7),
-                            ut_lock_owner(m_) ^ 0x100u}) {
+    for (uint32_t forged :
+         {0xdeadbeefu, MDCOM_LOCK_MAKE(MDCOM_MAX_PROCS - 1, 7), ut_lock_owner(m_) ^ 0x100u}) {
         wr32(lock, forged);
         EXPECT_EQ(0, mdcom_smemch_trylock(rs)) << std::hex << forged;
         EXPECT_EQ(0, mdcom_smemch_unlock(rs));

@@ -177,7 +177,8 @@ TEST_F(Init, MismatchMessageNamesTheChangedKey)
     ASSERT_EQ(0, m.init(c.get(), kMaster)) << m.err;
     EXPECT_EQ(-ESTALE, r.init(other.get(), kR1));
     EXPECT_TRUE(contains(r.err, "'data'")) << r.err;
-    EXPECT_TRUE(contains(r.err, "block_size")) << "errbuf should name the key that differs: " << r.err;
+    EXPECT_TRUE(contains(r.err, "block_size"))
+        << "errbuf should name the key that differs: " << r.err;
 }
 
 TEST_F(Init, RemoteWithoutMasterTimesOut)
@@ -314,7 +315,8 @@ TEST_F(Init, SecondMasterDomainProcessJoins)
     ASSERT_EQ(0, mdcom_fifoch_send(tx2, "y", 1, 0));
     EXPECT_EQ(1, mdcom_fifoch_recv(rx, b, sizeof(b), ms(100)));
     EXPECT_EQ(0, m2.term());
-    EXPECT_TRUE(region_exists(c.name())) << "a joined master-domain process does not end the region";
+    EXPECT_TRUE(region_exists(c.name()))
+        << "a joined master-domain process does not end the region";
     EXPECT_EQ(-ETIMEDOUT, mdcom_fifoch_wait(rx, MDCOM_EV_RX, ms(1))) << "not terminated";
     EXPECT_EQ(0, m.term());
     EXPECT_EQ(-ESHUTDOWN, mdcom_fifoch_wait(rx, MDCOM_EV_RX, ms(1)));
@@ -382,8 +384,8 @@ TEST(InitOwnConfig, SecondMasterMustNotTruncateALiveRegion)
     int status = 0;
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     if (WIFSIGNALED(status)) {
-        ADD_FAILURE() << "the live master and remote died of signal " << WTERMSIG(status)
-                      << " (" << strsignal(WTERMSIG(status)) << "): a second master truncated "
+        ADD_FAILURE() << "the live master and remote died of signal " << WTERMSIG(status) << " ("
+                      << strsignal(WTERMSIG(status)) << "): a second master truncated "
                       << "the region file before checking for a live master";
     } else {
         ASSERT_TRUE(WIFEXITED(status));
@@ -558,7 +560,8 @@ TEST_F(Init, RemoteOfADeadProcessIsReclaimed)
 /* Fork a remote of domain kR1 that runs fn(instance) and then dies with
  * _exit(0) (or is killed by the parent while fn blocks: kill_after_ms > 0).
  * Returns the child's exit status as waitpid gave it. */
-template <class Fn> static pid_t fork_remote(Config &c, Fn fn)
+template <class Fn>
+static pid_t fork_remote(Config &c, Fn fn)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -569,7 +572,8 @@ template <class Fn> static pid_t fork_remote(Config &c, Fn fn)
     }
     return pid;
 }
-template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready ready)
+template <class Fn, class Ready>
+static int die_when(Config &c, Fn fn, Ready ready)
 {
     pid_t pid = fork_remote(c, fn);
     if (pid < 0)
@@ -593,7 +597,8 @@ template <class Fn, class Ready> static int die_when(Config &c, Fn fn, Ready rea
     waitpid(pid, &status, 0);
     return status;
 }
-template <class Fn> static int die_after(Config &c, Fn fn)
+template <class Fn>
+static int die_after(Config &c, Fn fn)
 {
     pid_t pid = fork_remote(c, fn);
     if (pid < 0)
@@ -985,9 +990,9 @@ TEST_F(Init, NotARegularFile)
 
 TEST_F(Init, StrerrorNamesEveryDocumentedCode)
 {
-    for (int e : {EINVAL, ENOENT, EPERM, EACCES, ENOSPC, ETIMEDOUT, EAGAIN, ENOBUFS, EBUSY,
-                  EDEADLK, EALREADY, EMSGSIZE, EPROTO, EBADMSG, EPROTONOSUPPORT, ESTALE,
-                  ESHUTDOWN, ECONNRESET, EUSERS, EADDRINUSE, EINTR}) {
+    for (int e : {EINVAL,          ENOENT, EPERM,     EACCES,     ENOSPC,   ETIMEDOUT,  EAGAIN,
+                  ENOBUFS,         EBUSY,  EDEADLK,   EALREADY,   EMSGSIZE, EPROTO,     EBADMSG,
+                  EPROTONOSUPPORT, ESTALE, ESHUTDOWN, ECONNRESET, EUSERS,   EADDRINUSE, EINTR}) {
         const char *s = mdcom_strerror(-e);
         ASSERT_NE(s, nullptr);
         EXPECT_STRNE(s, "unknown error") << e;

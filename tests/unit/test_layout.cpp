@@ -75,7 +75,8 @@ struct At {
     const char *field;
     size_t off, want;
 };
-#define AT(T, f, want) At{#T "." #f, offsetof(T, f), want}
+#define AT(T, f, want)                                                                             \
+    At { #T "." #f, offsetof(T, f), want }
 void expect_at(std::initializer_list<At> fields)
 {
     for (const At &a : fields)
@@ -87,7 +88,8 @@ struct Field {
     size_t off;
     const char *field;
 };
-#define FIELD(T, f) Field{offsetof(T, f), #f}
+#define FIELD(T, f)                                                                                \
+    Field { offsetof(T, f), #f }
 
 } // namespace
 
@@ -105,22 +107,23 @@ TEST(LayoutWire, StructSizesAndOffsets)
     using F = mdcom_wire_fifo_ctl;
     using Q = mdcom_wire_qslot;
     expect_at({AT(H, magic, 0), AT(H, version, 4), AT(H, hdr_size, 8), AT(H, region_size, 12),
-               AT(H, layout_hash, 16), AT(H, generation, 20), AT(H, state, 24), AT(H, n_domains, 28),
-               AT(H, n_channels, 32), AT(H, dom_off, 36), AT(H, proc_off, 40), AT(H, dir_off, 44),
-               AT(H, n_procs, 48), AT(H, data_off, 52), AT(H, master_domain, 56), AT(H, fmt_pid, 60),
-               AT(H, fmt_token, 64)});
+               AT(H, layout_hash, 16), AT(H, generation, 20), AT(H, state, 24),
+               AT(H, n_domains, 28), AT(H, n_channels, 32), AT(H, dom_off, 36), AT(H, proc_off, 40),
+               AT(H, dir_off, 44), AT(H, n_procs, 48), AT(H, data_off, 52),
+               AT(H, master_domain, 56), AT(H, fmt_pid, 60), AT(H, fmt_token, 64)});
     EXPECT_EQ(sizeof(mdcom_wire_domain), 32u);
     expect_at({AT(mdcom_wire_domain, id, 16), AT(mdcom_wire_domain, role, 20)});
     EXPECT_EQ(sizeof(P), 128u);
-    expect_at({AT(P, owner, 0), AT(P, pid, 4), AT(P, token, 8), AT(P, heartbeat, 12), AT(P, wait, 16),
-               AT(P, hb_ms, 24), AT(P, incarn, 28), AT(P, rec, 32)});
+    expect_at({AT(P, owner, 0), AT(P, pid, 4), AT(P, token, 8), AT(P, heartbeat, 12),
+               AT(P, wait, 16), AT(P, hb_ms, 24), AT(P, incarn, 28), AT(P, rec, 32)});
     using O = mdcom_wire_oprec;
     EXPECT_EQ(sizeof(O), 16u);
     EXPECT_EQ(32u + MDCOM_PROC_RECS * sizeof(O), 128u);
     expect_at({AT(O, pos, 4), AT(O, id, 8), AT(O, state, 12)});
     EXPECT_EQ(sizeof(D), 64u);
     expect_at({AT(D, type, 32), AT(D, off, 36), AT(D, size, 40), AT(D, block_size, 44),
-               AT(D, block_count, 48), AT(D, queue_depth, 52), AT(D, senders, 56), AT(D, receivers, 60)});
+               AT(D, block_count, 48), AT(D, queue_depth, 52), AT(D, senders, 56),
+               AT(D, receivers, 60)});
     EXPECT_EQ(MDCOM_PAD, 128u);
     EXPECT_EQ(sizeof(F), 512u);
     expect_at({AT(F, enq, 0), AT(F, deq, 128), AT(F, event, 256), AT(F, stats, 384)});
@@ -249,7 +252,8 @@ TEST(LayoutCompute, RegionSize)
     Computed r1 = compute(c.get());
     ASSERT_EQ(0, r1.rc) << r1.err;
     EXPECT_EQ(r1.lay.region_size, needed);
-    EXPECT_EQ(r1.lay.hash, r0.lay.hash) << "region_size 0 and explicit needed size are the same geometry";
+    EXPECT_EQ(r1.lay.hash, r0.lay.hash)
+        << "region_size 0 and explicit needed size are the same geometry";
 
     c.region_size(needed + 4096);
     Computed r2 = compute(c.get());
@@ -285,9 +289,10 @@ TEST(LayoutCompute, LargeButValid)
 
 TEST(LayoutCompute, LargeStridesAreColoured)
 {
-    const uint32_t sizes[] = {1, 128, 129, 2048, 4000, 4096, 4097, 4224, 4225, 8192, 65536, 1u << 20};
-    const uint32_t want[] = {128, 128, 256, 2048, 4224, 4224, 4224, 4224, 4480, 8320, 65664,
-                             (1u << 20) + 128};
+    const uint32_t sizes[] = {1,    128,  129,  2048, 4000,  4096,
+                              4097, 4224, 4225, 8192, 65536, 1u << 20};
+    const uint32_t want[] = {128,  128,  256,  2048, 4224,  4224,
+                             4224, 4224, 4480, 8320, 65664, (1u << 20) + 128};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         Config c;
         c.std_domains(2).fifo("f", sizes[i], 32, 0, bit(0), bit(1));
@@ -300,7 +305,9 @@ TEST(LayoutCompute, LargeStridesAreColoured)
          * offsets of a page: 32 different cache sets of a 4 KiB way */
         uint32_t seen = 0;
         for (uint32_t k = 0; k < 32; k++)
-            seen |= 1u << (((r.cl[0].off + r.cl[0].blocks_off + (uint64_t)k * r.cl[0].stride) % 4096) / 128);
+            seen |=
+                1u << (((r.cl[0].off + r.cl[0].blocks_off + (uint64_t)k * r.cl[0].stride) % 4096) /
+                       128);
         EXPECT_EQ(seen, 0xffffffffu) << "block_size " << sizes[i];
     }
 }
@@ -341,7 +348,7 @@ TEST(LayoutCompute, ErrorBufferIsBounded)
 struct BadCase {
     const char *what;
     std::function<void(Config &)> mutate;
-    const char *key; /* must appear in the error text */
+    const char *key;              /* must appear in the error text */
     const char *region = nullptr; /* region name override */
     bool null_region = false;
 };
@@ -370,7 +377,8 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
         {"domain id 32", [](Config &c) { c.domains[1].id = 32; }, "id"},
         {"domain id huge", [](Config &c) { c.domains[1].id = 0xffffffffu; }, "id"},
         {"duplicate domain id", [](Config &c) { c.domains[1].id = 0; }, "duplicate domain id"},
-        {"duplicate domain name", [](Config &c) { c.domains[1].name = "master"; }, "duplicate domain name"},
+        {"duplicate domain name", [](Config &c) { c.domains[1].name = "master"; },
+         "duplicate domain name"},
         {"role 0", [](Config &c) { c.domains[1].role = 0; }, "role"},
         {"role 3", [](Config &c) { c.domains[1].role = 3; }, "role"},
         {"no master", [](Config &c) { c.domains[0].role = MDCOM_ROLE_REMOTE; }, "master"},
@@ -379,18 +387,24 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
         {"channel name null", [](Config &c) { c.channels[0].name = nullptr; }, "name"},
         {"channel name 32 chars", [](Config &c) { c.channels[0].name = s32.c_str(); }, "name"},
         {"channel name bad char", [](Config &c) { c.channels[1].name = "a:b"; }, "channels[1]"},
-        {"duplicate channel name", [](Config &c) { c.channels[1].name = "f0"; }, "duplicate channel name"},
+        {"duplicate channel name", [](Config &c) { c.channels[1].name = "f0"; },
+         "duplicate channel name"},
         {"channel type 0", [](Config &c) { c.channels[0].type = 0; }, "type"},
         {"channel type 3", [](Config &c) { c.channels[1].type = 3; }, "type"},
         {"block_size 0", [](Config &c) { c.channels[0].block_size = 0; }, "block_size"},
-        {"block_size 4 GiB - 1", [](Config &c) { c.channels[0].block_size = 0xffffffffu; }, "block_size"},
+        {"block_size 4 GiB - 1", [](Config &c) { c.channels[0].block_size = 0xffffffffu; },
+         "block_size"},
         {"block_count 0", [](Config &c) { c.channels[0].block_count = 0; }, "block_count"},
-        {"block_count 65537", [](Config &c) { c.channels[0].block_count = MDCOM_MAX_BLOCKS + 1; }, "block_count"},
-        {"block_count huge", [](Config &c) { c.channels[0].block_count = 0xffffffffu; }, "block_count"},
+        {"block_count 65537", [](Config &c) { c.channels[0].block_count = MDCOM_MAX_BLOCKS + 1; },
+         "block_count"},
+        {"block_count huge", [](Config &c) { c.channels[0].block_count = 0xffffffffu; },
+         "block_count"},
         {"queue_depth 3", [](Config &c) { c.channels[0].queue_depth = 3; }, "queue_depth"},
         {"queue_depth 12", [](Config &c) { c.channels[0].queue_depth = 12; }, "queue_depth"},
-        {"queue_depth 131072", [](Config &c) { c.channels[0].queue_depth = 131072; }, "queue_depth"},
-        {"queue_depth 2^31", [](Config &c) { c.channels[0].queue_depth = 0x80000000u; }, "queue_depth"},
+        {"queue_depth 131072", [](Config &c) { c.channels[0].queue_depth = 131072; },
+         "queue_depth"},
+        {"queue_depth 2^31", [](Config &c) { c.channels[0].queue_depth = 0x80000000u; },
+         "queue_depth"},
         {"region over 4 GiB",
          [](Config &c) {
              c.channels[0].block_size = 1u << 20;
@@ -399,9 +413,11 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
          "block_size x block_count"},
         {"no senders", [](Config &c) { c.channels[0].senders = 0; }, "senders"},
         {"sender not a domain", [](Config &c) { c.channels[0].senders = bit(5); }, "senders"},
-        {"sender domain 31 unknown", [](Config &c) { c.channels[0].senders = bit(0) | bit(31); }, "senders"},
+        {"sender domain 31 unknown", [](Config &c) { c.channels[0].senders = bit(0) | bit(31); },
+         "senders"},
         {"no receivers", [](Config &c) { c.channels[0].receivers = 0; }, "receivers"},
-        {"receiver not a domain", [](Config &c) { c.channels[0].receivers = bit(1) | bit(2); }, "receivers"},
+        {"receiver not a domain", [](Config &c) { c.channels[0].receivers = bit(1) | bit(2); },
+         "receivers"},
         {"smem size 0", [](Config &c) { c.channels[1].size = 0; }, "size"},
         {"smem size 4 GiB - 1", [](Config &c) { c.channels[1].size = 0xffffffffu; }, "size"},
         {"smem no users", [](Config &c) { c.channels[1].users = 0; }, "users"},
@@ -426,8 +442,8 @@ TEST(LayoutCompute, EveryInvalidConfigIsEinvalNamingTheKey)
             cfg->region_name = nullptr;
         Computed r = compute(cfg);
         EXPECT_EQ(-EINVAL, r.rc) << bc.what << ": " << r.err;
-        EXPECT_TRUE(contains(r.err, bc.key)) << bc.what << ": error text '" << r.err
-                                             << "' does not name '" << bc.key << "'";
+        EXPECT_TRUE(contains(r.err, bc.key))
+            << bc.what << ": error text '" << r.err << "' does not name '" << bc.key << "'";
     }
 }
 
@@ -526,15 +542,29 @@ TEST(LayoutHash, ChangesWithEveryGeometryField)
     const std::vector<std::pair<const char *, std::function<void(Config &)>>> changes = {
         {"region_size", [](Config &c) { c.region_size(1u << 20); }},
         {"domain name", [](Config &c) { c.domains[1].name = "r2"; }},
-        {"domain id", [](Config &c) { c.domains[1].id = 5; c.channels[0].receivers = bit(5);
-                                      c.channels[1].users = bit(0) | bit(5); c.channels[2].senders = bit(5);
-                                      c.channels[2].receivers = bit(0) | bit(5); }},
-        {"domain role", [](Config &c) { c.domains[0].role = MDCOM_ROLE_REMOTE; c.domains[1].role = MDCOM_ROLE_MASTER; }},
+        {"domain id",
+         [](Config &c) {
+             c.domains[1].id = 5;
+             c.channels[0].receivers = bit(5);
+             c.channels[1].users = bit(0) | bit(5);
+             c.channels[2].senders = bit(5);
+             c.channels[2].receivers = bit(0) | bit(5);
+         }},
+        {"domain role",
+         [](Config &c) {
+             c.domains[0].role = MDCOM_ROLE_REMOTE;
+             c.domains[1].role = MDCOM_ROLE_MASTER;
+         }},
         {"domain added", [](Config &c) { c.domain("r9", 9, MDCOM_ROLE_REMOTE); }},
         {"channel name", [](Config &c) { c.channels[0].name = "g0"; }},
-        {"channel type", [](Config &c) { c.channels[1].type = MDCOM_CHAN_FIFO; c.channels[1].block_size = 1000;
-                                         c.channels[1].block_count = 1; c.channels[1].senders = bit(0);
-                                         c.channels[1].receivers = bit(1); }},
+        {"channel type",
+         [](Config &c) {
+             c.channels[1].type = MDCOM_CHAN_FIFO;
+             c.channels[1].block_size = 1000;
+             c.channels[1].block_count = 1;
+             c.channels[1].senders = bit(0);
+             c.channels[1].receivers = bit(1);
+         }},
         {"block_size", [](Config &c) { c.channels[0].block_size = 101; }},
         {"block_count", [](Config &c) { c.channels[0].block_count = 11; }},
         {"queue_depth", [](Config &c) { c.channels[0].queue_depth = 32; }},
@@ -599,7 +629,8 @@ TEST_F(LayoutVerify, FormattedRegion)
     EXPECT_EQ(h->region_size, r_.lay.region_size);
     EXPECT_EQ(h->layout_hash, r_.lay.hash);
     EXPECT_EQ(h->generation.load(), 7u);
-    EXPECT_EQ(h->state.load(), 0x5157a7e5u) << "the caller owns state (FORMATTING) and publishes READY";
+    EXPECT_EQ(h->state.load(), 0x5157a7e5u)
+        << "the caller owns state (FORMATTING) and publishes READY";
     EXPECT_EQ(h->fmt_pid.load(), 4242u);
     EXPECT_EQ(h->fmt_token, 77u);
     EXPECT_EQ(h->n_domains, 3u);
@@ -665,10 +696,10 @@ TEST_F(LayoutVerify, FormatChannelResetsOnlyThatChannel)
 TEST_F(LayoutVerify, HeaderFieldsAreChecked)
 {
     using H = mdcom_wire_hdr;
-    const Field fields[] = {FIELD(H, hdr_size),   FIELD(H, region_size), FIELD(H, layout_hash),
-                            FIELD(H, n_domains),  FIELD(H, n_channels),  FIELD(H, dom_off),
-                            FIELD(H, proc_off),   FIELD(H, dir_off),     FIELD(H, n_procs),
-                            FIELD(H, data_off),   FIELD(H, master_domain)};
+    const Field fields[] = {FIELD(H, hdr_size),  FIELD(H, region_size),  FIELD(H, layout_hash),
+                            FIELD(H, n_domains), FIELD(H, n_channels),   FIELD(H, dom_off),
+                            FIELD(H, proc_off),  FIELD(H, dir_off),      FIELD(H, n_procs),
+                            FIELD(H, data_off),  FIELD(H, master_domain)};
     for (const Field &f : fields) {
         for (uint32_t delta : {1u, 0x80000000u, 0xffffffffu}) {
             restore();
@@ -737,8 +768,9 @@ TEST_F(LayoutVerify, DomainFieldsAreChecked)
 TEST_F(LayoutVerify, DirectoryFieldsAreChecked)
 {
     using D = mdcom_wire_dirent;
-    const Field fields[] = {FIELD(D, type),        {offsetof(D, off), "offset"}, FIELD(D, size),
-                            FIELD(D, block_size),  FIELD(D, block_count),        FIELD(D, queue_depth),
+    const Field fields[] = {FIELD(D, type),        {offsetof(D, off), "offset"},
+                            FIELD(D, size),        FIELD(D, block_size),
+                            FIELD(D, block_count), FIELD(D, queue_depth),
                             FIELD(D, senders),     FIELD(D, receivers)};
     for (uint32_t ch : {0u, 2u}) {
         for (const Field &f : fields) {

@@ -28,7 +28,7 @@ namespace {
 
 constexpr uint32_t kMessages = 200000; /* total, split over 2 producers */
 constexpr uint32_t kBlockSize = 128;
-constexpr uint32_t kHeader = 12; /* producer, seq, len */
+constexpr uint32_t kHeader = 12;     /* producer, seq, len */
 constexpr int64_t kStep = ms(10000); /* per operation: far beyond any normal wait */
 
 /* One domain; FIFOs "main" and `second` (kBlockSize x 4) and "idle" (for
@@ -66,8 +66,7 @@ uint32_t build(uint8_t *p, uint32_t producer, uint32_t seq)
 }
 
 struct Tally {
-    explicit Tally(uint32_t per_producer)
-        : per(per_producer), seen(2 * per_producer)
+    explicit Tally(uint32_t per_producer) : per(per_producer), seen(2 * per_producer)
     {
         for (auto &s : seen)
             s.store(0, std::memory_order_relaxed);

@@ -60,8 +60,7 @@ struct Sleeper {
               rc = mdcom_fifoch_wait(ch, ev, MDCOM_FOREVER);
               woke = now_ns();
           })
-    {
-    }
+    {}
     int rc = 0;
     uint64_t woke = 0;
     std::thread t; /* last: starts once rc and woke exist */

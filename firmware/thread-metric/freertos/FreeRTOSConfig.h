@@ -68,7 +68,7 @@
 #define INCLUDE_vTaskPrioritySet 0
 #define INCLUDE_uxTaskPriorityGet 0
 #define INCLUDE_vTaskDelete 0
-#define INCLUDE_vTaskSuspend 1 /* tm_thread_suspend, tm_thread_resume */
+#define INCLUDE_vTaskSuspend 1       /* tm_thread_suspend, tm_thread_resume */
 #define INCLUDE_xTaskResumeFromISR 1 /* the interrupt preemption test */
 #define INCLUDE_vTaskDelayUntil 0
 #define INCLUDE_vTaskDelay 1 /* tm_thread_sleep */

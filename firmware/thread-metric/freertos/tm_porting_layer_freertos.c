@@ -33,7 +33,7 @@
 #define TM_FRT_MAX_QUEUES 1
 #define TM_FRT_MAX_SEMAPHORES 1
 #define TM_FRT_MAX_POOLS 1
-#define TM_FRT_STACK_BYTES 2096 /* TM_THREADX_THREAD_STACK_SIZE */
+#define TM_FRT_STACK_BYTES 2096      /* TM_THREADX_THREAD_STACK_SIZE */
 #define TM_FRT_QUEUE_MSGS (200 / 16) /* TM_THREADX_QUEUE_SIZE of 16-byte messages */
 #define TM_FRT_BLOCK 128
 #define TM_FRT_POOL_BLOCKS (2048 / (TM_FRT_BLOCK + sizeof(void *))) /* ThreadX's pool */
@@ -77,7 +77,8 @@ static void tm_frt_init_task(void *arg)
 void tm_initialize(void (*test_initialization_function)(void))
 {
     tm_init_fn = test_initialization_function;
-    if (xTaskCreate(tm_frt_init_task, "tminit", 256, NULL, configMAX_PRIORITIES - 1, NULL) != pdPASS)
+    if (xTaskCreate(tm_frt_init_task, "tminit", 256, NULL, configMAX_PRIORITIES - 1, NULL) !=
+        pdPASS)
         return;
     vTaskStartScheduler();
 }

@@ -29,7 +29,8 @@ void tm_traffic_start(void)
     /* the port's process identities (one per thread) start from the boot's */
     mdcom_threadx_set_boot_seed(mdcom_bm_boot_token());
     if (tx_thread_create(&tm_traffic_thread, (CHAR *)"tmrx", tm_traffic_entry, 0, tm_traffic_stack,
-                         sizeof(tm_traffic_stack), 1, 1, TX_NO_TIME_SLICE, TX_AUTO_START) != TX_SUCCESS) {
+                         sizeof(tm_traffic_stack), 1, 1, TX_NO_TIME_SLICE,
+                         TX_AUTO_START) != TX_SUCCESS) {
         mdcom_bm_puts("FAULT tm_traffic: tx_thread_create\n");
         mdcom_bm_exit(7);
     }

@@ -43,8 +43,8 @@ static inline void mps2_uart_init(uintptr_t base, uint32_t ctrl)
 }
 
 /* The fields of mdcom_board common to the MPS2 boards under QEMU. */
-#define MPS2_BOARD_DESC(board_name, hz, psram)                                                    \
-    .name = (board_name), .cpu_hz = (hz), .region_base = (psram), .region_size = 16u << 20,     \
+#define MPS2_BOARD_DESC(board_name, hz, psram)                                                     \
+    .name = (board_name), .cpu_hz = (hz), .region_base = (psram), .region_size = 16u << 20,        \
     .semihosting = 1
 
 #endif /* MDCOM_BM_MPS2_H */

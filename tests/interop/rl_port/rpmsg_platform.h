@@ -20,9 +20,9 @@
 struct iop_rl_platform {
     uint8_t *mem;
     uint32_t mem_da, mem_size;
-    int efd_mine, efd_peer;     /* eventfds: sleep on mine, ring the peer's */
-    uint32_t *irq_mine;         /* pending vring bits the peer sets for us  */
-    uint32_t *irq_peer;         /* ... and we set for it                    */
+    int efd_mine, efd_peer; /* eventfds: sleep on mine, ring the peer's */
+    uint32_t *irq_mine;     /* pending vring bits the peer sets for us  */
+    uint32_t *irq_peer;     /* ... and we set for it                    */
 };
 void iop_rl_platform_setup(const struct iop_rl_platform *p);
 /* Run the handler of every vring whose bit is pending (all = 1: of both

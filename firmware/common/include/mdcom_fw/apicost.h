@@ -28,7 +28,7 @@
 #include "cortexm.h"
 #include "mdcom/mdcom.h"
 
-#ifndef PHASES /* the counter's period in instructions at -icount shift=0 (1e9 / its Hz) */
+#ifndef PHASES     /* the counter's period in instructions at -icount shift=0 (1e9 / its Hz) */
 #define PHASES 40u /* 25 MHz (SysTick of mps2-an386, the FPGAIO COUNTER); an521 SysTick: 50 */
 #endif
 #define APICOST_N (13u * PHASES)

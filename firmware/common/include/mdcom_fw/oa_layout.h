@@ -46,8 +46,13 @@
  * echoed messages, the clock's own cost subtracted, to COST, and their number
  * to COST_N (the span of mdcom-fw-resp's FW_ARG_COST for its RPMsg echo). */
 enum fw_oa_word {
-    FW_OA_MODE = 0, FW_OA_UP = 1, FW_OA_ECHOED = 2, FW_OA_ERRORS = 3,
-    FW_OA_COSTING = 4, FW_OA_COST = 5, FW_OA_COST_N = 6
+    FW_OA_MODE = 0,
+    FW_OA_UP = 1,
+    FW_OA_ECHOED = 2,
+    FW_OA_ERRORS = 3,
+    FW_OA_COSTING = 4,
+    FW_OA_COST = 5,
+    FW_OA_COST_N = 6
 };
 
 #endif /* MDCOM_FW_OA_LAYOUT_H */

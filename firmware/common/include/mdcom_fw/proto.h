@@ -92,8 +92,8 @@ enum fw_op {
 
 enum fw_mode { FW_MODE_POLL = 0, FW_MODE_DOORBELL = 1 };
 
-#define FW_IDLE_MS 10000u            /* a service ends after 10 s without traffic */
-#define FW_BA_PREAMBLE 0xA55A5AA5u   /* block-ack transaction header */
+#define FW_IDLE_MS 10000u          /* a service ends after 10 s without traffic */
+#define FW_BA_PREAMBLE 0xA55A5AA5u /* block-ack transaction header */
 #define FW_RPMSG_SERVICE "mdcom-echo"
 #define FW_RPMSG_NUM_BUFS 16u
 #define FW_RPMSG_BUF_SIZE 512u
@@ -137,42 +137,88 @@ typedef struct fw_ba_hdr {
  * The firmware converts with fw_errno_to_wire(); unknown errors become
  * -FW_EPROTO. */
 enum {
-    FW_EPERM = 1, FW_ENOENT = 2, FW_EINTR = 4, FW_EAGAIN = 11, FW_ENOMEM = 12, FW_EACCES = 13,
-    FW_EBUSY = 16, FW_EINVAL = 22, FW_ENOSPC = 28, FW_EDEADLK = 35, FW_ENOSYS = 38,
-    FW_EPROTO = 71, FW_EBADMSG = 74, FW_EOVERFLOW = 75, FW_EUSERS = 87, FW_EMSGSIZE = 90,
-    FW_EPROTONOSUPPORT = 93, FW_EADDRINUSE = 98, FW_ECONNRESET = 104, FW_ENOBUFS = 105,
-    FW_ENOTCONN = 107, FW_ESHUTDOWN = 108, FW_ETIMEDOUT = 110, FW_EALREADY = 114, FW_ESTALE = 116
+    FW_EPERM = 1,
+    FW_ENOENT = 2,
+    FW_EINTR = 4,
+    FW_EAGAIN = 11,
+    FW_ENOMEM = 12,
+    FW_EACCES = 13,
+    FW_EBUSY = 16,
+    FW_EINVAL = 22,
+    FW_ENOSPC = 28,
+    FW_EDEADLK = 35,
+    FW_ENOSYS = 38,
+    FW_EPROTO = 71,
+    FW_EBADMSG = 74,
+    FW_EOVERFLOW = 75,
+    FW_EUSERS = 87,
+    FW_EMSGSIZE = 90,
+    FW_EPROTONOSUPPORT = 93,
+    FW_EADDRINUSE = 98,
+    FW_ECONNRESET = 104,
+    FW_ENOBUFS = 105,
+    FW_ENOTCONN = 107,
+    FW_ESHUTDOWN = 108,
+    FW_ETIMEDOUT = 110,
+    FW_EALREADY = 114,
+    FW_ESTALE = 116
 };
 
 static inline int32_t fw_errno_to_wire(int e)
 {
     switch (e < 0 ? -e : e) {
-    case 0: return 0;
-    case EPERM: return -FW_EPERM;
-    case ENOENT: return -FW_ENOENT;
-    case EINTR: return -FW_EINTR;
-    case EAGAIN: return -FW_EAGAIN;
-    case ENOMEM: return -FW_ENOMEM;
-    case EACCES: return -FW_EACCES;
-    case EBUSY: return -FW_EBUSY;
-    case EINVAL: return -FW_EINVAL;
-    case ENOSPC: return -FW_ENOSPC;
-    case EDEADLK: return -FW_EDEADLK;
-    case ENOSYS: return -FW_ENOSYS;
-    case EBADMSG: return -FW_EBADMSG;
-    case EOVERFLOW: return -FW_EOVERFLOW;
-    case EUSERS: return -FW_EUSERS;
-    case EMSGSIZE: return -FW_EMSGSIZE;
-    case EPROTONOSUPPORT: return -FW_EPROTONOSUPPORT;
-    case EADDRINUSE: return -FW_EADDRINUSE;
-    case ECONNRESET: return -FW_ECONNRESET;
-    case ENOBUFS: return -FW_ENOBUFS;
-    case ENOTCONN: return -FW_ENOTCONN;
-    case ESHUTDOWN: return -FW_ESHUTDOWN;
-    case ETIMEDOUT: return -FW_ETIMEDOUT;
-    case EALREADY: return -FW_EALREADY;
-    case ESTALE: return -FW_ESTALE;
-    default: return -FW_EPROTO;
+    case 0:
+        return 0;
+    case EPERM:
+        return -FW_EPERM;
+    case ENOENT:
+        return -FW_ENOENT;
+    case EINTR:
+        return -FW_EINTR;
+    case EAGAIN:
+        return -FW_EAGAIN;
+    case ENOMEM:
+        return -FW_ENOMEM;
+    case EACCES:
+        return -FW_EACCES;
+    case EBUSY:
+        return -FW_EBUSY;
+    case EINVAL:
+        return -FW_EINVAL;
+    case ENOSPC:
+        return -FW_ENOSPC;
+    case EDEADLK:
+        return -FW_EDEADLK;
+    case ENOSYS:
+        return -FW_ENOSYS;
+    case EBADMSG:
+        return -FW_EBADMSG;
+    case EOVERFLOW:
+        return -FW_EOVERFLOW;
+    case EUSERS:
+        return -FW_EUSERS;
+    case EMSGSIZE:
+        return -FW_EMSGSIZE;
+    case EPROTONOSUPPORT:
+        return -FW_EPROTONOSUPPORT;
+    case EADDRINUSE:
+        return -FW_EADDRINUSE;
+    case ECONNRESET:
+        return -FW_ECONNRESET;
+    case ENOBUFS:
+        return -FW_ENOBUFS;
+    case ENOTCONN:
+        return -FW_ENOTCONN;
+    case ESHUTDOWN:
+        return -FW_ESHUTDOWN;
+    case ETIMEDOUT:
+        return -FW_ETIMEDOUT;
+    case EALREADY:
+        return -FW_EALREADY;
+    case ESTALE:
+        return -FW_ESTALE;
+    default:
+        return -FW_EPROTO;
     }
 }
 

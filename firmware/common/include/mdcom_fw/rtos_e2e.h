@@ -17,16 +17,17 @@
 #include "board_hooks.h"
 #include "mdcom/platform.h"
 
-#define E2E_PRIO_MAIN 4u     /* priorities 1..7, higher runs first (the image maps them) */
+#define E2E_PRIO_MAIN 4u      /* priorities 1..7, higher runs first (the image maps them) */
 #define E2E_STACK_MDCOM 1024u /* words: mdcom_init and the calls */
 
 typedef void (*e2e_entry)(void *arg);
 typedef void *e2e_thread;
 
 /* A thread running fn(arg); dies (mdcom_bm_exit) when it cannot. */
-e2e_thread e2e_spawn(e2e_entry fn, const char *name, uint32_t stack_words, void *arg, uint32_t prio);
-void e2e_delay(uint32_t ticks);  /* sleep ticks ticks */
-uint32_t e2e_ticks(void);        /* the kernel's tick count */
+e2e_thread e2e_spawn(e2e_entry fn, const char *name, uint32_t stack_words, void *arg,
+                     uint32_t prio);
+void e2e_delay(uint32_t ticks); /* sleep ticks ticks */
+uint32_t e2e_ticks(void);       /* the kernel's tick count */
 /* The calling thread ends (its mdcom identity is dead from then on). */
 __attribute__((noreturn)) void e2e_exit(void);
 /* The calling thread blocks for ever (alive). */

@@ -19,7 +19,7 @@
 #include "mdcom_fw/boot.h" /* fw_die, fw_boot */
 #include "mdcom_fw/proto.h"
 
-#define FW_MS(x) ((int64_t)(x) * 1000000)
+#define FW_MS(x) ((int64_t)(x)*1000000)
 #define FW_BLK_MAX 32
 
 typedef struct fw_svc fw_svc;

@@ -43,7 +43,7 @@
 
 #define CPU_HZ 20000000u
 
-static uint32_t g_cpu;      /* 0 or 1, set by mdcom_board_init */
+static uint32_t g_cpu; /* 0 or 1, set by mdcom_board_init */
 static uint32_t g_uart = UART0_BASE;
 static volatile uint32_t g_mhu_irqs[2];
 static volatile uint32_t g_mhu_bits;
@@ -62,7 +62,10 @@ void mdcom_an521_mhu_clear(uint32_t mhu, uint32_t cpu, uint32_t bits)
     MHU_CLR(mhu_base(mhu), cpu & 1u) = bits & MHU_MASK;
 }
 
-uint32_t mdcom_an521_mhu_status(uint32_t mhu, uint32_t cpu) { return MHU_STAT(mhu_base(mhu), cpu & 1u); }
+uint32_t mdcom_an521_mhu_status(uint32_t mhu, uint32_t cpu)
+{
+    return MHU_STAT(mhu_base(mhu), cpu & 1u);
+}
 
 uint32_t mdcom_an521_mhu_irqs(uint32_t mhu) { return g_mhu_irqs[mhu & 1u]; }
 
