@@ -215,15 +215,7 @@ const bench_msg_ops bench_ops_raw = BENCH_MSG_OPS(raw, .peek = raw_peek, .releas
  * reply goes from the slot where the message arrived into the next slot). */
 static int raw_recv(void *ctx, int side, uint32_t ch, void *buf, uint32_t cap)
 {
-    const void *m;
-    int n = raw_peek(ctx, side, ch, &m);
-    if (n < 0)
-        return n;
-    if ((uint32_t)n > cap)
-        n = -EMSGSIZE;
-    else
-        memcpy(buf, m, (size_t)n);
-    raw_release(ctx, side, ch);
-    return n;
+    return bench_recv(&bench_ops_raw, ctx, side, ch, buf, cap); /* peek, copy out, release */
 }
+
 const bench_msg_ops bench_ops_raw_copy2 = BENCH_MSG_OPS(raw, .recv = raw_recv);

@@ -21,8 +21,9 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 EXPLICIT = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 
 
-def prose_lines(path: Path):
-    """(line number, text) of the lines outside fenced code, inline code removed."""
+def prose_lines_raw(path: Path):
+    """(line number, text) of the lines outside fenced code, inline code kept
+    (headings keep its text)."""
     fence = None
     for n, ln in enumerate(path.read_text().split("\n"), 1):
         m = FENCE.match(ln)
@@ -33,7 +34,13 @@ def prose_lines(path: Path):
                 fence = None
             continue
         if fence is None:
-            yield n, re.sub(r"(`+)(?:(?!\1).)+?\1", "", ln)
+            yield n, ln
+
+
+def prose_lines(path: Path):
+    """(line number, text) of the lines outside fenced code, inline code removed."""
+    for n, ln in prose_lines_raw(path):
+        yield n, re.sub(r"(`+)(?:(?!\1).)+?\1", "", ln)
 
 
 def slug(text: str) -> str:
@@ -60,19 +67,6 @@ def anchors(path: Path) -> set[str]:
     return out
 
 
-def prose_lines_raw(path: Path):
-    """Like prose_lines, but with inline code kept (headings keep its text)."""
-    fence = None
-    for n, ln in enumerate(path.read_text().split("\n"), 1):
-        m = FENCE.match(ln)
-        if m:
-            if fence is None:
-                fence = m.group(1)[0] * len(m.group(1))
-            elif ln.strip().startswith(fence):
-                fence = None
-            continue
-        if fence is None:
-            yield n, ln
 
 
 def links(path: Path):
