@@ -365,13 +365,7 @@ static int api_main(int argc, char **argv)
     if (!o.calls)
         o.calls = o.quick ? BENCH_API_CALLS_QUICK : BENCH_API_CALLS_DEFAULT;
     static bench_api_result r[BENCH_API_NX];
-    bench_run rn = {.cmd = "api",
-                    .json = o.json,
-                    .csv = o.csv,
-                    .quick = o.quick,
-                    .rows = api_rows,
-                    .rows_key = "api",
-                    .arg = r};
+    bench_run rn = BENCH_RUN("api", o, .rows = api_rows, .rows_key = "api", .arg = r);
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     if (o.quiet && !(rn.out = fopen("/dev/null", "w")))

@@ -342,6 +342,13 @@ typedef struct bench_run {
     unsigned cells, timeouts;
 } bench_run;
 
+/* The bench_run of scenario name, from its options opts (members json, csv
+ * and quick); the rest (its writers, arg) as designated initializers. */
+#define BENCH_RUN(name, opts, ...)                                                                 \
+    {                                                                                              \
+        .cmd = (name), .json = (opts).json, .csv = (opts).csv, .quick = (opts).quick, __VA_ARGS__  \
+    }
+
 /* Open --json/--csv, pick the text stream, install the signal handlers,
  * detect and print the host header, pin this process to the measuring CPU.
  * 0, or BENCH_EXIT_USAGE when an output cannot be opened (printed). */

@@ -411,14 +411,8 @@ static int bk_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(bk_cells, 0, sizeof(bk_cells));
-    bench_run r = {.cmd = "blocks",
-                   .json = o.json,
-                   .csv = o.csv,
-                   .quick = o.quick,
-                   .json_config = bk_json_config,
-                   .rows = bk_rows,
-                   .json_body = bk_json,
-                   .arg = &o};
+    bench_run r = BENCH_RUN("blocks", o, .json_config = bk_json_config, .rows = bk_rows,
+                            .json_body = bk_json, .arg = &o);
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     fprintf(r.out,

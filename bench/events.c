@@ -234,12 +234,7 @@ static int events_main(int argc, char **argv)
         return prc;
     uint64_t iters = eo.iters ? eo.iters : eo.quick ? 2000 : 20000;
     double secs = eo.secs ? eo.secs : eo.quick ? 0.2 : 1.0;
-    bench_run rn = {.cmd = "events",
-                    .json = eo.json,
-                    .csv = eo.csv,
-                    .quick = eo.quick,
-                    .rows = ev_rows,
-                    .arg = &eo};
+    bench_run rn = BENCH_RUN("events", eo, .rows = ev_rows, .arg = &eo);
     uint64_t *lat = calloc(iters, sizeof *lat);
     if (!lat || bench_run_begin(&rn)) {
         free(lat);

@@ -525,13 +525,7 @@ static int lt_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(lt_cells, 0, sizeof(lt_cells));
-    bench_run r = {.cmd = o.cmd,
-                   .json = o.json,
-                   .csv = o.csv,
-                   .quick = o.quick,
-                   .json_config = lt_json_config,
-                   .rows = lt_rows,
-                   .arg = &o};
+    bench_run r = BENCH_RUN(o.cmd, o, .json_config = lt_json_config, .rows = lt_rows, .arg = &o);
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     FILE *out = r.out;

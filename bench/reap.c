@@ -241,13 +241,7 @@ static int rp_main(int argc, char **argv)
         o.reps = o.quick ? 1 : 3;
     if (!o.calls)
         o.calls = o.quick ? 100 : 1000;
-    bench_run rn = {.cmd = "reap",
-                    .json = o.json,
-                    .csv = o.csv,
-                    .quick = o.quick,
-                    .json_config = rp_json_config,
-                    .rows = rp_rows,
-                    .arg = &o};
+    bench_run rn = BENCH_RUN("reap", o, .json_config = rp_json_config, .rows = rp_rows, .arg = &o);
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     bench_progress_plan((uint64_t)o.n_depths * o.reps);

@@ -366,13 +366,8 @@ static int tm_main(int argc, char **argv)
         return prc;
     if (o.period < 0)
         o.period = o.quick ? 0.5 : 30.0;
-    bench_run rn = {.cmd = "thread-metric",
-                    .json = o.json,
-                    .csv = o.csv,
-                    .quick = o.quick,
-                    .json_config = tm_json_config,
-                    .rows = tm_rows,
-                    .arg = &o};
+    bench_run rn =
+        BENCH_RUN("thread-metric", o, .json_config = tm_json_config, .rows = tm_rows, .arg = &o);
     if (bench_run_begin(&rn))
         return BENCH_EXIT_USAGE;
     FILE *out = rn.out;

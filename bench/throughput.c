@@ -753,14 +753,8 @@ static int tp_main(int argc, char **argv)
     if (prc >= 0)
         return prc;
     memset(tp_cells, 0, sizeof(tp_cells));
-    bench_run r = {.cmd = "throughput",
-                   .json = o.json,
-                   .csv = o.csv,
-                   .quick = o.quick,
-                   .json_config = tp_json_config,
-                   .rows = tp_rows,
-                   .json_body = tp_json,
-                   .arg = &o};
+    bench_run r = BENCH_RUN("throughput", o, .json_config = tp_json_config, .rows = tp_rows,
+                            .json_body = tp_json, .arg = &o);
     if (bench_run_begin(&r))
         return BENCH_EXIT_USAGE;
     fprintf(r.out,
