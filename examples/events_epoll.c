@@ -20,22 +20,14 @@
 #include "mdcom/events.h"
 #include "mdcom/mdcom.h"
 
-static const mdcom_domain_cfg doms[] = {{"app", 0, MDCOM_ROLE_REMOTE},
-                                        {"sensor", 1, MDCOM_ROLE_MASTER}};
+/* one channel per line */
+/* clang-format off */
+static const mdcom_domain_cfg doms[] = {{"app", 0, MDCOM_ROLE_REMOTE}, {"sensor", 1, MDCOM_ROLE_MASTER}};
 static const mdcom_channel_cfg chans[] = {
-    {.name = "temp",
-     .type = MDCOM_CHAN_FIFO,
-     .block_size = 64,
-     .block_count = 8,
-     .senders = 2,
-     .receivers = 1},
-    {.name = "alarm",
-     .type = MDCOM_CHAN_FIFO,
-     .block_size = 64,
-     .block_count = 8,
-     .senders = 2,
-     .receivers = 1},
+    {.name = "temp", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 8, .senders = 2, .receivers = 1},
+    {.name = "alarm", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 8, .senders = 2, .receivers = 1},
 };
+/* clang-format on */
 static char region[32];
 static const mdcom_config cfg = {.region_name = region,
                                  .group = -1,

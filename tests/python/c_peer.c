@@ -13,35 +13,17 @@
 
 int main(int argc, char **argv)
 {
-    static const mdcom_domain_cfg doms[] = {{"a", 0, MDCOM_ROLE_MASTER},
-                                            {"b", 1, MDCOM_ROLE_REMOTE}};
+    /* one channel per line */
+    /* clang-format off */
+    static const mdcom_domain_cfg doms[] = {{"a", 0, MDCOM_ROLE_MASTER}, {"b", 1, MDCOM_ROLE_REMOTE}};
     static const mdcom_channel_cfg chans[] = {
-        {.name = "a2b",
-         .type = MDCOM_CHAN_FIFO,
-         .block_size = 64,
-         .block_count = 8,
-         .senders = 1,
-         .receivers = 2},
-        {.name = "b2a",
-         .type = MDCOM_CHAN_FIFO,
-         .block_size = 64,
-         .block_count = 8,
-         .senders = 2,
-         .receivers = 1},
-        {.name = "big",
-         .type = MDCOM_CHAN_FIFO,
-         .block_size = 1048576,
-         .block_count = 4,
-         .senders = 1,
-         .receivers = 2},
-        {.name = "bigack",
-         .type = MDCOM_CHAN_FIFO,
-         .block_size = 64,
-         .block_count = 4,
-         .senders = 2,
-         .receivers = 1},
+        {.name = "a2b", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 8, .senders = 1, .receivers = 2},
+        {.name = "b2a", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 8, .senders = 2, .receivers = 1},
+        {.name = "big", .type = MDCOM_CHAN_FIFO, .block_size = 1048576, .block_count = 4, .senders = 1, .receivers = 2},
+        {.name = "bigack", .type = MDCOM_CHAN_FIFO, .block_size = 64, .block_count = 4, .senders = 2, .receivers = 1},
         {.name = "state", .type = MDCOM_CHAN_SMEM, .size = 256, .users = 3},
     };
+    /* clang-format on */
     mdcom_config cfg = {.region_name = argc > 1 ? argv[1] : "",
                         .group = -1,
                         .domains = doms,

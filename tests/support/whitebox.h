@@ -53,7 +53,8 @@ uint32_t ut_max_channels(void);
 
 /* The RPMsg transport's split-virtqueue layout (mdcom_vring_layout_compute()
  * of src/rpmsg/virtqueue.h, field by field): 0 or -EINVAL. */
-/* clang-format off: one field per line (clang-format does not settle on X-macro lists) */
+/* one field per line (clang-format 14 does not settle on X-macro lists) */
+/* clang-format off */
 #define UT_VRING_FIELDS(X)                                                                         \
     X(num)                                                                                         \
     X(align)                                                                                       \
