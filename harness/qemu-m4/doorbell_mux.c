@@ -28,10 +28,10 @@
 struct mdcom_doorbell_mux {
     pthread_t thr;
     int stop_pipe[2];
-    int lfd, up;                  /* listening socket; QEMU (-1: none) */
-    int cl[MUX_MAX_CLIENTS], ncl; /* clients */
-    int up_state;                 /* 0 not yet, 1 connected, -1 closed */
-    int pending;                  /* a client rang before QEMU was there */
+    int lfd, up;                   /* listening socket; QEMU (-1: none) */
+    int cl[MUX_MAX_CLIENTS], ncl;  /* clients */
+    int up_state;                  /* 0 not yet, 1 connected, -1 closed */
+    int pending;                   /* a client rang before QEMU was there */
     int64_t up_deadline;
     char listen_path[108], up_path[108];
     pthread_mutex_t st_lock;
@@ -201,12 +201,8 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
     if (!m)
         return fail(err, errlen, -ENOMEM, "doorbell mux: out of memory");
     m->up = -1;
-    strcpy(
-        m->listen_path,
-        listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
-    strcpy(
-        m->up_path,
-        upstream_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
+    strcpy(m->listen_path, listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
+    strcpy(m->up_path, upstream_path);   /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
     m->up_deadline = mono_ns() + (connect_timeout_ns > 0 ? connect_timeout_ns : 60000000000ll);
     pthread_mutex_init(&m->st_lock, NULL);
     if (pipe2(m->stop_pipe, O_CLOEXEC) != 0) {
@@ -217,9 +213,7 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
     m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     memset(&a, 0, sizeof(a));
     a.sun_family = AF_UNIX;
-    strcpy(
-        a.sun_path,
-        listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
+    strcpy(a.sun_path, listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
     {
         mode_t old = umask(077); /* the socket file 0600 */
         e = m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||

@@ -1317,11 +1317,11 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     int r = 0;
     if (cap && len)
         memcpy(buf, block_ptr(ch, id), len < cap ? len : cap);
-    if (gen_moved(&ch->hdr->generation, ch->gen)) {
+    if (MDCOM_CUT_BSTATE || gen_moved(&ch->hdr->generation, ch->gen)) {
         /* re-formatted in place since our dequeue: the message was ours
          * (taken before), the block word is the new generation's, not ours
-         * to free; the next call says -ECONNRESET */
-    } else if (MDCOM_CUT_BSTATE) {
+         * to free; the next call says -ECONNRESET (a BSTATE cut build: no
+         * block word to free) */
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
