@@ -14,8 +14,11 @@
  * a delay of 3 (k + 1) instructions, k = i mod PHASES (3 is coprime with 40:
  * the start sweeps every phase of the tick once per PHASES samples); the
  * mean of the ticks of one such cycle of PHASES samples, times 40, is the
- * instruction count of the call (when the PHASES calls cost the same; to
- * within the 3-instruction granularity of the edge spin: observed sd 0-0.4).
+ * instruction count of the call (when the PHASES calls cost the same). The
+ * edge spin leaves the start 0-2 instructions after the edge; apicost_dither
+ * measures that lateness and pads it out, so each sample starts exactly
+ * 3 (k + 1) instructions after an edge (observed sd 0.0 on every call that
+ * costs the same each time).
  * The reported values are these per-cycle counts, N / PHASES of them, minus
  * the same count for the empty measurement: mode / mean / stddev / min / max.
  * Interrupts are masked within a sample (PRIMASK), so nothing lands inside

@@ -47,17 +47,73 @@ static inline uint32_t apicost_now(void) { return mdcom_bm_ticks(); }
 
 extern uint32_t apicost_samples[APICOST_N];
 
-/* PRIMASK set, then 3 (k + 1) instructions ((k + 1) x {nop, subs, bne}) after
- * a counter edge, no branch around it: the start of sample i sweeps every
- * phase of the counter once per PHASES samples (3 is coprime with 40 and 50). */
+#ifdef FW_APICOST_COUNTER
+#define APICOST_COUNTER_ADDR ((uintptr_t)(FW_APICOST_COUNTER))
+#else
+#define APICOST_COUNTER_ADDR ((uintptr_t)0xE000E018u) /* SYST_CVR */
+#endif
+
+/* PRIMASK set, then exactly C + 3 (k + 1) instructions after a counter edge
+ * (C a constant of this code): the start of sample i sweeps every phase of
+ * the counter once per PHASES samples (3 is coprime with 40 and 50), so the
+ * mean of a cycle's ticks is the exact instruction count of the sample.
+ *
+ * Written in assembly because every instruction of it is counted. Under
+ * -icount a read of the counter returns floor(n / PHASES) for the n-th
+ * instruction (shift 0). The edge spin (ldr, cmp, beq) leaves at the first
+ * read past the edge E, at E + L with L in {0, 1, 2} unknown. Three reads
+ * one instruction apart, placed PHASES - 2 .. PHASES instructions after
+ * that exit, see the next edge from the (2 - L)-th on: L + 1 of them differ
+ * from the exit's value. The branches that follow take 7 - L instructions,
+ * put every sample at the same distance from E, whatever L was;
+ * without them L left a bias of up to +-1 instruction that moved with the
+ * length of the code around the sample. */
 static inline __attribute__((always_inline)) uint32_t apicost_dither(uint32_t k)
 {
     uint32_t pm = mdcom_bm_irq_save();
-    uint32_t t = apicost_now();
-    while (apicost_now() == t) /* start at an edge (to within the loop) */
-        ;
+    uint32_t t, u, a, b, c;
     k += 1u;
-    __asm__ __volatile__("1: nop\n\tsubs %0, %0, #1\n\tbne 1b" : "+r"(k)::"cc");
+    __asm__ __volatile__(
+        "ldr %[t], [%[cnt]]\n\t"
+        "1: ldr %[u], [%[cnt]]\n\t" /* exit read: E + L            */
+        "cmp %[u], %[t]\n\t"
+        "beq 1b\n\t"
+        ".rept %c[pad]\n\t" /* to E + L + PHASES - 2           */
+        "nop\n\t"
+        ".endr\n\t"
+        "ldr %[a], [%[cnt]]\n\t"
+        "ldr %[b], [%[cnt]]\n\t"
+        "ldr %[c], [%[cnt]]\n\t"
+        "subs %[a], %[a], %[u]\n\t" /* 1 when past the next edge    */
+        "it ne\n\t"
+        "movne %[a], #1\n\t"
+        "subs %[b], %[b], %[u]\n\t"
+        "it ne\n\t"
+        "movne %[b], #1\n\t"
+        "subs %[c], %[c], %[u]\n\t"
+        "it ne\n\t"
+        "movne %[c], #1\n\t"
+        "add %[a], %[a], %[b]\n\t"
+        "add %[a], %[a], %[c]\n\t" /* L + 1                       */
+        "cmp %[a], #1\n\t"
+        "beq 2f\n\t" /* L = 0: 2 so far                              */
+        "cmp %[a], #2\n\t"
+        "beq 3f\n\t" /* L = 1: 4 so far                              */
+        "b 4f\n\t"   /* L = 2 (or a counter that jumped): 5           */
+        "2: nop\n\t"
+        "nop\n\t"
+        "nop\n\t"
+        "nop\n\t"
+        "b 4f\n\t" /* L = 0: 7                                        */
+        "3: nop\n\t"
+        "b 4f\n\t" /* L = 1: 6                                        */
+        "4:\n\t"
+        "5: nop\n\t" /* the sweep: 3 (k + 1)                          */
+        "subs %[k], %[k], #1\n\t"
+        "bne 5b"
+        : [t] "=&r"(t), [u] "=&r"(u), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [k] "+r"(k)
+        : [cnt] "r"(APICOST_COUNTER_ADDR), [pad] "i"(PHASES - 5u)
+        : "cc", "memory");
     return pm;
 }
 
