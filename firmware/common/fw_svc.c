@@ -603,7 +603,7 @@ static int svc_rpmsg(fw_svc *s, const fw_cmd *c, fw_rsp *o)
          * (the host ends the instance when done: -ESHUTDOWN) */
     }
     mdcom_rpmsg_term(rp);
-    return r == -ESHUTDOWN ? 0 : r;
+    return r == -MDCOM_ESHUTDOWN ? 0 : r;
 }
 
 /* ---- raw spin echo: one word each way, no library call per round ---- */
@@ -759,7 +759,10 @@ void fw_resp_run(fw_svc *s)
 }
 
 /* the codes with which a call says the region ended (see fw_remote_run) */
-static int region_ended(int r) { return r == -ESHUTDOWN || r == -ECONNRESET || r == -ENOTCONN; }
+static int region_ended(int r)
+{
+    return r == -MDCOM_ESHUTDOWN || r == -ECONNRESET || r == -ENOTCONN;
+}
 
 void fw_remote_run(fw_svc *s, const char *who, const char *banner, const mdcom_layout_table *layout,
                    uint32_t domain, const fw_cmd *c)

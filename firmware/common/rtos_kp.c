@@ -219,7 +219,7 @@ static void victim_task(void *arg)
     int op = g_op, r = 0;
     (void)arg;
     if (p->proc_self(p->ctx, &pid, &token) != 0) {
-        g_victim_setup = -EUSERS;
+        g_victim_setup = -MDCOM_EUSERS;
         e2e_park();
     }
     g_victim_pid = pid;

@@ -59,10 +59,9 @@
 /* Error codes used by mdcom that some C libraries (newlib without its Linux
  * extensions) lack. Portable code compares with MDCOM_ESHUTDOWN and
  * MDCOM_EUSERS: the C library's value where it has one, else a value outside
- * every libc's range. For source compatibility, ESHUTDOWN and EUSERS are
- * still defined to them where the C library lacks them; define
- * MDCOM_NO_ERRNO_COMPAT before including this header to keep your namespace
- * clean (that fallback goes away with 1.0, see CHANGELOG.md). */
+ * every libc's range. This header defines no name of the C library's own: a
+ * project whose code still says ESHUTDOWN / EUSERS on such a C library
+ * defines MDCOM_ERRNO_COMPAT before including it, and gets them as these. */
 #ifdef ESHUTDOWN
 #define MDCOM_ESHUTDOWN ESHUTDOWN
 #else
@@ -73,7 +72,7 @@
 #else
 #define MDCOM_EUSERS 2002
 #endif
-#ifndef MDCOM_NO_ERRNO_COMPAT
+#ifdef MDCOM_ERRNO_COMPAT
 #ifndef ESHUTDOWN
 #define ESHUTDOWN MDCOM_ESHUTDOWN
 #endif

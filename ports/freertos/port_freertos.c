@@ -391,7 +391,7 @@ static int frt_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
         *token = g_ids[i].token;
     }
     taskEXIT_CRITICAL();
-    return i < MDCOM_FRT_MAX_TASKS ? 0 : -EUSERS;
+    return i < MDCOM_FRT_MAX_TASKS ? 0 : -MDCOM_EUSERS;
 }
 
 static int frt_proc_alive(void *ctx, uint32_t pid, uint32_t token)

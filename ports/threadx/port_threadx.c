@@ -356,7 +356,7 @@ static int txp_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
         return -EINTR; /* cannot block here */
     e = slot_of(me);
     if (!e)
-        return -EUSERS; /* more threads than MDCOM_TX_MAX_THREADS */
+        return -MDCOM_EUSERS; /* more threads than MDCOM_TX_MAX_THREADS */
     if (timeout_ns >= 0)
         end = ns_to_tick_up(mdcom_threadx_now_ns() + (uint64_t)timeout_ns);
     TXP_MASK(s);
@@ -429,7 +429,7 @@ static int txp_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
         return -EPERM; /* identities belong to threads */
     e = slot_of(me);
     if (!e)
-        return -EUSERS;
+        return -MDCOM_EUSERS;
     *pid = MDCOM_TX_PID_BASE + (uint32_t)(e - g_slot) + 1u;
     *token = e->token;
     return 0;

@@ -93,7 +93,7 @@ static int claim_proc(struct mdcom_instance *m, uint32_t pid, uint32_t token)
             return 0;
         }
     }
-    return -EUSERS;
+    return -MDCOM_EUSERS;
 }
 
 /* 1 when another attachment of this process holds entry i of our region, or

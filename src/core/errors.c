@@ -28,9 +28,9 @@
     X(EBADMSG, "EBADMSG: corrupt message or header")                                               \
     X(EPROTONOSUPPORT, "EPROTONOSUPPORT: other wire version")                                      \
     X(ESTALE, "ESTALE: layout differs from config")                                                \
-    X(ESHUTDOWN, "ESHUTDOWN: region terminated")                                                   \
+    X(MDCOM_ESHUTDOWN, "ESHUTDOWN: region terminated")                                             \
     X(ECONNRESET, "ECONNRESET: region re-formatted")                                               \
-    X(EUSERS, "EUSERS: no free process slot")                                                      \
+    X(MDCOM_EUSERS, "EUSERS: no free process slot")                                                \
     X(EADDRINUSE, "EADDRINUSE: a live master serves it")                                           \
     X(EINTR, "EINTR: interrupted by a signal")                                                     \
     X(ENOSYS, "ENOSYS: not supported by the port")                                                 \

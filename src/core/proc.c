@@ -19,7 +19,7 @@ static int region_state(const struct mdcom_instance *m)
     uint32_t st = mdcom_load(&m->hdr->state, memory_order_acquire);
     uint32_t gen = mdcom_load(&m->hdr->generation, memory_order_relaxed);
     if (st == MDCOM_ST_TERMINATED)
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     if (st != MDCOM_ST_READY || gen != m->generation)
         return -ECONNRESET;
     return 0;

@@ -588,7 +588,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
         *mask = 0;
     if (!ws->m) {
         fd_signal(ws);
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     }
     r = mdcom_region_state(ws->m);
     /* with a heartbeat promise, the end of our own attachment too: the
@@ -635,7 +635,7 @@ static int ws_eval(struct mdcom_waitset *ws, mdcom_event *out, uint32_t n, uint3
  * the region ends"). */
 static int ws_check(struct mdcom_waitset *ws)
 {
-    int r = ws->m ? mdcom_region_check(ws->m) : -ESHUTDOWN;
+    int r = ws->m ? mdcom_region_check(ws->m) : -MDCOM_ESHUTDOWN;
     if (r)
         fd_signal(ws);
     return r;
@@ -818,7 +818,7 @@ static int ws_add(struct mdcom_waitset *ws, uint32_t type, void *ch, uint32_t ev
     m = ws->m;
     if (!m) {
         pthread_mutex_unlock(&ws->mu);
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     }
     if (type == MDCOM_CHAN_FIFO) {
         struct mdcom_fifoch *f = ch;
@@ -988,7 +988,7 @@ int mdcom_waitset_fd(mdcom_waitset_t *ws)
     a = ws->att;
     if (!ws->m || !a) {
         pthread_mutex_unlock(&g_mu);
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     }
     pthread_mutex_lock(&a->mu);
     if (ws->efd >= 0) {

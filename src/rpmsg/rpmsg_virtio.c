@@ -134,9 +134,9 @@ static int rp_peer_check(const struct mdcom_rpmsg *r)
     if (r->role != MDCOM_RPMSG_REMOTE)
         return 0;
     if (!rp_status_live(rp_status(r)))
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     if (!r->bound && mdcom_rd32(&r->ctl->generation) != r->generation)
-        return -ESHUTDOWN;
+        return -MDCOM_ESHUTDOWN;
     return 0;
 }
 

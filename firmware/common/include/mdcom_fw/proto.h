@@ -62,7 +62,7 @@
 
 #include <stdint.h>
 
-#include "mdcom/mdcom.h" /* errno.h, and ESHUTDOWN/EUSERS where newlib lacks them */
+#include "mdcom/mdcom.h" /* errno.h, MDCOM_ESHUTDOWN / MDCOM_EUSERS */
 
 enum fw_op {
     FW_OP_PING = 1,
@@ -195,7 +195,7 @@ static inline int32_t fw_errno_to_wire(int e)
         return -FW_EBADMSG;
     case EOVERFLOW:
         return -FW_EOVERFLOW;
-    case EUSERS:
+    case MDCOM_EUSERS:
         return -FW_EUSERS;
     case EMSGSIZE:
         return -FW_EMSGSIZE;
@@ -209,7 +209,7 @@ static inline int32_t fw_errno_to_wire(int e)
         return -FW_ENOBUFS;
     case ENOTCONN:
         return -FW_ENOTCONN;
-    case ESHUTDOWN:
+    case MDCOM_ESHUTDOWN:
         return -FW_ESHUTDOWN;
     case ETIMEDOUT:
         return -FW_ETIMEDOUT;
