@@ -83,7 +83,7 @@ struct chan_snap {
     uint32_t n_free, n_alloc, n_queued, n_held, n_bad, n_orphan;
     /* SMEM */
     uint32_t lock, lock_waiters;
-    int lock_slot;  /* -1 free, -2 invalid owner word, else slot */
+    int lock_slot; /* -1 free, -2 invalid owner word, else slot */
 };
 
 struct report {
@@ -135,10 +135,7 @@ static int fail(struct report *r, int status, const char *fmt, ...)
 
 /* Every shared word is read once, atomically (the region may be live). The
  * mapping is read-only: an atomic load never writes. */
-static uint32_t rd(const void *p)
-{
-    return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
-}
+static uint32_t rd(const void *p) { return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED); }
 
 static sigjmp_buf g_bus_jmp;
 static volatile sig_atomic_t g_bus_armed;
@@ -161,11 +158,16 @@ static void on_sigint(int sig)
 static const char *state_name(uint32_t st)
 {
     switch (st) {
-    case MDCOM_ST_EMPTY: return "EMPTY";
-    case MDCOM_ST_FORMATTING: return "FORMATTING";
-    case MDCOM_ST_READY: return "READY";
-    case MDCOM_ST_TERMINATED: return "TERMINATED";
-    default: return "INVALID";
+    case MDCOM_ST_EMPTY:
+        return "EMPTY";
+    case MDCOM_ST_FORMATTING:
+        return "FORMATTING";
+    case MDCOM_ST_READY:
+        return "READY";
+    case MDCOM_ST_TERMINATED:
+        return "TERMINATED";
+    default:
+        return "INVALID";
     }
 }
 
@@ -257,8 +259,9 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_ch
     c->discarded = rd(&ctl->stats.discarded);
     c->queued = c->enq - c->deq;
     if (c->queued > cl->qcap)
-        warnf(r, "channel '%s': %" PRIu32 " entries between consumer (%" PRIu32
-                 ") and producer (%" PRIu32 ") positions, queue depth %" PRIu32,
+        warnf(r,
+              "channel '%s': %" PRIu32 " entries between consumer (%" PRIu32
+              ") and producer (%" PRIu32 ") positions, queue depth %" PRIu32,
               c->name, c->queued, c->deq, c->enq, cl->qcap);
     if (c->ev_waiters > 4096u)
         warnf(r, "channel '%s': waiter count %" PRIu32 " is absurd", c->name, c->ev_waiters);
@@ -287,11 +290,11 @@ static void read_fifo(struct report *r, const uint8_t *base, const mdcom_wire_ch
             c->n_orphan++;
     }
     if (c->n_bad)
-        warnf(r, "channel '%s': %" PRIu32 " block state words hold no valid state/owner",
-              c->name, c->n_bad);
+        warnf(r, "channel '%s': %" PRIu32 " block state words hold no valid state/owner", c->name,
+              c->n_bad);
     if (c->n_orphan)
-        warnf(r, "channel '%s': %" PRIu32 " blocks held by processes that are not alive",
-              c->name, c->n_orphan);
+        warnf(r, "channel '%s': %" PRIu32 " blocks held by processes that are not alive", c->name,
+              c->n_orphan);
 }
 
 static void read_smem(struct report *r, const uint8_t *base, const mdcom_wire_chan_layout *cl,
@@ -322,7 +325,7 @@ static int inspect(struct report *r, const uint8_t *b, uint32_t size)
     mdcom_wire_layout tl, lay;
     mdcom_wire_chan_layout *cls = NULL;
     mdcom_channel_cfg *ccfg = NULL;
-    char (*cnames)[MDCOM_NAME_MAX] = NULL;
+    char(*cnames)[MDCOM_NAME_MAX] = NULL;
     mdcom_config cfg;
     char ebuf[256] = "";
     struct hdr_snap *h = &r->h;
@@ -354,8 +357,8 @@ static int inspect(struct report *r, const uint8_t *b, uint32_t size)
                     h->n_domains, n_ch);
     if (tl.data_off > size)
         return fail(r, EX_CORRUPT,
-                    "the tables of %" PRIu32 " domains and %" PRIu32
-                    " channels need %" PRIu32 " bytes, the file has %" PRIu32,
+                    "the tables of %" PRIu32 " domains and %" PRIu32 " channels need %" PRIu32
+                    " bytes, the file has %" PRIu32,
                     h->n_domains, n_ch, tl.data_off, size);
 
     /* domains */
@@ -445,8 +448,7 @@ static int inspect(struct report *r, const uint8_t *b, uint32_t size)
             for (k = 0; k < h->n_domains; k++)
                 known |= r->dom[k].id == dom;
             if (!known)
-                warnf(r, "process slot %u: domain %" PRIu32 " is not in the domain table", i,
-                      dom);
+                warnf(r, "process slot %u: domain %" PRIu32 " is not in the domain table", i, dom);
             s->alive = plat->proc_alive ? plat->proc_alive(plat->ctx, s->pid, s->token) : -ENOSYS;
         } else if (s->owner != MDCOM_PROC_FREE && s->owner != MDCOM_PROC_CLAIMING) {
             warnf(r, "process slot %u: owner word 0x%08" PRIx32 " is invalid", i, s->owner);
@@ -545,10 +547,7 @@ static const char *domain_name(const struct report *r, uint32_t id)
     return "?";
 }
 
-static const char *alive_name(int a)
-{
-    return a == 1 ? "alive" : a == 0 ? "dead" : "unknown";
-}
+static const char *alive_name(int a) { return a == 1 ? "alive" : a == 0 ? "dead" : "unknown"; }
 
 static void mask_names(const struct report *r, uint32_t mask, char *buf, size_t cap)
 {
@@ -595,9 +594,9 @@ static void print_text(const struct report *r, FILE *o)
             else
                 live++;
         }
-        fprintf(o, "  %-4" PRIu32 " %-16s %-7s %" PRIu32 " alive, %" PRIu32 " dead\n",
-                r->dom[i].id, r->dom[i].name,
-                r->dom[i].role == MDCOM_ROLE_MASTER ? "master" : "remote", live, dead);
+        fprintf(o, "  %-4" PRIu32 " %-16s %-7s %" PRIu32 " alive, %" PRIu32 " dead\n", r->dom[i].id,
+                r->dom[i].name, r->dom[i].role == MDCOM_ROLE_MASTER ? "master" : "remote", live,
+                dead);
     }
     fprintf(o, "processes:\n  %-4s %-16s %-10s %s\n", "slot", "domain", "pid", "state");
     for (i = 0; i < MDCOM_MAX_PROCS; i++) {
@@ -627,9 +626,8 @@ static void print_text(const struct report *r, FILE *o)
                     "  (%s -> %s)\n"
                     "       queued %" PRIu32 "  free %" PRIu32 "/%" PRIu32 "  alloc %" PRIu32
                     "  in-queue %" PRIu32 "  held %" PRIu32 "  orphaned %" PRIu32
-                    "  invalid %" PRIu32 "  filtered %" PRIu32 "  errors %" PRIu32
-                    "  lost %" PRIu32 "  reclaimed %" PRIu32 "  discarded %" PRIu32
-                    "  waiters %" PRIu32 "\n",
+                    "  invalid %" PRIu32 "  filtered %" PRIu32 "  errors %" PRIu32 "  lost %" PRIu32
+                    "  reclaimed %" PRIu32 "  discarded %" PRIu32 "  waiters %" PRIu32 "\n",
                     i, c->name, c->block_size, c->block_count, c->qcap, s, rcv, c->queued,
                     c->n_free, c->block_count, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
                     c->n_bad, c->filtered, c->errors, c->lost, c->reclaimed, c->discarded,
@@ -699,14 +697,12 @@ static void print_json(const struct report *r, FILE *o)
     }
     if (r->have_hdr)
         fprintf(o,
-                ",\"header\":{\"magic\":%" PRIu32 ",\"version\":%" PRIu32
-                ",\"generation\":%" PRIu32 ",\"state\":\"%s\",\"state_word\":%" PRIu32
-                ",\"region_size\":%" PRIu32 ",\"layout_hash\":%" PRIu32
-                ",\"n_domains\":%" PRIu32 ",\"n_channels\":%" PRIu32
+                ",\"header\":{\"magic\":%" PRIu32 ",\"version\":%" PRIu32 ",\"generation\":%" PRIu32
+                ",\"state\":\"%s\",\"state_word\":%" PRIu32 ",\"region_size\":%" PRIu32
+                ",\"layout_hash\":%" PRIu32 ",\"n_domains\":%" PRIu32 ",\"n_channels\":%" PRIu32
                 ",\"master_domain\":%" PRIu32 ",\"fmt_pid\":%" PRIu32 "}",
-                h->magic, h->version, h->generation, state_name(h->state), h->state,
-                h->region_size, h->layout_hash, h->n_domains, h->n_channels, h->master_domain,
-                h->fmt_pid);
+                h->magic, h->version, h->generation, state_name(h->state), h->state, h->region_size,
+                h->layout_hash, h->n_domains, h->n_channels, h->master_domain, h->fmt_pid);
     if (r->status == EX_OK) {
         fprintf(o, ",\"domains\":[");
         for (i = 0; i < h->n_domains; i++) {
@@ -730,8 +726,9 @@ static void print_json(const struct report *r, FILE *o)
                     state = alive_name(p->alive);
                 else
                     state = "invalid";
-                fprintf(o, "%s{\"slot\":%u,\"owner\":%" PRIu32 ",\"domain\":%" PRId64
-                           ",\"pid\":%" PRIu32 ",\"state\":\"%s\",\"domain_name\":",
+                fprintf(o,
+                        "%s{\"slot\":%u,\"owner\":%" PRIu32 ",\"domain\":%" PRId64
+                        ",\"pid\":%" PRIu32 ",\"state\":\"%s\",\"domain_name\":",
                         first ? "" : ",", i, p->owner,
                         p->owner >= MDCOM_PROC_DOMAIN_BASE &&
                                 p->owner < MDCOM_PROC_DOMAIN_BASE + MDCOM_MAX_DOMAINS
@@ -755,17 +752,15 @@ static void print_json(const struct report *r, FILE *o)
                 fprintf(o,
                         ",\"type\":\"fifo\",\"block_size\":%" PRIu32 ",\"block_count\":%" PRIu32
                         ",\"queue_depth\":%" PRIu32 ",\"senders\":%" PRIu32
-                        ",\"receivers\":%" PRIu32 ",\"queued\":%" PRIu32
-                        ",\"free_blocks\":%" PRIu32 ",\"alloc_blocks\":%" PRIu32
-                        ",\"queued_blocks\":%" PRIu32 ",\"held_blocks\":%" PRIu32
-                        ",\"orphaned_blocks\":%" PRIu32 ",\"invalid_blocks\":%" PRIu32
-                        ",\"filtered\":%" PRIu32 ",\"errors\":%" PRIu32 ",\"waiters\":%" PRIu32
-                        ",\"lost\":%" PRIu32 ",\"reclaimed\":%" PRIu32
-                        ",\"discarded\":%" PRIu32,
-                        c->block_size, c->block_count, c->qcap, c->senders, c->receivers,
-                        c->queued, c->n_free, c->n_alloc, c->n_queued, c->n_held, c->n_orphan,
-                        c->n_bad, c->filtered, c->errors, c->ev_waiters, c->lost, c->reclaimed,
-                        c->discarded);
+                        ",\"receivers\":%" PRIu32 ",\"queued\":%" PRIu32 ",\"free_blocks\":%" PRIu32
+                        ",\"alloc_blocks\":%" PRIu32 ",\"queued_blocks\":%" PRIu32
+                        ",\"held_blocks\":%" PRIu32 ",\"orphaned_blocks\":%" PRIu32
+                        ",\"invalid_blocks\":%" PRIu32 ",\"filtered\":%" PRIu32
+                        ",\"errors\":%" PRIu32 ",\"waiters\":%" PRIu32 ",\"lost\":%" PRIu32
+                        ",\"reclaimed\":%" PRIu32 ",\"discarded\":%" PRIu32,
+                        c->block_size, c->block_count, c->qcap, c->senders, c->receivers, c->queued,
+                        c->n_free, c->n_alloc, c->n_queued, c->n_held, c->n_orphan, c->n_bad,
+                        c->filtered, c->errors, c->ev_waiters, c->lost, c->reclaimed, c->discarded);
             else
                 fprintf(o,
                         ",\"type\":\"smem\",\"size\":%" PRIu32 ",\"users\":%" PRIu32
@@ -773,7 +768,7 @@ static void print_json(const struct report *r, FILE *o)
                         ",\"lock_owner_state\":\"%s\",\"waiters\":%" PRIu32,
                         c->data_size, c->senders, c->lock_slot, c->lock,
                         c->lock_slot >= 0 ? r->procs[c->lock_slot].pid : 0,
-                        c->lock_slot >= 0 ? alive_name(r->procs[c->lock_slot].alive)
+                        c->lock_slot >= 0    ? alive_name(r->procs[c->lock_slot].alive)
                         : c->lock_slot == -1 ? "free"
                                              : "invalid",
                         c->lock_waiters);
@@ -801,18 +796,17 @@ static void print_json(const struct report *r, FILE *o)
 
 static void usage(FILE *o)
 {
-    fprintf(o,
-            "usage: mdcom-stat [--json] [--watch [SECONDS]] [--count N] REGION\n"
-            "       mdcom-stat [--json] --list\n"
-            "  REGION       region name ($MDCOM_SHM_DIR or /dev/shm) or a path containing '/'\n"
-            "  --json       one JSON object per snapshot\n"
-            "  --watch [S]  repeat every S seconds (default 1) until interrupted\n"
-            "  --count N    with --watch: stop after N snapshots\n"
-            "  --list       the mdcom regions in $MDCOM_SHM_DIR (or /dev/shm): state,\n"
-            "               generation, size and the processes of each domain\n"
-            "  --version    print the version\n"
-            "Reads the region without changing it. Exit status: 0 consistent, 1 usage,\n"
-            "2 cannot open/map, 3 corrupted or inconsistent, 4 other wire version.\n");
+    fprintf(o, "usage: mdcom-stat [--json] [--watch [SECONDS]] [--count N] REGION\n"
+               "       mdcom-stat [--json] --list\n"
+               "  REGION       region name ($MDCOM_SHM_DIR or /dev/shm) or a path containing '/'\n"
+               "  --json       one JSON object per snapshot\n"
+               "  --watch [S]  repeat every S seconds (default 1) until interrupted\n"
+               "  --count N    with --watch: stop after N snapshots\n"
+               "  --list       the mdcom regions in $MDCOM_SHM_DIR (or /dev/shm): state,\n"
+               "               generation, size and the processes of each domain\n"
+               "  --version    print the version\n"
+               "Reads the region without changing it. Exit status: 0 consistent, 1 usage,\n"
+               "2 cannot open/map, 3 corrupted or inconsistent, 4 other wire version.\n");
 }
 
 /* --list: every file of the region directory that holds an mdcom header.
@@ -853,8 +847,8 @@ static int list_regions(int json)
             json_str(stdout, rep.name);
             printf(",\"path\":");
             json_str(stdout, rep.path);
-            printf(",\"ok\":%s,\"state\":\"%s\",\"generation\":%" PRIu32
-                   ",\"file_size\":%" PRIu64 ",\"users\":[",
+            printf(",\"ok\":%s,\"state\":\"%s\",\"generation\":%" PRIu32 ",\"file_size\":%" PRIu64
+                   ",\"users\":[",
                    rep.status == EX_OK ? "true" : "false", state_name(rep.h.state),
                    rep.h.generation, rep.file_size);
         } else {
@@ -955,8 +949,8 @@ int main(int argc, char **argv)
             }
             break;
         case 'n':
-            count = strtol(arg, &end, 10); /* NOLINT(clang-analyzer-core.NonNullParamChecker): getopt gives a required_argument */
-            if (*end || count < 1) {
+            count = arg ? strtol(arg, &end, 10) : 0; /* getopt gives -n its argument */
+            if (!arg || *end || count < 1) {
                 fprintf(stderr, "mdcom-stat: --count: must be a positive number\n");
                 return EX_USAGE;
             }

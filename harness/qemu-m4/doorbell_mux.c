@@ -22,16 +22,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unix_addr.h"
+
 #define MUX_MAX_CLIENTS 32
 #define MUX_RETRY_MS 5 /* connect attempts to QEMU's socket */
 
 struct mdcom_doorbell_mux {
     pthread_t thr;
     int stop_pipe[2];
-    int lfd, up;                   /* listening socket; QEMU (-1: none) */
-    int cl[MUX_MAX_CLIENTS], ncl;  /* clients */
-    int up_state;                  /* 0 not yet, 1 connected, -1 closed */
-    int pending;                   /* a client rang before QEMU was there */
+    int lfd, up;                  /* listening socket; QEMU (-1: none) */
+    int cl[MUX_MAX_CLIENTS], ncl; /* clients */
+    int up_state;                 /* 0 not yet, 1 connected, -1 closed */
+    int pending;                  /* a client rang before QEMU was there */
     int64_t up_deadline;
     char listen_path[108], up_path[108];
     pthread_mutex_t st_lock;
@@ -76,9 +78,7 @@ static void try_connect_up(mdcom_doorbell_mux *m)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return;
-    memset(&a, 0, sizeof(a));
-    a.sun_family = AF_UNIX;
-    memcpy(a.sun_path, m->up_path, strlen(m->up_path) + 1);
+    mdcom_unix_addr(&a, m->up_path); /* fits: checked at start */
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
         close(fd);
         if (mono_ns() > m->up_deadline)
@@ -201,8 +201,8 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
     if (!m)
         return fail(err, errlen, -ENOMEM, "doorbell mux: out of memory");
     m->up = -1;
-    strcpy(m->listen_path, listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
-    strcpy(m->up_path, upstream_path);   /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
+    memcpy(m->listen_path, listen_path, strlen(listen_path) + 1); /* fits: checked above */
+    memcpy(m->up_path, upstream_path, strlen(upstream_path) + 1);
     m->up_deadline = mono_ns() + (connect_timeout_ns > 0 ? connect_timeout_ns : 60000000000ll);
     pthread_mutex_init(&m->st_lock, NULL);
     if (pipe2(m->stop_pipe, O_CLOEXEC) != 0) {
@@ -211,9 +211,7 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
         return fail(err, errlen, -e, "doorbell mux: pipe: %s", strerror(e));
     }
     m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    memset(&a, 0, sizeof(a));
-    a.sun_family = AF_UNIX;
-    strcpy(a.sun_path, listen_path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
+    mdcom_unix_addr(&a, listen_path);
     {
         mode_t old = umask(077); /* the socket file 0600 */
         e = m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||

@@ -19,10 +19,11 @@
 #include <unistd.h>
 
 #include "doorbell_uart.h"
+#include "unix_addr.h"
 
 #include "mdcom/mdcom.h"
 
-#define RECHECK_NS 10000000ll /* re-check the word while connected: 10 ms */
+#define RECHECK_NS 10000000ll  /* re-check the word while connected: 10 ms */
 #define DEAD_POLL_NS 1000000ll /* once the peer is gone: poll every 1 ms */
 
 struct mdcom_uart_doorbell {
@@ -73,8 +74,8 @@ static int uart_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t ti
         now = now_ns();
         if (now >= end)
             return -ETIMEDOUT;
-        slice = atomic_load_explicit(&db->connected, memory_order_relaxed) ? RECHECK_NS
-                                                                           : DEAD_POLL_NS;
+        slice =
+            atomic_load_explicit(&db->connected, memory_order_relaxed) ? RECHECK_NS : DEAD_POLL_NS;
         if (end - now < slice)
             slice = end - now;
         ts.tv_sec = (time_t)(slice / 1000000000ll);
@@ -124,7 +125,8 @@ static void uart_ring(void *ctx, mdcom_aword *word, uint32_t chan)
 
 static int uart_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 {
-    mdcom_uart_doorbell *db = (mdcom_uart_doorbell *)((char *)ctx - offsetof(mdcom_uart_doorbell, plat));
+    mdcom_uart_doorbell *db =
+        (mdcom_uart_doorbell *)((char *)ctx - offsetof(mdcom_uart_doorbell, plat));
     if (MDCOM_PID_IS_FOREIGN(pid)) /* a firmware process: alive while the link is */
         return atomic_load_explicit(&db->connected, memory_order_relaxed) ? 1 : 0;
     return mdcom_platform_linux()->proc_alive(NULL, pid, token);
@@ -171,11 +173,8 @@ int mdcom_doorbell_uart_open(mdcom_uart_doorbell **out, const char *path, int64_
     if (!out || !path)
         return -EINVAL;
     *out = NULL;
-    if (strlen(path) >= sizeof(a.sun_path))
+    if (mdcom_unix_addr(&a, path) != 0)
         return -EINVAL;
-    memset(&a, 0, sizeof(a));
-    a.sun_family = AF_UNIX;
-    strcpy(a.sun_path, path); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy): length checked above */
     end = timeout_ns < 0 ? INT64_MAX : now_ns() + timeout_ns;
     db = calloc(1, sizeof(*db));
     if (!db)
@@ -241,8 +240,8 @@ const mdcom_platform *mdcom_doorbell_uart_platform(mdcom_uart_doorbell *db)
 
 int mdcom_doorbell_uart_connected(const mdcom_uart_doorbell *db)
 {
-    return db && atomic_load_explicit(&((mdcom_uart_doorbell *)db)->connected,
-                                      memory_order_relaxed);
+    return db &&
+           atomic_load_explicit(&((mdcom_uart_doorbell *)db)->connected, memory_order_relaxed);
 }
 
 uint64_t mdcom_doorbell_uart_rx(const mdcom_uart_doorbell *db)

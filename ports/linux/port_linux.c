@@ -251,9 +251,8 @@ static int lx_marker(const char *path, int32_t group)
     return -(int)st.st_size;
 }
 
-static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                          uint32_t mode, int32_t group, int64_t timeout_ns,
-                          mdcom_region_map *out)
+static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags, uint32_t mode,
+                          int32_t group, int64_t timeout_ns, mdcom_region_map *out)
 {
     char path[PATH_MAX];
     struct stat st;
@@ -291,8 +290,8 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
             return -errno;
         }
         /* umask may have removed bits; a stale file may have had others */
-        if (fchmod(fd, (mode_t)mode) != 0 || (group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) != 0) ||
-            fstat(fd, &st) != 0) {
+        if (fchmod(fd, (mode_t)mode) != 0 ||
+            (group >= 0 && fchown(fd, (uid_t)-1, (gid_t)group) != 0) || fstat(fd, &st) != 0) {
             r = -errno;
             goto fail_master;
         }
@@ -308,7 +307,8 @@ static int lx_region_open(void *ctx, const char *name, uint32_t size, uint32_t f
         }
         /* back every page now: a full shm directory is an error here, not a
          * SIGBUS when a block is first touched (tmpfs files are sparse) */
-        r = posix_fallocate(fd, 0, (off_t)((uint64_t)st.st_size > size ? (uint64_t)st.st_size : size));
+        r = posix_fallocate(fd, 0,
+                            (off_t)((uint64_t)st.st_size > size ? (uint64_t)st.st_size : size));
         if (r != 0 && r != EOPNOTSUPP && r != EINVAL) {
             r = -r;
             goto fail_master;
@@ -538,8 +538,8 @@ static int lx_proc_self(void *ctx, uint32_t *pid, uint32_t *token)
 
 static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
 {
-    char st;
-    uint64_t start;
+    char st = 0;        /* read_stat sets both on success (the analyzer */
+    uint64_t start = 0; /* cannot see that) */
     (void)ctx;
     if (pid == 0)
         return 0;
@@ -555,7 +555,7 @@ static int lx_proc_alive(void *ctx, uint32_t pid, uint32_t token)
         return 0;
     if (read_stat(pid, &st, &start) != 0)
         return kill((pid_t)pid, 0) == 0 || errno == EPERM ? 1 : 0;
-    if (st == 'Z' || st == 'X') /* NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult): read_stat set it (0 after a failed open() would need errno 0) */
+    if (st == 'Z' || st == 'X')
         return 0; /* exited, not yet reaped */
     return token == MDCOM_TOKEN_ANY || lx_token(start) == token;
 }

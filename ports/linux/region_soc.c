@@ -34,7 +34,8 @@ static int fail(char *err, size_t n, int rc, const char *fmt, ...)
     if (err && n) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);  /* NOLINT(clang-analyzer-valist.Uninitialized): va_start(ap) is above (a false positive of clang 14's checker) */
+        /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start(ap) is above (clang 14) */
+        vsnprintf(err, n, fmt, ap);
         va_end(ap);
     }
     return rc;
@@ -210,12 +211,11 @@ typedef struct soc_map {
 } soc_map;
 
 static int soc_region_open(void *ctx, const char *name, uint32_t size, uint32_t flags,
-                           uint32_t mode, int32_t group, int64_t timeout_ns,
-                           mdcom_region_map *out)
+                           uint32_t mode, int32_t group, int64_t timeout_ns, mdcom_region_map *out)
 {
     mdcom_linux_soc *s = ctx;
     soc_map *m;
-    void *base;
+    void *base = NULL; /* map_at sets it on success (the analyzer cannot see that) */
     uint64_t off;
     uint32_t len;
     int r;
@@ -225,8 +225,8 @@ static int soc_region_open(void *ctx, const char *name, uint32_t size, uint32_t 
     (void)group;
     (void)timeout_ns;
     if (s->region_kind == REG_SHM)
-        return mdcom_platform_linux()->region_open(NULL, name, size, flags, mode, group,
-                                                   timeout_ns, out);
+        return mdcom_platform_linux()->region_open(NULL, name, size, flags, mode, group, timeout_ns,
+                                                   out);
     /* "all of it": the carveout's size (spec), or the UIO map's (sysfs) */
     len = s->region_size;
     if (s->region_kind == REG_UIO) {
@@ -251,7 +251,7 @@ static int soc_region_open(void *ctx, const char *name, uint32_t size, uint32_t 
         free(m);
         return r;
     }
-    out->base = base; /* NOLINT(clang-analyzer-core.uninitialized.Assign): map_at set it (0 after a failed open() or mmap() would need errno 0) */
+    out->base = base;
     out->size = len;
     out->handle = (intptr_t)m;
     return 0;
@@ -299,7 +299,8 @@ static int soc_wait(void *ctx, mdcom_aword *word, uint32_t expected, int64_t tim
                  * enabled again, else it fires at once (IPCC, MU: w1c) */
                 if (s->db_has_ack)
                     ((volatile uint32_t *)s->db_regs)[s->db_ack / 4u] = s->db_ackval;
-                if (s->db_reenable && write(s->db_irq_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+                if (s->db_reenable &&
+                    write(s->db_irq_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
                     return -errno;
                 return 0; /* an interrupt: the caller re-checks everything */
             }
@@ -346,13 +347,14 @@ int mdcom_linux_soc_init(mdcom_linux_soc *s, const char *region_spec, const char
         uint64_t have = uio_map_size(s->db_path, s->db_map);
         uint32_t top = (s->db_has_ack && s->db_ack > s->db_reg ? s->db_ack : s->db_reg) + 4u;
         if (have && have < top)
-            return fail(err, errlen, -ENOSPC, "soc: register 0x%x beyond map %u of %s (%" PRIu64 " bytes)",
-                        top - 4u, s->db_map, s->db_path, have);
-        r = map_at(s->db_path, (uint64_t)s->db_map * (uint64_t)sysconf(_SC_PAGESIZE), top, &base, &mb,
-                   &ml);
+            return fail(err, errlen, -ENOSPC,
+                        "soc: register 0x%x beyond map %u of %s (%" PRIu64 " bytes)", top - 4u,
+                        s->db_map, s->db_path, have);
+        r = map_at(s->db_path, (uint64_t)s->db_map * (uint64_t)sysconf(_SC_PAGESIZE), top, &base,
+                   &mb, &ml);
         if (r)
-            return fail(err, errlen, r, "soc: cannot map the mailbox register of %s: %s", s->db_path,
-                        strerror(-r));
+            return fail(err, errlen, r, "soc: cannot map the mailbox register of %s: %s",
+                        s->db_path, strerror(-r));
         s->db_regs = base; /* the map's start: registers at db_reg, db_ack */
         s->db_regs_len = ml;
         s->db_irq_fd = open(s->db_irq_path, O_RDWR | O_CLOEXEC | O_NONBLOCK);

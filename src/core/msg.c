@@ -64,10 +64,12 @@ void mdcom_err_fmt(mdcom_err *e, const char *fmt, ...)
     va_start(ap, fmt);
     for (; *fmt; fmt++) {
         if (fmt[0] == '%' && fmt[1] == 's') {
-            mdcom_err_str(e, va_arg(ap, const char *));  /* NOLINT(clang-analyzer-valist.Uninitialized): va_start(ap) is above (a false positive of clang 14's checker) */
+            /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start(ap) is above (clang 14) */
+            mdcom_err_str(e, va_arg(ap, const char *));
             fmt++;
         } else if (fmt[0] == '%' && fmt[1] == 'u') {
-            mdcom_err_u32(e, va_arg(ap, uint32_t));  /* NOLINT(clang-analyzer-valist.Uninitialized): va_start(ap) is above (a false positive of clang 14's checker) */
+            /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start(ap) is above (clang 14) */
+            mdcom_err_u32(e, va_arg(ap, uint32_t));
             fmt++;
         } else {
             one[0] = *fmt;
