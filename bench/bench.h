@@ -332,6 +332,8 @@ typedef struct bench_run {
     const char *rows_key;
     void (*json_body)(bench_json *j, void *arg);
     void *arg;
+    /* not pinned: the scenario starts emulators, which would inherit the pin */
+    int no_pin;
     /* set by bench_run_begin */
     FILE *out, *jf, *cf; /* text (stderr when JSON or CSV go to stdout), outputs */
     bench_host h;

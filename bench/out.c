@@ -111,13 +111,16 @@ void bench_host_detect(bench_host *h)
 }
 
 /* The header every subcommand prints: name, host, pinning, timer. */
-static void host_print(FILE *out, const bench_host *h, const char *cmd, int quick)
+static void host_print(FILE *out, const bench_host *h, const char *cmd, int quick, int no_pin)
 {
     fprintf(out, "mdcom-bench %s (libmdcom %d.%d, wire %u)%s\n", cmd, MDCOM_VERSION_MAJOR,
             MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, quick ? " --quick" : "");
     fprintf(out, "host: %s, %s, %d cpus online, %d allowed\n", h->cpu_model, h->kernel,
             h->cpus.n_online, h->cpus.n_allowed);
-    if (h->cpus.pinned)
+    if (no_pin)
+        fprintf(out, "pinned: no (this process and the emulators it starts run where the kernel "
+                     "puts them)\n");
+    else if (h->cpus.pinned)
         fprintf(out, "pinned: yes (side A / ping on cpu %d, side B / pong on cpu %d)\n",
                 h->cpus.cpu[0], h->cpus.cpu[1]);
     else
@@ -322,8 +325,10 @@ int bench_run_begin(bench_run *r)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     bench_host_detect(&r->h);
-    host_print(r->out, &r->h, r->cmd, r->quick);
-    if (r->h.cpus.pinned)
+    host_print(r->out, &r->h, r->cmd, r->quick, r->no_pin);
+    if (r->no_pin)
+        r->h.cpus.pinned = 0;
+    else if (r->h.cpus.pinned)
         bench_pin_self(r->h.cpus.cpu[0]);
     return 0;
 }

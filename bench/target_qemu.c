@@ -1057,13 +1057,21 @@ int bench_target_qemu_m4(int argc, char **argv)
             return BENCH_EXIT_USAGE;
         }
     }
+    /* the header, the host and the end line of every scenario; the JSON and CSV here are
+     * written as the measurements go (QEMU runs for minutes: a crash keeps what was measured) */
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "--target qemu-m4 %s", sub);
+    bench_run rn = {.cmd = cmd, .quick = c.quick, .no_pin = 1};
+    if ((rc = bench_run_begin(&rn)) != 0)
+        return rc;
     if (c.json) {
         if (!(jf = json_out ? data : bench_open_out(c.json, "qemu-m4")))
             return BENCH_EXIT_USAGE;
         bench_json_init(&j, jf);
         c.j = &j;
         bench_json_obj_begin(c.j, NULL);
-        bench_json_str(c.j, "scenario", "qemu-m4");
+        bench_json_str(c.j, "benchmark", "qemu-m4");
+        bench_host_json(c.j, "host", &rn.h);
         bench_json_str(c.j, "subcommand", sub);
         bench_json_bool(c.j, "quick", c.quick);
         bench_json_str(c.j, "firmware", c.fw);
@@ -1077,11 +1085,8 @@ int bench_target_qemu_m4(int argc, char **argv)
     }
     /* QEMU is stopped and its files removed on SIGINT/SIGTERM/SIGHUP/SIGQUIT and exit() */
     bench_qemu_cleanup_on_signals();
-    double t0 = (double)bench_now_ns();
-    printf("mdcom-bench --target qemu-m4 %s (libmdcom %d.%d, wire %u)%s\n", sub,
-           MDCOM_VERSION_MAJOR, MDCOM_VERSION_MINOR, MDCOM_WIRE_VERSION, c.quick ? " --quick" : "");
     printf("M4 side: QEMU mps2-an386 (Cortex-M4, TCG emulation on this host); Linux side: this "
-           "process, unpinned\n");
+           "process\n");
     if ((do_lat || do_blk) && (rc = qm_link_up(&c, &c.q, c.fw)) == 0) {
         if (do_lat)
             qm_latency(&c);
@@ -1103,13 +1108,11 @@ int bench_target_qemu_m4(int argc, char **argv)
         bench_close_out(jf, c.json, &c.failures);
     }
     bench_close_out(c.csv, c.csv_path, &c.failures);
-    printf("\nerrors: %u integrity, %u other; %.1f s total\n", c.integrity, c.failures,
-           ((double)bench_now_ns() - t0) / 1e9);
-    if (rc == BENCH_EXIT_SKIPPED)
-        return rc;
-    if (c.integrity || c.failures)
-        return BENCH_EXIT_ERROR;
-    return c.missed ? BENCH_EXIT_MISSED : rc;
+    printf("\n");
+    rn.integrity = c.integrity;
+    rn.failures = c.failures;
+    rc = bench_run_end(&rn, rc, NULL, 0, 0);
+    return rc == 0 && c.missed ? BENCH_EXIT_MISSED : rc;
 }
 
 #endif /* MDCOM_BENCH_QEMU_M4 */
