@@ -16,6 +16,11 @@
  *           alone (no double-free, forgery or ownership check)
  *   FENCE   notify's seq_cst fence before it reads the waiter count (a
  *           sleeper may miss its wake-up)
+ *   SCAS    the block state word still written on the inline paths, but
+ *           alloc's and dequeue's CAS on it are plain stores (no locked
+ *           instruction; racing producers or a reaper could both win): the
+ *           line moves as before, so SCAS against BSTATE splits the line's
+ *           cost from the locked instructions'
  */
 #ifndef MDCOM_BENCH_CUT_H
 #define MDCOM_BENCH_CUT_H
@@ -28,6 +33,9 @@
 #endif
 #ifndef MDCOM_CUT_FENCE
 #define MDCOM_CUT_FENCE 0
+#endif
+#ifndef MDCOM_CUT_SCAS
+#define MDCOM_CUT_SCAS 0
 #endif
 
 #endif

@@ -143,6 +143,12 @@ static MDCOM_ALWAYS_INLINE int blk_alloc(mdcom_aword *bs, uint32_t delta, uint32
     *s = mdcom_load(bs, memory_order_relaxed);
     if (MDCOM_BLK_SO(*s) != MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
         return 0;
+    if (MDCOM_CUT_SCAS) { /* the same line written, by a plain store */
+        mdcom_fence(memory_order_acquire);
+        /* *s stays the word found, as a successful CAS leaves it */
+        mdcom_store(bs, *s + delta, memory_order_relaxed);
+        return 1;
+    }
     /* acquire: the previous owner's use of the data (its release in free)
      * happens before we hand the block out */
     return weak ? mdcom_cas_weak(bs, s, *s + delta, memory_order_acquire, memory_order_relaxed)
@@ -204,6 +210,10 @@ static MDCOM_ALWAYS_INLINE int blk_hold(mdcom_aword *bs, uint32_t *cur, uint32_t
 {
     if (MDCOM_CUT_BSTATE)
         return 1;
+    if (MDCOM_CUT_SCAS) { /* the same line written, by a plain store */
+        mdcom_store(bs, h, memory_order_relaxed);
+        return 1;
+    }
     return weak ? mdcom_cas_weak(bs, cur, h, memory_order_relaxed, memory_order_relaxed)
                 : mdcom_cas(bs, cur, h, memory_order_relaxed, memory_order_relaxed);
 }
