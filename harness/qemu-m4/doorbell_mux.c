@@ -35,7 +35,7 @@ struct mdcom_doorbell_mux {
     int up_state;                 /* 0 not yet, 1 connected, -1 closed */
     int pending;                  /* a client rang before QEMU was there */
     int64_t up_deadline;
-    char listen_path[108], up_path[108];
+    struct sockaddr_un listen_addr, up_addr;
     pthread_mutex_t st_lock;
     mdcom_doorbell_mux_stats st;
 };
@@ -74,12 +74,10 @@ static void set_up_state(mdcom_doorbell_mux *m, int s)
 
 static void try_connect_up(mdcom_doorbell_mux *m)
 {
-    struct sockaddr_un a;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return;
-    mdcom_unix_addr(&a, m->up_path); /* fits: checked at start */
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    if (connect(fd, (struct sockaddr *)&m->up_addr, sizeof(m->up_addr)) != 0) {
         close(fd);
         if (mono_ns() > m->up_deadline)
             set_up_state(m, -1); /* QEMU never came */
@@ -191,18 +189,19 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
                              const char *upstream_path, int64_t connect_timeout_ns, char *err,
                              size_t errlen)
 {
-    struct sockaddr_un a;
     mdcom_doorbell_mux *m;
     int e;
-    if (!out || !listen_path || !upstream_path || strlen(listen_path) >= sizeof(a.sun_path) ||
-        strlen(upstream_path) >= sizeof(a.sun_path))
+    if (!out)
         return fail(err, errlen, -EINVAL, "doorbell mux: bad socket paths");
     m = calloc(1, sizeof(*m));
     if (!m)
         return fail(err, errlen, -ENOMEM, "doorbell mux: out of memory");
+    if (mdcom_unix_addr(&m->listen_addr, listen_path) != 0 ||
+        mdcom_unix_addr(&m->up_addr, upstream_path) != 0) {
+        free(m);
+        return fail(err, errlen, -EINVAL, "doorbell mux: bad socket paths");
+    }
     m->up = -1;
-    memcpy(m->listen_path, listen_path, strlen(listen_path) + 1); /* fits: checked above */
-    memcpy(m->up_path, upstream_path, strlen(upstream_path) + 1);
     m->up_deadline = mono_ns() + (connect_timeout_ns > 0 ? connect_timeout_ns : 60000000000ll);
     pthread_mutex_init(&m->st_lock, NULL);
     if (pipe2(m->stop_pipe, O_CLOEXEC) != 0) {
@@ -211,10 +210,10 @@ int mdcom_doorbell_mux_start(mdcom_doorbell_mux **out, const char *listen_path,
         return fail(err, errlen, -e, "doorbell mux: pipe: %s", strerror(e));
     }
     m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    mdcom_unix_addr(&a, listen_path);
     {
         mode_t old = umask(077); /* the socket file 0600 */
-        e = m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+        e = m->lfd < 0 ||
+            bind(m->lfd, (struct sockaddr *)&m->listen_addr, sizeof(m->listen_addr)) != 0 ||
             listen(m->lfd, 16) != 0;
         umask(old);
     }
@@ -244,7 +243,7 @@ void mdcom_doorbell_mux_stop(mdcom_doorbell_mux *m)
     if (m->up >= 0)
         close(m->up);
     close(m->lfd);
-    unlink(m->listen_path);
+    unlink(m->listen_addr.sun_path);
     close(m->stop_pipe[0]);
     close(m->stop_pipe[1]);
     pthread_mutex_destroy(&m->st_lock);
