@@ -83,7 +83,7 @@ install(FILES tools/mdcom-layout.c DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-s
         COMPONENT dev)
 install(FILES src/wire.c DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src COMPONENT dev)
 install(FILES src/core/layout.c src/core/msg.c src/core/verify.c src/core/layout.h
-              src/core/shm_access.h
+              src/core/shm_access.h src/core/bench_cut.h
         DESTINATION ${MDCOM_INSTALL_DATADIR}/layout-src/src/core COMPONENT dev)
 
 # Tools built in other directories (tools/ installs mdcom-stat itself,

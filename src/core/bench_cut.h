@@ -21,6 +21,28 @@
  *           instruction; racing producers or a reaper could both win): the
  *           line moves as before, so SCAS against BSTATE splits the line's
  *           cost from the locked instructions'
+ *   SINB    the block state word moved from the pool's state array into
+ *           the block's own stride, just after its data (the stride grows
+ *           by 4 bytes before rounding): a small message's state word then
+ *           shares the data's line (data up to 60 bytes) or its 128-B pair,
+ *           so SINB against the normal build says what a state word
+ *           riding with the data would save. Layout, format and FIFO paths
+ *           follow it; mdcom-stat, the tools and the tests do not (the
+ *           wire format is not the normal one)
+ *   AHEAD   send claims the block of the next message right after its
+ *           notify (while the peer works) and the next send uses it: the
+ *           producer's read-for-ownership of the state line leaves the
+ *           send path (the block stays claimed while the handle is idle;
+ *           close does not give it back)
+ *   NOQ     enqueue leaves the block state word ALLOC (the slot alone
+ *           carries the QUEUED word) and dequeue's CAS expects ALLOC: the
+ *           producer writes the state line at alloc only, which with
+ *           AHEAD is long before the entry (a reaper would take a queued
+ *           block for one in its producer's hands)
+ *   SPAD    each block's state word alone in its own PAD unit of the state
+ *           array (not 16 to a line): the consumer freeing block v and the
+ *           producer claiming block v + 1 no longer write the same line
+ *           (the same number of moves; with AHEAD, no fight over the line)
  */
 #ifndef MDCOM_BENCH_CUT_H
 #define MDCOM_BENCH_CUT_H
@@ -37,5 +59,22 @@
 #ifndef MDCOM_CUT_SCAS
 #define MDCOM_CUT_SCAS 0
 #endif
+#ifndef MDCOM_CUT_AHEAD
+#define MDCOM_CUT_AHEAD 0
+#endif
+#ifndef MDCOM_CUT_NOQ
+#define MDCOM_CUT_NOQ 0
+#endif
+#ifndef MDCOM_CUT_SPAD
+#define MDCOM_CUT_SPAD 0
+#endif
+#ifndef MDCOM_CUT_SINB
+#define MDCOM_CUT_SINB 0
+#endif
+/* the distance between two blocks' state words in the state array: 4, or a
+ * PAD unit each in a SPAD build */
+#define MDCOM_CUT_BSTATE_STEP (MDCOM_CUT_SPAD ? 128u : 4u)
+/* where SINB puts the word: the first 4-aligned byte after the data */
+#define MDCOM_CUT_SINB_OFF(block_size) (((block_size) + 3u) & ~3u)
 
 #endif

@@ -181,7 +181,7 @@ static MDCOM_ALWAYS_INLINE void enq_name(mdcom_wire_oprec *rec, uint32_t id, uin
  * was not s any more (a reaper's). */
 static MDCOM_ALWAYS_INLINE int blk_move(mdcom_aword *bs, uint32_t s, uint32_t q, uint32_t hb)
 {
-    if (MDCOM_CUT_BSTATE)
+    if (MDCOM_CUT_BSTATE || MDCOM_CUT_NOQ)
         return 1;
     if (!hb) {
         mdcom_store(bs, q, memory_order_relaxed);
@@ -372,7 +372,7 @@ static inline void rx_prefetch(struct mdcom_fifoch *ch)
     if (id < ch->block_count) {
         MDCOM_PREFETCH(block_ptr(ch, id));
         if (!MDCOM_CUT_BSTATE)
-            MDCOM_PREFETCH(&ch->bstate[id]);
+            MDCOM_PREFETCH(blk_word(ch, id));
     }
 }
 
@@ -404,7 +404,7 @@ static inline void tx_prefetch(struct mdcom_fifoch *ch)
     id = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     if (id < ch->block_count) {
         if (!MDCOM_CUT_BSTATE)
-            mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
+            mdcom_prefetchw(ch->pfw, blk_word(ch, id));
         mdcom_prefetchw(ch->pfw, block_ptr(ch, id));
     }
     tx_prefetch_slot(ch);
@@ -472,7 +472,7 @@ void mdcom_fifo_own(struct mdcom_fifoch *f)
  * in mdcom_fifoch_free, the message path's call). */
 static MDCOM_ALWAYS_INLINE int block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
 {
-    mdcom_aword *bs = &ch->bstate[id];
+    mdcom_aword *bs = blk_word(ch, id);
     uint32_t s = mdcom_load(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
     uint32_t f = MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(s));
@@ -498,7 +498,7 @@ int mdcom_block_release(struct mdcom_fifoch *ch, uint32_t id, uint32_t who)
  * change wins. 1 released. */
 int mdcom_block_reclaim(struct mdcom_fifoch *ch, uint32_t id, uint32_t who, uint32_t mask)
 {
-    mdcom_aword *bs = &ch->bstate[id];
+    mdcom_aword *bs = blk_word(ch, id);
     uint32_t s = mdcom_load(bs, memory_order_relaxed);
     uint32_t st = MDCOM_BLK_STATE(s);
     if ((MDCOM_BLK_WHO(s) & mask) != (who & mask) ||
@@ -512,7 +512,7 @@ static uint32_t count_free(struct mdcom_fifoch *ch)
 {
     uint32_t id, n = 0;
     for (id = 0; id < ch->block_count; id++)
-        n += MDCOM_BLK_SO(mdcom_load(&ch->bstate[id], memory_order_relaxed)) ==
+        n += MDCOM_BLK_SO(mdcom_load(blk_word(ch, id), memory_order_relaxed)) ==
              MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0);
     return n;
 }
@@ -525,7 +525,7 @@ static int any_free(struct mdcom_fifoch *ch)
     if (id >= n)
         id = 0;
     for (k = 0; k < n; k++) {
-        if (MDCOM_BLK_SO(mdcom_load(&ch->bstate[id], memory_order_relaxed)) ==
+        if (MDCOM_BLK_SO(mdcom_load(blk_word(ch, id), memory_order_relaxed)) ==
             MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0))
             return 1;
         if (++id == n)
@@ -567,7 +567,7 @@ void mdcom_fifo_release_owner(struct mdcom_instance *m, uint32_t owner, int dead
             continue;
         for (id = 0; id < ch->block_count; id++) {
             /* relaxed: only to tell a dequeued message from an unsent block */
-            uint32_t s = mdcom_load(&ch->bstate[id], memory_order_relaxed);
+            uint32_t s = mdcom_load(blk_word(ch, id), memory_order_relaxed);
             /* a dead owner's blocks by CAS: its late stores (a process
              * reaped while paused) and ours must not both win */
             if (dead ? mdcom_block_reclaim(ch, id, MDCOM_BLK_WHO_OF(owner, 0), MDCOM_BLK_WHO_SLOT)
@@ -666,7 +666,7 @@ static MDCOM_COLD int alloc_full(struct mdcom_fifoch *ch, uint32_t *id)
             break; /* none free: unless a dead process held some, the pool is dry */
         uint32_t s;
         /* the new use gets the next generation (FREE + alloc_delta) */
-        if (blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 0)) {
+        if (blk_alloc(blk_word(ch, v), ch->alloc_delta, &s, 0)) {
             alloc_hint_after(ch, v, n);
             if (ch->m->hb_ms)
                 return alloc_judged(ch, v, id);
@@ -719,7 +719,7 @@ static MDCOM_ALWAYS_INLINE int alloc_inline(struct mdcom_fifoch *ch, uint32_t *i
     v = mdcom_load(&ch->alloc_hint, memory_order_relaxed);
     /* FREE + alloc_delta: our ALLOC word of the next generation; one
      * attempt (weak), anything else is alloc_full's */
-    if (!blk_alloc(&ch->bstate[v], ch->alloc_delta, &s, 1))
+    if (!blk_alloc(blk_word(ch, v), ch->alloc_delta, &s, 1))
         goto full;
     alloc_hint_after(ch, v, ch->block_count);
     /* A heartbeat promise: our entry checked once, after the CAS (taken for
@@ -813,8 +813,8 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     m = ch->m; /* private: loaded once, not again after each shared store */
     /* the slot and the state word: both written below (see tx_prefetch) */
     tx_prefetch_slot(ch);
-    mdcom_prefetchw(ch->pfw, &ch->bstate[id]);
-    s = MDCOM_CUT_BSTATE ? ch->alloc_so : mdcom_load(&ch->bstate[id], memory_order_relaxed);
+    mdcom_prefetchw(ch->pfw, blk_word(ch, id));
+    s = MDCOM_CUT_BSTATE ? ch->alloc_so : mdcom_load(blk_word(ch, id), memory_order_relaxed);
     if (MDCOM_BLK_SO(s) != ch->alloc_so) /* our ALLOC word */
         return not_ours(ch, -EALREADY);
     if (!filter_pass(ch, id, len)) {
@@ -827,7 +827,7 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
     q = s + (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC); /* our QUEUED word of this generation */
     rec = mdcom_rec_held(ch);
     enq_name(rec, id, ch->op_enq);
-    if (!blk_move(&ch->bstate[id], s, q, ch->hb))
+    if (!blk_move(blk_word(ch, id), s, q, ch->hb))
         return not_ours(ch, -EALREADY);
     mdcom_shm_clean(m->plat, block_ptr(ch, id), len);
     r = ring_push(&ch->ctl->enq.pos, &ch->ctl->deq.pos, &ch->deq_cache, ch->q, ch->qmask, id, len,
@@ -838,7 +838,7 @@ static MDCOM_COLD int enqueue_body(struct mdcom_fifoch *ch, uint32_t id, uint32_
         if (mdcom_load(&ch->filter_type, memory_order_relaxed) == MDCOM_FILTER_EVERY_NTH)
             mdcom_fetch_sub(&ch->filter_count, 1, memory_order_relaxed);
         /* not queued: give the block back to the caller */
-        if (!blk_unqueue(&ch->bstate[id], q, s))
+        if (!blk_unqueue(blk_word(ch, id), q, s))
             r = -EPROTO;
         if (r == -EPROTO)
             count_error(ch);
@@ -889,7 +889,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
     mdcom_aword *bs, *posw;
     uint32_t pos, d, qmask, q;
     /* private words into locals: the shared stores below could alias them */
-    bs = &ch->bstate[id];
+    bs = blk_word(ch, id);
     posw = &ch->ctl->enq.pos;
     qmask = ch->qmask;
     sl = ch->q;
@@ -920,7 +920,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
  * enqueue_word. */
 static MDCOM_ALWAYS_INLINE int enqueue_inline(struct mdcom_fifoch *ch, uint32_t id, uint32_t len)
 {
-    mdcom_aword *bs = &ch->bstate[id];
+    mdcom_aword *bs = blk_word(ch, id);
     uint32_t s;
     if (MDCOM_HAVE_PREFETCH) {
         tx_prefetch_slot(ch);
@@ -946,7 +946,7 @@ int mdcom_fifoch_enqueue(mdcom_fifoch_t *ch, uint32_t id, uint32_t len)
  * published late: take the next one), -EPROTO forged. */
 static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
 {
-    uint32_t cur = s;
+    uint32_t cur = MDCOM_CUT_NOQ ? s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC) : s;
 #if MDCOM_CUT_BSTATE
     return v < ch->block_count ? 0 : -EPROTO;
 #endif
@@ -958,7 +958,7 @@ static int deq_take_block(struct mdcom_fifoch *ch, uint32_t v, uint32_t s)
      * by the deq_pos CAS, a reaper never should free it). Expected s with its
      * generation (s: the block's state word as its producer published it in
      * the slot; untrusted: a wrong one makes the CAS fail). */
-    if (blk_hold(&ch->bstate[v], &cur, (s & 0xffff0000u) | ch->held_so, 0))
+    if (blk_hold(blk_word(ch, v), &cur, (s & 0xffff0000u) | ch->held_so, 0))
         return 0;
     count_error(ch);
     /* the block moved on since this entry was written (freed, maybe reused):
@@ -1106,9 +1106,10 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     if (v >= n || MDCOM_BLK_STATE(s) != MDCOM_BLK_QUEUED || l > ch->block_size)
         return dequeue_claimed(ch, v, l, s, id, len);
     {
-        uint32_t cur = s, h = (s & 0xffff0000u) | ch->held_so;
+        uint32_t cur = MDCOM_CUT_NOQ ? s - (MDCOM_BLK_QUEUED - MDCOM_BLK_ALLOC) : s,
+                 h = (s & 0xffff0000u) | ch->held_so;
         /* weak: a spurious failure is retried by dequeue_claimed */
-        if (!blk_hold(&ch->bstate[v], &cur, h, 1))
+        if (!blk_hold(blk_word(ch, v), &cur, h, 1))
             return dequeue_claimed(ch, v, l, s, id, len);
         /* taken for dead while we ran (a heartbeat promise only): deq_finish
          * judges, as on the full path */
@@ -1291,7 +1292,17 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
 {
     uint32_t id, w = 0;
     int r;
-    if (!tx_open(ch) || len > ch->block_size || (!buf && len))
+#if MDCOM_CUT_AHEAD
+    if (ch && ch->ahead_w && tx_open(ch) && len <= ch->block_size && (buf || !len)) {
+        id = ch->ahead_id; /* claimed by the last send, after its notify */
+        w = ch->ahead_w;
+        ch->ahead_w = 0;
+        r = 0;
+        if (MDCOM_HAVE_PREFETCH)
+            tx_prefetch_slot(ch);
+    } else
+#endif
+        if (!tx_open(ch) || len > ch->block_size || (!buf && len))
         r = send_alloc(ch, buf, len, &timeout_ns, &id);
     else {
         if (MDCOM_HAVE_PREFETCH)
@@ -1310,6 +1321,16 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
     r = w ? enqueue_word(ch, id, len, w) : mdcom_fifoch_enqueue(ch, id, len);
     if (r == 0) {
         notify_inline(ch);
+        /* the next message's block claimed now, while the peer works (its
+         * state line's transfer off the next send's path) */
+#if MDCOM_CUT_AHEAD
+        if (tx_open(ch) && !ch->hb) {
+            if (alloc_inline(ch, &ch->ahead_id, &ch->ahead_w) != 0)
+                ch->ahead_w = 0;
+            else if (!ch->ahead_w) /* the full path's block: no word to reuse */
+                (void)mdcom_fifoch_free(ch, ch->ahead_id);
+        }
+#endif
         return 0;
     }
     if (r == -EAGAIN) {
@@ -1335,7 +1356,7 @@ static MDCOM_ALWAYS_INLINE int recv_done(struct mdcom_fifoch *ch, uint32_t id, u
     } else if (held && !ch->hb) /* the word our inline dequeue wrote: ours, a store as in
                                * mdcom_block_release. release: our reads of the data
                                * are done before the next alloc */
-        mdcom_store(&ch->bstate[id], (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
+        mdcom_store(blk_word(ch, id), (held & 0xffff0000u) | MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0),
                     memory_order_release);
     else if ((r = mdcom_block_release(ch, id, ch->who)) != 0)
         r = not_ours(ch, r);

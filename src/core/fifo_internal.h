@@ -41,6 +41,17 @@ static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
     return ch->blocks + (size_t)id * ch->stride;
 }
 
+/* Block id's state word: in the pool's state array, or (a SINB cut build,
+ * bench_cut.h) in the block's own stride, just after its data. */
+static inline mdcom_aword *blk_word(struct mdcom_fifoch *ch, uint32_t id)
+{
+    if (MDCOM_CUT_SINB)
+        return (mdcom_aword *)(block_ptr(ch, id) + MDCOM_CUT_SINB_OFF(ch->block_size));
+    if (MDCOM_CUT_SPAD)
+        return (mdcom_aword *)((uint8_t *)ch->bstate + (size_t)id * MDCOM_CUT_BSTATE_STEP);
+    return &ch->bstate[id];
+}
+
 /* Release block id held (ALLOC or HELD) by who (MDCOM_BLK_WHO) back to the
  * pool: 0, or -EALREADY when who does not hold it. A plain release store
  * (the block is the caller's), by CAS from the word checked when the caller

@@ -99,12 +99,12 @@ static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32
 static int free_orphan(struct mdcom_fifoch *ch, uint32_t id, uint32_t w, uint32_t dead)
 {
     if (MDCOM_BLK_STATE(w) != MDCOM_BLK_QUEUED ||
-        mdcom_load(&ch->bstate[id], memory_order_relaxed) != w)
+        mdcom_load(blk_word(ch, id), memory_order_relaxed) != w)
         return 0;
     if (queued_in_ring(ch, id) || live_deq_claim(ch->m, ch->index, id, w, dead))
         return 0;
     /* release: as in blk_free (fifo.c) */
-    return mdcom_cas(&ch->bstate[id], &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
+    return mdcom_cas(blk_word(ch, id), &w, MDCOM_BLK_MAKEG(MDCOM_BLK_FREE, 0, MDCOM_BLK_GEN(w)),
                      memory_order_release, memory_order_relaxed);
 }
 
@@ -129,7 +129,7 @@ void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, u
              * its word, and a later use of the block by it would have
              * rewritten the record) and in no queue entry */
             if (id < ch->block_count) {
-                uint32_t w = mdcom_load(&ch->bstate[id], memory_order_relaxed);
+                uint32_t w = mdcom_load(blk_word(ch, id), memory_order_relaxed);
                 if (MDCOM_BLK_OWNER(w) == owner && free_orphan(ch, id, w, owner))
                     n++;
             }
@@ -239,7 +239,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
         int orphan;
         if (++id >= ch->block_count)
             id = 0;
-        bs = &ch->bstate[id];
+        bs = blk_word(ch, id);
         w = mdcom_load(bs, memory_order_relaxed);
         st = MDCOM_BLK_STATE(w);
         if (st == MDCOM_BLK_FREE) {

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "layout.h"
+
+#include "bench_cut.h" /* all 0 outside a benchmark-only build */
 /* a region nobody uses yet (or one the caller owns through FORMATTING):
  * its stores are not kill points */
 #define MDCOM_SHM_NO_KILLPOINTS
@@ -19,6 +21,21 @@ static __attribute__((noinline)) void put_name(char *dst, const char *src, size_
     size_t n = mdcom_strnlen(src, max - 1);
     memset(dst, 0, max);
     memcpy(dst, src, n);
+}
+
+/* a SINB cut build's state word of block i of FIFO channel area a */
+static inline mdcom_aword *sinb_word(uint8_t *a, const mdcom_chan_layout *cl, uint32_t i)
+{
+    return (mdcom_aword *)(a + cl->blocks_off + (size_t)i * cl->stride +
+                           MDCOM_CUT_SINB_OFF(cl->block_size));
+}
+
+/* state word i of the state array bs (a SPAD cut build spreads them) */
+static inline mdcom_aword *bs_word(mdcom_aword *bs, uint32_t i)
+{
+    if (MDCOM_CUT_SPAD)
+        return (mdcom_aword *)((uint8_t *)bs + (size_t)i * MDCOM_CUT_BSTATE_STEP);
+    return &bs[i];
 }
 
 void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
@@ -34,7 +51,8 @@ void mdcom_layout_format_channel(void *base, const mdcom_chan_layout *cl)
          * by what follows the formatting (READY's release store, or the
          * repair's fence and ring) */
         for (i = 0; i < cl->block_count; i++)
-            mdcom_store(&bs[i], MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_relaxed);
+            mdcom_store(MDCOM_CUT_SINB ? sinb_word(a, cl, i) : bs_word(bs, i),
+                        MDCOM_BLK_MAKE(MDCOM_BLK_FREE, 0), memory_order_relaxed);
     } else {
         memset(a, 0, cl->data_off); /* lock free, no waiters; data kept */
     }
@@ -75,10 +93,12 @@ void mdcom_layout_write_tables(void *base, const mdcom_config *cfg, const mdcom_
  * block_count. relaxed: nobody writes them now (state FORMATTING). */
 static uint32_t count_queued(void *base, const mdcom_chan_layout *cl)
 {
-    const mdcom_aword *bs = (const mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
+    mdcom_aword *bs = (mdcom_aword *)((uint8_t *)base + cl->off + cl->bstate_off);
     uint32_t i, n = 0;
     for (i = 0; i < cl->block_count; i++)
-        n += MDCOM_BLK_STATE(mdcom_load(&bs[i], memory_order_relaxed)) == MDCOM_BLK_QUEUED;
+        n += MDCOM_BLK_STATE(mdcom_load(MDCOM_CUT_SINB ? sinb_word((uint8_t *)base + cl->off, cl, i)
+                                                       : bs_word(bs, i),
+                                        memory_order_relaxed)) == MDCOM_BLK_QUEUED;
     return n;
 }
 

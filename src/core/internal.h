@@ -130,6 +130,9 @@ struct mdcom_fifoch {
     void *_Atomic filter_arg;
     uint32_t pfw;                    /* mdcom_cpu_prefetchw(): PREFETCHW may be used  */
     uint32_t pool_index, rec_serial; /* m's, for mdcom_ch_rec */
+#if defined(MDCOM_CUT_AHEAD) && MDCOM_CUT_AHEAD
+    uint32_t ahead_id, ahead_w; /* an AHEAD cut build's block claimed for the next send */
+#endif
     /* audit (master domain only): the producers' index one and two audits
      * ago (positions below the older one were claimed two periods ago at
      * least); the QUEUED blocks the last audit found in no entry and no

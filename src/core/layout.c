@@ -8,6 +8,10 @@
  */
 #include "layout.h"
 
+#include "bench_cut.h" /* all 0 outside a benchmark-only build */
+_Static_assert(MDCOM_CUT_SPAD || MDCOM_CUT_BSTATE_STEP == sizeof(mdcom_aword),
+               "a block state word is 4 bytes apart from the next");
+
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -145,15 +149,16 @@ chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off, mdcom
          * small messages and headers go) at the same page offset, so
          * in the same cache set; k x odd units mod 32 visits all 32
          * offsets of a 4 KiB page before it repeats. */
-        if (pad_up(c->block_size, &st) || (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
-                                           __builtin_add_overflow(st, MDCOM_PAD, &st)))
+        if (pad_up(c->block_size + (MDCOM_CUT_SINB ? 7u : 0u), &st) ||
+            (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
+             __builtin_add_overflow(st, MDCOM_PAD, &st)))
             return CFG_FAIL(K_BSBC, M_BIG);
         cl->stride = st;
         cl->qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
         (void)pad_up(cl->qslots_off + cl->qcap * (uint32_t)sizeof(mdcom_wire_qslot),
                      &cl->bstate_off);
-        (void)pad_up(cl->bstate_off + cl->block_count * (uint32_t)sizeof(mdcom_aword),
-                     &cl->blocks_off);
+        /* one word per block (a SPAD cut build: one PAD unit each) */
+        (void)pad_up(cl->bstate_off + cl->block_count * MDCOM_CUT_BSTATE_STEP, &cl->blocks_off);
         if (__builtin_mul_overflow(st, cl->block_count, &sz) ||
             __builtin_add_overflow(sz, cl->blocks_off, &sz) || __builtin_add_overflow(sz, off, &st))
             return CFG_FAIL(K_BSBC, M_BIG);
