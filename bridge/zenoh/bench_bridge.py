@@ -10,7 +10,11 @@ Per size (64 B, 4 KiB, 64 KiB): one-way latency p50/p99 of paced messages
 (1 ms apart; the sender stamps CLOCK_MONOTONIC, the receiver subtracts; one
 machine, one clock; first 10 % left out) and throughput of a burst (first
 send to last receive), then the ratios bridge / plain Zenoh. Congestion
-control "block", reliable, on both paths.
+control "block", reliable, on both paths. Beside the latency, the one-way
+p50 of a lone FIFO hop to a sleeping receiver (mdcom-bench, when built:
+MDCOM_BENCH_BIN, default build/default/bench/mdcom-bench) and the floor it
+sets: the bridge path has two such hops that plain Zenoh has not, so its
+latency ratio cannot go below (Zenoh p50 + 2 hops) / Zenoh p50.
 
     python3 bridge/zenoh/bench_bridge.py [--quick] [--json FILE] [--bridge-arg ARG ...]
 
@@ -97,6 +101,26 @@ def _bridge(t: T.Topology, size: int, n: int, period_us: int) -> dict:
                  go=True, watch=(t.bridges["a"], t.bridges["b"]))
 
 
+def _fifo_hop_us(size: int, n: int) -> float | None:
+    """The one-way p50 (us) of a lone FIFO hop to a receiver asleep in its
+    wait (mdcom-bench's mdcom-copy-block: the adaptive spin off, so every
+    message wakes it, as a 1 ms pace does on the bridge path), or None when
+    mdcom-bench is not built. The bridge path has two such hops more than
+    plain Zenoh: its latency cannot go below Zenoh's + twice this."""
+    exe = pathlib.Path(os.environ.get("MDCOM_BENCH_BIN") or T.REPO / "build/default/bench/mdcom-bench")
+    if not os.access(exe, os.X_OK):
+        print(f"{exe} not built: no FIFO-hop floor in this run", file=sys.stderr)
+        return None
+    out = subprocess.run([str(exe), "latency", "--sizes", str(size), "--transports", "mdcom-copy-block",
+                          "--no-api", "--iters", str(n), "--rounds", "1", "--csv", "-"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split(",")
+        if len(f) >= 9 and f[4] == "oneway" and f[7] == "p50" and f[8]:
+            return float(f[8]) / 1e3
+    return None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer messages (a smoke run)")
@@ -134,6 +158,7 @@ def main(argv=None) -> int:
                 bl = _bridge(t, size, lat_n, 1000)
                 zt = _zenoh(za, zb, size, thr_n[size], 0)
                 bt = _bridge(t, size, thr_n[size], 0)
+                hop = _fifo_hop_us(size, lat_n)
                 for name, v, n in (("zenoh lat", zl, lat_n), ("bridge lat", bl, lat_n),
                                    ("zenoh thr", zt, thr_n[size]), ("bridge thr", bt, thr_n[size])):
                     if v["received"] != n:
@@ -141,7 +166,7 @@ def main(argv=None) -> int:
                         print(f"{size} B {name}: {v['received']} of {n} received", file=sys.stderr)
                 n = thr_n[size]
                 row.update(zenoh_lat=(zl["p50_us"], zl["p99_us"]), bridge_lat=(bl["p50_us"], bl["p99_us"]),
-                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"],
+                           zenoh_thr=zt["msg_per_s"], bridge_thr=bt["msg_per_s"], fifo_hop_us=hop,
                            # cpu us per message of the throughput runs, per process
                            zenoh_cpu=[zt["send_cpu_s"] * 1e6 / n, zt["cpu_s"] * 1e6 / n],
                            bridge_cpu=[bt["send_cpu_s"] * 1e6 / n,
@@ -165,11 +190,15 @@ def main(argv=None) -> int:
 def _print_row(r: dict) -> None:
     if r["size"] == SIZES[0]:
         print("| size | Zenoh p50/p99 us | bridge p50/p99 us | latency ratio p50 (p99) | "
-              "Zenoh msg/s | bridge msg/s | throughput ratio | bridge MB/s |")
-        print("|---|---|---|---|---|---|---|---|")
-    zl, bl = r["zenoh_lat"], r["bridge_lat"]
+              "FIFO hop p50 us: floor ratio | Zenoh msg/s | bridge msg/s | throughput ratio | "
+              "bridge MB/s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+    zl, bl, hop = r["zenoh_lat"], r["bridge_lat"], r.get("fifo_hop_us")
+    # the floor: plain Zenoh's p50 plus the two sleeping FIFO hops of the
+    # bridge path, over plain Zenoh's p50
+    floor = f"{hop:.1f}: {(zl[0] + 2 * hop) / zl[0]:.2f}" if hop else "-"
     print(f"| {r['size']} B | {zl[0]:.0f} / {zl[1]:.0f} | {bl[0]:.0f} / {bl[1]:.0f} | "
-          f"{bl[0] / zl[0]:.2f} ({bl[1] / zl[1]:.2f}) | {r['zenoh_thr']:.0f} | "
+          f"{bl[0] / zl[0]:.2f} ({bl[1] / zl[1]:.2f}) | {floor} | {r['zenoh_thr']:.0f} | "
           f"{r['bridge_thr']:.0f} | {r['bridge_thr'] / r['zenoh_thr']:.2f} | "
           f"{r['bridge_thr'] * r['size'] / 1e6:.0f} |", flush=True)
 
