@@ -111,10 +111,14 @@ def _fifo_hop_us(size: int, n: int) -> float | None:
     if not os.access(exe, os.X_OK):
         print(f"{exe} not built: no FIFO-hop floor in this run", file=sys.stderr)
         return None
-    out = subprocess.run([str(exe), "latency", "--sizes", str(size), "--transports", "mdcom-copy-block",
-                          "--no-api", "--iters", str(n), "--rounds", "1", "--csv", "-"],
-                         capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
+    r = subprocess.run([str(exe), "latency", "--sizes", str(size), "--transports", "mdcom-copy-block",
+                        "--no-api", "--iters", str(n), "--rounds", "1", "--csv", "-"],
+                       capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        print(f"{exe} latency failed (exit {r.returncode}): no FIFO-hop floor for {size} B\n{r.stderr}",
+              file=sys.stderr)
+        return None
+    for line in r.stdout.splitlines():
         f = line.split(",")
         if len(f) >= 9 and f[4] == "oneway" and f[7] == "p50" and f[8]:
             return float(f[8]) / 1e3
