@@ -43,6 +43,10 @@
  *           array (not 16 to a line): the consumer freeing block v and the
  *           producer claiming block v + 1 no longer write the same line
  *           (the same number of moves; with AHEAD, no fight over the line)
+ *   NOCOLOR the block stride without its colouring PAD (whole pages from
+ *           4 KiB on): every block starts on a page, so a 4 KiB message
+ *           is one page, not two (the hardware prefetchers stop at page
+ *           boundaries), at the price of the first lines' cache sets
  */
 #ifndef MDCOM_BENCH_CUT_H
 #define MDCOM_BENCH_CUT_H
@@ -70,6 +74,9 @@
 #endif
 #ifndef MDCOM_CUT_SINB
 #define MDCOM_CUT_SINB 0
+#endif
+#ifndef MDCOM_CUT_NOCOLOR
+#define MDCOM_CUT_NOCOLOR 0
 #endif
 /* the distance between two blocks' state words in the state array: 4, or a
  * PAD unit each in a SPAD build */

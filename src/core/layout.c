@@ -150,7 +150,7 @@ chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off, mdcom
          * in the same cache set; k x odd units mod 32 visits all 32
          * offsets of a 4 KiB page before it repeats. */
         if (pad_up(c->block_size + (MDCOM_CUT_SINB ? 7u : 0u), &st) ||
-            (st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
+            (!MDCOM_CUT_NOCOLOR && st >= MDCOM_COLOR_MIN && !(st & MDCOM_PAD) &&
              __builtin_add_overflow(st, MDCOM_PAD, &st)))
             return CFG_FAIL(K_BSBC, M_BIG);
         cl->stride = st;
