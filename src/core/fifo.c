@@ -1321,9 +1321,9 @@ int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t
     r = w ? enqueue_word(ch, id, len, w) : mdcom_fifoch_enqueue(ch, id, len);
     if (r == 0) {
         notify_inline(ch);
+#if MDCOM_CUT_AHEAD
         /* the next message's block claimed now, while the peer works (its
          * state line's transfer off the next send's path) */
-#if MDCOM_CUT_AHEAD
         if (tx_open(ch) && !ch->hb) {
             if (alloc_inline(ch, &ch->ahead_id, &ch->ahead_w) != 0)
                 ch->ahead_w = 0;

@@ -41,8 +41,9 @@ static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
     return ch->blocks + (size_t)id * ch->stride;
 }
 
-/* Block id's state word: in the pool's state array, or (a SINB cut build,
- * bench_cut.h) in the block's own stride, just after its data. */
+/* Block id's state word: in the pool's state array; in a SINB cut build
+ * (bench_cut.h) in the block's own stride, just after its data; in a SPAD
+ * one alone in its PAD unit of the state array. */
 static inline mdcom_aword *blk_word(struct mdcom_fifoch *ch, uint32_t id)
 {
     if (MDCOM_CUT_SINB)

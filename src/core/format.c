@@ -11,6 +11,7 @@
 #include "layout.h"
 
 #include "bench_cut.h" /* all 0 outside a benchmark-only build */
+
 /* a region nobody uses yet (or one the caller owns through FORMATTING):
  * its stores are not kill points */
 #define MDCOM_SHM_NO_KILLPOINTS
