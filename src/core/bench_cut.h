@@ -47,6 +47,13 @@
  *           4 KiB on): every block starts on a page, so a 4 KiB message
  *           is one page, not two (the hardware prefetchers stop at page
  *           boundaries), at the price of the first lines' cache sets
+ *   INLINE  small payloads carried in the queue slot: each slot position
+ *           a PAD unit, the entry then up to 112 payload bytes; send of a
+ *           message that fits claims a position and writes the payload
+ *           into the slot (no block, no state word), recv copies it out
+ *           before its claim. Copy path only: dequeue (zero-copy) and the
+ *           full paths answer MDCOM_CUT_EINLINE at an inline entry, which
+ *           recv then takes; no op record, no recovery
  */
 #ifndef MDCOM_BENCH_CUT_H
 #define MDCOM_BENCH_CUT_H
@@ -78,6 +85,17 @@
 #ifndef MDCOM_CUT_NOCOLOR
 #define MDCOM_CUT_NOCOLOR 0
 #endif
+#ifndef MDCOM_CUT_INLINE
+#define MDCOM_CUT_INLINE 0
+#endif
+/* queue slots per slot position: 1, or (INLINE) a PAD unit of 8 slot
+ * structs, the first the entry and the rest its inline payload */
+#define MDCOM_CUT_QSTEP (MDCOM_CUT_INLINE ? 16u : 1u)
+#define MDCOM_CUT_INLINE_OFF 128u /* the payload: the second PAD unit */
+#define MDCOM_CUT_INLINE_MAX 128u /* (not the pair the consumer polls) */
+#define MDCOM_CUT_QID_INLINE 0xfffffffeu
+/* what dequeue answers at an inline entry (recv then takes it) */
+#define MDCOM_CUT_EINLINE (-EXDEV)
 /* the distance between two blocks' state words in the state array: 4, or a
  * PAD unit each in a SPAD build */
 #define MDCOM_CUT_BSTATE_STEP (MDCOM_CUT_SPAD ? 128u : 4u)

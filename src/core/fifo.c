@@ -257,7 +257,7 @@ static inline int ring_push(mdcom_aword *posw, mdcom_aword *deqw, _Atomic uint32
             continue;
         }
         if (push_claim(posw, &pos, rec)) {
-            push_publish(&slots[pos & mask], pos, id, len, state); /* masked: in bounds */
+            push_publish(QSLOT(slots, pos & mask), pos, id, len, state); /* masked: in bounds */
             return 0;
         }
     }
@@ -292,13 +292,15 @@ static inline int ring_pop(mdcom_aword *posw, mdcom_wire_qslot *slots, uint32_t 
     uint32_t pos = mdcom_load(posw, memory_order_relaxed); /* hint, as above */
     uint32_t tries;
     for (tries = 0; tries < MDCOM_RETRY_MAX; tries++) {
-        mdcom_wire_qslot *s = &slots[pos & mask];
+        mdcom_wire_qslot *s = QSLOT(slots, pos & mask);
         uint32_t seq = pop_seq(s);
         if ((seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos)) && gen_moved(genw, gen))
             return -ECONNRESET; /* an entry of a newer generation: not ours to take */
         if (seq == SEQ_FULL(pos)) {
             uint32_t v, l, w;
             pop_read(s, blocks, stride, nblocks, &v, &l, &w);
+            if (MDCOM_CUT_INLINE && v == MDCOM_CUT_QID_INLINE)
+                return MDCOM_CUT_EINLINE; /* an inline entry: recv's to take */
             if (pop_claim(posw, &pos, rec, v, w, op)) {
                 /* re-formatted between the check above and the claim (we
                  * were preempted): the position is the new generation's;
@@ -338,7 +340,7 @@ static inline int ring_ready(mdcom_wire_fifo_ctl *ctl, mdcom_wire_qslot *slots, 
     if (full) {
         d = mdcom_load(&ctl->deq.pos, memory_order_relaxed); /* hint */
         /* acquire: a positive answer must let the caller see the entry */
-        uint32_t seq = mdcom_load(&slots[d & mask].seq, memory_order_acquire);
+        uint32_t seq = mdcom_load(&QSLOT(slots, d & mask)->seq, memory_order_acquire);
         return seq == SEQ_FULL(d) || seq == SEQ_SKIP(d); /* a skip: dequeue goes past it */
     }
     /* acquire: as in push_room */
@@ -392,7 +394,7 @@ static inline void tx_prefetch_slot(struct mdcom_fifoch *ch)
         return;
     /* relaxed: a hint; masked, so always in bounds */
     pos = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
-    mdcom_prefetchw(ch->pfw, &ch->q[pos & ch->qmask]);
+    mdcom_prefetchw(ch->pfw, QSLOT(ch->q, pos & ch->qmask));
 }
 
 static inline void tx_prefetch(struct mdcom_fifoch *ch)
@@ -912,7 +914,7 @@ static MDCOM_ALWAYS_INLINE int enqueue_word(struct mdcom_fifoch *ch, uint32_t id
             return not_ours(ch, -EALREADY);
         return enqueue_full(ch, id, len);
     }
-    push_publish(sl + (pos & qmask), pos, id, len, q); /* masked: always in bounds */
+    push_publish(QSLOT(sl, pos & qmask), pos, id, len, q); /* masked: always in bounds */
     return 0;
 }
 
@@ -1083,7 +1085,7 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
         rx_prefetch(ch);
     /* relaxed: a hint; the CAS in pop_claim decides */
     pos = mdcom_load(posw, memory_order_relaxed);
-    sl = &ch->q[pos & ch->qmask]; /* masked: always in bounds */
+    sl = QSLOT(ch->q, pos & ch->qmask); /* masked: always in bounds */
     seq = pop_seq(sl);
     if (seq != SEQ_FULL(pos)) {
         /* empty unless our position is stale or the entry is a skip */
@@ -1095,6 +1097,8 @@ static MDCOM_ALWAYS_INLINE int dequeue_inline(struct mdcom_fifoch *ch, uint32_t 
     if (gen_moved(&ch->hdr->generation, ch->gen))
         return dequeue_full(ch, id, len);
     pop_read(sl, ch->blocks, ch->stride, n, &v, &l, &s);
+    if (MDCOM_CUT_INLINE && v == MDCOM_CUT_QID_INLINE)
+        return MDCOM_CUT_EINLINE; /* an inline entry: recv's to take */
     if (!pop_claim(posw, &pos, rec, v, s, ch->op_deq))
         return dequeue_full(ch, id, len);
     /* (No second look after the claim, as ring_pop makes: a re-format
@@ -1286,12 +1290,66 @@ static MDCOM_COLD int send_alloc(struct mdcom_fifoch *ch, const void *buf, uint3
     return r;
 }
 
+#if MDCOM_CUT_INLINE
+/* An INLINE cut build's send of a payload that fits a slot: claim a
+ * position, copy the payload into the slot, publish. 0, or -EAGAIN (full,
+ * or the position taken: the caller polls again). */
+static int inline_send(struct mdcom_fifoch *ch, const void *buf, uint32_t len)
+{
+    mdcom_aword *posw = &ch->ctl->enq.pos;
+    /* relaxed: hints; the CAS decides */
+    uint32_t pos = mdcom_load(posw, memory_order_relaxed);
+    uint32_t d = mdcom_load(&ch->deq_cache, memory_order_relaxed);
+    mdcom_wire_qslot *sl = QSLOT(ch->q, pos & ch->qmask);
+    /* the slot's entry and payload lines asked for writing first, as
+     * tx_prefetch does for the normal path */
+    mdcom_prefetchw(ch->pfw, sl);
+    mdcom_prefetchw(ch->pfw, (uint8_t *)sl + MDCOM_CUT_INLINE_OFF);
+    if (!push_room(&ch->ctl->deq.pos, &ch->deq_cache, ch->qmask, pos, &d) ||
+        !mdcom_cas_weak(posw, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
+        return -EAGAIN;
+    sl = QSLOT(ch->q, pos & ch->qmask);
+    if (len)
+        memcpy((uint8_t *)sl + MDCOM_CUT_INLINE_OFF, buf, len);
+    push_publish(sl, pos, MDCOM_CUT_QID_INLINE, len, 0);
+    notify_inline(ch);
+    return 0;
+}
+
+/* ... and its recv: the entry at the consumers' position, if inline, copied
+ * out before the claim (once deq_pos passes it a producer may reuse the
+ * slot). The length, -EMSGSIZE, -EPROTO, or 1: not an inline entry (or
+ * none, or the claim lost), the normal path's. */
+static int inline_recv(struct mdcom_fifoch *ch, void *buf, uint32_t cap)
+{
+    uint32_t pos = mdcom_load(&ch->ctl->deq.pos, memory_order_relaxed); /* hint */
+    mdcom_wire_qslot *sl = QSLOT(ch->q, pos & ch->qmask);
+    uint32_t l;
+    if (pop_seq(sl) != SEQ_FULL(pos) ||
+        mdcom_load(&sl->id, memory_order_relaxed) != MDCOM_CUT_QID_INLINE)
+        return 1;
+    l = mdcom_load(&sl->len, memory_order_relaxed);
+    if (l > MDCOM_CUT_INLINE_MAX)
+        return -EPROTO;
+    if (cap && l)
+        memcpy(buf, (uint8_t *)sl + MDCOM_CUT_INLINE_OFF, l < cap ? l : cap);
+    if (!pop_advance(&ch->ctl->deq.pos, &pos))
+        return 1;
+    notify_inline(ch);
+    return l > cap ? -EMSGSIZE : (int)l;
+}
+#endif
+
 /* The inline path: alloc, copy, enqueue and notify with one handle check;
  * a dry pool goes to send_alloc (which waits), a full queue to send_queue. */
 int mdcom_fifoch_send(mdcom_fifoch_t *ch, const void *buf, uint32_t len, int64_t timeout_ns)
 {
     uint32_t id, w = 0;
     int r;
+#if MDCOM_CUT_INLINE
+    if (tx_open(ch) && len <= MDCOM_CUT_INLINE_MAX && (buf || !len))
+        return inline_send(ch, buf, len);
+#endif
 #if MDCOM_CUT_AHEAD
     if (ch && ch->ahead_w && tx_open(ch) && len <= ch->block_size && (buf || !len)) {
         id = ch->ahead_id; /* claimed by the last send, after its notify */
@@ -1399,9 +1457,17 @@ int mdcom_fifoch_recv(mdcom_fifoch_t *ch, void *buf, uint32_t cap, int64_t timeo
 {
     uint32_t id, len, held = 0;
     int r;
+#if MDCOM_CUT_INLINE
+    if (ch && ch->rx_fast == (uintptr_t)ch && (buf || !cap) && (r = inline_recv(ch, buf, cap)) != 1)
+        return r;
+#endif
     if (!ch || ch->rx_fast != (uintptr_t)ch || (!buf && cap) ||
         (r = dequeue_inline(ch, &id, &len, &held)) == -EAGAIN)
         r = recv_wait(ch, buf, cap, timeout_ns, &id, &len);
+#if MDCOM_CUT_INLINE
+    if (r == MDCOM_CUT_EINLINE) /* it arrived meanwhile */
+        return (r = inline_recv(ch, buf, cap)) == 1 ? -EAGAIN : r;
+#endif
     if (r)
         return r;
     return recv_done(ch, id, len, buf, cap, held);

@@ -41,6 +41,10 @@ static inline uint8_t *block_ptr(struct mdcom_fifoch *ch, uint32_t id)
     return ch->blocks + (size_t)id * ch->stride;
 }
 
+/* Slot i of the queue slots q (one struct each; an INLINE cut build's are
+ * a PAD unit apart, bench_cut.h) */
+#define QSLOT(q, i) (&(q)[(size_t)(i)*MDCOM_CUT_QSTEP])
+
 /* Block id's state word: in the pool's state array; in a SINB cut build
  * (bench_cut.h) in the block's own stride, just after its data; in a SPAD
  * one alone in its PAD unit of the state array. */

@@ -25,7 +25,7 @@ static int queued_in_ring(struct mdcom_fifoch *ch, uint32_t id)
     if (e - d > ch->qmask + 1)
         return 1;
     for (p = d; p != e; p++) {
-        mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
+        mdcom_wire_qslot *s = QSLOT(ch->q, p & ch->qmask);
         if (mdcom_load(&s->seq, memory_order_acquire) == SEQ_FULL(p) &&
             mdcom_load(&s->id, memory_order_relaxed) == id)
             return 1;
@@ -74,7 +74,7 @@ static int live_record(struct mdcom_instance *m, uint32_t op, uint32_t by_pos, u
  * a live producer records the position (its claim). 1 closed. */
 static int fill_skip(struct mdcom_fifoch *ch, uint32_t pos, uint32_t seq, uint32_t skip_owner)
 {
-    mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
+    mdcom_wire_qslot *s = QSLOT(ch->q, pos & ch->qmask);
     if (seq == SEQ_FULL(pos) || seq == SEQ_SKIP(pos))
         return 0; /* published or closed */
     /* Consumers still before pos (read after seq: positions only grow), so
@@ -121,7 +121,7 @@ void mdcom_fifo_reap_op(struct mdcom_instance *m, uint32_t owner, uint32_t op, u
              * acquire: as in queued_in_ring */
             uint32_t d = mdcom_load(&ch->ctl->deq.pos, memory_order_acquire);
             uint32_t e = mdcom_load(&ch->ctl->enq.pos, memory_order_relaxed);
-            mdcom_wire_qslot *s = &ch->q[pos & ch->qmask];
+            mdcom_wire_qslot *s = QSLOT(ch->q, pos & ch->qmask);
             if (pos - d < e - d && e - d <= ch->qmask + 1)
                 (void)fill_skip(ch, pos, mdcom_load(&s->seq, memory_order_relaxed), owner);
             /* the block it marked QUEUED, if it never made it into a slot:
@@ -220,7 +220,7 @@ uint32_t mdcom_fifo_audit(struct mdcom_fifoch *ch)
      * see its record yet.) */
     if (ch->audit_e2 - d <= e - d) {
         for (p = d; p != ch->audit_e2; p++) {
-            mdcom_wire_qslot *s = &ch->q[p & ch->qmask];
+            mdcom_wire_qslot *s = QSLOT(ch->q, p & ch->qmask);
             if (!fill_skip(ch, p, mdcom_load(&s->seq, memory_order_acquire), 0))
                 continue;
             count_error(ch);

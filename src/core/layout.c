@@ -155,7 +155,8 @@ chan_geometry(const mdcom_channel_cfg *c, uint32_t dom_mask, uint32_t off, mdcom
             return CFG_FAIL(K_BSBC, M_BIG);
         cl->stride = st;
         cl->qslots_off = (uint32_t)sizeof(mdcom_wire_fifo_ctl);
-        (void)pad_up(cl->qslots_off + cl->qcap * (uint32_t)sizeof(mdcom_wire_qslot),
+        (void)pad_up(cl->qslots_off +
+                         cl->qcap * (uint32_t)sizeof(mdcom_wire_qslot) * MDCOM_CUT_QSTEP,
                      &cl->bstate_off);
         /* one word per block (a SPAD cut build: one PAD unit each) */
         (void)pad_up(cl->bstate_off + cl->block_count * MDCOM_CUT_BSTATE_STEP, &cl->blocks_off);
