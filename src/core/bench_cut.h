@@ -23,7 +23,8 @@
  *           cost from the locked instructions'
  *   SINB    the block state word moved from the pool's state array into
  *           the block's own stride, just after its data (the stride grows
- *           by 4 bytes before rounding): a small message's state word then
+ *           by up to 7 bytes before rounding: alignment and the word): a
+ *           small message's state word then
  *           shares the data's line (data up to 60 bytes) or its 128-B pair,
  *           so SINB against the normal build says what a state word
  *           riding with the data would save. Layout, format and FIFO paths
@@ -48,7 +49,8 @@
  *           is one page, not two (the hardware prefetchers stop at page
  *           boundaries), at the price of the first lines' cache sets
  *   INLINE  small payloads carried in the queue slot: each slot position
- *           a PAD unit, the entry then up to 112 payload bytes; send of a
+ *           two PAD units, the entry in the first, up to 128 payload bytes
+ *           in the second (off the pair the consumer polls); send of a
  *           message that fits claims a position and writes the payload
  *           into the slot (no block, no state word), recv copies it out
  *           before its claim. Copy path only: dequeue (zero-copy) and the
@@ -88,8 +90,8 @@
 #ifndef MDCOM_CUT_INLINE
 #define MDCOM_CUT_INLINE 0
 #endif
-/* queue slots per slot position: 1, or (INLINE) a PAD unit of 8 slot
- * structs, the first the entry and the rest its inline payload */
+/* queue slot structs per slot position: 1, or (INLINE) two PAD units of 16,
+ * the entry in the first unit and its inline payload in the second */
 #define MDCOM_CUT_QSTEP (MDCOM_CUT_INLINE ? 16u : 1u)
 #define MDCOM_CUT_INLINE_OFF 128u /* the payload: the second PAD unit */
 #define MDCOM_CUT_INLINE_MAX 128u /* (not the pair the consumer polls) */
